@@ -1,0 +1,407 @@
+//! The embedded default backend: Delta tables under a lake folder, through
+//! delta-rs. Tables live at `<root>/<catalog>/<schema>/<table>`; no server, no
+//! account. What delta-rs cannot change in place the planner turns into a
+//! rewrite; what it cannot do at all the planner refuses by rule.
+
+mod rewrite;
+pub mod schema;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use deltalake::kernel::transaction::{CommitBuilder, CommitProperties};
+use deltalake::kernel::{Action as DeltaAction, MetadataExt, StructField as KernelField, StructType};
+use deltalake::operations::update_table_metadata::TableMetadataUpdate;
+use deltalake::protocol::DeltaOperation;
+use deltalake::DeltaTable;
+use serde_json::Value;
+use url::Url;
+
+use super::{Backend, BackendError, Progress, StepOutcome};
+use crate::model::{Check, DataType, DesiredTable, ObservedTable, SchemaRef, StructField, TableRef, OWNER_PROPERTY};
+use crate::plan::change::FieldPath;
+use crate::plan::{Action, Capabilities, Step};
+
+/// Writer features delta-rs 1.1 can commit to (with `datafusion`); a table
+/// with any other cannot be changed by this backend.
+const WRITABLE_FEATURES: &[&str] = &[
+    "appendOnly", "invariants", "checkConstraints", "changeDataFeed", "generatedColumns", "columnMapping",
+    "timestampNtz", "deletionVectors", "v2Checkpoint", "variantType", "variantType-preview", "checkpointProtection",
+];
+
+/// The folder the lake backend moves dropped tables into (our UNDROP).
+pub const TRASH: &str = ".trash";
+
+pub struct LakeBackend {
+    root: PathBuf,
+    caps: Capabilities,
+}
+
+impl LakeBackend {
+    /// A lake rooted at a local path or `file://` URL; the folder is created if missing.
+    pub fn open(root: &str) -> Result<Self, BackendError> {
+        let path = match Url::parse(root) {
+            Ok(u) if u.scheme() == "file" => u.to_file_path().map_err(|_| BackendError::Config(format!("bad file URL '{root}'")))?,
+            Ok(u) if u.scheme().len() > 1 => {
+                return Err(BackendError::Config(format!(
+                    "lake root '{root}': the '{}' object store is not built into this binary; use a local path or file:// URL",
+                    u.scheme()
+                )));
+            }
+            _ => PathBuf::from(root),
+        };
+        std::fs::create_dir_all(&path).map_err(|e| BackendError::Config(format!("cannot create lake root {}: {e}", path.display())))?;
+        let root = path.canonicalize().map_err(|e| BackendError::Config(format!("lake root {}: {e}", path.display())))?;
+        Ok(LakeBackend { root, caps: Capabilities::lake() })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn table_path(&self, t: &TableRef) -> PathBuf {
+        self.root.join(&t.catalog).join(&t.schema).join(&t.table)
+    }
+
+    fn table_url(&self, t: &TableRef) -> Result<Url, BackendError> {
+        let p = self.table_path(t);
+        std::fs::create_dir_all(&p).map_err(|e| BackendError::Transient(format!("{}: {e}", p.display())))?;
+        Url::from_directory_path(&p).map_err(|_| BackendError::Config(format!("not a usable path: {}", p.display())))
+    }
+
+    fn exists(&self, t: &TableRef) -> bool {
+        self.table_path(t).join("_delta_log").is_dir()
+    }
+
+    async fn open_table(&self, t: &TableRef) -> Result<DeltaTable, BackendError> {
+        deltalake::open_table(self.table_url(t)?).await.map_err(delta_err)
+    }
+
+    async fn read_one(&self, t: &TableRef) -> Result<Option<ObservedTable>, BackendError> {
+        if !self.exists(t) {
+            return Ok(None);
+        }
+        let table = self.open_table(t).await?;
+        observe(t, &table).map(Some)
+    }
+}
+
+/// Delta errors are storage or protocol trouble; a conflict is worth a retry.
+fn delta_err(e: deltalake::DeltaTableError) -> BackendError {
+    match e {
+        deltalake::DeltaTableError::ObjectStore { .. } | deltalake::DeltaTableError::Io { .. } => BackendError::Transient(e.to_string()),
+        deltalake::DeltaTableError::VersionAlreadyExists(_) => BackendError::Transient(e.to_string()),
+        other => BackendError::Refused { message: other.to_string() },
+    }
+}
+
+/// Any other error, in its own words.
+fn refused(e: impl std::fmt::Display) -> BackendError {
+    BackendError::Refused { message: e.to_string() }
+}
+
+/// Reads everything the planner compares from a loaded table.
+fn observe(t: &TableRef, table: &DeltaTable) -> Result<ObservedTable, BackendError> {
+    let snap = table.snapshot().map_err(delta_err)?;
+    let schema_json = serde_json::to_value(snap.schema().as_ref()).map_err(|e| BackendError::Refused { message: e.to_string() })?;
+    let columns = schema::columns_from_json(&schema_json).map_err(|e| BackendError::Refused { message: e.to_string() })?;
+    let md = snap.metadata();
+    let mut properties = BTreeMap::new();
+    let mut checks = Vec::new();
+    for (k, v) in md.configuration() {
+        match k.strip_prefix("delta.constraints.") {
+            Some(name) => checks.push(Check { name: name.to_string(), expression: v.clone() }),
+            None => {
+                properties.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    checks.sort_by(|a, b| a.name.cmp(&b.name));
+    let protocol = serde_json::to_value(snap.protocol()).unwrap_or_default();
+    let writer_version = protocol.get("minWriterVersion").and_then(Value::as_u64).unwrap_or(2);
+    let mut unsupported: Vec<String> = protocol
+        .get("writerFeatures")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .filter(|f| !WRITABLE_FEATURES.contains(f))
+        .map(str::to_string)
+        .collect();
+    if writer_version == 6 {
+        unsupported.push("identityColumns (writer version 6)".into());
+    }
+    let size: i64 = snap.log_data().iter().map(|f| f.size()).sum();
+    Ok(ObservedTable {
+        table: t.clone(),
+        columns,
+        partitioned_by: md.partition_columns().to_vec(),
+        cluster_by: None,
+        properties,
+        comment: md.description().map(str::to_string).filter(|d| !d.is_empty()),
+        tags: BTreeMap::new(),
+        grants: vec![],
+        owner: None,
+        checks,
+        primary_key: None,
+        foreign_keys: vec![],
+        row_filter: None,
+        unsupported_features: unsupported,
+        version: table.version(),
+        size_bytes: Some(size.max(0) as u64),
+    })
+}
+
+/// Commit properties stamped into every commit, so Delta history shows who changed what.
+fn commit_props(step: &Step) -> CommitProperties {
+    CommitProperties::default().with_metadata([
+        ("delta-operator.step".to_string(), Value::String(step.action.title())),
+        ("delta-operator.class".to_string(), Value::String(step.class.to_string())),
+    ])
+}
+
+fn kernel_fields(fields: &[(StructField, Option<String>)]) -> Result<Vec<KernelField>, BackendError> {
+    let v = schema::struct_to_json(fields);
+    let st: StructType = serde_json::from_value(v).map_err(|e| BackendError::Refused { message: format!("schema: {e}") })?;
+    Ok(st.fields().cloned().collect())
+}
+
+impl LakeBackend {
+    async fn create(&self, t: &TableRef, d: &DesiredTable, step: &Step) -> Result<StepOutcome, BackendError> {
+        let fields: Vec<(StructField, Option<String>)> = d
+            .columns
+            .iter()
+            .map(|c| {
+                let f = StructField { name: c.name.clone(), data_type: c.data_type.clone(), nullable: c.nullable, comment: c.comment.clone().filter(|s| !s.is_empty()) };
+                (f, c.generated.clone())
+            })
+            .collect();
+        let mut config: HashMap<String, Option<String>> = d.properties.iter().filter(|(_, v)| v.is_some()).map(|(k, v)| (k.clone(), v.clone())).collect();
+        config.insert(OWNER_PROPERTY.to_string(), Some(d.owner_marker.clone()));
+        let table = DeltaTable::try_from_url(self.table_url(t)?).await.map_err(delta_err)?;
+        let mut b = table
+            .create()
+            .with_table_name(&t.table)
+            .with_columns(kernel_fields(&fields)?)
+            .with_partition_columns(d.partitioned_by.clone().unwrap_or_default())
+            .with_configuration(config)
+            .with_raise_if_key_not_exists(false)
+            .with_commit_properties(commit_props(step));
+        if let Some(c) = d.comment.as_ref().filter(|c| !c.is_empty()) {
+            b = b.with_comment(c);
+        }
+        b.await.map_err(delta_err)?;
+        Ok(StepOutcome::default())
+    }
+
+    /// A metadata-only commit: `edit` changes the schema JSON, configuration or description.
+    async fn commit_metadata(
+        &self,
+        t: &TableRef,
+        step: &Step,
+        edit: impl FnOnce(&mut Value, &mut Vec<String>, &mut Option<String>) -> Result<(), BackendError>,
+    ) -> Result<StepOutcome, BackendError> {
+        let table = self.open_table(t).await?;
+        let snap = table.snapshot().map_err(delta_err)?;
+        let mut schema = serde_json::to_value(snap.schema().as_ref()).map_err(|e| BackendError::Refused { message: e.to_string() })?;
+        let mut remove_keys = Vec::new();
+        let mut description = None;
+        edit(&mut schema, &mut remove_keys, &mut description)?;
+        let new_schema: StructType = serde_json::from_value(schema).map_err(|e| BackendError::Refused { message: format!("schema: {e}") })?;
+        let mut md = snap.metadata().clone().with_schema(&new_schema).map_err(refused)?;
+        for k in &remove_keys {
+            md = md.remove_config_key(k).map_err(refused)?;
+        }
+        if let Some(d) = description {
+            md = md.with_description(d).map_err(refused)?;
+        }
+        let op = DeltaOperation::SetTableProperties { properties: HashMap::new() };
+        CommitBuilder::from(commit_props(step))
+            .with_actions(vec![DeltaAction::Metadata(md)])
+            .build(Some(snap), table.log_store(), op)
+            .await
+            .map_err(delta_err)?;
+        Ok(StepOutcome::default())
+    }
+}
+
+/// The JSON object of the field at `path` inside a schema JSON.
+fn field_json_mut<'a>(schema: &'a mut Value, path: &FieldPath) -> Result<&'a mut Value, BackendError> {
+    let mut node = schema;
+    for (i, name) in path.iter().enumerate() {
+        let fields = node.get_mut("fields").and_then(Value::as_array_mut).ok_or_else(|| BackendError::Refused { message: format!("{} is not a struct", path[..i].join(".")) })?;
+        let f = fields
+            .iter_mut()
+            .find(|f| f["name"].as_str().is_some_and(|n| n.eq_ignore_ascii_case(name)))
+            .ok_or_else(|| BackendError::Refused { message: format!("no field {}", path.join(".")) })?;
+        if i + 1 == path.len() {
+            return Ok(f);
+        }
+        node = f.get_mut("type").ok_or_else(|| BackendError::Refused { message: "field without type".into() })?;
+    }
+    Err(BackendError::Refused { message: "empty path".into() })
+}
+
+impl Backend for LakeBackend {
+    fn capabilities(&self) -> &Capabilities {
+        &self.caps
+    }
+
+    async fn read(&self, tables: &[TableRef]) -> Result<Vec<Option<ObservedTable>>, BackendError> {
+        let mut out = Vec::with_capacity(tables.len());
+        for t in tables {
+            out.push(self.read_one(t).await?);
+        }
+        Ok(out)
+    }
+
+    async fn list_schema(&self, s: &SchemaRef) -> Result<Vec<TableRef>, BackendError> {
+        let dir = self.root.join(&s.catalog).join(&s.schema);
+        let mut out = Vec::new();
+        let Ok(rd) = std::fs::read_dir(&dir) else { return Ok(out) };
+        for e in rd.flatten() {
+            if e.path().join("_delta_log").is_dir() {
+                out.push(TableRef::new(&s.catalog, &s.schema, &e.file_name().to_string_lossy()));
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    async fn version(&self, t: &TableRef) -> Result<Option<u64>, BackendError> {
+        if !self.exists(t) {
+            return Ok(None);
+        }
+        Ok(self.open_table(t).await?.version())
+    }
+
+    async fn run(&self, t: &TableRef, step: &Step, progress: Progress<'_>) -> Result<StepOutcome, BackendError> {
+        let unsupported = |what: &str| Err(BackendError::Unsupported { backend: "lake".into(), what: what.into() });
+        match &step.action {
+            Action::CreateTable { table } => self.create(t, table, step).await,
+            Action::Claim { marker } => self.set_properties(t, step, BTreeMap::from([(OWNER_PROPERTY.to_string(), marker.clone())])).await,
+            Action::SetProperties { properties } => self.set_properties(t, step, properties.clone()).await,
+            Action::UnsetProperties { keys } => {
+                let keys = keys.clone();
+                self.commit_metadata(t, step, move |_, remove, _| {
+                    remove.extend(keys);
+                    Ok(())
+                })
+                .await
+            }
+            Action::SetTableComment { comment } => {
+                let table = self.open_table(t).await?;
+                let update = TableMetadataUpdate { name: None, description: Some(comment.clone()) };
+                table.update_table_metadata().with_update(update).with_commit_properties(commit_props(step)).await.map_err(delta_err)?;
+                Ok(StepOutcome::default())
+            }
+            Action::AddColumn { path, field } => self.add_column(t, step, path, field).await,
+            Action::DropNotNull { path } => {
+                let path = path.clone();
+                self.commit_metadata(t, step, move |schema, _, _| {
+                    field_json_mut(schema, &path)?["nullable"] = Value::Bool(true);
+                    Ok(())
+                })
+                .await
+            }
+            Action::SetColumnComment { path, comment } => {
+                let (path, comment) = (path.clone(), comment.clone());
+                self.commit_metadata(t, step, move |schema, _, _| {
+                    let f = field_json_mut(schema, &path)?;
+                    if !f["metadata"].is_object() {
+                        f["metadata"] = Value::Object(Default::default());
+                    }
+                    let md = f["metadata"].as_object_mut().expect("set above");
+                    if comment.is_empty() {
+                        md.remove(schema::COMMENT_KEY);
+                    } else {
+                        md.insert(schema::COMMENT_KEY.into(), Value::String(comment));
+                    }
+                    Ok(())
+                })
+                .await
+            }
+            Action::AddCheck { check } => {
+                let table = self.open_table(t).await?;
+                table
+                    .add_constraint()
+                    .with_constraint(check.name.clone(), check.expression.clone())
+                    .with_commit_properties(commit_props(step))
+                    .await
+                    .map_err(delta_err)?;
+                Ok(StepOutcome::default())
+            }
+            Action::DropCheck { name } => {
+                let table = self.open_table(t).await?;
+                table.drop_constraints().with_constraint(name.clone()).with_raise_if_not_exists(false).with_commit_properties(commit_props(step)).await.map_err(delta_err)?;
+                Ok(StepOutcome::default())
+            }
+            Action::Rewrite { rewrite } => {
+                let table = self.open_table(t).await?;
+                rewrite::run(table, rewrite, commit_props(step), progress).await
+            }
+            Action::DropTable => self.drop_table(t),
+            other => unsupported(&other.title()),
+        }
+    }
+}
+
+impl LakeBackend {
+    async fn set_properties(&self, t: &TableRef, step: &Step, props: BTreeMap<String, String>) -> Result<StepOutcome, BackendError> {
+        let table = self.open_table(t).await?;
+        table
+            .set_tbl_properties()
+            .with_properties(props.into_iter().collect())
+            .with_raise_if_not_exists(false)
+            .with_commit_properties(commit_props(step))
+            .await
+            .map_err(delta_err)?;
+        Ok(StepOutcome::default())
+    }
+
+    /// Adds a top-level column, or a nested field by merging its whole top-level struct.
+    async fn add_column(&self, t: &TableRef, step: &Step, path: &FieldPath, field: &StructField) -> Result<StepOutcome, BackendError> {
+        let table = self.open_table(t).await?;
+        let live = observe(t, &table)?;
+        let top = if path.len() == 1 {
+            field.clone()
+        } else {
+            let c = live.column(&path[0]).ok_or_else(|| BackendError::Refused { message: format!("no column {}", path[0]) })?;
+            let mut top = StructField { name: c.name.clone(), data_type: c.data_type.clone(), nullable: c.nullable, comment: c.comment.clone() };
+            insert_field(&mut top.data_type, &path[1..], field)?;
+            top
+        };
+        let fields = kernel_fields(&[(top, None)])?;
+        table.add_columns().with_fields(fields).with_commit_properties(commit_props(step)).await.map_err(delta_err)?;
+        Ok(StepOutcome::default())
+    }
+
+    /// Moves the table's folder into the lake's trash: recoverable by moving it back.
+    fn drop_table(&self, t: &TableRef) -> Result<StepOutcome, BackendError> {
+        let from = self.table_path(t);
+        if !from.exists() {
+            return Ok(StepOutcome::default());
+        }
+        let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
+        let to = self.root.join(TRASH).join(&t.catalog).join(&t.schema).join(format!("{}.{stamp}", t.table));
+        std::fs::create_dir_all(to.parent().expect("has a parent")).map_err(|e| BackendError::Transient(e.to_string()))?;
+        std::fs::rename(&from, &to).map_err(|e| BackendError::Transient(format!("moving {} to {}: {e}", from.display(), to.display())))?;
+        Ok(StepOutcome { detail: Some(format!("moved to {}", to.display())) })
+    }
+}
+
+/// Inserts `field` into the struct at `path` (the last element is the new field's name).
+fn insert_field(t: &mut DataType, path: &[String], field: &StructField) -> Result<(), BackendError> {
+    let DataType::Struct { fields } = t else {
+        return Err(BackendError::Refused { message: "nested fields can only be added to structs".into() });
+    };
+    if path.len() == 1 {
+        fields.push(field.clone());
+        return Ok(());
+    }
+    let inner = fields
+        .iter_mut()
+        .find(|f| f.name.eq_ignore_ascii_case(&path[0]))
+        .ok_or_else(|| BackendError::Refused { message: format!("no field {}", path[0]) })?;
+    insert_field(&mut inner.data_type, &path[1..], field)
+}

@@ -1,0 +1,96 @@
+//! `apply`: plan, show, and run what the gate allows.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::plan::print_plan;
+use super::{choose_target, load_and_lower, open_backend, Format, EXIT_ERROR, EXIT_OK, EXIT_REFUSED, EXIT_STALE};
+use crate::apply::{apply as run_apply, ApplyError, Event, StepStatus};
+use crate::config::Config;
+use crate::plan::gate::Policy;
+
+#[derive(Args, Debug)]
+pub struct ApplyArgs {
+    /// Manifest files or folders.
+    #[arg(short = 'f', long = "filename", required = true, num_args = 1..)]
+    pub files: Vec<PathBuf>,
+    #[arg(long, short = 't')]
+    pub target: Option<String>,
+    /// Approve the plan with this id (needed for destructive steps).
+    #[arg(long)]
+    pub approve: Option<String>,
+    /// Refuse unless the plan still has this id (from an earlier `plan`).
+    #[arg(long)]
+    pub plan_id: Option<String>,
+}
+
+pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
+    let Ok((m, inputs)) = load_and_lower(&a.files) else { return EXIT_ERROR };
+    let backend = match choose_target(config, a.target.as_deref(), &m).and_then(|t| open_backend(config, &t)) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_ERROR;
+        }
+    };
+    let on_event = |e: Event<'_>| match e {
+        Event::Started { .. } => {}
+        Event::Progress { table, step, message } => {
+            eprintln!("  {table} {}. {}: {message}", step.number, step.action.title());
+        }
+        Event::Finished(r) => {
+            let status = match &r.status {
+                StepStatus::Applied => "ok".to_string(),
+                StepStatus::Skipped => "skipped (already true)".to_string(),
+                StepStatus::Failed { error } => format!("FAILED\n      {error}"),
+                StepStatus::NotRun => "not run".to_string(),
+            };
+            let rp = r.restore_point.map(|v| format!(" (restore point: version {v})")).unwrap_or_default();
+            let detail = r.detail.as_ref().map(|d| format!(" — {d}")).unwrap_or_default();
+            println!("{}  {:>2}. {} [{}] {status}{rp}{detail}", r.table, r.number, r.title, r.class);
+            let _ = std::io::stdout().flush();
+        }
+    };
+    // the CLI is the human at the keyboard: Auto semantics, destructive steps need --approve
+    match run_apply(&backend, &inputs, a.plan_id.as_deref(), a.approve.as_deref(), Policy::Auto, &on_event).await {
+        Ok((plan, report)) => {
+            if report.steps.is_empty() {
+                println!("No changes. The tables match the manifests. (plan {})", plan.id);
+                return EXIT_OK;
+            }
+            let not_run = report.steps.iter().filter(|s| s.status == StepStatus::NotRun).count();
+            println!(
+                "Applied {} steps, skipped {}{} · plan {}",
+                report.applied(),
+                report.skipped(),
+                if not_run > 0 { format!(", {not_run} not run") } else { String::new() },
+                plan.id
+            );
+            if report.failed() { EXIT_ERROR } else { EXIT_OK }
+        }
+        Err(e @ (ApplyError::NeedsApproval { .. } | ApplyError::WrongApproval { .. })) => {
+            if let Ok((plan, _)) = crate::engine::read_and_plan(&backend, &inputs).await {
+                print_plan(&plan, Format::Text);
+            }
+            eprintln!("refused: {e}. Nothing was changed.");
+            EXIT_REFUSED
+        }
+        Err(e @ ApplyError::Stale { .. }) => {
+            eprintln!("refused: {e}. Nothing was changed.");
+            EXIT_STALE
+        }
+        Err(ApplyError::Rejected) => {
+            if let Ok((plan, _)) = crate::engine::read_and_plan(&backend, &inputs).await {
+                print_plan(&plan, Format::Text);
+            }
+            eprintln!("refused: the safety rules reject this plan (see ✗ above). Nothing was changed.");
+            EXIT_ERROR
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            EXIT_ERROR
+        }
+    }
+}

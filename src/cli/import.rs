@@ -1,0 +1,152 @@
+//! `import`: manifests for the live tables of a schema, written so that they
+//! plan clean against what they were imported from.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use serde_json::{json, Map, Value};
+
+use super::{open_backend, write_file, EXIT_ERROR, EXIT_OK};
+use crate::backend::Backend;
+use crate::config::Config;
+use crate::model::{ObservedTable, SchemaRef, OWNER_PROPERTY};
+use crate::plan::diff::is_internal_property;
+use crate::spec::load::API_VERSION;
+
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    #[arg(long, short = 't')]
+    pub target: Option<String>,
+    /// `catalog.schema` to import.
+    #[arg(long)]
+    pub schema: String,
+    /// Folder to write the manifests into.
+    #[arg(long, short = 'o')]
+    pub out: PathBuf,
+    /// Namespace for tables the operator does not own yet.
+    #[arg(long, default_value = "default")]
+    pub namespace: String,
+}
+
+/// A Kubernetes object name (RFC 1123) for a table or schema name.
+pub fn k8s_name(name: &str) -> String {
+    let s: String = name.to_lowercase().chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c } else { '-' }).collect();
+    let s = s.trim_matches(|c: char| c == '-' || c == '.').to_string();
+    if s.is_empty() { "table".into() } else { s }
+}
+
+pub fn schema_manifest(schema: &SchemaRef, resource: &str, namespace: &str, target: &str) -> Value {
+    let mut spec = Map::new();
+    spec.insert("catalog".into(), json!(schema.catalog));
+    if resource != schema.schema {
+        spec.insert("name".into(), json!(schema.schema));
+    }
+    spec.insert("target".into(), json!(target));
+    json!({"apiVersion": API_VERSION, "kind": "DeltaSchema", "metadata": {"name": resource, "namespace": namespace}, "spec": spec})
+}
+
+/// A DeltaTable manifest that plans clean against `t`.
+pub fn table_manifest(t: &ObservedTable, schema_resource: &str, namespace: &str) -> Value {
+    // an owned table keeps its owner's name, so the plan has no Claim
+    let (ns, name) = match t.owner_marker().and_then(|m| m.split_once('/')) {
+        Some((ns, n)) => (ns.to_string(), n.to_string()),
+        None => (namespace.to_string(), k8s_name(&t.table.table)),
+    };
+    let mut spec = Map::new();
+    spec.insert("schemaRef".into(), json!(schema_resource));
+    if name != t.table.table {
+        spec.insert("name".into(), json!(t.table.table));
+    }
+    let columns: Vec<Value> = t
+        .columns
+        .iter()
+        .map(|c| {
+            let mut col = Map::new();
+            col.insert("name".into(), json!(c.name));
+            col.insert("type".into(), json!(c.data_type.to_string()));
+            if !c.nullable {
+                col.insert("nullable".into(), json!(false));
+            }
+            if let Some(cm) = &c.comment {
+                col.insert("comment".into(), json!(cm));
+            }
+            if let Some(g) = &c.generated {
+                col.insert("generated".into(), json!(g));
+            }
+            Value::Object(col)
+        })
+        .collect();
+    spec.insert("columns".into(), Value::Array(columns));
+    if !t.partitioned_by.is_empty() {
+        spec.insert("partitionedBy".into(), json!(t.partitioned_by));
+    }
+    let props: Map<String, Value> = t
+        .properties
+        .iter()
+        .filter(|(k, _)| *k != OWNER_PROPERTY && !is_internal_property(k))
+        .map(|(k, v)| (k.clone(), json!(v)))
+        .collect();
+    if !props.is_empty() {
+        spec.insert("properties".into(), Value::Object(props));
+    }
+    if !t.checks.is_empty() {
+        let cs: Vec<Value> = t.checks.iter().map(|c| json!({"check": {"name": c.name, "expression": c.expression}})).collect();
+        spec.insert("constraints".into(), Value::Array(cs));
+    }
+    if let Some(c) = &t.comment {
+        spec.insert("comment".into(), json!(c));
+    }
+    json!({"apiVersion": API_VERSION, "kind": "DeltaTable", "metadata": {"name": name, "namespace": ns}, "spec": spec})
+}
+
+pub async fn import(config: &Config, a: ImportArgs) -> u8 {
+    let Some((catalog, schema)) = a.schema.split_once('.') else {
+        eprintln!("error: --schema must be catalog.schema, not '{}'", a.schema);
+        return EXIT_ERROR;
+    };
+    let target = a.target.clone().unwrap_or_else(|| config.default_target_name());
+    let backend = match open_backend(config, &target) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_ERROR;
+        }
+    };
+    let sref = SchemaRef { catalog: catalog.to_lowercase(), schema: schema.to_lowercase() };
+    let tables = match backend.list_schema(&sref).await {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_ERROR;
+        }
+    };
+    let observed = match backend.read(&tables).await {
+        Ok(o) => o.into_iter().flatten().collect::<Vec<_>>(),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_ERROR;
+        }
+    };
+    let schema_resource = k8s_name(&sref.schema);
+    let mut written = 0;
+    let mut docs = vec![(format!("{schema_resource}.schema.yaml"), schema_manifest(&sref, &schema_resource, &a.namespace, &target))];
+    for t in &observed {
+        if !t.unsupported_features.is_empty() {
+            eprintln!("skipped {}: writer features {} cannot be managed by this backend", t.table, t.unsupported_features.join(", "));
+            continue;
+        }
+        let m = table_manifest(t, &schema_resource, &a.namespace);
+        docs.push((format!("{}.yaml", k8s_name(&t.table.table)), m));
+    }
+    for (file, doc) in docs {
+        let path = a.out.join(file);
+        let text = serde_saphyr::to_string(&doc).expect("a manifest serializes");
+        if let Err(e) = write_file(&path, &text) {
+            eprintln!("error: {e}");
+            return EXIT_ERROR;
+        }
+        written += 1;
+    }
+    println!("wrote {written} manifests to {} ({} tables)", a.out.display(), observed.len());
+    EXIT_OK
+}

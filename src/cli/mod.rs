@@ -1,0 +1,153 @@
+//! The command line: `plan`, `apply`, `validate`, `crds`, `import`, `read`.
+//! Exit codes: 0 ok (no changes), 1 error, 2 changes planned, 3 stale plan,
+//! 4 refused (needs approval).
+
+mod apply;
+mod import;
+mod plan;
+
+use std::path::{Path, PathBuf};
+
+use clap::{Parser, Subcommand, ValueEnum};
+use kube::CustomResourceExt;
+
+use crate::backend::lake::LakeBackend;
+use crate::config::Config;
+use crate::engine::{lower, Inputs};
+use crate::spec::{load_paths, DeltaSchema, DeltaTable, Manifests};
+
+pub const EXIT_OK: u8 = 0;
+pub const EXIT_ERROR: u8 = 1;
+pub const EXIT_CHANGES: u8 = 2;
+pub const EXIT_STALE: u8 = 3;
+pub const EXIT_REFUSED: u8 = 4;
+
+#[derive(Parser, Debug)]
+#[command(name = "delta-operator", version, about = "Delta Lake tables declared as Kubernetes resources: plan, apply, validate")]
+pub struct Cli {
+    /// The operator config (targets). Without one, the target `lake` is ./lake.
+    #[arg(long, short = 'c', global = true, env = "DELTA_OPERATOR_CONFIG")]
+    pub config: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Show what apply would do. Exit 0: no changes; 2: changes; 1: error.
+    Plan(plan::PlanArgs),
+    /// Apply the plan. Destructive steps need --approve <plan id>; exit 4 when refused.
+    Apply(apply::ApplyArgs),
+    /// Check manifests offline. Exit 1 on any error.
+    Validate {
+        /// Manifest files or folders.
+        #[arg(short = 'f', long = "filename", required = true, num_args = 1..)]
+        files: Vec<PathBuf>,
+    },
+    /// Print the CustomResourceDefinitions.
+    Crds,
+    /// Write manifests for the live tables of a schema.
+    Import(import::ImportArgs),
+    /// Write the observed state of the declared tables to a file (for offline plans and bug reports).
+    Read(plan::ReadArgs),
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Markdown,
+    Json,
+}
+
+pub fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("DELTA_OPERATOR_LOG").unwrap_or_else(|_| "warn,buoyant_kernel::snapshot::builder=off".into());
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+}
+
+pub async fn run(cli: Cli) -> u8 {
+    let config = match &cli.config {
+        Some(p) => match Config::load(p) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return EXIT_ERROR;
+            }
+        },
+        None => Config::default(),
+    };
+    match cli.command {
+        Command::Plan(a) => plan::plan(&config, a).await,
+        Command::Apply(a) => apply::apply(&config, a).await,
+        Command::Validate { files } => validate(&files),
+        Command::Crds => {
+            print!("{}", crds_yaml());
+            EXIT_OK
+        }
+        Command::Import(a) => import::import(&config, a).await,
+        Command::Read(a) => plan::read(&config, a).await,
+    }
+}
+
+/// Both CRDs as one YAML stream, exactly as committed under crds/.
+pub fn crds_yaml() -> String {
+    let mut out = String::new();
+    for crd in [DeltaSchema::crd(), DeltaTable::crd()] {
+        out.push_str("---\n");
+        out.push_str(&serde_saphyr::to_string(&crd).expect("a CRD serializes"));
+    }
+    out
+}
+
+fn validate(files: &[PathBuf]) -> u8 {
+    match load_and_lower(files) {
+        Ok((m, _)) => {
+            println!("{} manifests valid ({} DeltaSchema, {} DeltaTable)", m.schemas.len() + m.tables.len(), m.schemas.len(), m.tables.len());
+            EXIT_OK
+        }
+        Err(code) => code,
+    }
+}
+
+/// Loads, validates and lowers, printing every error.
+pub fn load_and_lower(files: &[PathBuf]) -> Result<(Manifests, Inputs), u8> {
+    let (m, mut errors) = load_paths(files);
+    if errors.is_empty() {
+        match lower(&m) {
+            Ok(inputs) => return Ok((m, inputs)),
+            Err(e) => errors = e,
+        }
+    }
+    for e in &errors {
+        eprintln!("error: {e}");
+    }
+    eprintln!("{} error{}", errors.len(), if errors.len() == 1 { "" } else { "s" });
+    Err(EXIT_ERROR)
+}
+
+/// The target to use: --target, else the one the schemas name, else the default.
+pub fn choose_target(config: &Config, flag: Option<&str>, m: &Manifests) -> Result<String, String> {
+    if let Some(t) = flag {
+        return Ok(t.to_string());
+    }
+    let named: std::collections::BTreeSet<String> = m.schemas.iter().filter_map(|s| s.resource.spec.target.clone()).collect();
+    match named.len() {
+        0 => Ok(config.default_target_name()),
+        1 => Ok(named.into_iter().next().expect("one")),
+        _ => Err(format!("the manifests name several targets ({}); pass --target", named.into_iter().collect::<Vec<_>>().join(", "))),
+    }
+}
+
+/// Opens the backend of a named target.
+pub fn open_backend(config: &Config, target: &str) -> Result<LakeBackend, String> {
+    let t = config.target(target).map_err(|e| e.to_string())?;
+    let lake = t.lake.as_ref().ok_or_else(|| format!("target '{target}' has no lake backend"))?;
+    LakeBackend::open(&lake.root).map_err(|e| format!("target '{target}': {e}"))
+}
+
+/// Writes `text` to `path`, creating folders.
+pub fn write_file(path: &Path, text: &str) -> Result<(), String> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    }
+    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+}

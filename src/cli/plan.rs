@@ -1,0 +1,136 @@
+//! `plan` and `read`.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use serde::{Deserialize, Serialize};
+
+use super::{choose_target, load_and_lower, open_backend, write_file, Format, EXIT_CHANGES, EXIT_ERROR, EXIT_OK};
+use crate::config::Config;
+use crate::engine::{observe, plan_against};
+use crate::model::ObservedTable;
+use crate::plan::render;
+use crate::plan::{Capabilities, Plan};
+
+#[derive(Args, Debug)]
+pub struct PlanArgs {
+    /// Manifest files or folders.
+    #[arg(short = 'f', long = "filename", required = true, num_args = 1..)]
+    pub files: Vec<PathBuf>,
+    /// A target named in the config.
+    #[arg(long, short = 't')]
+    pub target: Option<String>,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+    /// Plan against an observed-state file (from `read`) instead of reading live tables.
+    #[arg(long, requires = "backend")]
+    pub observed: Option<PathBuf>,
+    /// With --observed: whose capabilities to plan with.
+    #[arg(long, value_parser = ["lake", "databricks"])]
+    pub backend: Option<String>,
+    /// Also write the plan as JSON to this file.
+    #[arg(long, short = 'o')]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct ReadArgs {
+    #[arg(short = 'f', long = "filename", required = true, num_args = 1..)]
+    pub files: Vec<PathBuf>,
+    #[arg(long, short = 't')]
+    pub target: Option<String>,
+    /// Where to write the observed state (JSON).
+    #[arg(long, short = 'o', required = true)]
+    pub out: PathBuf,
+}
+
+/// The observed-state file `read` writes and `plan --observed` reads.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct StateFile {
+    pub format_version: u32,
+    pub backend: String,
+    pub tables: Vec<ObservedTable>,
+}
+
+pub fn print_plan(plan: &Plan, format: Format) {
+    match format {
+        Format::Text => print!("{}", render::text::render(plan)),
+        Format::Markdown => print!("{}", render::markdown::render(plan)),
+        Format::Json => print!("{}", render::json::render(plan)),
+    }
+}
+
+pub async fn plan(config: &Config, a: PlanArgs) -> u8 {
+    let Ok((m, inputs)) = load_and_lower(&a.files) else { return EXIT_ERROR };
+    let plan = if let Some(path) = &a.observed {
+        let caps = Capabilities::by_name(a.backend.as_deref().unwrap_or("lake")).expect("clap checked the name");
+        let state: StateFile = match std::fs::read_to_string(path).map_err(|e| e.to_string()).and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string())) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("error: {}: {e}", path.display());
+                return EXIT_ERROR;
+            }
+        };
+        plan_against(&inputs, &state.tables, &caps)
+    } else {
+        let backend = match choose_target(config, a.target.as_deref(), &m).and_then(|t| open_backend(config, &t)) {
+            Ok(b) => b,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return EXIT_ERROR;
+            }
+        };
+        match observe(&backend, &inputs).await {
+            Ok(observed) => plan_against(&inputs, &observed, crate::backend::Backend::capabilities(&backend)),
+            Err(e) => {
+                eprintln!("error: reading the tables failed: {e}");
+                return EXIT_ERROR;
+            }
+        }
+    };
+    print_plan(&plan, a.format);
+    if let Some(out) = &a.out {
+        if let Err(e) = write_file(out, &render::json::render(&plan)) {
+            eprintln!("error: {e}");
+            return EXIT_ERROR;
+        }
+    }
+    if plan.summary.rejected > 0 {
+        EXIT_ERROR
+    } else if plan.has_changes() {
+        EXIT_CHANGES
+    } else {
+        EXIT_OK
+    }
+}
+
+pub async fn read(config: &Config, a: ReadArgs) -> u8 {
+    let Ok((m, inputs)) = load_and_lower(&a.files) else { return EXIT_ERROR };
+    let backend = match choose_target(config, a.target.as_deref(), &m).and_then(|t| open_backend(config, &t)) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_ERROR;
+        }
+    };
+    match observe(&backend, &inputs).await {
+        Ok(tables) => {
+            let n = tables.len();
+            let state = StateFile { format_version: crate::plan::FORMAT_VERSION, backend: "lake".into(), tables };
+            match write_file(&a.out, &(serde_json::to_string_pretty(&state).expect("serializes") + "\n")) {
+                Ok(()) => {
+                    println!("wrote the observed state of {n} tables to {}", a.out.display());
+                    EXIT_OK
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    EXIT_ERROR
+                }
+            }
+        }
+        Err(e) => {
+            eprintln!("error: reading the tables failed: {e}");
+            EXIT_ERROR
+        }
+    }
+}

@@ -1,0 +1,18 @@
+//! The `delta-operator` binary: the CLI and (later) the controller.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = delta_operator::cli::Cli::parse();
+    delta_operator::cli::init_tracing();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    ExitCode::from(runtime.block_on(delta_operator::cli::run(cli)))
+}

@@ -1,0 +1,14 @@
+//! The domain, backend-neutral and free of I/O.
+
+pub mod type_syntax;
+pub mod types;
+pub mod widening;
+
+pub use types::{DataType, StructField};
+pub mod names;
+pub mod table;
+
+pub use table::{
+    Check, DesiredColumn, DesiredTable, ForeignKey, Grant, Identity, Mask, ObservedColumn, ObservedTable,
+    PrimaryKey, SchemaMode, SchemaRef, TableRef, OWNER_PROPERTY,
+};

@@ -1,0 +1,227 @@
+//! Tables as the planner sees them: what is desired (lowered from a spec) and
+//! what is observed (read from a backend). Both sides use the same vocabulary
+//! so the diff compares like with like.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use super::types::DataType;
+
+/// The table property that records which resource owns a table.
+pub const OWNER_PROPERTY: &str = "delta-operator.io/owner";
+
+/// `catalog.schema.table`, compared case-insensitively (Unity Catalog lower-cases them).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct TableRef {
+    pub catalog: String,
+    pub schema: String,
+    pub table: String,
+}
+
+impl TableRef {
+    pub fn new(catalog: &str, schema: &str, table: &str) -> Self {
+        TableRef { catalog: catalog.to_lowercase(), schema: schema.to_lowercase(), table: table.to_lowercase() }
+    }
+    pub fn schema_ref(&self) -> SchemaRef {
+        SchemaRef { catalog: self.catalog.clone(), schema: self.schema.clone() }
+    }
+}
+
+impl fmt::Display for TableRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}.{}", self.catalog, self.schema, self.table)
+    }
+}
+
+/// `catalog.schema`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct SchemaRef {
+    pub catalog: String,
+    pub schema: String,
+}
+
+impl fmt::Display for SchemaRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.catalog, self.schema)
+    }
+}
+
+/// How strictly a schema treats tables whose spec is gone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SchemaMode {
+    /// Orphans are listed, never dropped.
+    #[default]
+    Additive,
+    /// Orphans the operator created are dropped (destructive, needs approval).
+    Strict,
+}
+
+/// An identity column (bigint only).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Identity {
+    pub always: bool,
+    pub start: i64,
+    pub increment: i64,
+}
+
+/// A column mask: a function and the extra columns it reads.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Mask {
+    pub function: String,
+    #[serde(default)]
+    pub using_columns: Vec<String>,
+}
+
+/// A grant to one principal.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Grant {
+    pub principal: String,
+    pub privileges: Vec<String>,
+}
+
+/// A primary key.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct PrimaryKey {
+    pub name: Option<String>,
+    pub columns: Vec<String>,
+}
+
+/// A foreign key.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ForeignKey {
+    pub name: Option<String>,
+    pub columns: Vec<String>,
+    pub references: TableRef,
+    pub referenced_columns: Vec<String>,
+}
+
+/// A declared column. `None` in an optional aspect means "the spec is silent:
+/// leave the live value alone".
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DesiredColumn {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub data_type: DataType,
+    pub nullable: bool,
+    pub comment: Option<String>,
+    /// `Some(None)` removes the tag.
+    pub tags: BTreeMap<String, Option<String>>,
+    pub mask: Option<Mask>,
+    pub identity: Option<Identity>,
+    pub generated: Option<String>,
+    pub default: Option<String>,
+    pub renamed_from: Option<String>,
+    /// A SQL expression over the live row: the conversion in a rewrite.
+    pub using: Option<String>,
+}
+
+/// A CHECK constraint.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Check {
+    pub name: String,
+    pub expression: String,
+}
+
+/// A table as its spec declares it, after lowering.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DesiredTable {
+    pub table: TableRef,
+    /// `<namespace>/<name>` of the resource that declares it.
+    pub owner_marker: String,
+    pub columns: Vec<DesiredColumn>,
+    /// `None`: keep the live layout. `Some([])`: unpartitioned.
+    pub partitioned_by: Option<Vec<String>>,
+    /// `None`: keep. `Some([])`: no clustering.
+    pub cluster_by: Option<Vec<String>>,
+    /// `Some(None)` removes the key.
+    pub properties: BTreeMap<String, Option<String>>,
+    pub comment: Option<String>,
+    pub tags: BTreeMap<String, Option<String>>,
+    pub grants: Vec<Grant>,
+    pub owner: Option<String>,
+    pub checks: Vec<Check>,
+    pub primary_key: Option<PrimaryKey>,
+    pub foreign_keys: Vec<ForeignKey>,
+    pub mode: SchemaMode,
+}
+
+/// A column as read from the live table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ObservedColumn {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub data_type: DataType,
+    pub nullable: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tags: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mask: Option<Mask>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<Identity>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generated: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<String>,
+}
+
+/// A live table as a backend read it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ObservedTable {
+    pub table: TableRef,
+    pub columns: Vec<ObservedColumn>,
+    #[serde(default)]
+    pub partitioned_by: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_by: Option<Vec<String>>,
+    /// Every property except CHECK constraints (read as `checks`).
+    #[serde(default)]
+    pub properties: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tags: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub grants: Vec<Grant>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<Check>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub primary_key: Option<PrimaryKey>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub foreign_keys: Vec<ForeignKey>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row_filter: Option<String>,
+    /// Delta protocol writer features the backend cannot write (they make the table read-only for it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unsupported_features: Vec<String>,
+    /// The Delta version read; the restore point before a change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_bytes: Option<u64>,
+}
+
+impl ObservedTable {
+    /// The owner marker, if the operator manages this table.
+    pub fn owner_marker(&self) -> Option<&str> {
+        self.properties.get(OWNER_PROPERTY).map(String::as_str)
+    }
+
+    /// A live column by name, case-insensitively.
+    pub fn column(&self, name: &str) -> Option<&ObservedColumn> {
+        self.columns.iter().find(|c| c.name.eq_ignore_ascii_case(name))
+    }
+}
+
+impl DesiredTable {
+    /// A declared column by name, case-insensitively.
+    pub fn column(&self, name: &str) -> Option<&DesiredColumn> {
+        self.columns.iter().find(|c| c.name.eq_ignore_ascii_case(name))
+    }
+}

@@ -1,0 +1,117 @@
+//! What a backend can do, and how. The planner picks strategies from this;
+//! something a backend cannot do at all becomes a named rule failure.
+
+use serde::{Deserialize, Serialize};
+
+/// How a backend carries out one kind of change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Strategy {
+    /// A metadata change on the live table.
+    InPlace,
+    /// The table is rebuilt from its own data.
+    Rewrite,
+    /// Not possible on this backend.
+    Unsupported,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Capabilities {
+    /// `lake` or `databricks`: part of the plan id.
+    pub backend: String,
+    pub rename_column: Strategy,
+    pub drop_column: Strategy,
+    /// A type change inside Delta's widening matrix.
+    pub widen_type: Strategy,
+    /// Any other type change.
+    pub convert_type: Strategy,
+    pub set_not_null: Strategy,
+    pub change_partitioning: Strategy,
+    /// In-place renames and drops need column mapping enabled first.
+    pub rename_drop_need_column_mapping: bool,
+    /// In-place widening needs `delta.enableTypeWidening` first.
+    pub widening_needs_feature: bool,
+    pub check_constraints: bool,
+    pub tags: bool,
+    pub grants: bool,
+    pub owner: bool,
+    pub masks: bool,
+    pub row_filters: bool,
+    pub primary_and_foreign_keys: bool,
+    pub clustering: bool,
+    pub identity_columns: bool,
+    pub generated_columns: bool,
+    pub default_values: bool,
+    pub schema_comment: bool,
+    /// A dropped table can be brought back (UNDROP, or the lake's trash folder).
+    pub undrop: bool,
+}
+
+impl Capabilities {
+    /// The embedded lake backend (delta-rs): no Unity Catalog concepts, no
+    /// column mapping or type widening on existing tables, so renames, drops,
+    /// type changes, SET NOT NULL and partitioning changes are rewrites.
+    pub fn lake() -> Self {
+        Capabilities {
+            backend: "lake".into(),
+            rename_column: Strategy::Rewrite,
+            drop_column: Strategy::Rewrite,
+            widen_type: Strategy::Rewrite,
+            convert_type: Strategy::Rewrite,
+            set_not_null: Strategy::Rewrite,
+            change_partitioning: Strategy::Rewrite,
+            rename_drop_need_column_mapping: false,
+            widening_needs_feature: false,
+            check_constraints: true,
+            tags: false,
+            grants: false,
+            owner: false,
+            masks: false,
+            row_filters: false,
+            primary_and_foreign_keys: false,
+            clustering: false,
+            identity_columns: false,
+            generated_columns: true,
+            default_values: false,
+            schema_comment: false,
+            undrop: true,
+        }
+    }
+
+    /// Databricks (Unity Catalog through a SQL warehouse).
+    pub fn databricks() -> Self {
+        Capabilities {
+            backend: "databricks".into(),
+            rename_column: Strategy::InPlace,
+            drop_column: Strategy::InPlace,
+            widen_type: Strategy::InPlace,
+            convert_type: Strategy::Rewrite,
+            set_not_null: Strategy::InPlace,
+            change_partitioning: Strategy::Rewrite,
+            rename_drop_need_column_mapping: true,
+            widening_needs_feature: true,
+            check_constraints: true,
+            tags: true,
+            grants: true,
+            owner: true,
+            masks: true,
+            row_filters: true,
+            primary_and_foreign_keys: true,
+            clustering: true,
+            identity_columns: true,
+            generated_columns: true,
+            default_values: true,
+            schema_comment: true,
+            undrop: true,
+        }
+    }
+
+    /// By backend name, for `plan --observed state.json --backend NAME`.
+    pub fn by_name(name: &str) -> Option<Self> {
+        match name {
+            "lake" => Some(Self::lake()),
+            "databricks" => Some(Self::databricks()),
+            _ => None,
+        }
+    }
+}

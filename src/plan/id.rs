@@ -1,0 +1,31 @@
+//! The plan id: a hash of what was desired and what was observed, the same on
+//! every machine and every run. Approvals are pinned to it, and an apply
+//! recomputes it to refuse a plan the world has moved away from.
+
+use sha2::{Digest, Sha256};
+
+use super::planner::TablePlan;
+
+/// Bump when the hashed input changes shape, so old approvals never match.
+const ID_VERSION: &str = "delta-operator plan id v1";
+
+/// 16 hex characters over (backend, every table's desired and observed state).
+pub fn plan_id(backend: &str, tables: &[TablePlan]) -> String {
+    let mut h = Sha256::new();
+    h.update(ID_VERSION.as_bytes());
+    h.update([0]);
+    h.update(backend.as_bytes());
+    for t in tables {
+        h.update([0]);
+        h.update(t.table.to_string().as_bytes());
+        h.update([0]);
+        // serde_json writes struct fields in declaration order and BTreeMaps sorted: canonical
+        h.update(serde_json::to_vec(&t.desired).unwrap_or_default());
+        h.update([0]);
+        h.update(serde_json::to_vec(&t.observed).unwrap_or_default());
+        h.update([0]);
+        h.update(serde_json::to_vec(&t.action).unwrap_or_default());
+    }
+    let digest = h.finalize();
+    digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
+}

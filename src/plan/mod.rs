@@ -1,0 +1,177 @@
+//! THE PURE CORE: no I/O, no kube, no HTTP, no delta-rs, no tokio.
+//!
+//! lower (spec) → resolve → read (backend) → **diff → rules → plan** → apply.
+//! Everything here is a function of its inputs, so the controller and the CLI
+//! plan identically, and a saved observed state reproduces a plan anywhere.
+
+pub mod capabilities;
+pub mod change;
+pub mod diff;
+pub mod gate;
+pub mod holds;
+pub mod id;
+pub mod planner;
+pub mod render;
+pub mod rules;
+pub mod steps;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+pub use capabilities::{Capabilities, Strategy};
+pub use change::{Change, Difference};
+pub use planner::{plan_delete, plan_orphan, plan_table, Outcome, TableAction, TablePlan};
+pub use rules::RuleFailure;
+pub use steps::{Action, RiskClass, Step};
+
+use crate::model::{DesiredTable, ObservedTable, SchemaMode, SchemaRef, TableRef};
+
+/// The JSON format's version; bump on any incompatible change.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Totals for the closing line.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Summary {
+    pub add: usize,
+    pub change: usize,
+    pub destroy: usize,
+    pub steps: usize,
+    pub rewrites: usize,
+    pub warnings: usize,
+    pub rejected: usize,
+}
+
+impl Summary {
+    /// `+1 ~2 -1`, as the status column shows it.
+    pub fn short(&self) -> String {
+        format!("+{} ~{} -{}", self.add, self.change, self.destroy)
+    }
+}
+
+/// A whole plan: every declared table, and the orphans of declared schemas.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    pub format_version: u32,
+    pub id: String,
+    pub backend: String,
+    pub summary: Summary,
+    pub tables: Vec<TablePlan>,
+    /// Live tables in declared schemas the operator does not manage: never touched.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unmanaged: Vec<TableRef>,
+}
+
+impl Plan {
+    pub fn has_changes(&self) -> bool {
+        self.summary.steps > 0 || self.summary.rejected > 0
+    }
+    /// The highest risk class of any step.
+    pub fn risk(&self) -> Option<RiskClass> {
+        self.tables.iter().filter_map(TablePlan::risk).max()
+    }
+    pub fn destructive_steps(&self) -> impl Iterator<Item = (&TablePlan, &Step)> {
+        self.tables.iter().flat_map(|t| t.steps().iter().map(move |s| (t, s))).filter(|(_, s)| s.class == RiskClass::Destructive)
+    }
+    pub fn rejected(&self) -> impl Iterator<Item = &TablePlan> {
+        self.tables.iter().filter(|t| !t.is_accepted())
+    }
+}
+
+/// A declared schema: which live tables in it are orphans, and what to do with them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaScope {
+    pub schema: SchemaRef,
+    pub mode: SchemaMode,
+}
+
+/// Plans everything: declared tables in dependency order (a foreign key's
+/// parent first), then orphans. `observed` holds every live table read,
+/// including all tables of the declared schemas (for orphans).
+pub fn plan(desired: &[DesiredTable], observed: &[ObservedTable], schemas: &[SchemaScope], caps: &Capabilities) -> Plan {
+    let live: BTreeMap<&TableRef, &ObservedTable> = observed.iter().map(|o| (&o.table, o)).collect();
+    let mut tables: Vec<TablePlan> = resolve_order(desired).into_iter().map(|d| plan_table(d, live.get(&d.table).copied(), caps)).collect();
+    block_dependents(desired, &mut tables);
+    let declared: BTreeSet<&TableRef> = desired.iter().map(|d| &d.table).collect();
+    let mut unmanaged = Vec::new();
+    for o in observed {
+        let Some(scope) = schemas.iter().find(|s| s.schema == o.table.schema_ref()) else { continue };
+        if declared.contains(&o.table) {
+            continue;
+        }
+        if o.owner_marker().is_some() {
+            tables.push(plan_orphan(o, scope.mode == SchemaMode::Strict, caps));
+        } else {
+            unmanaged.push(o.table.clone());
+        }
+    }
+    finish(caps, tables, unmanaged)
+}
+
+/// Numbers the totals and the id for a set of table plans.
+pub fn finish(caps: &Capabilities, tables: Vec<TablePlan>, unmanaged: Vec<TableRef>) -> Plan {
+    let mut summary = Summary::default();
+    for t in &tables {
+        let steps = t.steps();
+        match t.action {
+            TableAction::Create => summary.add += 1,
+            TableAction::Destroy => summary.destroy += 1,
+            TableAction::Update if !steps.is_empty() || !t.is_accepted() => summary.change += 1,
+            _ => {}
+        }
+        if !t.is_accepted() {
+            summary.rejected += 1;
+        }
+        summary.steps += steps.len();
+        summary.rewrites += steps.iter().filter(|s| matches!(s.action, Action::Rewrite { .. })).count();
+        summary.warnings += steps.iter().map(|s| s.warnings.len()).sum::<usize>();
+    }
+    let id = id::plan_id(&caps.backend, &tables);
+    Plan { format_version: FORMAT_VERSION, id, backend: caps.backend.clone(), summary, tables, unmanaged }
+}
+
+/// Declared tables ordered so every foreign key's parent comes first; ties by name.
+pub fn resolve_order(desired: &[DesiredTable]) -> Vec<&DesiredTable> {
+    let mut sorted: Vec<&DesiredTable> = desired.iter().collect();
+    sorted.sort_by(|a, b| a.table.cmp(&b.table));
+    let mut done: BTreeSet<&TableRef> = BTreeSet::new();
+    let mut out = Vec::new();
+    while out.len() < sorted.len() {
+        let before = out.len();
+        for d in &sorted {
+            if done.contains(&d.table) {
+                continue;
+            }
+            let ready = d.foreign_keys.iter().all(|fk| fk.references == d.table || done.contains(&fk.references) || !sorted.iter().any(|x| x.table == fk.references));
+            if ready {
+                done.insert(&d.table);
+                out.push(*d);
+            }
+        }
+        if out.len() == before {
+            // a cycle (validation reports it): keep the rest in name order
+            out.extend(sorted.iter().filter(|d| !done.contains(&d.table)).copied());
+            break;
+        }
+    }
+    out
+}
+
+/// A table whose foreign-key parent was rejected or blocked is blocked too.
+fn block_dependents(desired: &[DesiredTable], tables: &mut [TablePlan]) {
+    loop {
+        let failed: BTreeSet<TableRef> = tables.iter().filter(|t| !t.is_accepted()).map(|t| t.table.clone()).collect();
+        let mut changed = false;
+        for t in tables.iter_mut().filter(|t| t.is_accepted()) {
+            let Some(d) = desired.iter().find(|d| d.table == t.table) else { continue };
+            let by: Vec<TableRef> = d.foreign_keys.iter().filter(|fk| fk.references != d.table && failed.contains(&fk.references)).map(|fk| fk.references.clone()).collect();
+            if !by.is_empty() {
+                t.outcome = Outcome::Blocked { by };
+                changed = true;
+            }
+        }
+        if !changed {
+            return;
+        }
+    }
+}

@@ -1,0 +1,487 @@
+//! plan_table: a table's diff, judged by the rules, turned into ordered steps.
+//! Total: every input gives Accepted, Rejected or Unchanged; never a partial subset.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::capabilities::{Capabilities, Strategy};
+use super::change::{Change, DropReason};
+use super::diff::{diff, matching_live, renamed};
+use super::rules::{check, strategy_for, RuleFailure};
+use super::steps::{Action, Projection, Rewrite, RiskClass, Source, Step};
+use crate::model::{DataType, DesiredTable, ObservedTable, StructField, TableRef, OWNER_PROPERTY};
+
+/// What happens to a table as a whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TableAction {
+    Create,
+    Update,
+    Destroy,
+    Unchanged,
+    /// An orphan in an additive schema: listed, kept.
+    Keep,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "outcome")]
+pub enum Outcome {
+    Accepted { steps: Vec<Step> },
+    Rejected { failures: Vec<RuleFailure> },
+    /// Not planned because a table it depends on (a foreign key's parent) failed.
+    Blocked { by: Vec<TableRef> },
+}
+
+/// One table's plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TablePlan {
+    pub table: TableRef,
+    pub action: TableAction,
+    /// `<namespace>/<name>` of the declaring resource (or the live owner of an orphan).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource: Option<String>,
+    pub changes: Vec<Change>,
+    #[serde(flatten)]
+    pub outcome: Outcome,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_bytes: Option<u64>,
+    /// The live Delta version the plan was made against.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<u64>,
+    /// Both sides, so the plan id can be recomputed and a saved plan re-read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub desired: Option<DesiredTable>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed: Option<ObservedTable>,
+}
+
+impl TablePlan {
+    pub fn steps(&self) -> &[Step] {
+        match &self.outcome {
+            Outcome::Accepted { steps } => steps,
+            _ => &[],
+        }
+    }
+    pub fn is_accepted(&self) -> bool {
+        matches!(self.outcome, Outcome::Accepted { .. })
+    }
+    /// The highest risk class among the steps.
+    pub fn risk(&self) -> Option<RiskClass> {
+        self.steps().iter().map(|s| s.class).max()
+    }
+}
+
+/// Plans one declared table against its live state.
+pub fn plan_table(desired: &DesiredTable, observed: Option<&ObservedTable>, caps: &Capabilities) -> TablePlan {
+    let d = diff(desired, observed);
+    let failures = check(desired, observed, &d, caps);
+    let action = match (observed, d.changes.is_empty()) {
+        (None, _) => TableAction::Create,
+        (Some(_), true) => TableAction::Unchanged,
+        (Some(_), false) => TableAction::Update,
+    };
+    let outcome = if !failures.is_empty() {
+        Outcome::Rejected { failures }
+    } else {
+        Outcome::Accepted {
+            steps: match observed {
+                None => create_steps(desired, caps),
+                Some(live) => update_steps(desired, live, &d.changes, caps),
+            },
+        }
+    };
+    TablePlan {
+        table: desired.table.clone(),
+        action,
+        resource: Some(desired.owner_marker.clone()),
+        changes: d.changes,
+        outcome,
+        notes: d.notes,
+        size_bytes: observed.and_then(|o| o.size_bytes),
+        version: observed.and_then(|o| o.version),
+        desired: Some(desired.clone()),
+        observed: observed.cloned(),
+    }
+}
+
+/// Plans a live table whose spec is gone: kept (additive) or dropped (strict).
+pub fn plan_orphan(live: &ObservedTable, strict: bool, caps: &Capabilities) -> TablePlan {
+    let (action, changes, outcome) = if strict {
+        let change = Change::DropTable { reason: DropReason::Orphan, columns: live.columns.len() };
+        let step = drop_table_step(live, caps);
+        (TableAction::Destroy, vec![change], Outcome::Accepted { steps: vec![step] })
+    } else {
+        (TableAction::Keep, vec![], Outcome::Accepted { steps: vec![] })
+    };
+    let note = if strict { "its spec is gone and the schema is strict" } else { "its spec is gone; the schema is additive, so it is kept" };
+    TablePlan {
+        table: live.table.clone(),
+        action,
+        resource: live.owner_marker().map(str::to_string),
+        changes,
+        outcome,
+        notes: vec![note.to_string()],
+        size_bytes: live.size_bytes,
+        version: live.version,
+        desired: None,
+        observed: Some(live.clone()),
+    }
+}
+
+/// Plans dropping a table whose resource was deleted with `deletionPolicy: Delete`.
+pub fn plan_delete(live: &ObservedTable, caps: &Capabilities) -> TablePlan {
+    let mut p = plan_orphan(live, true, caps);
+    p.changes = vec![Change::DropTable { reason: DropReason::Deleted, columns: live.columns.len() }];
+    p.notes = vec!["its resource was deleted with deletionPolicy Delete".into()];
+    p
+}
+
+fn drop_table_step(live: &ObservedTable, caps: &Capabilities) -> Step {
+    let undo = if caps.backend == "lake" {
+        "the table's folder is moved to the lake's .trash folder; move it back to undo".to_string()
+    } else {
+        format!("UNDROP TABLE {}", live.table)
+    };
+    Step {
+        number: 1,
+        class: RiskClass::Destructive,
+        action: Action::DropTable,
+        serves: vec![0],
+        warnings: vec![format!("drops the table and its {} columns", live.columns.len())],
+        notes: vec![],
+        undo: Some(undo),
+        est_bytes: live.size_bytes,
+    }
+}
+
+/// A step before numbering: its place in the order, and the step.
+struct Draft {
+    order: u8,
+    step: Step,
+}
+
+fn draft(order: u8, class: RiskClass, action: Action, serves: Vec<usize>) -> Draft {
+    Draft { order, step: Step { number: 0, class, action, serves, warnings: vec![], notes: vec![], undo: None, est_bytes: None } }
+}
+
+impl Draft {
+    fn warn(mut self, w: impl Into<String>) -> Self {
+        self.step.warnings.push(w.into());
+        self
+    }
+    fn note(mut self, n: impl Into<String>) -> Self {
+        self.step.notes.push(n.into());
+        self
+    }
+    fn undo(mut self, u: impl Into<String>) -> Self {
+        self.step.undo = Some(u.into());
+        self
+    }
+    fn bytes(mut self, b: Option<u64>) -> Self {
+        self.step.est_bytes = b;
+        self
+    }
+}
+
+/// Orders drafts (stable within one order) and numbers them from 1.
+fn number(mut drafts: Vec<Draft>) -> Vec<Step> {
+    drafts.sort_by_key(|d| d.order);
+    drafts.into_iter().enumerate().map(|(i, d)| Step { number: i + 1, ..d.step }).collect()
+}
+
+// The order of steps within a table (delta-engine's precedence, adapted):
+const O_PREREQ: u8 = 0;
+const O_CREATE: u8 = 1;
+const O_CLAIM: u8 = 2;
+const O_DROP_KEYS: u8 = 3;
+const O_TABLE_META: u8 = 4;
+const O_RENAME: u8 = 5;
+const O_ADD: u8 = 6;
+const O_ALTER: u8 = 7;
+const O_REWRITE: u8 = 8;
+const O_COLUMN_META: u8 = 9;
+const O_CLUSTER: u8 = 10;
+const O_DROP_COLUMN: u8 = 11;
+const O_ADD_KEYS: u8 = 12;
+const O_ACCESS: u8 = 13;
+const O_OWNER: u8 = 14;
+
+fn create_steps(desired: &DesiredTable, caps: &Capabilities) -> Vec<Step> {
+    let mut drafts = vec![draft(O_CREATE, RiskClass::Meta, Action::CreateTable { table: Box::new(desired.clone()) }, vec![0])
+        .undo(format!("DROP TABLE {}", desired.table))
+        .note(format!("marks the table {OWNER_PROPERTY} = {}", desired.owner_marker))];
+    for check in &desired.checks {
+        drafts.push(draft(O_ADD_KEYS, RiskClass::Meta, Action::AddCheck { check: check.clone() }, vec![0]));
+    }
+    let tags: BTreeMap<String, String> = desired.tags.iter().filter_map(|(k, v)| v.clone().map(|v| (k.clone(), v))).collect();
+    if !tags.is_empty() {
+        drafts.push(draft(O_TABLE_META, RiskClass::Meta, Action::SetTableTags { tags }, vec![0]));
+    }
+    for c in &desired.columns {
+        let tags: BTreeMap<String, String> = c.tags.iter().filter_map(|(k, v)| v.clone().map(|v| (k.clone(), v))).collect();
+        if !tags.is_empty() {
+            drafts.push(draft(O_COLUMN_META, RiskClass::Meta, Action::SetColumnTags { column: c.name.clone(), tags }, vec![0]));
+        }
+        if let Some(m) = &c.mask {
+            drafts.push(draft(O_COLUMN_META, RiskClass::Meta, Action::SetMask { column: c.name.clone(), mask: m.clone() }, vec![0]));
+        }
+    }
+    if let Some(pk) = &desired.primary_key {
+        drafts.push(draft(O_ADD_KEYS, RiskClass::Meta, Action::SetPrimaryKey { key: pk.clone() }, vec![0]));
+    }
+    for fk in &desired.foreign_keys {
+        drafts.push(draft(O_ADD_KEYS, RiskClass::Meta, Action::AddForeignKey { key: fk.clone() }, vec![0]));
+    }
+    for g in &desired.grants {
+        drafts.push(draft(O_ACCESS, RiskClass::Meta, Action::Grant { principal: g.principal.clone(), privileges: g.privileges.clone() }, vec![0]));
+    }
+    if let Some(o) = &desired.owner {
+        drafts.push(draft(O_OWNER, RiskClass::Meta, Action::SetOwner { owner: o.clone() }, vec![0]).warn("the operator may lose the right to change the table"));
+    }
+    let _ = caps;
+    number(drafts)
+}
+
+fn restore_hint(live: &ObservedTable) -> String {
+    match live.version {
+        Some(v) => format!("RESTORE TABLE {} TO VERSION AS OF {v}", live.table),
+        None => "no restore point: the table's version could not be read".to_string(),
+    }
+}
+
+fn update_steps(desired: &DesiredTable, live: &ObservedTable, changes: &[Change], caps: &Capabilities) -> Vec<Step> {
+    let mut drafts = Vec::new();
+    let mut rewrite_serves = Vec::new();
+    let mut props: BTreeMap<String, String> = BTreeMap::new();
+    let mut props_serve = Vec::new();
+    let mut unset: Vec<String> = Vec::new();
+    let mut unset_serve = Vec::new();
+    let mut need_mapping = false;
+    let mut need_widening = false;
+    for (i, change) in changes.iter().enumerate() {
+        if strategy_for(change, caps) == Strategy::Rewrite {
+            rewrite_serves.push(i);
+            continue;
+        }
+        let s = vec![i];
+        match change {
+            Change::CreateTable | Change::DropTable { .. } => {}
+            Change::Claim { marker } => drafts.push(
+                draft(O_CLAIM, RiskClass::Meta, Action::Claim { marker: marker.clone() }, s)
+                    .note("the operator manages this table from now on")
+                    .undo(format!("UNSET TBLPROPERTIES ('{OWNER_PROPERTY}')")),
+            ),
+            Change::SetTableComment { from, to } => drafts.push(
+                draft(O_TABLE_META, RiskClass::Meta, Action::SetTableComment { comment: to.clone() }, s)
+                    .undo(format!("comment was {}", from.as_deref().map_or("(none)".into(), |f| format!("'{f}'")))),
+            ),
+            Change::SetProperty { key, to, .. } => {
+                props.insert(key.clone(), to.clone());
+                props_serve.push(i);
+            }
+            Change::UnsetProperty { key, .. } => {
+                unset.push(key.clone());
+                unset_serve.push(i);
+            }
+            Change::SetTableTag { key, to, .. } => drafts.push(draft(
+                O_TABLE_META,
+                RiskClass::Meta,
+                Action::SetTableTags { tags: BTreeMap::from([(key.clone(), to.clone())]) },
+                s,
+            )),
+            Change::UnsetTableTag { key, from } => drafts.push(
+                draft(O_TABLE_META, RiskClass::Meta, Action::UnsetTableTags { keys: vec![key.clone()] }, s)
+                    .undo(format!("SET TAGS ('{key}' = '{from}')")),
+            ),
+            Change::AddColumn { path, field } => {
+                // added nullable; a NOT NULL column with `using:` is filled by the rewrite
+                let added = StructField { nullable: true, ..field.clone() };
+                let mut d = draft(O_ADD, RiskClass::Meta, Action::AddColumn { path: path.clone(), field: added }, s);
+                if !field.nullable {
+                    d = d.note("added nullable; the rewrite fills it and sets NOT NULL");
+                    rewrite_serves.push(i);
+                }
+                drafts.push(d);
+            }
+            Change::RenameColumn { from, to } => {
+                need_mapping |= caps.rename_drop_need_column_mapping;
+                drafts.push(
+                    draft(O_RENAME, RiskClass::Meta, Action::RenameColumn { from: from.clone(), to: to.clone() }, s)
+                        .undo(format!("RENAME COLUMN {to} TO {from}"))
+                        .note(format!("renamedFrom '{from}' can be removed from the spec once applied")),
+                );
+            }
+            Change::DropColumn { column } => {
+                need_mapping |= caps.rename_drop_need_column_mapping;
+                drafts.push(
+                    draft(O_DROP_COLUMN, RiskClass::Destructive, Action::DropColumn { name: column.name.clone() }, s)
+                        .warn(format!("drops column {} and its data", column.name))
+                        .undo(restore_hint(live)),
+                );
+            }
+            Change::ChangeType { path, to, .. } => {
+                need_widening |= caps.widening_needs_feature;
+                drafts.push(draft(O_ALTER, RiskClass::Meta, Action::AlterColumnType { path: path.clone(), to: to.clone() }, s));
+            }
+            Change::SetNullability { path, nullable: true } => drafts.push(
+                draft(O_ALTER, RiskClass::Meta, Action::DropNotNull { path: path.clone() }, s).undo(format!("SET NOT NULL {}", path.join("."))),
+            ),
+            Change::SetNullability { path, nullable: false } => drafts.push(
+                draft(O_ALTER, RiskClass::Meta, Action::SetNotNull { path: path.clone() }, s)
+                    .note("checks first that the column has no NULLs")
+                    .bytes(live.size_bytes),
+            ),
+            Change::SetColumnComment { path, to, .. } => {
+                drafts.push(draft(O_COLUMN_META, RiskClass::Meta, Action::SetColumnComment { path: path.clone(), comment: to.clone() }, s))
+            }
+            Change::SetColumnTag { column, key, to, .. } => drafts.push(draft(
+                O_COLUMN_META,
+                RiskClass::Meta,
+                Action::SetColumnTags { column: column.clone(), tags: BTreeMap::from([(key.clone(), to.clone())]) },
+                s,
+            )),
+            Change::UnsetColumnTag { column, key, .. } => drafts.push(draft(
+                O_COLUMN_META,
+                RiskClass::Meta,
+                Action::UnsetColumnTags { column: column.clone(), keys: vec![key.clone()] },
+                s,
+            )),
+            Change::SetMask { column, to, .. } => {
+                drafts.push(draft(O_COLUMN_META, RiskClass::Meta, Action::SetMask { column: column.clone(), mask: to.clone() }, s))
+            }
+            Change::SetDefault { column, to, .. } => drafts.push(draft(
+                O_COLUMN_META,
+                RiskClass::Meta,
+                Action::SetDefault { column: column.clone(), expression: to.clone() },
+                s,
+            )),
+            Change::AddCheck { check } => drafts.push(
+                draft(O_ADD_KEYS, RiskClass::Meta, Action::AddCheck { check: check.clone() }, s)
+                    .warn("validates every existing row, which scans the table")
+                    .bytes(live.size_bytes)
+                    .undo(format!("DROP CONSTRAINT {}", check.name)),
+            ),
+            Change::DropCheck { check } => drafts.push(
+                draft(O_DROP_KEYS, RiskClass::Meta, Action::DropCheck { name: check.name.clone() }, s)
+                    .undo(format!("ADD CONSTRAINT {} CHECK ({})", check.name, check.expression)),
+            ),
+            Change::SetPrimaryKey { to, .. } => drafts.push(draft(O_ADD_KEYS, RiskClass::Meta, Action::SetPrimaryKey { key: to.clone() }, s)),
+            Change::AddForeignKey { key } => drafts.push(draft(O_ADD_KEYS, RiskClass::Meta, Action::AddForeignKey { key: key.clone() }, s)),
+            Change::DropForeignKey { key } => drafts.push(draft(O_DROP_KEYS, RiskClass::Meta, Action::DropForeignKey { key: key.clone() }, s)),
+            Change::SetClustering { to, .. } => drafts.push(
+                draft(O_CLUSTER, RiskClass::Meta, Action::SetClustering { keys: to.clone() }, s).note("applies to new data; run OPTIMIZE to recluster existing files"),
+            ),
+            Change::Grant { principal, privileges } => drafts.push(
+                draft(O_ACCESS, RiskClass::Meta, Action::Grant { principal: principal.clone(), privileges: privileges.clone() }, s)
+                    .undo(format!("REVOKE {} FROM {principal}", privileges.join(", "))),
+            ),
+            Change::Revoke { principal, privileges } => drafts.push(
+                draft(O_ACCESS, RiskClass::Meta, Action::Revoke { principal: principal.clone(), privileges: privileges.clone() }, s)
+                    .warn(format!("{principal} loses {}", privileges.join(", ")))
+                    .undo(format!("GRANT {} TO {principal}", privileges.join(", "))),
+            ),
+            Change::SetOwner { from, to } => drafts.push(
+                draft(O_OWNER, RiskClass::Meta, Action::SetOwner { owner: to.clone() }, s)
+                    .warn("the operator may lose the right to change the table")
+                    .undo(format!("owner was {}", from.as_deref().unwrap_or("(unknown)"))),
+            ),
+            Change::SetPartitioning { .. } => {}
+        }
+    }
+    if !props.is_empty() {
+        let undo = props
+            .keys()
+            .map(|k| match live.properties.get(k) {
+                Some(v) => format!("'{k}'='{v}'"),
+                None => format!("unset '{k}'"),
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        drafts.push(draft(O_TABLE_META, RiskClass::Meta, Action::SetProperties { properties: props }, props_serve).undo(format!("was: {undo}")));
+    }
+    if !unset.is_empty() {
+        let undo = unset.iter().map(|k| format!("'{k}'='{}'", live.properties[k])).collect::<Vec<_>>().join(", ");
+        drafts.push(draft(O_TABLE_META, RiskClass::Meta, Action::UnsetProperties { keys: unset }, unset_serve).undo(format!("SET TBLPROPERTIES ({undo})")));
+    }
+    if need_mapping && live.properties.get("delta.columnMapping.mode").map(String::as_str) != Some("name") {
+        drafts.push(
+            draft(O_PREREQ, RiskClass::Feature, Action::EnableColumnMapping, vec![])
+                .warn("breaks streaming readers — they must be restarted from scratch")
+                .note("column mapping cannot be turned off again"),
+        );
+    }
+    if need_widening && live.properties.get("delta.enableTypeWidening").map(String::as_str) != Some("true") {
+        drafts.push(
+            draft(O_PREREQ, RiskClass::Feature, Action::EnableTypeWidening, vec![])
+                .note("raises the table's protocol version; older clients lose access"),
+        );
+    }
+    if !rewrite_serves.is_empty() {
+        drafts.push(rewrite_draft(desired, live, changes, rewrite_serves));
+    }
+    number(drafts)
+}
+
+/// The one rewrite step that carries every change this backend can only make
+/// by rebuilding the table.
+fn rewrite_draft(desired: &DesiredTable, live: &ObservedTable, changes: &[Change], serves: Vec<usize>) -> Draft {
+    let mut columns = Vec::new();
+    for d in &desired.columns {
+        let from = matching_live(d, live);
+        let source = match (from, &d.using) {
+            (_, Some(expr)) => Source::Using { expression: expr.clone() },
+            (Some(l), None) if crate::plan::diff::same_shape(&l.data_type, &d.data_type) => Source::Copy { from: l.name.clone() },
+            (Some(l), None) => Source::Cast { from: l.name.clone(), from_type: l.data_type.clone() },
+            // added in place just before (order O_ADD), so it is live by now
+            (None, None) => Source::Copy { from: d.name.clone() },
+        };
+        let comment = d.comment.clone().or_else(|| from.and_then(|l| l.comment.clone())).filter(|c| !c.is_empty());
+        let data_type = keep_nested_comments(&d.data_type, from.map(|l| &l.data_type));
+        columns.push(Projection { field: StructField { name: d.name.clone(), data_type, nullable: d.nullable, comment }, source });
+    }
+    let drops: Vec<String> = changes
+        .iter()
+        .filter_map(|c| match c {
+            Change::DropColumn { column } => Some(column.name.clone()),
+            _ => None,
+        })
+        .collect();
+    let partitioned_by = desired.partitioned_by.clone().unwrap_or_else(|| live.partitioned_by.iter().map(|p| renamed(desired, p)).collect());
+    let rewrite = Rewrite { columns, partitioned_by, drops: drops.clone() };
+    let class = if drops.is_empty() { RiskClass::Rewrite } else { RiskClass::Destructive };
+    let mut d = draft(O_REWRITE, class, Action::Rewrite { rewrite: rewrite.clone() }, serves).bytes(live.size_bytes).undo(restore_hint(live));
+    if rewrite.converts() {
+        d = d.note("converted values are written to a staging copy and checked (same row count, no new NULLs) before the table is replaced");
+    } else {
+        d = d.note("the table is rebuilt from itself in one commit, so its data is written once");
+    }
+    d = d.note("the Delta log and history are kept; the version before is recorded as the restore point");
+    if !drops.is_empty() {
+        d = d.warn(format!("drops {} along with the rewrite", drops.join(", ")));
+    }
+    d
+}
+
+/// The declared type, with nested field comments the spec is silent about
+/// taken from the live type (a rewrite must not erase them).
+fn keep_nested_comments(want: &DataType, have: Option<&DataType>) -> DataType {
+    match (want, have) {
+        (DataType::Struct { fields }, Some(DataType::Struct { fields: live })) => DataType::Struct {
+            fields: fields
+                .iter()
+                .map(|f| {
+                    let l = live.iter().find(|l| l.name.eq_ignore_ascii_case(&f.name));
+                    StructField {
+                        comment: f.comment.clone().or_else(|| l.and_then(|l| l.comment.clone())),
+                        data_type: keep_nested_comments(&f.data_type, l.map(|l| &l.data_type)),
+                        ..f.clone()
+                    }
+                })
+                .collect(),
+        },
+        _ => want.clone(),
+    }
+}

@@ -1,0 +1,83 @@
+//! The markdown rendering: a pull-request comment. A marker line lets CI find
+//! and update its own comment.
+
+use std::fmt::Write;
+
+use super::{human_bytes, plural};
+use crate::plan::{Outcome, Plan, RiskClass, TableAction};
+
+fn dot(class: RiskClass) -> &'static str {
+    match class {
+        RiskClass::Meta => "🟢",
+        RiskClass::Feature => "🟡",
+        RiskClass::Rewrite => "🟠",
+        RiskClass::Destructive => "🔴",
+    }
+}
+
+pub fn render(plan: &Plan) -> String {
+    let s = &plan.summary;
+    let mut out = String::new();
+    let _ = writeln!(out, "<!-- delta-operator:plan:{} -->", plan.backend);
+    let _ = writeln!(out, "### delta-operator plan `{}`\n", plan.id);
+    let _ = writeln!(
+        out,
+        "**{} to add, {} to change, {} to destroy** · {} · {} · {}\n",
+        s.add,
+        s.change,
+        s.destroy,
+        plural(s.steps, "step"),
+        plural(s.rewrites, "rewrite"),
+        plural(s.warnings, "warning")
+    );
+    if s.rejected > 0 {
+        let _ = writeln!(out, "> [!CAUTION]\n> {} refused by the safety rules; nothing is applied until the spec is fixed.\n", plural(s.rejected, "table"));
+    }
+    let destructive: Vec<String> = plan.destructive_steps().map(|(t, st)| format!("`{}` step {}", t.table, st.number)).collect();
+    if !destructive.is_empty() {
+        let _ = writeln!(out, "> [!WARNING]\n> Destroys data: {}. Approve with `--approve {}` (or annotate `delta-operator.io/approve={}`).\n", destructive.join(", "), plan.id, plan.id);
+    }
+    for t in &plan.tables {
+        if t.action == TableAction::Unchanged && t.steps().is_empty() && t.is_accepted() {
+            continue;
+        }
+        let size = t.size_bytes.map(|b| format!(" ({})", human_bytes(b))).unwrap_or_default();
+        let _ = writeln!(out, "#### `{}` — {:?}{size}\n", t.table, t.action);
+        for c in &t.changes {
+            let _ = writeln!(out, "- `{}` {}", c.marker(), c.describe().replace('|', "\\|"));
+        }
+        for n in &t.notes {
+            let _ = writeln!(out, "- _{n}_");
+        }
+        out.push('\n');
+        match &t.outcome {
+            Outcome::Accepted { steps } if !steps.is_empty() => {
+                out.push_str("| # | step | risk | notes |\n|---|---|---|---|\n");
+                for st in steps {
+                    let mut notes: Vec<String> = st.warnings.iter().map(|w| format!("⚠ {w}")).collect();
+                    notes.extend(st.notes.iter().cloned());
+                    if let Some(u) = &st.undo {
+                        notes.push(format!("undo: `{u}`"));
+                    }
+                    let _ = writeln!(out, "| {} | {} | {} {} | {} |", st.number, st.action.title().replace('|', "\\|"), dot(st.class), st.class, notes.join("<br>").replace('|', "\\|"));
+                }
+                out.push('\n');
+            }
+            Outcome::Accepted { .. } => {}
+            Outcome::Rejected { failures } => {
+                for f in failures {
+                    let _ = writeln!(out, "- ✗ **{}** ({}): {} — fix: {}", f.rule, f.subject, f.message, f.fix);
+                }
+                out.push('\n');
+            }
+            Outcome::Blocked { by } => {
+                let names: Vec<String> = by.iter().map(|b| format!("`{b}`")).collect();
+                let _ = writeln!(out, "- ✗ blocked by {}\n", names.join(", "));
+            }
+        }
+    }
+    for u in &plan.unmanaged {
+        let _ = writeln!(out, "- `{u}`: unmanaged, left untouched");
+    }
+    out
+}

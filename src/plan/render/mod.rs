@@ -1,0 +1,33 @@
+//! Renderers: text for terminals and status, markdown for pull-request
+//! comments, versioned JSON for machines (its top-level `id` is the plan id).
+
+pub mod json;
+pub mod markdown;
+pub mod text;
+
+/// `412 GB`, `1.5 MB`: sizes as people read them.
+pub fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 6] = ["B", "KB", "MB", "GB", "TB", "PB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1000.0 && u < UNITS.len() - 1 {
+        v /= 1000.0;
+        u += 1;
+    }
+    if u == 0 || v >= 100.0 { format!("{v:.0} {}", UNITS[u]) } else { format!("{v:.1} {}", UNITS[u]) }
+}
+
+/// `1 step`, `2 steps`.
+pub fn plural(n: usize, word: &str) -> String {
+    if n == 1 { format!("{n} {word}") } else { format!("{n} {word}s") }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn bytes() {
+        assert_eq!(super::human_bytes(0), "0 B");
+        assert_eq!(super::human_bytes(1_500_000), "1.5 MB");
+        assert_eq!(super::human_bytes(412_000_000_000), "412 GB");
+    }
+}

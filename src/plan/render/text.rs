@@ -1,0 +1,96 @@
+//! The terminal rendering, in the spirit of stevin and Terraform.
+
+use std::fmt::Write;
+
+use super::{human_bytes, plural};
+use crate::plan::{Outcome, Plan, RiskClass, TableAction, TablePlan};
+
+pub fn render(plan: &Plan) -> String {
+    let mut out = String::new();
+    for t in &plan.tables {
+        if t.action == TableAction::Unchanged && t.steps().is_empty() && t.is_accepted() {
+            continue;
+        }
+        table(&mut out, t);
+        out.push('\n');
+    }
+    for u in &plan.unmanaged {
+        let _ = writeln!(out, "{u}   unmanaged — no owner marker and no spec, left untouched\n");
+    }
+    let s = &plan.summary;
+    let _ = writeln!(
+        out,
+        "Plan: {} to add, {} to change, {} to destroy · {} · {} · {}",
+        s.add,
+        s.change,
+        s.destroy,
+        plural(s.steps, "step"),
+        plural(s.rewrites, "rewrite"),
+        plural(s.warnings, "warning")
+    );
+    if s.rejected > 0 {
+        let _ = writeln!(out, "✗ {} refused by the rules above: nothing is applied until the spec is fixed.", plural(s.rejected, "table"));
+    }
+    let destructive: Vec<String> = plan.destructive_steps().map(|(t, st)| format!("{} step {}", t.table, st.number)).collect();
+    if !destructive.is_empty() {
+        let _ = writeln!(out, "⚠ Destroys something ({}): apply needs --approve {}", destructive.join(", "), plan.id);
+    }
+    let _ = writeln!(out, "Plan id: {}", plan.id);
+    out
+}
+
+fn header(t: &TablePlan) -> String {
+    let (mark, word) = match t.action {
+        TableAction::Create => ("+", "create"),
+        TableAction::Update => ("~", "update"),
+        TableAction::Destroy => ("-", "destroy"),
+        TableAction::Unchanged => ("=", "unchanged"),
+        TableAction::Keep => ("·", "orphan, kept"),
+    };
+    let size = t.size_bytes.map(|b| format!("  ({})", human_bytes(b))).unwrap_or_default();
+    format!("{}   {mark} {word}{size}", t.table)
+}
+
+/// One table: header, its changes, its numbered steps (or why there are none).
+pub fn table(out: &mut String, t: &TablePlan) {
+    let _ = writeln!(out, "{}", header(t));
+    for c in &t.changes {
+        let _ = writeln!(out, "  {} {}", c.marker(), c.describe());
+    }
+    for n in &t.notes {
+        let _ = writeln!(out, "  · {n}");
+    }
+    match &t.outcome {
+        Outcome::Accepted { steps } => {
+            for s in steps {
+                let size = s.est_bytes.filter(|_| s.class >= RiskClass::Rewrite).map(|b| format!("  ({})", human_bytes(b))).unwrap_or_default();
+                let _ = writeln!(out, "    {:>2}. {:<32} [{}]{size}", s.number, s.action.title(), s.class);
+                for w in &s.warnings {
+                    let _ = writeln!(out, "        ⚠ {w}");
+                }
+                for n in &s.notes {
+                    let _ = writeln!(out, "        · {n}");
+                }
+                if let Some(u) = &s.undo {
+                    let _ = writeln!(out, "        undo: {u}");
+                }
+            }
+        }
+        Outcome::Rejected { failures } => {
+            let _ = writeln!(out, "  ✗ refused — nothing in this table will be applied:");
+            for f in failures {
+                let _ = writeln!(out, "    ✗ {} ({}): {}", f.rule, f.subject, f.message);
+                let _ = writeln!(out, "        fix: {}", f.fix);
+            }
+        }
+        Outcome::Blocked { by } => {
+            let names: Vec<String> = by.iter().map(ToString::to_string).collect();
+            let _ = writeln!(out, "  ✗ blocked: its foreign keys depend on {}, which cannot be applied", names.join(", "));
+        }
+    }
+}
+
+/// One line per step, for status fields: `3. ADD COLUMN status [meta]`.
+pub fn step_lines(t: &TablePlan) -> Vec<String> {
+    t.steps().iter().map(|s| format!("{}. {} [{}]", s.number, s.action.title(), s.class)).collect()
+}

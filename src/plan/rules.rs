@@ -1,0 +1,299 @@
+//! Laws and safety rules. Laws are checked first and, when one fires, the
+//! rules are not (their findings would be noise). Otherwise every rule runs and
+//! every failure is reported together: a table's plan is all or nothing.
+
+use serde::{Deserialize, Serialize};
+
+use super::capabilities::{Capabilities, Strategy};
+use super::change::{path_string, Change, Difference};
+use super::diff::TableDiff;
+use crate::model::{DataType, DesiredTable, ObservedTable};
+
+/// One rule that refused the plan, and what would satisfy it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuleFailure {
+    /// The rule's stable name, e.g. `NonNullableColumnAdd`.
+    pub rule: String,
+    /// What it fired on: a column, a spec field, the table.
+    pub subject: String,
+    pub message: String,
+    pub fix: String,
+}
+
+fn fail(rule: &str, subject: impl Into<String>, message: impl Into<String>, fix: impl Into<String>) -> RuleFailure {
+    RuleFailure { rule: rule.into(), subject: subject.into(), message: message.into(), fix: fix.into() }
+}
+
+/// How a change will be carried out on this backend.
+pub fn strategy_for(change: &Change, caps: &Capabilities) -> Strategy {
+    match change {
+        Change::RenameColumn { .. } => caps.rename_column,
+        Change::DropColumn { .. } => caps.drop_column,
+        Change::ChangeType { from, to, .. } => {
+            if crate::model::widening::can_widen_in_place(from, to) {
+                caps.widen_type
+            } else {
+                caps.convert_type
+            }
+        }
+        Change::SetNullability { nullable: false, .. } => caps.set_not_null,
+        Change::SetPartitioning { .. } => caps.change_partitioning,
+        _ => Strategy::InPlace,
+    }
+}
+
+/// Every failure for one table's diff; empty means the plan is accepted.
+pub fn check(desired: &DesiredTable, observed: Option<&ObservedTable>, diff: &TableDiff, caps: &Capabilities) -> Vec<RuleFailure> {
+    let laws = check_laws(diff, caps);
+    if !laws.is_empty() {
+        return laws;
+    }
+    let mut out = Vec::new();
+    for d in &diff.differences {
+        match d {
+            Difference::RenameConflict { from, to } => out.push(fail(
+                "AmbiguousColumnRename",
+                to,
+                format!("'{to}' is declared renamedFrom '{from}', but both columns are live"),
+                format!("remove renamedFrom from '{to}' (the rename happened), or drop '{to}' first"),
+            )),
+            Difference::IncompatibleNestedChange { path, from, to } => out.push(fail(
+                "ConversionNeedsUsing",
+                path_string(path),
+                format!("no conversion from {from} to {to} can be written safely"),
+                "declare `using:` on the column with the SQL that converts it",
+            )),
+            Difference::ColumnKindChange { column, what } => out.push(fail(
+                "ColumnKindCannotChange",
+                column,
+                format!("the {what} of an existing column cannot be added or changed"),
+                format!("keep the live {what}, or create a new column"),
+            )),
+            _ => {}
+        }
+    }
+    match observed {
+        None => check_create(desired, caps, &mut out),
+        Some(live) => check_update(desired, live, diff, caps, &mut out),
+    }
+    out
+}
+
+fn check_laws(diff: &TableDiff, caps: &Capabilities) -> Vec<RuleFailure> {
+    let mut out = Vec::new();
+    for d in &diff.differences {
+        match d {
+            Difference::ColumnCaseDrift { declared, live } => out.push(fail(
+                "ColumnSpellingMustMatchCatalog",
+                declared,
+                format!("column '{declared}' is spelled '{live}' in the table"),
+                format!("spell it '{live}' in the spec"),
+            )),
+            Difference::OwnedElsewhere { owner } => out.push(fail(
+                "OwnedByAnotherResource",
+                "table",
+                format!("the table is managed by {owner}"),
+                format!("declare it only in {owner}, or delete that resource (deletionPolicy Retain keeps the table) first"),
+            )),
+            Difference::UnsupportedFeatures { features } => out.push(fail(
+                "UnsupportedTableFeatures",
+                "table",
+                format!("the table uses writer features the {} backend cannot write: {}", caps.backend, features.join(", ")),
+                "manage this table with a backend that supports them, or leave it out of the manifests",
+            )),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// An aspect this backend has no notion of.
+fn unsupported(aspect: &str, subject: &str, caps: &Capabilities) -> RuleFailure {
+    fail(
+        "NotSupportedByBackend",
+        subject,
+        format!("the {} backend cannot manage {aspect}", caps.backend),
+        format!("remove {subject} from the spec, or use a target whose backend supports {aspect} (databricks)"),
+    )
+}
+
+fn check_create(desired: &DesiredTable, caps: &Capabilities, out: &mut Vec<RuleFailure>) {
+    let set_tags = |m: &std::collections::BTreeMap<String, Option<String>>| m.values().any(Option::is_some);
+    if set_tags(&desired.tags) && !caps.tags {
+        out.push(unsupported("tags", "spec.tags", caps));
+    }
+    if !desired.grants.is_empty() && !caps.grants {
+        out.push(unsupported("grants", "spec.grants", caps));
+    }
+    if desired.owner.is_some() && !caps.owner {
+        out.push(unsupported("owners", "spec.owner", caps));
+    }
+    if desired.cluster_by.as_ref().is_some_and(|k| !k.is_empty()) && !caps.clustering {
+        out.push(unsupported("liquid clustering", "spec.clusterBy", caps));
+    }
+    if (desired.primary_key.is_some() || !desired.foreign_keys.is_empty()) && !caps.primary_and_foreign_keys {
+        out.push(unsupported("primary and foreign keys", "spec.constraints", caps));
+    }
+    if !desired.checks.is_empty() && !caps.check_constraints {
+        out.push(unsupported("CHECK constraints", "spec.constraints", caps));
+    }
+    for c in &desired.columns {
+        let at = |f: &str| format!("column {}.{f}", c.name);
+        if set_tags(&c.tags) && !caps.tags {
+            out.push(unsupported("tags", &at("tags"), caps));
+        }
+        if c.mask.is_some() && !caps.masks {
+            out.push(unsupported("column masks", &at("mask"), caps));
+        }
+        if c.identity.is_some() && !caps.identity_columns {
+            out.push(unsupported("identity columns", &at("identity"), caps));
+        }
+        if c.default.is_some() && !caps.default_values {
+            out.push(unsupported("default values", &at("default"), caps));
+        }
+        if c.generated.is_some() && !caps.generated_columns {
+            out.push(unsupported("generated columns", &at("generated"), caps));
+        }
+    }
+}
+
+fn check_update(desired: &DesiredTable, live: &ObservedTable, diff: &TableDiff, caps: &Capabilities, out: &mut Vec<RuleFailure>) {
+    let needs_rewrite = diff.changes.iter().any(|c| strategy_for(c, caps) == Strategy::Rewrite);
+    for change in &diff.changes {
+        if strategy_for(change, caps) == Strategy::Unsupported {
+            out.push(fail("NotSupportedByBackend", describe_subject(change), format!("the {} backend cannot {}", caps.backend, verb(change)), "leave the column as it is live"));
+        }
+        match change {
+            Change::SetTableTag { .. } | Change::UnsetTableTag { .. } if !caps.tags => out.push(unsupported("tags", "spec.tags", caps)),
+            Change::SetColumnTag { column, .. } | Change::UnsetColumnTag { column, .. } if !caps.tags => {
+                out.push(unsupported("tags", &format!("column {column}.tags"), caps))
+            }
+            Change::Grant { .. } | Change::Revoke { .. } if !caps.grants => out.push(unsupported("grants", "spec.grants", caps)),
+            Change::SetOwner { .. } if !caps.owner => out.push(unsupported("owners", "spec.owner", caps)),
+            Change::SetMask { column, .. } if !caps.masks => out.push(unsupported("column masks", &format!("column {column}.mask"), caps)),
+            Change::SetDefault { column, .. } if !caps.default_values => {
+                out.push(unsupported("default values", &format!("column {column}.default"), caps))
+            }
+            Change::SetPrimaryKey { .. } | Change::AddForeignKey { .. } | Change::DropForeignKey { .. } if !caps.primary_and_foreign_keys => {
+                out.push(unsupported("primary and foreign keys", "spec.constraints", caps))
+            }
+            Change::SetClustering { .. } if !caps.clustering => out.push(unsupported("liquid clustering", "spec.clusterBy", caps)),
+            Change::AddCheck { .. } | Change::DropCheck { .. } if !caps.check_constraints => {
+                out.push(unsupported("CHECK constraints", "spec.constraints", caps))
+            }
+            Change::AddColumn { path, field } => {
+                let using = desired.column(&path[0]).and_then(|c| c.using.as_ref());
+                if !field.nullable && (path.len() > 1 || using.is_none()) {
+                    out.push(fail(
+                        "NonNullableColumnAdd",
+                        path_string(path),
+                        "a NOT NULL column cannot be added to a table that has rows: they would have no value",
+                        "add it nullable first; or, for a top-level column, declare `using:` with the SQL that fills existing rows",
+                    ));
+                }
+                let column = desired.column(&path[0]);
+                if path.len() == 1 && column.is_some_and(|c| c.generated.is_some() || c.identity.is_some()) {
+                    out.push(fail(
+                        "ColumnKindCannotChange",
+                        path_string(path),
+                        "identity and generated columns can only be declared when the table is created",
+                        "add it as a plain column, or recreate the table",
+                    ));
+                }
+                if path.len() == 1 && column.is_some_and(|c| c.mask.is_some()) && !caps.masks {
+                    out.push(unsupported("column masks", &format!("column {}.mask", path[0]), caps));
+                }
+                if path.len() == 1 && column.is_some_and(|c| c.tags.values().any(Option::is_some)) && !caps.tags {
+                    out.push(unsupported("tags", &format!("column {}.tags", path[0]), caps));
+                }
+            }
+            Change::ChangeType { path, from, to } if strategy_for(change, caps) == Strategy::Rewrite => {
+                let using = desired.column(&path[0]).and_then(|c| c.using.as_ref());
+                let convertible = path.len() == 1 && !from.is_nested() && !to.is_nested();
+                if !convertible && using.is_none() {
+                    out.push(fail(
+                        "ConversionNeedsUsing",
+                        path_string(path),
+                        format!("no conversion from {from} to {to} is written automatically (nested types are converted by field name only with `using:` in this version)"),
+                        format!("declare `using:` on column '{}' with the SQL that builds the new value", path[0]),
+                    ));
+                }
+            }
+            Change::SetNullability { path, nullable: false } if path.len() > 1 && strategy_for(change, caps) == Strategy::Rewrite => {
+                out.push(fail(
+                    "NestedNotNullNeedsInPlaceAlter",
+                    path_string(path),
+                    format!("the {} backend cannot prove a nested field has no NULLs during a rewrite", caps.backend),
+                    "keep the nested field nullable",
+                ));
+            }
+            Change::SetProperty { key, from, to } if key == "delta.columnMapping.mode" => {
+                let from = from.as_deref().unwrap_or("none");
+                if !(from == "none" && to == "name") || caps.backend == "lake" {
+                    out.push(fail(
+                        "PropertyTransitionNotSupported",
+                        format!("spec.properties.{key}"),
+                        format!("delta.columnMapping.mode cannot change from '{from}' to '{to}' on an existing table{}", if caps.backend == "lake" { " on the lake backend (only at create)" } else { "" }),
+                        format!("keep '{from}'"),
+                    ));
+                }
+            }
+            Change::UnsetProperty { key, .. } if key == "delta.columnMapping.mode" => out.push(fail(
+                "PropertyTransitionNotSupported",
+                format!("spec.properties.{key}"),
+                "column mapping cannot be turned off again",
+                "remove the `null` for this key",
+            )),
+            _ => {}
+        }
+    }
+    if needs_rewrite {
+        let mut why = Vec::new();
+        if live.columns.iter().any(|c| c.identity.is_some()) {
+            why.push("identity columns");
+        }
+        if live.columns.iter().any(|c| c.generated.is_some()) {
+            why.push("generated columns");
+        }
+        if live.columns.iter().any(|c| c.mask.is_some()) {
+            why.push("a column mask");
+        }
+        if live.row_filter.is_some() {
+            why.push("a row filter");
+        }
+        if !why.is_empty() {
+            out.push(fail(
+                "RewriteRefused",
+                "table",
+                format!("this change needs the table rebuilt, and a table with {} is never rewritten: they would come back as plain columns or unprotected data", why.join(", ")),
+                "make the change without a rewrite, or migrate the data into a new table yourself",
+            ));
+        }
+    }
+}
+
+fn describe_subject(c: &Change) -> String {
+    match c {
+        Change::RenameColumn { to, .. } => to.clone(),
+        Change::DropColumn { column } => column.name.clone(),
+        Change::ChangeType { path, .. } | Change::SetNullability { path, .. } => path_string(path),
+        Change::SetPartitioning { .. } => "spec.partitionedBy".into(),
+        _ => "table".into(),
+    }
+}
+
+fn verb(c: &Change) -> String {
+    match c {
+        Change::RenameColumn { .. } => "rename a column".into(),
+        Change::DropColumn { .. } => "drop a column".into(),
+        Change::ChangeType { from, to, .. } => format!("change a column from {from} to {to}"),
+        Change::SetNullability { .. } => "set NOT NULL".into(),
+        Change::SetPartitioning { .. } => "change the partitioning".into(),
+        other => other.describe(),
+    }
+}
+
+/// True when the type is one a scalar CAST can produce.
+pub fn is_castable_scalar(t: &DataType) -> bool {
+    !t.is_nested() && !matches!(t, DataType::Variant | DataType::Void)
+}

@@ -1,0 +1,181 @@
+//! Steps: numbered, typed actions with a risk class. A backend compiles each
+//! action; the executor runs them in order.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use super::change::{path_string, FieldPath};
+use crate::model::{Check, DataType, DesiredTable, ForeignKey, Mask, PrimaryKey, StructField};
+
+/// The risk class decides what runs without approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RiskClass {
+    /// Metadata only: comments, properties, added columns, constraints.
+    Meta,
+    /// Turns on a table feature (column mapping, type widening): permanent protocol change.
+    Feature,
+    /// Rebuilds the table from its data; a restore point is recorded first.
+    Rewrite,
+    /// Loses data: a dropped column or table. Needs approval of this exact plan.
+    Destructive,
+}
+
+impl fmt::Display for RiskClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            RiskClass::Meta => "meta",
+            RiskClass::Feature => "feature",
+            RiskClass::Rewrite => "rewrite",
+            RiskClass::Destructive => "destructive",
+        })
+    }
+}
+
+/// Where a rewritten column's values come from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Source {
+    /// The live column, unchanged (following a rename).
+    Copy { from: String },
+    /// The live column cast to the new type: converts values, so the rewrite is staged and checked.
+    Cast { from: String, from_type: DataType },
+    /// The spec's `using:` expression over the live row.
+    Using { expression: String },
+    /// A new column: NULL.
+    Null,
+}
+
+/// One column of a rewritten table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Projection {
+    pub field: StructField,
+    pub source: Source,
+}
+
+/// A rebuild of the table from itself.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rewrite {
+    /// The new schema in order, with where each column comes from.
+    pub columns: Vec<Projection>,
+    pub partitioned_by: Vec<String>,
+    /// Live columns the rewrite leaves out: their data is lost.
+    pub drops: Vec<String>,
+}
+
+impl Rewrite {
+    /// True when some value is converted (cast or computed): such a rewrite is
+    /// staged and checked before the original is replaced.
+    pub fn converts(&self) -> bool {
+        self.columns.iter().any(|p| matches!(p.source, Source::Cast { .. } | Source::Using { .. }))
+    }
+}
+
+/// What a step does, with everything a backend needs to do it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "action")]
+pub enum Action {
+    CreateTable { table: Box<DesiredTable> },
+    Claim { marker: String },
+    SetTableComment { comment: String },
+    SetProperties { properties: BTreeMap<String, String> },
+    UnsetProperties { keys: Vec<String> },
+    SetTableTags { tags: BTreeMap<String, String> },
+    UnsetTableTags { keys: Vec<String> },
+    EnableColumnMapping,
+    EnableTypeWidening,
+    AddColumn { path: FieldPath, field: StructField },
+    RenameColumn { from: String, to: String },
+    DropColumn { name: String },
+    AlterColumnType { path: FieldPath, to: DataType },
+    DropNotNull { path: FieldPath },
+    SetNotNull { path: FieldPath },
+    SetColumnComment { path: FieldPath, comment: String },
+    SetColumnTags { column: String, tags: BTreeMap<String, String> },
+    UnsetColumnTags { column: String, keys: Vec<String> },
+    SetMask { column: String, mask: Mask },
+    SetDefault { column: String, expression: String },
+    AddCheck { check: Check },
+    DropCheck { name: String },
+    SetPrimaryKey { key: PrimaryKey },
+    AddForeignKey { key: ForeignKey },
+    DropForeignKey { key: ForeignKey },
+    SetClustering { keys: Vec<String> },
+    Rewrite { rewrite: Rewrite },
+    Grant { principal: String, privileges: Vec<String> },
+    Revoke { principal: String, privileges: Vec<String> },
+    SetOwner { owner: String },
+    DropTable,
+}
+
+impl Action {
+    /// The short title a plan shows (`ADD COLUMN status`).
+    pub fn title(&self) -> String {
+        match self {
+            Action::CreateTable { .. } => "CREATE TABLE".into(),
+            Action::Claim { .. } => "CLAIM ownership".into(),
+            Action::SetTableComment { .. } => "COMMENT ON TABLE".into(),
+            Action::SetProperties { properties } => format!("SET TBLPROPERTIES ({})", keys(properties.keys())),
+            Action::UnsetProperties { keys: k } => format!("UNSET TBLPROPERTIES ({})", keys(k.iter())),
+            Action::SetTableTags { tags } => format!("SET TAGS ({})", keys(tags.keys())),
+            Action::UnsetTableTags { keys: k } => format!("UNSET TAGS ({})", keys(k.iter())),
+            Action::EnableColumnMapping => "enable columnMapping".into(),
+            Action::EnableTypeWidening => "enable typeWidening".into(),
+            Action::AddColumn { path, .. } => format!("ADD COLUMN {}", path_string(path)),
+            Action::RenameColumn { from, to } => format!("RENAME COLUMN {from} TO {to}"),
+            Action::DropColumn { name } => format!("DROP COLUMN {name}"),
+            Action::AlterColumnType { path, to } => format!("ALTER COLUMN {} TYPE {to}", path_string(path)),
+            Action::DropNotNull { path } => format!("DROP NOT NULL {}", path_string(path)),
+            Action::SetNotNull { path } => format!("SET NOT NULL {}", path_string(path)),
+            Action::SetColumnComment { path, .. } => format!("COMMENT ON COLUMN {}", path_string(path)),
+            Action::SetColumnTags { column, .. } => format!("SET TAGS on {column}"),
+            Action::UnsetColumnTags { column, .. } => format!("UNSET TAGS on {column}"),
+            Action::SetMask { column, .. } => format!("SET MASK on {column}"),
+            Action::SetDefault { column, .. } => format!("SET DEFAULT on {column}"),
+            Action::AddCheck { check } => format!("ADD CONSTRAINT {} CHECK", check.name),
+            Action::DropCheck { name } => format!("DROP CONSTRAINT {name}"),
+            Action::SetPrimaryKey { .. } => "ADD PRIMARY KEY".into(),
+            Action::AddForeignKey { key } => format!("ADD FOREIGN KEY → {}", key.references),
+            Action::DropForeignKey { key } => format!("DROP FOREIGN KEY → {}", key.references),
+            Action::SetClustering { keys: k } if k.is_empty() => "CLUSTER BY NONE".into(),
+            Action::SetClustering { keys: k } => format!("CLUSTER BY ({})", k.join(", ")),
+            Action::Rewrite { rewrite } if rewrite.converts() => "REWRITE table (staged, checked)".into(),
+            Action::Rewrite { .. } => "REWRITE table".into(),
+            Action::Grant { principal, privileges } => format!("GRANT {} TO {principal}", privileges.join(", ")),
+            Action::Revoke { principal, privileges } => format!("REVOKE {} FROM {principal}", privileges.join(", ")),
+            Action::SetOwner { owner } => format!("SET OWNER {owner}"),
+            Action::DropTable => "DROP TABLE".into(),
+        }
+    }
+}
+
+fn keys<'a>(k: impl Iterator<Item = &'a String>) -> String {
+    k.map(String::as_str).collect::<Vec<_>>().join(", ")
+}
+
+/// One numbered step of a table's plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Step {
+    /// 1-based within the table's plan.
+    pub number: usize,
+    pub class: RiskClass,
+    #[serde(flatten)]
+    pub action: Action,
+    /// Indexes into the table plan's changes that this step serves.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub serves: Vec<usize>,
+    /// ⚠ lines: consequences a reviewer must see.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+    /// · lines: helpful context.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// How to undo it (shown, never run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undo: Option<String>,
+    /// Bytes the step reads or rewrites, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub est_bytes: Option<u64>,
+}

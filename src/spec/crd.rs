@@ -1,0 +1,338 @@
+//! The custom resources users write: `DeltaSchema` and `DeltaTable`
+//! (group `delta-operator.io`, version `v1alpha1`). Field names are part of
+//! the public contract; change them only with a new API version.
+
+use std::collections::BTreeMap;
+
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Properties and tags: a `null` value removes the key.
+pub type NullableMap = BTreeMap<String, Option<String>>;
+
+/// A Unity Catalog schema (a lake folder on the embedded backend) whose tables
+/// the operator manages.
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[kube(
+    group = "delta-operator.io",
+    version = "v1alpha1",
+    kind = "DeltaSchema",
+    namespaced,
+    status = "DeltaSchemaStatus",
+    shortname = "ds",
+    printcolumn = r#"{"name":"SCHEMA","type":"string","jsonPath":".status.schema"}"#,
+    printcolumn = r#"{"name":"READY","type":"string","jsonPath":".status.conditions[?(@.type==\"Ready\")].status"}"#,
+    printcolumn = r#"{"name":"MODE","type":"string","jsonPath":".spec.mode"}"#,
+    printcolumn = r#"{"name":"AGE","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+)]
+#[serde(rename_all = "camelCase")]
+pub struct DeltaSchemaSpec {
+    /// The catalog that holds the schema (a top-level folder on the lake backend).
+    pub catalog: String,
+    /// The schema's name; defaults to metadata.name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// A target named in the operator config; defaults to the config's default target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    /// `additive` (default): tables whose spec is gone are listed and kept.
+    /// `strict`: tables the operator created whose spec is gone are dropped, after approval.
+    #[serde(default)]
+    pub mode: SchemaModeSpec,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub properties: NullableMap,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub grants: Vec<GrantSpec>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SchemaModeSpec {
+    #[default]
+    Additive,
+    Strict,
+}
+
+/// A Delta table, declared.
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[kube(
+    group = "delta-operator.io",
+    version = "v1alpha1",
+    kind = "DeltaTable",
+    namespaced,
+    status = "DeltaTableStatus",
+    shortname = "dt",
+    printcolumn = r#"{"name":"TABLE","type":"string","jsonPath":".status.table"}"#,
+    printcolumn = r#"{"name":"READY","type":"string","jsonPath":".status.conditions[?(@.type==\"Ready\")].status"}"#,
+    printcolumn = r#"{"name":"PLAN","type":"string","jsonPath":".status.plan.summary"}"#,
+    printcolumn = r#"{"name":"RISK","type":"string","jsonPath":".status.plan.risk"}"#,
+    printcolumn = r#"{"name":"AGE","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+)]
+#[serde(rename_all = "camelCase")]
+pub struct DeltaTableSpec {
+    /// The name of a DeltaSchema in the same namespace.
+    pub schema_ref: String,
+    /// The table's name; defaults to metadata.name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    pub columns: Vec<ColumnSpec>,
+    /// Partition columns. Omitted: the live layout is kept. `[]`: unpartitioned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partitioned_by: Option<Vec<String>>,
+    /// Liquid clustering keys (at most 4). Omitted: kept. `[]`: no clustering.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_by: Option<Vec<String>>,
+    /// Table properties; `key: null` removes one. Keys not named are left alone.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub properties: NullableMap,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub constraints: Vec<ConstraintSpec>,
+    /// The table comment. Omitted: left alone; `""`: cleared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
+    /// Table tags; `key: null` removes one. Tags not named are left alone.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tags: NullableMap,
+    /// A named principal gets exactly these privileges; principals not named are left alone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub grants: Vec<GrantSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+    /// `Auto` (default): applies all but destructive steps, which wait for approval.
+    /// `Manual`: every non-empty plan waits for approval. `Observe`: never applies.
+    #[serde(default)]
+    pub policy: Policy,
+    /// `Retain` (default): deleting the resource leaves the table.
+    /// `Delete`: the table is dropped, after approval.
+    #[serde(default)]
+    pub deletion_policy: DeletionPolicy,
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub enum Policy {
+    #[default]
+    Auto,
+    Manual,
+    Observe,
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub enum DeletionPolicy {
+    #[default]
+    Retain,
+    Delete,
+}
+
+/// One column.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ColumnSpec {
+    pub name: String,
+    /// A type in string notation (`decimal(18,2)`, `array<struct<a:int>>`) or the
+    /// nested notation (`{struct: [...]}`, `{array: ...}`, `{map: {key, value}}`).
+    #[serde(rename = "type")]
+    #[schemars(schema_with = "any_value_schema")]
+    pub data_type: serde_json::Value,
+    #[serde(default = "default_true")]
+    pub nullable: bool,
+    /// Omitted: left alone; `""`: cleared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tags: NullableMap,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mask: Option<MaskSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<IdentitySpec>,
+    /// A generation expression (`CAST(order_ts AS DATE)`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generated: Option<String>,
+    /// A default value expression.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<String>,
+    /// The column's previous name: the plan renames instead of dropping and adding.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub renamed_from: Option<String>,
+    /// A SQL expression over the live row used when the table is rewritten.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub using: Option<String>,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+/// Any JSON value (the column type accepts a string or a nested object).
+fn any_value_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "x-kubernetes-preserve-unknown-fields": true })
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MaskSpec {
+    /// The masking function, `catalog.schema.function`.
+    pub function: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub using_columns: Vec<String>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct IdentitySpec {
+    /// `Always` (default) or `ByDefault`.
+    #[serde(default)]
+    pub generated: IdentityGeneration,
+    #[serde(default = "one")]
+    pub start: i64,
+    #[serde(default = "one")]
+    pub increment: i64,
+}
+
+fn one() -> i64 {
+    1
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub enum IdentityGeneration {
+    #[default]
+    Always,
+    ByDefault,
+}
+
+/// Exactly one of `check`, `primaryKey`, `foreignKey`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ConstraintSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check: Option<CheckSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub primary_key: Option<PrimaryKeySpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub foreign_key: Option<ForeignKeySpec>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+pub struct CheckSpec {
+    pub name: String,
+    /// A boolean SQL expression over the row (`amount >= 0`).
+    pub expression: String,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+pub struct PrimaryKeySpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    pub columns: Vec<String>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ForeignKeySpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    pub columns: Vec<String>,
+    /// The referenced table: `table`, `schema.table` or `catalog.schema.table`.
+    pub references: String,
+    pub referenced_columns: Vec<String>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+pub struct GrantSpec {
+    pub principal: String,
+    pub privileges: Vec<String>,
+}
+
+/// A kstatus condition (the shape of metav1.Condition).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Condition {
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// `True`, `False` or `Unknown`.
+    pub status: String,
+    pub reason: String,
+    #[serde(default)]
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+    pub last_transition_time: String,
+}
+
+/// The plan the operator would run, as written into status.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanStatus {
+    pub id: String,
+    /// `+1 ~2 -1`.
+    pub summary: String,
+    /// The highest risk class among the steps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub risk: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<String>,
+    /// Steps left out to keep the object small.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub steps_omitted: u32,
+    /// The exact command that approves this plan, when it needs approval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approve_command: Option<String>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LastApplied {
+    pub plan_id: String,
+    pub time: String,
+    pub steps_applied: u32,
+    /// `catalog.schema.table@version` recorded before each rewrite or destructive step.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub restore_points: Vec<String>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DeltaTableStatus {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+    /// The fully qualified table name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<PlanStatus>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_applied: Option<LastApplied>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_handled_reconcile_at: Option<String>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DeltaSchemaStatus {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+    /// `catalog.schema`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<String>,
+    /// Tables in the schema whose spec is gone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub orphans: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<PlanStatus>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_applied: Option<LastApplied>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_handled_reconcile_at: Option<String>,
+}

@@ -1,0 +1,13 @@
+//! What users declare: the custom resources, loading them from files,
+//! validating them offline and lowering them into the domain model.
+
+pub mod crd;
+pub mod error;
+pub mod load;
+pub mod lower;
+pub mod schema_check;
+pub mod validate;
+
+pub use crd::{DeltaSchema, DeltaSchemaSpec, DeltaTable, DeltaTableSpec};
+pub use error::SpecError;
+pub use load::{load_paths, Loaded, Manifests};
