@@ -3,7 +3,7 @@
 
 use super::change::FieldPath;
 use super::diff::same_shape;
-use super::steps::Action;
+use super::steps::{Action, RewritePhase};
 use crate::model::{DataType, ObservedTable, StructField, OWNER_PROPERTY};
 
 /// The struct field (or top-level column, as a field) at `path`.
@@ -49,7 +49,9 @@ pub fn holds(action: &Action, live: Option<&ObservedTable>) -> bool {
         Action::AddForeignKey { key } => live.foreign_keys.iter().any(|k| k.references == key.references && k.columns == key.columns),
         Action::DropForeignKey { key } => !live.foreign_keys.iter().any(|k| k.references == key.references && k.columns == key.columns),
         Action::SetClustering { keys } => live.cluster_by.clone().unwrap_or_default() == *keys,
-        Action::Rewrite { rewrite } => {
+        // the staging copy is not part of the table: dropping it is idempotent in the backend
+        Action::Rewrite { phase: RewritePhase::DropStaging, .. } => false,
+        Action::Rewrite { rewrite, .. } => {
             rewrite.columns.len() == live.columns.len()
                 && rewrite.columns.iter().all(|p| {
                     live.column(&p.field.name)

@@ -9,7 +9,7 @@ use super::capabilities::{Capabilities, Strategy};
 use super::change::{Change, DropReason};
 use super::diff::{diff, matching_live, renamed};
 use super::rules::{check, strategy_for, RuleFailure};
-use super::steps::{Action, Projection, Rewrite, RiskClass, Source, Step};
+use super::steps::{Action, Projection, Rewrite, RewritePhase, RiskClass, Source, Step};
 use crate::model::{DataType, DesiredTable, ObservedTable, StructField, TableRef, OWNER_PROPERTY};
 
 /// What happens to a table as a whole.
@@ -420,14 +420,15 @@ fn update_steps(desired: &DesiredTable, live: &ObservedTable, changes: &[Change]
         );
     }
     if !rewrite_serves.is_empty() {
-        drafts.push(rewrite_draft(desired, live, changes, rewrite_serves));
+        drafts.extend(rewrite_drafts(desired, live, changes, rewrite_serves));
     }
     number(drafts)
 }
 
-/// The one rewrite step that carries every change this backend can only make
-/// by rebuilding the table.
-fn rewrite_draft(desired: &DesiredTable, live: &ObservedTable, changes: &[Change], serves: Vec<usize>) -> Draft {
+/// The rewrite steps that carry every change this backend can only make by
+/// rebuilding the table: one write-once replace, or stage → replace → drop
+/// staging when values are converted.
+fn rewrite_drafts(desired: &DesiredTable, live: &ObservedTable, changes: &[Change], serves: Vec<usize>) -> Vec<Draft> {
     let mut columns = Vec::new();
     for d in &desired.columns {
         let from = matching_live(d, live);
@@ -451,18 +452,29 @@ fn rewrite_draft(desired: &DesiredTable, live: &ObservedTable, changes: &[Change
         .collect();
     let partitioned_by = desired.partitioned_by.clone().unwrap_or_else(|| live.partitioned_by.iter().map(|p| renamed(desired, p)).collect());
     let rewrite = Rewrite { columns, partitioned_by, drops: drops.clone() };
-    let class = if drops.is_empty() { RiskClass::Rewrite } else { RiskClass::Destructive };
-    let mut d = draft(O_REWRITE, class, Action::Rewrite { rewrite: rewrite.clone() }, serves).bytes(live.size_bytes).undo(restore_hint(live));
-    if rewrite.converts() {
-        d = d.note("converted values are written to a staging copy and checked (same row count, no new NULLs) before the table is replaced");
+    let replace_class = if drops.is_empty() { RiskClass::Rewrite } else { RiskClass::Destructive };
+    let step = |phase, class| draft(O_REWRITE, class, Action::Rewrite { rewrite: rewrite.clone(), phase }, serves.clone());
+    let mut replace = if rewrite.converts() {
+        step(RewritePhase::Replace, replace_class).note("the table is replaced from the checked staging copy in one commit")
     } else {
-        d = d.note("the table is rebuilt from itself in one commit, so its data is written once");
-    }
-    d = d.note("the Delta log and history are kept; the version before is recorded as the restore point");
+        step(RewritePhase::WriteOnce, replace_class).note("the table is rebuilt from itself in one commit, so its data is written once")
+    };
+    replace = replace
+        .bytes(live.size_bytes)
+        .undo(restore_hint(live))
+        .note("the Delta log and history are kept; the version before is recorded as the restore point");
     if !drops.is_empty() {
-        d = d.warn(format!("drops {} along with the rewrite", drops.join(", ")));
+        replace = replace.warn(format!("drops {} along with the rewrite", drops.join(", ")));
     }
-    d
+    if !rewrite.converts() {
+        return vec![replace];
+    }
+    let stage = step(RewritePhase::Stage, RiskClass::Rewrite)
+        .bytes(live.size_bytes)
+        .note("converted rows go to a staging copy beside the table, which is left untouched")
+        .note("checked before anything is replaced: the same row count, and no converted column gains NULLs");
+    let drop_staging = step(RewritePhase::DropStaging, RiskClass::Meta);
+    vec![stage, replace, drop_staging]
 }
 
 /// The declared type, with nested field comments the spec is silent about

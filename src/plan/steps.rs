@@ -73,6 +73,27 @@ impl Rewrite {
     }
 }
 
+/// A rewrite is one step when it converts nothing (the table is replaced
+/// from itself, its data written once), or three when values are converted:
+/// stage and check a copy, replace from it, drop it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RewritePhase {
+    /// Replace the table from itself in one commit.
+    WriteOnce,
+    /// Write the converted rows to the staging copy and check them; the original is untouched.
+    Stage,
+    /// Replace the table from the checked staging copy.
+    Replace,
+    /// Remove the staging copy.
+    DropStaging,
+}
+
+/// The staging copy's table name.
+pub fn staging_name(table: &str) -> String {
+    format!("{table}__delta_operator_staging")
+}
+
 /// What a step does, with everything a backend needs to do it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "action")]
@@ -103,7 +124,7 @@ pub enum Action {
     AddForeignKey { key: ForeignKey },
     DropForeignKey { key: ForeignKey },
     SetClustering { keys: Vec<String> },
-    Rewrite { rewrite: Rewrite },
+    Rewrite { rewrite: Rewrite, phase: RewritePhase },
     Grant { principal: String, privileges: Vec<String> },
     Revoke { principal: String, privileges: Vec<String> },
     SetOwner { owner: String },
@@ -141,8 +162,10 @@ impl Action {
             Action::DropForeignKey { key } => format!("DROP FOREIGN KEY → {}", key.references),
             Action::SetClustering { keys: k } if k.is_empty() => "CLUSTER BY NONE".into(),
             Action::SetClustering { keys: k } => format!("CLUSTER BY ({})", k.join(", ")),
-            Action::Rewrite { rewrite } if rewrite.converts() => "REWRITE table (staged, checked)".into(),
-            Action::Rewrite { .. } => "REWRITE table".into(),
+            Action::Rewrite { phase: RewritePhase::WriteOnce, .. } => "REPLACE TABLE (from itself)".into(),
+            Action::Rewrite { phase: RewritePhase::Stage, .. } => "STAGE rewritten data".into(),
+            Action::Rewrite { phase: RewritePhase::Replace, .. } => "REPLACE TABLE (from staging)".into(),
+            Action::Rewrite { phase: RewritePhase::DropStaging, .. } => "DROP staging".into(),
             Action::Grant { principal, privileges } => format!("GRANT {} TO {principal}", privileges.join(", ")),
             Action::Revoke { principal, privileges } => format!("REVOKE {} FROM {principal}", privileges.join(", ")),
             Action::SetOwner { owner } => format!("SET OWNER {owner}"),

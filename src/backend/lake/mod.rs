@@ -20,6 +20,7 @@ use url::Url;
 use super::{Backend, BackendError, Progress, StepOutcome};
 use crate::model::{Check, DataType, DesiredTable, ObservedTable, SchemaRef, StructField, TableRef, OWNER_PROPERTY};
 use crate::plan::change::FieldPath;
+use crate::plan::steps::{staging_name, Rewrite, RewritePhase};
 use crate::plan::{Action, Capabilities, Step};
 
 /// Writer features delta-rs 1.1 can commit to (with `datafusion`); a table
@@ -31,6 +32,8 @@ const WRITABLE_FEATURES: &[&str] = &[
 
 /// The folder the lake backend moves dropped tables into (our UNDROP).
 pub const TRASH: &str = ".trash";
+/// The folder for staging copies of tables being rewritten.
+pub const STAGING: &str = ".staging";
 
 pub struct LakeBackend {
     root: PathBuf,
@@ -336,10 +339,7 @@ impl Backend for LakeBackend {
                 table.drop_constraints().with_constraint(name.clone()).with_raise_if_not_exists(false).with_commit_properties(commit_props(step)).await.map_err(delta_err)?;
                 Ok(StepOutcome::default())
             }
-            Action::Rewrite { rewrite } => {
-                let table = self.open_table(t).await?;
-                rewrite::run(table, rewrite, commit_props(step), progress).await
-            }
+            Action::Rewrite { rewrite, phase } => self.rewrite(t, step, rewrite, *phase, progress).await,
             Action::DropTable => self.drop_table(t),
             other => unsupported(&other.title()),
         }
@@ -374,6 +374,50 @@ impl LakeBackend {
         let fields = kernel_fields(&[(top, None)])?;
         table.add_columns().with_fields(fields).with_commit_properties(commit_props(step)).await.map_err(delta_err)?;
         Ok(StepOutcome::default())
+    }
+
+    /// Where a table's staging copy lives: outside the schema folder, so it is never listed as a table.
+    pub fn staging_path(&self, t: &TableRef) -> PathBuf {
+        self.root.join(STAGING).join(&t.catalog).join(&t.schema).join(staging_name(&t.table))
+    }
+
+    async fn rewrite(&self, t: &TableRef, step: &Step, rw: &Rewrite, phase: RewritePhase, progress: Progress<'_>) -> Result<StepOutcome, BackendError> {
+        let staging_url = || {
+            let p = self.staging_path(t);
+            std::fs::create_dir_all(&p).map_err(|e| BackendError::Transient(format!("{}: {e}", p.display())))?;
+            Url::from_directory_path(&p).map_err(|_| BackendError::Config(format!("not a usable path: {}", p.display())))
+        };
+        match phase {
+            RewritePhase::WriteOnce => {
+                let table = self.open_table(t).await?;
+                let rows = rewrite::project(&table, rw, progress).await?;
+                rewrite::overwrite(table, rows, rw, commit_props(step), progress).await
+            }
+            RewritePhase::Stage => {
+                let table = self.open_table(t).await?;
+                let rows = rewrite::project(&table, rw, progress).await?;
+                let staging = DeltaTable::try_from_url(staging_url()?).await.map_err(delta_err)?;
+                let mut out = rewrite::overwrite(staging, rows, rw, commit_props(step), progress).await?;
+                out.detail = Some(format!("{}; staged at {}", out.detail.unwrap_or_default(), self.staging_path(t).display()));
+                Ok(out)
+            }
+            RewritePhase::Replace => {
+                if !self.staging_path(t).join("_delta_log").is_dir() {
+                    return Err(BackendError::Refused { message: format!("no staging copy at {}; plan again", self.staging_path(t).display()) });
+                }
+                let staging = deltalake::open_table(staging_url()?).await.map_err(delta_err)?;
+                let rows = rewrite::read_all(&staging, rw).await?;
+                let table = self.open_table(t).await?;
+                rewrite::overwrite(table, rows, rw, commit_props(step), progress).await
+            }
+            RewritePhase::DropStaging => {
+                let p = self.staging_path(t);
+                if p.exists() {
+                    std::fs::remove_dir_all(&p).map_err(|e| BackendError::Transient(format!("{}: {e}", p.display())))?;
+                }
+                Ok(StepOutcome::default())
+            }
+        }
     }
 
     /// Moves the table's folder into the lake's trash: recoverable by moving it back.

@@ -20,7 +20,7 @@ use deltalake::DeltaTable;
 
 use super::schema::struct_to_json;
 use super::{delta_err, BackendError, Progress, StepOutcome};
-use crate::plan::steps::{Rewrite, Source};
+use crate::plan::steps::{Projection, Rewrite, Source};
 
 /// A DataFusion SQL identifier.
 fn ident(name: &str) -> String {
@@ -31,7 +31,8 @@ fn df_err(e: impl std::fmt::Display) -> BackendError {
     BackendError::Refused { message: e.to_string() }
 }
 
-pub async fn run(table: DeltaTable, rw: &Rewrite, props: CommitProperties, progress: Progress<'_>) -> Result<StepOutcome, BackendError> {
+/// The rewritten rows, converted and checked: nothing has been written yet.
+pub async fn project(table: &DeltaTable, rw: &Rewrite, progress: Progress<'_>) -> Result<Vec<RecordBatch>, BackendError> {
     let ctx = SessionContext::new();
     table.update_datafusion_session(&ctx.state()).map_err(delta_err)?;
     let provider = table.table_provider().await.map_err(df_err)?;
@@ -127,14 +128,31 @@ pub async fn run(table: DeltaTable, rw: &Rewrite, props: CommitProperties, progr
     if out.is_empty() {
         out.push(RecordBatch::new_empty(arrow_schema.clone()));
     }
-    progress(&format!("writing {rows_after} rows"));
+    Ok(out)
+}
+
+/// Every row of a (staging) table, in the rewrite's target schema.
+pub async fn read_all(table: &DeltaTable, rw: &Rewrite) -> Result<Vec<RecordBatch>, BackendError> {
+    let passthrough = Rewrite {
+        columns: rw.columns.iter().map(|p| Projection { field: p.field.clone(), source: Source::Copy { from: p.field.name.clone() } }).collect(),
+        partitioned_by: rw.partitioned_by.clone(),
+        drops: vec![],
+    };
+    project(table, &passthrough, &|_| {}).await
+}
+
+/// Overwrites `table` with `batches` and the rewrite's schema and partitioning,
+/// as one new version in the same Delta log.
+pub async fn overwrite(table: DeltaTable, batches: Vec<RecordBatch>, rw: &Rewrite, props: CommitProperties, progress: Progress<'_>) -> Result<StepOutcome, BackendError> {
+    let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
+    progress(&format!("writing {rows} rows"));
     table
-        .write(out)
+        .write(batches)
         .with_save_mode(SaveMode::Overwrite)
         .with_schema_mode(SchemaMode::Overwrite)
         .with_partition_columns(rw.partitioned_by.clone())
         .with_commit_properties(props)
         .await
         .map_err(delta_err)?;
-    Ok(StepOutcome { detail: Some(format!("rewrote {rows_after} rows")) })
+    Ok(StepOutcome { detail: Some(format!("wrote {rows} rows")) })
 }
