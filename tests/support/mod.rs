@@ -1,0 +1,129 @@
+//! Shared helpers for tests against real Delta tables in temp dirs.
+#![allow(dead_code)]
+
+use std::sync::Arc;
+
+use delta_operator::apply::{apply, ApplyError, ApplyReport, StepStatus};
+use delta_operator::backend::lake::LakeBackend;
+use delta_operator::backend::Backend;
+use delta_operator::engine::{lower, read_and_plan, Inputs};
+use delta_operator::model::{ObservedTable, TableRef};
+use delta_operator::plan::gate::Policy;
+use delta_operator::plan::Plan;
+use delta_operator::spec::load::{load_str, Manifests};
+use deltalake::arrow::array::{ArrayRef, RecordBatch};
+use deltalake::arrow::datatypes::{Field, Schema};
+use deltalake::datafusion::prelude::SessionContext;
+use deltalake::protocol::SaveMode;
+use url::Url;
+
+pub struct Lake {
+    pub dir: tempfile::TempDir,
+    pub backend: LakeBackend,
+}
+
+impl Lake {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let backend = LakeBackend::open(dir.path().to_str().unwrap()).expect("lake");
+        Lake { dir, backend }
+    }
+
+    pub async fn plan(&self, inputs: &Inputs) -> Plan {
+        read_and_plan(&self.backend, inputs).await.expect("read").0
+    }
+
+    /// Applies; `approve` approves the current plan when it needs it.
+    pub async fn apply(&self, inputs: &Inputs, approve: bool) -> Result<ApplyReport, ApplyError> {
+        let id = if approve { Some(self.plan(inputs).await.id) } else { None };
+        let (_, report) = apply(&self.backend, inputs, None, id.as_deref(), Policy::Auto, &|_| {}).await?;
+        if let Some(failed) = report.steps.iter().find(|s| matches!(s.status, StepStatus::Failed { .. })) {
+            panic!("step failed: {failed:?}");
+        }
+        Ok(report)
+    }
+
+    pub async fn apply_may_fail(&self, inputs: &Inputs, approve: bool) -> Result<ApplyReport, ApplyError> {
+        let id = if approve { Some(self.plan(inputs).await.id) } else { None };
+        apply(&self.backend, inputs, None, id.as_deref(), Policy::Auto, &|_| {}).await.map(|(_, r)| r)
+    }
+
+    pub async fn read(&self, t: &TableRef) -> Option<ObservedTable> {
+        self.backend.read(std::slice::from_ref(t)).await.expect("read").pop().flatten()
+    }
+
+    pub fn url(&self, t: &TableRef) -> Url {
+        Url::from_directory_path(self.backend.table_path(t)).unwrap()
+    }
+
+    /// Appends rows with delta-rs itself (a writer outside the operator);
+    /// columns not given are NULL.
+    pub async fn append(&self, t: &TableRef, columns: Vec<(&str, ArrayRef)>) {
+        use deltalake::kernel::engine::arrow_conversion::TryIntoArrow;
+        let table = deltalake::open_table(self.url(t)).await.expect("open");
+        let schema: Schema = table.snapshot().unwrap().schema().as_ref().try_into_arrow().unwrap();
+        let rows = columns.first().map_or(0, |(_, a)| a.len());
+        let mut fields = Vec::new();
+        let mut arrays = Vec::new();
+        for f in schema.fields() {
+            let given = columns.iter().find(|(n, _)| *n == f.name()).map(|(_, a)| a.clone());
+            let a = match given {
+                Some(a) => deltalake::arrow::compute::cast(&a, f.data_type()).unwrap(),
+                None => deltalake::arrow::array::new_null_array(f.data_type(), rows),
+            };
+            fields.push(Field::new(f.name(), f.data_type().clone(), f.is_nullable()));
+            arrays.push(a);
+        }
+        let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays).expect("batch");
+        table.write(vec![batch]).with_save_mode(SaveMode::Append).await.expect("append");
+    }
+
+    /// Runs SQL over the table (registered as `t`) and returns the rows as strings.
+    pub async fn query(&self, t: &TableRef, sql: &str) -> Vec<String> {
+        let table = deltalake::open_table(self.url(t)).await.expect("open");
+        let ctx = SessionContext::new();
+        table.update_datafusion_session(&ctx.state()).unwrap();
+        ctx.register_table("t", table.table_provider().await.unwrap()).unwrap();
+        let batches = ctx.sql(sql).await.expect("sql").collect().await.expect("collect");
+        let text = deltalake::arrow::util::pretty::pretty_format_batches(&batches).unwrap().to_string();
+        text.lines().filter(|l| l.starts_with('|')).skip(1).map(|l| l.split('|').map(str::trim).filter(|c| !c.is_empty()).collect::<Vec<_>>().join(",")).collect()
+    }
+
+    pub async fn count(&self, t: &TableRef) -> i64 {
+        self.query(t, "SELECT count(*) FROM t").await[0].parse().unwrap()
+    }
+
+    pub async fn version(&self, t: &TableRef) -> u64 {
+        self.backend.version(t).await.unwrap().unwrap()
+    }
+}
+
+/// Lowers manifests given as YAML text (several documents).
+pub fn manifests(yaml: &str) -> Inputs {
+    let mut m = Manifests::default();
+    let mut errors = Vec::new();
+    load_str("test.yaml", yaml, &mut m, &mut errors);
+    assert!(errors.is_empty(), "load errors: {errors:#?}");
+    lower(&m).unwrap_or_else(|e| panic!("invalid manifests: {e:#?}"))
+}
+
+pub const SCHEMA: &str = "apiVersion: delta-operator.io/v1alpha1
+kind: DeltaSchema
+metadata: {name: sales}
+spec: {catalog: main}
+";
+
+pub const STRICT_SCHEMA: &str = "apiVersion: delta-operator.io/v1alpha1
+kind: DeltaSchema
+metadata: {name: sales}
+spec: {catalog: main, mode: strict}
+";
+
+/// A DeltaTable manifest named `name` with the given spec body (YAML, indented by 2).
+pub fn table(name: &str, body: &str) -> String {
+    format!("---\napiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {{name: {name}}}\nspec:\n  schemaRef: sales\n{body}\n")
+}
+
+pub fn tref(name: &str) -> TableRef {
+    TableRef::new("main", "sales", name)
+}
