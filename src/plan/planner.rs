@@ -261,6 +261,18 @@ fn update_steps(desired: &DesiredTable, live: &ObservedTable, changes: &[Change]
     let mut unset_serve = Vec::new();
     let mut need_mapping = false;
     let mut need_widening = false;
+    // With a rewrite, the rewrite is where renames happen: steps before it
+    // address columns by their live names, and column alterations run after
+    // it (where they usually already hold, since the rewrite writes the
+    // declared nullability and comments).
+    let rewriting = changes.iter().any(|c| strategy_for(c, caps) == Strategy::Rewrite);
+    let o_alter = if rewriting { O_COLUMN_META } else { O_ALTER };
+    let live_name = |declared: &str| -> String {
+        match desired.column(declared).and_then(|d| matching_live(d, live)) {
+            Some(l) if rewriting => l.name.clone(),
+            _ => declared.to_string(),
+        }
+    };
     for (i, change) in changes.iter().enumerate() {
         if strategy_for(change, caps) == Strategy::Rewrite {
             rewrite_serves.push(i);
@@ -299,7 +311,11 @@ fn update_steps(desired: &DesiredTable, live: &ObservedTable, changes: &[Change]
             Change::AddColumn { path, field } => {
                 // added nullable; a NOT NULL column with `using:` is filled by the rewrite
                 let added = StructField { nullable: true, ..field.clone() };
-                let mut d = draft(O_ADD, RiskClass::Meta, Action::AddColumn { path: path.clone(), field: added }, s);
+                let mut path = path.clone();
+                if path.len() > 1 {
+                    path[0] = live_name(&path[0]);
+                }
+                let mut d = draft(O_ADD, RiskClass::Meta, Action::AddColumn { path, field: added }, s);
                 if !field.nullable {
                     d = d.note("added nullable; the rewrite fills it and sets NOT NULL");
                     rewrite_serves.push(i);
@@ -324,13 +340,13 @@ fn update_steps(desired: &DesiredTable, live: &ObservedTable, changes: &[Change]
             }
             Change::ChangeType { path, to, .. } => {
                 need_widening |= caps.widening_needs_feature;
-                drafts.push(draft(O_ALTER, RiskClass::Meta, Action::AlterColumnType { path: path.clone(), to: to.clone() }, s));
+                drafts.push(draft(o_alter, RiskClass::Meta, Action::AlterColumnType { path: path.clone(), to: to.clone() }, s));
             }
             Change::SetNullability { path, nullable: true } => drafts.push(
-                draft(O_ALTER, RiskClass::Meta, Action::DropNotNull { path: path.clone() }, s).undo(format!("SET NOT NULL {}", path.join("."))),
+                draft(o_alter, RiskClass::Meta, Action::DropNotNull { path: path.clone() }, s).undo(format!("SET NOT NULL {}", path.join("."))),
             ),
             Change::SetNullability { path, nullable: false } => drafts.push(
-                draft(O_ALTER, RiskClass::Meta, Action::SetNotNull { path: path.clone() }, s)
+                draft(o_alter, RiskClass::Meta, Action::SetNotNull { path: path.clone() }, s)
                     .note("checks first that the column has no NULLs")
                     .bytes(live.size_bytes),
             ),

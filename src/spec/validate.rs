@@ -149,6 +149,11 @@ fn check_table(t: &Loaded<DeltaTable>, e: &mut Vec<SpecError>) {
             e.push(missing(format!("spec.partitionedBy[{i}]"), col));
         }
     }
+    if let Some(parts) = spec.partitioned_by.as_ref().filter(|p| !p.is_empty()) {
+        if spec.columns.iter().all(|c| parts.iter().any(|p| p.eq_ignore_ascii_case(&c.name))) {
+            e.push(SpecError::new("spec.partitionedBy", "every column is a partition column", "keep at least one column out of partitionedBy: Delta keeps partition values in folder names, so a table needs one data column"));
+        }
+    }
     if let Some(keys) = &spec.cluster_by {
         for (i, col) in keys.iter().enumerate() {
             if !known(col) {
