@@ -143,6 +143,10 @@ fn load_document(file: &str, doc: Value, out: &mut Manifests, errors: &mut Vec<S
         for e in &mut found {
             e.path = e.path.trim_start_matches('.').to_string();
         }
+        if !found.is_empty() {
+            // the document is left out, so report its column types now as well
+            found.extend(raw_column_type_errors(&doc));
+        }
     }
     if found.is_empty() {
         let parsed = match kind {
@@ -154,4 +158,17 @@ fn load_document(file: &str, doc: Value, out: &mut Manifests, errors: &mut Vec<S
         }
     }
     errors.extend(found.into_iter().map(|e| e.in_file(file, Some(&label))));
+}
+
+/// Type errors in `spec.columns[*].type` of a raw document.
+fn raw_column_type_errors(doc: &Value) -> Vec<SpecError> {
+    let mut out = Vec::new();
+    for (i, c) in doc.pointer("/spec/columns").and_then(Value::as_array).into_iter().flatten().enumerate() {
+        if let Some(t) = c.get("type") {
+            if let Err(e) = crate::model::type_syntax::type_from_value(t) {
+                out.push(super::validate::type_error(&format!("spec.columns[{i}].type"), &e));
+            }
+        }
+    }
+    out
 }

@@ -93,7 +93,8 @@ pub fn column_type(c: &ColumnSpec, path: &str, e: &mut Vec<SpecError>) -> Option
     }
 }
 
-fn type_error(path: &str, err: &TypeError) -> SpecError {
+/// A type error at `path`, with the nearest type as the fix when there is one.
+pub fn type_error(path: &str, err: &TypeError) -> SpecError {
     let fix = match &err.suggestion {
         Some(s) => format!("did you mean '{s}'?"),
         None => "see the type reference in the README (e.g. bigint, decimal(18,2), array<string>, struct<a:int>)".to_string(),

@@ -1,0 +1,35 @@
+# delta-operator — one test command: `make test`.
+# Heavy builds are cached outside the clone (never required: a cold run works).
+CACHE ?= $(HOME)/.cache/delta-operator
+export CARGO_TARGET_DIR ?= $(CACHE)/target
+export DELTA_OPERATOR_PYTHON ?= $(CACHE)/venv/bin/python
+export PIP_CACHE_DIR ?= $(CACHE)/pip
+CARGO ?= cargo
+
+# Pinned Python packages for the outside reader in the tests.
+PY_PACKAGES = deltalake==1.6.6 pyarrow==26.0.1
+
+.PHONY: test test-rust python crds bench example clean-example
+
+test: python
+	$(CARGO) build --locked --bins --tests
+	$(CARGO) test --locked --no-fail-fast
+
+# A Python with deltalake: the reader outside the project that the tests use.
+python: $(CACHE)/venv/.installed
+$(CACHE)/venv/.installed:
+	python3 -m venv $(CACHE)/venv
+	$(CACHE)/venv/bin/pip install --quiet --disable-pip-version-check $(PY_PACKAGES)
+	touch $@
+
+# Regenerate the committed CRDs (a test fails when they are stale).
+crds:
+	$(CARGO) run --quiet -- crds > crds/delta-operator.yaml
+
+# Benchmarks: release build, prints figures.
+bench:
+	$(CARGO) bench --bench plan
+
+# The README's first command.
+example:
+	$(CARGO) run -- apply -f examples/
