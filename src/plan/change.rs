@@ -124,8 +124,6 @@ pub enum Difference {
     ColumnCaseDrift { declared: String, live: String },
     /// `renamedFrom` names a column, but the new name is live too.
     RenameConflict { from: String, to: String },
-    /// A nested type change no conversion can be written for (struct → array, a map's shape).
-    IncompatibleNestedChange { path: FieldPath, from: DataType, to: DataType },
     /// Identity or generation cannot be added to or changed on an existing column.
     ColumnKindChange { column: String, what: String },
     /// The table is owned by another resource.

@@ -94,6 +94,8 @@ pub fn plan(desired: &[DesiredTable], observed: &[ObservedTable], schemas: &[Sch
     block_dependents(desired, &mut tables);
     let declared: BTreeSet<&TableRef> = desired.iter().map(|d| &d.table).collect();
     let mut unmanaged = Vec::new();
+    let mut observed: Vec<&ObservedTable> = observed.iter().collect();
+    observed.sort_by(|a, b| a.table.cmp(&b.table));
     for o in observed {
         let Some(scope) = schemas.iter().find(|s| s.schema == o.table.schema_ref()) else { continue };
         if declared.contains(&o.table) {
@@ -114,9 +116,10 @@ pub fn finish(caps: &Capabilities, tables: Vec<TablePlan>, unmanaged: Vec<TableR
     for t in &tables {
         let steps = t.steps();
         match t.action {
+            _ if !t.is_accepted() => {}
             TableAction::Create => summary.add += 1,
             TableAction::Destroy => summary.destroy += 1,
-            TableAction::Update if !steps.is_empty() || !t.is_accepted() => summary.change += 1,
+            TableAction::Update if !steps.is_empty() => summary.change += 1,
             _ => {}
         }
         if !t.is_accepted() {

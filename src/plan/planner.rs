@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::capabilities::{Capabilities, Strategy};
 use super::change::{Change, DropReason};
 use super::diff::{diff, matching_live, renamed};
-use super::rules::{check, strategy_for, RuleFailure};
+use super::rules::{check, needs_rewrite, strategy_for, RuleFailure};
 use super::steps::{Action, Projection, Rewrite, RewritePhase, RiskClass, Source, Step};
 use crate::model::{DataType, DesiredTable, ObservedTable, StructField, TableRef, OWNER_PROPERTY};
 
@@ -78,7 +78,7 @@ impl TablePlan {
 pub fn plan_table(desired: &DesiredTable, observed: Option<&ObservedTable>, caps: &Capabilities) -> TablePlan {
     let d = diff(desired, observed);
     let failures = check(desired, observed, &d, caps);
-    let action = match (observed, d.changes.is_empty()) {
+    let action = match (observed, d.changes.is_empty() && d.differences.is_empty()) {
         (None, _) => TableAction::Create,
         (Some(_), true) => TableAction::Unchanged,
         (Some(_), false) => TableAction::Update,
@@ -116,14 +116,15 @@ pub fn plan_orphan(live: &ObservedTable, strict: bool, caps: &Capabilities) -> T
     } else {
         (TableAction::Keep, vec![], Outcome::Accepted { steps: vec![] })
     };
-    let note = if strict { "its spec is gone and the schema is strict" } else { "its spec is gone; the schema is additive, so it is kept" };
+    // a strict drop says why in its change line; a kept orphan needs the note
+    let notes = if strict { vec![] } else { vec!["its spec is gone; the schema is additive, so it is kept".to_string()] };
     TablePlan {
         table: live.table.clone(),
         action,
         resource: live.owner_marker().map(str::to_string),
         changes,
         outcome,
-        notes: vec![note.to_string()],
+        notes,
         size_bytes: live.size_bytes,
         version: live.version,
         desired: None,
@@ -265,7 +266,7 @@ fn update_steps(desired: &DesiredTable, live: &ObservedTable, changes: &[Change]
     // address columns by their live names, and column alterations run after
     // it (where they usually already hold, since the rewrite writes the
     // declared nullability and comments).
-    let rewriting = changes.iter().any(|c| strategy_for(c, caps) == Strategy::Rewrite);
+    let rewriting = changes.iter().any(|c| needs_rewrite(c, caps));
     let o_alter = if rewriting { O_COLUMN_META } else { O_ALTER };
     let live_name = |declared: &str| -> String {
         match desired.column(declared).and_then(|d| matching_live(d, live)) {
@@ -290,6 +291,9 @@ fn update_steps(desired: &DesiredTable, live: &ObservedTable, changes: &[Change]
                 draft(O_TABLE_META, RiskClass::Meta, Action::SetTableComment { comment: to.clone() }, s)
                     .undo(format!("comment was {}", from.as_deref().map_or("(none)".into(), |f| format!("'{f}'")))),
             ),
+            // turning on a table feature by property is the feature step itself
+            Change::SetProperty { key, to, .. } if key == "delta.columnMapping.mode" && to == "name" => need_mapping = true,
+            Change::SetProperty { key, to, .. } if key == "delta.enableTypeWidening" && to == "true" => need_widening = true,
             Change::SetProperty { key, to, .. } => {
                 props.insert(key.clone(), to.clone());
                 props_serve.push(i);
@@ -432,7 +436,8 @@ fn update_steps(desired: &DesiredTable, live: &ObservedTable, changes: &[Change]
     if need_widening && live.properties.get("delta.enableTypeWidening").map(String::as_str) != Some("true") {
         drafts.push(
             draft(O_PREREQ, RiskClass::Feature, Action::EnableTypeWidening, vec![])
-                .note("raises the table's protocol version; older clients lose access"),
+                .warn("raises the table's protocol version; older clients lose access")
+                .note("type widening cannot be turned off again"),
         );
     }
     if !rewrite_serves.is_empty() {
@@ -448,12 +453,16 @@ fn rewrite_drafts(desired: &DesiredTable, live: &ObservedTable, changes: &[Chang
     let mut columns = Vec::new();
     for d in &desired.columns {
         let from = matching_live(d, live);
+        // `using:` computes a value only where one is needed: a changed type, or
+        // a NOT NULL column being filled; a leftover `using:` is never re-run
+        let same_type = from.is_some_and(|l| crate::plan::diff::same_shape(&l.data_type, &d.data_type));
+        let filling = from.is_none() && !d.nullable;
         let source = match (from, &d.using) {
-            (_, Some(expr)) => Source::Using { expression: expr.clone() },
-            (Some(l), None) if crate::plan::diff::same_shape(&l.data_type, &d.data_type) => Source::Copy { from: l.name.clone() },
-            (Some(l), None) => Source::Cast { from: l.name.clone(), from_type: l.data_type.clone() },
+            (_, Some(expr)) if !same_type || filling => Source::Using { expression: expr.clone() },
+            (Some(l), _) if same_type => Source::Copy { from: l.name.clone() },
+            (Some(l), _) => Source::Cast { from: l.name.clone(), from_type: l.data_type.clone() },
             // added in place just before (order O_ADD), so it is live by now
-            (None, None) => Source::Copy { from: d.name.clone() },
+            (None, _) => Source::Copy { from: d.name.clone() },
         };
         let comment = d.comment.clone().or_else(|| from.and_then(|l| l.comment.clone())).filter(|c| !c.is_empty());
         let data_type = keep_nested_comments(&d.data_type, from.map(|l| &l.data_type));

@@ -42,6 +42,13 @@ pub fn strategy_for(change: &Change, caps: &Capabilities) -> Strategy {
     }
 }
 
+/// True when the change can only be carried out by rebuilding the table: a
+/// rewrite strategy, or a NOT NULL column added to a table with rows (filled
+/// by the rewrite from its `using:`).
+pub fn needs_rewrite(change: &Change, caps: &Capabilities) -> bool {
+    strategy_for(change, caps) == Strategy::Rewrite || matches!(change, Change::AddColumn { path, field } if path.len() == 1 && !field.nullable)
+}
+
 /// Every failure for one table's diff; empty means the plan is accepted.
 pub fn check(desired: &DesiredTable, observed: Option<&ObservedTable>, diff: &TableDiff, caps: &Capabilities) -> Vec<RuleFailure> {
     let laws = check_laws(diff, caps);
@@ -56,12 +63,6 @@ pub fn check(desired: &DesiredTable, observed: Option<&ObservedTable>, diff: &Ta
                 to,
                 format!("'{to}' is declared renamedFrom '{from}', but both columns are live"),
                 format!("remove renamedFrom from '{to}' (the rename happened), or drop '{to}' first"),
-            )),
-            Difference::IncompatibleNestedChange { path, from, to } => out.push(fail(
-                "ConversionNeedsUsing",
-                path_string(path),
-                format!("no conversion from {from} to {to} can be written safely"),
-                "declare `using:` on the column with the SQL that converts it",
             )),
             Difference::ColumnKindChange { column, what } => out.push(fail(
                 "ColumnKindCannotChange",
@@ -158,7 +159,7 @@ fn check_create(desired: &DesiredTable, caps: &Capabilities, out: &mut Vec<RuleF
 }
 
 fn check_update(desired: &DesiredTable, live: &ObservedTable, diff: &TableDiff, caps: &Capabilities, out: &mut Vec<RuleFailure>) {
-    let needs_rewrite = diff.changes.iter().any(|c| strategy_for(c, caps) == Strategy::Rewrite);
+    let rewriting = diff.changes.iter().any(|c| needs_rewrite(c, caps));
     for change in &diff.changes {
         if strategy_for(change, caps) == Strategy::Unsupported {
             out.push(fail("NotSupportedByBackend", describe_subject(change), format!("the {} backend cannot {}", caps.backend, verb(change)), "leave the column as it is live"));
@@ -247,7 +248,7 @@ fn check_update(desired: &DesiredTable, live: &ObservedTable, diff: &TableDiff, 
             _ => {}
         }
     }
-    if needs_rewrite {
+    if rewriting {
         let mut why = Vec::new();
         if live.columns.iter().any(|c| c.identity.is_some()) {
             why.push("identity columns");

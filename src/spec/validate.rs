@@ -52,6 +52,7 @@ pub fn validate(m: &Manifests) -> Vec<SpecError> {
             }
         }
         check_name(spec.name.as_deref().unwrap_or(&t.name()), if spec.name.is_some() { "spec.name" } else { "metadata.name" }, &mut e);
+        check_object_name(&t.name(), &mut e);
         check_table(t, &mut e);
         errors.extend(e.into_iter().map(|x| x.in_file(&t.file, Some(&t.label()))));
     }
@@ -71,6 +72,21 @@ fn check_name(name: &str, path: &str, e: &mut Vec<SpecError>) {
         e.push(SpecError::new(path, "must be 1 to 255 characters", "shorten the name"));
     } else if let Some(c) = bad {
         e.push(SpecError::new(path, format!("'{name}' contains {c:?}"), "use a name without '.', spaces, '/' or control characters"));
+    }
+}
+
+/// A name the API server accepts for the resource itself (an RFC 1123 subdomain):
+/// lowercase letters, digits, '-' and '.', each '.'-separated part starting and
+/// ending with a letter or digit, at most 253 characters.
+fn check_object_name(name: &str, e: &mut Vec<SpecError>) {
+    let alnum = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
+    let label_ok = |l: &str| l.starts_with(alnum) && l.ends_with(alnum) && l.chars().all(|c| alnum(c) || c == '-');
+    if name.len() > 253 || !name.split('.').all(label_ok) {
+        e.push(SpecError::new(
+            "metadata.name",
+            format!("'{name}' is not a valid Kubernetes name (lowercase letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253 characters)"),
+            "use a lowercase name like 'order-items' and set spec.name to the table's name",
+        ));
     }
 }
 

@@ -42,7 +42,14 @@ pub fn render(plan: &Plan) -> String {
             continue;
         }
         let size = t.size_bytes.map(|b| format!(" ({})", human_bytes(b))).unwrap_or_default();
-        let _ = writeln!(out, "#### `{}` — {:?}{size}\n", t.table, t.action);
+        let action = match t.action {
+            TableAction::Create => "create",
+            TableAction::Update => "update",
+            TableAction::Destroy => "destroy",
+            TableAction::Unchanged => "unchanged",
+            TableAction::Keep => "orphan, kept",
+        };
+        let _ = writeln!(out, "#### `{}` — {action}{size}\n", t.table);
         for c in &t.changes {
             let _ = writeln!(out, "- `{}` {}", c.marker(), c.describe().replace('|', "\\|"));
         }
@@ -76,8 +83,11 @@ pub fn render(plan: &Plan) -> String {
             }
         }
     }
-    for u in &plan.unmanaged {
-        let _ = writeln!(out, "- `{u}`: unmanaged, left untouched");
+    if !plan.unmanaged.is_empty() {
+        out.push_str("#### Unmanaged tables, left untouched\n\n");
+        for u in &plan.unmanaged {
+            let _ = writeln!(out, "- `{u}`");
+        }
     }
     out
 }

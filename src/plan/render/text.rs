@@ -33,7 +33,13 @@ pub fn render(plan: &Plan) -> String {
     }
     let destructive: Vec<String> = plan.destructive_steps().map(|(t, st)| format!("{} step {}", t.table, st.number)).collect();
     if !destructive.is_empty() {
-        let _ = writeln!(out, "⚠ Destroys something ({}): apply needs --approve {}", destructive.join(", "), plan.id);
+        let _ = writeln!(
+            out,
+            "⚠ Destroys something ({}): apply needs --approve {} (in a cluster: the annotation delta-operator.io/approve={})",
+            destructive.join(", "),
+            plan.id,
+            plan.id
+        );
     }
     let _ = writeln!(out, "Plan id: {}", plan.id);
     out
@@ -57,6 +63,12 @@ pub fn table(out: &mut String, t: &TablePlan) {
     for c in &t.changes {
         let _ = writeln!(out, "  {} {}", c.marker(), c.describe());
     }
+    // a new table shows its columns, so a reviewer sees what will exist
+    if let (TableAction::Create, Some(d)) = (t.action, &t.desired) {
+        for c in &d.columns {
+            let _ = writeln!(out, "    + {} {}{}", c.name, c.data_type, if c.nullable { "" } else { " not null" });
+        }
+    }
     for n in &t.notes {
         let _ = writeln!(out, "  · {n}");
     }
@@ -64,7 +76,7 @@ pub fn table(out: &mut String, t: &TablePlan) {
         Outcome::Accepted { steps } => {
             for s in steps {
                 let size = s.est_bytes.filter(|_| s.class >= RiskClass::Rewrite).map(|b| format!("  ({})", human_bytes(b))).unwrap_or_default();
-                let _ = writeln!(out, "    {:>2}. {:<32} [{}]{size}", s.number, s.action.title(), s.class);
+                let _ = writeln!(out, "    {:>2}. {:<36} [{}]{size}", s.number, s.action.title(), s.class);
                 for w in &s.warnings {
                     let _ = writeln!(out, "        ⚠ {w}");
                 }
