@@ -12,3 +12,4 @@ pub mod backend;
 pub mod cli;
 pub mod config;
 pub mod engine;
+pub mod controller;

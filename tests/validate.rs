@@ -660,7 +660,7 @@ fn files_and_folders_from_disk() {
 fn a_missing_path() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("nope.yaml");
-    let (_, errs) = load_paths(&[missing.clone()]);
+    let (_, errs) = load_paths(std::slice::from_ref(&missing));
     let e = only(errs);
     assert_eq!(e.file, missing.display().to_string());
     assert!(e.message.contains("no such file"), "{e}");

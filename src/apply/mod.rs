@@ -83,6 +83,7 @@ pub enum Event<'a> {
 /// Re-reads, re-plans and checks the plan id and the gate, then applies.
 /// `expected` is the id the caller showed (a stale plan is refused);
 /// `approved` approves a plan that needs it.
+#[allow(clippy::too_many_arguments)]
 pub async fn apply<B: Backend>(
     backend: &B,
     inputs: &Inputs,
@@ -90,6 +91,7 @@ pub async fn apply<B: Backend>(
     approved: Option<&str>,
     policy: Policy,
     on_event: &(dyn Fn(Event<'_>) + Send + Sync),
+    may_continue: &(dyn Fn() -> bool + Send + Sync),
 ) -> Result<(Plan, ApplyReport), ApplyError> {
     let (plan, _) = read_and_plan(backend, inputs).await?;
     if let Some(e) = expected {
@@ -104,13 +106,20 @@ pub async fn apply<B: Backend>(
         Decision::NothingToDo | Decision::Observe => return Ok((plan.clone(), ApplyReport { plan_id: plan.id, steps: vec![] })),
         Decision::Apply => {}
     }
-    let report = run_plan(backend, &plan, on_event).await;
+    let report = run_plan(backend, &plan, on_event, may_continue).await;
     Ok((plan, report))
 }
 
 /// Runs an approved plan's steps. A failing step stops its table; other
 /// tables go on, except those whose foreign keys depend on a failed one.
-pub async fn run_plan<B: Backend>(backend: &B, plan: &Plan, on_event: &(dyn Fn(Event<'_>) + Send + Sync)) -> ApplyReport {
+/// `may_continue` is asked before every step (the controller's Lease): when
+/// it says no, nothing more runs.
+pub async fn run_plan<B: Backend>(
+    backend: &B,
+    plan: &Plan,
+    on_event: &(dyn Fn(Event<'_>) + Send + Sync),
+    may_continue: &(dyn Fn() -> bool + Send + Sync),
+) -> ApplyReport {
     let mut steps = Vec::new();
     let mut failed_tables: Vec<TableRef> = Vec::new();
     for t in &plan.tables {
@@ -127,6 +136,10 @@ pub async fn run_plan<B: Backend>(backend: &B, plan: &Plan, on_event: &(dyn Fn(E
                 restore_point: None,
                 detail: None,
             };
+            if !stop && !may_continue() {
+                stop = true;
+                report.detail = Some("not run: the apply lock was lost".into());
+            }
             if !stop {
                 on_event(Event::Started { table: &t.table, step });
                 report.status = match run_step(backend, &t.table, step, &mut report, on_event).await {

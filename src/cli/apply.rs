@@ -54,7 +54,7 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
         }
     };
     // the CLI is the human at the keyboard: Auto semantics, destructive steps need --approve
-    match run_apply(&backend, &inputs, a.plan_id.as_deref(), a.approve.as_deref(), Policy::Auto, &on_event).await {
+    match run_apply(&backend, &inputs, a.plan_id.as_deref(), a.approve.as_deref(), Policy::Auto, &on_event, &|| true).await {
         Ok((plan, report)) => {
             if report.steps.is_empty() {
                 println!("No changes. The tables match the manifests. (plan {})", plan.id);

@@ -50,6 +50,48 @@ pub enum Command {
     Import(import::ImportArgs),
     /// Write the observed state of the declared tables to a file (for offline plans and bug reports).
     Read(plan::ReadArgs),
+    /// Run the controllers against the cluster in KUBECONFIG (or in-cluster config).
+    Run(RunArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    /// Watch only this namespace (default: all).
+    #[arg(long)]
+    pub namespace: Option<String>,
+    /// The namespace of the apply and leader Leases.
+    #[arg(long, env = "POD_NAMESPACE", default_value = "default")]
+    pub lease_namespace: String,
+    /// How often a table is re-checked for drift (jittered ±10%): 30s, 10m, 1h.
+    #[arg(long, default_value = "10m", value_parser = parse_duration)]
+    pub drift_interval: std::time::Duration,
+    /// Address for /metrics, /healthz and /readyz.
+    #[arg(long, default_value = "0.0.0.0:8080")]
+    pub listen: String,
+    /// Run the controllers only while holding the leader Lease (for replicas > 1).
+    #[arg(long)]
+    pub leader_elect: bool,
+    /// This process's identity in Leases (default: hostname and pid).
+    #[arg(long, env = "POD_NAME")]
+    pub identity: Option<String>,
+    /// Lease duration in seconds; a holder that stops renewing loses it after this long.
+    #[arg(long, default_value_t = 15)]
+    pub lease_seconds: u64,
+}
+
+/// `500ms`, `30s`, `10m`, `1h`.
+pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    let s = s.trim();
+    let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
+    let n: u64 = num.parse().map_err(|_| format!("'{s}' is not a duration like 30s, 10m or 1h"))?;
+    let ms = match unit {
+        "ms" => n,
+        "s" | "" => n * 1000,
+        "m" => n * 60_000,
+        "h" => n * 3_600_000,
+        _ => return Err(format!("unknown unit '{unit}' in '{s}': use ms, s, m or h")),
+    };
+    Ok(std::time::Duration::from_millis(ms))
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,7 +102,7 @@ pub enum Format {
 }
 
 pub fn init_tracing() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("DELTA_OPERATOR_LOG").unwrap_or_else(|_| "warn,buoyant_kernel::snapshot::builder=off".into());
+    let filter = tracing_subscriber::EnvFilter::try_from_env("DELTA_OPERATOR_LOG").unwrap_or_else(|_| "info,kube=warn,deltalake_core=warn,buoyant_kernel=warn,buoyant_kernel::snapshot::builder=off,datafusion=warn".into());
     let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
 }
 
@@ -85,6 +127,28 @@ pub async fn run(cli: Cli) -> u8 {
         }
         Command::Import(a) => import::import(&config, a).await,
         Command::Read(a) => plan::read(&config, a).await,
+        Command::Run(a) => {
+            let identity = a.identity.unwrap_or_else(|| {
+                let host = std::fs::read_to_string("/etc/hostname").map(|h| h.trim().to_string()).unwrap_or_else(|_| "delta-operator".into());
+                format!("{host}-{}", std::process::id())
+            });
+            let opts = crate::controller::RunOptions {
+                namespace: a.namespace,
+                lease_namespace: a.lease_namespace,
+                drift_interval: a.drift_interval,
+                listen: a.listen,
+                leader_elect: a.leader_elect,
+                identity,
+                lease_seconds: a.lease_seconds,
+            };
+            match crate::controller::run(config, opts).await {
+                Ok(()) => EXIT_OK,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    EXIT_ERROR
+                }
+            }
+        }
     }
 }
 

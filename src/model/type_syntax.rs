@@ -11,6 +11,7 @@ use std::fmt;
 
 use serde_json::{Map, Value, json};
 
+use super::names;
 use super::types::{DataType, StructField};
 
 /// A type that failed to parse. `offset` is a byte offset into the parsed
@@ -150,29 +151,38 @@ pub fn nearest_type_name(word: &str) -> Option<&'static str> {
     })
 }
 
-/// Levenshtein distance with adjacent transpositions (`bigitn` → `bigint` is 1).
+/// The shared Levenshtein distance, with a swap of two adjacent characters
+/// counting as one edit (`bigitn` → `bigint` is 1, `itn` → `int` is 1): the
+/// least of the plain distance and, after one or two adjacent swaps, the swaps
+/// plus the distance left. Two swaps suffice, as suggestions are at most 2 edits
+/// away; past that (or when the lengths differ by more) the plain distance is
+/// returned.
 fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in d.iter_mut().enumerate() {
-        row[0] = i;
+    let plain = names::edit_distance(a, b);
+    if plain <= 1 || a.chars().count().abs_diff(b.chars().count()) > 2 {
+        return plain;
     }
-    for (j, cell) in d[0].iter_mut().enumerate() {
-        *cell = j;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            d[i][j] = (d[i - 1][j] + 1)
-                .min(d[i][j - 1] + 1)
-                .min(d[i - 1][j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
-            }
+    let mut best = plain;
+    for once in adjacent_swaps(a) {
+        best = best.min(1 + names::edit_distance(&once, b));
+        for twice in adjacent_swaps(&once) {
+            best = best.min(2 + names::edit_distance(&twice, b));
         }
     }
-    d[a.len()][b.len()]
+    best
+}
+
+/// `s` with each pair of adjacent, differing characters swapped in turn.
+fn adjacent_swaps(s: &str) -> Vec<String> {
+    let chars: Vec<char> = s.chars().collect();
+    (1..chars.len())
+        .filter(|&i| chars[i - 1] != chars[i])
+        .map(|i| {
+            let mut swapped = chars.clone();
+            swapped.swap(i - 1, i);
+            swapped.into_iter().collect()
+        })
+        .collect()
 }
 
 /// Parse a type in Spark DDL notation, e.g. `map<string, array<decimal(18,2)>>`.
@@ -1089,6 +1099,22 @@ mod tests {
         let e = err("geography");
         assert_eq!(e.suggestion, None);
         assert_eq!(e.to_string(), "unknown type 'geography'");
+    }
+
+    #[test]
+    fn adjacent_swaps_count_as_one_edit() {
+        assert_eq!(edit_distance("bigitn", "bigint"), 1);
+        assert_eq!(edit_distance("itn", "int"), 1);
+        assert_eq!(edit_distance("srtnig", "string"), 2, "two swaps");
+        assert_eq!(edit_distance("dobule", "double"), 1);
+        assert_eq!(edit_distance("strng", "string"), 1);
+        assert_eq!(edit_distance("date", "date"), 0);
+        assert_eq!(edit_distance("ab", "ba"), 1);
+        assert_eq!(edit_distance("abc", "abcdefgh"), 5, "plain past 2 edits");
+        // plain Levenshtein would make these 2 edits away, too far for 3 letters
+        assert_eq!(nearest_type_name("itn"), Some("int"));
+        assert_eq!(nearest_type_name("mpa"), Some("map"));
+        assert_eq!(nearest_type_name("srtnig"), Some("string"));
     }
 
     #[test]

@@ -277,13 +277,13 @@ pub struct PlanStatus {
     pub steps: Vec<String>,
     /// Steps left out to keep the object small.
     #[serde(default, skip_serializing_if = "is_zero")]
-    pub steps_omitted: u32,
+    pub steps_omitted: i32,
     /// The exact command that approves this plan, when it needs approval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approve_command: Option<String>,
 }
 
-fn is_zero(n: &u32) -> bool {
+fn is_zero(n: &i32) -> bool {
     *n == 0
 }
 
@@ -292,7 +292,7 @@ fn is_zero(n: &u32) -> bool {
 pub struct LastApplied {
     pub plan_id: String,
     pub time: String,
-    pub steps_applied: u32,
+    pub steps_applied: i32,
     /// `catalog.schema.table@version` recorded before each rewrite or destructive step.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub restore_points: Vec<String>,

@@ -36,7 +36,7 @@ impl Lake {
     /// Applies; `approve` approves the current plan when it needs it.
     pub async fn apply(&self, inputs: &Inputs, approve: bool) -> Result<ApplyReport, ApplyError> {
         let id = if approve { Some(self.plan(inputs).await.id) } else { None };
-        let (_, report) = apply(&self.backend, inputs, None, id.as_deref(), Policy::Auto, &|_| {}).await?;
+        let (_, report) = apply(&self.backend, inputs, None, id.as_deref(), Policy::Auto, &|_| {}, &|| true).await?;
         if let Some(failed) = report.steps.iter().find(|s| matches!(s.status, StepStatus::Failed { .. })) {
             panic!("step failed: {failed:?}");
         }
@@ -45,7 +45,7 @@ impl Lake {
 
     pub async fn apply_may_fail(&self, inputs: &Inputs, approve: bool) -> Result<ApplyReport, ApplyError> {
         let id = if approve { Some(self.plan(inputs).await.id) } else { None };
-        apply(&self.backend, inputs, None, id.as_deref(), Policy::Auto, &|_| {}).await.map(|(_, r)| r)
+        apply(&self.backend, inputs, None, id.as_deref(), Policy::Auto, &|_| {}, &|| true).await.map(|(_, r)| r)
     }
 
     pub async fn read(&self, t: &TableRef) -> Option<ObservedTable> {

@@ -38,6 +38,8 @@ pub const STAGING: &str = ".staging";
 pub struct LakeBackend {
     root: PathBuf,
     caps: Capabilities,
+    /// Who writes: stamped into every commit (the operator's identity).
+    writer: String,
 }
 
 impl LakeBackend {
@@ -55,7 +57,13 @@ impl LakeBackend {
         };
         std::fs::create_dir_all(&path).map_err(|e| BackendError::Config(format!("cannot create lake root {}: {e}", path.display())))?;
         let root = path.canonicalize().map_err(|e| BackendError::Config(format!("lake root {}: {e}", path.display())))?;
-        Ok(LakeBackend { root, caps: Capabilities::lake() })
+        Ok(LakeBackend { root, caps: Capabilities::lake(), writer: "cli".into() })
+    }
+
+    /// Names the writer in every commit's info (`delta-operator.writer`).
+    pub fn with_writer(mut self, writer: &str) -> Self {
+        self.writer = writer.into();
+        self
     }
 
     pub fn root(&self) -> &Path {
@@ -155,12 +163,15 @@ fn observe(t: &TableRef, table: &DeltaTable) -> Result<ObservedTable, BackendErr
     })
 }
 
-/// Commit properties stamped into every commit, so Delta history shows who changed what.
-fn commit_props(step: &Step) -> CommitProperties {
-    CommitProperties::default().with_metadata([
-        ("delta-operator.step".to_string(), Value::String(step.action.title())),
-        ("delta-operator.class".to_string(), Value::String(step.class.to_string())),
-    ])
+impl LakeBackend {
+    /// Commit properties stamped into every commit, so Delta history shows who changed what.
+    fn commit_props(&self, step: &Step) -> CommitProperties {
+        CommitProperties::default().with_metadata([
+            ("delta-operator.step".to_string(), Value::String(step.action.title())),
+            ("delta-operator.class".to_string(), Value::String(step.class.to_string())),
+            ("delta-operator.writer".to_string(), Value::String(self.writer.clone())),
+        ])
+    }
 }
 
 fn kernel_fields(fields: &[(StructField, Option<String>)]) -> Result<Vec<KernelField>, BackendError> {
@@ -189,7 +200,7 @@ impl LakeBackend {
             .with_partition_columns(d.partitioned_by.clone().unwrap_or_default())
             .with_configuration(config)
             .with_raise_if_key_not_exists(false)
-            .with_commit_properties(commit_props(step));
+            .with_commit_properties(self.commit_props(step));
         if let Some(c) = d.comment.as_ref().filter(|c| !c.is_empty()) {
             b = b.with_comment(c);
         }
@@ -219,7 +230,7 @@ impl LakeBackend {
             md = md.with_description(d).map_err(refused)?;
         }
         let op = DeltaOperation::SetTableProperties { properties: HashMap::new() };
-        CommitBuilder::from(commit_props(step))
+        CommitBuilder::from(self.commit_props(step))
             .with_actions(vec![DeltaAction::Metadata(md)])
             .build(Some(snap), table.log_store(), op)
             .await
@@ -295,7 +306,7 @@ impl Backend for LakeBackend {
             Action::SetTableComment { comment } => {
                 let table = self.open_table(t).await?;
                 let update = TableMetadataUpdate { name: None, description: Some(comment.clone()) };
-                table.update_table_metadata().with_update(update).with_commit_properties(commit_props(step)).await.map_err(delta_err)?;
+                table.update_table_metadata().with_update(update).with_commit_properties(self.commit_props(step)).await.map_err(delta_err)?;
                 Ok(StepOutcome::default())
             }
             Action::AddColumn { path, field } => self.add_column(t, step, path, field).await,
@@ -329,14 +340,14 @@ impl Backend for LakeBackend {
                 table
                     .add_constraint()
                     .with_constraint(check.name.clone(), check.expression.clone())
-                    .with_commit_properties(commit_props(step))
+                    .with_commit_properties(self.commit_props(step))
                     .await
                     .map_err(delta_err)?;
                 Ok(StepOutcome::default())
             }
             Action::DropCheck { name } => {
                 let table = self.open_table(t).await?;
-                table.drop_constraints().with_constraint(name.clone()).with_raise_if_not_exists(false).with_commit_properties(commit_props(step)).await.map_err(delta_err)?;
+                table.drop_constraints().with_constraint(name.clone()).with_raise_if_not_exists(false).with_commit_properties(self.commit_props(step)).await.map_err(delta_err)?;
                 Ok(StepOutcome::default())
             }
             Action::Rewrite { rewrite, phase } => self.rewrite(t, step, rewrite, *phase, progress).await,
@@ -353,7 +364,7 @@ impl LakeBackend {
             .set_tbl_properties()
             .with_properties(props.into_iter().collect())
             .with_raise_if_not_exists(false)
-            .with_commit_properties(commit_props(step))
+            .with_commit_properties(self.commit_props(step))
             .await
             .map_err(delta_err)?;
         Ok(StepOutcome::default())
@@ -372,7 +383,7 @@ impl LakeBackend {
             top
         };
         let fields = kernel_fields(&[(top, None)])?;
-        table.add_columns().with_fields(fields).with_commit_properties(commit_props(step)).await.map_err(delta_err)?;
+        table.add_columns().with_fields(fields).with_commit_properties(self.commit_props(step)).await.map_err(delta_err)?;
         Ok(StepOutcome::default())
     }
 
@@ -391,13 +402,13 @@ impl LakeBackend {
             RewritePhase::WriteOnce => {
                 let table = self.open_table(t).await?;
                 let rows = rewrite::project(&table, rw, progress).await?;
-                rewrite::overwrite(table, rows, rw, commit_props(step), progress).await
+                rewrite::overwrite(table, rows, rw, self.commit_props(step), progress).await
             }
             RewritePhase::Stage => {
                 let table = self.open_table(t).await?;
                 let rows = rewrite::project(&table, rw, progress).await?;
                 let staging = DeltaTable::try_from_url(staging_url()?).await.map_err(delta_err)?;
-                let mut out = rewrite::overwrite(staging, rows, rw, commit_props(step), progress).await?;
+                let mut out = rewrite::overwrite(staging, rows, rw, self.commit_props(step), progress).await?;
                 out.detail = Some(format!("{}; staged at {}", out.detail.unwrap_or_default(), self.staging_path(t).display()));
                 Ok(out)
             }
@@ -408,7 +419,7 @@ impl LakeBackend {
                 let staging = deltalake::open_table(staging_url()?).await.map_err(delta_err)?;
                 let rows = rewrite::read_all(&staging, rw).await?;
                 let table = self.open_table(t).await?;
-                rewrite::overwrite(table, rows, rw, commit_props(step), progress).await
+                rewrite::overwrite(table, rows, rw, self.commit_props(step), progress).await
             }
             RewritePhase::DropStaging => {
                 let p = self.staging_path(t);

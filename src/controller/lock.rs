@@ -1,0 +1,90 @@
+//! The apply lock: one `coordination.k8s.io/v1` Lease per target, held and
+//! renewed while steps run, so two operator processes never interleave
+//! applies to one target. Inside one process a mutex per target does the same
+//! (the Lease identity is per process).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use kube::Client;
+use kube_lease_manager::{LeaseManager, LeaseManagerBuilder};
+use tokio::sync::{Mutex, OwnedMutexGuard};
+use tokio::task::JoinHandle;
+
+pub struct Locks {
+    client: Client,
+    namespace: String,
+    identity: String,
+    duration: u64,
+    local: Mutex<HashMap<String, Arc<Mutex<()>>>>,
+    /// Targets whose Lease this process holds right now (for /metrics).
+    pub held: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+/// A held lock; `is_held()` turns false when the Lease is lost.
+pub struct Held {
+    manager: Arc<LeaseManager>,
+    alive: Arc<AtomicBool>,
+    renew: JoinHandle<()>,
+    target: String,
+    held: Arc<std::sync::Mutex<Vec<String>>>,
+    _local: OwnedMutexGuard<()>,
+}
+
+impl Locks {
+    pub fn new(client: Client, namespace: &str, identity: &str, duration: u64) -> Self {
+        Locks { client, namespace: namespace.into(), identity: identity.into(), duration, local: Mutex::new(HashMap::new()), held: Default::default() }
+    }
+
+    /// The Lease's name for a target.
+    pub fn lease_name(target: &str) -> String {
+        let clean: String = target.to_lowercase().chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '-' }).collect();
+        format!("delta-operator-target-{clean}")
+    }
+
+    /// Waits for the target's lock (the local mutex, then the Lease).
+    pub async fn acquire(&self, target: &str) -> Result<Held, kube_lease_manager::LeaseManagerError> {
+        let local = {
+            let mut map = self.local.lock().await;
+            map.entry(target.to_string()).or_default().clone()
+        };
+        let guard = local.lock_owned().await;
+        let manager = Arc::new(
+            LeaseManagerBuilder::new(self.client.clone(), Self::lease_name(target))
+                .with_namespace(self.namespace.clone())
+                .with_identity(self.identity.clone())
+                .with_duration(self.duration)
+                .with_grace((self.duration / 3).max(1))
+                .build()
+                .await?,
+        );
+        while !manager.changed().await? {}
+        let alive = Arc::new(AtomicBool::new(true));
+        let (m, a) = (manager.clone(), alive.clone());
+        // keep renewing; any change of state now means the Lease was lost
+        let renew = tokio::spawn(async move {
+            let _ = m.changed().await;
+            a.store(false, Ordering::SeqCst);
+        });
+        self.held.lock().expect("not poisoned").push(target.to_string());
+        Ok(Held { manager, alive, renew, target: target.into(), held: self.held.clone(), _local: guard })
+    }
+}
+
+impl Held {
+    pub fn is_held(&self) -> bool {
+        self.alive.load(Ordering::SeqCst)
+    }
+
+    pub fn flag(&self) -> Arc<AtomicBool> {
+        self.alive.clone()
+    }
+
+    /// Gives the Lease back (also done, less promptly, when dropped: it expires).
+    pub async fn release(self) {
+        self.renew.abort();
+        let _ = self.manager.release().await;
+        self.held.lock().expect("not poisoned").retain(|t| t != &self.target);
+    }
+}

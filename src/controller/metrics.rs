@@ -1,0 +1,86 @@
+//! Prometheus metrics and the health endpoints, on one port, with no web
+//! framework: GET /metrics, /healthz, /readyz.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+#[derive(Default)]
+pub struct Metrics {
+    pub reconciles: AtomicU64,
+    pub statements: AtomicU64,
+    failures: Mutex<BTreeMap<String, u64>>,
+    /// Sum and count of reconcile durations, in seconds.
+    duration_sum_ms: AtomicU64,
+    /// Per resource (`kind/ns/name`): drifted?, awaiting approval?
+    states: Mutex<BTreeMap<String, (bool, bool)>>,
+    pub ready: AtomicBool,
+    pub lease_targets: Arc<Mutex<Vec<String>>>,
+}
+
+impl Metrics {
+    pub fn failed(&self, reason: &str) {
+        *self.failures.lock().expect("not poisoned").entry(reason.to_string()).or_default() += 1;
+    }
+
+    pub fn observe(&self, key: String, millis: u64, drifted: bool, awaiting: bool) {
+        self.reconciles.fetch_add(1, Ordering::Relaxed);
+        self.duration_sum_ms.fetch_add(millis, Ordering::Relaxed);
+        self.states.lock().expect("not poisoned").insert(key, (drifted, awaiting));
+    }
+
+    pub fn forget(&self, key: &str) {
+        self.states.lock().expect("not poisoned").remove(key);
+    }
+
+    pub fn render(&self) -> String {
+        let n = self.reconciles.load(Ordering::Relaxed);
+        let states = self.states.lock().expect("not poisoned");
+        let drifted = states.values().filter(|s| s.0).count();
+        let awaiting = states.values().filter(|s| s.1).count();
+        let mut out = String::new();
+        out.push_str("# HELP delta_operator_reconciles_total Reconciles run.\n# TYPE delta_operator_reconciles_total counter\n");
+        out.push_str(&format!("delta_operator_reconciles_total {n}\n"));
+        out.push_str("# HELP delta_operator_reconcile_failures_total Failed reconciles by reason.\n# TYPE delta_operator_reconcile_failures_total counter\n");
+        for (reason, count) in self.failures.lock().expect("not poisoned").iter() {
+            out.push_str(&format!("delta_operator_reconcile_failures_total{{reason=\"{reason}\"}} {count}\n"));
+        }
+        out.push_str("# HELP delta_operator_reconcile_duration_seconds Time spent reconciling.\n# TYPE delta_operator_reconcile_duration_seconds summary\n");
+        out.push_str(&format!("delta_operator_reconcile_duration_seconds_sum {:.3}\n", self.duration_sum_ms.load(Ordering::Relaxed) as f64 / 1e3));
+        out.push_str(&format!("delta_operator_reconcile_duration_seconds_count {n}\n"));
+        out.push_str("# HELP delta_operator_tables_drifted Resources whose live table differs from the spec.\n# TYPE delta_operator_tables_drifted gauge\n");
+        out.push_str(&format!("delta_operator_tables_drifted {drifted}\n"));
+        out.push_str("# HELP delta_operator_plans_awaiting_approval Plans waiting for an approval annotation.\n# TYPE delta_operator_plans_awaiting_approval gauge\n");
+        out.push_str(&format!("delta_operator_plans_awaiting_approval {awaiting}\n"));
+        out.push_str("# HELP delta_operator_lease_held Targets whose apply Lease this process holds.\n# TYPE delta_operator_lease_held gauge\n");
+        let held = self.lease_targets.lock().expect("not poisoned");
+        out.push_str(&format!("delta_operator_lease_held {}\n", held.len()));
+        out
+    }
+}
+
+/// Serves /metrics, /healthz and /readyz until the process ends.
+pub async fn serve(listener: TcpListener, metrics: Arc<Metrics>) {
+    loop {
+        let Ok((mut sock, _)) = listener.accept().await else { continue };
+        let metrics = metrics.clone();
+        tokio::spawn(async move {
+            let mut buf = [0u8; 1024];
+            let n = sock.read(&mut buf).await.unwrap_or(0);
+            let req = String::from_utf8_lossy(&buf[..n]);
+            let path = req.split_whitespace().nth(1).unwrap_or("/");
+            let (code, body) = match path {
+                "/metrics" => ("200 OK", metrics.render()),
+                "/healthz" => ("200 OK", "ok\n".to_string()),
+                "/readyz" if metrics.ready.load(Ordering::Relaxed) => ("200 OK", "ok\n".to_string()),
+                "/readyz" => ("503 Service Unavailable", "not ready\n".to_string()),
+                _ => ("404 Not Found", "not found\n".to_string()),
+            };
+            let resp = format!("HTTP/1.1 {code}\r\ncontent-type: text/plain; version=0.0.4\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len());
+            let _ = sock.write_all(resp.as_bytes()).await;
+        });
+    }
+}

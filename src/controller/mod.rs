@@ -1,0 +1,239 @@
+//! `delta-operator run`: the DeltaTable and DeltaSchema controllers. Each
+//! reconcile runs the same engine and executor as the CLI: lower → resolve →
+//! read → diff → plan → gate → apply → report (status, events, metrics).
+
+mod conditions;
+mod lock;
+pub mod metrics;
+mod schema;
+mod table;
+mod tenancy;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::events::{Event as KubeEvent, EventType, Recorder, Reporter};
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::{predicates, watcher, Predicate, WatchStreamExt};
+use kube::{Api, Client, Resource, ResourceExt};
+
+use crate::backend::lake::LakeBackend;
+use crate::config::Config;
+use crate::spec::load::{Loaded, Manifests, DEFAULT_NAMESPACE};
+use crate::spec::{DeltaSchema, DeltaTable};
+
+pub use lock::Locks;
+use metrics::Metrics;
+
+/// The annotation that approves one plan, by id.
+pub const APPROVE: &str = "delta-operator.io/approve";
+/// `"true"` stops all writes.
+pub const PAUSED: &str = "delta-operator.io/paused";
+/// Flux's "reconcile now" annotation, echoed as status.lastHandledReconcileAt.
+pub const REQUESTED_AT: &str = "reconcile.fluxcd.io/requestedAt";
+/// The finalizer a DeltaTable with `deletionPolicy: Delete` carries.
+pub const FINALIZER: &str = "delta-operator.io/drop-table";
+pub const FIELD_MANAGER: &str = "delta-operator";
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("kubernetes: {0}")]
+    Kube(#[from] kube::Error),
+    #[error("lease: {0}")]
+    Lease(#[from] kube_lease_manager::LeaseManagerError),
+    #[error("{0}")]
+    Other(String),
+}
+
+/// Options of `delta-operator run`.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Watch one namespace only (default: all).
+    pub namespace: Option<String>,
+    /// Where the Leases live.
+    pub lease_namespace: String,
+    pub drift_interval: Duration,
+    pub listen: String,
+    pub leader_elect: bool,
+    pub identity: String,
+    pub lease_seconds: u64,
+}
+
+pub struct Context {
+    pub client: Client,
+    pub config: Config,
+    pub backends: BTreeMap<String, Arc<LakeBackend>>,
+    pub locks: Locks,
+    pub recorder: Recorder,
+    pub metrics: Arc<Metrics>,
+    pub drift_interval: Duration,
+    pub tables: Store<DeltaTable>,
+    pub schemas: Store<DeltaSchema>,
+}
+
+impl Context {
+    /// Every DeltaSchema and DeltaTable of a namespace, as a manifest set.
+    pub fn manifests(&self, namespace: &str) -> Manifests {
+        let in_ns = |ns: Option<String>| ns.as_deref().unwrap_or(DEFAULT_NAMESPACE) == namespace;
+        Manifests {
+            schemas: self.schemas.state().iter().filter(|s| in_ns(s.namespace())).map(|s| loaded(s.as_ref().clone())).collect(),
+            tables: self.tables.state().iter().filter(|t| in_ns(t.namespace())).map(|t| loaded(t.as_ref().clone())).collect(),
+        }
+    }
+
+    pub async fn publish<K: Resource<DynamicType = ()>>(&self, obj: &K, type_: EventType, reason: &str, note: String) {
+        let ev = KubeEvent { type_, reason: reason.into(), note: Some(note.chars().take(1000).collect()), action: reason.into(), secondary: None };
+        if let Err(e) = self.recorder.publish(&ev, &obj.object_ref(&())).await {
+            tracing::warn!(error = %e, "publishing an event failed");
+        }
+    }
+
+    /// The drift interval with ±10% jitter, so resources do not re-check in lockstep.
+    pub fn requeue(&self) -> Action {
+        let base = self.drift_interval.as_millis() as u64;
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos() as u64);
+        let jitter = if base >= 10 { nanos % (base / 5) } else { 0 };
+        Action::requeue(Duration::from_millis(base - base / 10 + jitter))
+    }
+}
+
+fn loaded<T>(resource: T) -> Loaded<T> {
+    Loaded { file: "cluster".into(), resource }
+}
+
+/// Runs both controllers until SIGTERM / Ctrl-C.
+pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
+    let client = Client::try_default().await?;
+    let mut backends = BTreeMap::new();
+    for (name, t) in &config.targets {
+        if let Some(l) = &t.lake {
+            let lake = LakeBackend::open(&l.root).map_err(|e| Error::Other(format!("target {name}: {e}")))?;
+            backends.insert(name.clone(), Arc::new(lake.with_writer(&opts.identity)));
+        }
+    }
+    let metrics = Arc::new(Metrics::default());
+    let listener = tokio::net::TcpListener::bind(&opts.listen).await.map_err(|e| Error::Other(format!("listen on {}: {e}", opts.listen)))?;
+    tracing::info!(addr = %listener.local_addr().map(|a| a.to_string()).unwrap_or_default(), "serving /metrics, /healthz, /readyz");
+    tokio::spawn(metrics::serve(listener, metrics.clone()));
+
+    if opts.leader_elect {
+        leader_election(&client, &opts).await?;
+    }
+
+    let tables_api: Api<DeltaTable> = match &opts.namespace {
+        Some(ns) => Api::namespaced(client.clone(), ns),
+        None => Api::all(client.clone()),
+    };
+    let schemas_api: Api<DeltaSchema> = match &opts.namespace {
+        Some(ns) => Api::namespaced(client.clone(), ns),
+        None => Api::all(client.clone()),
+    };
+    let wc = watcher::Config::default();
+    // tables: reconciled on spec (generation) and annotation changes, never on our status writes
+    let (tables_store, tables_writer) = reflector::store();
+    let tables_stream = watcher(tables_api.clone(), wc.clone())
+        .default_backoff()
+        .reflect(tables_writer)
+        .applied_objects()
+        .predicate_filter(predicates::generation.combine(predicates::annotations), Default::default());
+    let (schemas_store, schemas_writer) = reflector::store();
+    let schemas_stream = watcher(schemas_api.clone(), wc.clone())
+        .default_backoff()
+        .reflect(schemas_writer)
+        .applied_objects()
+        .predicate_filter(predicates::generation.combine(predicates::annotations), Default::default());
+
+    let locks = Locks::new(client.clone(), &opts.lease_namespace, &opts.identity, opts.lease_seconds);
+    let ctx = Arc::new(Context {
+        client: client.clone(),
+        config,
+        backends,
+        recorder: Recorder::new(client.clone(), Reporter { controller: "delta-operator".into(), instance: Some(opts.identity.clone()) }),
+        metrics: metrics.clone(),
+        drift_interval: opts.drift_interval,
+        tables: tables_store.clone(),
+        schemas: schemas_store.clone(),
+        locks,
+    });
+    let held = ctx.locks.held.clone();
+    *metrics.lease_targets.lock().expect("not poisoned") = Vec::new();
+    let metrics_held = metrics.clone();
+    tokio::spawn(async move {
+        // mirror the held-Lease list into the metrics every second
+        loop {
+            let now = held.lock().expect("not poisoned").clone();
+            *metrics_held.lease_targets.lock().expect("not poisoned") = now;
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+    });
+
+    let store_for_map = tables_store.clone();
+    let table_controller = Controller::for_stream(tables_stream, tables_store.clone())
+        .watches_stream(schemas_stream, move |s: DeltaSchema| {
+            // a schema change re-triggers the tables that name it
+            let ns = s.namespace();
+            let name = s.name_any();
+            store_for_map
+                .state()
+                .into_iter()
+                .filter(|t| t.namespace() == ns && t.spec.schema_ref == name)
+                .map(|t| ObjectRef::from_obj(t.as_ref()))
+                .collect::<Vec<_>>()
+        })
+        .shutdown_on_signal()
+        .run(table::reconcile, table::error_policy, ctx.clone())
+        .for_each(|r| async move {
+            if let Err(e) = r {
+                tracing::debug!(error = %e, "table reconcile");
+            }
+        });
+
+    // schemas: orphans (strict mode) and schema status; a table's deletion re-triggers its schema
+    let schema_controller = Controller::new(schemas_api, wc.clone())
+        .watches(tables_api, wc, |t: DeltaTable| {
+            Some(ObjectRef::<DeltaSchema>::new(&t.spec.schema_ref).within(&t.namespace().unwrap_or_else(|| DEFAULT_NAMESPACE.into())))
+        })
+        .shutdown_on_signal()
+        .run(schema::reconcile, schema::error_policy, ctx.clone())
+        .for_each(|r| async move {
+            if let Err(e) = r {
+                tracing::debug!(error = %e, "schema reconcile");
+            }
+        });
+
+    metrics.ready.store(true, std::sync::atomic::Ordering::Relaxed);
+    tracing::info!("controllers started");
+    futures::join!(table_controller, schema_controller);
+    tracing::info!("shut down");
+    Ok(())
+}
+
+/// With more than one replica, only the leader runs controllers; losing the
+/// lead ends the process (its replacement waits for the Lease).
+async fn leader_election(client: &Client, opts: &RunOptions) -> Result<(), Error> {
+    let manager = kube_lease_manager::LeaseManagerBuilder::new(client.clone(), "delta-operator-leader")
+        .with_namespace(opts.lease_namespace.clone())
+        .with_identity(opts.identity.clone())
+        .with_duration(opts.lease_seconds)
+        .with_grace((opts.lease_seconds / 3).max(1))
+        .build()
+        .await?;
+    tracing::info!("waiting to become the leader");
+    let (mut channel, _task) = manager.watch().await;
+    while !*channel.borrow_and_update() {
+        channel.changed().await.map_err(|e| Error::Other(e.to_string()))?;
+    }
+    tracing::info!("leading");
+    tokio::spawn(async move {
+        while channel.changed().await.is_ok() {
+            if !*channel.borrow_and_update() {
+                tracing::error!("lost the leader Lease; exiting");
+                std::process::exit(1);
+            }
+        }
+    });
+    Ok(())
+}
