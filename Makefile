@@ -9,11 +9,15 @@ CARGO ?= cargo
 # Pinned Python packages for the outside reader in the tests.
 PY_PACKAGES = deltalake==1.6.6 pyarrow==26.0.1
 
-.PHONY: test test-rust python crds bench example clean-example
+.PHONY: test python controlplane crds bench example
 
-test: python
+test: python controlplane
 	$(CARGO) build --locked --bins --tests
-	$(CARGO) test --locked --no-fail-fast
+	e2e/with-controlplane.sh $(CARGO) test --locked --no-fail-fast
+
+# etcd + kube-apiserver built from the Go module proxy (cached in $(CACHE)/bin).
+controlplane:
+	e2e/controlplane/build.sh >/dev/null
 
 # A Python with deltalake: the reader outside the project that the tests use.
 python: $(CACHE)/venv/.installed

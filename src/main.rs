@@ -6,6 +6,8 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     let cli = delta_operator::cli::Cli::parse();
+    // kube (ring) and reqwest (aws-lc-rs) both bring a rustls provider: pick one for the process
+    let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
     delta_operator::cli::init_tracing();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(r) => r,

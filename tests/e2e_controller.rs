@@ -1,0 +1,379 @@
+//! The controller against a real kube-apiserver + etcd (started by
+//! `e2e/with-controlplane.sh`, which `make test` runs). Each test has its own
+//! namespace, lake folder and operator process.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_delta-operator");
+
+fn e2e_dir() -> PathBuf {
+    let d = std::env::var_os("DELTA_OPERATOR_E2E_DIR").map(PathBuf::from);
+    let d = d.expect("no control plane: run these tests through `make test` (e2e/with-controlplane.sh starts kube-apiserver and etcd)");
+    assert!(d.join("kubeconfig").exists(), "{} has no kubeconfig", d.display());
+    d
+}
+
+fn kubectl(args: &[&str]) -> (bool, String) {
+    let o = Command::new("kubectl").args(args).env("KUBECONFIG", e2e_dir().join("kubeconfig")).output().expect("kubectl");
+    (o.status.success(), format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)))
+}
+
+fn kubectl_ok(args: &[&str]) -> String {
+    let (ok, out) = kubectl(args);
+    assert!(ok, "kubectl {args:?} failed: {out}");
+    out
+}
+
+fn get(ns: &str, kind: &str, name: &str) -> Value {
+    serde_json::from_str(&kubectl_ok(&["get", kind, name, "-n", ns, "-o", "json"])).unwrap()
+}
+
+fn condition(obj: &Value, t: &str) -> Option<(String, String)> {
+    obj["status"]["conditions"].as_array()?.iter().find(|c| c["type"] == t).map(|c| (c["status"].as_str().unwrap_or("").to_string(), c["reason"].as_str().unwrap_or("").to_string()))
+}
+
+/// Polls until `f` holds (or fails with the last object seen).
+fn wait_until(what: &str, timeout: Duration, mut f: impl FnMut() -> Result<(), String>) {
+    let start = Instant::now();
+    let mut last = String::new();
+    while start.elapsed() < timeout {
+        match f() {
+            Ok(()) => return,
+            Err(e) => last = e,
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    panic!("timed out after {timeout:?} waiting for {what}: {last}");
+}
+
+fn wait_condition(ns: &str, kind: &str, name: &str, t: &str, status: &str, reason: Option<&str>) -> Value {
+    let mut seen = Value::Null;
+    wait_until(&format!("{kind}/{name} {t}={status}"), Duration::from_secs(60), || {
+        seen = get(ns, kind, name);
+        match condition(&seen, t) {
+            Some((s, r)) if s == status && reason.is_none_or(|x| x == r) => Ok(()),
+            other => Err(format!("{other:?} in {}", seen["status"])),
+        }
+    });
+    seen
+}
+
+struct Operator {
+    child: Child,
+    pub lake: PathBuf,
+    pub port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Operator {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+impl Operator {
+    /// An operator watching `ns`, its lake in a temp dir; `target` is the YAML of the target's allowance.
+    fn start(ns: &str, allowance: &str, extra: &[&str]) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        Self::start_in(ns, allowance, extra, dir)
+    }
+
+    fn start_in(ns: &str, allowance: &str, extra: &[&str], dir: tempfile::TempDir) -> Self {
+        let lake = dir.path().join("lake");
+        let config = dir.path().join("config.yaml");
+        std::fs::write(&config, format!("targets:\n  lake:\n    lake: {{root: {}}}\n{allowance}\n", lake.display())).unwrap();
+        let port = free_port();
+        let log = std::fs::File::create(dir.path().join(format!("operator-{port}.log"))).unwrap();
+        let mut args = vec!["run", "--namespace", ns, "--lease-namespace", ns, "--drift-interval", "2s", "--lease-seconds", "4"];
+        let listen = format!("127.0.0.1:{port}");
+        args.extend(["--listen", listen.as_str()]);
+        args.extend(extra);
+        let child = Command::new(BIN)
+            .args(&args)
+            .arg("--config")
+            .arg(&config)
+            .env("KUBECONFIG", e2e_dir().join("kubeconfig"))
+            .env("DELTA_OPERATOR_LOG", "info,kube=warn,buoyant_kernel=warn,deltalake_core=warn,datafusion=warn")
+            .stdout(Stdio::from(log.try_clone().unwrap()))
+            .stderr(Stdio::from(log))
+            .spawn()
+            .expect("start the operator");
+        Operator { child, lake, port, _dir: dir }
+    }
+
+    fn table_dir(&self, name: &str) -> PathBuf {
+        self.lake.join("main/sales").join(name)
+    }
+
+    fn http(&self, path: &str) -> String {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", self.port)).expect("the health port answers");
+        write!(s, "GET {path} HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        out
+    }
+}
+
+const ALL: &str = "    namespaces: ['*']\n    schemas: ['*']";
+
+fn namespace(name: &str) -> String {
+    let ns = format!("{name}-{}", std::process::id());
+    kubectl_ok(&["create", "namespace", &ns]);
+    ns
+}
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples")
+}
+
+fn apply_yaml(ns: &str, yaml: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("m.yaml");
+    std::fs::write(&f, yaml).unwrap();
+    kubectl_ok(&["apply", "-n", ns, "-f", f.to_str().unwrap()]);
+}
+
+fn delta_versions(table: &Path) -> usize {
+    std::fs::read_dir(table.join("_delta_log")).map(|d| d.flatten().filter(|e| e.path().extension().is_some_and(|x| x == "json")).count()).unwrap_or(0)
+}
+
+/// Commit infos of a table, in version order.
+fn commit_infos(table: &Path) -> Vec<Value> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(table.join("_delta_log")).unwrap().flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
+    files.sort();
+    files
+        .iter()
+        .filter_map(|f| std::fs::read_to_string(f).ok()?.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).find_map(|v| v.get("commitInfo").cloned()))
+        .collect()
+}
+
+const ORDERS_V2: &str = "apiVersion: delta-operator.io/v1alpha1
+kind: DeltaTable
+metadata: {name: orders}
+spec:
+  schemaRef: sales
+  comment: Orders as placed
+  columns:
+    - {name: order_id, type: bigint, nullable: false}
+    - {name: customer_id, type: bigint}
+    - {name: amount, type: int, comment: Amount in cents}
+    - name: items
+      type: {array: {struct: [{name: sku, type: string}, {name: quantity, type: int}]}}
+    - {name: order_date, type: date}
+  partitionedBy: [order_date]
+  constraints:
+    - check: {name: amount_not_negative, expression: amount >= 0}
+";
+
+#[test]
+fn examples_become_ready_and_kubectl_shows_the_columns() {
+    let ns = namespace("ready");
+    let op = Operator::start(&ns, ALL, &[]);
+    kubectl_ok(&["apply", "-n", &ns, "-f", examples().to_str().unwrap()]);
+    kubectl_ok(&["wait", "-n", &ns, "--for=condition=Ready", "deltatable/orders", "deltatable/customers", "--timeout=60s"]);
+    assert!(op.table_dir("orders").join("_delta_log").is_dir());
+    assert!(op.table_dir("customers").join("_delta_log").is_dir());
+    let out = kubectl_ok(&["get", "deltatables", "-n", &ns]);
+    let header: Vec<&str> = out.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(header, vec!["NAME", "TABLE", "READY", "PLAN", "RISK", "AGE"], "{out}");
+    assert!(out.contains("main.sales.orders") && out.contains("True"), "{out}");
+    let short = kubectl_ok(&["get", "dt", "-n", &ns, "orders", "-o", "jsonpath={.status.observedGeneration}"]);
+    assert_eq!(short, "1");
+    wait_condition(&ns, "deltaschema", "sales", "Ready", "True", None);
+    // health and metrics on one port
+    assert!(op.http("/healthz").starts_with("HTTP/1.1 200"));
+    assert!(op.http("/readyz").starts_with("HTTP/1.1 200"));
+    let m = op.http("/metrics");
+    assert!(m.contains("delta_operator_reconciles_total") && m.contains("delta_operator_tables_drifted 0"), "{m}");
+    // our own status writes do not trigger reconciles: the count settles between drift checks
+    let events = kubectl_ok(&["get", "events", "-n", &ns, "-o", "json"]);
+    assert!(events.contains("ApplyFinished"), "events: {events}");
+}
+
+#[test]
+fn drift_made_outside_is_shown_and_corrected_within_the_rules() {
+    let ns = namespace("drift");
+    let op = Operator::start(&ns, ALL, &[]);
+    kubectl_ok(&["apply", "-n", &ns, "-f", examples().to_str().unwrap()]);
+    kubectl_ok(&["wait", "-n", &ns, "--for=condition=Ready", "deltatable/orders", "--timeout=60s"]);
+    // someone changes the table comment and adds a column with delta-rs directly
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let url = url::Url::from_directory_path(op.table_dir("orders")).unwrap();
+        let t = deltalake::open_table(url.clone()).await.unwrap();
+        let update = deltalake::operations::update_table_metadata::TableMetadataUpdate { name: None, description: Some("changed by hand".into()) };
+        t.update_table_metadata().with_update(update).await.unwrap();
+        let t = deltalake::open_table(url).await.unwrap();
+        let field: deltalake::kernel::StructField = serde_json::from_value(serde_json::json!({"name": "added_by_hand", "type": "string", "nullable": true, "metadata": {}})).unwrap();
+        t.add_columns().with_fields([field]).await.unwrap();
+    });
+    // within a drift interval: Drifted, and the plan in status; dropping the column waits for approval
+    let obj = wait_condition(&ns, "deltatable", "orders", "Stalled", "True", Some("ApprovalRequired"));
+    assert_eq!(condition(&obj, "Drifted").unwrap().0, "True");
+    let plan = &obj["status"]["plan"];
+    assert!(plan["id"].as_str().is_some_and(|s| s.len() == 16), "{plan}");
+    assert_eq!(plan["risk"], "destructive");
+    assert!(plan["approveCommand"].as_str().unwrap().contains("delta-operator.io/approve="), "{plan}");
+    // the column added outside is still there: nothing destructive ran without approval
+    let live = rt.block_on(async { deltalake::open_table(url::Url::from_directory_path(op.table_dir("orders")).unwrap()).await.unwrap() });
+    assert!(live.snapshot().unwrap().schema().field("added_by_hand").is_some());
+}
+
+#[test]
+fn a_destructive_change_waits_for_the_approval_of_that_exact_plan() {
+    let ns = namespace("approve");
+    let op = Operator::start(&ns, ALL, &[]);
+    kubectl_ok(&["apply", "-n", &ns, "-f", examples().to_str().unwrap()]);
+    kubectl_ok(&["wait", "-n", &ns, "--for=condition=Ready", "deltatable/orders", "--timeout=60s"]);
+    let before = delta_versions(&op.table_dir("orders"));
+    apply_yaml(&ns, ORDERS_V2); // drops `status`
+    let obj = wait_condition(&ns, "deltatable", "orders", "Stalled", "True", Some("ApprovalRequired"));
+    assert_eq!(condition(&obj, "Ready").unwrap().0, "False");
+    let id = obj["status"]["plan"]["id"].as_str().unwrap().to_string();
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(delta_versions(&op.table_dir("orders")), before, "nothing dropped while waiting");
+    // a wrong id changes nothing
+    kubectl_ok(&["annotate", "-n", &ns, "deltatable/orders", "delta-operator.io/approve=0000000000000000", "--overwrite"]);
+    std::thread::sleep(Duration::from_secs(4));
+    let obj = get(&ns, "deltatable", "orders");
+    assert_eq!(condition(&obj, "Stalled").unwrap(), ("True".to_string(), "ApprovalRequired".to_string()));
+    assert_eq!(delta_versions(&op.table_dir("orders")), before, "a wrong id approves nothing");
+    // the right id runs the step once
+    kubectl_ok(&["annotate", "-n", &ns, "deltatable/orders", &format!("delta-operator.io/approve={id}"), "--overwrite"]);
+    let obj = wait_condition(&ns, "deltatable", "orders", "Ready", "True", None);
+    let last = &obj["status"]["lastApplied"];
+    assert_eq!(last["planId"], id.as_str());
+    assert!(last["restorePoints"].as_array().is_some_and(|r| !r.is_empty()), "{last}");
+    let after = delta_versions(&op.table_dir("orders"));
+    assert_eq!(after, before + 1, "one write-once rewrite");
+    std::thread::sleep(Duration::from_secs(4));
+    assert_eq!(delta_versions(&op.table_dir("orders")), after, "and only once");
+    let events = kubectl_ok(&["get", "events", "-n", &ns]);
+    assert!(events.contains("ApprovalConsumed"), "{events}");
+}
+
+#[test]
+fn a_namespace_or_catalog_outside_the_target_is_forbidden_and_untouched() {
+    let ns = namespace("forbidden");
+    let op = Operator::start(&ns, "    namespaces: ['*']\n    schemas: ['prod_*']", &[]);
+    kubectl_ok(&["apply", "-n", &ns, "-f", examples().to_str().unwrap()]);
+    let obj = wait_condition(&ns, "deltatable", "orders", "Stalled", "True", Some("Forbidden"));
+    assert!(obj["status"]["conditions"].to_string().contains("main.sales"), "{obj}");
+    wait_condition(&ns, "deltaschema", "sales", "Stalled", "True", Some("Forbidden"));
+    assert!(!op.lake.join("main").exists(), "not one commit reached the lake");
+    drop(op);
+    let ns2 = namespace("forbidden-ns");
+    let op2 = Operator::start(&ns2, "    namespaces: ['team-*']\n    schemas: ['*']", &[]);
+    kubectl_ok(&["apply", "-n", &ns2, "-f", examples().to_str().unwrap()]);
+    let obj = wait_condition(&ns2, "deltatable", "orders", "Stalled", "True", Some("Forbidden"));
+    assert!(obj["status"]["conditions"].to_string().contains(&ns2));
+    assert!(!op2.lake.join("main").exists());
+}
+
+#[test]
+fn paused_writes_nothing_and_observe_only_shows_drift() {
+    let ns = namespace("paused");
+    let op = Operator::start(&ns, ALL, &[]);
+    kubectl_ok(&["apply", "-n", &ns, "-f", examples().to_str().unwrap()]);
+    kubectl_ok(&["wait", "-n", &ns, "--for=condition=Ready", "deltatable/customers", "--timeout=60s"]);
+    let before = delta_versions(&op.table_dir("customers"));
+    kubectl_ok(&["annotate", "-n", &ns, "deltatable/customers", "delta-operator.io/paused=true"]);
+    kubectl_ok(&["patch", "-n", &ns, "deltatable/customers", "--type=merge", "-p", "{\"spec\":{\"comment\":\"paused change\"}}"]);
+    let obj = wait_condition(&ns, "deltatable", "customers", "Drifted", "True", None);
+    assert_eq!(condition(&obj, "Ready").unwrap(), ("False".to_string(), "Paused".to_string()));
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(delta_versions(&op.table_dir("customers")), before, "paused: no writes");
+    // Observe: drift shown, never applied
+    // (Observe is set before the pause is lifted, so nothing applies in between)
+    kubectl_ok(&["patch", "-n", &ns, "deltatable/customers", "--type=merge", "-p", "{\"spec\":{\"policy\":\"Observe\"}}"]);
+    kubectl_ok(&["annotate", "-n", &ns, "deltatable/customers", "delta-operator.io/paused-"]);
+    let obj = wait_condition(&ns, "deltatable", "customers", "Ready", "False", Some("Observing"));
+    assert_eq!(condition(&obj, "Drifted").unwrap().0, "True");
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(delta_versions(&op.table_dir("customers")), before, "observe: no writes");
+    // back to Auto: applied
+    kubectl_ok(&["patch", "-n", &ns, "deltatable/customers", "--type=merge", "-p", "{\"spec\":{\"policy\":\"Auto\"}}"]);
+    wait_condition(&ns, "deltatable", "customers", "Ready", "True", None);
+    assert_eq!(delta_versions(&op.table_dir("customers")), before + 1);
+}
+
+#[test]
+fn deleting_retains_the_table_unless_delete_is_approved() {
+    let ns = namespace("delete");
+    let op = Operator::start(&ns, ALL, &[]);
+    kubectl_ok(&["apply", "-n", &ns, "-f", examples().to_str().unwrap()]);
+    kubectl_ok(&["wait", "-n", &ns, "--for=condition=Ready", "deltatable/orders", "deltatable/customers", "--timeout=60s"]);
+    // Retain (default): the table stays
+    kubectl_ok(&["delete", "-n", &ns, "deltatable/customers", "--timeout=30s"]);
+    assert!(op.table_dir("customers").join("_delta_log").is_dir(), "Retain keeps the table");
+    // Delete: a finalizer, and the drop waits for approval
+    kubectl_ok(&["patch", "-n", &ns, "deltatable/orders", "--type=merge", "-p", "{\"spec\":{\"deletionPolicy\":\"Delete\"}}"]);
+    wait_until("the finalizer", Duration::from_secs(30), || {
+        let o = get(&ns, "deltatable", "orders");
+        if o["metadata"]["finalizers"].to_string().contains("delta-operator.io/drop-table") { Ok(()) } else { Err(o["metadata"].to_string()) }
+    });
+    kubectl_ok(&["delete", "-n", &ns, "deltatable/orders", "--wait=false"]);
+    let obj = wait_condition(&ns, "deltatable", "orders", "Stalled", "True", Some("ApprovalRequired"));
+    assert!(op.table_dir("orders").join("_delta_log").is_dir(), "not dropped before approval");
+    let id = obj["status"]["plan"]["id"].as_str().unwrap().to_string();
+    kubectl_ok(&["annotate", "-n", &ns, "deltatable/orders", &format!("delta-operator.io/approve={id}"), "--overwrite"]);
+    wait_until("the resource to go", Duration::from_secs(60), || {
+        let (ok, out) = kubectl(&["get", "-n", &ns, "deltatable/orders"]);
+        if !ok && out.contains("NotFound") { Ok(()) } else { Err(out) }
+    });
+    assert!(!op.table_dir("orders").exists(), "dropped");
+    assert!(op.lake.join(".trash/main/sales").read_dir().unwrap().count() == 1, "kept in the lake's trash");
+}
+
+#[test]
+fn two_operators_never_interleave_and_the_survivor_takes_over() {
+    let ns = namespace("ha");
+    let shared = tempfile::tempdir().unwrap();
+    let lake = shared.path().join("lake");
+    let dir_a = tempfile::tempdir().unwrap();
+    let dir_b = tempfile::tempdir().unwrap();
+    // both operators use the same lake through their own config files
+    let allowance = ALL.to_string();
+    let a = Operator::start_in(&ns, &allowance, &["--leader-elect", "--identity", "op-a"], relink(dir_a, &lake));
+    std::thread::sleep(Duration::from_secs(2));
+    let b = Operator::start_in(&ns, &allowance, &["--leader-elect", "--identity", "op-b"], relink(dir_b, &lake));
+    // many tables, so the leader is mid-run when it dies
+    let mut yaml = String::from("apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {name: sales}\nspec: {catalog: main}\n");
+    for i in 0..12 {
+        yaml.push_str(&format!("---\napiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {{name: t{i}}}\nspec:\n  schemaRef: sales\n  comment: table {i}\n  columns:\n    - {{name: id, type: bigint}}\n    - {{name: v, type: string, comment: value}}\n  constraints:\n    - check: {{name: id_positive, expression: id > 0}}\n"));
+    }
+    apply_yaml(&ns, &yaml);
+    // kill the leader as soon as it has written something
+    wait_until("a first commit", Duration::from_secs(60), || if lake.join("main/sales").read_dir().map(|d| d.count()).unwrap_or(0) > 0 { Ok(()) } else { Err("none yet".into()) });
+    drop(a);
+    for i in 0..12 {
+        wait_condition(&ns, "deltatable", &format!("t{i}"), "Ready", "True", None);
+    }
+    drop(b);
+    // Delta history: every table's commits come from one writer at a time, op-a's before op-b's
+    for i in 0..12 {
+        let infos = commit_infos(&lake.join(format!("main/sales/t{i}")));
+        let writers: Vec<String> = infos.iter().filter_map(|c| c["delta-operator.writer"].as_str().map(str::to_string)).collect();
+        assert!(!writers.is_empty());
+        let first_b = writers.iter().position(|w| w == "op-b").unwrap_or(writers.len());
+        assert!(writers[first_b..].iter().all(|w| w == "op-b"), "t{i}: writers interleave: {writers:?}");
+        assert!(writers[..first_b].iter().all(|w| w == "op-a"), "t{i}: {writers:?}");
+    }
+}
+
+/// A temp dir whose `lake` is a symlink to a shared lake.
+fn relink(dir: tempfile::TempDir, lake: &Path) -> tempfile::TempDir {
+    std::fs::create_dir_all(lake).unwrap();
+    std::os::unix::fs::symlink(lake, dir.path().join("lake")).unwrap();
+    dir
+}
