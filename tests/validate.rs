@@ -702,3 +702,40 @@ fn errors_in_several_files_are_reported_together() {
     check(at(&errs, "spec.columns[0].type"), "a.yaml", "spec.columns[0].type", &["strng"], &["string"]);
     check(at(&errs, "spec.clusterBy[0]"), "b.yaml", "spec.clusterBy[0]", &["regon"], &["did you mean 'region'?"]);
 }
+
+// ---------------------------------------------------------------------------
+// Fixes made after review
+
+#[test]
+fn a_misspelt_spec_is_reported_with_a_suggestion() {
+    let doc = "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {name: t}\nsepc:\n  schemaRef: sales\n  columns: [{name: a, type: int}]\n";
+    let errs = errors_with_schema(doc);
+    check(at(&errs, "sepc"), "table.yaml", "sepc", &["unknown key 'sepc'"], &["did you mean 'spec'"]);
+    check(at(&errs, "spec"), "table.yaml", "spec", &["required"], &["spec"]);
+}
+
+#[test]
+fn a_list_where_a_string_belongs_asks_for_one_string() {
+    let doc = "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {name: t}\nspec:\n  schemaRef: [sales]\n  columns: [{name: a, type: int}]\n";
+    let e = only(errors_with_schema(doc));
+    check(&e, "table.yaml", "spec.schemaRef", &["expected string", "list"], &["single string"]);
+}
+
+#[test]
+fn a_column_listed_twice_in_partitioned_by_is_an_error() {
+    let e = only(errors_with_schema(&table("t", "columns:\n  - {name: a, type: int}\n  - {name: d, type: date}\npartitionedBy: [d, D]")));
+    check(&e, "table.yaml", "spec.partitionedBy[1]", &["listed twice"], &["once"]);
+}
+
+#[test]
+fn a_delta_schema_name_must_be_a_kubernetes_name() {
+    let schema = "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {name: Sales_EU}\nspec: {catalog: main, name: sales_eu}\n";
+    let e = only(errors(&[("schema.yaml", schema)]));
+    check(&e, "schema.yaml", "metadata.name", &["Sales_EU"], &["lowercase"]);
+}
+
+#[test]
+fn two_delta_schemas_with_one_name_name_their_files() {
+    let e = only(errors(&[("a.yaml", SCHEMA), ("b.yaml", SCHEMA)]));
+    check(&e, "a.yaml", "metadata.name", &["2 DeltaSchemas", "a.yaml", "b.yaml"], &["keep one"]);
+}

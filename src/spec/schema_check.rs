@@ -31,6 +31,7 @@ pub fn check(value: &Value, schema: &Value, path: &str, out: &mut Vec<SpecError>
     if !ok {
         let fix = match ty {
             Some("string") if value.is_boolean() => "quote the value: YAML reads unquoted y, n, yes, no, on, off, true and false as booleans".to_string(),
+            Some("string") if value.is_array() || value.is_object() => "write a single string, not a list or a mapping".to_string(),
             Some("string") => "quote the value".to_string(),
             Some(t) => format!("write a{} {t}", if t.starts_with(['a', 'e', 'i', 'o']) { "n" } else { "" }),
             None => String::new(),

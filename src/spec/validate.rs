@@ -28,6 +28,7 @@ pub fn validate(m: &Manifests) -> Vec<SpecError> {
         check_name(&s.resource.spec.catalog, "spec.catalog", &mut e);
         check_name(&name, if s.resource.spec.name.is_some() { "spec.name" } else { "metadata.name" }, &mut e);
         check_properties(&s.resource.spec.properties, &mut e);
+        check_object_name(&s.name(), &mut e);
         errors.extend(e.into_iter().map(|x| x.in_file(&s.file, Some(&s.label()))));
     }
     let mut seen: BTreeMap<TableRef, &Loaded<DeltaTable>> = BTreeMap::new();
@@ -56,10 +57,12 @@ pub fn validate(m: &Manifests) -> Vec<SpecError> {
         check_table(t, &mut e);
         errors.extend(e.into_iter().map(|x| x.in_file(&t.file, Some(&t.label()))));
     }
-    for ((ns, name), n) in schemas {
-        if n > 1 {
-            errors.push(SpecError::new("metadata.name", format!("{n} DeltaSchemas named {ns}/{name}"), "keep one"));
-        }
+    let mut duplicates: Vec<_> = schemas.into_iter().filter(|(_, n)| *n > 1).collect();
+    duplicates.sort();
+    for ((ns, name), n) in duplicates {
+        let files: Vec<&str> = m.schemas.iter().filter(|s| s.namespace() == ns && s.name() == name).map(|s| s.file.as_str()).collect();
+        let e = SpecError::new("metadata.name", format!("{n} DeltaSchemas named {ns}/{name} (in {})", files.join(", ")), "keep one");
+        errors.push(e.in_file(files[0], Some(&format!("DeltaSchema {ns}/{name}"))));
     }
     errors.extend(check_foreign_keys(m));
     errors
@@ -161,6 +164,14 @@ fn check_table(t: &Loaded<DeltaTable>, e: &mut Vec<SpecError>) {
         };
         SpecError::new(path, format!("names '{col}', which is not a declared column"), fix)
     };
+    for (field, list) in [("partitionedBy", &spec.partitioned_by), ("clusterBy", &spec.cluster_by)] {
+        let mut seen = BTreeSet::new();
+        for (i, col) in list.iter().flatten().enumerate() {
+            if !seen.insert(col.to_lowercase()) {
+                e.push(SpecError::new(format!("spec.{field}[{i}]"), format!("'{col}' is listed twice"), "list each column once"));
+            }
+        }
+    }
     for (i, col) in spec.partitioned_by.iter().flatten().enumerate() {
         if !known(col) {
             e.push(missing(format!("spec.partitionedBy[{i}]"), col));
