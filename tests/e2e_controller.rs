@@ -206,27 +206,41 @@ fn drift_made_outside_is_shown_and_corrected_within_the_rules() {
     let op = Operator::start(&ns, ALL, &[]);
     kubectl_ok(&["apply", "-n", &ns, "-f", examples().to_str().unwrap()]);
     kubectl_ok(&["wait", "-n", &ns, "--for=condition=Ready", "deltatable/orders", "--timeout=60s"]);
-    // someone changes the table comment and adds a column with delta-rs directly
+    let url = url::Url::from_directory_path(op.table_dir("orders")).unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
+    let comment = |rt: &tokio::runtime::Runtime| rt.block_on(async { deltalake::open_table(url.clone()).await.unwrap().snapshot().unwrap().metadata().description().map(str::to_string) });
+    let applied_before = get(&ns, "deltatable", "orders")["status"]["lastApplied"]["time"].clone();
+    // someone changes the table comment with delta-rs directly: corrected at the next drift check
     rt.block_on(async {
-        let url = url::Url::from_directory_path(op.table_dir("orders")).unwrap();
         let t = deltalake::open_table(url.clone()).await.unwrap();
         let update = deltalake::operations::update_table_metadata::TableMetadataUpdate { name: None, description: Some("changed by hand".into()) };
         t.update_table_metadata().with_update(update).await.unwrap();
-        let t = deltalake::open_table(url).await.unwrap();
+    });
+    wait_until("the comment to be corrected", Duration::from_secs(30), || match comment(&rt) {
+        Some(c) if c == "Orders as placed" => Ok(()),
+        other => Err(format!("{other:?}")),
+    });
+    let obj = wait_condition(&ns, "deltatable", "orders", "Ready", "True", None);
+    assert_ne!(obj["status"]["lastApplied"]["time"], applied_before, "a correcting apply was recorded");
+    let events = kubectl_ok(&["get", "events", "-n", &ns]);
+    assert!(events.contains("DriftDetected"), "{events}");
+
+    // someone adds a column: drift is shown with its plan, and nothing the spec does not name is
+    // destroyed automatically (dropping it is destructive: it waits for an approval)
+    rt.block_on(async {
+        let t = deltalake::open_table(url.clone()).await.unwrap();
         let field: deltalake::kernel::StructField = serde_json::from_value(serde_json::json!({"name": "added_by_hand", "type": "string", "nullable": true, "metadata": {}})).unwrap();
         t.add_columns().with_fields([field]).await.unwrap();
     });
-    // within a drift interval: Drifted, and the plan in status; dropping the column waits for approval
-    let obj = wait_condition(&ns, "deltatable", "orders", "Stalled", "True", Some("ApprovalRequired"));
-    assert_eq!(condition(&obj, "Drifted").unwrap().0, "True");
+    let obj = wait_condition(&ns, "deltatable", "orders", "Drifted", "True", None);
     let plan = &obj["status"]["plan"];
     assert!(plan["id"].as_str().is_some_and(|s| s.len() == 16), "{plan}");
-    assert_eq!(plan["risk"], "destructive");
-    assert!(plan["approveCommand"].as_str().unwrap().contains("delta-operator.io/approve="), "{plan}");
-    // the column added outside is still there: nothing destructive ran without approval
-    let live = rt.block_on(async { deltalake::open_table(url::Url::from_directory_path(op.table_dir("orders")).unwrap()).await.unwrap() });
-    assert!(live.snapshot().unwrap().schema().field("added_by_hand").is_some());
+    let obj = wait_condition(&ns, "deltatable", "orders", "Stalled", "True", Some("ApprovalRequired"));
+    assert_eq!(obj["status"]["plan"]["risk"], "destructive");
+    assert!(obj["status"]["plan"]["approveCommand"].as_str().unwrap().contains("delta-operator.io/approve="));
+    std::thread::sleep(Duration::from_secs(3));
+    let live = rt.block_on(async { deltalake::open_table(url.clone()).await.unwrap() });
+    assert!(live.snapshot().unwrap().schema().field("added_by_hand").is_some(), "left alone until approved");
 }
 
 #[test]

@@ -159,6 +159,11 @@ async fn evaluate(obj: &DeltaTable, ctx: &Context, api: &Api<DeltaTable>, ns: &s
     };
     let status_plan = |approve: bool| Some(plan_status(&plan, approve.then(|| approve_command("deltatable", ns, name, &plan.id))));
     let last_id = obj.status.as_ref().and_then(|s| s.plan.as_ref()).map(|p| p.id.clone());
+    let was_drifted = obj.status.as_ref().is_some_and(|s| s.conditions.iter().any(|c| c.type_ == super::conditions::DRIFTED && c.status == "True"));
+    // drift after the table was in sync (not a spec change): say so
+    if drifted.is_some() && !was_drifted && obj.status.as_ref().and_then(|s| s.observed_generation) == obj.metadata.generation && obj.status.as_ref().is_some_and(|s| s.last_applied.is_some()) {
+        ctx.publish(obj, EventType::Normal, "DriftDetected", format!("the live table differs from the spec: {}", plan.summary.short())).await;
+    }
     if drifted.is_some() && last_id.as_deref() != Some(plan.id.as_str()) {
         ctx.publish(obj, EventType::Normal, "PlanCreated", format!("plan {} ({}): {}", plan.id, plan.summary.short(), step_lines(&plan.tables[0]).join("; "))).await;
     }

@@ -1,0 +1,350 @@
+//! Flux's health logic against our status. Flux decides "healthy" with kstatus
+//! (`status.Compute` from sigs.k8s.io/cli-utils; Flux's fork has the same
+//! status package); e2e/kstatus is a small Go program that runs it on
+//! `kubectl get … -o json`. Each check reads the object once and asserts both
+//! our conditions and kstatus's verdict on that same JSON, so they cannot race.
+//! Needs the control plane of `e2e/with-controlplane.sh` (as `make test` runs
+//! it) and `go` (e2e/kstatus/build.sh; instant once cached).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_delta-operator");
+
+fn e2e_dir() -> PathBuf {
+    let d = std::env::var_os("DELTA_OPERATOR_E2E_DIR").map(PathBuf::from);
+    let d = d.expect("no control plane: run these tests through `make test` (e2e/with-controlplane.sh starts kube-apiserver and etcd)");
+    assert!(d.join("kubeconfig").exists(), "{} has no kubeconfig", d.display());
+    d
+}
+
+fn kubectl(args: &[&str]) -> (bool, String, String) {
+    let o = Command::new("kubectl").args(args).env("KUBECONFIG", e2e_dir().join("kubeconfig")).output().expect("kubectl");
+    (o.status.success(), String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+/// kubectl's stdout; panics with its stderr when it fails.
+fn kubectl_ok(args: &[&str]) -> String {
+    let (ok, out, err) = kubectl(args);
+    assert!(ok, "kubectl {args:?} failed: {out}{err}");
+    out
+}
+
+/// The kstatus binary, built (or found in the cache) once per test process.
+fn kstatus_bin() -> &'static Path {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("e2e/kstatus/build.sh");
+        let o = Command::new(&script).stderr(Stdio::inherit()).output().unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
+        assert!(o.status.success(), "{} failed ({}); it needs `go` and the Go module proxy (its stderr is above)", script.display(), o.status);
+        let out = String::from_utf8_lossy(&o.stdout);
+        let path = PathBuf::from(out.lines().last().unwrap_or_else(|| panic!("{} printed no path", script.display())).trim());
+        assert!(path.is_file(), "{} printed {}, which is not a file", script.display(), path.display());
+        path
+    })
+}
+
+/// One kstatus verdict: `Kind/name`, the status (Current, InProgress, Failed, …) and kstatus's message.
+#[derive(Debug, Clone, PartialEq)]
+struct Verdict {
+    id: String,
+    status: String,
+    message: String,
+}
+
+/// kstatus on JSON: one object, a List, or a stream of objects (`kubectl get -w -o json`); one verdict each, in order.
+fn kstatus(json: &str) -> Vec<Verdict> {
+    let mut child = Command::new(kstatus_bin()).arg("-v").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("start kstatus");
+    child.stdin.take().unwrap().write_all(json.as_bytes()).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "kstatus failed: {}\non: {json}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let (head, message) = l.split_once('\t').unwrap_or((l, ""));
+            let (id, status) = head.split_once(' ').unwrap_or_else(|| panic!("kstatus printed {l:?}"));
+            Verdict { id: id.into(), status: status.into(), message: message.into() }
+        })
+        .collect()
+}
+
+/// One read of `kubectl get KIND NAME -o json`: the object, and kstatus's verdict on that same JSON.
+fn read(ns: &str, kind: &str, name: &str) -> (Value, Verdict) {
+    let json = kubectl_ok(&["get", kind, name, "-n", ns, "-o", "json"]);
+    let obj: Value = serde_json::from_str(&json).unwrap();
+    let v = kstatus(&json);
+    assert_eq!(v.len(), 1, "{v:?}");
+    assert_eq!(v[0].id, format!("{}/{name}", obj["kind"].as_str().unwrap()), "{v:?}");
+    (obj, v[0].clone())
+}
+
+fn condition(obj: &Value, t: &str) -> Option<(String, String)> {
+    obj["status"]["conditions"].as_array()?.iter().find(|c| c["type"] == t).map(|c| (c["status"].as_str().unwrap_or("").to_string(), c["reason"].as_str().unwrap_or("").to_string()))
+}
+
+/// Polls until `f` holds (or fails with the last thing seen).
+fn wait_until(what: &str, timeout: Duration, mut f: impl FnMut() -> Result<(), String>) {
+    let start = Instant::now();
+    let mut last = String::new();
+    while start.elapsed() < timeout {
+        match f() {
+            Ok(()) => return,
+            Err(e) => last = e,
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    panic!("timed out after {timeout:?} waiting for {what}: {last}");
+}
+
+/// Reads until condition `t` has `status` (and `reason`), observed for the current generation;
+/// returns that read: the object and kstatus's verdict on it.
+fn wait_read(ns: &str, kind: &str, name: &str, t: &str, status: &str, reason: Option<&str>) -> (Value, Verdict) {
+    let mut seen = None;
+    wait_until(&format!("{kind}/{name} {t}={status}"), Duration::from_secs(60), || {
+        let (obj, v) = read(ns, kind, name);
+        let current = obj["status"]["observedGeneration"] == obj["metadata"]["generation"];
+        let got = condition(&obj, t);
+        let ok = current && matches!(&got, Some((s, r)) if s == status && reason.is_none_or(|x| x == r));
+        let err = format!("{got:?} (generation {}) in {}", obj["metadata"]["generation"], obj["status"]);
+        seen = Some((obj, v));
+        if ok { Ok(()) } else { Err(err) }
+    });
+    seen.unwrap()
+}
+
+/// Asserts kstatus's verdict on a read, showing the whole object when it differs.
+fn assert_verdict(read: &(Value, Verdict), want: &str) {
+    let (obj, v) = read;
+    assert_eq!(v.status, want, "kstatus says {} ({}) for {}", v.status, v.message, serde_json::to_string_pretty(obj).unwrap());
+}
+
+struct Operator {
+    child: Child,
+    dir: Option<tempfile::TempDir>,
+}
+
+impl Drop for Operator {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+impl Operator {
+    /// An operator watching `ns`, its lake in a temp dir; `allowance` is the YAML of the target's allowance.
+    fn start(ns: &str, allowance: &str) -> Self {
+        Self::start_in(ns, allowance, tempfile::tempdir().unwrap())
+    }
+
+    fn start_in(ns: &str, allowance: &str, dir: tempfile::TempDir) -> Self {
+        let lake = dir.path().join("lake");
+        let config = dir.path().join("config.yaml");
+        std::fs::write(&config, format!("targets:\n  lake:\n    lake: {{root: {}}}\n{allowance}\n", lake.display())).unwrap();
+        let port = free_port();
+        let log = std::fs::File::create(dir.path().join(format!("operator-{port}.log"))).unwrap();
+        let listen = format!("127.0.0.1:{port}");
+        let args = ["run", "--namespace", ns, "--lease-namespace", ns, "--drift-interval", "2s", "--lease-seconds", "4", "--listen", &listen];
+        let child = Command::new(BIN)
+            .args(args)
+            .arg("--config")
+            .arg(&config)
+            .env("KUBECONFIG", e2e_dir().join("kubeconfig"))
+            .env("DELTA_OPERATOR_LOG", "info,kube=warn,buoyant_kernel=warn,deltalake_core=warn,datafusion=warn")
+            .stdout(Stdio::from(log.try_clone().unwrap()))
+            .stderr(Stdio::from(log))
+            .spawn()
+            .expect("start the operator");
+        Operator { child, dir: Some(dir) }
+    }
+
+    /// Stops the operator, keeping its lake and config for a restart.
+    fn stop(mut self) -> tempfile::TempDir {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.dir.take().unwrap()
+    }
+}
+
+const ALL: &str = "    namespaces: ['*']\n    schemas: ['*']";
+
+fn namespace(name: &str) -> String {
+    let ns = format!("{name}-{}", std::process::id());
+    kubectl_ok(&["create", "namespace", &ns]);
+    ns
+}
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples")
+}
+
+fn apply_examples(ns: &str) {
+    kubectl_ok(&["apply", "-n", ns, "-f", examples().to_str().unwrap()]);
+}
+
+fn apply_yaml(ns: &str, yaml: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("m.yaml");
+    std::fs::write(&f, yaml).unwrap();
+    kubectl_ok(&["apply", "-n", ns, "-f", f.to_str().unwrap()]);
+}
+
+/// examples/orders.yaml without its `status` column: a destructive change.
+fn orders_without_status() -> String {
+    let text = std::fs::read_to_string(examples().join("orders.yaml")).unwrap();
+    let edited = text.replace("    - name: status\n      type: string\n", "");
+    assert_ne!(edited, text, "examples/orders.yaml has no `status` column to drop");
+    edited
+}
+
+/// `kubectl get KIND -w -o json` into a file: every version of every object of a kind, as the API server sends them.
+struct Watch {
+    child: Child,
+    out: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Watch {
+    fn start(ns: &str, kind: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("watch.json");
+        let child = Command::new("kubectl")
+            .args(["get", kind, "-n", ns, "-w", "-o", "json"])
+            .env("KUBECONFIG", e2e_dir().join("kubeconfig"))
+            .stdout(Stdio::from(std::fs::File::create(&out).unwrap()))
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("kubectl get -w");
+        Watch { child, out, _dir: dir }
+    }
+
+    /// kstatus's verdict on each version seen, in order.
+    fn verdicts(mut self) -> Vec<Verdict> {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        kstatus(&std::fs::read_to_string(&self.out).unwrap())
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+// (a)
+#[test]
+fn examples_are_current_once_ready() {
+    let ns = namespace("ks-ready");
+    let _op = Operator::start(&ns, ALL);
+    apply_examples(&ns);
+    for name in ["orders", "customers"] {
+        let r = wait_read(&ns, "deltatable", name, "Ready", "True", None);
+        assert_verdict(&r, "Current");
+    }
+    let r = wait_read(&ns, "deltaschema", "sales", "Ready", "True", None);
+    assert_verdict(&r, "Current");
+    // and a List, as `kubectl get` gives it: every item Current
+    let list = kubectl_ok(&["get", "deltatables,deltaschemas", "-n", &ns, "-o", "json"]);
+    let mut all: Vec<(String, String)> = kstatus(&list).into_iter().map(|v| (v.id, v.status)).collect();
+    all.sort();
+    let want = [("DeltaSchema/sales", "Current"), ("DeltaTable/customers", "Current"), ("DeltaTable/orders", "Current")];
+    assert_eq!(all, want.map(|(a, b)| (a.to_string(), b.to_string())), "{list}");
+}
+
+// (b)
+#[test]
+fn a_dropped_column_is_failed_until_approved_then_current() {
+    let ns = namespace("ks-approve");
+    let _op = Operator::start(&ns, ALL);
+    apply_examples(&ns);
+    assert_verdict(&wait_read(&ns, "deltatable", "orders", "Ready", "True", None), "Current");
+    apply_yaml(&ns, &orders_without_status());
+    let r = wait_read(&ns, "deltatable", "orders", "Stalled", "True", Some("ApprovalRequired"));
+    assert_verdict(&r, "Failed");
+    assert_eq!(condition(&r.0, "Ready").unwrap().0, "False");
+    // it stays Failed while it waits (re-checks every drift interval)
+    std::thread::sleep(Duration::from_secs(3));
+    assert_verdict(&read(&ns, "deltatable", "orders"), "Failed");
+    // approving that plan: Current again
+    let id = r.0["status"]["plan"]["id"].as_str().unwrap().to_string();
+    kubectl_ok(&["annotate", "-n", &ns, "deltatable/orders", &format!("delta-operator.io/approve={id}"), "--overwrite"]);
+    let r = wait_read(&ns, "deltatable", "orders", "Ready", "True", None);
+    assert_eq!(r.0["status"]["lastApplied"]["planId"], id.as_str());
+    assert_verdict(&r, "Current");
+}
+
+// (c)
+#[test]
+fn a_spec_change_not_yet_observed_is_in_progress() {
+    let ns = namespace("ks-generation");
+    let op = Operator::start(&ns, ALL);
+    apply_examples(&ns);
+    assert_verdict(&wait_read(&ns, "deltatable", "customers", "Ready", "True", None), "Current");
+    assert_verdict(&wait_read(&ns, "deltaschema", "sales", "Ready", "True", None), "Current");
+    // no operator: the change stays unobserved
+    let dir = op.stop();
+    kubectl_ok(&["patch", "-n", &ns, "deltatable/customers", "--type=merge", "-p", r#"{"spec":{"comment":"One row per customer, changed"}}"#]);
+    kubectl_ok(&["patch", "-n", &ns, "deltaschema/sales", "--type=merge", "-p", r#"{"spec":{"comment":"Sales, changed"}}"#]);
+    for kind in ["deltatable/customers", "deltaschema/sales"] {
+        let (kind, name) = kind.split_once('/').unwrap();
+        let r = read(&ns, kind, name);
+        let (obj, v) = &r;
+        assert!(obj["metadata"]["generation"].as_i64() > obj["status"]["observedGeneration"].as_i64(), "{obj}");
+        assert_eq!(condition(obj, "Ready").unwrap().0, "True", "the stale Ready=True of the last generation is still there");
+        assert_verdict(&r, "InProgress");
+        assert!(v.message.contains("latest observed generation"), "{v:?}");
+    }
+    // the operator back: the change is applied and observed, Current again
+    let _op = Operator::start_in(&ns, ALL, dir);
+    let r = wait_read(&ns, "deltatable", "customers", "Ready", "True", None);
+    assert_eq!(r.0["status"]["observedGeneration"], 2);
+    assert_verdict(&r, "Current");
+    assert_verdict(&wait_read(&ns, "deltaschema", "sales", "Ready", "True", None), "Current");
+}
+
+// (d)
+#[test]
+fn a_table_its_target_forbids_is_failed() {
+    let ns = namespace("ks-forbidden");
+    let _op = Operator::start(&ns, "    namespaces: ['*']\n    schemas: ['prod']");
+    apply_examples(&ns);
+    for name in ["orders", "customers"] {
+        let r = wait_read(&ns, "deltatable", name, "Stalled", "True", Some("Forbidden"));
+        assert_verdict(&r, "Failed");
+    }
+    assert_verdict(&wait_read(&ns, "deltaschema", "sales", "Stalled", "True", Some("Forbidden")), "Failed");
+}
+
+// Every version the API server held on the way from `kubectl apply` to Ready: kstatus
+// must never say Failed (Flux stops waiting at the first Failed), and ends Current.
+#[test]
+fn no_version_on_the_way_to_ready_is_failed() {
+    let ns = namespace("ks-watch");
+    let watches = [Watch::start(&ns, "deltatables"), Watch::start(&ns, "deltaschemas")];
+    std::thread::sleep(Duration::from_secs(1)); // the watches are open before anything exists
+    let _op = Operator::start(&ns, ALL);
+    apply_examples(&ns);
+    for name in ["orders", "customers"] {
+        wait_read(&ns, "deltatable", name, "Ready", "True", None);
+    }
+    wait_read(&ns, "deltaschema", "sales", "Ready", "True", None);
+    std::thread::sleep(Duration::from_secs(1));
+    let seen: Vec<Verdict> = watches.into_iter().flat_map(Watch::verdicts).collect();
+    let path = |id: &str| seen.iter().filter(|v| v.id == id).map(|v| format!("{} ({})", v.status, v.message)).collect::<Vec<_>>();
+    for id in ["DeltaTable/orders", "DeltaTable/customers", "DeltaSchema/sales"] {
+        let p = path(id);
+        assert!(p.last().is_some_and(|s| s.starts_with("Current")), "{id} ends {p:#?}");
+        assert!(!p.iter().any(|s| s.starts_with("Failed")), "{id} was Failed on its way to Ready: {p:#?}");
+    }
+}
