@@ -12,8 +12,8 @@ PY_PACKAGES = deltalake==1.6.6 pyarrow==26.0.1
 .PHONY: test python controlplane crds bench example
 
 test: python controlplane
-	$(CARGO) build --locked --bins --tests
-	e2e/with-controlplane.sh $(CARGO) test --locked --no-fail-fast
+	$(CARGO) build --locked --all-targets
+	e2e/with-controlplane.sh $(CARGO) test --locked --no-fail-fast --all-targets
 
 # etcd + kube-apiserver built from the Go module proxy (cached in $(CACHE)/bin).
 controlplane:

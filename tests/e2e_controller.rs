@@ -391,3 +391,21 @@ fn relink(dir: tempfile::TempDir, lake: &Path) -> tempfile::TempDir {
     std::os::unix::fs::symlink(lake, dir.path().join("lake")).unwrap();
     dir
 }
+
+#[test]
+fn a_strict_schema_drops_orphans_only_after_its_own_approval() {
+    let ns = namespace("strict");
+    let op = Operator::start(&ns, ALL, &[]);
+    kubectl_ok(&["apply", "-n", &ns, "-f", examples().to_str().unwrap()]);
+    kubectl_ok(&["wait", "-n", &ns, "--for=condition=Ready", "deltatable/orders", "deltatable/customers", "--timeout=60s"]);
+    kubectl_ok(&["patch", "-n", &ns, "deltaschema/sales", "--type=merge", "-p", "{\"spec\":{\"mode\":\"strict\"}}"]);
+    kubectl_ok(&["delete", "-n", &ns, "deltatable/customers"]);
+    let obj = wait_condition(&ns, "deltaschema", "sales", "Stalled", "True", Some("ApprovalRequired"));
+    assert_eq!(obj["status"]["orphans"], serde_json::json!(["main.sales.customers"]));
+    assert!(op.table_dir("customers").join("_delta_log").is_dir(), "kept until approved");
+    let id = obj["status"]["plan"]["id"].as_str().unwrap().to_string();
+    kubectl_ok(&["annotate", "-n", &ns, "deltaschema/sales", &format!("delta-operator.io/approve={id}"), "--overwrite"]);
+    wait_condition(&ns, "deltaschema", "sales", "Ready", "True", None);
+    assert!(!op.table_dir("customers").exists(), "the orphan was dropped");
+    assert!(op.table_dir("orders").join("_delta_log").is_dir(), "a declared table is never an orphan");
+}

@@ -1,0 +1,207 @@
+#!/usr/bin/env bash
+# Benchmark (not a test): how fast one operator process brings N new DeltaTables
+# in one DeltaSchema to Ready=True against a real kube-apiserver + etcd.
+#
+#   e2e/with-controlplane.sh e2e/bench/controller.sh [N]      (N defaults to 500)
+#
+# Uses the already-built binary:
+#   ${CARGO_TARGET_DIR:-$HOME/.cache/delta-operator/target}/${PROFILE:-debug}/delta-operator
+# (PROFILE=release for a release build; build it first with cargo build [--release]).
+#
+# Env: PROFILE (debug|release), BENCH_TIMEOUT (seconds to wait for all Ready, default 900),
+#      BENCH_KEEP=1 (keep the work dir: operator log, config, lake, samples),
+#      DELTA_OPERATOR_LOG (the operator's log filter).
+#
+# Measures: time from apply to all N Ready=True (one `kubectl get deltatables -o json`
+# per second), reconciles/s (delta_operator_reconciles_total / elapsed), operator RSS
+# (VmHWM peak and VmRSS now, from /proc), operator CPU time, and the number of Delta
+# commits (_delta_log/*.json under the lake). Prints one summary line at the end.
+set -euo pipefail
+
+N=${1:-500}
+[[ $N =~ ^[1-9][0-9]*$ ]] || { echo "controller.sh: N must be a positive integer, got '$N'" >&2; exit 2; }
+[[ -n ${KUBECONFIG:-} && -n ${DELTA_OPERATOR_E2E_DIR:-} ]] || {
+  echo "controller.sh: no control plane; run it as: e2e/with-controlplane.sh $0 [N]" >&2; exit 2; }
+for t in kubectl jq curl awk find; do
+  command -v "$t" >/dev/null || { echo "controller.sh: '$t' is required" >&2; exit 2; }
+done
+
+PROFILE=${PROFILE:-debug}
+BIN=${CARGO_TARGET_DIR:-$HOME/.cache/delta-operator/target}/$PROFILE/delta-operator
+[[ -x $BIN ]] || { echo "controller.sh: no operator binary at $BIN (build it: cargo build$([[ $PROFILE == release ]] && echo ' --release'))" >&2; exit 2; }
+TIMEOUT=${BENCH_TIMEOUT:-900}
+START_TIMEOUT=60
+
+log() { echo "bench: $*" >&2; }
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+
+WORK=$(mktemp -d -t delta-bench.XXXXXX)
+LAKE=$WORK/lake
+CFG=$WORK/config.yaml
+OPLOG=$WORK/operator.log
+NS=bench-$$-$RANDOM
+OP_PID=
+NS_CREATED=
+FAILED=1
+
+stop_operator() {
+  [[ -n $OP_PID ]] || return 0
+  if kill -0 "$OP_PID" 2>/dev/null; then
+    kill -TERM "$OP_PID" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$OP_PID" 2>/dev/null || break; sleep 0.2; done
+    kill -0 "$OP_PID" 2>/dev/null && kill -KILL "$OP_PID" 2>/dev/null || true
+  fi
+  wait "$OP_PID" 2>/dev/null || true
+  OP_PID=
+}
+
+cleanup() {
+  local rc=$?
+  set +e
+  stop_operator
+  if [[ -n $NS_CREATED ]]; then
+    # The operator is stopped first, and no table carries a finalizer (deletionPolicy Retain),
+    # so the deletes go through. There is no controller-manager on this control plane, so the
+    # namespace itself only reaches Terminating: don't wait for it.
+    timeout 300 kubectl delete deltatables,deltaschemas --all -n "$NS" --wait=false >/dev/null 2>&1
+    timeout 60 kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1
+  fi
+  if [[ $FAILED == 1 || ${BENCH_KEEP:-} == 1 ]]; then
+    log "work dir kept: $WORK (operator.log, config.yaml, lake/, samples.tsv)"
+  else
+    rm -rf "$WORK"
+  fi
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'log "interrupted"; exit 130' INT TERM
+
+fail() {
+  log "FAILED: $*"
+  if [[ -s $OPLOG ]]; then
+    log "--- last lines of $OPLOG"
+    tail -n 30 "$OPLOG" >&2 || true
+  fi
+  exit 1
+}
+
+# A port is free when nothing accepts on it; stay below the ephemeral range (as start.sh does).
+free_port() {
+  local low p
+  low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+  for _ in $(seq 1 100); do
+    p=$(( 10000 + RANDOM % (low - 10000) ))
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return; fi
+  done
+  return 1
+}
+
+# status field of /proc/PID/status in MB (kB / 1024)
+proc_mb() { awk -v k="$2:" '$1 == k { printf "%.0f", $2 / 1024 }' "/proc/$1/status" 2>/dev/null || echo 0; }
+# user+system CPU seconds of a process
+proc_cpu() { awk -v hz="$(getconf CLK_TCK)" '{ sub(/.*\) /, ""); printf "%.1f", ($12 + $13) / hz }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+metric() { # name -> value (empty when the endpoint does not answer)
+  curl -fsS --max-time 5 "http://127.0.0.1:$PORT/metrics" 2>/dev/null | awk -v m="$1" '$1 == m { print $2 }'
+}
+commits() { find "$LAKE" -path '*/_delta_log/*.json' -type f 2>/dev/null | wc -l; }
+
+# --- manifests: one DeltaSchema, N DeltaTables of 5 to 10 columns, a comment and a CHECK each
+gen_yaml() {
+  local types=(string int double date timestamp boolean smallint float 'decimal(12,2)')
+  printf 'apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {name: bench}\nspec: {catalog: main}\n'
+  local i c ncols
+  for ((i = 0; i < N; i++)); do
+    ncols=$(( 5 + i % 6 ))
+    printf -- '---\napiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {name: t%05d}\nspec:\n  schemaRef: bench\n  comment: Benchmark table %d of %d\n  columns:\n' "$i" "$i" "$N"
+    printf '    - {name: id, type: bigint, nullable: false, comment: Row key}\n'
+    for ((c = 1; c < ncols; c++)); do
+      if (( c % 3 == 0 )); then
+        printf '    - {name: c%d, type: "%s", comment: column %d}\n' "$c" "${types[(i + c) % ${#types[@]}]}" "$c"
+      else
+        printf '    - {name: c%d, type: "%s"}\n' "$c" "${types[(i + c) % ${#types[@]}]}"
+      fi
+    done
+    printf '  constraints:\n    - check: {name: id_positive, expression: id > 0}\n'
+  done
+}
+
+# --- start
+log "N=$N, binary $BIN, work dir $WORK"
+mkdir -p "$LAKE"
+cat >"$CFG" <<EOF
+targets:
+  lake:
+    lake: {root: $LAKE}
+    namespaces: ['*']
+    schemas: ['*']
+EOF
+gen_yaml >"$WORK/manifests.yaml"
+
+kubectl create namespace "$NS" >/dev/null
+NS_CREATED=1
+
+PORT=$(free_port) || fail "no free port"
+DELTA_OPERATOR_LOG=${DELTA_OPERATOR_LOG:-info,kube=warn,buoyant_kernel=warn,deltalake_core=warn,datafusion=warn} \
+  "$BIN" run --namespace "$NS" --lease-namespace "$NS" --drift-interval 10m --listen "127.0.0.1:$PORT" --config "$CFG" \
+  </dev/null >"$OPLOG" 2>&1 &
+OP_PID=$!
+deadline=$(( $(date +%s) + START_TIMEOUT ))
+until curl -fsS --max-time 2 "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1; do
+  kill -0 "$OP_PID" 2>/dev/null || fail "the operator exited at start"
+  (( $(date +%s) < deadline )) || fail "the operator's /readyz did not answer within ${START_TIMEOUT}s"
+  sleep 0.2
+done
+R0=$(metric delta_operator_reconciles_total); R0=${R0:-0}
+log "operator pid $OP_PID ready on 127.0.0.1:$PORT (RSS $(proc_mb "$OP_PID" VmRSS) MB); applying 1 DeltaSchema + $N DeltaTables"
+
+# --- apply and wait
+T0=$(now)
+kubectl apply --server-side --field-manager=bench -n "$NS" -f "$WORK/manifests.yaml" >/dev/null || fail "kubectl apply failed"
+APPLY_S=$(since "$T0")
+log "applied in $APPLY_S s"
+
+printf 't_s\tready\tstalled\treconciles\trss_mb\tcpu_s\tcommits\n' >"$WORK/samples.tsv"
+deadline=$(( $(date +%s) + TIMEOUT ))
+last_report=0
+ready=0
+while :; do
+  kill -0 "$OP_PID" 2>/dev/null || fail "the operator exited (pid $OP_PID); $ready/$N Ready"
+  if json=$(kubectl get deltatables -n "$NS" -o json 2>/dev/null); then
+    read -r ready stalled < <(jq -r '[.items[] | (.status.conditions // []) as $c
+        | [($c | any(.type == "Ready" and .status == "True")), ($c | any(.type == "Stalled" and .status == "True"))]]
+      | "\(map(select(.[0])) | length) \(map(select(.[1])) | length)"' <<<"$json") || true
+  fi
+  t=$(since "$T0")
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$t" "$ready" "${stalled:-0}" "$(metric delta_operator_reconciles_total)" \
+    "$(proc_mb "$OP_PID" VmRSS)" "$(proc_cpu "$OP_PID")" "$(commits)" >>"$WORK/samples.tsv"
+  (( ready >= N )) && break
+  if (( $(date +%s) >= deadline )); then
+    reasons=$(jq -r '[.items[] | (.status.conditions // []) | map(select(.type == "Ready" and .status != "True"))[] | .reason] | group_by(.) | map("\(.[0]) \(length)") | join(", ")' <<<"${json:-}" 2>/dev/null || true)
+    fail "timed out after ${TIMEOUT}s: $ready/$N Ready (not Ready by reason: ${reasons:-none with a status yet})"
+  fi
+  if (( $(date +%s) - last_report >= 15 )); then
+    log "t=${t}s: $ready/$N Ready, ${stalled:-0} Stalled, reconciles $(metric delta_operator_reconciles_total), RSS $(proc_mb "$OP_PID" VmRSS) MB, CPU $(proc_cpu "$OP_PID") s"
+    last_report=$(date +%s)
+  fi
+  sleep 1
+done
+ELAPSED=$(since "$T0")
+
+# --- figures
+R1=$(metric delta_operator_reconciles_total); R1=${R1:-0}
+RECONCILES=$(( R1 - R0 ))
+DUR_SUM=$(metric delta_operator_reconcile_duration_seconds_sum)
+FAILURES=$(curl -fsS --max-time 5 "http://127.0.0.1:$PORT/metrics" 2>/dev/null | awk '/^delta_operator_reconcile_failures_total/ { s += $2 } END { print s + 0 }')
+RSS_PEAK=$(proc_mb "$OP_PID" VmHWM)
+RSS_NOW=$(proc_mb "$OP_PID" VmRSS)
+CPU=$(proc_cpu "$OP_PID")
+COMMITS=$(commits)
+TABLES=$(find "$LAKE" -type d -name _delta_log 2>/dev/null | wc -l)
+WARNINGS=$(sed 's/\x1b\[[0-9;]*m//g' "$OPLOG" | grep -c -E '^[^ ]+ +(WARN|ERROR) ' || true)
+
+rate() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b > 0 ? a / b : 0) }'; }
+echo "N=$N all Ready in $ELAPSED s · $(rate "$N" "$ELAPSED") tables/s · reconciles $RECONCILES ($(rate "$RECONCILES" "$ELAPSED")/s) · RSS peak $RSS_PEAK MB · commits $COMMITS"
+echo "  profile $PROFILE · apply (kubectl, server-side) $APPLY_S s · Delta tables $TABLES · operator CPU $CPU s ($(rate "$CPU" "$ELAPSED") cores avg) · RSS now $RSS_NOW MB"
+echo "  reconcile time sum ${DUR_SUM:-?} s (mean $(awk -v s="${DUR_SUM:-0}" -v n="$R1" 'BEGIN { printf "%.0f", (n > 0 ? 1000 * s / n : 0) }') ms) · failed reconciles $FAILURES · WARN/ERROR log lines $WARNINGS"
+FAILED=0
