@@ -6,8 +6,9 @@ export DELTA_OPERATOR_PYTHON ?= $(CACHE)/venv/bin/python
 export PIP_CACHE_DIR ?= $(CACHE)/pip
 CARGO ?= cargo
 
-# Pinned Python packages for the outside reader in the tests.
-PY_PACKAGES = deltalake==1.6.6 pyarrow==26.0.1
+# Pinned Python packages: the outside reader (deltalake) and an S3 server (moto) for the tests.
+PY_PACKAGES = deltalake==1.6.6 pyarrow==26.0.1 moto[server]==5.2.5
+PY_STAMP := $(CACHE)/venv/.installed-$(shell echo '$(PY_PACKAGES)' | md5sum | cut -c1-8)
 
 .PHONY: test python controlplane crds bench example
 
@@ -18,12 +19,13 @@ test: python controlplane
 # etcd + kube-apiserver built from the Go module proxy (cached in $(CACHE)/bin).
 controlplane:
 	e2e/controlplane/build.sh >/dev/null
+	e2e/kstatus/build.sh >/dev/null
 
 # A Python with deltalake: the reader outside the project that the tests use.
-python: $(CACHE)/venv/.installed
-$(CACHE)/venv/.installed:
+python: $(PY_STAMP)
+$(PY_STAMP):
 	python3 -m venv $(CACHE)/venv
-	$(CACHE)/venv/bin/pip install --quiet --disable-pip-version-check $(PY_PACKAGES)
+	$(CACHE)/venv/bin/pip install --quiet --disable-pip-version-check $(foreach p,$(PY_PACKAGES),'$(p)')
 	touch $@
 
 # Regenerate the committed CRDs (a test fails when they are stale).
