@@ -311,7 +311,7 @@ fn paused_writes_nothing_and_observe_only_shows_drift() {
     // (Observe is set before the pause is lifted, so nothing applies in between)
     kubectl_ok(&["patch", "-n", &ns, "deltatable/customers", "--type=merge", "-p", "{\"spec\":{\"policy\":\"Observe\"}}"]);
     kubectl_ok(&["annotate", "-n", &ns, "deltatable/customers", "delta-operator.io/paused-"]);
-    let obj = wait_condition(&ns, "deltatable", "customers", "Ready", "False", Some("Observing"));
+    let obj = wait_condition(&ns, "deltatable", "customers", "Ready", "True", Some("Observing"));
     assert_eq!(condition(&obj, "Drifted").unwrap().0, "True");
     std::thread::sleep(Duration::from_secs(3));
     assert_eq!(delta_versions(&op.table_dir("customers")), before, "observe: no writes");

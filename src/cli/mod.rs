@@ -155,7 +155,7 @@ pub async fn run(cli: Cli) -> u8 {
 /// Both CRDs as one YAML stream, exactly as committed under crds/.
 pub fn crds_yaml() -> String {
     let mut out = String::new();
-    for crd in [DeltaSchema::crd(), DeltaTable::crd()] {
+    for crd in [crate::spec::crd::with_status_default(DeltaSchema::crd()), crate::spec::crd::with_status_default(DeltaTable::crd())] {
         out.push_str("---\n");
         out.push_str(&serde_saphyr::to_string(&crd).expect("a CRD serializes"));
     }

@@ -41,6 +41,10 @@ impl Report {
     fn stalled(reason: &str, message: impl Into<String>) -> Self {
         Report { phase: Phase::Stalled { reason: reason.into(), message: message.into() }, drifted: None, plan: None, last_applied: None, table: None, awaiting: false }
     }
+    /// Waiting for something that arrives by itself (a schema applied later, the cache).
+    fn waiting(reason: &str, message: impl Into<String>) -> Self {
+        Report { phase: Phase::Progressing { reason: reason.into(), message: message.into() }, ..Self::stalled(reason, "") }
+    }
 }
 
 pub fn approve_command(kind: &str, ns: &str, name: &str, id: &str) -> String {
@@ -106,8 +110,12 @@ async fn write_status(obj: &DeltaTable, api: &Api<DeltaTable>, name: &str, r: Re
 fn resolve(obj: &DeltaTable, ctx: &Context, ns: &str) -> Result<(DesiredTable, String, Arc<LakeBackend>), Report> {
     let m = ctx.manifests(ns);
     let Some(me) = m.tables.iter().find(|t| t.name() == obj.name_any()) else {
-        return Err(Report::stalled("NotFound", "the resource is not in the cache yet"));
+        return Err(Report::waiting("NotCached", "the resource is not in the operator's cache yet"));
     };
+    // a table applied before its schema (kubectl apply -f dir/ sorts by file name) waits, it is not stuck
+    if schema_of(&m, me).is_none() {
+        return Err(Report::waiting("SchemaNotFound", format!("waiting for DeltaSchema '{}' in namespace {ns}", obj.spec.schema_ref)));
+    }
     let label = me.label();
     let errors: Vec<String> = validate(&m).into_iter().filter(|e| e.resource.as_deref() == Some(label.as_str())).map(|e| format!("{}: {} (fix: {})", e.path, e.message, e.fix)).collect();
     if !errors.is_empty() {
@@ -194,8 +202,9 @@ async fn evaluate(obj: &DeltaTable, ctx: &Context, api: &Api<DeltaTable>, ns: &s
             if drifted.is_some() && last_id.as_deref() != Some(plan.id.as_str()) {
                 ctx.publish(obj, EventType::Normal, "DriftDetected", format!("observed drift {}; policy Observe never applies", plan.summary.short())).await;
             }
+            // Observe has done its job once the drift is in status: Ready, so GitOps health checks pass
             Ok(Report {
-                phase: Phase::Holding { reason: "Observing".into(), message: "policy Observe: drift is shown, never applied".into(), ready: false },
+                phase: Phase::Holding { reason: "Observing".into(), message: "policy Observe: drift is shown, never applied".into(), ready: true },
                 drifted,
                 plan: status_plan(false),
                 last_applied: None,

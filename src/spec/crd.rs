@@ -336,3 +336,19 @@ pub struct DeltaSchemaStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_handled_reconcile_at: Option<String>,
 }
+
+/// The CRD with `status` defaulting to `{observedGeneration: 0}`: a resource the
+/// operator has not seen yet has generation 1 > 0, which kstatus (Flux, kubectl
+/// wait) reads as InProgress instead of Current.
+pub fn with_status_default(
+    mut crd: k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+) -> k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSON;
+    for v in &mut crd.spec.versions {
+        let status = v.schema.as_mut().and_then(|s| s.open_api_v3_schema.as_mut()).and_then(|s| s.properties.as_mut()).and_then(|p| p.get_mut("status"));
+        if let Some(status) = status {
+            status.default = Some(JSON(serde_json::json!({"observedGeneration": 0})));
+        }
+    }
+    crd
+}

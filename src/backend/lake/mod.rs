@@ -5,6 +5,7 @@
 
 mod rewrite;
 pub mod schema;
+mod storage;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -18,6 +19,7 @@ use serde_json::Value;
 use url::Url;
 
 use super::{Backend, BackendError, Progress, StepOutcome};
+use storage::Root;
 use crate::model::{Check, DataType, DesiredTable, ObservedTable, SchemaRef, StructField, TableRef, OWNER_PROPERTY};
 use crate::plan::change::FieldPath;
 use crate::plan::steps::{staging_name, Rewrite, RewritePhase};
@@ -36,28 +38,27 @@ pub const TRASH: &str = ".trash";
 pub const STAGING: &str = ".staging";
 
 pub struct LakeBackend {
-    root: PathBuf,
+    root: Root,
     caps: Capabilities,
     /// Who writes: stamped into every commit (the operator's identity).
     writer: String,
 }
 
+/// A table's folder relative to the lake root.
+fn rel(t: &TableRef) -> String {
+    format!("{}/{}/{}", t.catalog, t.schema, t.table)
+}
+
+/// Its staging copy's folder: outside the schema folder, so never listed as a table.
+fn staging_rel(t: &TableRef) -> String {
+    format!("{STAGING}/{}/{}/{}", t.catalog, t.schema, staging_name(&t.table))
+}
+
 impl LakeBackend {
-    /// A lake rooted at a local path or `file://` URL; the folder is created if missing.
+    /// A lake rooted at a local path, a file:// URL (the folder is created if
+    /// missing) or an s3:// URL (endpoint and credentials from AWS_* variables).
     pub fn open(root: &str) -> Result<Self, BackendError> {
-        let path = match Url::parse(root) {
-            Ok(u) if u.scheme() == "file" => u.to_file_path().map_err(|_| BackendError::Config(format!("bad file URL '{root}'")))?,
-            Ok(u) if u.scheme().len() > 1 => {
-                return Err(BackendError::Config(format!(
-                    "lake root '{root}': the '{}' object store is not built into this binary; use a local path or file:// URL",
-                    u.scheme()
-                )));
-            }
-            _ => PathBuf::from(root),
-        };
-        std::fs::create_dir_all(&path).map_err(|e| BackendError::Config(format!("cannot create lake root {}: {e}", path.display())))?;
-        let root = path.canonicalize().map_err(|e| BackendError::Config(format!("lake root {}: {e}", path.display())))?;
-        Ok(LakeBackend { root, caps: Capabilities::lake(), writer: "cli".into() })
+        Ok(LakeBackend { root: Root::parse(root)?, caps: Capabilities::lake(), writer: "cli".into() })
     }
 
     /// Names the writer in every commit's info (`delta-operator.writer`).
@@ -66,22 +67,23 @@ impl LakeBackend {
         self
     }
 
+    /// The local root folder (tests and messages); object-store roots have none.
     pub fn root(&self) -> &Path {
-        &self.root
+        self.root.local().expect("a local lake root")
     }
 
+    /// A table's local folder (local roots only).
     pub fn table_path(&self, t: &TableRef) -> PathBuf {
-        self.root.join(&t.catalog).join(&t.schema).join(&t.table)
+        self.root().join(rel(t))
+    }
+
+    /// A table's staging copy's local folder (local roots only).
+    pub fn staging_path(&self, t: &TableRef) -> PathBuf {
+        self.root().join(staging_rel(t))
     }
 
     fn table_url(&self, t: &TableRef) -> Result<Url, BackendError> {
-        let p = self.table_path(t);
-        std::fs::create_dir_all(&p).map_err(|e| BackendError::Transient(format!("{}: {e}", p.display())))?;
-        Url::from_directory_path(&p).map_err(|_| BackendError::Config(format!("not a usable path: {}", p.display())))
-    }
-
-    fn exists(&self, t: &TableRef) -> bool {
-        self.table_path(t).join("_delta_log").is_dir()
+        self.root.url(&rel(t))
     }
 
     async fn open_table(&self, t: &TableRef) -> Result<DeltaTable, BackendError> {
@@ -89,7 +91,7 @@ impl LakeBackend {
     }
 
     async fn read_one(&self, t: &TableRef) -> Result<Option<ObservedTable>, BackendError> {
-        if !self.exists(t) {
+        if !self.root.is_table(&rel(t)).await? {
             return Ok(None);
         }
         let table = self.open_table(t).await?;
@@ -270,20 +272,12 @@ impl Backend for LakeBackend {
     }
 
     async fn list_schema(&self, s: &SchemaRef) -> Result<Vec<TableRef>, BackendError> {
-        let dir = self.root.join(&s.catalog).join(&s.schema);
-        let mut out = Vec::new();
-        let Ok(rd) = std::fs::read_dir(&dir) else { return Ok(out) };
-        for e in rd.flatten() {
-            if e.path().join("_delta_log").is_dir() {
-                out.push(TableRef::new(&s.catalog, &s.schema, &e.file_name().to_string_lossy()));
-            }
-        }
-        out.sort();
-        Ok(out)
+        let names = self.root.tables_under(&format!("{}/{}", s.catalog, s.schema)).await?;
+        Ok(names.iter().map(|n| TableRef::new(&s.catalog, &s.schema, n)).collect())
     }
 
     async fn version(&self, t: &TableRef) -> Result<Option<u64>, BackendError> {
-        if !self.exists(t) {
+        if !self.root.is_table(&rel(t)).await? {
             return Ok(None);
         }
         Ok(self.open_table(t).await?.version())
@@ -351,7 +345,7 @@ impl Backend for LakeBackend {
                 Ok(StepOutcome::default())
             }
             Action::Rewrite { rewrite, phase } => self.rewrite(t, step, rewrite, *phase, progress).await,
-            Action::DropTable => self.drop_table(t),
+            Action::DropTable => self.drop_table(t).await,
             other => unsupported(&other.title()),
         }
     }
@@ -387,17 +381,8 @@ impl LakeBackend {
         Ok(StepOutcome::default())
     }
 
-    /// Where a table's staging copy lives: outside the schema folder, so it is never listed as a table.
-    pub fn staging_path(&self, t: &TableRef) -> PathBuf {
-        self.root.join(STAGING).join(&t.catalog).join(&t.schema).join(staging_name(&t.table))
-    }
-
     async fn rewrite(&self, t: &TableRef, step: &Step, rw: &Rewrite, phase: RewritePhase, progress: Progress<'_>) -> Result<StepOutcome, BackendError> {
-        let staging_url = || {
-            let p = self.staging_path(t);
-            std::fs::create_dir_all(&p).map_err(|e| BackendError::Transient(format!("{}: {e}", p.display())))?;
-            Url::from_directory_path(&p).map_err(|_| BackendError::Config(format!("not a usable path: {}", p.display())))
-        };
+        let staging_url = || self.root.url(&staging_rel(t));
         match phase {
             RewritePhase::WriteOnce => {
                 let table = self.open_table(t).await?;
@@ -409,12 +394,12 @@ impl LakeBackend {
                 let rows = rewrite::project(&table, rw, progress).await?;
                 let staging = DeltaTable::try_from_url(staging_url()?).await.map_err(delta_err)?;
                 let mut out = rewrite::overwrite(staging, rows, rw, self.commit_props(step), progress).await?;
-                out.detail = Some(format!("{}; staged at {}", out.detail.unwrap_or_default(), self.staging_path(t).display()));
+                out.detail = Some(format!("{}; staged at {}", out.detail.unwrap_or_default(), self.root.display(&staging_rel(t))));
                 Ok(out)
             }
             RewritePhase::Replace => {
-                if !self.staging_path(t).join("_delta_log").is_dir() {
-                    return Err(BackendError::Refused { message: format!("no staging copy at {}; plan again", self.staging_path(t).display()) });
+                if !self.root.is_table(&staging_rel(t)).await? {
+                    return Err(BackendError::Refused { message: format!("no staging copy at {}; plan again", self.root.display(&staging_rel(t))) });
                 }
                 let staging = deltalake::open_table(staging_url()?).await.map_err(delta_err)?;
                 let rows = rewrite::read_all(&staging, rw).await?;
@@ -422,26 +407,21 @@ impl LakeBackend {
                 rewrite::overwrite(table, rows, rw, self.commit_props(step), progress).await
             }
             RewritePhase::DropStaging => {
-                let p = self.staging_path(t);
-                if p.exists() {
-                    std::fs::remove_dir_all(&p).map_err(|e| BackendError::Transient(format!("{}: {e}", p.display())))?;
-                }
+                self.root.remove_folder(&staging_rel(t)).await?;
                 Ok(StepOutcome::default())
             }
         }
     }
 
     /// Moves the table's folder into the lake's trash: recoverable by moving it back.
-    fn drop_table(&self, t: &TableRef) -> Result<StepOutcome, BackendError> {
-        let from = self.table_path(t);
-        if !from.exists() {
+    async fn drop_table(&self, t: &TableRef) -> Result<StepOutcome, BackendError> {
+        if !self.root.is_table(&rel(t)).await? {
             return Ok(StepOutcome::default());
         }
         let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
-        let to = self.root.join(TRASH).join(&t.catalog).join(&t.schema).join(format!("{}.{stamp}", t.table));
-        std::fs::create_dir_all(to.parent().expect("has a parent")).map_err(|e| BackendError::Transient(e.to_string()))?;
-        std::fs::rename(&from, &to).map_err(|e| BackendError::Transient(format!("moving {} to {}: {e}", from.display(), to.display())))?;
-        Ok(StepOutcome { detail: Some(format!("moved to {}", to.display())) })
+        let to = format!("{TRASH}/{}/{}/{}.{stamp}", t.catalog, t.schema, t.table);
+        self.root.move_folder(&rel(t), &to).await?;
+        Ok(StepOutcome { detail: Some(format!("moved to {}", self.root.display(&to))) })
     }
 }
 
