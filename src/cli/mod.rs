@@ -9,12 +9,11 @@ mod plan;
 use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand, ValueEnum};
-use kube::CustomResourceExt;
 
 use crate::backend::lake::LakeBackend;
 use crate::config::Config;
 use crate::engine::{lower, Inputs};
-use crate::spec::{load_paths, DeltaSchema, DeltaTable, Manifests};
+use crate::spec::{load_paths, Manifests};
 
 pub const EXIT_OK: u8 = 0;
 pub const EXIT_ERROR: u8 = 1;
@@ -155,7 +154,7 @@ pub async fn run(cli: Cli) -> u8 {
 /// Both CRDs as one YAML stream, exactly as committed under crds/.
 pub fn crds_yaml() -> String {
     let mut out = String::new();
-    for crd in [crate::spec::crd::with_status_default(DeltaSchema::crd()), crate::spec::crd::with_status_default(DeltaTable::crd())] {
+    for crd in crate::spec::crd::all() {
         out.push_str("---\n");
         out.push_str(&serde_saphyr::to_string(&crd).expect("a CRD serializes"));
     }

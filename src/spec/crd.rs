@@ -352,3 +352,9 @@ pub fn with_status_default(
     }
     crd
 }
+
+/// Both CRDs as installed: DeltaSchema, then DeltaTable.
+pub fn all() -> Vec<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> {
+    use kube::CustomResourceExt;
+    vec![with_status_default(DeltaSchema::crd()), with_status_default(DeltaTable::crd())]
+}
