@@ -10,7 +10,7 @@
 #
 # Env: PROFILE (debug|release), BENCH_TIMEOUT (seconds to wait for all Ready, default 900),
 #      BENCH_KEEP=1 (keep the work dir: operator log, config, lake, samples),
-#      DELTA_OPERATOR_LOG (the operator's log filter).
+#      DELTA_OPERATOR_LOG (the operator's log filter; default: the operator's own).
 # Figures are for one operator process on whatever else the machine runs: the load
 # average is printed with them.
 #
@@ -152,8 +152,8 @@ kubectl create namespace "$NS" >/dev/null
 NS_CREATED=1
 
 PORT=$(free_port) || fail "no free port"
-DELTA_OPERATOR_LOG=${DELTA_OPERATOR_LOG:-info,kube=warn,buoyant_kernel=warn,deltalake_core=warn,datafusion=warn} \
-  "$BIN" run --namespace "$NS" --lease-namespace "$NS" --drift-interval 10m --listen "127.0.0.1:$PORT" --config "$CFG" \
+# DELTA_OPERATOR_LOG, when set, passes through; unset, the operator's own default filter applies.
+"$BIN" run --namespace "$NS" --lease-namespace "$NS" --drift-interval 10m --listen "127.0.0.1:$PORT" --config "$CFG" \
   </dev/null >"$OPLOG" 2>&1 &
 OP_PID=$!
 deadline=$(( $(date +%s) + START_TIMEOUT ))

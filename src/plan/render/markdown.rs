@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::{human_bytes, plural};
+use super::{human_bytes, plural, totals};
 use crate::plan::{Outcome, Plan, RiskClass, TableAction};
 
 fn dot(class: RiskClass) -> &'static str {
@@ -20,16 +20,8 @@ pub fn render(plan: &Plan) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "<!-- delta-operator:plan:{} -->", plan.backend);
     let _ = writeln!(out, "### delta-operator plan `{}`\n", plan.id);
-    let _ = writeln!(
-        out,
-        "**{} to add, {} to change, {} to destroy** · {} · {} · {}\n",
-        s.add,
-        s.change,
-        s.destroy,
-        plural(s.steps, "step"),
-        plural(s.rewrites, "rewrite"),
-        plural(s.warnings, "warning")
-    );
+    let (changes, steps) = totals(s);
+    let _ = writeln!(out, "**{changes}** · {steps}\n");
     if s.rejected > 0 {
         let _ = writeln!(out, "> [!CAUTION]\n> {} refused by the safety rules; nothing is applied until the spec is fixed.\n", plural(s.rejected, "table"));
     }

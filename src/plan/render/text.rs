@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::{human_bytes, plural};
+use super::{human_bytes, plural, totals};
 use crate::plan::{Outcome, Plan, RiskClass, TableAction, TablePlan};
 
 pub fn render(plan: &Plan) -> String {
@@ -18,16 +18,8 @@ pub fn render(plan: &Plan) -> String {
         let _ = writeln!(out, "{u}   unmanaged — no owner marker and no spec, left untouched\n");
     }
     let s = &plan.summary;
-    let _ = writeln!(
-        out,
-        "Plan: {} to add, {} to change, {} to destroy · {} · {} · {}",
-        s.add,
-        s.change,
-        s.destroy,
-        plural(s.steps, "step"),
-        plural(s.rewrites, "rewrite"),
-        plural(s.warnings, "warning")
-    );
+    let (changes, steps) = totals(s);
+    let _ = writeln!(out, "Plan: {changes} · {steps}");
     if s.rejected > 0 {
         let _ = writeln!(out, "✗ {} refused by the rules above: nothing is applied until the spec is fixed.", plural(s.rejected, "table"));
     }
