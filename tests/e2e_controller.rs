@@ -76,10 +76,6 @@ impl Drop for Operator {
     }
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
 impl Operator {
     /// An operator watching `ns`, its lake in a temp dir; `target` is the YAML of the target's allowance.
     fn start(ns: &str, allowance: &str, extra: &[&str]) -> Self {
@@ -91,11 +87,10 @@ impl Operator {
         let lake = dir.path().join("lake");
         let config = dir.path().join("config.yaml");
         std::fs::write(&config, format!("targets:\n  lake:\n    lake: {{root: {}}}\n{allowance}\n", lake.display())).unwrap();
-        let port = free_port();
-        let log = std::fs::File::create(dir.path().join(format!("operator-{port}.log"))).unwrap();
-        let mut args = vec!["run", "--namespace", ns, "--lease-namespace", ns, "--drift-interval", "2s", "--lease-seconds", "4"];
-        let listen = format!("127.0.0.1:{port}");
-        args.extend(["--listen", listen.as_str()]);
+        let log_path = dir.path().join("operator.log");
+        let log = std::fs::File::create(&log_path).unwrap();
+        // port 0: the operator picks a free port and prints it (no race for a port chosen here)
+        let mut args = vec!["run", "--namespace", ns, "--lease-namespace", ns, "--drift-interval", "2s", "--lease-seconds", "4", "--listen", "127.0.0.1:0"];
         args.extend(extra);
         let child = Command::new(BIN)
             .args(&args)
@@ -107,6 +102,17 @@ impl Operator {
             .stderr(Stdio::from(log))
             .spawn()
             .expect("start the operator");
+        let mut port = 0;
+        wait_until("the operator to listen", Duration::from_secs(30), || {
+            let text = std::fs::read_to_string(&log_path).unwrap_or_default();
+            match text.lines().find_map(|l| l.strip_prefix("listening on ")).and_then(|a| a.rsplit(':').next()?.trim().parse().ok()) {
+                Some(p) => {
+                    port = p;
+                    Ok(())
+                }
+                None => Err(text.lines().rev().take(5).collect::<Vec<_>>().join("\n")),
+            }
+        });
         Operator { child, lake, port, _dir: dir }
     }
 
@@ -317,7 +323,7 @@ fn paused_writes_nothing_and_observe_only_shows_drift() {
     assert_eq!(delta_versions(&op.table_dir("customers")), before, "observe: no writes");
     // back to Auto: applied
     kubectl_ok(&["patch", "-n", &ns, "deltatable/customers", "--type=merge", "-p", "{\"spec\":{\"policy\":\"Auto\"}}"]);
-    wait_condition(&ns, "deltatable", "customers", "Ready", "True", None);
+    wait_condition(&ns, "deltatable", "customers", "Ready", "True", Some("InSync"));
     assert_eq!(delta_versions(&op.table_dir("customers")), before + 1);
 }
 

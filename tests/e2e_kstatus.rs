@@ -136,10 +136,6 @@ impl Drop for Operator {
     }
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
 impl Operator {
     /// An operator watching `ns`, its lake in a temp dir; `allowance` is the YAML of the target's allowance.
     fn start(ns: &str, allowance: &str) -> Self {
@@ -150,10 +146,9 @@ impl Operator {
         let lake = dir.path().join("lake");
         let config = dir.path().join("config.yaml");
         std::fs::write(&config, format!("targets:\n  lake:\n    lake: {{root: {}}}\n{allowance}\n", lake.display())).unwrap();
-        let port = free_port();
-        let log = std::fs::File::create(dir.path().join(format!("operator-{port}.log"))).unwrap();
-        let listen = format!("127.0.0.1:{port}");
-        let args = ["run", "--namespace", ns, "--lease-namespace", ns, "--drift-interval", "2s", "--lease-seconds", "4", "--listen", &listen];
+        // a restart appends to the same log; port 0 lets the operator pick a free port
+        let log = std::fs::OpenOptions::new().create(true).append(true).open(dir.path().join("operator.log")).unwrap();
+        let args = ["run", "--namespace", ns, "--lease-namespace", ns, "--drift-interval", "2s", "--lease-seconds", "4", "--listen", "127.0.0.1:0"];
         let child = Command::new(BIN)
             .args(args)
             .arg("--config")

@@ -14,12 +14,14 @@
 # Figures are for one operator process on whatever else the machine runs: the load
 # average is printed with them.
 #
-# Measures: time from apply to all N Ready=True (one LIST of the namespace's
-# DeltaTables per second, as `kubectl get --raw`: the same request as
-# `kubectl get deltatables -o json`, without kubectl decoding and re-encoding 500
-# objects, which costs ~0.5 CPU-s per poll on a 2-core machine), reconciles/s (delta_operator_reconciles_total / elapsed), operator RSS
-# (VmHWM peak and VmRSS now, from /proc), operator CPU time, and the number of Delta
-# commits (_delta_log/*.json under the lake). Prints one summary line at the end.
+# Measures: time from the start of `kubectl apply` to all N Ready=True, polled with one
+# LIST of the namespace's DeltaTables per second (`kubectl get --raw`: the same request
+# as `kubectl get deltatables -o json`, minus kubectl decoding and re-encoding every
+# object, which costs ~0.5 CPU-s per poll at N=500 on a 2-core machine); reconciles/s
+# (delta_operator_reconciles_total, DeltaTable and DeltaSchema reconciles, / elapsed);
+# operator RSS (VmHWM peak and VmRSS now, from /proc); operator CPU time; the number of
+# Delta commits (_delta_log/*.json under the lake). Prints the figures at the end;
+# samples.tsv in the work dir has one line per poll.
 set -euo pipefail
 
 N=${1:-500}
@@ -85,7 +87,7 @@ fail() {
   log "FAILED: $*"
   if [[ -s $OPLOG ]]; then
     log "--- last lines of $OPLOG"
-    tail -n 30 "$OPLOG" >&2 || true
+    tail -n 30 "$OPLOG" | sed 's/\x1b\[[0-9;]*m//g' >&2 || true
   fi
   exit 1
 }
@@ -177,6 +179,8 @@ printf 't_s\tready\tstalled\treconciles\trss_mb\tcpu_s\tcommits\n' >"$WORK/sampl
 deadline=$(( $(date +%s) + TIMEOUT ))
 last_report=0
 ready=0
+T_FIRST=
+T_HALF=
 while :; do
   kill -0 "$OP_PID" 2>/dev/null || fail "the operator exited (pid $OP_PID); $ready/$N Ready"
   if json=$(kubectl get --raw "/apis/delta-operator.io/v1alpha1/namespaces/$NS/deltatables" 2>/dev/null); then
@@ -187,10 +191,13 @@ while :; do
   t=$(since "$T0")
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$t" "$ready" "${stalled:-0}" "$(metric delta_operator_reconciles_total)" \
     "$(proc_mb "$OP_PID" VmRSS)" "$(proc_cpu "$OP_PID")" "$(commits)" >>"$WORK/samples.tsv"
+  [[ -z $T_FIRST ]] && (( ready > 0 )) && T_FIRST=$t
+  [[ -z $T_HALF ]] && (( 2 * ready >= N )) && T_HALF=$t
   (( ready >= N )) && break
   if (( $(date +%s) >= deadline )); then
-    reasons=$(jq -r '[.items[] | (.status.conditions // []) | map(select(.type == "Ready" and .status != "True"))[] | .reason] | group_by(.) | map("\(.[0]) \(length)") | join(", ")' <<<"${json:-}" 2>/dev/null || true)
-    fail "timed out after ${TIMEOUT}s: $ready/$N Ready (not Ready by reason: ${reasons:-none with a status yet})"
+    reasons=$(jq -r '[.items[] | ((.status.conditions // []) | map(select(.type == "Ready")) | first) as $r
+        | select($r.status != "True") | ($r.reason // "no status yet")] | group_by(.) | map("\(.[0]) \(length)") | join(", ")' <<<"${json:-}" 2>/dev/null || true)
+    fail "timed out after ${TIMEOUT}s: $ready/$N Ready; not Ready, by reason: ${reasons:-?}"
   fi
   if (( $(date +%s) - last_report >= 15 )); then
     log "t=${t}s: $ready/$N Ready, ${stalled:-0} Stalled, reconciles $(metric delta_operator_reconciles_total), RSS $(proc_mb "$OP_PID" VmRSS) MB, CPU $(proc_cpu "$OP_PID") s"
@@ -216,8 +223,9 @@ TABLES=$(find "$LAKE" -type d -name _delta_log 2>/dev/null | wc -l)
 WARNINGS=$(sed 's/\x1b\[[0-9;]*m//g' "$OPLOG" | grep -c -E '^[^ ]+ +(WARN|ERROR) ' || true)
 
 rate() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b > 0 ? a / b : 0) }'; }
+MEAN_MS=$(awk -v s="${DUR_SUM:-0}" -v n="$R1" 'BEGIN { printf "%.0f", (n > 0 ? 1000 * s / n : 0) }')
 echo "N=$N all Ready in $ELAPSED s · $(rate "$N" "$ELAPSED") tables/s · reconciles $RECONCILES ($(rate "$RECONCILES" "$ELAPSED")/s) · RSS peak $RSS_PEAK MB · commits $COMMITS"
-echo "  profile $PROFILE · apply (kubectl, server-side) $APPLY_S s · Delta tables $TABLES · operator CPU $CPU s ($(rate "$CPU" "$ELAPSED") cores avg) · RSS now $RSS_NOW MB"
-echo "  kube-apiserver+etcd CPU $CP_CPU s · load average $LOAD0 → $LOAD1 on $(nproc) CPUs"
-echo "  reconcile time sum ${DUR_SUM:-?} s (mean $(awk -v s="${DUR_SUM:-0}" -v n="$R1" 'BEGIN { printf "%.0f", (n > 0 ? 1000 * s / n : 0) }') ms) · failed reconciles $FAILURES · WARN/ERROR log lines $WARNINGS"
+echo "  first Ready after ${T_FIRST:-?} s · half after ${T_HALF:-?} s · kubectl apply (server-side) took $APPLY_S s · Delta tables $TABLES"
+echo "  operator ($PROFILE): CPU $CPU s ($(rate "$CPU" "$ELAPSED") cores avg) · RSS now $RSS_NOW MB · reconcile time sum ${DUR_SUM:-?} s (mean $MEAN_MS ms) · failed reconciles $FAILURES · WARN/ERROR log lines $WARNINGS"
+echo "  kube-apiserver+etcd CPU $CP_CPU s · load average $LOAD0 → $LOAD1 on $(nproc) CPUs · reconciles = DeltaTable + DeltaSchema reconciles"
 FAILED=0

@@ -116,7 +116,10 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
     }
     let metrics = Arc::new(Metrics::default());
     let listener = tokio::net::TcpListener::bind(&opts.listen).await.map_err(|e| Error::Other(format!("listen on {}: {e}", opts.listen)))?;
-    tracing::info!(addr = %listener.local_addr().map(|a| a.to_string()).unwrap_or_default(), "serving /metrics, /healthz, /readyz");
+    let addr = listener.local_addr().map(|a| a.to_string()).unwrap_or_default();
+    tracing::info!(addr = %addr, "serving /metrics, /healthz, /readyz");
+    // plain on stdout, so `--listen 127.0.0.1:0` can be used and read back
+    println!("listening on {addr}");
     tokio::spawn(metrics::serve(listener, metrics.clone()));
 
     if opts.leader_elect {
