@@ -2,152 +2,13 @@
 //! `e2e/with-controlplane.sh`, which `make test` runs). Each test has its own
 //! namespace, lake folder and operator process.
 
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
-
-const BIN: &str = env!("CARGO_BIN_EXE_delta-operator");
-
-fn e2e_dir() -> PathBuf {
-    let d = std::env::var_os("DELTA_OPERATOR_E2E_DIR").map(PathBuf::from);
-    let d = d.expect("no control plane: run these tests through `make test` (e2e/with-controlplane.sh starts kube-apiserver and etcd)");
-    assert!(d.join("kubeconfig").exists(), "{} has no kubeconfig", d.display());
-    d
-}
-
-fn kubectl(args: &[&str]) -> (bool, String) {
-    let o = Command::new("kubectl").args(args).env("KUBECONFIG", e2e_dir().join("kubeconfig")).output().expect("kubectl");
-    (o.status.success(), format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)))
-}
-
-fn kubectl_ok(args: &[&str]) -> String {
-    let (ok, out) = kubectl(args);
-    assert!(ok, "kubectl {args:?} failed: {out}");
-    out
-}
-
-fn get(ns: &str, kind: &str, name: &str) -> Value {
-    serde_json::from_str(&kubectl_ok(&["get", kind, name, "-n", ns, "-o", "json"])).unwrap()
-}
-
-fn condition(obj: &Value, t: &str) -> Option<(String, String)> {
-    obj["status"]["conditions"].as_array()?.iter().find(|c| c["type"] == t).map(|c| (c["status"].as_str().unwrap_or("").to_string(), c["reason"].as_str().unwrap_or("").to_string()))
-}
-
-/// Polls until `f` holds (or fails with the last object seen).
-fn wait_until(what: &str, timeout: Duration, mut f: impl FnMut() -> Result<(), String>) {
-    let start = Instant::now();
-    let mut last = String::new();
-    while start.elapsed() < timeout {
-        match f() {
-            Ok(()) => return,
-            Err(e) => last = e,
-        }
-        std::thread::sleep(Duration::from_millis(300));
-    }
-    panic!("timed out after {timeout:?} waiting for {what}: {last}");
-}
-
-fn wait_condition(ns: &str, kind: &str, name: &str, t: &str, status: &str, reason: Option<&str>) -> Value {
-    let mut seen = Value::Null;
-    wait_until(&format!("{kind}/{name} {t}={status}"), Duration::from_secs(60), || {
-        seen = get(ns, kind, name);
-        match condition(&seen, t) {
-            Some((s, r)) if s == status && reason.is_none_or(|x| x == r) => Ok(()),
-            other => Err(format!("{other:?} in {}", seen["status"])),
-        }
-    });
-    seen
-}
-
-struct Operator {
-    child: Child,
-    pub lake: PathBuf,
-    pub port: u16,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Operator {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Operator {
-    /// An operator watching `ns`, its lake in a temp dir; `target` is the YAML of the target's allowance.
-    fn start(ns: &str, allowance: &str, extra: &[&str]) -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        Self::start_in(ns, allowance, extra, dir)
-    }
-
-    fn start_in(ns: &str, allowance: &str, extra: &[&str], dir: tempfile::TempDir) -> Self {
-        let lake = dir.path().join("lake");
-        let config = dir.path().join("config.yaml");
-        std::fs::write(&config, format!("targets:\n  lake:\n    lake: {{root: {}}}\n{allowance}\n", lake.display())).unwrap();
-        let log_path = dir.path().join("operator.log");
-        let log = std::fs::File::create(&log_path).unwrap();
-        // port 0: the operator picks a free port and prints it (no race for a port chosen here)
-        let mut args = vec!["run", "--namespace", ns, "--lease-namespace", ns, "--drift-interval", "2s", "--lease-seconds", "4", "--listen", "127.0.0.1:0"];
-        args.extend(extra);
-        let child = Command::new(BIN)
-            .args(&args)
-            .arg("--config")
-            .arg(&config)
-            .env("KUBECONFIG", e2e_dir().join("kubeconfig"))
-            .env("DELTA_OPERATOR_LOG", "info,kube=warn,buoyant_kernel=warn,deltalake_core=warn,datafusion=warn")
-            .stdout(Stdio::from(log.try_clone().unwrap()))
-            .stderr(Stdio::from(log))
-            .spawn()
-            .expect("start the operator");
-        let mut port = 0;
-        wait_until("the operator to listen", Duration::from_secs(30), || {
-            let text = std::fs::read_to_string(&log_path).unwrap_or_default();
-            match text.lines().find_map(|l| l.strip_prefix("listening on ")).and_then(|a| a.rsplit(':').next()?.trim().parse().ok()) {
-                Some(p) => {
-                    port = p;
-                    Ok(())
-                }
-                None => Err(text.lines().rev().take(5).collect::<Vec<_>>().join("\n")),
-            }
-        });
-        Operator { child, lake, port, _dir: dir }
-    }
-
-    fn table_dir(&self, name: &str) -> PathBuf {
-        self.lake.join("main/sales").join(name)
-    }
-
-    fn http(&self, path: &str) -> String {
-        use std::io::{Read, Write};
-        let mut s = std::net::TcpStream::connect(("127.0.0.1", self.port)).expect("the health port answers");
-        write!(s, "GET {path} HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
-        let mut out = String::new();
-        s.read_to_string(&mut out).unwrap();
-        out
-    }
-}
-
-const ALL: &str = "    namespaces: ['*']\n    schemas: ['*']";
-
-fn namespace(name: &str) -> String {
-    let ns = format!("{name}-{}", std::process::id());
-    kubectl_ok(&["create", "namespace", &ns]);
-    ns
-}
-
-fn examples() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples")
-}
-
-fn apply_yaml(ns: &str, yaml: &str) {
-    let dir = tempfile::tempdir().unwrap();
-    let f = dir.path().join("m.yaml");
-    std::fs::write(&f, yaml).unwrap();
-    kubectl_ok(&["apply", "-n", ns, "-f", f.to_str().unwrap()]);
-}
+use support::e2e::*;
 
 fn delta_versions(table: &Path) -> usize {
     std::fs::read_dir(table.join("_delta_log")).map(|d| d.flatten().filter(|e| e.path().extension().is_some_and(|x| x == "json")).count()).unwrap_or(0)
@@ -348,8 +209,8 @@ fn deleting_retains_the_table_unless_delete_is_approved() {
     let id = obj["status"]["plan"]["id"].as_str().unwrap().to_string();
     kubectl_ok(&["annotate", "-n", &ns, "deltatable/orders", &format!("delta-operator.io/approve={id}"), "--overwrite"]);
     wait_until("the resource to go", Duration::from_secs(60), || {
-        let (ok, out) = kubectl(&["get", "-n", &ns, "deltatable/orders"]);
-        if !ok && out.contains("NotFound") { Ok(()) } else { Err(out) }
+        let (ok, out, err) = kubectl(&["get", "-n", &ns, "deltatable/orders"]);
+        if !ok && err.contains("NotFound") { Ok(()) } else { Err(format!("{out}{err}")) }
     });
     assert!(!op.table_dir("orders").exists(), "dropped");
     assert!(op.lake.join(".trash/main/sales").read_dir().unwrap().count() == 1, "kept in the lake's trash");

@@ -6,34 +6,16 @@
 //! Needs the control plane of `e2e/with-controlplane.sh` (as `make test` runs
 //! it) and `go` (e2e/kstatus/build.sh; instant once cached).
 
+mod support;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
-
-const BIN: &str = env!("CARGO_BIN_EXE_delta-operator");
-
-fn e2e_dir() -> PathBuf {
-    let d = std::env::var_os("DELTA_OPERATOR_E2E_DIR").map(PathBuf::from);
-    let d = d.expect("no control plane: run these tests through `make test` (e2e/with-controlplane.sh starts kube-apiserver and etcd)");
-    assert!(d.join("kubeconfig").exists(), "{} has no kubeconfig", d.display());
-    d
-}
-
-fn kubectl(args: &[&str]) -> (bool, String, String) {
-    let o = Command::new("kubectl").args(args).env("KUBECONFIG", e2e_dir().join("kubeconfig")).output().expect("kubectl");
-    (o.status.success(), String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
-}
-
-/// kubectl's stdout; panics with its stderr when it fails.
-fn kubectl_ok(args: &[&str]) -> String {
-    let (ok, out, err) = kubectl(args);
-    assert!(ok, "kubectl {args:?} failed: {out}{err}");
-    out
-}
+use support::e2e::*;
 
 /// The kstatus binary, built (or found in the cache) once per test process.
 fn kstatus_bin() -> &'static Path {
@@ -84,24 +66,6 @@ fn read(ns: &str, kind: &str, name: &str) -> (Value, Verdict) {
     (obj, v[0].clone())
 }
 
-fn condition(obj: &Value, t: &str) -> Option<(String, String)> {
-    obj["status"]["conditions"].as_array()?.iter().find(|c| c["type"] == t).map(|c| (c["status"].as_str().unwrap_or("").to_string(), c["reason"].as_str().unwrap_or("").to_string()))
-}
-
-/// Polls until `f` holds (or fails with the last thing seen).
-fn wait_until(what: &str, timeout: Duration, mut f: impl FnMut() -> Result<(), String>) {
-    let start = Instant::now();
-    let mut last = String::new();
-    while start.elapsed() < timeout {
-        match f() {
-            Ok(()) => return,
-            Err(e) => last = e,
-        }
-        std::thread::sleep(Duration::from_millis(300));
-    }
-    panic!("timed out after {timeout:?} waiting for {what}: {last}");
-}
-
 /// Reads until condition `t` has `status` (and `reason`), observed for the current generation;
 /// returns that read: the object and kstatus's verdict on it.
 fn wait_read(ns: &str, kind: &str, name: &str, t: &str, status: &str, reason: Option<&str>) -> (Value, Verdict) {
@@ -124,73 +88,8 @@ fn assert_verdict(read: &(Value, Verdict), want: &str) {
     assert_eq!(v.status, want, "kstatus says {} ({}) for {}", v.status, v.message, serde_json::to_string_pretty(obj).unwrap());
 }
 
-struct Operator {
-    child: Child,
-    dir: Option<tempfile::TempDir>,
-}
-
-impl Drop for Operator {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Operator {
-    /// An operator watching `ns`, its lake in a temp dir; `allowance` is the YAML of the target's allowance.
-    fn start(ns: &str, allowance: &str) -> Self {
-        Self::start_in(ns, allowance, tempfile::tempdir().unwrap())
-    }
-
-    fn start_in(ns: &str, allowance: &str, dir: tempfile::TempDir) -> Self {
-        let lake = dir.path().join("lake");
-        let config = dir.path().join("config.yaml");
-        std::fs::write(&config, format!("targets:\n  lake:\n    lake: {{root: {}}}\n{allowance}\n", lake.display())).unwrap();
-        // a restart appends to the same log; port 0 lets the operator pick a free port
-        let log = std::fs::OpenOptions::new().create(true).append(true).open(dir.path().join("operator.log")).unwrap();
-        let args = ["run", "--namespace", ns, "--lease-namespace", ns, "--drift-interval", "2s", "--lease-seconds", "4", "--listen", "127.0.0.1:0"];
-        let child = Command::new(BIN)
-            .args(args)
-            .arg("--config")
-            .arg(&config)
-            .env("KUBECONFIG", e2e_dir().join("kubeconfig"))
-            .env("DELTA_OPERATOR_LOG", "info,kube=warn,buoyant_kernel=warn,deltalake_core=warn,datafusion=warn")
-            .stdout(Stdio::from(log.try_clone().unwrap()))
-            .stderr(Stdio::from(log))
-            .spawn()
-            .expect("start the operator");
-        Operator { child, dir: Some(dir) }
-    }
-
-    /// Stops the operator, keeping its lake and config for a restart.
-    fn stop(mut self) -> tempfile::TempDir {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        self.dir.take().unwrap()
-    }
-}
-
-const ALL: &str = "    namespaces: ['*']\n    schemas: ['*']";
-
-fn namespace(name: &str) -> String {
-    let ns = format!("{name}-{}", std::process::id());
-    kubectl_ok(&["create", "namespace", &ns]);
-    ns
-}
-
-fn examples() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples")
-}
-
 fn apply_examples(ns: &str) {
     kubectl_ok(&["apply", "-n", ns, "-f", examples().to_str().unwrap()]);
-}
-
-fn apply_yaml(ns: &str, yaml: &str) {
-    let dir = tempfile::tempdir().unwrap();
-    let f = dir.path().join("m.yaml");
-    std::fs::write(&f, yaml).unwrap();
-    kubectl_ok(&["apply", "-n", ns, "-f", f.to_str().unwrap()]);
 }
 
 /// examples/orders.yaml without its `status` column: a destructive change.
@@ -248,7 +147,7 @@ impl Drop for Watch {
 #[test]
 fn examples_are_current_once_ready() {
     let ns = namespace("ks-ready");
-    let _op = Operator::start(&ns, ALL);
+    let _op = Operator::start(&ns, ALL, &[]);
     apply_examples(&ns);
     for name in ["orders", "customers"] {
         let r = wait_read(&ns, "deltatable", name, "Ready", "True", None);
@@ -268,7 +167,7 @@ fn examples_are_current_once_ready() {
 #[test]
 fn a_dropped_column_is_failed_until_approved_then_current() {
     let ns = namespace("ks-approve");
-    let _op = Operator::start(&ns, ALL);
+    let _op = Operator::start(&ns, ALL, &[]);
     apply_examples(&ns);
     assert_verdict(&wait_read(&ns, "deltatable", "orders", "Ready", "True", None), "Current");
     apply_yaml(&ns, &orders_without_status());
@@ -290,7 +189,7 @@ fn a_dropped_column_is_failed_until_approved_then_current() {
 #[test]
 fn a_spec_change_not_yet_observed_is_in_progress() {
     let ns = namespace("ks-generation");
-    let op = Operator::start(&ns, ALL);
+    let op = Operator::start(&ns, ALL, &[]);
     apply_examples(&ns);
     assert_verdict(&wait_read(&ns, "deltatable", "customers", "Ready", "True", None), "Current");
     assert_verdict(&wait_read(&ns, "deltaschema", "sales", "Ready", "True", None), "Current");
@@ -308,7 +207,7 @@ fn a_spec_change_not_yet_observed_is_in_progress() {
         assert!(v.message.contains("latest observed generation"), "{v:?}");
     }
     // the operator back: the change is applied and observed, Current again
-    let _op = Operator::start_in(&ns, ALL, dir);
+    let _op = Operator::start_in(&ns, ALL, &[], dir);
     let r = wait_read(&ns, "deltatable", "customers", "Ready", "True", None);
     assert_eq!(r.0["status"]["observedGeneration"], 2);
     assert_verdict(&r, "Current");
@@ -319,7 +218,7 @@ fn a_spec_change_not_yet_observed_is_in_progress() {
 #[test]
 fn a_table_its_target_forbids_is_failed() {
     let ns = namespace("ks-forbidden");
-    let _op = Operator::start(&ns, "    namespaces: ['*']\n    schemas: ['prod']");
+    let _op = Operator::start(&ns, "    namespaces: ['*']\n    schemas: ['prod']", &[]);
     apply_examples(&ns);
     for name in ["orders", "customers"] {
         let r = wait_read(&ns, "deltatable", name, "Stalled", "True", Some("Forbidden"));
@@ -335,7 +234,7 @@ fn a_table_its_target_forbids_is_failed() {
 #[test]
 fn paused_is_in_progress_and_observe_is_current() {
     let ns = namespace("ks-hold");
-    let _op = Operator::start(&ns, ALL);
+    let _op = Operator::start(&ns, ALL, &[]);
     apply_examples(&ns);
     assert_verdict(&wait_read(&ns, "deltatable", "customers", "Ready", "True", None), "Current");
     kubectl_ok(&["annotate", "-n", &ns, "deltatable/customers", "delta-operator.io/paused=true"]);
@@ -371,7 +270,7 @@ fn a_table_applied_before_its_schema_is_in_progress_not_failed() {
     let ns = namespace("ks-order");
     let watch = Watch::start(&ns, "deltatables");
     std::thread::sleep(Duration::from_secs(1)); // the watch is open before anything exists
-    let _op = Operator::start(&ns, ALL);
+    let _op = Operator::start(&ns, ALL, &[]);
     apply_yaml(&ns, &std::fs::read_to_string(examples().join("orders.yaml")).unwrap());
     let r = wait_observed(&ns, "deltatable", "orders");
     assert_verdict(&r, "InProgress");

@@ -92,17 +92,6 @@ fail() {
   exit 1
 }
 
-# A port is free when nothing accepts on it; stay below the ephemeral range (as start.sh does).
-free_port() {
-  local low p
-  low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
-  for _ in $(seq 1 100); do
-    p=$(( 10000 + RANDOM % (low - 10000) ))
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return; fi
-  done
-  return 1
-}
-
 # status field of /proc/PID/status in MB (kB / 1024)
 proc_mb() { awk -v k="$2:" '$1 == k { printf "%.0f", $2 / 1024 }' "/proc/$1/status" 2>/dev/null || echo 0; }
 # user+system CPU seconds of a process
@@ -153,15 +142,18 @@ gen_yaml >"$WORK/manifests.yaml"
 kubectl create namespace "$NS" >/dev/null
 NS_CREATED=1
 
-PORT=$(free_port) || fail "no free port"
-# DELTA_OPERATOR_LOG, when set, passes through; unset, the operator's own default filter applies.
-"$BIN" run --namespace "$NS" --lease-namespace "$NS" --drift-interval 10m --listen "127.0.0.1:$PORT" --config "$CFG" \
+# Port 0: the operator binds a free port and prints `listening on ADDR` on stdout (no race
+# for a port chosen here). DELTA_OPERATOR_LOG, when set, passes through; unset, the
+# operator's own default filter applies.
+"$BIN" run --namespace "$NS" --lease-namespace "$NS" --drift-interval 10m --listen 127.0.0.1:0 --config "$CFG" \
   </dev/null >"$OPLOG" 2>&1 &
 OP_PID=$!
+PORT=
 deadline=$(( $(date +%s) + START_TIMEOUT ))
-until curl -fsS --max-time 2 "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1; do
+until [[ -n $PORT ]] && curl -fsS --max-time 2 "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1; do
+  [[ -n $PORT ]] || PORT=$(sed -n 's/^listening on .*:\([0-9][0-9]*\)$/\1/p' "$OPLOG" | head -n 1)
   kill -0 "$OP_PID" 2>/dev/null || fail "the operator exited at start"
-  (( $(date +%s) < deadline )) || fail "the operator's /readyz did not answer within ${START_TIMEOUT}s"
+  (( $(date +%s) < deadline )) || fail "the operator did not print its port and answer /readyz within ${START_TIMEOUT}s (port: ${PORT:-not printed})"
   sleep 0.2
 done
 R0=$(metric delta_operator_reconciles_total); R0=${R0:-0}
@@ -225,7 +217,7 @@ WARNINGS=$(sed 's/\x1b\[[0-9;]*m//g' "$OPLOG" | grep -c -E '^[^ ]+ +(WARN|ERROR)
 rate() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b > 0 ? a / b : 0) }'; }
 MEAN_MS=$(awk -v s="${DUR_SUM:-0}" -v n="$R1" 'BEGIN { printf "%.0f", (n > 0 ? 1000 * s / n : 0) }')
 echo "N=$N all Ready in $ELAPSED s · $(rate "$N" "$ELAPSED") tables/s · reconciles $RECONCILES ($(rate "$RECONCILES" "$ELAPSED")/s) · RSS peak $RSS_PEAK MB · commits $COMMITS"
-echo "  first Ready after ${T_FIRST:-?} s · half after ${T_HALF:-?} s · kubectl apply (server-side) took $APPLY_S s · Delta tables $TABLES"
+echo "  first Ready seen at ${T_FIRST:-?} s (polls start when kubectl apply returns) · half at ${T_HALF:-?} s · kubectl apply (server-side) took $APPLY_S s · Delta tables $TABLES"
 echo "  operator ($PROFILE): CPU $CPU s ($(rate "$CPU" "$ELAPSED") cores avg) · RSS now $RSS_NOW MB · reconcile time sum ${DUR_SUM:-?} s (mean $MEAN_MS ms) · failed reconciles $FAILURES · WARN/ERROR log lines $WARNINGS"
 echo "  kube-apiserver+etcd CPU $CP_CPU s · load average $LOAD0 → $LOAD1 on $(nproc) CPUs · reconciles = DeltaTable + DeltaSchema reconciles"
 FAILED=0

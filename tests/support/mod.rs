@@ -1,6 +1,8 @@
 //! Shared helpers for tests against real Delta tables in temp dirs.
 #![allow(dead_code)]
 
+pub mod e2e;
+
 use std::sync::Arc;
 
 use delta_operator::apply::{apply, ApplyError, ApplyReport, StepStatus};

@@ -1,0 +1,161 @@
+//! Shared by the end-to-end tests: the control plane `e2e/with-controlplane.sh`
+//! started, kubectl against it, polling, and operator processes.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_delta-operator");
+
+pub fn e2e_dir() -> PathBuf {
+    let d = std::env::var_os("DELTA_OPERATOR_E2E_DIR").map(PathBuf::from);
+    let d = d.expect("no control plane: run these tests through `make test` (e2e/with-controlplane.sh starts kube-apiserver and etcd)");
+    assert!(d.join("kubeconfig").exists(), "{} has no kubeconfig", d.display());
+    d
+}
+
+/// kubectl against the test control plane: success, stdout, stderr.
+pub fn kubectl(args: &[&str]) -> (bool, String, String) {
+    let o = Command::new("kubectl").args(args).env("KUBECONFIG", e2e_dir().join("kubeconfig")).output().expect("kubectl");
+    (o.status.success(), String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+/// kubectl's stdout; panics with its stderr when it fails.
+pub fn kubectl_ok(args: &[&str]) -> String {
+    let (ok, out, err) = kubectl(args);
+    assert!(ok, "kubectl {args:?} failed: {out}{err}");
+    out
+}
+
+pub fn get(ns: &str, kind: &str, name: &str) -> Value {
+    serde_json::from_str(&kubectl_ok(&["get", kind, name, "-n", ns, "-o", "json"])).unwrap()
+}
+
+pub fn condition(obj: &Value, t: &str) -> Option<(String, String)> {
+    obj["status"]["conditions"].as_array()?.iter().find(|c| c["type"] == t).map(|c| (c["status"].as_str().unwrap_or("").to_string(), c["reason"].as_str().unwrap_or("").to_string()))
+}
+
+/// Polls until `f` holds (or fails with the last object seen).
+pub fn wait_until(what: &str, timeout: Duration, mut f: impl FnMut() -> Result<(), String>) {
+    let start = Instant::now();
+    let mut last = String::new();
+    while start.elapsed() < timeout {
+        match f() {
+            Ok(()) => return,
+            Err(e) => last = e,
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    panic!("timed out after {timeout:?} waiting for {what}: {last}");
+}
+
+pub fn wait_condition(ns: &str, kind: &str, name: &str, t: &str, status: &str, reason: Option<&str>) -> Value {
+    let mut seen = Value::Null;
+    wait_until(&format!("{kind}/{name} {t}={status}"), Duration::from_secs(60), || {
+        seen = get(ns, kind, name);
+        match condition(&seen, t) {
+            Some((s, r)) if s == status && reason.is_none_or(|x| x == r) => Ok(()),
+            other => Err(format!("{other:?} in {}", seen["status"])),
+        }
+    });
+    seen
+}
+
+/// An operator process watching one namespace, with its own config and lake.
+pub struct Operator {
+    child: Child,
+    pub lake: PathBuf,
+    pub port: u16,
+    dir: Option<tempfile::TempDir>,
+}
+
+impl Drop for Operator {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Operator {
+    /// An operator watching `ns`, its lake in a temp dir; `target` is the YAML of the target's allowance.
+    pub fn start(ns: &str, allowance: &str, extra: &[&str]) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        Self::start_in(ns, allowance, extra, dir)
+    }
+
+    pub fn start_in(ns: &str, allowance: &str, extra: &[&str], dir: tempfile::TempDir) -> Self {
+        let lake = dir.path().join("lake");
+        let config = dir.path().join("config.yaml");
+        std::fs::write(&config, format!("targets:\n  lake:\n    lake: {{root: {}}}\n{allowance}\n", lake.display())).unwrap();
+        let log_path = dir.path().join("operator.log");
+        let log = std::fs::File::create(&log_path).unwrap();
+        // port 0: the operator picks a free port and prints it (no race for a port chosen here)
+        let mut args = vec!["run", "--namespace", ns, "--lease-namespace", ns, "--drift-interval", "2s", "--lease-seconds", "4", "--listen", "127.0.0.1:0"];
+        args.extend(extra);
+        let child = Command::new(BIN)
+            .args(&args)
+            .arg("--config")
+            .arg(&config)
+            .env("KUBECONFIG", e2e_dir().join("kubeconfig"))
+            .env("DELTA_OPERATOR_LOG", "info,kube=warn,buoyant_kernel=warn,deltalake_core=warn,datafusion=warn")
+            .stdout(Stdio::from(log.try_clone().unwrap()))
+            .stderr(Stdio::from(log))
+            .spawn()
+            .expect("start the operator");
+        let mut port = 0;
+        wait_until("the operator to listen", Duration::from_secs(30), || {
+            let text = std::fs::read_to_string(&log_path).unwrap_or_default();
+            match text.lines().find_map(|l| l.strip_prefix("listening on ")).and_then(|a| a.rsplit(':').next()?.trim().parse().ok()) {
+                Some(p) => {
+                    port = p;
+                    Ok(())
+                }
+                None => Err(text.lines().rev().take(5).collect::<Vec<_>>().join("\n")),
+            }
+        });
+        Operator { child, lake, port, dir: Some(dir) }
+    }
+
+    /// Stops the operator, keeping its lake and config for a restart.
+    pub fn stop(mut self) -> tempfile::TempDir {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.dir.take().unwrap()
+    }
+
+    pub fn table_dir(&self, name: &str) -> PathBuf {
+        self.lake.join("main/sales").join(name)
+    }
+
+    pub fn http(&self, path: &str) -> String {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", self.port)).expect("the health port answers");
+        write!(s, "GET {path} HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        out
+    }
+}
+
+pub const ALL: &str = "    namespaces: ['*']\n    schemas: ['*']";
+
+pub fn namespace(name: &str) -> String {
+    let ns = format!("{name}-{}", std::process::id());
+    kubectl_ok(&["create", "namespace", &ns]);
+    ns
+}
+
+pub fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples")
+}
+
+pub fn apply_yaml(ns: &str, yaml: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("m.yaml");
+    std::fs::write(&f, yaml).unwrap();
+    kubectl_ok(&["apply", "-n", ns, "-f", f.to_str().unwrap()]);
+}
+
