@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
+use futures::{StreamExt, TryStreamExt};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::{Event as KubeEvent, EventType, Recorder, Reporter};
 use kube::runtime::reflector::{self, ObjectRef, Store};
@@ -75,13 +75,34 @@ pub struct Context {
 }
 
 impl Context {
-    /// Every DeltaSchema and DeltaTable of a namespace, as a manifest set.
-    pub fn manifests(&self, namespace: &str) -> Manifests {
+    /// The manifest set one reconcile needs: the namespace's DeltaSchemas, and of
+    /// its DeltaTables only `table` and those it references by foreign key. (Not
+    /// every table: validating the whole namespace per reconcile is quadratic.
+    /// Two tables claiming one table are caught by the owner marker instead.)
+    pub fn manifests_for(&self, namespace: &str, table: Option<&DeltaTable>) -> Manifests {
         let in_ns = |ns: Option<String>| ns.as_deref().unwrap_or(DEFAULT_NAMESPACE) == namespace;
-        Manifests {
-            schemas: self.schemas.state().iter().filter(|s| in_ns(s.namespace())).map(|s| loaded(s.as_ref().clone())).collect(),
-            tables: self.tables.state().iter().filter(|t| in_ns(t.namespace())).map(|t| loaded(t.as_ref().clone())).collect(),
+        let mut tables = Vec::new();
+        if let Some(t) = table {
+            let refs: Vec<String> = t.spec.constraints.iter().filter_map(|c| c.foreign_key.as_ref()).map(|fk| fk.references.rsplit('.').next().unwrap_or_default().to_lowercase()).collect();
+            tables = self
+                .tables
+                .state()
+                .iter()
+                .filter(|o| in_ns(o.namespace()) && (o.name_any() == t.name_any() || refs.contains(&o.spec.name.clone().unwrap_or_else(|| o.name_any()).to_lowercase())))
+                .map(|o| loaded(o.as_ref().clone()))
+                .collect();
         }
+        Manifests { schemas: self.schemas.state().iter().filter(|s| in_ns(s.namespace())).map(|s| loaded(s.as_ref().clone())).collect(), tables }
+    }
+
+    /// `namespace/name` of every DeltaTable in a namespace (owner markers of live tables).
+    pub fn table_markers(&self, namespace: &str) -> Vec<String> {
+        self.tables
+            .state()
+            .iter()
+            .filter(|t| t.namespace().as_deref().unwrap_or(DEFAULT_NAMESPACE) == namespace)
+            .map(|t| format!("{namespace}/{}", t.name_any()))
+            .collect()
     }
 
     pub async fn publish<K: Resource<DynamicType = ()>>(&self, obj: &K, type_: EventType, reason: &str, note: String) {
@@ -194,9 +215,17 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
             }
         });
 
-    // schemas: orphans (strict mode) and schema status; a table's deletion re-triggers its schema
+    // schemas: orphans (strict mode) and schema status. Only a DeltaTable's
+    // deletion can make an orphan, so only deletions re-trigger its schema
+    // (not every status write of every table).
+    let table_deletions = watcher(tables_api, wc.clone()).default_backoff().try_filter_map(|ev| async move {
+        Ok(match ev {
+            watcher::Event::Delete(t) => Some(t),
+            _ => None,
+        })
+    });
     let schema_controller = Controller::new(schemas_api, wc.clone())
-        .watches(tables_api, wc, |t: DeltaTable| {
+        .watches_stream(table_deletions, |t: DeltaTable| {
             Some(ObjectRef::<DeltaSchema>::new(&t.spec.schema_ref).within(&t.namespace().unwrap_or_else(|| DEFAULT_NAMESPACE.into())))
         })
         .shutdown_on_signal()

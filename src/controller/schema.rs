@@ -70,7 +70,7 @@ pub async fn reconcile(obj: Arc<DeltaSchema>, ctx: Arc<Context>) -> Result<Actio
 }
 
 async fn evaluate(obj: &DeltaSchema, ctx: &Context, ns: &str, name: &str) -> Result<Report, Error> {
-    let m = ctx.manifests(ns);
+    let m = ctx.manifests_for(ns, None);
     let Some(me) = m.schemas.iter().find(|s| s.name() == name) else {
         return Ok(stalled("NotFound", "the resource is not in the cache yet".into()));
     };
@@ -95,7 +95,7 @@ async fn evaluate(obj: &DeltaSchema, ctx: &Context, ns: &str, name: &str) -> Res
     let refs = backend.list_schema(&desired.schema).await.map_err(|e| Error::Other(e.to_string()))?;
     let live = backend.read(&refs).await.map_err(|e| Error::Other(e.to_string()))?;
     // an orphan carries a marker naming a DeltaTable of this namespace that no longer exists
-    let existing: Vec<String> = m.tables.iter().map(|t| format!("{}/{}", t.namespace(), t.name())).collect();
+    let existing = ctx.table_markers(ns);
     let orphans: Vec<_> = live
         .into_iter()
         .flatten()

@@ -108,7 +108,7 @@ async fn write_status(obj: &DeltaTable, api: &Api<DeltaTable>, name: &str, r: Re
 
 /// Resolves a table's desired state, target and backend, or says why not.
 fn resolve(obj: &DeltaTable, ctx: &Context, ns: &str) -> Result<(DesiredTable, String, Arc<LakeBackend>), Report> {
-    let m = ctx.manifests(ns);
+    let m = ctx.manifests_for(ns, Some(obj));
     let Some(me) = m.tables.iter().find(|t| t.name() == obj.name_any()) else {
         return Err(Report::waiting("NotCached", "the resource is not in the operator's cache yet"));
     };
