@@ -64,39 +64,12 @@ fn tables(n: usize, cols: usize) -> (Vec<DesiredTable>, Vec<ObservedTable>) {
             live_cols.push(ObservedColumn { name: "extra".into(), data_type: DataType::String, nullable: true, comment: None, tags: BTreeMap::new(), mask: None, identity: None, generated: None, default: None });
         }
         observed.push(ObservedTable {
-            table: table.clone(),
-            columns: live_cols,
-            partitioned_by: vec![],
-            cluster_by: None,
             properties: BTreeMap::from([(OWNER_PROPERTY.to_string(), marker.clone())]),
-            comment: None,
-            tags: BTreeMap::new(),
-            grants: vec![],
-            owner: None,
-            checks: vec![],
-            primary_key: None,
-            foreign_keys: vec![],
-            row_filter: None,
-            unsupported_features: vec![],
             version: Some(t as u64),
             size_bytes: Some(1 << 30),
+            ..ObservedTable::new(table.clone(), live_cols)
         });
-        desired.push(DesiredTable {
-            table,
-            owner_marker: marker,
-            columns,
-            partitioned_by: None,
-            cluster_by: None,
-            properties: BTreeMap::new(),
-            comment: None,
-            tags: BTreeMap::new(),
-            grants: vec![],
-            owner: None,
-            checks: vec![],
-            primary_key: None,
-            foreign_keys: vec![],
-            mode: SchemaMode::Additive,
-        });
+        desired.push(DesiredTable::new(table, &marker, columns));
     }
     (desired, observed)
 }

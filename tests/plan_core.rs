@@ -84,43 +84,16 @@ fn onot_null(mut c: ObservedColumn) -> ObservedColumn {
 
 /// A declared table owned by `sales/<name>`, silent about everything but its columns.
 fn desired(name: &str, columns: Vec<DesiredColumn>) -> DesiredTable {
-    DesiredTable {
-        table: tref(name),
-        owner_marker: marker(name),
-        columns,
-        partitioned_by: None,
-        cluster_by: None,
-        properties: BTreeMap::new(),
-        comment: None,
-        tags: BTreeMap::new(),
-        grants: vec![],
-        owner: None,
-        checks: vec![],
-        primary_key: None,
-        foreign_keys: vec![],
-        mode: SchemaMode::Additive,
-    }
+    DesiredTable::new(tref(name), &marker(name), columns)
 }
 
 /// A live table carrying `sales/<name>` as its owner marker, at VERSION, SIZE bytes.
 fn live(name: &str, columns: Vec<ObservedColumn>) -> ObservedTable {
     ObservedTable {
-        table: tref(name),
-        columns,
-        partitioned_by: vec![],
-        cluster_by: None,
         properties: BTreeMap::from([(OWNER_PROPERTY.to_string(), marker(name))]),
-        comment: None,
-        tags: BTreeMap::new(),
-        grants: vec![],
-        owner: None,
-        checks: vec![],
-        primary_key: None,
-        foreign_keys: vec![],
-        row_filter: None,
-        unsupported_features: vec![],
         version: Some(VERSION),
         size_bytes: Some(SIZE),
+        ..ObservedTable::new(tref(name), columns)
     }
 }
 

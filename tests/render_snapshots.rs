@@ -51,42 +51,15 @@ fn ocol(name: &str, t: &str, nullable: bool) -> ObservedColumn {
 }
 
 fn desired(schema: &str, name: &str, columns: Vec<DesiredColumn>) -> DesiredTable {
-    DesiredTable {
-        table: TableRef::new("main", schema, name),
-        owner_marker: format!("{schema}/{name}"),
-        columns,
-        partitioned_by: None,
-        cluster_by: None,
-        properties: BTreeMap::new(),
-        comment: None,
-        tags: BTreeMap::new(),
-        grants: vec![],
-        owner: None,
-        checks: vec![],
-        primary_key: None,
-        foreign_keys: vec![],
-        mode: SchemaMode::Strict,
-    }
+    DesiredTable { mode: SchemaMode::Strict, ..DesiredTable::new(TableRef::new("main", schema, name), &format!("{schema}/{name}"), columns) }
 }
 
 fn live(schema: &str, name: &str, columns: Vec<ObservedColumn>, version: u64, size: u64) -> ObservedTable {
     ObservedTable {
-        table: TableRef::new("main", schema, name),
-        columns,
-        partitioned_by: vec![],
-        cluster_by: None,
         properties: BTreeMap::from([(OWNER_PROPERTY.to_string(), format!("{schema}/{name}"))]),
-        comment: None,
-        tags: BTreeMap::new(),
-        grants: vec![],
-        owner: None,
-        checks: vec![],
-        primary_key: None,
-        foreign_keys: vec![],
-        row_filter: None,
-        unsupported_features: vec![],
         version: Some(version),
         size_bytes: Some(size),
+        ..ObservedTable::new(TableRef::new("main", schema, name), columns)
     }
 }
 

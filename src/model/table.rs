@@ -208,6 +208,28 @@ pub struct ObservedTable {
 }
 
 impl ObservedTable {
+    /// A live table with these columns and nothing else (no marker, version or size).
+    pub fn new(table: TableRef, columns: Vec<ObservedColumn>) -> Self {
+        ObservedTable {
+            table,
+            columns,
+            partitioned_by: vec![],
+            cluster_by: None,
+            properties: BTreeMap::new(),
+            comment: None,
+            tags: BTreeMap::new(),
+            grants: vec![],
+            owner: None,
+            checks: vec![],
+            primary_key: None,
+            foreign_keys: vec![],
+            row_filter: None,
+            unsupported_features: vec![],
+            version: None,
+            size_bytes: None,
+        }
+    }
+
     /// The owner marker, if the operator manages this table.
     pub fn owner_marker(&self) -> Option<&str> {
         self.properties.get(OWNER_PROPERTY).map(String::as_str)
@@ -220,6 +242,26 @@ impl ObservedTable {
 }
 
 impl DesiredTable {
+    /// A table declared by `owner_marker`, silent about everything but its columns.
+    pub fn new(table: TableRef, owner_marker: &str, columns: Vec<DesiredColumn>) -> Self {
+        DesiredTable {
+            table,
+            owner_marker: owner_marker.into(),
+            columns,
+            partitioned_by: None,
+            cluster_by: None,
+            properties: BTreeMap::new(),
+            comment: None,
+            tags: BTreeMap::new(),
+            grants: vec![],
+            owner: None,
+            checks: vec![],
+            primary_key: None,
+            foreign_keys: vec![],
+            mode: SchemaMode::Additive,
+        }
+    }
+
     /// A declared column by name, case-insensitively.
     pub fn column(&self, name: &str) -> Option<&DesiredColumn> {
         self.columns.iter().find(|c| c.name.eq_ignore_ascii_case(name))
