@@ -39,29 +39,17 @@ fn tables(n: usize, cols: usize) -> (Vec<DesiredTable>, Vec<ObservedTable>) {
         let table = TableRef::new("main", &format!("s{}", t % 10), &format!("t{t}"));
         let marker = format!("default/t{t}");
         let columns: Vec<DesiredColumn> = (0..cols)
-            .map(|c| DesiredColumn {
-                name: format!("c{c}"),
-                data_type: column_type(c),
-                nullable: c != 0,
-                comment: Some(format!("column {c}")),
-                tags: BTreeMap::new(),
-                mask: None,
-                identity: None,
-                generated: None,
-                default: None,
-                renamed_from: None,
-                using: None,
-            })
+            .map(|c| DesiredColumn { comment: Some(format!("column {c}")), ..DesiredColumn::new(&format!("c{c}"), column_type(c), c != 0) })
             .collect();
         // live: every third table drifted (a comment, a widened type, an extra column)
         let mut live_cols: Vec<ObservedColumn> = columns
             .iter()
-            .map(|c| ObservedColumn { name: c.name.clone(), data_type: c.data_type.clone(), nullable: c.nullable, comment: c.comment.clone(), tags: BTreeMap::new(), mask: None, identity: None, generated: None, default: None })
+            .map(|c| ObservedColumn { comment: c.comment.clone(), ..ObservedColumn::new(&c.name, c.data_type.clone(), c.nullable) })
             .collect();
         if t % 3 == 0 {
             live_cols[1].comment = Some("old".into());
             live_cols[8].data_type = DataType::Short;
-            live_cols.push(ObservedColumn { name: "extra".into(), data_type: DataType::String, nullable: true, comment: None, tags: BTreeMap::new(), mask: None, identity: None, generated: None, default: None });
+            live_cols.push(ObservedColumn::new("extra", DataType::String, true));
         }
         observed.push(ObservedTable {
             properties: BTreeMap::from([(OWNER_PROPERTY.to_string(), marker.clone())]),

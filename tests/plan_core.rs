@@ -42,19 +42,7 @@ fn marker(name: &str) -> String {
 
 /// A nullable declared column with nothing else declared.
 fn col(name: &str, t: &str) -> DesiredColumn {
-    DesiredColumn {
-        name: name.into(),
-        data_type: ty(t),
-        nullable: true,
-        comment: None,
-        tags: BTreeMap::new(),
-        mask: None,
-        identity: None,
-        generated: None,
-        default: None,
-        renamed_from: None,
-        using: None,
-    }
+    DesiredColumn::new(name, ty(t), true)
 }
 
 fn not_null(mut c: DesiredColumn) -> DesiredColumn {
@@ -64,17 +52,7 @@ fn not_null(mut c: DesiredColumn) -> DesiredColumn {
 
 /// A nullable live column.
 fn ocol(name: &str, t: &str) -> ObservedColumn {
-    ObservedColumn {
-        name: name.into(),
-        data_type: ty(t),
-        nullable: true,
-        comment: None,
-        tags: BTreeMap::new(),
-        mask: None,
-        identity: None,
-        generated: None,
-        default: None,
-    }
+    ObservedColumn::new(name, ty(t), true)
 }
 
 fn onot_null(mut c: ObservedColumn) -> ObservedColumn {

@@ -21,33 +21,11 @@ use delta_operator::plan::{self, Capabilities, Plan, SchemaScope, TableAction};
 // The fixed plan
 
 fn col(name: &str, t: &str, nullable: bool) -> DesiredColumn {
-    DesiredColumn {
-        name: name.into(),
-        data_type: parse_type(t).unwrap(),
-        nullable,
-        comment: None,
-        tags: BTreeMap::new(),
-        mask: None,
-        identity: None,
-        generated: None,
-        default: None,
-        renamed_from: None,
-        using: None,
-    }
+    DesiredColumn::new(name, parse_type(t).unwrap(), nullable)
 }
 
 fn ocol(name: &str, t: &str, nullable: bool) -> ObservedColumn {
-    ObservedColumn {
-        name: name.into(),
-        data_type: parse_type(t).unwrap(),
-        nullable,
-        comment: None,
-        tags: BTreeMap::new(),
-        mask: None,
-        identity: None,
-        generated: None,
-        default: None,
-    }
+    ObservedColumn::new(name, parse_type(t).unwrap(), nullable)
 }
 
 fn desired(schema: &str, name: &str, columns: Vec<DesiredColumn>) -> DesiredTable {

@@ -118,6 +118,25 @@ pub struct DesiredColumn {
     pub using: Option<String>,
 }
 
+impl DesiredColumn {
+    /// A column with a name, a type and nullability, silent about everything else.
+    pub fn new(name: &str, data_type: DataType, nullable: bool) -> Self {
+        DesiredColumn {
+            name: name.into(),
+            data_type,
+            nullable,
+            comment: None,
+            tags: BTreeMap::new(),
+            mask: None,
+            identity: None,
+            generated: None,
+            default: None,
+            renamed_from: None,
+            using: None,
+        }
+    }
+}
+
 /// A CHECK constraint.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Check {
@@ -167,6 +186,13 @@ pub struct ObservedColumn {
     pub generated: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default: Option<String>,
+}
+
+impl ObservedColumn {
+    /// A live column with a name, a type and nullability, and nothing else.
+    pub fn new(name: &str, data_type: DataType, nullable: bool) -> Self {
+        ObservedColumn { name: name.into(), data_type, nullable, comment: None, tags: BTreeMap::new(), mask: None, identity: None, generated: None, default: None }
+    }
 }
 
 /// A live table as a backend read it.

@@ -133,16 +133,6 @@ pub fn fields_from_json(v: &Value) -> Result<Vec<(StructField, Option<String>)>,
 pub fn columns_from_json(schema: &Value) -> Result<Vec<ObservedColumn>, SchemaError> {
     Ok(fields_from_json(schema)?
         .into_iter()
-        .map(|(f, generated)| ObservedColumn {
-            name: f.name,
-            data_type: f.data_type,
-            nullable: f.nullable,
-            comment: f.comment,
-            tags: Default::default(),
-            mask: None,
-            identity: None,
-            generated,
-            default: None,
-        })
+        .map(|(f, generated)| ObservedColumn { comment: f.comment, generated, ..ObservedColumn::new(&f.name, f.data_type, f.nullable) })
         .collect())
 }
