@@ -68,9 +68,8 @@ pub async fn serve(listener: TcpListener, metrics: Arc<Metrics>) {
         let Ok((mut sock, _)) = listener.accept().await else { continue };
         let metrics = metrics.clone();
         tokio::spawn(async move {
-            let mut buf = [0u8; 1024];
-            let n = sock.read(&mut buf).await.unwrap_or(0);
-            let req = String::from_utf8_lossy(&buf[..n]);
+            let head = read_head(&mut sock).await;
+            let req = String::from_utf8_lossy(&head);
             let path = req.split_whitespace().nth(1).unwrap_or("/");
             let (code, body) = match path {
                 "/metrics" => ("200 OK", metrics.render()),
@@ -82,5 +81,48 @@ pub async fn serve(listener: TcpListener, metrics: Arc<Metrics>) {
             let resp = format!("HTTP/1.1 {code}\r\ncontent-type: text/plain; version=0.0.4\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len());
             let _ = sock.write_all(resp.as_bytes()).await;
         });
+    }
+}
+
+/// Reads the request head: a client may send it in several segments, and
+/// answering after the first one would close the socket on unread bytes,
+/// which resets the connection under the client's remaining writes.
+async fn read_head(sock: &mut tokio::net::TcpStream) -> Vec<u8> {
+    let mut head = Vec::new();
+    let mut buf = [0u8; 1024];
+    let read = async {
+        while head.len() < 16 * 1024 && !head.windows(4).any(|w| w == b"\r\n\r\n") {
+            match sock.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => head.extend_from_slice(&buf[..n]),
+            }
+        }
+    };
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), read).await;
+    head
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A request head split over several segments is read whole before the
+    /// answer: answering after "GET " would give 404 and reset the client.
+    #[tokio::test]
+    async fn a_request_sent_in_pieces_is_answered_for_its_path() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(serve(listener, Arc::new(Metrics::default())));
+        let mut sock = tokio::net::TcpStream::connect(addr).await.unwrap();
+        sock.set_nodelay(true).unwrap();
+        sock.write_all(b"GET ").await.unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        sock.write_all(b"/healthz HTTP/1.1\r\nhost: x\r\n").await.unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        sock.write_all(b"\r\n").await.unwrap();
+        let mut out = String::new();
+        sock.read_to_string(&mut out).await.unwrap();
+        assert!(out.starts_with("HTTP/1.1 200 OK"), "{out}");
+        assert!(out.ends_with("ok\n"), "{out}");
     }
 }

@@ -133,7 +133,7 @@ impl Operator {
     pub fn http(&self, path: &str) -> String {
         use std::io::{Read, Write};
         let mut s = std::net::TcpStream::connect(("127.0.0.1", self.port)).expect("the health port answers");
-        write!(s, "GET {path} HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
+        s.write_all(format!("GET {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n").as_bytes()).unwrap();
         let mut out = String::new();
         s.read_to_string(&mut out).unwrap();
         out
