@@ -10,10 +10,6 @@ use std::time::Duration;
 use serde_json::Value;
 use support::e2e::*;
 
-fn delta_versions(table: &Path) -> usize {
-    std::fs::read_dir(table.join("_delta_log")).map(|d| d.flatten().filter(|e| e.path().extension().is_some_and(|x| x == "json")).count()).unwrap_or(0)
-}
-
 /// Commit infos of a table, in version order.
 fn commit_infos(table: &Path) -> Vec<Value> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(table.join("_delta_log")).unwrap().flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();

@@ -4,6 +4,7 @@
 
 mod apply;
 mod import;
+pub mod kubectl;
 mod plan;
 
 use std::path::{Path, PathBuf};
@@ -51,6 +52,8 @@ pub enum Command {
     Read(plan::ReadArgs),
     /// Run the controllers against the cluster in KUBECONFIG (or in-cluster config).
     Run(RunArgs),
+    /// The kubectl plugin (installed as `kubectl-delta`): plan, approve, drift.
+    Kubectl(kubectl::KubectlArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -126,6 +129,7 @@ pub async fn run(cli: Cli) -> u8 {
         }
         Command::Import(a) => import::import(&config, a).await,
         Command::Read(a) => plan::read(&config, a).await,
+        Command::Kubectl(a) => kubectl::run(a).await,
         Command::Run(a) => {
             let identity = a.identity.unwrap_or_else(|| {
                 let host = std::fs::read_to_string("/etc/hostname").map(|h| h.trim().to_string()).unwrap_or_else(|_| "delta-operator".into());

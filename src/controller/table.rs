@@ -26,6 +26,8 @@ use crate::spec::DeltaTable;
 
 /// At most this many step lines go into status (the object stays far below etcd's limit).
 const MAX_STATUS_STEPS: usize = 50;
+/// The text rendering in status is cut at this size.
+const MAX_STATUS_TEXT: usize = 16 * 1024;
 
 /// What one reconcile found, before it is written.
 struct Report {
@@ -55,7 +57,21 @@ pub fn plan_status(plan: &Plan, approve: Option<String>) -> PlanStatus {
     let mut steps: Vec<String> = plan.tables.iter().flat_map(|t| step_lines(t).into_iter().map(move |l| if plan.tables.len() > 1 { format!("{} {l}", t.table) } else { l })).collect();
     let omitted = steps.len().saturating_sub(MAX_STATUS_STEPS);
     steps.truncate(MAX_STATUS_STEPS);
-    PlanStatus { id: plan.id.clone(), summary: plan.summary.short(), risk: plan.risk().map(|r| r.to_string()), steps, steps_omitted: omitted as i32, approve_command: approve }
+    let text = Some(cut_text(crate::plan::render::text::render(plan), MAX_STATUS_TEXT));
+    PlanStatus { id: plan.id.clone(), summary: plan.summary.short(), risk: plan.risk().map(|r| r.to_string()), steps, steps_omitted: omitted as i32, approve_command: approve, text }
+}
+
+/// Cuts at a line boundary below `max` bytes and says so.
+fn cut_text(text: String, max: usize) -> String {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let end = text[..end].rfind('\n').map_or(end, |i| i + 1);
+    format!("{}… cut at {} KiB: `delta-operator plan` prints the whole plan\n", &text[..end], max / 1024)
 }
 
 pub fn now() -> String {
@@ -330,4 +346,21 @@ async fn delete(obj: &DeltaTable, ctx: &Context, api: &Api<DeltaTable>, ns: &str
     ctx.publish(obj, EventType::Normal, "TableDropped", format!("dropped {} (plan {})", desired.table, plan.id)).await;
     set_finalizer(api, obj, false).await?;
     Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cut_text;
+
+    #[test]
+    fn long_plan_text_is_cut_at_a_line_and_says_so() {
+        let text: String = (0..100).map(|i| format!("line {i} é\n")).collect();
+        let cut = cut_text(text.clone(), 100);
+        assert!(cut.len() < 200, "{cut}");
+        assert!(cut.starts_with("line 0 é\nline 1 é\n"));
+        assert!(cut.ends_with("`delta-operator plan` prints the whole plan\n"), "{cut}");
+        let kept = cut.lines().filter(|l| l.starts_with("line ")).count();
+        assert!(kept > 0 && cut.lines().filter(|l| l.starts_with("line ")).all(|l| l.ends_with('é')), "{cut}");
+        assert_eq!(cut_text("short\n".into(), 100), "short\n");
+    }
 }

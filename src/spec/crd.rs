@@ -281,6 +281,10 @@ pub struct PlanStatus {
     /// The exact command that approves this plan, when it needs approval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approve_command: Option<String>,
+    /// The whole plan as `delta-operator plan` prints it (changes, steps, warnings,
+    /// undo hints), cut at 16 KiB; `kubectl delta plan` shows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
 }
 
 fn is_zero(n: &i32) -> bool {

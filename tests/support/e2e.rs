@@ -159,3 +159,8 @@ pub fn apply_yaml(ns: &str, yaml: &str) {
     kubectl_ok(&["apply", "-n", ns, "-f", f.to_str().unwrap()]);
 }
 
+
+/// How many commits a Delta table's log holds.
+pub fn delta_versions(table: &Path) -> usize {
+    std::fs::read_dir(table.join("_delta_log")).map(|d| d.flatten().filter(|e| e.path().extension().is_some_and(|x| x == "json")).count()).unwrap_or(0)
+}
