@@ -248,6 +248,25 @@ fn two_operators_never_interleave_and_the_survivor_takes_over() {
     }
 }
 
+#[test]
+fn a_terminated_leader_hands_its_lease_over_at_once() {
+    let ns = namespace("handover");
+    let holder = || kubectl(&["get", "lease", "delta-operator-leader", "-n", &ns, "-o", "jsonpath={.spec.holderIdentity}"]).1;
+    // a 60 s Lease: without the handover its replacement would wait a minute
+    let mut a = Operator::start(&ns, ALL, &["--leader-elect", "--identity", "op-a", "--lease-seconds", "60"]);
+    wait_until("op-a to lead", Duration::from_secs(30), || if holder() == "op-a" { Ok(()) } else { Err(holder()) });
+    let status = a.terminate(Duration::from_secs(20));
+    assert!(status.is_some_and(|s| s.success()), "op-a ends cleanly on SIGTERM: {status:?}\n{}", a.log());
+    assert!(a.log().contains("released the leader Lease"), "{}", a.log());
+    assert_eq!(holder(), "", "the Lease is free");
+    // its replacement (a rolling update's new pod) leads at once
+    let b = Operator::start(&ns, ALL, &["--leader-elect", "--identity", "op-b", "--lease-seconds", "60"]);
+    wait_until("op-b to lead", Duration::from_secs(10), || if holder() == "op-b" { Ok(()) } else { Err(holder()) });
+    kubectl_ok(&["apply", "-n", &ns, "-f", examples().to_str().unwrap()]);
+    kubectl_ok(&["wait", "-n", &ns, "--for=condition=Ready", "deltatable/orders", "--timeout=60s"]);
+    assert!(b.table_dir("orders").join("_delta_log").is_dir());
+}
+
 /// A temp dir whose `lake` is a symlink to a shared lake.
 fn relink(dir: tempfile::TempDir, lake: &Path) -> tempfile::TempDir {
     std::fs::create_dir_all(lake).unwrap();

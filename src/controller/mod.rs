@@ -143,9 +143,7 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
     println!("listening on {addr}");
     tokio::spawn(metrics::serve(listener, metrics.clone()));
 
-    if opts.leader_elect {
-        leader_election(&client, &opts).await?;
-    }
+    let leader = if opts.leader_elect { Some(leader_election(&client, &opts).await?) } else { None };
 
     let tables_api: Api<DeltaTable> = match &opts.namespace {
         Some(ns) => Api::namespaced(client.clone(), ns),
@@ -239,13 +237,33 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
     metrics.ready.store(true, std::sync::atomic::Ordering::Relaxed);
     tracing::info!("controllers started");
     futures::join!(table_controller, schema_controller);
+    if let Some(leader) = leader {
+        leader.release().await;
+    }
     tracing::info!("shut down");
     Ok(())
 }
 
+/// The held leader Lease; `release` hands it over at shutdown, so a replacement
+/// takes over at once instead of waiting for the Lease to expire.
+struct Leader {
+    stop: tokio::sync::oneshot::Sender<()>,
+    watcher: tokio::task::JoinHandle<()>,
+}
+
+impl Leader {
+    async fn release(self) {
+        let _ = self.stop.send(());
+        match tokio::time::timeout(Duration::from_secs(5), self.watcher).await {
+            Ok(_) => tracing::info!("released the leader Lease"),
+            Err(_) => tracing::warn!("could not release the leader Lease in 5s; it expires by itself"),
+        }
+    }
+}
+
 /// With more than one replica, only the leader runs controllers; losing the
 /// lead ends the process (its replacement waits for the Lease).
-async fn leader_election(client: &Client, opts: &RunOptions) -> Result<(), Error> {
+async fn leader_election(client: &Client, opts: &RunOptions) -> Result<Leader, Error> {
     let manager = kube_lease_manager::LeaseManagerBuilder::new(client.clone(), "delta-operator-leader")
         .with_namespace(opts.lease_namespace.clone())
         .with_identity(opts.identity.clone())
@@ -254,18 +272,27 @@ async fn leader_election(client: &Client, opts: &RunOptions) -> Result<(), Error
         .build()
         .await?;
     tracing::info!("waiting to become the leader");
-    let (mut channel, _task) = manager.watch().await;
+    let (mut channel, task) = manager.watch().await;
     while !*channel.borrow_and_update() {
         channel.changed().await.map_err(|e| Error::Other(e.to_string()))?;
     }
     tracing::info!("leading");
-    tokio::spawn(async move {
-        while channel.changed().await.is_ok() {
-            if !*channel.borrow_and_update() {
-                tracing::error!("lost the leader Lease; exiting");
-                std::process::exit(1);
+    let (stop, mut stopped) = tokio::sync::oneshot::channel();
+    let watcher = tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                _ = &mut stopped => break,
+                changed = channel.changed() => {
+                    if changed.is_err() || !*channel.borrow_and_update() {
+                        tracing::error!("lost the leader Lease; exiting");
+                        std::process::exit(1);
+                    }
+                }
             }
         }
+        // closing the channel makes the lease task release the Lease and end
+        drop(channel);
+        let _ = task.await;
     });
-    Ok(())
+    Ok(Leader { stop, watcher })
 }

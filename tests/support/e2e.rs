@@ -93,7 +93,10 @@ impl Operator {
         let log_path = dir.path().join("operator.log");
         let log = std::fs::File::create(&log_path).unwrap();
         // port 0: the operator picks a free port and prints it (no race for a port chosen here)
-        let mut args = vec!["run", "--namespace", ns, "--lease-namespace", ns, "--drift-interval", "2s", "--lease-seconds", "4", "--listen", "127.0.0.1:0"];
+        let mut args = vec!["run", "--namespace", ns, "--lease-namespace", ns, "--drift-interval", "2s", "--listen", "127.0.0.1:0"];
+        if !extra.contains(&"--lease-seconds") {
+            args.extend(["--lease-seconds", "4"]);
+        }
         args.extend(extra);
         let child = Command::new(BIN)
             .args(&args)
@@ -117,6 +120,24 @@ impl Operator {
             }
         });
         Operator { child, lake, port, dir: Some(dir) }
+    }
+
+    /// Sends SIGTERM and waits (up to `timeout`) for the process to end: its exit status.
+    pub fn terminate(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
+        let ok = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().is_ok_and(|s| s.success());
+        assert!(ok, "kill -TERM {}", self.child.id());
+        let start = Instant::now();
+        while start.elapsed() < timeout {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        None
+    }
+
+    pub fn log(&self) -> String {
+        self.dir.as_ref().map(|d| std::fs::read_to_string(d.path().join("operator.log")).unwrap_or_default()).unwrap_or_default()
     }
 
     /// Stops the operator, keeping its lake and config for a restart.
