@@ -25,6 +25,9 @@ pub struct Target {
     /// The embedded lake backend.
     #[serde(default)]
     pub lake: Option<LakeTarget>,
+    /// A Databricks workspace (Unity Catalog through a SQL warehouse).
+    #[serde(default)]
+    pub databricks: Option<DatabricksTarget>,
     /// Namespaces whose resources may use this target (patterns, `*` matches any run of characters).
     #[serde(default = "any")]
     pub namespaces: Vec<String>,
@@ -44,6 +47,45 @@ pub struct LakeTarget {
     pub root: String,
 }
 
+/// A Databricks target. What is omitted comes from Databricks' usual
+/// environment variables (DATABRICKS_HOST, DATABRICKS_WAREHOUSE_ID,
+/// DATABRICKS_TOKEN or DATABRICKS_CLIENT_ID + DATABRICKS_CLIENT_SECRET).
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DatabricksTarget {
+    /// `https://<workspace>` (a bare host gets https).
+    #[serde(default)]
+    pub host: Option<String>,
+    /// The SQL warehouse every statement runs on.
+    #[serde(default)]
+    pub warehouse_id: Option<String>,
+    #[serde(default)]
+    pub auth: Option<DatabricksAuth>,
+    /// How long a stopped warehouse may take to start (default 300).
+    #[serde(default)]
+    pub warehouse_start_timeout_seconds: Option<u64>,
+}
+
+/// Where the credential comes from: a personal access token, or a service
+/// principal's OAuth client id and secret. Secrets are named by environment
+/// variable or file (a mounted Kubernetes Secret), never written in the config.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DatabricksAuth {
+    #[serde(default)]
+    pub token_env: Option<String>,
+    #[serde(default)]
+    pub token_file: Option<String>,
+    #[serde(default)]
+    pub client_id: Option<String>,
+    #[serde(default)]
+    pub client_id_env: Option<String>,
+    #[serde(default)]
+    pub client_secret_env: Option<String>,
+    #[serde(default)]
+    pub client_secret_file: Option<String>,
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("config {file}: {message}")]
@@ -54,7 +96,7 @@ pub enum ConfigError {
 
 impl Default for Config {
     fn default() -> Self {
-        let lake = Target { lake: Some(LakeTarget { root: DEFAULT_LAKE_ROOT.into() }), namespaces: any(), schemas: any() };
+        let lake = Target { lake: Some(LakeTarget { root: DEFAULT_LAKE_ROOT.into() }), databricks: None, namespaces: any(), schemas: any() };
         Config { targets: BTreeMap::from([(DEFAULT_TARGET.to_string(), lake)]), default_target: None }
     }
 }
@@ -65,8 +107,15 @@ impl Config {
         let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Invalid { file: file.clone(), message: e.to_string() })?;
         let c: Config = serde_saphyr::from_str(&text).map_err(|e| ConfigError::Invalid { file: file.clone(), message: e.to_string() })?;
         for (name, t) in &c.targets {
-            if t.lake.is_none() {
-                return Err(ConfigError::Invalid { file, message: format!("target '{name}' names no backend; add `lake: {{root: ./lake}}`") });
+            match (&t.lake, &t.databricks) {
+                (None, None) => {
+                    return Err(ConfigError::Invalid {
+                        file,
+                        message: format!("target '{name}' names no backend; add `lake: {{root: ./lake}}` or `databricks: {{host: …, warehouseId: …}}`"),
+                    });
+                }
+                (Some(_), Some(_)) => return Err(ConfigError::Invalid { file, message: format!("target '{name}' names two backends; keep one of lake and databricks") }),
+                _ => {}
             }
         }
         if let Some(d) = &c.default_target {
@@ -110,7 +159,18 @@ pub fn matches(pattern: &str, s: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::matches;
+    use super::*;
+
+    #[test]
+    fn databricks_targets_parse() {
+        let text = "targets:\n  dbx:\n    databricks: {host: https://x.cloud.databricks.com, warehouseId: abc, auth: {tokenEnv: MY_TOKEN}}\n    schemas: [\"dev_*\"]\n  lake: {lake: {root: ./lake}}\ndefaultTarget: dbx\n";
+        let c: Config = serde_saphyr::from_str(text).expect("parses");
+        let d = c.targets["dbx"].databricks.as_ref().expect("databricks");
+        assert_eq!(d.warehouse_id.as_deref(), Some("abc"));
+        assert_eq!(d.auth.as_ref().and_then(|a| a.token_env.as_deref()), Some("MY_TOKEN"));
+        assert!(c.targets["lake"].lake.is_some());
+        assert!(serde_saphyr::from_str::<Config>("targets:\n  x:\n    databricks: {hots: y}\n").is_err(), "unknown keys are refused");
+    }
 
     #[test]
     fn globs() {

@@ -1,6 +1,7 @@
 //! Backends read live tables and carry out steps. The planning core never sees
 //! them: it sees only `Capabilities` and the observed model.
 
+pub mod databricks;
 pub mod lake;
 
 use std::future::Future;
@@ -58,4 +59,73 @@ pub trait Backend: Send + Sync {
 
     /// The table's current Delta version: the restore point before a risky step.
     fn version(&self, table: &TableRef) -> impl Future<Output = Result<Option<u64>, BackendError>> + Send;
+}
+
+/// The backend a target names: the embedded lake or a Databricks workspace.
+/// (An enum, not a trait object: the trait's methods return `impl Future`.)
+pub enum AnyBackend {
+    Lake(lake::LakeBackend),
+    Databricks(databricks::DatabricksBackend),
+}
+
+impl AnyBackend {
+    /// Opens the backend of a config target; `writer` names the operator in lake commits.
+    pub fn open(target: &crate::config::Target, writer: Option<&str>) -> Result<Self, BackendError> {
+        match (&target.lake, &target.databricks) {
+            (Some(l), _) => {
+                let lake = lake::LakeBackend::open(&l.root)?;
+                Ok(AnyBackend::Lake(match writer {
+                    Some(w) => lake.with_writer(w),
+                    None => lake,
+                }))
+            }
+            (None, Some(d)) => Ok(AnyBackend::Databricks(databricks::DatabricksBackend::from_target(d)?)),
+            (None, None) => Err(BackendError::Config("the target names no backend".into())),
+        }
+    }
+
+    /// Cancels what is running, where the backend can (Databricks statements).
+    pub async fn cancel(&self) -> Option<String> {
+        match self {
+            AnyBackend::Lake(_) => None,
+            AnyBackend::Databricks(d) => Some(d.cancel().await),
+        }
+    }
+}
+
+impl Backend for AnyBackend {
+    fn capabilities(&self) -> &Capabilities {
+        match self {
+            AnyBackend::Lake(b) => b.capabilities(),
+            AnyBackend::Databricks(b) => b.capabilities(),
+        }
+    }
+
+    async fn read(&self, tables: &[TableRef]) -> Result<Vec<Option<ObservedTable>>, BackendError> {
+        match self {
+            AnyBackend::Lake(b) => b.read(tables).await,
+            AnyBackend::Databricks(b) => b.read(tables).await,
+        }
+    }
+
+    async fn list_schema(&self, schema: &SchemaRef) -> Result<Vec<TableRef>, BackendError> {
+        match self {
+            AnyBackend::Lake(b) => b.list_schema(schema).await,
+            AnyBackend::Databricks(b) => b.list_schema(schema).await,
+        }
+    }
+
+    async fn run(&self, table: &TableRef, step: &Step, progress: Progress<'_>) -> Result<StepOutcome, BackendError> {
+        match self {
+            AnyBackend::Lake(b) => b.run(table, step, progress).await,
+            AnyBackend::Databricks(b) => b.run(table, step, progress).await,
+        }
+    }
+
+    async fn version(&self, table: &TableRef) -> Result<Option<u64>, BackendError> {
+        match self {
+            AnyBackend::Lake(b) => b.version(table).await,
+            AnyBackend::Databricks(b) => b.version(table).await,
+        }
+    }
 }

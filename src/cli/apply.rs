@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::plan::print_plan;
-use super::{choose_target, load_and_lower, open_backend, Format, EXIT_ERROR, EXIT_OK, EXIT_REFUSED, EXIT_STALE};
+use super::{choose_target, load_and_lower, open_backend, Format, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUSED, EXIT_STALE};
 use crate::apply::{apply as run_apply, ApplyError, Event, StepStatus};
 use crate::config::Config;
 use crate::plan::gate::Policy;
@@ -54,7 +54,20 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
         }
     };
     // the CLI is the human at the keyboard: Auto semantics, destructive steps need --approve
-    match run_apply(&backend, &inputs, a.plan_id.as_deref(), a.approve.as_deref(), Policy::Auto, &on_event, &|| true).await {
+    let applying = run_apply(&backend, &inputs, a.plan_id.as_deref(), a.approve.as_deref(), Policy::Auto, &on_event, &|| true);
+    tokio::pin!(applying);
+    // Ctrl-C cancels the running statement where the backend can (Databricks), and says so
+    let result = tokio::select! {
+        r = &mut applying => r,
+        _ = tokio::signal::ctrl_c() => {
+            match backend.cancel().await {
+                Some(said) => eprintln!("interrupted: {said}"),
+                None => eprintln!("interrupted"),
+            }
+            return EXIT_INTERRUPTED;
+        }
+    };
+    match result {
         Ok((plan, report)) => {
             if report.steps.is_empty() {
                 println!("No changes. The tables match the manifests. (plan {})", plan.id);

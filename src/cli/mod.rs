@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use crate::backend::lake::LakeBackend;
+use crate::backend::AnyBackend;
 use crate::config::Config;
 use crate::engine::{lower, Inputs};
 use crate::spec::{load_paths, Manifests};
@@ -21,6 +21,8 @@ pub const EXIT_ERROR: u8 = 1;
 pub const EXIT_CHANGES: u8 = 2;
 pub const EXIT_STALE: u8 = 3;
 pub const EXIT_REFUSED: u8 = 4;
+/// Ctrl-C (128 + SIGINT).
+pub const EXIT_INTERRUPTED: u8 = 130;
 
 #[derive(Parser, Debug)]
 #[command(name = "delta-operator", version, about = "Delta Lake tables declared as Kubernetes resources: plan, apply, validate")]
@@ -205,10 +207,9 @@ pub fn choose_target(config: &Config, flag: Option<&str>, m: &Manifests) -> Resu
 }
 
 /// Opens the backend of a named target.
-pub fn open_backend(config: &Config, target: &str) -> Result<LakeBackend, String> {
+pub fn open_backend(config: &Config, target: &str) -> Result<AnyBackend, String> {
     let t = config.target(target).map_err(|e| e.to_string())?;
-    let lake = t.lake.as_ref().ok_or_else(|| format!("target '{target}' has no lake backend"))?;
-    LakeBackend::open(&lake.root).map_err(|e| format!("target '{target}': {e}"))
+    AnyBackend::open(t, None).map_err(|e| format!("target '{target}': {e}"))
 }
 
 /// Writes `text` to `path`, creating folders.

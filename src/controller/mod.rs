@@ -20,7 +20,7 @@ use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{predicates, watcher, Predicate, WatchStreamExt};
 use kube::{Api, Client, Resource, ResourceExt};
 
-use crate::backend::lake::LakeBackend;
+use crate::backend::AnyBackend;
 use crate::config::Config;
 use crate::spec::load::{Loaded, Manifests, DEFAULT_NAMESPACE};
 use crate::spec::{DeltaSchema, DeltaTable};
@@ -65,7 +65,7 @@ pub struct RunOptions {
 pub struct Context {
     pub client: Client,
     pub config: Config,
-    pub backends: BTreeMap<String, Arc<LakeBackend>>,
+    pub backends: BTreeMap<String, Arc<AnyBackend>>,
     pub locks: Locks,
     pub recorder: Recorder,
     pub metrics: Arc<Metrics>,
@@ -130,10 +130,8 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
     let client = Client::try_default().await?;
     let mut backends = BTreeMap::new();
     for (name, t) in &config.targets {
-        if let Some(l) = &t.lake {
-            let lake = LakeBackend::open(&l.root).map_err(|e| Error::Other(format!("target {name}: {e}")))?;
-            backends.insert(name.clone(), Arc::new(lake.with_writer(&opts.identity)));
-        }
+        let backend = AnyBackend::open(t, Some(&opts.identity)).map_err(|e| Error::Other(format!("target {name}: {e}")))?;
+        backends.insert(name.clone(), Arc::new(backend));
     }
     let metrics = Arc::new(Metrics::default());
     let listener = tokio::net::TcpListener::bind(&opts.listen).await.map_err(|e| Error::Other(format!("listen on {}: {e}", opts.listen)))?;

@@ -12,7 +12,7 @@ use serde_json::json;
 use super::conditions::{conditions, Phase};
 use super::{tenancy, Context, Error, APPROVE, FIELD_MANAGER, FINALIZER, PAUSED, REQUESTED_AT};
 use crate::apply::{self, ApplyError, StepStatus};
-use crate::backend::lake::LakeBackend;
+use crate::backend::AnyBackend;
 use crate::backend::Backend;
 use crate::engine::{read_and_plan, Inputs};
 use crate::model::DesiredTable;
@@ -123,7 +123,7 @@ async fn write_status(obj: &DeltaTable, api: &Api<DeltaTable>, name: &str, r: Re
 }
 
 /// Resolves a table's desired state, target and backend, or says why not.
-fn resolve(obj: &DeltaTable, ctx: &Context, ns: &str) -> Result<(DesiredTable, String, Arc<LakeBackend>), Report> {
+fn resolve(obj: &DeltaTable, ctx: &Context, ns: &str) -> Result<(DesiredTable, String, Arc<AnyBackend>), Report> {
     let m = ctx.manifests_for(ns, Some(obj));
     let Some(me) = m.tables.iter().find(|t| t.name() == obj.name_any()) else {
         return Err(Report::waiting("NotCached", "the resource is not in the operator's cache yet"));
@@ -247,7 +247,7 @@ async fn evaluate(obj: &DeltaTable, ctx: &Context, api: &Api<DeltaTable>, ns: &s
 async fn apply_plan(
     obj: &DeltaTable,
     ctx: &Context,
-    backend: &Arc<LakeBackend>,
+    backend: &Arc<AnyBackend>,
     target: &str,
     inputs: &Inputs,
     plan: &Plan,

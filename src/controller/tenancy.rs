@@ -25,6 +25,7 @@ mod tests {
     fn target(ns: &[&str], schemas: &[&str]) -> Target {
         Target {
             lake: Some(LakeTarget { root: "x".into() }),
+            databricks: None,
             namespaces: ns.iter().map(|s| s.to_string()).collect(),
             schemas: schemas.iter().map(|s| s.to_string()).collect(),
         }
