@@ -11,7 +11,8 @@ use tokio::net::TcpListener;
 #[derive(Default)]
 pub struct Metrics {
     pub reconciles: AtomicU64,
-    pub statements: AtomicU64,
+    /// Per target: a counter of SQL statements sent (Databricks targets only).
+    pub statement_counters: Mutex<Vec<(String, Box<dyn Fn() -> u64 + Send + Sync>)>>,
     failures: Mutex<BTreeMap<String, u64>>,
     /// Sum and count of reconcile durations, in seconds.
     duration_sum_ms: AtomicU64,
@@ -58,6 +59,10 @@ impl Metrics {
         out.push_str("# HELP delta_operator_lease_held Targets whose apply Lease this process holds.\n# TYPE delta_operator_lease_held gauge\n");
         let held = self.lease_targets.lock().expect("not poisoned");
         out.push_str(&format!("delta_operator_lease_held {}\n", held.len()));
+        out.push_str("# HELP delta_operator_statements_total SQL statements sent to a warehouse, by target.\n# TYPE delta_operator_statements_total counter\n");
+        for (target, count) in self.statement_counters.lock().expect("not poisoned").iter() {
+            out.push_str(&format!("delta_operator_statements_total{{target=\"{target}\"}} {}\n", count()));
+        }
         out
     }
 }

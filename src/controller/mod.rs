@@ -134,6 +134,23 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
         backends.insert(name.clone(), Arc::new(backend));
     }
     let metrics = Arc::new(Metrics::default());
+    for (name, backend) in &backends {
+        if let AnyBackend::Databricks(_) = backend.as_ref() {
+            let b = backend.clone();
+            let count = move || if let AnyBackend::Databricks(d) = b.as_ref() { d.statements() } else { 0 };
+            metrics.statement_counters.lock().expect("not poisoned").push((name.clone(), Box::new(count)));
+        }
+    }
+    // at SIGTERM / Ctrl-C, cancel running warehouse statements instead of waiting for them
+    let cancel_on_signal = backends.clone();
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        for (name, backend) in &cancel_on_signal {
+            if let Some(what) = backend.cancel().await {
+                tracing::info!(target = %name, "shutdown: {what}");
+            }
+        }
+    });
     let listener = tokio::net::TcpListener::bind(&opts.listen).await.map_err(|e| Error::Other(format!("listen on {}: {e}", opts.listen)))?;
     let addr = listener.local_addr().map(|a| a.to_string()).unwrap_or_default();
     tracing::info!(addr = %addr, "serving /metrics, /healthz, /readyz");
@@ -240,6 +257,22 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
     }
     tracing::info!("shut down");
     Ok(())
+}
+
+/// SIGTERM or Ctrl-C (the signals the controllers shut down on).
+async fn shutdown_signal() {
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {},
+        _ = term => {},
+    }
 }
 
 /// The held leader Lease; `release` hands it over at shutdown, so a replacement
