@@ -7,19 +7,29 @@ export PIP_CACHE_DIR ?= $(CACHE)/pip
 CARGO ?= cargo
 
 # Pinned Python packages: the outside reader (deltalake) and an S3 server (moto) for the tests.
-PY_PACKAGES = deltalake==1.6.6 pyarrow==26.0.1 moto[server]==5.2.5
+PY_PACKAGES = deltalake==1.6.6 pyarrow==26.0.1 moto[server]==5.2.5 pyyaml==6.0.4
 PY_STAMP := $(CACHE)/venv/.installed-$(shell echo '$(PY_PACKAGES)' | md5sum | cut -c1-8)
 
-.PHONY: test python controlplane crds bench example
+.PHONY: test python controlplane crds bench example ship-tools gen-config
 
-test: python controlplane
+test: python controlplane ship-tools
 	$(CARGO) build --locked --all-targets
 	e2e/with-controlplane.sh $(CARGO) test --locked --no-fail-fast --all-targets
+	e2e/with-controlplane.sh e2e/ship/check.sh
 
 # etcd + kube-apiserver built from the Go module proxy (cached in $(CACHE)/bin).
 controlplane:
 	e2e/controlplane/build.sh >/dev/null
 	e2e/kstatus/build.sh >/dev/null
+	e2e/argo-health/build.sh >/dev/null
+
+# helm + kubeconform built from the Go module proxy (cached in $(CACHE)/bin).
+ship-tools:
+	e2e/ship/tools.sh >/dev/null
+
+# Regenerate the chart's CRD copy and the kustomize config/ from the chart (check.sh fails when stale).
+gen-config:
+	e2e/ship/gen-config.sh
 
 # A Python with deltalake: the reader outside the project that the tests use.
 python: $(PY_STAMP)
@@ -31,6 +41,7 @@ $(PY_STAMP):
 # Regenerate the committed CRDs (a test fails when they are stale).
 crds:
 	$(CARGO) run --quiet -- crds > crds/delta-operator.yaml
+	e2e/ship/gen-config.sh
 
 # Benchmarks: release build, prints figures.
 bench:

@@ -262,6 +262,10 @@ fn a_terminated_leader_hands_its_lease_over_at_once() {
     // its replacement (a rolling update's new pod) leads at once
     let b = Operator::start(&ns, ALL, &["--leader-elect", "--identity", "op-b", "--lease-seconds", "60"]);
     wait_until("op-b to lead", Duration::from_secs(10), || if holder() == "op-b" { Ok(()) } else { Err(holder()) });
+    // a standby is ready (a rollout can proceed); it does not lead
+    let c = Operator::start(&ns, ALL, &["--leader-elect", "--identity", "op-c", "--lease-seconds", "60"]);
+    wait_until("the standby to be ready", Duration::from_secs(10), || if c.http("/readyz").starts_with("HTTP/1.1 200") { Ok(()) } else { Err(c.http("/readyz")) });
+    assert_eq!(holder(), "op-b");
     kubectl_ok(&["apply", "-n", &ns, "-f", examples().to_str().unwrap()]);
     kubectl_ok(&["wait", "-n", &ns, "--for=condition=Ready", "deltatable/orders", "--timeout=60s"]);
     assert!(b.table_dir("orders").join("_delta_log").is_dir());

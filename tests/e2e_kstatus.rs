@@ -1,10 +1,13 @@
-//! Flux's health logic against our status. Flux decides "healthy" with kstatus
-//! (`status.Compute` from sigs.k8s.io/cli-utils; Flux's fork has the same
-//! status package); e2e/kstatus is a small Go program that runs it on
-//! `kubectl get … -o json`. Each check reads the object once and asserts both
-//! our conditions and kstatus's verdict on that same JSON, so they cannot race.
-//! Needs the control plane of `e2e/with-controlplane.sh` (as `make test` runs
-//! it) and `go` (e2e/kstatus/build.sh; instant once cached).
+//! Flux's and Argo CD's health logic against our status. Flux decides
+//! "healthy" with kstatus (`status.Compute` from sigs.k8s.io/cli-utils; Flux's
+//! fork has the same status package); e2e/kstatus is a small Go program that
+//! runs it on `kubectl get … -o json`. Argo CD runs our Lua health checks
+//! (gitops/argocd/health/*.lua, the argocd-cm customizations) in gopher-lua;
+//! e2e/argo-health runs them the same way. Each check reads the object once and
+//! asserts our conditions, kstatus's verdict and Argo CD's health on that same
+//! JSON, so they cannot race. Needs the control plane of
+//! `e2e/with-controlplane.sh` (as `make test` runs it) and `go`
+//! (e2e/kstatus/build.sh, e2e/argo-health/build.sh; instant once cached).
 
 mod support;
 
@@ -17,18 +20,27 @@ use std::time::Duration;
 use serde_json::Value;
 use support::e2e::*;
 
+/// e2e/<name>/build.sh: builds the Go program (or finds it in the cache) and prints its path.
+fn built(name: &str) -> PathBuf {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("e2e").join(name).join("build.sh");
+    let o = Command::new(&script).stderr(Stdio::inherit()).output().unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
+    assert!(o.status.success(), "{} failed ({}); it needs `go` and the Go module proxy (its stderr is above)", script.display(), o.status);
+    let out = String::from_utf8_lossy(&o.stdout);
+    let path = PathBuf::from(out.lines().last().unwrap_or_else(|| panic!("{} printed no path", script.display())).trim());
+    assert!(path.is_file(), "{} printed {}, which is not a file", script.display(), path.display());
+    path
+}
+
 /// The kstatus binary, built (or found in the cache) once per test process.
 fn kstatus_bin() -> &'static Path {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("e2e/kstatus/build.sh");
-        let o = Command::new(&script).stderr(Stdio::inherit()).output().unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
-        assert!(o.status.success(), "{} failed ({}); it needs `go` and the Go module proxy (its stderr is above)", script.display(), o.status);
-        let out = String::from_utf8_lossy(&o.stdout);
-        let path = PathBuf::from(out.lines().last().unwrap_or_else(|| panic!("{} printed no path", script.display())).trim());
-        assert!(path.is_file(), "{} printed {}, which is not a file", script.display(), path.display());
-        path
-    })
+    PATH.get_or_init(|| built("kstatus"))
+}
+
+/// The Argo CD health runner (gopher-lua as Argo CD sets it up), built once per test process.
+fn argo_health_bin() -> &'static Path {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| built("argo-health"))
 }
 
 /// One kstatus verdict: `Kind/name`, the status (Current, InProgress, Failed, …) and kstatus's message.
@@ -37,6 +49,34 @@ struct Verdict {
     id: String,
     status: String,
     message: String,
+    /// What Argo CD shows for the same JSON.
+    argo: Health,
+}
+
+/// Argo CD's health of one object: Healthy, Progressing, Suspended, Degraded, … and the message.
+#[derive(Debug, Clone, PartialEq, Default)]
+struct Health {
+    status: String,
+    message: String,
+}
+
+/// Argo CD's health from our Lua check for `kind` (gitops/argocd/health/<kind>.lua) on JSON:
+/// one object or a stream of objects of that kind; one health each, in order.
+fn argo(kind: &str, json: &str) -> Vec<Health> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("gitops/argocd/health").join(format!("{}.lua", kind.to_lowercase()));
+    assert!(script.is_file(), "no health check for {kind}: {}", script.display());
+    let mut child = Command::new(argo_health_bin()).arg(&script).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("start argo-health");
+    child.stdin.take().unwrap().write_all(json.as_bytes()).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{} failed (Argo CD would show Unknown): {}\non: {json}", script.display(), String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("argo-health printed {l:?}: {e}"));
+            Health { status: v["status"].as_str().unwrap().into(), message: v["message"].as_str().unwrap().into() }
+        })
+        .collect()
 }
 
 /// kstatus on JSON: one object, a List, or a stream of objects (`kubectl get -w -o json`); one verdict each, in order.
@@ -51,18 +91,21 @@ fn kstatus(json: &str) -> Vec<Verdict> {
         .map(|l| {
             let (head, message) = l.split_once('\t').unwrap_or((l, ""));
             let (id, status) = head.split_once(' ').unwrap_or_else(|| panic!("kstatus printed {l:?}"));
-            Verdict { id: id.into(), status: status.into(), message: message.into() }
+            Verdict { id: id.into(), status: status.into(), message: message.into(), argo: Health::default() }
         })
         .collect()
 }
 
-/// One read of `kubectl get KIND NAME -o json`: the object, and kstatus's verdict on that same JSON.
+/// One read of `kubectl get KIND NAME -o json`: the object, and kstatus's verdict and Argo CD's health on that same JSON.
 fn read(ns: &str, kind: &str, name: &str) -> (Value, Verdict) {
     let json = kubectl_ok(&["get", kind, name, "-n", ns, "-o", "json"]);
     let obj: Value = serde_json::from_str(&json).unwrap();
-    let v = kstatus(&json);
+    let mut v = kstatus(&json);
     assert_eq!(v.len(), 1, "{v:?}");
     assert_eq!(v[0].id, format!("{}/{name}", obj["kind"].as_str().unwrap()), "{v:?}");
+    let mut health = argo(obj["kind"].as_str().unwrap(), &json);
+    assert_eq!(health.len(), 1, "{health:?}");
+    v[0].argo = health.remove(0);
     (obj, v[0].clone())
 }
 
@@ -86,6 +129,16 @@ fn wait_read(ns: &str, kind: &str, name: &str, t: &str, status: &str, reason: Op
 fn assert_verdict(read: &(Value, Verdict), want: &str) {
     let (obj, v) = read;
     assert_eq!(v.status, want, "kstatus says {} ({}) for {}", v.status, v.message, serde_json::to_string_pretty(obj).unwrap());
+}
+
+/// Asserts Argo CD's health on a read, and that its message contains each of `says`.
+fn assert_argo(read: &(Value, Verdict), want: &str, says: &[&str]) {
+    let (obj, v) = read;
+    let pretty = || serde_json::to_string_pretty(obj).unwrap();
+    assert_eq!(v.argo.status, want, "Argo CD says {} ({}) for {}", v.argo.status, v.argo.message, pretty());
+    for s in says {
+        assert!(v.argo.message.contains(s), "Argo CD's message {:?} does not say {s:?}, for {}", v.argo.message, pretty());
+    }
 }
 
 fn apply_examples(ns: &str) {
@@ -121,7 +174,7 @@ impl Watch {
         Watch { child, out, _dir: dir }
     }
 
-    /// Each version seen, in order, with kstatus's verdict on it.
+    /// Each version seen, in order, with kstatus's verdict and Argo CD's health on it.
     fn versions(mut self) -> Vec<(Value, Verdict)> {
         let _ = self.child.kill();
         let _ = self.child.wait();
@@ -130,8 +183,13 @@ impl Watch {
         if objects.is_empty() {
             return vec![];
         }
-        let verdicts = kstatus(&text);
+        let mut verdicts = kstatus(&text);
         assert_eq!(objects.len(), verdicts.len());
+        let health = argo(objects[0]["kind"].as_str().unwrap(), &text);
+        assert_eq!(objects.len(), health.len());
+        for (v, h) in verdicts.iter_mut().zip(health) {
+            v.argo = h;
+        }
         objects.into_iter().zip(verdicts).collect()
     }
 }
@@ -152,15 +210,21 @@ fn examples_are_current_once_ready() {
     for name in ["orders", "customers"] {
         let r = wait_read(&ns, "deltatable", name, "Ready", "True", None);
         assert_verdict(&r, "Current");
+        assert_argo(&r, "Healthy", &["the table matches the spec"]);
     }
     let r = wait_read(&ns, "deltaschema", "sales", "Ready", "True", None);
     assert_verdict(&r, "Current");
+    assert_argo(&r, "Healthy", &[]);
     // and a List, as `kubectl get` gives it: every item Current
     let list = kubectl_ok(&["get", "deltatables,deltaschemas", "-n", &ns, "-o", "json"]);
     let mut all: Vec<(String, String)> = kstatus(&list).into_iter().map(|v| (v.id, v.status)).collect();
     all.sort();
     let want = [("DeltaSchema/sales", "Current"), ("DeltaTable/customers", "Current"), ("DeltaTable/orders", "Current")];
     assert_eq!(all, want.map(|(a, b)| (a.to_string(), b.to_string())), "{list}");
+    // Argo CD on a List of DeltaTables: every item Healthy
+    let list = kubectl_ok(&["get", "deltatables", "-n", &ns, "-o", "json"]);
+    let health: Vec<String> = argo("DeltaTable", &list).into_iter().map(|h| h.status).collect();
+    assert_eq!(health, ["Healthy", "Healthy"], "{list}");
 }
 
 // (b)
@@ -174,15 +238,21 @@ fn a_dropped_column_is_failed_until_approved_then_current() {
     let r = wait_read(&ns, "deltatable", "orders", "Stalled", "True", Some("ApprovalRequired"));
     assert_verdict(&r, "Failed");
     assert_eq!(condition(&r.0, "Ready").unwrap().0, "False");
-    // it stays Failed while it waits (re-checks every drift interval)
-    std::thread::sleep(Duration::from_secs(3));
-    assert_verdict(&read(&ns, "deltatable", "orders"), "Failed");
-    // approving that plan: Current again
     let id = r.0["status"]["plan"]["id"].as_str().unwrap().to_string();
-    kubectl_ok(&["annotate", "-n", &ns, "deltatable/orders", &format!("delta-operator.io/approve={id}"), "--overwrite"]);
+    // Argo CD: Suspended (waiting for a human), and the message says what to run
+    let approve = format!("delta-operator.io/approve={id}");
+    assert_argo(&r, "Suspended", &["Awaiting approval", &approve]);
+    // it stays Failed (Suspended for Argo CD) while it waits (re-checks every drift interval)
+    std::thread::sleep(Duration::from_secs(3));
+    let r = read(&ns, "deltatable", "orders");
+    assert_verdict(&r, "Failed");
+    assert_argo(&r, "Suspended", &[&approve]);
+    // approving that plan: Current (Healthy) again
+    kubectl_ok(&["annotate", "-n", &ns, "deltatable/orders", &approve, "--overwrite"]);
     let r = wait_read(&ns, "deltatable", "orders", "Ready", "True", None);
     assert_eq!(r.0["status"]["lastApplied"]["planId"], id.as_str());
     assert_verdict(&r, "Current");
+    assert_argo(&r, "Healthy", &[]);
 }
 
 // (c)
@@ -205,13 +275,18 @@ fn a_spec_change_not_yet_observed_is_in_progress() {
         assert_eq!(condition(obj, "Ready").unwrap().0, "True", "the stale Ready=True of the last generation is still there");
         assert_verdict(&r, "InProgress");
         assert!(v.message.contains("latest observed generation"), "{v:?}");
+        // Argo CD ignores the stale Ready=True too
+        assert_argo(&r, "Progressing", &["observe generation 2 (status is for 1)"]);
     }
     // the operator back: the change is applied and observed, Current again
     let _op = Operator::start_in(&ns, ALL, &[], dir);
     let r = wait_read(&ns, "deltatable", "customers", "Ready", "True", None);
     assert_eq!(r.0["status"]["observedGeneration"], 2);
     assert_verdict(&r, "Current");
-    assert_verdict(&wait_read(&ns, "deltaschema", "sales", "Ready", "True", None), "Current");
+    assert_argo(&r, "Healthy", &[]);
+    let r = wait_read(&ns, "deltaschema", "sales", "Ready", "True", None);
+    assert_verdict(&r, "Current");
+    assert_argo(&r, "Healthy", &[]);
 }
 
 // (d)
@@ -223,14 +298,18 @@ fn a_table_its_target_forbids_is_failed() {
     for name in ["orders", "customers"] {
         let r = wait_read(&ns, "deltatable", name, "Stalled", "True", Some("Forbidden"));
         assert_verdict(&r, "Failed");
+        assert_argo(&r, "Degraded", &["Forbidden: "]);
     }
-    assert_verdict(&wait_read(&ns, "deltaschema", "sales", "Stalled", "True", Some("Forbidden")), "Failed");
+    let r = wait_read(&ns, "deltaschema", "sales", "Stalled", "True", Some("Forbidden"));
+    assert_verdict(&r, "Failed");
+    assert_argo(&r, "Degraded", &["Forbidden: "]);
 }
 
 // (e) What Flux sees of a resource whose writes are held. Paused with pending changes is
 // Ready=False with neither Reconciling nor Stalled: kstatus says InProgress (a Flux health
-// check waits until the pause is lifted). Observe has done its job once the drift is in
-// status: Ready=True with Drifted=True, so kstatus says Current.
+// check waits until the pause is lifted); Argo CD says Suspended from the annotation on.
+// Observe has done its job once the drift is in status: Ready=True with Drifted=True, so
+// kstatus says Current and Argo CD Healthy (its message names the drift).
 #[test]
 fn paused_is_in_progress_and_observe_is_current() {
     let ns = namespace("ks-hold");
@@ -238,15 +317,21 @@ fn paused_is_in_progress_and_observe_is_current() {
     apply_examples(&ns);
     assert_verdict(&wait_read(&ns, "deltatable", "customers", "Ready", "True", None), "Current");
     kubectl_ok(&["annotate", "-n", &ns, "deltatable/customers", "delta-operator.io/paused=true"]);
+    // nothing pending: still Suspended for Argo CD (writes are off)
+    assert_argo(&read(&ns, "deltatable", "customers"), "Suspended", &["Paused"]);
     kubectl_ok(&["patch", "-n", &ns, "deltatable/customers", "--type=merge", "-p", r#"{"spec":{"comment":"paused change"}}"#]);
     let r = wait_read(&ns, "deltatable", "customers", "Ready", "False", Some("Paused"));
     assert_eq!((condition(&r.0, "Reconciling").unwrap().0.as_str(), condition(&r.0, "Stalled").unwrap().0.as_str()), ("False", "False"));
     assert_verdict(&r, "InProgress");
+    let pending = format!("pending: {}", r.0["status"]["plan"]["summary"].as_str().unwrap());
+    assert_argo(&r, "Suspended", &["Paused (delta-operator.io/paused=true)", &pending]);
     kubectl_ok(&["patch", "-n", &ns, "deltatable/customers", "--type=merge", "-p", r#"{"spec":{"policy":"Observe"}}"#]);
     kubectl_ok(&["annotate", "-n", &ns, "deltatable/customers", "delta-operator.io/paused-"]);
     let r = wait_read(&ns, "deltatable", "customers", "Ready", "True", Some("Observing"));
     assert_eq!(condition(&r.0, "Drifted").unwrap().0, "True");
     assert_verdict(&r, "Current");
+    let drift = format!("drift: {}", r.0["status"]["plan"]["summary"].as_str().unwrap());
+    assert_argo(&r, "Healthy", &["policy Observe", &drift]);
 }
 
 /// Reads until the operator has judged the current generation (observedGeneration set to it).
@@ -274,12 +359,18 @@ fn a_table_applied_before_its_schema_is_in_progress_not_failed() {
     apply_yaml(&ns, &std::fs::read_to_string(examples().join("orders.yaml")).unwrap());
     let r = wait_observed(&ns, "deltatable", "orders");
     assert_verdict(&r, "InProgress");
+    assert_argo(&r, "Progressing", &["SchemaNotFound: waiting for DeltaSchema 'sales'"]);
     apply_yaml(&ns, &std::fs::read_to_string(examples().join("sales.yaml")).unwrap());
-    assert_verdict(&wait_read(&ns, "deltatable", "orders", "Ready", "True", None), "Current");
+    let r = wait_read(&ns, "deltatable", "orders", "Ready", "True", None);
+    assert_verdict(&r, "Current");
+    assert_argo(&r, "Healthy", &[]);
     std::thread::sleep(Duration::from_secs(1));
     let versions = watch.versions();
     let failed: Vec<&Value> = versions.iter().filter(|(_, v)| v.status == "Failed").map(|(o, _)| &o["status"]).collect();
     assert!(failed.is_empty(), "kstatus said Failed on the way to Ready for: {failed:#?}");
+    // Argo CD: Progressing until Healthy, never Degraded (or Unknown, a Lua error) on the way
+    let seen: Vec<&str> = versions.iter().map(|(_, v)| v.argo.status.as_str()).collect();
+    assert!(seen.iter().all(|s| *s == "Progressing" || *s == "Healthy") && seen.last() == Some(&"Healthy"), "Argo CD said {seen:?} for {:#?}", versions.iter().map(|(o, _)| &o["status"]).collect::<Vec<_>>());
 }
 
 // Found by this suite and fixed: before the operator first wrote status, a DeltaTable had
@@ -291,6 +382,8 @@ fn a_new_resource_is_in_progress_until_the_operator_sees_it() {
     let ns = namespace("ks-new");
     apply_examples(&ns); // no operator
     for (kind, name) in [("deltatable", "orders"), ("deltatable", "customers"), ("deltaschema", "sales")] {
-        assert_verdict(&read(&ns, kind, name), "InProgress");
+        let r = read(&ns, kind, name);
+        assert_verdict(&r, "InProgress");
+        assert_argo(&r, "Progressing", &["Waiting for delta-operator"]);
     }
 }

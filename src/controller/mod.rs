@@ -158,6 +158,11 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
     println!("listening on {addr}");
     tokio::spawn(metrics::serve(listener, metrics.clone()));
 
+    // a standby replica is ready too: otherwise a rollout waits forever for a pod that
+    // cannot lead until the old leader goes
+    if opts.leader_elect {
+        metrics.ready.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
     let leader = if opts.leader_elect { Some(leader_election(&client, &opts).await?) } else { None };
 
     let tables_api: Api<DeltaTable> = match &opts.namespace {

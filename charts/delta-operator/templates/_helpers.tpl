@@ -1,0 +1,58 @@
+{{/* The chart name. */}}
+{{- define "delta-operator.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* The full name of the release's resources. */}}
+{{- define "delta-operator.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* chart-version, for the helm.sh/chart label. */}}
+{{- define "delta-operator.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Labels on every resource. */}}
+{{- define "delta-operator.labels" -}}
+helm.sh/chart: {{ include "delta-operator.chart" . }}
+{{ include "delta-operator.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Values.image.tag | default .Chart.AppVersion | quote }}
+app.kubernetes.io/component: operator
+app.kubernetes.io/part-of: delta-operator
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{/* Labels that select the operator's pods (never change them on upgrade). */}}
+{{- define "delta-operator.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "delta-operator.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{/* The ServiceAccount's name. */}}
+{{- define "delta-operator.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "delta-operator.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- required "serviceAccount.name is required when serviceAccount.create is false" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/* The image reference. */}}
+{{- define "delta-operator.image" -}}
+{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) }}
+{{- end }}
+
+{{/* Leader election: on with more than one replica. */}}
+{{- define "delta-operator.leaderElect" -}}
+{{- if gt (int .Values.replicaCount) 1 }}true{{ end }}
+{{- end }}

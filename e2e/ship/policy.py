@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+"""Checks on a rendered chart (or kustomize build) that a schema cannot express.
+
+    policy.py RENDERED.yaml --release-namespace NS [--replicas N] [--watch-namespace NS]
+              [--write-config FILE]
+
+* RBAC is exactly what `delta-operator run` calls (the list below, read from
+  src/controller/, kube-runtime's events.rs and kube-lease-manager's state.rs): no verb
+  more, none less, Leases only in the release namespace.
+* The Deployment runs non-root with a read-only root filesystem, no privilege
+  escalation, no capabilities, the RuntimeDefault seccomp profile, requests and a memory
+  limit, /healthz and /readyz on the --listen port, POD_NAMESPACE and POD_NAME from the
+  downward API, --leader-elect exactly when replicas > 1, the config mounted where
+  --config points, and every local lake root on a writable volume.
+--write-config writes the rendered config.yaml (check.sh loads it with the operator).
+Prints each problem and exits 1 if there is any.
+"""
+import argparse
+import sys
+
+import yaml
+
+# (namespace or "*" for cluster-wide, apiGroup, resource) -> verbs
+def expected_rbac(release_ns, watch_ns):
+    scope = watch_ns or "*"
+    return {
+        (scope, "delta-operator.io", "deltatables"): {"list", "watch", "patch"},
+        (scope, "delta-operator.io", "deltaschemas"): {"list", "watch"},
+        (scope, "delta-operator.io", "deltatables/status"): {"patch"},
+        (scope, "delta-operator.io", "deltaschemas/status"): {"patch"},
+        (scope, "events.k8s.io", "events"): {"create", "patch"},
+        (release_ns, "coordination.k8s.io", "leases"): {"get", "create", "patch"},
+    }
+
+
+problems = []
+
+
+def problem(msg):
+    problems.append(msg)
+
+
+def get(obj, *path, default=None):
+    for p in path:
+        if isinstance(obj, dict) and p in obj:
+            obj = obj[p]
+        elif isinstance(obj, list) and isinstance(p, int) and p < len(obj):
+            obj = obj[p]
+        else:
+            return default
+    return obj
+
+
+def check_rbac(docs, sa_name, release_ns, watch_ns):
+    roles = {}
+    for d in docs:
+        if d["kind"] in ("ClusterRole", "Role"):
+            ns = "*" if d["kind"] == "ClusterRole" else d["metadata"].get("namespace", release_ns)
+            roles[(d["kind"], ns, d["metadata"]["name"])] = d.get("rules", [])
+    granted = {}
+    bound = 0
+    for d in docs:
+        if d["kind"] not in ("ClusterRoleBinding", "RoleBinding"):
+            continue
+        subjects = d.get("subjects", [])
+        if not any(s.get("kind") == "ServiceAccount" and s.get("name") == sa_name and s.get("namespace") == release_ns for s in subjects):
+            problem(f"{d['kind']} {d['metadata']['name']} does not bind ServiceAccount {release_ns}/{sa_name}")
+            continue
+        if len(subjects) != 1:
+            problem(f"{d['kind']} {d['metadata']['name']} binds more than the operator's ServiceAccount: {subjects}")
+        bound += 1
+        binding_ns = "*" if d["kind"] == "ClusterRoleBinding" else d["metadata"].get("namespace", release_ns)
+        ref = d["roleRef"]
+        role_ns = "*" if ref["kind"] == "ClusterRole" else binding_ns
+        key = (ref["kind"], role_ns, ref["name"])
+        if key not in roles:
+            problem(f"{d['kind']} {d['metadata']['name']} refers to {ref['kind']} {ref['name']}, which the chart does not render")
+            continue
+        for rule in roles[key]:
+            if rule.get("resourceNames") or rule.get("nonResourceURLs"):
+                problem(f"{ref['kind']} {ref['name']}: unexpected rule {rule}")
+            for g in rule.get("apiGroups", []):
+                for r in rule.get("resources", []):
+                    for v in rule.get("verbs", []):
+                        if "*" in (g, r, v):
+                            problem(f"{ref['kind']} {ref['name']}: wildcard in {rule}")
+                        granted.setdefault((binding_ns, g, r), set()).add(v)
+    if bound == 0:
+        problem("no binding grants the operator's ServiceAccount anything")
+    want = expected_rbac(release_ns, watch_ns)
+    for key in sorted(set(want) | set(granted)):
+        w, g = want.get(key, set()), granted.get(key, set())
+        if w - g:
+            problem(f"RBAC: missing {sorted(w - g)} on {key[2]} ({key[1] or 'core'}) in {'all namespaces' if key[0] == '*' else 'namespace ' + key[0]}: the operator calls them")
+        if g - w:
+            problem(f"RBAC: {sorted(g - w)} on {key[2]} ({key[1] or 'core'}) in {'all namespaces' if key[0] == '*' else 'namespace ' + key[0]} is more than the operator calls")
+
+
+def check_deployment(docs, replicas, watch_ns, write_config):
+    deps = [d for d in docs if d["kind"] == "Deployment"]
+    if len(deps) != 1:
+        problem(f"expected one Deployment, found {len(deps)}")
+        return None
+    dep = deps[0]
+    name = dep["metadata"]["name"]
+    if get(dep, "spec", "replicas") != replicas:
+        problem(f"Deployment {name}: replicas {get(dep, 'spec', 'replicas')}, expected {replicas}")
+    pod = dep["spec"]["template"]["spec"]
+    psc = pod.get("securityContext", {})
+    if psc.get("runAsNonRoot") is not True:
+        problem("pod securityContext.runAsNonRoot is not true")
+    if get(psc, "seccompProfile", "type") != "RuntimeDefault":
+        problem("pod securityContext.seccompProfile.type is not RuntimeDefault")
+    if psc.get("runAsUser", 1) == 0:
+        problem("pod runs as uid 0")
+    if pod.get("hostNetwork") or pod.get("hostPID") or pod.get("hostIPC"):
+        problem("pod uses host namespaces")
+    containers = pod.get("containers", [])
+    if len(containers) != 1:
+        problem(f"expected one container, found {len(containers)}")
+        return None
+    c = containers[0]
+    sc = c.get("securityContext", {})
+    for k, v in (("runAsNonRoot", True), ("readOnlyRootFilesystem", True), ("allowPrivilegeEscalation", False)):
+        if sc.get(k) is not v:
+            problem(f"container securityContext.{k} is not {str(v).lower()}")
+    if get(sc, "capabilities", "drop") != ["ALL"] or get(sc, "capabilities", "add"):
+        problem(f"container capabilities are not drop [ALL]: {sc.get('capabilities')}")
+    if sc.get("privileged"):
+        problem("container is privileged")
+    res = c.get("resources", {})
+    for k in ("cpu", "memory"):
+        if not get(res, "requests", k):
+            problem(f"container has no {k} request")
+    if not get(res, "limits", "memory"):
+        problem("container has no memory limit")
+    args = c.get("args", [])
+    if not args or args[0] != "run":
+        problem(f"container args do not start with `run`: {args}")
+    flags = dict(a.split("=", 1) if "=" in a else (a, "") for a in args[1:])
+    listen = flags.get("--listen", "0.0.0.0:8080")
+    port = int(listen.rsplit(":", 1)[1])
+    ports = {p.get("name"): p["containerPort"] for p in c.get("ports", [])}
+    if ports.get("http") != port:
+        problem(f"container port http is {ports.get('http')}, but --listen is {listen}")
+    for probe, path in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")):
+        hg = get(c, probe, "httpGet", default={})
+        if hg.get("path") != path or hg.get("port") not in ("http", port):
+            problem(f"{probe} is not GET {path} on the health port: {c.get(probe)}")
+    if ("--leader-elect" in flags) != (replicas > 1):
+        problem(f"--leader-elect {'missing' if replicas > 1 else 'set'} with {replicas} replica(s)")
+    if watch_ns and flags.get("--namespace") != watch_ns:
+        problem(f"--namespace={watch_ns} missing: {args}")
+    if not watch_ns and "--namespace" in flags:
+        problem("--namespace set without watchNamespace")
+    env = {e["name"]: e for e in c.get("env", [])}
+    for var, field in (("POD_NAMESPACE", "metadata.namespace"), ("POD_NAME", "metadata.name")):
+        if get(env.get(var, {}), "valueFrom", "fieldRef", "fieldPath") != field:
+            problem(f"env {var} is not the downward API's {field}")
+    # the config: --config points into a mounted ConfigMap with that key
+    cfg = flags.get("--config")
+    if not cfg:
+        problem("no --config flag")
+        return None
+    cfg_dir, cfg_key = cfg.rsplit("/", 1)
+    volumes = {v["name"]: v for v in pod.get("volumes", [])}
+    mounts = {m["mountPath"].rstrip("/"): m for m in c.get("volumeMounts", [])}
+    m = mounts.get(cfg_dir)
+    cm_name = get(volumes.get(m["name"] if m else "", {}), "configMap", "name")
+    cms = [d for d in docs if d["kind"] == "ConfigMap" and d["metadata"]["name"] == cm_name]
+    if not cms or cfg_key not in cms[0].get("data", {}):
+        problem(f"--config {cfg} is not a key of a mounted ConfigMap")
+        return None
+    config = yaml.safe_load(cms[0]["data"][cfg_key])
+    if write_config:
+        with open(write_config, "w") as f:
+            f.write(cms[0]["data"][cfg_key])
+    # every local lake root must be on a writable volume (the root filesystem is read-only)
+    writable = [p for p, mm in mounts.items() if not mm.get("readOnly") and ("emptyDir" in volumes.get(mm["name"], {}) or "persistentVolumeClaim" in volumes.get(mm["name"], {}))]
+    if "/tmp" not in writable:
+        problem("no writable /tmp")
+    workdir = c.get("workingDir", "/")
+    for tname, t in (config.get("targets") or {}).items():
+        root = get(t, "lake", "root")
+        if not root or root.startswith("s3://"):
+            continue
+        path = root[len("file://"):] if root.startswith("file://") else root
+        if not path.startswith("/"):
+            path = workdir.rstrip("/") + "/" + path
+        if not any(path == w or path.startswith(w + "/") for w in writable):
+            problem(f"target {tname}: lake root {root} is not on a writable volume ({writable})")
+    return pod.get("serviceAccountName")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("rendered")
+    ap.add_argument("--release-namespace", required=True)
+    ap.add_argument("--replicas", type=int, default=1)
+    ap.add_argument("--watch-namespace", default="")
+    ap.add_argument("--write-config")
+    a = ap.parse_args()
+    with open(a.rendered) as f:
+        docs = [d for d in yaml.safe_load_all(f) if d]
+    for d in docs:
+        labels = get(d, "metadata", "labels", default={}) or {}
+        for l in ("app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/managed-by"):
+            if d["kind"] not in ("CustomResourceDefinition", "Namespace") and l not in labels:
+                problem(f"{d['kind']} {d['metadata']['name']} has no label {l}")
+    sa = check_deployment(docs, a.replicas, a.watch_namespace, a.write_config)
+    if sa:
+        if not any(d["kind"] == "ServiceAccount" and d["metadata"]["name"] == sa for d in docs):
+            problem(f"the Deployment runs as ServiceAccount {sa}, which is not rendered")
+        check_rbac(docs, sa, a.release_namespace, a.watch_namespace)
+    for p in problems:
+        print(f"policy: {a.rendered}: {p}", file=sys.stderr)
+    if problems:
+        sys.exit(1)
+    print(f"policy: {a.rendered}: ok ({len(docs)} objects)", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
