@@ -10,11 +10,15 @@ CARGO ?= cargo
 PY_PACKAGES = deltalake==1.6.6 pyarrow==26.0.1 moto[server]==5.2.5 pyyaml==6.0.4
 PY_STAMP := $(CACHE)/venv/.installed-$(shell echo '$(PY_PACKAGES)' | md5sum | cut -c1-8)
 
-.PHONY: test python controlplane crds bench example ship-tools gen-config
+.PHONY: test python controlplane crds bench example ship-tools gen-config warehouse
 
-test: python controlplane ship-tools
+# The Databricks SQL warehouse + Unity Catalog emulator: real Delta Lake on Spark
+# (pyspark from PyPI, delta-spark jars from Maven Central), see e2e/warehouse/README.md.
+WAREHOUSE_PY_PACKAGES = pyspark==4.2.0 delta-spark==4.4.0 pytest==8.4.2
+
+test: python controlplane ship-tools warehouse
 	$(CARGO) build --locked --all-targets
-	e2e/with-controlplane.sh $(CARGO) test --locked --no-fail-fast --all-targets
+	e2e/with-controlplane.sh e2e/warehouse/with-warehouse.sh $(CARGO) test --locked --no-fail-fast --all-targets
 	e2e/with-controlplane.sh e2e/ship/check.sh
 
 # etcd + kube-apiserver built from the Go module proxy (cached in $(CACHE)/bin).
@@ -22,6 +26,9 @@ controlplane:
 	e2e/controlplane/build.sh >/dev/null
 	e2e/kstatus/build.sh >/dev/null
 	e2e/argo-health/build.sh >/dev/null
+
+warehouse:
+	WAREHOUSE_PY_PACKAGES='$(WAREHOUSE_PY_PACKAGES)' e2e/warehouse/install.sh >/dev/null
 
 # helm + kubeconform built from the Go module proxy (cached in $(CACHE)/bin).
 ship-tools:

@@ -1,0 +1,229 @@
+"""Facts about tables, read from Spark/Delta and joined with the emulator's UC store.
+
+Used by the UC REST handlers (TableInfo), information_schema and DESCRIBE ... AS JSON.
+"""
+import json
+
+from sqltext import db_name, db_parts, dec, enc, quote, spark_table
+
+_UC_TYPE = {"integer": "INT", "long": "LONG", "short": "SHORT", "byte": "BYTE", "string": "STRING",
+            "boolean": "BOOLEAN", "double": "DOUBLE", "float": "FLOAT", "date": "DATE",
+            "timestamp": "TIMESTAMP", "timestamp_ntz": "TIMESTAMP_NTZ", "binary": "BINARY", "void": "NULL",
+            "decimal": "DECIMAL", "array": "ARRAY", "map": "MAP", "struct": "STRUCT", "variant": "VARIANT",
+            "char": "CHAR", "varchar": "STRING"}
+
+
+def uc_type_name(dt):
+    return _UC_TYPE.get(dt.typeName(), "USER_DEFINED_TYPE")
+
+
+def lower_type_text(dt):
+    """UC ColumnInfo.type_text is Spark's simple string ('bigint', 'decimal(10,2)', 'struct<a:int>')."""
+    return dt.simpleString()
+
+
+class TableFacts:
+    def __init__(self, emu, cat, sch, tbl):
+        self.cat, self.sch, self.tbl = cat, sch, tbl
+        self.full = "%s.%s.%s" % (cat, sch, tbl)
+        self.db, self.stbl = db_name(cat, sch), enc(tbl)
+        sp = emu.spark
+        ct = sp.catalog_table(self.db, self.stbl)
+        self.table_type = ct.tableType().name()          # MANAGED | EXTERNAL | VIEW
+        self.provider = ct.provider().get() if ct.provider().isDefined() else None
+        self.location = ct.location().toString() if self.table_type != "VIEW" else None
+        self.created_ms = int(ct.createTime())
+        self.view_text = ct.viewText().get() if ct.viewText().isDefined() else None
+        sess = sp.session
+        self.schema = sess.table(spark_table(cat, sch, tbl)).schema
+        self.detail = None
+        if (self.provider or "").lower() == "delta":
+            row = sess.sql("DESCRIBE DETAIL " + spark_table(cat, sch, tbl)).collect()[0]
+            self.detail = row.asDict()
+        self.properties = dict(self.detail["properties"]) if self.detail else \
+            {k: v for k, v in _scala_map(ct.properties()).items()}
+        self.comment = (self.detail or {}).get("description") if self.detail else \
+            (ct.comment().get() if ct.comment().isDefined() else None)
+        self.partition_columns = list((self.detail or {}).get("partitionColumns") or [])
+        self.clustering_columns = list((self.detail or {}).get("clusteringColumns") or [])
+        with emu.store.lock:
+            m = emu.store.tables.get(self.full)
+            if m is None:
+                m = emu.store.table(self.full, owner_if_new=emu.cfg.user)
+            self.meta = m
+
+    def columns(self):
+        out = []
+        for i, f in enumerate(self.schema.fields):
+            c = {"name": f.name, "type_text": lower_type_text(f.dataType), "type_name": uc_type_name(f.dataType),
+                 "type_json": f.json(), "position": i, "nullable": f.nullable}
+            if f.dataType.typeName() == "decimal":
+                c["type_precision"], c["type_scale"] = f.dataType.precision, f.dataType.scale
+            else:
+                c["type_precision"], c["type_scale"] = 0, 0
+            if f.metadata.get("comment"):
+                c["comment"] = f.metadata["comment"]
+            if f.name in self.partition_columns:
+                c["partition_index"] = self.partition_columns.index(f.name)
+            mk = _ci_get(self.meta.masks, f.name)
+            if mk:
+                c["mask"] = {"function_name": mk["function_name"], "using_column_names": mk["using_column_names"]}
+            out.append(c)
+        return out
+
+    def constraints(self):
+        out = []
+        m = self.meta
+        if m.pk:
+            pk = {"name": m.pk["name"], "child_columns": list(m.pk["columns"])}
+            if m.pk.get("rely"):
+                pk["rely"] = True
+            if m.pk.get("timeseries"):
+                pk["timeseries_columns"] = list(m.pk["timeseries"])
+            out.append({"primary_key_constraint": pk})
+        for fk in m.fks:
+            d = {"name": fk["name"], "child_columns": list(fk["columns"]),
+                 "parent_table": ".".join(fk["parent"]), "parent_columns": list(fk["parent_columns"])}
+            if fk.get("rely"):
+                d["rely"] = True
+            out.append({"foreign_key_constraint": d})
+        return out
+
+    def table_info(self, omit_columns=False, omit_properties=False):
+        m = self.meta
+        ti = {"name": self.tbl, "catalog_name": self.cat, "schema_name": self.sch, "full_name": self.full,
+              "table_type": self.table_type if self.table_type != "VIEW" else "VIEW",
+              "data_source_format": (self.provider or "").upper() or None,
+              "owner": m.owner, "table_id": m.table_id,
+              "created_at": m.created_at, "created_by": m.created_by,
+              "updated_at": m.updated_at, "updated_by": m.updated_by,
+              "metastore_id": "00000000-0000-0000-0000-000000000000"}
+        if self.location:
+            ti["storage_location"] = self.location
+        if self.comment:
+            ti["comment"] = self.comment
+        if self.view_text:
+            ti["view_definition"] = self.view_text
+        if not omit_columns:
+            ti["columns"] = self.columns()
+        if not omit_properties:
+            ti["properties"] = dict(self.properties)
+        cons = self.constraints()
+        if cons:
+            ti["table_constraints"] = cons
+        if m.row_filter:
+            ti["row_filter"] = {"function_name": m.row_filter["function_name"],
+                                "input_column_names": list(m.row_filter["input_column_names"])}
+        return {k: v for k, v in ti.items() if v is not None}
+
+    def describe_json(self):
+        """DESCRIBE TABLE EXTENDED ... AS JSON (DBR 16.2+ shape; see README)."""
+        m = self.meta
+        cols = []
+        for f in self.schema.fields:
+            c = {"name": f.name, "type": type_json(f.dataType), "nullable": f.nullable}
+            if f.metadata.get("comment"):
+                c["comment"] = f.metadata["comment"]
+            if f.metadata.get("CURRENT_DEFAULT"):
+                c["default"] = f.metadata["CURRENT_DEFAULT"]
+            cols.append(c)
+        props = dict(self.properties)
+        if self.detail:
+            props.setdefault("delta.minReaderVersion", str(self.detail["minReaderVersion"]))
+            props.setdefault("delta.minWriterVersion", str(self.detail["minWriterVersion"]))
+            for feat in self.detail.get("tableFeatures") or []:
+                props.setdefault("delta.feature.%s" % feat, "supported")
+        d = {"table_name": self.tbl, "catalog_name": self.cat, "schema_name": self.sch,
+             "namespace": [self.sch], "type": self.table_type, "provider": self.provider,
+             "columns": cols, "partition_columns": self.partition_columns,
+             "owner": m.owner, "table_properties": props,
+             "created_time": _iso(m.created_at), "created_by": m.created_by,
+             "last_access": "UNKNOWN", "partition_provider": "Catalog",
+             "is_managed_location": self.table_type == "MANAGED"}
+        if self.clustering_columns:
+            d["clustering_columns"] = self.clustering_columns
+        if self.location:
+            d["location"] = self.location
+        d["comment"] = self.comment or ""
+        cons = []
+        if m.pk:
+            cons.append("(%s,PRIMARY KEY (%s))" % (m.pk["name"], ", ".join(quote(c) for c in m.pk["columns"])))
+        for fk in m.fks:
+            cons.append("(%s,FOREIGN KEY (%s) REFERENCES %s (%s))" % (
+                fk["name"], ", ".join(quote(c) for c in fk["columns"]), ".".join(quote(p) for p in fk["parent"]),
+                ", ".join(quote(c) for c in fk["parent_columns"])))
+        if cons:
+            d["table_constraints"] = "[" + ", ".join(cons) + "]"
+        if m.masks:
+            d["column_masks"] = [{"column_name": c, "function_name": _fn_parts(v["function_name"]),
+                                  "using_column_names": list(v["using_column_names"])} for c, v in m.masks.items()]
+        if m.row_filter:
+            d["row_filter"] = {"function_name": _fn_parts(m.row_filter["function_name"]),
+                               "column_names": list(m.row_filter["input_column_names"])}
+        return json.dumps(d, ensure_ascii=False)
+
+
+def _fn_parts(full):
+    c, s, f = full.split(".", 2)
+    return {"catalog_name": c, "schema_name": s, "function_name": f}
+
+
+def _iso(ms):
+    import datetime
+    return datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def type_json(dt):
+    """The AS JSON `type` encoding (apache/spark docs/sql-ref-syntax-aux-describe-table.md)."""
+    tn = dt.typeName()
+    if tn == "array":
+        return {"name": "array", "element_type": type_json(dt.elementType), "element_nullable": dt.containsNull}
+    if tn == "map":
+        return {"name": "map", "key_type": type_json(dt.keyType), "value_type": type_json(dt.valueType),
+                "value_nullable": dt.valueContainsNull}
+    if tn == "struct":
+        fs = []
+        for f in dt.fields:
+            x = {"name": f.name, "type": type_json(f.dataType), "nullable": f.nullable}
+            if f.metadata.get("comment"):
+                x["comment"] = f.metadata["comment"]
+            fs.append(x)
+        return {"name": "struct", "fields": fs}
+    if tn == "decimal":
+        return {"name": "decimal", "precision": dt.precision, "scale": dt.scale}
+    if tn == "string":
+        return {"name": "string", "collation": "UTF8_BINARY"}
+    if tn == "timestamp":
+        return {"name": "timestamp_ltz"}
+    return {"name": {"integer": "int", "long": "bigint", "short": "smallint", "byte": "tinyint"}.get(tn, tn)}
+
+
+def _ci_get(d, name):
+    if name in d:
+        return d[name]
+    for k, v in d.items():
+        if k.lower() == name.lower():
+            return v
+    return None
+
+
+def _scala_map(m):
+    out = {}
+    it = m.iterator()
+    while it.hasNext():
+        kv = it.next()
+        out[kv._1()] = kv._2()
+    return out
+
+
+def list_schemas(emu, cat):
+    out = []
+    for db in emu.spark.databases():
+        p = db_parts(db)
+        if p and p[0] == cat:
+            out.append(p[1])
+    return sorted(out)
+
+
+def list_tables(emu, cat, sch):
+    return sorted(dec(t) for t in emu.spark.tables_in(db_name(cat, sch)))

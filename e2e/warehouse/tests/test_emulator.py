@@ -1,0 +1,349 @@
+"""Tests of the warehouse emulator over HTTP (urllib only).
+
+Uses a running emulator when WAREHOUSE_DIR's env is exported (source DIR/env), else starts one
+with start.sh (chunk size 2, so chunking is exercised) and stops it at the end.
+"""
+import base64
+import http.client
+import json
+import os
+import subprocess
+import time
+import urllib.error
+import urllib.request
+import uuid
+
+import pytest
+
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TIMINGS = {}
+
+
+@pytest.fixture(scope="session")
+def wh():
+    started = None
+    if not os.environ.get("WAREHOUSE_URL"):
+        t0 = time.time()
+        env = dict(os.environ, WAREHOUSE_CHUNK_ROWS="2")
+        d = subprocess.run([os.path.join(HERE, "start.sh")], env=env, check=True, capture_output=True, text=True).stdout.strip()
+        TIMINGS["start.sh (s)"] = round(time.time() - t0, 1)
+        started = d
+        env_vars = {}
+        for line in open(os.path.join(d, "env")):
+            k, v = line.replace("export ", "").strip().split("=", 1)
+            env_vars[k] = v
+    else:
+        env_vars = {k: os.environ[k] for k in ("WAREHOUSE_URL", "DATABRICKS_TOKEN", "DATABRICKS_WAREHOUSE_ID",
+                                                "DATABRICKS_CLIENT_ID", "DATABRICKS_CLIENT_SECRET")}
+    c = Client(env_vars)
+    c.admin("POST", "/_emulator/faults", {"chunk_rows": 2})
+    yield c
+    c.admin("DELETE", "/_emulator/faults")
+    print("\nTIMINGS", json.dumps(TIMINGS))
+    if started:
+        subprocess.run([os.path.join(HERE, "stop.sh"), started], check=False)
+
+
+class Client:
+    def __init__(self, env):
+        self.url = env["WAREHOUSE_URL"]
+        self.token = env["DATABRICKS_TOKEN"]
+        self.wid = env["DATABRICKS_WAREHOUSE_ID"]
+        self.cid, self.csec = env["DATABRICKS_CLIENT_ID"], env["DATABRICKS_CLIENT_SECRET"]
+
+    def call(self, method, path, body=None, token=None, headers=None):
+        data = json.dumps(body).encode() if body is not None else None
+        h = {"Content-Type": "application/json"}
+        if token is not False:
+            h["Authorization"] = "Bearer " + (token or self.token)
+        h.update(headers or {})
+        req = urllib.request.Request(self.url + path, data=data, method=method, headers=h)
+        try:
+            with urllib.request.urlopen(req, timeout=120) as r:
+                return r.status, json.loads(r.read() or b"{}"), dict(r.headers)
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read() or b"{}"), dict(e.headers)
+
+    def admin(self, method, path, body=None):
+        return self.call(method, path, body, token=False)[1]
+
+    def submit(self, sql, wait="50s", **kw):
+        body = {"warehouse_id": self.wid, "statement": sql, "wait_timeout": wait, "disposition": "INLINE",
+                "format": "JSON_ARRAY", **kw}
+        s, r, _ = self.call("POST", "/api/2.0/sql/statements", body)
+        assert s == 200, r
+        return r
+
+    def wait(self, r, timeout=300):
+        t0 = time.time()
+        while r["status"]["state"] in ("PENDING", "RUNNING"):
+            assert time.time() - t0 < timeout, r
+            time.sleep(0.2)
+            r = self.call("GET", "/api/2.0/sql/statements/" + r["statement_id"])[1]
+        return r
+
+    def sql(self, sql, **kw):
+        t0 = time.time()
+        r = self.wait(self.submit(sql, **kw))
+        TIMINGS.setdefault("statements", []).append(round(time.time() - t0, 2))
+        assert r["status"]["state"] == "SUCCEEDED", r["status"]
+        rows = list(r.get("result", {}).get("data_array", []))
+        nxt = r.get("result", {}).get("next_chunk_internal_link")
+        while nxt:
+            c = self.call("GET", nxt)[1]
+            rows += c["data_array"]
+            nxt = c.get("next_chunk_internal_link")
+        return rows, r
+
+    def fail(self, sql, **kw):
+        r = self.wait(self.submit(sql, **kw))
+        assert r["status"]["state"] == "FAILED", r
+        return r["status"]
+
+
+def uniq(prefix="s"):
+    return prefix + uuid.uuid4().hex[:6]
+
+
+def test_health_and_spark_started(wh):
+    h = wh.admin("GET", "/_emulator/health")
+    TIMINGS["spark start (s)"] = h["spark_start_seconds"]
+    assert h["spark"] == "ready"
+
+
+def test_auth_pat_and_oauth(wh):
+    s, r, hdr = wh.call("GET", "/api/2.0/sql/warehouses/" + wh.wid, token=False)
+    assert s == 401 and r["error_code"] == "UNAUTHENTICATED" and "x-request-id" in {k.lower() for k in hdr}
+    assert wh.call("GET", "/api/2.0/sql/warehouses/" + wh.wid, token="nope")[0] == 403
+    basic = base64.b64encode(("%s:%s" % (wh.cid, wh.csec)).encode()).decode()
+    req = urllib.request.Request(wh.url + "/oidc/v1/token", data=b"grant_type=client_credentials&scope=all-apis",
+                                 headers={"Authorization": "Basic " + basic,
+                                          "Content-Type": "application/x-www-form-urlencoded"})
+    tok = json.loads(urllib.request.urlopen(req).read())
+    assert tok["token_type"] == "Bearer" and tok["expires_in"] > 0
+    s, r, _ = wh.call("GET", "/api/2.0/sql/warehouses/" + wh.wid, token=tok["access_token"])
+    assert s == 200 and r["state"] == "RUNNING"
+    bad = urllib.request.Request(wh.url + "/oidc/v1/token", data=b"grant_type=client_credentials",
+                                 headers={"Authorization": "Basic " + base64.b64encode(b"x:y").decode(),
+                                          "Content-Type": "application/x-www-form-urlencoded"})
+    with pytest.raises(urllib.error.HTTPError) as e:
+        urllib.request.urlopen(bad)
+    assert e.value.code == 401 and json.loads(e.value.read())["error"] == "invalid_client"
+
+
+def test_ddl_roundtrip_and_odd_names(wh):
+    sch = uniq()
+    wh.sql("CREATE SCHEMA main.%s COMMENT 'schéma'" % sch)
+    t = "main.%s.`Odd ``name`` ü-1`" % sch
+    wh.sql("CREATE TABLE %s (id BIGINT NOT NULL, v INT, `we ird` STRING COMMENT 'it''s \\\\ ü') USING DELTA "
+           "TBLPROPERTIES ('delta.enableTypeWidening'='true', 'delta.columnMapping.mode'='name', 'k''ey ü'='v`al') "
+           "COMMENT 'tab''le ü'" % t)
+    wh.sql("INSERT INTO %s VALUES (1, 10, 'a'), (2, 20, NULL), (3, 30, 'c')" % t)
+    rows, r = wh.sql("SELECT id, v, `we ird` FROM %s ORDER BY id" % t)
+    assert rows == [["1", "10", "a"], ["2", "20", None], ["3", "30", "c"]]
+    cols = r["manifest"]["schema"]["columns"]
+    assert [c["type_name"] for c in cols] == ["LONG", "INT", "STRING"]
+    # chunking: chunk_rows=2 -> two chunks
+    assert r["manifest"]["total_chunk_count"] == 2 and r["manifest"]["total_row_count"] == 3
+    assert r["result"]["next_chunk_index"] == 1
+    # names round-trip exactly (UC lower-cases table names)
+    s, ti, _ = wh.call("GET", "/api/2.1/unity-catalog/tables/" + urllib.request.quote("main.%s.odd `name` ü-1" % sch, safe=""))
+    assert s == 200, ti
+    assert ti["name"] == "odd `name` ü-1" and ti["comment"] == "tab'le ü"
+    assert ti["properties"]["k'ey ü"] == "v`al"
+    assert [c["name"] for c in ti["columns"]] == ["id", "v", "we ird"]
+    assert ti["columns"][2]["comment"] == "it's \\ ü"
+    assert ti["columns"][0]["nullable"] is False and ti["table_type"] == "MANAGED"
+    # ALTER ADD COLUMN, type widening, column-mapping rename
+    wh.sql("ALTER TABLE %s ADD COLUMNS (extra DECIMAL(10,2) COMMENT 'x')" % t)
+    wh.sql("ALTER TABLE %s ALTER COLUMN v TYPE BIGINT" % t)
+    wh.sql("ALTER TABLE %s RENAME COLUMN `we ird` TO renamed" % t)
+    ti = wh.call("GET", "/api/2.1/unity-catalog/tables/main.%s.odd%%20%%60name%%60%%20%%C3%%BC-1" % sch)[1]
+    assert [(c["name"], c["type_text"]) for c in ti["columns"]] == [
+        ("id", "bigint"), ("v", "bigint"), ("renamed", "string"), ("extra", "decimal(10,2)")]
+    st = wh.fail("ALTER TABLE %s ALTER COLUMN v TYPE INT" % t)
+    assert st["error"]["message"].startswith("[") and "SQLSTATE" in st["error"]["message"] and st.get("sql_state")
+    # describe detail names are UC names
+    rows, _ = wh.sql("DESCRIBE DETAIL %s" % t)
+    assert rows[0][2] == "main.%s.odd `name` ü-1" % sch
+
+
+def test_restore_clone_history(wh):
+    sch = uniq()
+    wh.sql("CREATE SCHEMA main.%s" % sch)
+    wh.sql("CREATE TABLE main.%s.t (a INT) USING DELTA" % sch)
+    wh.sql("INSERT INTO main.%s.t VALUES (1)" % sch)
+    wh.sql("INSERT INTO main.%s.t VALUES (2)" % sch)
+    rows, _ = wh.sql("DESCRIBE HISTORY main.%s.t LIMIT 1" % sch)
+    assert rows[0][0] == "2"
+    wh.sql("RESTORE TABLE main.%s.t TO VERSION AS OF 1" % sch)
+    assert wh.sql("SELECT count(*) FROM main.%s.t" % sch)[0] == [["1"]]
+    wh.sql("CREATE TABLE main.%s.c SHALLOW CLONE main.%s.t" % (sch, sch))
+    assert wh.sql("SELECT a FROM main.%s.c" % sch)[0] == [["1"]]
+    # catalog/schema request fields, 1-part names and named parameters
+    rows, _ = wh.sql("SELECT a FROM t WHERE a = :x", catalog="main", schema=sch,
+                     parameters=[{"name": "x", "value": "1", "type": "INT"}])
+    assert rows == [["1"]]
+    rows, _ = wh.sql("SELECT count(*) FROM IDENTIFIER(:t)", parameters=[{"name": "t", "value": "main.%s.c" % sch}])
+    assert rows == [["1"]]
+
+
+def test_tags_grants_constraints_information_schema(wh):
+    sch = uniq()
+    wh.sql("CREATE SCHEMA main.%s" % sch)
+    wh.sql("CREATE TABLE main.%s.p (id BIGINT NOT NULL, name STRING) USING DELTA" % sch)
+    wh.sql("CREATE TABLE main.%s.c (id BIGINT NOT NULL, pid BIGINT) USING DELTA" % sch)
+    wh.sql("ALTER TABLE main.%s.p SET TAGS ('domain' = 'sales', 'o''k' = 'ü')" % sch)
+    wh.sql("ALTER TABLE main.%s.p ALTER COLUMN name SET TAGS ('pii' = 'name')" % sch)
+    wh.sql("GRANT SELECT, MODIFY ON TABLE main.%s.p TO `analysts`" % sch)
+    wh.sql("REVOKE MODIFY ON TABLE main.%s.p FROM `analysts`" % sch)
+    wh.sql("ALTER TABLE main.%s.p ADD CONSTRAINT P_PK PRIMARY KEY (id)" % sch)
+    wh.sql("ALTER TABLE main.%s.c ADD CONSTRAINT c_fk FOREIGN KEY (pid) REFERENCES main.%s.p" % (sch, sch))
+    wh.sql("ALTER TABLE main.%s.p OWNER TO `owners`" % sch)
+    wh.sql("ALTER TABLE main.%s.p ADD CONSTRAINT positive CHECK (id > 0)" % sch)   # real Delta
+    st = wh.fail("ALTER TABLE main.%s.c ADD PRIMARY KEY (pid)" % sch)                   # nullable
+    assert "nullable" in st["error"]["message"]
+    rows, _ = wh.sql("SELECT table_name, tag_name, tag_value FROM main.information_schema.table_tags "
+                     "WHERE schema_name = '%s' ORDER BY tag_name" % sch)
+    assert rows == [["p", "domain", "sales"], ["p", "o'k", "ü"]]
+    rows, _ = wh.sql("SELECT column_name, tag_name, tag_value FROM main.information_schema.column_tags "
+                     "WHERE schema_name = '%s'" % sch)
+    assert rows == [["name", "pii", "name"]]
+    rows, _ = wh.sql("SELECT grantee, privilege_type FROM main.information_schema.table_privileges "
+                     "WHERE table_schema = '%s'" % sch)
+    assert rows == [["analysts", "SELECT"]]
+    rows, _ = wh.sql("SELECT tc.constraint_name, tc.constraint_type, k.column_name FROM main.information_schema.table_constraints tc "
+                     "JOIN main.information_schema.key_column_usage k ON tc.constraint_name = k.constraint_name "
+                     "WHERE tc.table_schema = '%s' ORDER BY 1" % sch)
+    assert rows == [["c_fk", "FOREIGN KEY", "pid"], ["p_pk", "PRIMARY KEY", "id"]]
+    rows, _ = wh.sql("SELECT table_name, table_owner FROM main.information_schema.tables WHERE table_schema = '%s' ORDER BY 1" % sch)
+    assert rows == [["c", "emulator-user@example.com"], ["p", "owners"]]
+    rows, _ = wh.sql("SELECT column_name, ordinal_position, data_type FROM main.information_schema.columns "
+                     "WHERE table_schema = '%s' AND table_name = 'p'" % sch)
+    assert rows == [["id", "0", "LONG"], ["name", "1", "STRING"]]
+    # REST views of the same metadata
+    ti = wh.call("GET", "/api/2.1/unity-catalog/tables/main.%s.p" % sch)[1]
+    assert ti["owner"] == "owners" and ti["properties"]["delta.constraints.positive"] == "id > 0"
+    assert ti["table_constraints"] == [{"primary_key_constraint": {"name": "p_pk", "child_columns": ["id"]}}]
+    perms = wh.call("GET", "/api/2.1/unity-catalog/permissions/table/main.%s.p" % sch)[1]
+    assert perms == {"privilege_assignments": [{"principal": "analysts", "privileges": ["SELECT"]}]}
+    tags = wh.call("GET", "/api/2.1/unity-catalog/entity-tag-assignments/columns/main.%s.p.name/tags" % sch)[1]
+    assert tags["tag_assignments"][0]["tag_key"] == "pii"
+    # DROP PRIMARY KEY is RESTRICT while an FK references it
+    wh.fail("ALTER TABLE main.%s.p DROP PRIMARY KEY" % sch)
+    # RENAME COLUMN drops the PK and the FKs that reference it (as UC does)
+    st = wh.fail("ALTER TABLE main.%s.p RENAME COLUMN id TO pk_id" % sch)   # Delta: needs column mapping
+    wh.sql("ALTER TABLE main.%s.p DROP CONSTRAINT positive" % sch)        # a CHECK would block the rename
+    wh.sql("ALTER TABLE main.%s.p SET TBLPROPERTIES ('delta.columnMapping.mode'='name')" % sch)
+    wh.sql("ALTER TABLE main.%s.p RENAME COLUMN id TO pk_id" % sch)
+    ti = wh.call("GET", "/api/2.1/unity-catalog/tables/main.%s.c" % sch)[1]
+    assert "table_constraints" not in ti
+    # CREATE OR REPLACE keeps tags/grants/owner, drops PK/FK
+    wh.sql("CREATE OR REPLACE TABLE main.%s.p (pk_id BIGINT NOT NULL, name STRING) USING DELTA" % sch)
+    ti = wh.call("GET", "/api/2.1/unity-catalog/tables/main.%s.p" % sch)[1]
+    assert ti["owner"] == "owners"
+    rows, _ = wh.sql("SELECT count(*) FROM main.information_schema.table_tags WHERE schema_name = '%s'" % sch)
+    assert rows == [["2"]]
+    # DESCRIBE ... AS JSON (emulated)
+    rows, _ = wh.sql("DESCRIBE TABLE EXTENDED main.%s.p AS JSON" % sch)
+    d = json.loads(rows[0][0])
+    assert d["owner"] == "owners" and [c["name"] for c in d["columns"]] == ["pk_id", "name"]
+
+
+def test_drop_undrop_rename_and_listing(wh):
+    sch = uniq()
+    wh.sql("CREATE SCHEMA main.%s" % sch)
+    for i in range(5):
+        wh.sql("CREATE TABLE main.%s.t%d (a INT) USING DELTA" % (sch, i))
+    wh.sql("INSERT INTO main.%s.t0 VALUES (7)" % sch)
+    wh.sql("GRANT SELECT ON TABLE main.%s.t0 TO `x`" % sch)
+    wh.sql("DROP TABLE main.%s.t0" % sch)
+    wh.fail("SELECT * FROM main.%s.t0" % sch)
+    rows, _ = wh.sql("SHOW TABLES IN main.%s" % sch)
+    assert sorted(r[1] for r in rows) == ["t1", "t2", "t3", "t4"] and rows[0][0] == sch
+    wh.sql("UNDROP TABLE main.%s.t0" % sch)
+    assert wh.sql("SELECT a FROM main.%s.t0" % sch)[0] == [["7"]]
+    assert wh.call("GET", "/api/2.1/unity-catalog/permissions/table/main.%s.t0" % sch)[1]["privilege_assignments"]
+    wh.sql("ALTER TABLE main.%s.t0 RENAME TO main.%s.renamed" % (sch, sch))
+    assert wh.call("GET", "/api/2.1/unity-catalog/permissions/table/main.%s.renamed" % sch)[1]["privilege_assignments"]
+    s, r, _ = wh.call("GET", "/api/2.1/unity-catalog/tables/main.%s.t0" % sch)
+    assert s == 404 and r["error_code"] == "TABLE_DOES_NOT_EXIST"
+    names, tok = [], None
+    while True:
+        q = "/api/2.1/unity-catalog/tables?catalog_name=main&schema_name=%s&max_results=2&omit_columns=true" % sch
+        s, r, _ = wh.call("GET", q + ("&page_token=" + tok if tok else ""))
+        names += [t["name"] for t in r["tables"]]
+        tok = r.get("next_page_token")
+        if not tok:
+            break
+    assert names == ["renamed", "t1", "t2", "t3", "t4"]
+    assert wh.call("GET", "/api/2.1/unity-catalog/schemas/main.%s" % sch)[1]["name"] == sch
+
+
+def test_wait_timeout_and_cancel(wh):
+    wh.admin("POST", "/_emulator/faults", {"hang_pattern": "hang_me"})
+    try:
+        r = wh.submit("SELECT 'hang_me'", wait="0s")
+        assert r["status"]["state"] in ("PENDING", "RUNNING")
+        t0 = time.time()
+        r = wh.submit("SELECT 'hang_me'", wait="5s")
+        assert 4.5 < time.time() - t0 < 10 and r["status"]["state"] == "RUNNING"
+        assert wh.call("POST", "/api/2.0/sql/statements/%s/cancel" % r["statement_id"])[0] == 200
+        assert wh.wait(r)["status"]["state"] == "CANCELED"
+        r = wh.submit("SELECT 'hang_me'", wait="5s", on_wait_timeout="CANCEL")
+        assert r["status"]["state"] == "CANCELED"
+        s, e, _ = wh.call("POST", "/api/2.0/sql/statements", {"warehouse_id": wh.wid, "statement": "SELECT 1", "wait_timeout": "3s"})
+        assert s == 400 and e["error_code"] == "INVALID_PARAMETER_VALUE"
+    finally:
+        wh.admin("POST", "/_emulator/faults", {"hang_pattern": None})
+
+
+def test_faults_429_503_drop_latency(wh):
+    wh.admin("POST", "/_emulator/faults", {"throttle_next": 1, "retry_after": 3})
+    s, r, h = wh.call("GET", "/api/2.0/sql/warehouses/" + wh.wid)
+    assert s == 429 and r["error_code"] == "REQUEST_LIMIT_EXCEEDED" and h["Retry-After"] == "3"
+    wh.admin("POST", "/_emulator/faults", {"unavailable_next": 1})
+    s, r, _ = wh.call("GET", "/api/2.0/sql/warehouses/" + wh.wid)
+    assert s == 503 and r["error_code"] == "TEMPORARILY_UNAVAILABLE"
+    assert wh.call("GET", "/api/2.0/sql/warehouses/" + wh.wid)[0] == 200
+    wh.admin("POST", "/_emulator/faults", {"drop_next": 1})
+    host, port = wh.url.split("//")[1].split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=10)
+    conn.request("GET", "/api/2.0/sql/warehouses/" + wh.wid, headers={"Authorization": "Bearer " + wh.token})
+    with pytest.raises((http.client.RemoteDisconnected, ConnectionResetError)):
+        conn.getresponse()
+    wh.admin("POST", "/_emulator/faults", {"statement_latency_ms": 1500})
+    try:
+        t0 = time.time()
+        wh.sql("SELECT 1")
+        assert time.time() - t0 >= 1.5
+    finally:
+        wh.admin("POST", "/_emulator/faults", {"statement_latency_ms": 0})
+    before = wh.admin("GET", "/_emulator/requests")["total_statements"]
+    wh.sql("SELECT 2")
+    assert wh.admin("GET", "/_emulator/requests")["total_statements"] == before + 1
+
+
+def test_warehouse_start_and_never_start(wh):
+    try:
+        wh.admin("POST", "/_emulator/faults", {"warehouse_state": "STOPPED", "warehouse_start_seconds": 3})
+        assert wh.call("GET", "/api/2.0/sql/warehouses/" + wh.wid)[1]["state"] == "STOPPED"
+        r = wh.submit("SELECT 1", wait="0s")            # auto-starts; PENDING = waiting for warehouse
+        assert r["status"]["state"] == "PENDING"
+        assert wh.call("GET", "/api/2.0/sql/warehouses/" + wh.wid)[1]["state"] == "STARTING"
+        t0 = time.time()
+        assert wh.wait(r)["status"]["state"] == "SUCCEEDED"
+        assert time.time() - t0 >= 1.5
+        assert wh.call("GET", "/api/2.0/sql/warehouses/" + wh.wid)[1]["state"] == "RUNNING"
+        wh.admin("POST", "/_emulator/faults", {"warehouse_state": "STOPPED", "warehouse_never_starts": True,
+                                               "warehouse_autostart": False})
+        r = wh.submit("SELECT 1", wait="5s")
+        assert r["status"]["state"] == "PENDING"
+        assert wh.call("POST", "/api/2.0/sql/warehouses/%s/start" % wh.wid)[0] == 200
+        time.sleep(1)
+        assert wh.call("GET", "/api/2.0/sql/warehouses/" + wh.wid)[1]["state"] == "STARTING"
+        wh.call("POST", "/api/2.0/sql/statements/%s/cancel" % r["statement_id"])
+        assert wh.wait(r)["status"]["state"] == "CANCELED"
+    finally:
+        wh.admin("POST", "/_emulator/faults", {"warehouse_state": "RUNNING", "warehouse_never_starts": False,
+                                               "warehouse_autostart": True, "warehouse_start_seconds": 0})
