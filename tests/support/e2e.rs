@@ -102,7 +102,7 @@ impl Operator {
             .args(&args)
             .arg("--config")
             .arg(&config)
-            .env("KUBECONFIG", e2e_dir().join("kubeconfig"))
+            .env("KUBECONFIG", operator_kubeconfig())
             .env("DELTA_OPERATOR_LOG", "info,kube=warn,buoyant_kernel=warn,deltalake_core=warn,datafusion=warn")
             .stdout(Stdio::from(log.try_clone().unwrap()))
             .stderr(Stdio::from(log))
@@ -166,7 +166,31 @@ pub const ALL: &str = "    namespaces: ['*']\n    schemas: ['*']";
 pub fn namespace(name: &str) -> String {
     let ns = format!("{name}-{}", std::process::id());
     kubectl_ok(&["create", "namespace", &ns]);
+    grant_chart_leases(&ns);
     ns
+}
+
+/// The operators run as the chart's ServiceAccount (e2e/chart-identity.sh). The chart
+/// grants Leases in its own namespace only; each test keeps its operators' Leases in
+/// its namespace, so the chart's Lease Role and RoleBinding are copied there unchanged.
+fn grant_chart_leases(ns: &str) {
+    let chart_ns = std::fs::read_to_string(e2e_dir().join("chart-namespace")).expect("chart-namespace: run through e2e/with-controlplane.sh");
+    for kind in ["role", "rolebinding"] {
+        let mut obj: Value = serde_json::from_str(&kubectl_ok(&["get", kind, "delta-operator-leases", "-n", chart_ns.trim(), "-o", "json"])).unwrap();
+        let meta = obj["metadata"].as_object_mut().unwrap();
+        meta.retain(|k, _| k == "name" || k == "labels");
+        meta.insert("namespace".into(), ns.into());
+        let file = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(file.path(), obj.to_string()).unwrap();
+        kubectl_ok(&["apply", "-f", file.path().to_str().unwrap()]);
+    }
+}
+
+/// The kubeconfig of the chart's ServiceAccount: what every test operator runs as.
+pub fn operator_kubeconfig() -> PathBuf {
+    let k = e2e_dir().join("kubeconfig-chart");
+    assert!(k.exists(), "{} is missing: e2e/with-controlplane.sh writes it (e2e/chart-identity.sh)", k.display());
+    k
 }
 
 pub fn examples() -> PathBuf {
