@@ -14,6 +14,18 @@ pub struct Inputs {
     pub schemas: Vec<SchemaScope>,
 }
 
+impl Inputs {
+    /// `--clone-before-rewrite`: every table takes a shallow clone before its
+    /// first step that could lose data (false leaves each spec's own setting).
+    pub fn clone_before_rewrite(&mut self, on: bool) {
+        if on {
+            for t in &mut self.tables {
+                t.clone_before_rewrite = true;
+            }
+        }
+    }
+}
+
 /// Validates and lowers a manifest set; every error at once.
 pub fn lower(m: &Manifests) -> Result<Inputs, Vec<SpecError>> {
     let mut errors = validate(m);

@@ -191,21 +191,19 @@ impl UnsetOwner for Lake {
 }
 
 #[tokio::test]
-async fn type_change_is_staged_checked_and_keeps_every_row() {
+async fn lossless_type_change_is_written_once_and_keeps_every_row() {
     let lake = Lake::new();
     orders_with_rows(&lake).await;
     let before_rows = lake.query(&tref("orders"), "SELECT id, amount, status FROM t ORDER BY id").await;
     let v_before = lake.version(&tref("orders")).await;
     let v2 = manifests(&format!("{SCHEMA}{}", table("orders", &ORDERS.replace("{name: amount, type: int}", "{name: amount, type: bigint}"))));
     let plan = lake.plan(&v2).await;
-    assert_eq!(
-        steps(&plan),
-        vec![("STAGE rewritten data".into(), RiskClass::Rewrite), ("REPLACE TABLE (from staging)".into(), RiskClass::Rewrite), ("DROP staging".into(), RiskClass::Meta)]
-    );
-    let undo = plan.tables[0].steps()[1].undo.clone().unwrap();
+    // int → bigint cannot lose a value: written once, no staging copy
+    assert_eq!(steps(&plan), vec![("REPLACE TABLE (from itself)".into(), RiskClass::Rewrite)]);
+    let undo = plan.tables[0].steps()[0].undo.clone().unwrap();
     assert_eq!(undo, format!("RESTORE TABLE main.sales.orders TO VERSION AS OF {v_before}"));
     let report = lake.apply(&v2, false).await.unwrap();
-    assert_eq!(report.restore_points().len(), 2, "stage and replace each record one: {:?}", report.restore_points());
+    assert_eq!(report.restore_points().len(), 1, "the replace records one: {:?}", report.restore_points());
     assert_eq!(report.steps[0].restore_point, Some(v_before), "the restore point is the version before the rewrite");
     let live = lake.read(&tref("orders")).await.unwrap();
     assert_eq!(live.column("amount").unwrap().data_type, DataType::Long);
@@ -402,7 +400,18 @@ async fn write_once_replace_rewrites_with_the_rewrite_phase_recorded() {
     let v2 = manifests(&format!("{SCHEMA}{}", table("orders", &ORDERS.replace("{name: amount, type: int}", "{name: amount, type: string}"))));
     let plan = lake.plan(&v2).await;
     let phases: Vec<RewritePhase> = plan.tables[0].steps().iter().filter_map(|s| match &s.action { Action::Rewrite { phase, .. } => Some(*phase), _ => None }).collect();
-    assert_eq!(phases, vec![RewritePhase::Stage, RewritePhase::Replace, RewritePhase::DropStaging]);
+    // int → string is lossless: one write-once replace
+    assert_eq!(phases, vec![RewritePhase::WriteOnce]);
     lake.apply(&v2, false).await.unwrap();
     assert_eq!(lake.query(&tref("orders"), "SELECT amount FROM t WHERE id = 2").await, vec!["20"]);
+    // string → int may lose values: staged, checked, replaced, staging dropped
+    let v3 = manifests(&format!("{SCHEMA}{}", table("orders", ORDERS)));
+    let plan = lake.plan(&v3).await;
+    let phases: Vec<RewritePhase> = plan.tables[0].steps().iter().filter_map(|s| match &s.action { Action::Rewrite { phase, .. } => Some(*phase), _ => None }).collect();
+    assert_eq!(phases, vec![RewritePhase::Stage, RewritePhase::Replace, RewritePhase::DropStaging]);
+    let report = lake.apply(&v3, false).await.unwrap();
+    assert_eq!(report.restore_points().len(), 2, "stage and replace each record one: {:?}", report.restore_points());
+    assert_eq!(lake.query(&tref("orders"), "SELECT amount FROM t WHERE id = 2").await, vec!["20"]);
+    assert_eq!(lake.read(&tref("orders")).await.unwrap().column("amount").unwrap().data_type, DataType::Int);
+    assert!(!lake.backend.staging_path(&tref("orders")).exists(), "the staging copy is dropped");
 }

@@ -118,12 +118,13 @@ async fn the_lake_on_s3_creates_rewrites_and_drops_like_on_disk() {
     let cols: Vec<ArrayRef> = vec![Arc::new(Int64Array::from(vec![1, 2, 3])), Arc::new(Int32Array::from(vec![Some(5), None, Some(7)])), Arc::new(StringArray::from(vec!["a", "b", "c"]))];
     table.write(vec![RecordBatch::try_new(schema, cols).unwrap()]).with_save_mode(SaveMode::Append).await.unwrap();
 
-    // amount int → bigint (staged), status dropped (destructive), `old` an orphan of a strict schema
-    let v2 = manifests(&V1.replace("{name: amount, type: int}", "{name: amount, type: bigint}").replace("    - {name: status, type: string}\n", "").split("---\napiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {name: old}").next().unwrap().to_string());
+    // amount int → smallint (a conversion that could lose values: staged), status dropped
+    // (destructive), `old` an orphan of a strict schema
+    let v2 = manifests(&V1.replace("{name: amount, type: int}", "{name: amount, type: smallint}").replace("    - {name: status, type: string}\n", "").split("---\napiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {name: old}").next().unwrap().to_string());
     let report = run(v2.clone(), true).await;
     assert!(report.steps.iter().any(|s| s.title == "STAGE rewritten data"), "{:?}", report.steps);
     let live = lake.read(std::slice::from_ref(&orders)).await.unwrap().pop().flatten().unwrap();
-    assert_eq!(live.column("amount").unwrap().data_type, DataType::Long);
+    assert_eq!(live.column("amount").unwrap().data_type, DataType::Short);
     assert!(live.column("status").is_none());
     assert!(!read_and_plan(&lake, &v2).await.unwrap().0.has_changes(), "converged on S3");
     // every row survived the rewrite

@@ -364,10 +364,20 @@ fn change_cases() -> Vec<ChangeCase> {
             vec!["1. enable typeWidening [feature]", "2. ALTER COLUMN amount TYPE bigint [meta]"],
         ),
         orders_case(
-            "int to bigint on the lake: staged rewrite",
+            "int to bigint on the lake: lossless, written once",
             lake(),
             |d, _| dcol(d, "amount").data_type = DataType::Long,
             vec![Change::ChangeType { path: vec![s("amount")], from: DataType::Int, to: DataType::Long }],
+            vec!["1. REPLACE TABLE (from itself) [rewrite]"],
+        ),
+        orders_case(
+            "bigint to int on the lake: staged rewrite",
+            lake(),
+            |d, o| {
+                dcol(d, "amount").data_type = DataType::Int;
+                lcol(o, "amount").data_type = DataType::Long;
+            },
+            vec![Change::ChangeType { path: vec![s("amount")], from: DataType::Long, to: DataType::Int }],
             vec!["1. STAGE rewritten data [rewrite]", "2. REPLACE TABLE (from staging) [rewrite]", "3. DROP staging [meta]"],
         ),
         orders_case(
@@ -502,7 +512,8 @@ fn change_cases() -> Vec<ChangeCase> {
             dbx(),
             |d, _| d.partitioned_by = Some(vec![s("note")]),
             vec![Change::SetPartitioning { from: vec![], to: vec![s("note")] }],
-            vec!["1. REPLACE TABLE (from itself) [rewrite]"],
+            // REPLACE TABLE … AS SELECT loses NOT NULL and properties: put back
+            vec!["1. REPLACE TABLE (from itself) [rewrite]", "2. SET NOT NULL id [meta]", "3. SET TBLPROPERTIES (delta-operator.io/owner) [meta]"],
         ),
         orders_case(
             "clustering",
@@ -608,16 +619,17 @@ fn rename_on_the_lake_copies_the_old_column_once() {
 }
 
 #[test]
-fn widening_on_the_lake_is_staged_with_sizes_and_a_restore_point() {
-    let (mut d, o) = orders();
-    dcol(&mut d, "amount").data_type = DataType::Long;
+fn a_lossy_cast_on_the_lake_is_staged_with_sizes_and_a_restore_point() {
+    let (mut d, mut o) = orders();
+    lcol(&mut o, "amount").data_type = DataType::Long;
+    dcol(&mut d, "amount").data_type = DataType::Int;
     let p = plan_table(&d, Some(&o), &lake());
     let phases: Vec<(RewritePhase, Option<u64>, Option<&str>, Vec<usize>)> = p
         .steps()
         .iter()
         .map(|s| match &s.action {
             Action::Rewrite { phase, rewrite } => {
-                assert_eq!(rewrite.columns[1].source, Source::Cast { from: "amount".into(), from_type: DataType::Int });
+                assert_eq!(rewrite.columns[1].source, Source::Cast { from: "amount".into(), from_type: DataType::Long });
                 (*phase, s.est_bytes, s.undo.as_deref(), s.serves.clone())
             }
             other => panic!("not a rewrite: {other:?}"),
@@ -636,6 +648,181 @@ fn widening_on_the_lake_is_staged_with_sizes_and_a_restore_point() {
     assert_eq!(plan.summary.rewrites, 1, "stage + replace + drop staging is one rewrite");
     assert_eq!(plan.summary.steps, 3);
     assert_eq!(plan.risk(), Some(RiskClass::Rewrite));
+}
+
+#[test]
+fn a_lossless_cast_on_the_lake_is_written_once() {
+    let (mut d, o) = orders();
+    dcol(&mut d, "amount").data_type = DataType::Long;
+    let p = plan_table(&d, Some(&o), &lake());
+    assert_eq!(steps(&p), vec!["1. REPLACE TABLE (from itself) [rewrite]"]);
+    let Action::Rewrite { rewrite, phase: RewritePhase::WriteOnce } = &p.steps()[0].action else { panic!("{:?}", p.steps()) };
+    assert_eq!(rewrite.columns[1].source, Source::Cast { from: "amount".into(), from_type: DataType::Int });
+    assert!(!rewrite.converts(), "int → bigint cannot lose a value");
+    assert!(p.steps()[0].notes.iter().any(|n| n.contains("cannot lose a value") && n.contains("amount")), "{:?}", p.steps()[0].notes);
+    assert_eq!(p.steps()[0].undo.as_deref(), Some(restore().as_str()));
+}
+
+/// The source of the column named `name` in the table's rewrite.
+fn source_of(p: &TablePlan, name: &str) -> Source {
+    p.steps()
+        .iter()
+        .find_map(|s| match &s.action {
+            Action::Rewrite { rewrite, .. } => rewrite.columns.iter().find(|c| c.field.name == name).map(|c| c.source.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no rewrite of {name}: {:?}", steps(p)))
+}
+
+fn proj(name: &str, t: &str, source: Source) -> delta_operator::plan::steps::Projection {
+    delta_operator::plan::steps::Projection { field: StructField { name: name.into(), data_type: ty(t), nullable: true, comment: None }, source }
+}
+
+#[test]
+fn projections_rebuild_structs_by_name_and_arrays_of_structs_by_transform() {
+    // a struct whose fields are reordered, one widened, one new, one left out
+    let (mut d, mut o) = orders();
+    o.columns.push(ocol("address", "struct<zip:int,city:string,old:string>"));
+    d.columns.push(col("address", "struct<city:string,zip:bigint,country:string>"));
+    let p = plan_table(&d, Some(&o), &lake());
+    assert_eq!(
+        source_of(&p, "address"),
+        Source::Struct {
+            from: "address".into(),
+            fields: vec![
+                proj("city", "string", Source::Copy { from: "city".into() }),
+                proj("zip", "bigint", Source::Cast { from: "zip".into(), from_type: DataType::Int }),
+                proj("country", "string", Source::Null),
+            ]
+        },
+        "by name, never by position"
+    );
+    // leaving a nested field out loses its data: destructive, named
+    let s = step(&p, "REPLACE TABLE (from itself)");
+    assert_eq!(s.class, RiskClass::Destructive);
+    assert!(s.warnings.iter().any(|w| w.contains("address.old")), "{:?}", s.warnings);
+
+    // an array of structs: transform, each element rebuilt by name
+    let (mut d, mut o) = orders();
+    o.columns.push(ocol("items", "array<struct<sku:string,qty:int>>"));
+    d.columns.push(col("items", "array<struct<qty:bigint,sku:string>>"));
+    let p = plan_table(&d, Some(&o), &lake());
+    assert_eq!(
+        source_of(&p, "items"),
+        Source::Transform {
+            from: "items".into(),
+            fields: vec![proj("qty", "bigint", Source::Cast { from: "qty".into(), from_type: DataType::Int }), proj("sku", "string", Source::Copy { from: "sku".into() })]
+        }
+    );
+    assert_eq!(steps(&p), vec!["1. REPLACE TABLE (from itself) [rewrite]"], "lossless inside: written once");
+
+    // a lossy cast inside a struct is staged
+    let (mut d, mut o) = orders();
+    o.columns.push(ocol("address", "struct<zip:string>"));
+    d.columns.push(col("address", "struct<zip:int>"));
+    let p = plan_table(&d, Some(&o), &lake());
+    assert_eq!(steps(&p), vec!["1. STAGE rewritten data [rewrite]", "2. REPLACE TABLE (from staging) [rewrite]", "3. DROP staging [meta]"]);
+
+    // a new column in a rewrite is CAST(NULL AS T): no ADD COLUMN step first
+    let (mut d, mut o) = orders();
+    lcol(&mut o, "amount").data_type = DataType::Long;
+    dcol(&mut d, "amount").data_type = DataType::Int;
+    d.columns.push(col("extra", "date"));
+    let p = plan_table(&d, Some(&o), &lake());
+    assert_eq!(source_of(&p, "extra"), Source::Null);
+    assert!(!steps(&p).iter().any(|s| s.contains("ADD COLUMN")), "{:?}", steps(&p));
+}
+
+#[test]
+fn what_has_no_honest_conversion_asks_for_using() {
+    for (from, to) in [
+        ("struct<a:int>", "array<int>"),
+        ("map<string,int>", "map<string,struct<v:int>>"),
+        ("map<string,struct<v:int>>", "map<string,struct<v:bigint>>"),
+        ("array<array<struct<a:int>>>", "array<array<struct<a:bigint>>>"),
+        ("int", "struct<a:int>"),
+    ] {
+        let (mut d, mut o) = orders();
+        o.columns.push(ocol("x", from));
+        d.columns.push(col("x", to));
+        let p = plan_table(&d, Some(&o), &lake());
+        assert_eq!(failures(&p), vec!["ConversionNeedsUsing"], "{from} → {to}: {:?}", steps(&p));
+        let Outcome::Rejected { failures } = &p.outcome else { unreachable!() };
+        assert!(failures[0].fix.contains("using:"), "{}", failures[0].fix);
+        // with `using:` it is accepted, and the expression is the projection
+        dcol(&mut d, "x").using = Some("NULL".into());
+        let p = plan_table(&d, Some(&o), &lake());
+        assert!(p.is_accepted(), "{from} → {to} with using: {:?}", p.outcome);
+        assert_eq!(source_of(&p, "x"), Source::Using { expression: "NULL".into() });
+    }
+    // maps of scalars are cast whole
+    let (mut d, mut o) = orders();
+    o.columns.push(ocol("m", "map<string,int>"));
+    d.columns.push(col("m", "map<string,bigint>"));
+    let p = plan_table(&d, Some(&o), &lake());
+    assert_eq!(source_of(&p, "m"), Source::Cast { from: "m".into(), from_type: ty("map<string,int>") });
+}
+
+#[test]
+fn clone_before_rewrite_adds_a_shallow_clone_before_the_first_step_that_could_lose_data() {
+    let (mut d, mut o) = orders();
+    lcol(&mut o, "amount").data_type = DataType::Long;
+    dcol(&mut d, "amount").data_type = DataType::Int;
+    let without = plan_table(&d, Some(&o), &lake());
+    d.clone_before_rewrite = true;
+    let p = plan_table(&d, Some(&o), &lake());
+    assert_eq!(
+        steps(&p),
+        vec![
+            "1. STAGE rewritten data [rewrite]",
+            "2. SHALLOW CLONE to orders__delta_operator_clone_v7 [meta]",
+            "3. REPLACE TABLE (from staging) [rewrite]",
+            "4. DROP staging [meta]"
+        ],
+        "the stage leaves the original untouched: the clone goes right before the replace"
+    );
+    assert_eq!(p.steps()[1].undo.as_deref(), Some("DROP TABLE main.sales.orders__delta_operator_clone_v7"));
+    assert_ne!(plan::finish(&lake(), vec![p], vec![]).id, plan::finish(&lake(), vec![without], vec![]).id, "the clone is part of the plan");
+    // a write-once drop: the clone comes first
+    let (mut d, o) = orders();
+    d.columns.retain(|c| c.name != "note");
+    d.clone_before_rewrite = true;
+    let p = plan_table(&d, Some(&o), &lake());
+    assert_eq!(steps(&p), vec!["1. SHALLOW CLONE to orders__delta_operator_clone_v7 [meta]", "2. REPLACE TABLE (from itself) [destructive]"]);
+    // nothing that could lose data: no clone
+    let (mut d, o) = orders();
+    d.comment = Some("x".into());
+    d.clone_before_rewrite = true;
+    let p = plan_table(&d, Some(&o), &lake());
+    assert!(!steps(&p).iter().any(|s| s.contains("CLONE")), "{:?}", steps(&p));
+}
+
+#[test]
+fn put_backs_follow_a_replace_that_loses_metadata() {
+    // Databricks: REPLACE TABLE … AS SELECT loses NOT NULL, CHECKs, comments of
+    // converted columns, a renamed column's tags and properties others set
+    let (mut d, mut o) = orders();
+    o.checks.push(delta_operator::model::Check { name: "theirs".into(), expression: "id > 0".into() });
+    o.properties.insert("their.retention".into(), "30 days".into());
+    lcol(&mut o, "amount").comment = Some("in cents".into());
+    lcol(&mut o, "note").tags.insert("pii".into(), "yes".into());
+    dcol(&mut d, "amount").data_type = DataType::String;
+    dcol(&mut d, "amount").using = Some("format_number(amount, 0)".into());
+    let c = dcol(&mut d, "note");
+    c.name = "remark".to_string();
+    c.renamed_from = Some("note".to_string());
+    d.partitioned_by = Some(vec!["remark".to_string()]);
+    let p = plan_table(&d, Some(&o), &dbx());
+    let titles: Vec<String> = p.steps().iter().map(|s| s.action.title()).collect();
+    let at = |t: &str| titles.iter().position(|x| x == t).unwrap_or_else(|| panic!("no {t} in {titles:?}"));
+    let replace = at("REPLACE TABLE (from staging)");
+    for put in ["SET NOT NULL id", "COMMENT ON COLUMN amount", "SET TAGS on remark", "ADD CONSTRAINT theirs CHECK", "SET TBLPROPERTIES (delta-operator.io/owner, their.retention)"] {
+        let i = at(put);
+        assert!(i > replace && i < at("DROP staging"), "{put} is put back between the replace and the drop of staging: {titles:?}");
+    }
+    // the lake's replace keeps them itself: no put-back steps
+    let p = plan_table(&d, Some(&o), &lake());
+    assert!(p.steps().iter().all(|s| !s.notes.iter().any(|n| n == "put back after the replace")), "{:?}", steps(&p));
 }
 
 #[test]
@@ -1041,10 +1228,10 @@ fn rule_cases() -> Vec<RuleCase> {
             vec!["ConversionNeedsUsing"],
         ),
         rule_case(
-            "a nested type change on the lake without using",
+            "a struct becoming an array on the lake without using",
             lake(),
             |d, o| {
-                d.columns.push(col("address", "struct<zip:bigint>"));
+                d.columns.push(col("address", "array<string>"));
                 o.columns.push(ocol("address", "struct<zip:int>"));
             },
             vec!["ConversionNeedsUsing"],
@@ -1308,23 +1495,30 @@ fn all_failures_of_a_table_are_reported_together_and_no_safe_subset_runs() {
 
 #[test]
 fn what_satisfies_a_rule_is_accepted() {
-    // NonNullableColumnAdd: `using:` fills existing rows; the column is added
-    // nullable, filled by a staged rewrite, which also sets NOT NULL
+    // NonNullableColumnAdd: `using:` fills existing rows; with a rewrite the
+    // new column is part of the projection (no ADD COLUMN first), filled by a
+    // staged rewrite, which also sets NOT NULL
     let (mut d, o) = orders();
     let mut c = not_null(col("status", "string"));
     c.using = Some("'open'".into());
     d.columns.push(c);
     for caps in [lake(), dbx()] {
         let p = plan_table(&d, Some(&o), &caps);
-        assert_eq!(
-            steps(&p),
-            vec!["1. ADD COLUMN status [meta]", "2. STAGE rewritten data [rewrite]", "3. REPLACE TABLE (from staging) [rewrite]", "4. DROP staging [meta]"],
-            "{}",
-            caps.backend
-        );
-        let Action::AddColumn { field, .. } = &p.steps()[0].action else { unreachable!() };
-        assert!(field.nullable, "added nullable first");
-        let Action::Rewrite { rewrite, .. } = &p.steps()[2].action else { unreachable!() };
+        let expected = if caps.replace_keeps_metadata {
+            vec!["1. STAGE rewritten data [rewrite]", "2. REPLACE TABLE (from staging) [rewrite]", "3. DROP staging [meta]"]
+        } else {
+            // Databricks' REPLACE … AS SELECT loses NOT NULL and properties: put back before dropping staging
+            vec![
+                "1. STAGE rewritten data [rewrite]",
+                "2. REPLACE TABLE (from staging) [rewrite]",
+                "3. SET NOT NULL id [meta]",
+                "4. SET NOT NULL status [meta]",
+                "5. SET TBLPROPERTIES (delta-operator.io/owner) [meta]",
+                "6. DROP staging [meta]",
+            ]
+        };
+        assert_eq!(steps(&p), expected, "{}", caps.backend);
+        let Action::Rewrite { rewrite, .. } = &p.steps()[1].action else { unreachable!() };
         let status = rewrite.columns.iter().find(|c| c.field.name == "status").unwrap();
         assert_eq!(status.source, Source::Using { expression: "'open'".into() });
         assert!(!status.field.nullable, "the rewrite sets NOT NULL");
@@ -1337,7 +1531,16 @@ fn what_satisfies_a_rule_is_accepted() {
     d.columns.push(c);
     o.columns.push(ocol("address", "struct<city:string>"));
     let p = plan_table(&d, Some(&o), &dbx());
-    assert_eq!(steps(&p), vec!["1. STAGE rewritten data [rewrite]", "2. REPLACE TABLE (from staging) [rewrite]", "3. DROP staging [meta]"]);
+    assert_eq!(
+        steps(&p),
+        vec![
+            "1. STAGE rewritten data [rewrite]",
+            "2. REPLACE TABLE (from staging) [rewrite]",
+            "3. SET NOT NULL id [meta]",
+            "4. SET TBLPROPERTIES (delta-operator.io/owner) [meta]",
+            "5. DROP staging [meta]"
+        ]
+    );
 
     // NestedNotNullNeedsInPlaceAlter: databricks alters the nested field in place
     let (mut d, mut o) = orders();
@@ -1465,8 +1668,8 @@ fn summary_counts_every_kind_of_table() {
     );
     let s = plan.summary;
     assert_eq!((s.add, s.change, s.destroy, s.rejected), (1, 1, 1, 1), "{s:?}");
-    // create 1 + staged rewrite 3 + drop table 1
-    assert_eq!((s.steps, s.rewrites, s.warnings), (5, 1, 1), "{s:?}");
+    // create 1 + write-once rewrite 1 (int → bigint is lossless) + drop table 1
+    assert_eq!((s.steps, s.rewrites, s.warnings), (3, 1, 1), "{s:?}");
     assert_eq!(s.short(), "+1 ~1 -1");
     assert_eq!(gate(&plan, Policy::Auto, Some(&plan.id)), Decision::Rejected, "a rejected table stops the whole plan");
 }
@@ -1764,14 +1967,14 @@ fn holds_cases() -> Vec<HoldsCase> {
     lcol(&mut after, "note").name = s("remark");
     out.push(HoldsCase { name: "lake rename", caps: lake(), desired: d, before, after, expect: vec!["REPLACE TABLE (from itself)"] });
 
-    let (mut d, before) = orders();
-    dcol(&mut d, "amount").data_type = DataType::Long;
+    let (mut d, mut before) = orders();
+    lcol(&mut before, "amount").data_type = DataType::Long;
     d.partitioned_by = Some(vec![s("note")]);
     let mut after = before.clone();
-    lcol(&mut after, "amount").data_type = DataType::Long;
+    lcol(&mut after, "amount").data_type = DataType::Int;
     after.partitioned_by = vec![s("note")];
     out.push(HoldsCase {
-        name: "lake widen and partition",
+        name: "lake narrow and partition",
         caps: lake(),
         desired: d,
         before,
@@ -2014,4 +2217,37 @@ fn doubtful_the_type_widening_prerequisite_does_not_warn() {
     let p = plan_table(&d, Some(&o), &dbx());
     let s = step(&p, "enable typeWidening");
     assert!(!s.warnings.is_empty(), "notes: {:?}", s.notes);
+}
+
+#[test]
+fn a_new_column_gets_its_tags_mask_and_default_in_the_same_plan() {
+    let (mut d, o) = orders();
+    let mut c = col("region", "string");
+    c.tags.insert("pii".into(), Some("low".into()));
+    c.mask = Some(delta_operator::model::Mask { function: "main.sec.mask_region".into(), using_columns: vec![] });
+    c.default = Some("'EU'".into());
+    d.columns.push(c);
+    let p = plan_table(&d, Some(&o), &dbx());
+    let titles = steps(&p);
+    let at = |t: &str| titles.iter().position(|s| s.contains(t)).unwrap_or_else(|| panic!("no step '{t}' in {titles:?}"));
+    assert!(at("ADD COLUMN region") < at("SET TAGS on region"), "{titles:?}");
+    assert!(at("ADD COLUMN region") < at("SET MASK on region"), "{titles:?}");
+    assert!(at("ADD COLUMN region") < at("SET DEFAULT on region"), "{titles:?}");
+}
+
+#[test]
+fn names_spark_would_substitute_are_refused_on_databricks_only() {
+    let (mut d, o) = orders();
+    d.columns.push(col("price_${currency}", "string"));
+    d.columns.push(col("meta", "struct<ok:int,`${x}`:int>"));
+    let p = plan_table(&d, Some(&o), &dbx());
+    let f = failure(&p, "NameWouldBeSubstituted");
+    assert!(f.message.contains("variable substitution"), "{}", f.message);
+    let subjects: Vec<String> = match &p.outcome {
+        Outcome::Rejected { failures } => failures.iter().filter(|f| f.rule == "NameWouldBeSubstituted").map(|f| f.subject.clone()).collect(),
+        _ => vec![],
+    };
+    assert!(subjects.iter().any(|s| s.contains("price_${currency}")) && subjects.iter().any(|s| s.contains("meta.${x}")), "{subjects:?}");
+    let p = plan_table(&d, Some(&o), &lake());
+    assert!(!failures(&p).iter().any(|s| s.contains("NameWouldBeSubstituted")), "the lake writes such names as they are");
 }

@@ -47,16 +47,16 @@ fn fixed_plan() -> Plan {
     customers.comment = Some("Who buys".into());
     customers.checks.push(Check { name: "id_positive".into(), expression: "id > 0".into() });
 
-    // ~ orders: amount int → bigint (a staged rewrite on the lake), note dropped
+    // ~ orders: amount bigint → int (may lose values: a staged rewrite on the lake), note dropped
     //   (so the replace is destructive), a comment and a property; one
     //   property set by someone else is left alone
-    let mut orders = desired("sales", "orders", vec![col("id", "bigint", false), col("amount", "bigint", true), col("placed_at", "timestamp", true)]);
+    let mut orders = desired("sales", "orders", vec![col("id", "bigint", false), col("amount", "int", true), col("placed_at", "timestamp", true)]);
     orders.comment = Some("One row per order".into());
     orders.properties.insert("delta.logRetentionDuration".into(), Some("interval 30 days".into()));
     let mut orders_live = live(
         "sales",
         "orders",
-        vec![ocol("id", "bigint", false), ocol("amount", "int", true), ocol("placed_at", "timestamp", true), ocol("note", "string", true)],
+        vec![ocol("id", "bigint", false), ocol("amount", "bigint", true), ocol("placed_at", "timestamp", true), ocol("note", "string", true)],
         41,
         412_000_000_000,
     );

@@ -24,10 +24,16 @@ pub struct ApplyArgs {
     /// Refuse unless the plan still has this id (from an earlier `plan`).
     #[arg(long)]
     pub plan_id: Option<String>,
+    /// Take a shallow clone of every table before its first step that could
+    /// lose data (as `spec.safety.cloneBeforeRewrite: true` does per table).
+    /// Give it to both `plan` and `apply`: it is part of the plan.
+    #[arg(long)]
+    pub clone_before_rewrite: bool,
 }
 
 pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
-    let Ok((m, inputs)) = load_and_lower(&a.files) else { return EXIT_ERROR };
+    let Ok((m, mut inputs)) = load_and_lower(&a.files) else { return EXIT_ERROR };
+    inputs.clone_before_rewrite(a.clone_before_rewrite);
     let backend = match choose_target(config, a.target.as_deref(), &m).and_then(|t| open_backend(config, &t)) {
         Ok(b) => b,
         Err(e) => {

@@ -31,6 +31,11 @@ pub struct PlanArgs {
     /// Also write the plan as JSON to this file.
     #[arg(long, short = 'o')]
     pub out: Option<PathBuf>,
+    /// Take a shallow clone of every table before its first step that could
+    /// lose data (as `spec.safety.cloneBeforeRewrite: true` does per table).
+    /// Give it to both `plan` and `apply`: it is part of the plan.
+    #[arg(long)]
+    pub clone_before_rewrite: bool,
 }
 
 #[derive(Args, Debug)]
@@ -61,7 +66,8 @@ pub fn print_plan(plan: &Plan, format: Format) {
 }
 
 pub async fn plan(config: &Config, a: PlanArgs) -> u8 {
-    let Ok((m, inputs)) = load_and_lower(&a.files) else { return EXIT_ERROR };
+    let Ok((m, mut inputs)) = load_and_lower(&a.files) else { return EXIT_ERROR };
+    inputs.clone_before_rewrite(a.clone_before_rewrite);
     let plan = if let Some(path) = &a.observed {
         let caps = Capabilities::by_name(a.backend.as_deref().unwrap_or("lake")).expect("clap checked the name");
         let state: StateFile = match std::fs::read_to_string(path).map_err(|e| e.to_string()).and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string())) {

@@ -165,6 +165,12 @@ pub struct DesiredTable {
     pub primary_key: Option<PrimaryKey>,
     pub foreign_keys: Vec<ForeignKey>,
     pub mode: SchemaMode,
+    /// `spec.safety.cloneBeforeRewrite` (or the CLI's `--clone-before-rewrite`):
+    /// a shallow clone of the table is taken before its first step that could
+    /// lose data. Left out of the serialized form when false, so plan ids of
+    /// tables without it are unchanged.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub clone_before_rewrite: bool,
 }
 
 /// A column as read from the live table.
@@ -285,6 +291,7 @@ impl DesiredTable {
             primary_key: None,
             foreign_keys: vec![],
             mode: SchemaMode::Additive,
+            clone_before_rewrite: false,
         }
     }
 

@@ -45,6 +45,15 @@ pub struct Capabilities {
     pub schema_comment: bool,
     /// A dropped table can be brought back (UNDROP, or the lake's trash folder).
     pub undrop: bool,
+    /// The replace of a rewrite keeps NOT NULL, CHECK constraints, column
+    /// comments, column tags and table properties by itself (the lake: one
+    /// delta-rs commit carries the new schema and keeps the configuration).
+    /// When false (Databricks' REPLACE TABLE … AS SELECT), the planner adds
+    /// put-back steps after the replace.
+    pub replace_keeps_metadata: bool,
+    /// `${…}` in a statement is replaced by Spark's variable substitution, even
+    /// inside a backticked name (found by `verify`): such names cannot be written.
+    pub substitutes_variables_in_names: bool,
 }
 
 impl Capabilities {
@@ -75,6 +84,8 @@ impl Capabilities {
             default_values: false,
             schema_comment: false,
             undrop: true,
+            replace_keeps_metadata: true,
+            substitutes_variables_in_names: false,
         }
     }
 
@@ -103,6 +114,8 @@ impl Capabilities {
             default_values: true,
             schema_comment: true,
             undrop: true,
+            replace_keeps_metadata: false,
+            substitutes_variables_in_names: true,
         }
     }
 

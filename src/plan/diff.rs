@@ -135,6 +135,14 @@ fn diff_columns(desired: &DesiredTable, live: &ObservedTable, out: &mut TableDif
                     comment: d.comment.clone().filter(|c| !c.is_empty()),
                 };
                 out.changes.push(Change::AddColumn { path: vec![d.name.clone()], field });
+                // what ADD COLUMN cannot say comes as its own steps, in the same plan
+                diff_tags(&d.tags, &BTreeMap::new(), Some(&d.name), out);
+                if let Some(m) = &d.mask {
+                    out.changes.push(Change::SetMask { column: d.name.clone(), from: None, to: m.clone() });
+                }
+                if let Some(def) = &d.default {
+                    out.changes.push(Change::SetDefault { column: d.name.clone(), from: None, to: def.clone() });
+                }
                 continue;
             }
         };
@@ -333,11 +341,14 @@ fn diff_grants(want: &[Grant], have: &[Grant], out: &mut TableDiff) {
     }
 }
 
-/// SQL compared ignoring case outside literals and runs of whitespace.
+/// SQL compared ignoring case outside literals and whitespace between tokens: engines
+/// store expressions re-spaced (Delta writes `num > -100` as `num > - 100`), so a space
+/// is kept only where it separates two words.
 pub fn normalize_sql(s: &str) -> String {
+    let word = |c: char| c.is_alphanumeric() || c == '_' || c == '`';
     let mut out = String::new();
     let mut in_str: Option<char> = None;
-    let mut last_space = false;
+    let mut pending_space = false;
     for c in s.trim().chars() {
         match in_str {
             Some(q) => {
@@ -346,22 +357,36 @@ pub fn normalize_sql(s: &str) -> String {
                     in_str = None;
                 }
             }
-            None if c == '\'' || c == '"' => {
-                in_str = Some(c);
-                out.push(c);
-                last_space = false;
-            }
-            None if c.is_whitespace() => {
-                if !last_space {
+            None if c.is_whitespace() => pending_space = true,
+            None => {
+                if pending_space && out.chars().last().is_some_and(word) && word(c) {
                     out.push(' ');
                 }
-                last_space = true;
-            }
-            None => {
-                out.extend(c.to_lowercase());
-                last_space = false;
+                pending_space = false;
+                if c == '\'' || c == '"' || c == '`' {
+                    in_str = Some(c);
+                    out.push(c);
+                } else {
+                    out.extend(c.to_lowercase());
+                }
             }
         }
     }
-    out.replace("( ", "(").replace(" )", ")")
+    out
+}
+
+#[cfg(test)]
+mod normalize_tests {
+    use super::normalize_sql;
+
+    #[test]
+    fn spacing_between_tokens_does_not_matter_but_words_stay_apart() {
+        assert_eq!(normalize_sql("num > -100"), normalize_sql("num > - 100"));
+        assert_eq!(normalize_sql("( a+b )*2"), normalize_sql("(a + b) * 2"));
+        assert_eq!(normalize_sql("A IS NOT NULL"), normalize_sql("a  is not\nnull"));
+        assert_ne!(normalize_sql("a is not null"), normalize_sql("a isnot null"));
+        assert_ne!(normalize_sql("x = 'a b'"), normalize_sql("x = 'ab'"));
+        assert_ne!(normalize_sql("x = 'A'"), normalize_sql("x = 'a'"));
+        assert_ne!(normalize_sql("`a b` > 1"), normalize_sql("`ab` > 1"));
+    }
 }

@@ -51,6 +51,8 @@ pub fn holds(action: &Action, live: Option<&ObservedTable>) -> bool {
         Action::SetClustering { keys } => live.cluster_by.clone().unwrap_or_default() == *keys,
         // the staging copy is not part of the table: dropping it is idempotent in the backend
         Action::Rewrite { phase: RewritePhase::DropStaging, .. } => false,
+        // the clone is another table: taking it is idempotent in the backend
+        Action::CloneTable { .. } => false,
         Action::Rewrite { rewrite, .. } => {
             rewrite.columns.len() == live.columns.len()
                 && rewrite.columns.iter().all(|p| {

@@ -11,6 +11,7 @@ pub mod gate;
 pub mod holds;
 pub mod id;
 pub mod planner;
+pub mod projection;
 pub mod render;
 pub mod rules;
 pub mod steps;

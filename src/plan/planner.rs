@@ -7,10 +7,11 @@ use serde::{Deserialize, Serialize};
 
 use super::capabilities::{Capabilities, Strategy};
 use super::change::{Change, DropReason};
-use super::diff::{diff, matching_live, renamed};
+use super::diff::{diff, matching_live, renamed, same_shape};
+use super::projection::conversion;
 use super::rules::{check, needs_rewrite, strategy_for, RuleFailure};
-use super::steps::{Action, Projection, Rewrite, RewritePhase, RiskClass, Source, Step};
-use crate::model::{DataType, DesiredTable, ObservedTable, StructField, TableRef, OWNER_PROPERTY};
+use super::steps::{clone_name, Action, Projection, Rewrite, RewritePhase, RiskClass, Source, Step};
+use crate::model::{Check, DataType, DesiredColumn, DesiredTable, ObservedTable, StructField, TableRef, OWNER_PROPERTY};
 
 /// What happens to a table as a whole.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -312,6 +313,9 @@ fn update_steps(desired: &DesiredTable, live: &ObservedTable, changes: &[Change]
                 draft(O_TABLE_META, RiskClass::Meta, Action::UnsetTableTags { keys: vec![key.clone()] }, s)
                     .undo(format!("SET TAGS ('{key}' = '{from}')")),
             ),
+            // with a rewrite, a new column (or nested field) is part of the
+            // projection: NULL, or its `using:` for a NOT NULL column
+            Change::AddColumn { .. } if rewriting => rewrite_serves.push(i),
             Change::AddColumn { path, field } => {
                 // added nullable; a NOT NULL column with `using:` is filled by the rewrite
                 let added = StructField { nullable: true, ..field.clone() };
@@ -441,65 +445,177 @@ fn update_steps(desired: &DesiredTable, live: &ObservedTable, changes: &[Change]
         );
     }
     if !rewrite_serves.is_empty() {
-        drafts.extend(rewrite_drafts(desired, live, changes, rewrite_serves));
+        // a put-back another step already makes (a declared CHECK, a comment) is not repeated
+        let existing: Vec<Action> = drafts.iter().map(|d| d.step.action.clone()).collect();
+        drafts.extend(rewrite_drafts(desired, live, changes, rewrite_serves, caps).into_iter().filter(|d| !(d.step.notes.iter().any(|n| n == PUT_BACK) && existing.contains(&d.step.action))));
     }
-    number(drafts)
+    let mut steps = number(drafts);
+    if desired.clone_before_rewrite {
+        insert_clone(&mut steps, live);
+    }
+    steps
+}
+
+/// True for a step that could lose the table's data: a replace, or anything
+/// destructive. (Staging writes a separate copy and is not one.)
+fn could_lose_data(s: &Step) -> bool {
+    match &s.action {
+        Action::Rewrite { phase: RewritePhase::Stage | RewritePhase::DropStaging, .. } => false,
+        Action::Rewrite { .. } => true,
+        _ => s.class == RiskClass::Destructive,
+    }
+}
+
+/// Inserts a shallow clone before the first step that could lose data, and renumbers.
+fn insert_clone(steps: &mut Vec<Step>, live: &ObservedTable) {
+    let Some(at) = steps.iter().position(could_lose_data) else { return };
+    let name = clone_name(&live.table.table, live.version);
+    let clone = Step {
+        number: 0,
+        class: RiskClass::Meta,
+        action: Action::CloneTable { name: name.clone() },
+        serves: vec![],
+        warnings: vec![],
+        notes: vec![
+            format!("a copy of the table as it is now, readable side by side with the new one as {}.{}.{name}", live.table.catalog, live.table.schema),
+            "a shallow clone copies no data: it references the table's current files, so it lasts until a VACUUM removes them".into(),
+        ],
+        undo: Some(format!("DROP TABLE {}.{}.{name}", live.table.catalog, live.table.schema)),
+        est_bytes: None,
+    };
+    steps.insert(at, clone);
+    for (i, s) in steps.iter_mut().enumerate() {
+        s.number = i + 1;
+    }
+}
+
+/// The projection of one declared column: where its values come from.
+/// `drops` collects nested live fields the new type leaves out.
+pub fn column_source(d: &DesiredColumn, live: &ObservedTable, drops: &mut Vec<String>) -> Source {
+    let from = matching_live(d, live);
+    match (from, &d.using) {
+        // `using:` computes a value only where one is needed: a changed type,
+        // or a new column; a leftover `using:` is never re-run
+        (Some(l), _) if same_shape(&l.data_type, &d.data_type) => Source::Copy { from: l.name.clone() },
+        (_, Some(expr)) => Source::Using { expression: expr.clone() },
+        // no conversion written automatically: the rules refuse the plan
+        // (ConversionNeedsUsing), so this fallback is never run
+        (Some(l), None) => conversion(&d.name, &l.name, &l.data_type, &d.data_type, drops)
+            .unwrap_or_else(|_| Source::Cast { from: l.name.clone(), from_type: l.data_type.clone() }),
+        (None, None) => Source::Null,
+    }
 }
 
 /// The rewrite steps that carry every change this backend can only make by
 /// rebuilding the table: one write-once replace, or stage → replace → drop
-/// staging when values are converted.
-fn rewrite_drafts(desired: &DesiredTable, live: &ObservedTable, changes: &[Change], serves: Vec<usize>) -> Vec<Draft> {
+/// staging when a conversion could lose values; put-backs after the replace
+/// where the backend's replace loses metadata.
+fn rewrite_drafts(desired: &DesiredTable, live: &ObservedTable, changes: &[Change], serves: Vec<usize>, caps: &Capabilities) -> Vec<Draft> {
     let mut columns = Vec::new();
+    let mut nested_drops = Vec::new();
     for d in &desired.columns {
         let from = matching_live(d, live);
-        // `using:` computes a value only where one is needed: a changed type, or
-        // a NOT NULL column being filled; a leftover `using:` is never re-run
-        let same_type = from.is_some_and(|l| crate::plan::diff::same_shape(&l.data_type, &d.data_type));
-        let filling = from.is_none() && !d.nullable;
-        let source = match (from, &d.using) {
-            (_, Some(expr)) if !same_type || filling => Source::Using { expression: expr.clone() },
-            (Some(l), _) if same_type => Source::Copy { from: l.name.clone() },
-            (Some(l), _) => Source::Cast { from: l.name.clone(), from_type: l.data_type.clone() },
-            // added in place just before (order O_ADD), so it is live by now
-            (None, _) => Source::Copy { from: d.name.clone() },
-        };
+        let source = column_source(d, live, &mut nested_drops);
         let comment = d.comment.clone().or_else(|| from.and_then(|l| l.comment.clone())).filter(|c| !c.is_empty());
         let data_type = keep_nested_comments(&d.data_type, from.map(|l| &l.data_type));
         columns.push(Projection { field: StructField { name: d.name.clone(), data_type, nullable: d.nullable, comment }, source });
     }
-    let drops: Vec<String> = changes
+    let mut drops: Vec<String> = changes
         .iter()
         .filter_map(|c| match c {
             Change::DropColumn { column } => Some(column.name.clone()),
             _ => None,
         })
         .collect();
+    drops.extend(nested_drops);
     let partitioned_by = desired.partitioned_by.clone().unwrap_or_else(|| live.partitioned_by.iter().map(|p| renamed(desired, p)).collect());
     let rewrite = Rewrite { columns, partitioned_by, drops: drops.clone() };
     let replace_class = if drops.is_empty() { RiskClass::Rewrite } else { RiskClass::Destructive };
     let step = |phase, class| draft(O_REWRITE, class, Action::Rewrite { rewrite: rewrite.clone(), phase }, serves.clone());
-    let mut replace = if rewrite.converts() {
+    let staged = rewrite.converts();
+    let mut replace = if staged {
         step(RewritePhase::Replace, replace_class).note("the table is replaced from the checked staging copy in one commit")
     } else {
-        step(RewritePhase::WriteOnce, replace_class).note("the table is rebuilt from itself in one commit, so its data is written once")
+        let mut r = step(RewritePhase::WriteOnce, replace_class).note("the table is rebuilt from itself in one commit, so its data is written once");
+        let lossless: Vec<&str> = rewrite.converted_columns().map(|p| p.field.name.as_str()).collect();
+        if !lossless.is_empty() {
+            r = r.note(format!("no staging copy: converting {} cannot lose a value", lossless.join(", ")));
+        }
+        r
     };
     replace = replace
         .bytes(live.size_bytes)
         .undo(restore_hint(live))
         .note("the Delta log and history are kept; the version before is recorded as the restore point");
+    if caps.replace_keeps_metadata {
+        replace = replace.note("NOT NULL, comments, CHECK constraints and table properties are carried by the replace itself");
+    }
     if !drops.is_empty() {
         replace = replace.warn(format!("drops {} along with the rewrite", drops.join(", ")));
     }
-    if !rewrite.converts() {
-        return vec![replace];
+    let mut out = Vec::new();
+    if staged {
+        out.push(
+            step(RewritePhase::Stage, RiskClass::Rewrite)
+                .bytes(live.size_bytes)
+                .note("converted rows go to a staging copy beside the table, which is left untouched")
+                .note("checked before anything is replaced: the same row count, and no converted column gains NULLs"),
+        );
     }
-    let stage = step(RewritePhase::Stage, RiskClass::Rewrite)
-        .bytes(live.size_bytes)
-        .note("converted rows go to a staging copy beside the table, which is left untouched")
-        .note("checked before anything is replaced: the same row count, and no converted column gains NULLs");
-    let drop_staging = step(RewritePhase::DropStaging, RiskClass::Meta);
-    vec![stage, replace, drop_staging]
+    out.push(replace);
+    if !caps.replace_keeps_metadata {
+        out.extend(put_backs(desired, live, &rewrite, &serves));
+    }
+    if staged {
+        out.push(step(RewritePhase::DropStaging, RiskClass::Meta));
+    }
+    out
+}
+
+const PUT_BACK: &str = "put back after the replace";
+
+/// What a replace that rebuilds the table from a query loses, put back with
+/// ordinary ALTERs: NOT NULL, CHECK constraints (declared or not), comments of
+/// converted columns, tags of renamed columns, and the live properties
+/// (including those someone else set).
+fn put_backs(desired: &DesiredTable, live: &ObservedTable, rw: &Rewrite, serves: &[usize]) -> Vec<Draft> {
+    let mut out = Vec::new();
+    let put = |action| draft(O_REWRITE, RiskClass::Meta, action, serves.to_vec()).note(PUT_BACK);
+    for p in &rw.columns {
+        if !p.field.nullable {
+            out.push(put(Action::SetNotNull { path: vec![p.field.name.clone()] }));
+        }
+    }
+    for p in rw.converted_columns() {
+        if let Some(c) = &p.field.comment {
+            out.push(put(Action::SetColumnComment { path: vec![p.field.name.clone()], comment: c.clone() }));
+        }
+    }
+    for d in &desired.columns {
+        let Some(from) = d.renamed_from.as_deref().and_then(|f| live.column(f)) else { continue };
+        if !from.name.eq_ignore_ascii_case(&d.name) && !from.tags.is_empty() {
+            out.push(put(Action::SetColumnTags { column: d.name.clone(), tags: from.tags.clone() }));
+        }
+    }
+    let checks: Vec<&Check> = desired.checks.iter().chain(live.checks.iter().filter(|c| !desired.checks.iter().any(|d| d.name.eq_ignore_ascii_case(&c.name)))).collect();
+    for c in checks {
+        out.push(put(Action::AddCheck { check: c.clone() }));
+    }
+    let mut props: BTreeMap<String, String> = live.properties.clone();
+    for (k, v) in &desired.properties {
+        match v {
+            Some(v) => {
+                props.insert(k.clone(), v.clone());
+            }
+            None => {
+                props.remove(k);
+            }
+        }
+    }
+    if !props.is_empty() {
+        out.push(put(Action::SetProperties { properties: props }));
+    }
+    out
 }
 
 /// The declared type, with nested field comments the spec is silent about

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::capabilities::{Capabilities, Strategy};
 use super::change::{path_string, Change, Difference};
 use super::diff::TableDiff;
+use super::projection::{conversion, NoConversion};
 use crate::model::{DataType, DesiredTable, ObservedTable};
 
 /// One rule that refused the plan, and what would satisfy it.
@@ -73,11 +74,49 @@ pub fn check(desired: &DesiredTable, observed: Option<&ObservedTable>, diff: &Ta
             _ => {}
         }
     }
+    if caps.substitutes_variables_in_names {
+        check_substitution(desired, &mut out);
+    }
     match observed {
         None => check_create(desired, caps, &mut out),
         Some(live) => check_update(desired, live, diff, caps, &mut out),
     }
     out
+}
+
+/// Names Spark would rewrite: `${x}` is substituted even inside backticks, and an
+/// identifier has no escape for it.
+fn check_substitution(desired: &DesiredTable, out: &mut Vec<RuleFailure>) {
+    fn walk(prefix: &str, t: &DataType, names: &mut Vec<String>) {
+        match t {
+            DataType::Struct { fields } => {
+                for f in fields {
+                    let path = format!("{prefix}.{}", f.name);
+                    names.push(path.clone());
+                    walk(&path, &f.data_type, names);
+                }
+            }
+            DataType::Array { element, .. } => walk(prefix, element, names),
+            DataType::Map { key, value, .. } => {
+                walk(prefix, key, names);
+                walk(prefix, value, names);
+            }
+            _ => {}
+        }
+    }
+    let mut names = vec![desired.table.table.clone()];
+    for c in &desired.columns {
+        names.push(c.name.clone());
+        walk(&c.name, &c.data_type, &mut names);
+    }
+    for name in names.into_iter().filter(|n| n.contains("${")) {
+        out.push(fail(
+            "NameWouldBeSubstituted",
+            &name,
+            format!("'{name}' contains '${{': Spark's variable substitution rewrites it even inside backticks, so the name cannot be written as declared"),
+            "choose a name without '${' (comments, tags and properties may contain it: literals are escaped)",
+        ));
+    }
 }
 
 fn check_laws(diff: &TableDiff, caps: &Capabilities) -> Vec<RuleFailure> {
@@ -160,6 +199,7 @@ fn check_create(desired: &DesiredTable, caps: &Capabilities, out: &mut Vec<RuleF
 
 fn check_update(desired: &DesiredTable, live: &ObservedTable, diff: &TableDiff, caps: &Capabilities, out: &mut Vec<RuleFailure>) {
     let rewriting = diff.changes.iter().any(|c| needs_rewrite(c, caps));
+    let mut no_conversion: Vec<(String, NoConversion)> = Vec::new();
     for change in &diff.changes {
         if strategy_for(change, caps) == Strategy::Unsupported {
             out.push(fail("NotSupportedByBackend", describe_subject(change), format!("the {} backend cannot {}", caps.backend, verb(change)), "leave the column as it is live"));
@@ -208,16 +248,14 @@ fn check_update(desired: &DesiredTable, live: &ObservedTable, diff: &TableDiff, 
                     out.push(unsupported("tags", &format!("column {}.tags", path[0]), caps));
                 }
             }
-            Change::ChangeType { path, from, to } if strategy_for(change, caps) == Strategy::Rewrite => {
-                let using = desired.column(&path[0]).and_then(|c| c.using.as_ref());
-                let convertible = path.len() == 1 && !from.is_nested() && !to.is_nested();
-                if !convertible && using.is_none() {
-                    out.push(fail(
-                        "ConversionNeedsUsing",
-                        path_string(path),
-                        format!("no conversion from {from} to {to} is written automatically (nested types are converted by field name only with `using:` in this version)"),
-                        format!("declare `using:` on column '{}' with the SQL that builds the new value", path[0]),
-                    ));
+            Change::ChangeType { path, .. } if strategy_for(change, caps) == Strategy::Rewrite => {
+                let Some(d) = desired.column(&path[0]) else { continue };
+                let Some(l) = crate::plan::diff::matching_live(d, live) else { continue };
+                if d.using.is_some() || no_conversion.iter().any(|(c, _)| c == &d.name) {
+                    continue;
+                }
+                if let Err(e) = conversion(&d.name, &l.name, &l.data_type, &d.data_type, &mut Vec::new()) {
+                    no_conversion.push((d.name.clone(), e));
                 }
             }
             Change::SetNullability { path, nullable: false } if path.len() > 1 && strategy_for(change, caps) == Strategy::Rewrite => {
@@ -247,6 +285,14 @@ fn check_update(desired: &DesiredTable, live: &ObservedTable, diff: &TableDiff, 
             )),
             _ => {}
         }
+    }
+    for (column, e) in no_conversion {
+        out.push(fail(
+            "ConversionNeedsUsing",
+            e.path.clone(),
+            format!("no conversion is written automatically: {} (structs are rebuilt by field name, arrays of structs element by element, scalars cast; nothing else is guessed)", e.why),
+            format!("declare `using:` on column '{column}' with the SQL that builds the new value from the live row"),
+        ));
     }
     if rewriting {
         let mut why = Vec::new();

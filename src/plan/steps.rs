@@ -7,6 +7,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use super::change::{path_string, FieldPath};
+use crate::model::widening::is_lossless_cast;
 use crate::model::{Check, DataType, DesiredTable, ForeignKey, Mask, PrimaryKey, StructField};
 
 /// The risk class decides what runs without approval.
@@ -34,25 +35,64 @@ impl fmt::Display for RiskClass {
     }
 }
 
-/// Where a rewritten column's values come from.
+/// Where a rewritten column's (or nested field's) values come from. The same
+/// tree compiles to SQL on Databricks (`CAST`, `named_struct`, `transform`) and
+/// to Arrow kernels on the lake. Nested sources name fields of the enclosing
+/// live struct (or of the array's element struct, inside `Transform`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum Source {
     /// The live column, unchanged (following a rename).
     Copy { from: String },
-    /// The live column cast to the new type: converts values, so the rewrite is staged and checked.
+    /// `CAST(from AS <type>)` between scalars (or arrays and maps of scalars).
+    /// Lossless casts (`widening::is_lossless_cast`) are written once; any
+    /// other is staged and checked.
     Cast { from: String, from_type: DataType },
-    /// The spec's `using:` expression over the live row.
+    /// The spec's `using:` expression over the live row (top level only).
     Using { expression: String },
-    /// A new column: NULL.
+    /// `CAST(NULL AS <type>)`: a new column or nested field.
     Null,
+    /// `named_struct(...)` rebuilt by field NAME, never by position: each
+    /// target field from the live field of the same name (or NULL when new).
+    Struct { from: String, fields: Vec<Projection> },
+    /// `transform(from, x -> named_struct(...))` over an array of structs:
+    /// each element rebuilt by field name.
+    Transform { from: String, fields: Vec<Projection> },
 }
 
-/// One column of a rewritten table.
+impl Source {
+    /// The live column or field this value is read from, if any.
+    pub fn from(&self) -> Option<&str> {
+        match self {
+            Source::Copy { from } | Source::Cast { from, .. } | Source::Struct { from, .. } | Source::Transform { from, .. } => Some(from),
+            Source::Using { .. } | Source::Null => None,
+        }
+    }
+}
+
+/// One column (or nested field) of a rewritten table: the target field and
+/// where its values come from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Projection {
     pub field: StructField,
     pub source: Source,
+}
+
+impl Projection {
+    /// True when some value below this projection is converted in a way that
+    /// could lose it: a `using:` expression or a cast that is not lossless.
+    pub fn may_lose_values(&self) -> bool {
+        match &self.source {
+            Source::Using { .. } => true,
+            Source::Cast { from_type, .. } => !is_lossless_cast(from_type, &self.field.data_type),
+            Source::Struct { fields, .. } | Source::Transform { fields, .. } => fields.iter().any(Projection::may_lose_values),
+            Source::Copy { .. } | Source::Null => false,
+        }
+    }
+    /// True when the values are converted at all (anything but a copy or NULL).
+    pub fn converts(&self) -> bool {
+        !matches!(self.source, Source::Copy { .. } | Source::Null)
+    }
 }
 
 /// A rebuild of the table from itself.
@@ -61,15 +101,22 @@ pub struct Rewrite {
     /// The new schema in order, with where each column comes from.
     pub columns: Vec<Projection>,
     pub partitioned_by: Vec<String>,
-    /// Live columns the rewrite leaves out: their data is lost.
+    /// Live columns (and nested fields, dotted) the rewrite leaves out: their data is lost.
     pub drops: Vec<String>,
 }
 
 impl Rewrite {
-    /// True when some value is converted (cast or computed): such a rewrite is
-    /// staged and checked before the original is replaced.
+    /// True when some value could be lost by the conversion (a `using:`
+    /// expression, or a cast that is not lossless): such a rewrite is staged
+    /// and checked before the original is replaced. Copies, NULLs for new
+    /// columns, lossless casts and structs rebuilt by name from those are
+    /// written once.
     pub fn converts(&self) -> bool {
-        self.columns.iter().any(|p| matches!(p.source, Source::Cast { .. } | Source::Using { .. }))
+        self.columns.iter().any(Projection::may_lose_values)
+    }
+    /// The top-level columns whose values are converted (checked for NULLs gained).
+    pub fn converted_columns(&self) -> impl Iterator<Item = &Projection> {
+        self.columns.iter().filter(|p| p.converts())
     }
 }
 
@@ -92,6 +139,15 @@ pub enum RewritePhase {
 /// The staging copy's table name.
 pub fn staging_name(table: &str) -> String {
     format!("{table}__delta_operator_staging")
+}
+
+/// The name of the clone taken before a risky step, in the table's schema:
+/// `<table>__delta_operator_clone_v<version>`.
+pub fn clone_name(table: &str, version: Option<u64>) -> String {
+    match version {
+        Some(v) => format!("{table}__delta_operator_clone_v{v}"),
+        None => format!("{table}__delta_operator_clone"),
+    }
 }
 
 /// What a step does, with everything a backend needs to do it.
@@ -125,6 +181,10 @@ pub enum Action {
     DropForeignKey { key: ForeignKey },
     SetClustering { keys: Vec<String> },
     Rewrite { rewrite: Rewrite, phase: RewritePhase },
+    /// A shallow clone of the table as it is (no data copied: the clone
+    /// references the table's current files), taken before the first step
+    /// that could lose data. `name` is a table in the same schema.
+    CloneTable { name: String },
     Grant { principal: String, privileges: Vec<String> },
     Revoke { principal: String, privileges: Vec<String> },
     SetOwner { owner: String },
@@ -166,6 +226,7 @@ impl Action {
             Action::Rewrite { phase: RewritePhase::Stage, .. } => "STAGE rewritten data".into(),
             Action::Rewrite { phase: RewritePhase::Replace, .. } => "REPLACE TABLE (from staging)".into(),
             Action::Rewrite { phase: RewritePhase::DropStaging, .. } => "DROP staging".into(),
+            Action::CloneTable { name } => format!("SHALLOW CLONE to {name}"),
             Action::Grant { principal, privileges } => format!("GRANT {} TO {principal}", privileges.join(", ")),
             Action::Revoke { principal, privileges } => format!("REVOKE {} FROM {principal}", privileges.join(", ")),
             Action::SetOwner { owner } => format!("SET OWNER {owner}"),

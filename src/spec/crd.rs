@@ -111,6 +111,21 @@ pub struct DeltaTableSpec {
     /// `Delete`: the table is dropped, after approval.
     #[serde(default)]
     pub deletion_policy: DeletionPolicy,
+    /// How rewrites protect the data beyond the restore point every rewrite records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub safety: Option<SafetySpec>,
+}
+
+/// Extra protection for rewrites.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SafetySpec {
+    /// Take a shallow clone of the table (no data copied: it references the
+    /// table's current files) before the first step that could lose data,
+    /// named `<table>__delta_operator_clone_v<version>`. It lasts until a
+    /// VACUUM removes the files it references.
+    #[serde(default)]
+    pub clone_before_rewrite: bool,
 }
 
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]

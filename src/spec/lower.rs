@@ -136,5 +136,6 @@ pub fn lower_table(m: &Manifests, t: &Loaded<DeltaTable>) -> Result<DesiredTable
         primary_key,
         foreign_keys,
         mode: lower_schema(schema).mode,
+        clone_before_rewrite: spec.safety.as_ref().is_some_and(|s| s.clone_before_rewrite),
     })
 }

@@ -36,6 +36,10 @@ const WRITABLE_FEATURES: &[&str] = &[
 pub const TRASH: &str = ".trash";
 /// The folder for staging copies of tables being rewritten.
 pub const STAGING: &str = ".staging";
+/// The folder for shallow clones taken before risky steps.
+pub const CLONES: &str = ".clones";
+/// Commit info key on the staging copy: the table version it was made from.
+const STAGED_FROM: &str = "delta-operator.staged-from-version";
 
 pub struct LakeBackend {
     root: Root,
@@ -52,6 +56,18 @@ fn rel(t: &TableRef) -> String {
 /// Its staging copy's folder: outside the schema folder, so never listed as a table.
 fn staging_rel(t: &TableRef) -> String {
     format!("{STAGING}/{}/{}/{}", t.catalog, t.schema, staging_name(&t.table))
+}
+
+/// A clone's folder: outside the schema folder, so never listed as a table.
+fn clone_rel(t: &TableRef, name: &str) -> String {
+    format!("{CLONES}/{}/{}/{name}", t.catalog, t.schema)
+}
+
+/// The table version a staging copy was made from (its last commit's info).
+async fn staged_from(staging: &DeltaTable) -> Option<u64> {
+    use futures::StreamExt;
+    let info = staging.history(Some(1)).next().await?.ok()?;
+    info.info.get(STAGED_FROM).and_then(Value::as_u64)
 }
 
 impl LakeBackend {
@@ -75,6 +91,11 @@ impl LakeBackend {
     /// A table's local folder (local roots only).
     pub fn table_path(&self, t: &TableRef) -> PathBuf {
         self.root().join(rel(t))
+    }
+
+    /// A clone's local folder (local roots only).
+    pub fn clone_path(&self, t: &TableRef, name: &str) -> PathBuf {
+        self.root().join(clone_rel(t, name))
     }
 
     /// A table's staging copy's local folder (local roots only).
@@ -168,11 +189,17 @@ fn observe(t: &TableRef, table: &DeltaTable) -> Result<ObservedTable, BackendErr
 impl LakeBackend {
     /// Commit properties stamped into every commit, so Delta history shows who changed what.
     fn commit_props(&self, step: &Step) -> CommitProperties {
-        CommitProperties::default().with_metadata([
+        self.commit_props_with(step, [])
+    }
+
+    fn commit_props_with(&self, step: &Step, extra: impl IntoIterator<Item = (String, Value)>) -> CommitProperties {
+        let mut m = vec![
             ("delta-operator.step".to_string(), Value::String(step.action.title())),
             ("delta-operator.class".to_string(), Value::String(step.class.to_string())),
             ("delta-operator.writer".to_string(), Value::String(self.writer.clone())),
-        ])
+        ];
+        m.extend(extra);
+        CommitProperties::default().with_metadata(m)
     }
 }
 
@@ -345,6 +372,7 @@ impl Backend for LakeBackend {
                 Ok(StepOutcome::default())
             }
             Action::Rewrite { rewrite, phase } => self.rewrite(t, step, rewrite, *phase, progress).await,
+            Action::CloneTable { name } => self.clone_table(t, step, name).await,
             Action::DropTable => self.drop_table(t).await,
             other => unsupported(&other.title()),
         }
@@ -383,34 +411,175 @@ impl LakeBackend {
 
     async fn rewrite(&self, t: &TableRef, step: &Step, rw: &Rewrite, phase: RewritePhase, progress: Progress<'_>) -> Result<StepOutcome, BackendError> {
         let staging_url = || self.root.url(&staging_rel(t));
+        let staging_at = self.root.display(&staging_rel(t));
+        let untouched = |e: BackendError| match e {
+            BackendError::CheckFailed { message } => BackendError::CheckFailed { message: format!("{message}; the table is untouched") },
+            other => other,
+        };
         match phase {
             RewritePhase::WriteOnce => {
-                let table = self.open_table(t).await?;
-                let rows = rewrite::project(&table, rw, progress).await?;
-                rewrite::overwrite(table, rows, rw, self.commit_props(step), progress).await
+                // nothing can lose a value: casts are strict and the check runs
+                // in the stream, before the writer commits
+                let source = self.open_table(t).await?;
+                let baseline = rewrite::baseline_of(&source, rw).await?;
+                progress(&format!("rewriting {} rows in one pass", baseline.rows));
+                let spec = rewrite::StreamSpec {
+                    rw,
+                    select: rw,
+                    target: rewrite::target_schema(rw, false)?,
+                    strict: true,
+                    expect: Some(baseline.clone()),
+                    crash_mid_stream: Some("during-replace"),
+                };
+                let dest = self.open_table(t).await?;
+                rewrite::stream_into(&source, dest, spec, self.commit_props(step), progress).await.map_err(untouched)?;
+                rewrite::failpoint("after-replace");
+                let put = self.put_back(t, step, &source, rw).await?;
+                Ok(StepOutcome { detail: Some(format!("rewrote {} rows in one pass{put}", baseline.rows)) })
             }
             RewritePhase::Stage => {
-                let table = self.open_table(t).await?;
-                let rows = rewrite::project(&table, rw, progress).await?;
+                let source = self.open_table(t).await?;
+                let from_version = source.version();
+                let baseline = rewrite::baseline_of(&source, rw).await?;
+                progress(&format!("staging {} rows at {staging_at}", baseline.rows));
+                // a fresh staging copy every time: the stage is safe to repeat
+                self.root.remove_folder(&staging_rel(t)).await?;
                 let staging = DeltaTable::try_from_url(staging_url()?).await.map_err(delta_err)?;
-                let mut out = rewrite::overwrite(staging, rows, rw, self.commit_props(step), progress).await?;
-                out.detail = Some(format!("{}; staged at {}", out.detail.unwrap_or_default(), self.root.display(&staging_rel(t))));
-                Ok(out)
+                let props = self.commit_props_with(step, [(STAGED_FROM.to_string(), Value::from(from_version))]);
+                // safe casts: a value that does not convert becomes NULL in the
+                // staging copy, where the check finds it
+                let spec = rewrite::StreamSpec { rw, select: rw, target: rewrite::target_schema(rw, true)?, strict: false, expect: None, crash_mid_stream: None };
+                let (staging, _) = rewrite::stream_into(&source, staging, spec, props, progress).await.map_err(|e| match e {
+                    BackendError::CheckFailed { message } => BackendError::CheckFailed { message: format!("{message}; the original table is untouched") },
+                    other => other,
+                })?;
+                if let Err(problem) = rewrite::check_staged(&staging, rw, &baseline).await {
+                    return Err(BackendError::CheckFailed {
+                        message: format!("{problem}; the original table is untouched; the staging copy is kept at {staging_at} to inspect"),
+                    });
+                }
+                rewrite::failpoint("after-stage");
+                Ok(StepOutcome { detail: Some(format!("staged {} rows at {staging_at} from version {}, checked", baseline.rows, from_version.map_or("?".into(), |v| v.to_string()))) })
             }
             RewritePhase::Replace => {
                 if !self.root.is_table(&staging_rel(t)).await? {
-                    return Err(BackendError::Refused { message: format!("no staging copy at {}; plan again", self.root.display(&staging_rel(t))) });
+                    return Err(BackendError::Refused { message: format!("no staging copy at {staging_at}; plan again") });
                 }
                 let staging = deltalake::open_table(staging_url()?).await.map_err(delta_err)?;
-                let rows = rewrite::read_all(&staging, rw).await?;
                 let table = self.open_table(t).await?;
-                rewrite::overwrite(table, rows, rw, self.commit_props(step), progress).await
+                // the staging copy must have been made from the table as it is now
+                let staged_from = staged_from(&staging).await;
+                if staged_from.is_none() || staged_from != table.version() {
+                    return Err(BackendError::Refused {
+                        message: format!(
+                            "the staging copy at {staging_at} was made from version {} but the table is at version {}; nothing was replaced; apply again to stage it anew",
+                            staged_from.map_or("?".into(), |v| v.to_string()),
+                            table.version().map_or("?".into(), |v| v.to_string())
+                        ),
+                    });
+                }
+                let rows = rewrite::row_count(&staging).await?;
+                progress(&format!("replacing the table from {rows} staged rows"));
+                let copy = rewrite::passthrough(rw);
+                let spec = rewrite::StreamSpec {
+                    rw,
+                    select: &copy,
+                    target: rewrite::target_schema(rw, false)?,
+                    strict: true,
+                    expect: Some(rewrite::Baseline { rows, converted: vec![] }),
+                    crash_mid_stream: Some("during-replace"),
+                };
+                let dest = self.open_table(t).await?;
+                rewrite::stream_into(&staging, dest, spec, self.commit_props(step), progress).await.map_err(untouched)?;
+                rewrite::failpoint("after-replace");
+                let put = self.put_back(t, step, &table, rw).await?;
+                Ok(StepOutcome { detail: Some(format!("replaced from {rows} staged rows{put}")) })
             }
             RewritePhase::DropStaging => {
                 self.root.remove_folder(&staging_rel(t)).await?;
                 Ok(StepOutcome::default())
             }
         }
+    }
+
+    /// After a replace: puts back what the overwrite lost, in one metadata
+    /// commit — table properties and CHECK constraints the table had before
+    /// (including those someone else set), and the declared schema's NOT NULL
+    /// and comments where the written schema lacks them. Says what it put back.
+    async fn put_back(&self, t: &TableRef, step: &Step, before: &DeltaTable, rw: &Rewrite) -> Result<String, BackendError> {
+        let before_config = before.snapshot().map_err(delta_err)?.metadata().configuration().clone();
+        let table = self.open_table(t).await?;
+        let snap = table.snapshot().map_err(delta_err)?;
+        let after_config = snap.metadata().configuration();
+        let missing: Vec<(String, String)> = before_config.iter().filter(|(k, v)| after_config.get(*k) != Some(*v)).map(|(k, v)| (k.clone(), v.clone())).collect();
+        let fields: Vec<(StructField, Option<String>)> = rw.columns.iter().map(|p| (p.field.clone(), None)).collect();
+        let want_json = schema::struct_to_json(&fields);
+        let have_json = serde_json::to_value(snap.schema().as_ref()).map_err(refused)?;
+        let want = schema::columns_from_json(&want_json).map_err(refused)?;
+        let have = schema::columns_from_json(&have_json).map_err(refused)?;
+        let schema_lost = want.len() != have.len()
+            || want.iter().zip(&have).any(|(w, h)| w.name != h.name || w.nullable != h.nullable || w.comment != h.comment || w.data_type != h.data_type);
+        if missing.is_empty() && !schema_lost {
+            return Ok(String::new());
+        }
+        let mut md = snap.metadata().clone();
+        if schema_lost {
+            let st: StructType = serde_json::from_value(want_json).map_err(|e| BackendError::Refused { message: format!("schema: {e}") })?;
+            md = md.with_schema(&st).map_err(refused)?;
+        }
+        for (k, v) in &missing {
+            md = md.add_config_key(k.clone(), v.clone()).map_err(refused)?;
+        }
+        let op = DeltaOperation::SetTableProperties { properties: missing.iter().cloned().collect() };
+        CommitBuilder::from(self.commit_props(step)).with_actions(vec![DeltaAction::Metadata(md)]).build(Some(snap), table.log_store(), op).await.map_err(delta_err)?;
+        let mut what: Vec<String> = missing.into_iter().map(|(k, _)| k).collect();
+        if schema_lost {
+            what.push("NOT NULL and comments".into());
+        }
+        Ok(format!("; put back {}", what.join(", ")))
+    }
+
+    /// A shallow clone on the lake: a new Delta table under `.clones/` whose
+    /// first commit adds the table's current files by absolute URI (the Delta
+    /// protocol allows absolute paths; no data is copied). Idempotent.
+    async fn clone_table(&self, t: &TableRef, step: &Step, name: &str) -> Result<StepOutcome, BackendError> {
+        let rel = clone_rel(t, name);
+        if self.root.is_table(&rel).await? {
+            return Ok(StepOutcome { detail: Some(format!("already at {}", self.root.display(&rel))) });
+        }
+        let table = self.open_table(t).await?;
+        let snap = table.snapshot().map_err(delta_err)?;
+        let mut base = self.table_url(t)?;
+        if !base.path().ends_with('/') {
+            base.set_path(&format!("{}/", base.path()));
+        }
+        let mut adds = Vec::new();
+        for f in snap.log_data().iter() {
+            #[allow(deprecated)] // the Add action is exactly what a clone commits
+            let mut add = f.add_action();
+            add.path = base.join(&add.path).map_err(refused)?.to_string();
+            add.data_change = true;
+            adds.push(DeltaAction::Add(add));
+        }
+        let md = snap.metadata();
+        let mut config: HashMap<String, Option<String>> =
+            md.configuration().iter().filter(|(k, _)| k.as_str() != OWNER_PROPERTY).map(|(k, v)| (k.clone(), Some(v.clone()))).collect();
+        config.insert("delta-operator.clone-of".into(), Some(format!("{t}@{}", table.version().map_or("?".into(), |v| v.to_string()))));
+        let files = adds.len();
+        DeltaTable::try_from_url(self.root.url(&rel)?)
+            .await
+            .map_err(delta_err)?
+            .create()
+            .with_table_name(name)
+            .with_columns(snap.schema().fields().cloned())
+            .with_partition_columns(md.partition_columns().to_vec())
+            .with_configuration(config)
+            .with_raise_if_key_not_exists(false)
+            .with_actions(adds)
+            .with_commit_properties(self.commit_props(step))
+            .await
+            .map_err(delta_err)?;
+        Ok(StepOutcome { detail: Some(format!("shallow clone at {} referencing {files} files", self.root.display(&rel))) })
     }
 
     /// Moves the table's folder into the lake's trash: recoverable by moving it back.

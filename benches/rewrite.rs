@@ -1,0 +1,163 @@
+//! Bytes written by a rewrite, as a multiple of the table's size, on a lake
+//! table of at least 200 MB:
+//!
+//!     cargo bench --bench rewrite                # release build, 200 MB
+//!     REWRITE_BENCH_MB=50 cargo bench --bench rewrite
+//!
+//! A write-once rewrite (a rename) should write the table once (≈ 1.0); a
+//! staged one (bigint → int, which could lose values) writes the staging copy
+//! and then the table (≈ 2.0). Sizes come from the Delta logs' add actions:
+//! the table's size is the sum of its live files' `size` before the rewrite;
+//! bytes written are the `size` of every add in the replace commit, plus, for
+//! the staged rewrite, the staging copy's adds (measured when the stage step
+//! finishes, before the staging copy is dropped). Not run by `make test`.
+//! Under `cargo test --benches` (no `--bench` argument) it runs at 8 MB.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use delta_operator::apply::{apply, Event};
+use delta_operator::backend::lake::LakeBackend;
+use delta_operator::backend::Backend;
+use delta_operator::engine::{lower, Inputs};
+use delta_operator::model::TableRef;
+use delta_operator::plan::gate::Policy;
+use delta_operator::spec::load::{load_str, Manifests};
+use deltalake::arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+use deltalake::arrow::datatypes::{DataType, Field, Schema};
+use deltalake::protocol::SaveMode;
+use serde_json::Value;
+
+const SCHEMA: &str = "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {name: bench}\nspec: {catalog: main}\n";
+
+fn manifests(columns: &str) -> Inputs {
+    let yaml = format!("{SCHEMA}---\napiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {{name: big}}\nspec:\n  schemaRef: bench\n  columns:\n{columns}\n");
+    let mut m = Manifests::default();
+    let mut errors = Vec::new();
+    load_str("bench.yaml", &yaml, &mut m, &mut errors);
+    assert!(errors.is_empty(), "{errors:?}");
+    lower(&m).expect("valid manifests")
+}
+
+/// Sum of `add.size` in one commit file of a Delta log.
+fn added_bytes(log: &Path, version: u64) -> u64 {
+    let text = std::fs::read_to_string(log.join(format!("{version:020}.json"))).expect("commit file");
+    text.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).filter_map(|v| v["add"]["size"].as_u64()).sum()
+}
+
+/// Sum of `add.size` over every commit of a Delta log (the staging copy is written in one).
+fn all_added_bytes(log: &Path) -> u64 {
+    let Ok(dir) = std::fs::read_dir(log) else { return 0 };
+    dir.flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+        .filter_map(|e| e.path().file_stem()?.to_str()?.parse::<u64>().ok())
+        .map(|v| added_bytes(log, v))
+        .sum()
+}
+
+async fn live_size(lake: &LakeBackend, t: &TableRef) -> u64 {
+    lake.read(std::slice::from_ref(t)).await.unwrap().pop().flatten().unwrap().size_bytes.unwrap()
+}
+
+/// A pseudo-random hex payload (incompressible enough that the files hold real bytes).
+fn payload(seed: &mut u64, len: usize) -> String {
+    let mut s = String::with_capacity(len);
+    while s.len() < len {
+        *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        s.push_str(&format!("{:016x}", *seed));
+    }
+    s.truncate(len);
+    s
+}
+
+async fn generate(lake: &LakeBackend, t: &TableRef, target_mb: u64) {
+    let url = url::Url::from_directory_path(lake.table_path(t)).unwrap();
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("num", DataType::Int64, true),
+        Field::new("note", DataType::Utf8, true),
+    ]));
+    let mut seed = 42u64;
+    // ~230 bytes a row: small tables in small batches, so the test-mode run stays small
+    let rows_per_batch = (target_mb as i64 * 4_000).clamp(10_000, 200_000);
+    let mut id = 0i64;
+    loop {
+        let table = deltalake::open_table(url.clone()).await.unwrap();
+        let size: i64 = table.snapshot().unwrap().log_data().iter().map(|f| f.size()).sum();
+        if size as u64 >= target_mb * 1_000_000 {
+            return;
+        }
+        let batches: Vec<RecordBatch> = (0..4)
+            .map(|_| {
+                let ids: Vec<i64> = (0..rows_per_batch).map(|i| id + i).collect();
+                id += rows_per_batch;
+                let ns: Vec<i64> = ids.iter().map(|i| i % 1_000_000).collect();
+                let notes: Vec<String> = (0..rows_per_batch).map(|_| payload(&mut seed, 48)).collect();
+                let cols: Vec<ArrayRef> = vec![Arc::new(Int64Array::from(ids)), Arc::new(Int64Array::from(ns)), Arc::new(StringArray::from(notes))];
+                RecordBatch::try_new(schema.clone(), cols).unwrap()
+            })
+            .collect();
+        table.write(batches).with_save_mode(SaveMode::Append).await.unwrap();
+    }
+}
+
+async fn run(target_mb: u64) {
+    let dir = tempfile::tempdir().unwrap();
+    let lake = LakeBackend::open(dir.path().to_str().unwrap()).unwrap();
+    let t = TableRef::new("main", "bench", "big");
+    let v1 = manifests("    - {name: id, type: bigint, nullable: false}\n    - {name: num, type: bigint}\n    - {name: note, type: string}");
+    apply(&lake, &v1, None, None, Policy::Auto, &|_| {}, &|| true).await.unwrap();
+    let start = Instant::now();
+    generate(&lake, &t, target_mb).await;
+    let size = live_size(&lake, &t).await;
+    println!("table: {:.1} MB in the Delta log's add actions (generated in {:.1?})", size as f64 / 1e6, start.elapsed());
+    let log = lake.table_path(&t).join("_delta_log");
+
+    // write-once: a rename
+    let v2 = manifests("    - {name: id, type: bigint, nullable: false}\n    - {name: num, type: bigint}\n    - {name: remark, type: string, renamedFrom: note}");
+    let before = lake.version(&t).await.unwrap().unwrap();
+    let start = Instant::now();
+    let (_, report) = apply(&lake, &v2, None, None, Policy::Auto, &|_| {}, &|| true).await.unwrap();
+    assert!(!report.failed(), "{:?}", report.steps);
+    let after = lake.version(&t).await.unwrap().unwrap();
+    let written: u64 = (before + 1..=after).map(|v| added_bytes(&log, v)).sum();
+    println!("write-once rewrite (rename): wrote {:.1} MB = {:.2} × the table ({:.1?})", written as f64 / 1e6, written as f64 / size as f64, start.elapsed());
+
+    // staged: bigint → int could lose values
+    let size = live_size(&lake, &t).await;
+    let v3 = manifests("    - {name: id, type: bigint, nullable: false}\n    - {name: num, type: int}\n    - {name: remark, type: string}");
+    let staging_log = lake.staging_path(&t).join("_delta_log");
+    let staged = Arc::new(Mutex::new(0u64));
+    let seen = staged.clone();
+    let on_event = move |e: Event<'_>| {
+        if let Event::Finished(r) = e {
+            if r.title.starts_with("STAGE") {
+                *seen.lock().unwrap() = all_added_bytes(&staging_log);
+            }
+        }
+    };
+    let before = lake.version(&t).await.unwrap().unwrap();
+    let start = Instant::now();
+    let (_, report) = apply(&lake, &v3, None, None, Policy::Auto, &on_event, &|| true).await.unwrap();
+    assert!(!report.failed(), "{:?}", report.steps);
+    let after = lake.version(&t).await.unwrap().unwrap();
+    let replaced: u64 = (before + 1..=after).map(|v| added_bytes(&log, v)).sum();
+    let staged = *staged.lock().unwrap();
+    assert!(staged > 0, "the staging copy was measured");
+    let written = staged + replaced;
+    println!(
+        "staged rewrite (bigint → int): wrote {:.1} MB (staging {:.1} MB + replace {:.1} MB) = {:.2} × the table ({:.1?})",
+        written as f64 / 1e6,
+        staged as f64 / 1e6,
+        replaced as f64 / 1e6,
+        written as f64 / size as f64,
+        start.elapsed()
+    );
+}
+
+fn main() {
+    let benching = std::env::args().any(|a| a == "--bench");
+    let mb = std::env::var("REWRITE_BENCH_MB").ok().and_then(|v| v.parse().ok()).unwrap_or(if benching { 200 } else { 8 });
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap().block_on(run(mb));
+}
