@@ -133,7 +133,7 @@ class Ctx:
         c = Cursor(self.toks)
         for fn in (self.uc_alter_table, self.uc_alter_securable, self.uc_grant, self.uc_show_grants,
                    self.uc_set_tag_on, self.uc_catalog_stmts, self.uc_undrop, self.uc_drop_table,
-                   self.uc_describe_json, self.uc_comment_on_column, self.uc_show_schemas):
+                   self.uc_describe_json, self.uc_comment_on_column, self.uc_show_schemas, self.uc_show_policies):
             c.i = 0
             r = fn(c)
             if r is not None:
@@ -337,7 +337,8 @@ class Ctx:
                 if stmt == "CREATE" or stmt == "REPLACE":
                     raise SqlError("NO_SUCH_CATALOG_EXCEPTION", "Catalog '%s' was not found." % parts[0], "42704")
                 raise not_found(lparts[:3])
-            elif prevkw in SCHEMA_KW or (stmt == "SHOW" and not show_cols and prevkw in ("IN", "FROM")):
+            elif (prevkw in SCHEMA_KW or (stmt == "SHOW" and not show_cols and prevkw in ("IN", "FROM"))) and \
+                    not (len(parts) == 1 and t.kind == "ident" and t.up in ("IF", "NOT", "EXISTS")):
                 if len(parts) == 2:
                     repl = quote(db_name(lparts[0], lparts[1]))
                 elif len(parts) == 1:
@@ -826,6 +827,23 @@ class Ctx:
             rx = re.compile("^(" + "|".join(re.escape(p).replace(r"\*", ".*") for p in like.split("|")) + ")$", re.I)
             names = [n for n in names if rx.match(n)]
         return [("databaseName", StringType())], [[n] for n in sorted(names)]
+
+    def uc_show_policies(self, c):
+        """SHOW [EFFECTIVE] POLICIES ON {CATALOG | SCHEMA | TABLE} name (sql-ref-syntax-aux-show-policies).
+        ABAC policies are not emulated, so the documented columns come back with no rows."""
+        if not (c.kw("SHOW", "POLICIES", "ON") or c.kw("SHOW", "EFFECTIVE", "POLICIES", "ON")):
+            return None
+        kind = c.ident().upper()
+        parts = c.name()
+        c.expect_end()
+        if kind == "TABLE":
+            self.need_table(parts)
+        elif kind in ("SCHEMA", "CATALOG"):
+            self.securable(kind, parts)
+        else:
+            raise perr("expected CATALOG, SCHEMA or TABLE after ON")
+        from pyspark.sql.types import StringType
+        return [(n, StringType()) for n in ("Policy Name", "Policy Type", "Catalog", "Schema", "Table", "Comment")], []
 
     def uc_undrop(self, c):
         if c.kw("SHOW", "TABLES", "DROPPED"):

@@ -37,9 +37,10 @@ class TableFacts:
         sess = sp.session
         self.schema = sess.table(spark_table(cat, sch, tbl)).schema
         self.detail = None
+        self.raw_fields = {}      # Delta's own StructFields (metadata kept), by column name
+        self.uc_properties = {}   # what UC adds to TableInfo.properties (see table_info)
         if (self.provider or "").lower() == "delta":
-            row = sess.sql("DESCRIBE DETAIL " + spark_table(cat, sch, tbl)).collect()[0]
-            self.detail = row.asDict()
+            self.detail = self._delta_facts(sp)
         self.properties = dict(self.detail["properties"]) if self.detail else \
             {k: v for k, v in _scala_map(ct.properties()).items()}
         self.comment = (self.detail or {}).get("description") if self.detail else \
@@ -52,11 +53,52 @@ class TableFacts:
                 m = emu.store.table(self.full, owner_if_new=emu.cfg.user)
             self.meta = m
 
+    def _delta_facts(self, sp):
+        """DESCRIBE DETAIL's facts, read from the Delta log snapshot (no Spark job: a listing of
+        200 tables must not run 200 queries), plus what Unity Catalog publishes about a Delta
+        table. UC's TableInfo.properties are the Delta configuration, the protocol as
+        delta.minReaderVersion / delta.minWriterVersion / delta.feature.<f>=supported, the
+        catalog stamps delta.lastUpdateVersion / delta.lastCommitTimestamp and, for a clustered
+        table, clusteringColumns as a JSON list of field paths (delta-io/delta kernel
+        UnityCatalogUtils.getPropertiesForCreate + CatalogCommitterUtils.extractProtocolProperties;
+        terraform's sqlTableIsManagedProperty lists the same keys as service-maintained).
+        ColumnInfo.type_json is the Delta schema's StructField as committed, so identity
+        (delta.identity.*), generation (delta.generationExpression) and defaults
+        (CURRENT_DEFAULT) are in its metadata (terraform reconstructs identity from it)."""
+        jvm = sp.session._jvm
+        none = jvm.scala.Option.empty()
+        log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(sp.session._jsparkSession, self.location)
+        snap = log.update(False, none, none)
+        md, proto = snap.metadata(), snap.protocol()
+        fields = json.loads(md.schemaString()).get("fields", [])
+        self.raw_fields = {f["name"]: f for f in fields}
+        features = sorted(seq_of(proto.readerAndWriterFeatureNames()))
+        clustering = None
+        for dm in seq_of(snap.domainMetadata()):
+            if dm.domain() == "delta.clustering" and not dm.removed():
+                physical = json.loads(dm.configuration()).get("clusteringColumns") or []
+                clustering = [_logical_path(fields, p) for p in physical]
+        props = _scala_map(md.configuration())
+        uc = {"delta.minReaderVersion": str(proto.minReaderVersion()),
+              "delta.minWriterVersion": str(proto.minWriterVersion()),
+              "delta.lastUpdateVersion": str(snap.version()),
+              "delta.lastCommitTimestamp": str(snap.timestamp())}
+        for f in features:
+            uc["delta.feature.%s" % f] = "supported"
+        if clustering is not None:
+            uc["clusteringColumns"] = json.dumps(clustering, separators=(",", ":"), ensure_ascii=False)
+        self.uc_properties = uc
+        return {"properties": props, "description": md.description() if md.description() is not None else None,
+                "partitionColumns": list(seq_of(md.partitionColumns())),
+                "clusteringColumns": [".".join(p) for p in clustering or []],
+                "minReaderVersion": proto.minReaderVersion(), "minWriterVersion": proto.minWriterVersion(),
+                "tableFeatures": features}
+
     def columns(self):
         out = []
         for i, f in enumerate(self.schema.fields):
             c = {"name": f.name, "type_text": lower_type_text(f.dataType), "type_name": uc_type_name(f.dataType),
-                 "type_json": f.json(), "position": i, "nullable": f.nullable}
+                 "type_json": _type_json(self.raw_fields.get(f.name), f), "position": i, "nullable": f.nullable}
             if f.dataType.typeName() == "decimal":
                 c["type_precision"], c["type_scale"] = f.dataType.precision, f.dataType.scale
             else:
@@ -107,7 +149,7 @@ class TableFacts:
         if not omit_columns:
             ti["columns"] = self.columns()
         if not omit_properties:
-            ti["properties"] = dict(self.properties)
+            ti["properties"] = dict(self.properties, **self.uc_properties)
         cons = self.constraints()
         if cons:
             ti["table_constraints"] = cons
@@ -161,6 +203,36 @@ class TableFacts:
             d["row_filter"] = {"function_name": _fn_parts(m.row_filter["function_name"]),
                                "column_names": list(m.row_filter["input_column_names"])}
         return json.dumps(d, ensure_ascii=False)
+
+
+def _type_json(raw, field):
+    """ColumnInfo.type_json: Delta's committed StructField when there is one, else Spark's."""
+    if raw is None:
+        return field.json()
+    return json.dumps(raw, separators=(",", ":"), ensure_ascii=False)
+
+
+def _logical_path(fields, physical):
+    """A clustering column as stored (physical names under column mapping) → logical names."""
+    out, level = [], fields
+    for part in physical:
+        f = next((x for x in level if (x.get("metadata") or {}).get("delta.columnMapping.physicalName", x["name"]) == part), None)
+        if f is None:
+            out.append(part)
+            level = []
+            continue
+        out.append(f["name"])
+        t = f.get("type")
+        level = t.get("fields", []) if isinstance(t, dict) and t.get("type") == "struct" else []
+    return out
+
+
+def seq_of(coll):
+    """A Scala collection (Seq or Set, through py4j) as a Python list."""
+    out, it = [], coll.iterator()
+    while it.hasNext():
+        out.append(it.next())
+    return out
 
 
 def _fn_parts(full):

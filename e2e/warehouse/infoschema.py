@@ -118,7 +118,9 @@ def rows_for(emu, ctx, cat, view):
                     out += [(cat, s, t, col, k, v) for k, v in sorted(tags.items())]
             elif view == "table_privileges":
                 for p, privs in sorted(m.grants.items()):
-                    out += [(m.owner, p, cat, s, t, pr.replace("_", " "), "NO", None) for pr in sorted(privs)]
+                    # INHERITED_FROM is not nullable (information-schema/table_privileges); a direct
+                    # grant says NONE (stevin filters inherited_from = 'NONE', pinned live)
+                    out += [(m.owner, p, cat, s, t, pr.replace("_", " "), "NO", "NONE") for pr in sorted(privs)]
             elif view == "table_constraints":
                 if m.pk:
                     out.append((cat, s, m.pk["name"], cat, s, t, "PRIMARY KEY", "YES", "YES", "NO", None))

@@ -84,6 +84,14 @@ impl AnyBackend {
         }
     }
 
+    /// What a call is waiting for before it can run, if anything ("warehouse … starting").
+    pub fn waiting_for(&self) -> Option<String> {
+        match self {
+            AnyBackend::Lake(_) => None,
+            AnyBackend::Databricks(d) => d.client().warehouse_waiting().map(|state| format!("warehouse {} is starting ({state})", d.client().config().warehouse_id)),
+        }
+    }
+
     /// Cancels what is running, where the backend can (Databricks statements).
     pub async fn cancel(&self) -> Option<String> {
         match self {

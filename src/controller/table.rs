@@ -122,6 +122,33 @@ async fn write_status(obj: &DeltaTable, api: &Api<DeltaTable>, name: &str, r: Re
     Ok(())
 }
 
+/// Reads and plans; while the read waits for something that takes long (a stopped
+/// warehouse starting), status says so (Reconciling, reason WarehouseStarting).
+async fn read_telling_waits(
+    obj: &DeltaTable,
+    api: &Api<DeltaTable>,
+    name: &str,
+    backend: &Arc<AnyBackend>,
+    inputs: &Inputs,
+) -> Result<(Plan, Vec<crate::model::ObservedTable>), crate::backend::BackendError> {
+    let read = read_and_plan(backend.as_ref(), inputs);
+    tokio::pin!(read);
+    let mut told = false;
+    loop {
+        tokio::select! {
+            r = &mut read => return r,
+            _ = tokio::time::sleep(Duration::from_millis(500)), if !told => {
+                if let Some(what) = backend.waiting_for() {
+                    told = true;
+                    if let Err(e) = write_status(obj, api, name, Report::waiting("WarehouseStarting", what)).await {
+                        tracing::warn!(error = %e, "could not write the WarehouseStarting status");
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Resolves a table's desired state, target and backend, or says why not.
 fn resolve(obj: &DeltaTable, ctx: &Context, ns: &str) -> Result<(DesiredTable, String, Arc<AnyBackend>), Report> {
     let m = ctx.manifests_for(ns, Some(obj));
@@ -170,7 +197,7 @@ async fn evaluate(obj: &DeltaTable, ctx: &Context, api: &Api<DeltaTable>, ns: &s
     set_finalizer(api, obj, obj.spec.deletion_policy == DeletionPolicy::Delete).await?;
     let table = Some(desired.table.to_string());
     let inputs = Inputs { tables: vec![desired], schemas: vec![] };
-    let (plan, _) = match read_and_plan(backend.as_ref(), &inputs).await {
+    let (plan, _) = match read_telling_waits(obj, api, name, &backend, &inputs).await {
         Ok(p) => p,
         Err(e) => return Ok(Report { table, ..Report::stalled("ReadFailed", e.to_string()) }),
     };

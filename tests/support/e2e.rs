@@ -209,3 +209,59 @@ pub fn apply_yaml(ns: &str, yaml: &str) {
 pub fn delta_versions(table: &Path) -> usize {
     std::fs::read_dir(table.join("_delta_log")).map(|d| d.flatten().filter(|e| e.path().extension().is_some_and(|x| x == "json")).count()).unwrap_or(0)
 }
+
+impl Operator {
+    /// An operator watching `ns` whose one target, `dbx`, is the Databricks workspace of the
+    /// DATABRICKS_* environment (the warehouse emulator under `make test`): host and warehouse
+    /// written into the config, the token named by environment variable, as the README shows.
+    pub fn start_databricks(ns: &str, allowance: &str, extra: &[&str]) -> Self {
+        let need = |k: &str| {
+            std::env::var(k).ok().filter(|v| !v.trim().is_empty()).unwrap_or_else(|| {
+                panic!("{k} is not set: this test needs the warehouse emulator; run it through `make test` (e2e/warehouse/with-warehouse.sh starts it)")
+            })
+        };
+        let config = format!(
+            "targets:\n  dbx:\n    databricks:\n      host: {}\n      warehouseId: {}\n      auth: {{tokenEnv: DATABRICKS_TOKEN}}\n{allowance}\ndefaultTarget: dbx\n",
+            need("DATABRICKS_HOST"),
+            need("DATABRICKS_WAREHOUSE_ID")
+        );
+        need("DATABRICKS_TOKEN");
+        Self::start_with_config(ns, &config, extra, tempfile::tempdir().unwrap())
+    }
+
+    /// Like `start_in`, with the whole config file given.
+    pub fn start_with_config(ns: &str, config_yaml: &str, extra: &[&str], dir: tempfile::TempDir) -> Self {
+        let lake = dir.path().join("lake");
+        let config = dir.path().join("config.yaml");
+        std::fs::write(&config, config_yaml).unwrap();
+        let log_path = dir.path().join("operator.log");
+        let log = std::fs::File::create(&log_path).unwrap();
+        let mut args = vec!["run", "--namespace", ns, "--lease-namespace", ns, "--drift-interval", "2s", "--listen", "127.0.0.1:0"];
+        if !extra.contains(&"--lease-seconds") {
+            args.extend(["--lease-seconds", "4"]);
+        }
+        args.extend(extra);
+        let child = Command::new(BIN)
+            .args(&args)
+            .arg("--config")
+            .arg(&config)
+            .env("KUBECONFIG", e2e_dir().join("kubeconfig"))
+            .env("DELTA_OPERATOR_LOG", "info,kube=warn,buoyant_kernel=warn,deltalake_core=warn,datafusion=warn")
+            .stdout(Stdio::from(log.try_clone().unwrap()))
+            .stderr(Stdio::from(log))
+            .spawn()
+            .expect("start the operator");
+        let mut port = 0;
+        wait_until("the operator to listen", Duration::from_secs(30), || {
+            let text = std::fs::read_to_string(&log_path).unwrap_or_default();
+            match text.lines().find_map(|l| l.strip_prefix("listening on ")).and_then(|a| a.rsplit(':').next()?.trim().parse().ok()) {
+                Some(p) => {
+                    port = p;
+                    Ok(())
+                }
+                None => Err(text.lines().rev().take(5).collect::<Vec<_>>().join("\n")),
+            }
+        });
+        Operator { child, lake, port, dir: Some(dir) }
+    }
+}

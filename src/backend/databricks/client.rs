@@ -149,6 +149,8 @@ pub struct DatabricksClient {
     /// A statement was submitted and its id is not known yet.
     submitting: AtomicBool,
     warehouse_ready: AtomicBool,
+    /// The warehouse's state while a call waits for it to start (for status).
+    warehouse_waiting: StdMutex<Option<String>>,
     statements: AtomicU64,
     requests: AtomicU64,
     token_fetches: AtomicU64,
@@ -186,6 +188,7 @@ impl DatabricksClient {
             running: StdMutex::new(None),
             submitting: AtomicBool::new(false),
             warehouse_ready: AtomicBool::new(false),
+            warehouse_waiting: StdMutex::new(None),
             statements: AtomicU64::new(0),
             requests: AtomicU64::new(0),
             token_fetches: AtomicU64::new(0),
@@ -324,6 +327,7 @@ impl DatabricksClient {
             match state.as_str() {
                 "RUNNING" => {
                     self.warehouse_ready.store(true, Ordering::Relaxed);
+                    *self.warehouse_waiting.lock().unwrap_or_else(|p| p.into_inner()) = None;
                     return Ok(());
                 }
                 "DELETED" | "DELETING" => return Err(ClientError::Config(format!("SQL warehouse {} is {state}", self.cfg.warehouse_id))),
@@ -336,8 +340,10 @@ impl DatabricksClient {
                 _ => {}
             }
             self.warehouse_ready.store(false, Ordering::Relaxed);
+            *self.warehouse_waiting.lock().unwrap_or_else(|p| p.into_inner()) = Some(state.clone());
             progress(&format!("warehouse starting ({state})"));
             if Instant::now() >= deadline {
+                *self.warehouse_waiting.lock().unwrap_or_else(|p| p.into_inner()) = None;
                 return Err(ClientError::Transient(format!(
                     "SQL warehouse {} did not start within {}s (last state {state}); nothing was run",
                     self.cfg.warehouse_id,
@@ -346,6 +352,11 @@ impl DatabricksClient {
             }
             tokio::time::sleep(self.cfg.warehouse_poll.min(deadline.saturating_duration_since(Instant::now()))).await;
         }
+    }
+
+    /// `Some(state)` while a call waits for the warehouse to start.
+    pub fn warehouse_waiting(&self) -> Option<String> {
+        self.warehouse_waiting.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// After a refusal that may mean "not started": asks the Warehouses API.
@@ -380,6 +391,7 @@ impl DatabricksClient {
         let url = self.url(&["api", "2.0", "sql", "statements"])?;
         loop {
             self.submitting.store(true, Ordering::Relaxed);
+            let sent = Instant::now();
             let submitted = self.call_with_id(Method::POST, url.clone(), Some(&body), resend).await;
             self.submitting.store(false, Ordering::Relaxed);
             let (v, request_id) = match submitted {
@@ -392,8 +404,9 @@ impl DatabricksClient {
             };
             let id = v.get("statement_id").and_then(Value::as_str).unwrap_or_default().to_string();
             *self.running.lock().unwrap_or_else(|p| p.into_inner()) = Some(id.clone());
-            let outcome = self.follow(&id, v, request_id, progress).await;
+            let outcome = self.follow(&id, v, request_id, progress, sent).await;
             *self.running.lock().unwrap_or_else(|p| p.into_inner()) = None;
+            *self.warehouse_waiting.lock().unwrap_or_else(|p| p.into_inner()) = None;
             match outcome {
                 Err(ClientError::Workspace(w)) if starting_words(&w) => {
                     self.refused_or_starting(w, progress).await?;
@@ -403,9 +416,8 @@ impl DatabricksClient {
         }
     }
 
-    /// Polls a submitted statement to a terminal state and gathers its chunks.
-    async fn follow(&self, id: &str, mut v: Value, mut request_id: Option<String>, progress: Progress<'_>) -> Result<StatementResult, ClientError> {
-        let since = Instant::now();
+    /// Polls a submitted statement (sent at `since`) to a terminal state and gathers its chunks.
+    async fn follow(&self, id: &str, mut v: Value, mut request_id: Option<String>, progress: Progress<'_>, since: Instant) -> Result<StatementResult, ClientError> {
         let mut asked_warehouse = false;
         loop {
             let status = v.get("status").cloned().unwrap_or(Value::Null);
@@ -423,6 +435,7 @@ impl DatabricksClient {
                 asked_warehouse = true;
                 if let Ok(w) = self.warehouse_state().await {
                     if w != "RUNNING" {
+                        *self.warehouse_waiting.lock().unwrap_or_else(|p| p.into_inner()) = Some(w.clone());
                         progress(&format!("warehouse starting ({w})"));
                     }
                 }

@@ -175,6 +175,11 @@ const ADVICE: &[(Trigger, &str)] = &[
         "The column still holds NULLs. Fill them first (for example with a using: expression and a rewrite), then set NOT NULL.",
     ),
     (
+        // Apache Spark's analyzer (OSS Delta) refuses nullable → NOT NULL; Databricks does not
+        Trigger::Text("Cannot change nullable column to non-nullable"),
+        "This engine cannot make a column NOT NULL in place: Apache Spark and OSS Delta refuse ALTER COLUMN … SET NOT NULL (a Databricks SQL warehouse runs it after checking the data). Nothing was changed. Keep the column nullable (a CHECK (column IS NOT NULL) constraint enforces the same for new rows), or run this plan on a Databricks warehouse.",
+    ),
+    (
         Trigger::Class("DELTA_NEW_CHECK_CONSTRAINT_VIOLATION"),
         "Existing rows break the new CHECK; Delta validates every row when a CHECK is added. Fix those rows, or the expression, and apply again.",
     ),
