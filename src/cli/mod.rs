@@ -6,6 +6,7 @@ mod apply;
 mod import;
 pub mod kubectl;
 mod plan;
+mod verify;
 
 use std::path::{Path, PathBuf};
 
@@ -56,6 +57,8 @@ pub enum Command {
     Run(RunArgs),
     /// The kubectl plugin (installed as `kubectl-delta`): plan, approve, drift.
     Kubectl(kubectl::KubectlArgs),
+    /// Probe a Databricks workspace's behaviour in a scratch schema. Exit 0: every probe held; 1: otherwise.
+    Verify(verify::VerifyArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -132,6 +135,7 @@ pub async fn run(cli: Cli) -> u8 {
         Command::Import(a) => import::import(&config, a).await,
         Command::Read(a) => plan::read(&config, a).await,
         Command::Kubectl(a) => kubectl::run(a).await,
+        Command::Verify(a) => verify::verify(&config, a).await,
         Command::Run(a) => {
             let identity = a.identity.unwrap_or_else(|| {
                 let host = std::fs::read_to_string("/etc/hostname").map(|h| h.trim().to_string()).unwrap_or_else(|_| "delta-operator".into());

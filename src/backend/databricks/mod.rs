@@ -10,6 +10,7 @@
 pub mod auth;
 pub mod client;
 pub mod error;
+pub mod probes;
 pub mod read;
 pub mod sql;
 
@@ -160,9 +161,10 @@ impl DatabricksBackend {
         if let Some(snap) = guard.as_ref().filter(|snap| snap.epoch == epoch && snap.at.elapsed() < self.share_window) {
             return Ok(snap.tables.clone());
         }
-        let at = Instant::now();
         let tables = self.read_schema(s).await?;
-        *guard = Some(Snapshot { at, epoch, tables: tables.clone() });
+        // the window runs from the answer: a read slower than the window (a cold warehouse)
+        // is still shared by the caller right behind it (listing, then reading, the same schema)
+        *guard = Some(Snapshot { at: Instant::now(), epoch, tables: tables.clone() });
         Ok(tables)
     }
 
