@@ -513,3 +513,22 @@ async fn hostile_names_and_comments_round_trip_exactly() {
     assert_eq!(col(&t, col_name).comment.as_deref(), Some(other.as_str()));
     assert_eq!(t.comment.as_deref(), Some(other.as_str()));
 }
+
+#[tokio::test]
+async fn widening_a_date_to_timestamp_ntz_enables_its_feature_and_keeps_the_values() {
+    let wh = Wh::new("ntz").await;
+    let sch = wh.schema.clone();
+    let v1 = wh.m("additive", &[table("events", "  columns:\n    - {name: id, type: bigint}\n    - {name: day, type: date}\n")]);
+    wh.converge(&v1, false).await;
+    wh.sql(&format!("INSERT INTO main.{sch}.events VALUES (1, DATE'2026-11-30'), (2, NULL)")).await;
+    let v2 = wh.m("additive", &[table("events", "  columns:\n    - {name: id, type: bigint}\n    - {name: day, type: timestamp_ntz}\n")]);
+    let (plan, _) = wh.converge(&v2, false).await;
+    let steps = titles(&plan);
+    let ntz = steps.iter().position(|(t, _)| t == "enable timestampNtz").unwrap_or_else(|| panic!("{steps:?}"));
+    let alter = steps.iter().position(|(t, _)| t == "ALTER COLUMN day TYPE timestamp_ntz").unwrap_or_else(|| panic!("{steps:?}"));
+    assert!(ntz < alter && steps[ntz].1 == RiskClass::Feature, "{steps:?}");
+    let live = wh.read("events").await.expect("the table");
+    assert_eq!(col(&live, "day").data_type, delta_operator::model::DataType::TimestampNtz);
+    assert_eq!(wh.scalar(&format!("SELECT CAST(day AS STRING) FROM main.{sch}.events WHERE id = 1")).await, "2026-11-30 00:00:00");
+    assert_eq!(wh.scalar(&format!("SELECT COUNT(*) FROM main.{sch}.events WHERE day IS NULL")).await, "1");
+}

@@ -2251,3 +2251,16 @@ fn names_spark_would_substitute_are_refused_on_databricks_only() {
     let p = plan_table(&d, Some(&o), &lake());
     assert!(!failures(&p).iter().any(|s| s.contains("NameWouldBeSubstituted")), "the lake writes such names as they are");
 }
+
+#[test]
+fn widening_to_timestamp_ntz_on_databricks_enables_the_feature_first() {
+    let (mut d, mut o) = orders();
+    d.columns.push(col("placed", "timestamp_ntz"));
+    o.columns.push(ocol("placed", "date"));
+    o.properties.insert("delta.enableTypeWidening".into(), "true".into());
+    let p = plan_table(&d, Some(&o), &dbx());
+    assert_eq!(steps(&p), vec!["1. enable timestampNtz [feature]", "2. ALTER COLUMN placed TYPE timestamp_ntz [meta]"]);
+    o.properties.insert("delta.feature.timestampNtz".into(), "supported".into());
+    let p = plan_table(&d, Some(&o), &dbx());
+    assert_eq!(steps(&p), vec!["1. ALTER COLUMN placed TYPE timestamp_ntz [meta]"]);
+}

@@ -32,6 +32,7 @@ pub fn holds(action: &Action, live: Option<&ObservedTable>) -> bool {
         Action::UnsetTableTags { keys } => keys.iter().all(|k| !live.tags.contains_key(k)),
         Action::EnableColumnMapping => live.properties.get("delta.columnMapping.mode").is_some_and(|m| m != "none"),
         Action::EnableTypeWidening => live.properties.get("delta.enableTypeWidening").is_some_and(|v| v == "true"),
+        Action::EnableTimestampNtz => live.properties.get("delta.feature.timestampNtz").is_some_and(|v| v == "supported"),
         Action::AddColumn { path, .. } => field_at(live, path).is_some(),
         Action::RenameColumn { from, to } => live.column(to).is_some() && live.column(from).is_none(),
         Action::DropColumn { name } => live.column(name).is_none(),

@@ -263,6 +263,7 @@ fn update_steps(desired: &DesiredTable, live: &ObservedTable, changes: &[Change]
     let mut unset_serve = Vec::new();
     let mut need_mapping = false;
     let mut need_widening = false;
+    let mut need_ntz = false;
     // With a rewrite, the rewrite is where renames happen: steps before it
     // address columns by their live names, and column alterations run after
     // it (where they usually already hold, since the rewrite writes the
@@ -346,8 +347,11 @@ fn update_steps(desired: &DesiredTable, live: &ObservedTable, changes: &[Change]
                         .undo(restore_hint(live)),
                 );
             }
-            Change::ChangeType { path, to, .. } => {
+            Change::ChangeType { path, from, to } => {
                 need_widening |= caps.widening_needs_feature;
+                // Delta refuses date → timestamp_ntz until the feature is enabled by hand
+                // (DELTA_FEATURES_REQUIRE_MANUAL_ENABLEMENT, found by `verify`)
+                need_ntz |= caps.widening_needs_feature && mentions_ntz(to) && !mentions_ntz(from);
                 drafts.push(draft(o_alter, RiskClass::Meta, Action::AlterColumnType { path: path.clone(), to: to.clone() }, s));
             }
             Change::SetNullability { path, nullable: true } => drafts.push(
@@ -435,6 +439,13 @@ fn update_steps(desired: &DesiredTable, live: &ObservedTable, changes: &[Change]
             draft(O_PREREQ, RiskClass::Feature, Action::EnableColumnMapping, vec![])
                 .warn("breaks streaming readers — they must be restarted from scratch")
                 .note("column mapping cannot be turned off again"),
+        );
+    }
+    if need_ntz && live.properties.get("delta.feature.timestampNtz").map(String::as_str) != Some("supported") {
+        drafts.push(
+            draft(O_PREREQ, RiskClass::Feature, Action::EnableTimestampNtz, vec![])
+                .warn("raises the table's protocol version; older clients lose access")
+                .note("a table feature cannot be turned off again"),
         );
     }
     if need_widening && live.properties.get("delta.enableTypeWidening").map(String::as_str) != Some("true") {
@@ -636,5 +647,16 @@ fn keep_nested_comments(want: &DataType, have: Option<&DataType>) -> DataType {
                 .collect(),
         },
         _ => want.clone(),
+    }
+}
+
+/// True when the type is or holds a timestamp_ntz.
+fn mentions_ntz(t: &DataType) -> bool {
+    match t {
+        DataType::TimestampNtz => true,
+        DataType::Array { element, .. } => mentions_ntz(element),
+        DataType::Map { key, value, .. } => mentions_ntz(key) || mentions_ntz(value),
+        DataType::Struct { fields } => fields.iter().any(|f| mentions_ntz(&f.data_type)),
+        _ => false,
     }
 }

@@ -163,6 +163,8 @@ pub enum Action {
     UnsetTableTags { keys: Vec<String> },
     EnableColumnMapping,
     EnableTypeWidening,
+    /// `delta.feature.timestampNtz`: widening to timestamp_ntz needs it enabled by hand.
+    EnableTimestampNtz,
     AddColumn { path: FieldPath, field: StructField },
     RenameColumn { from: String, to: String },
     DropColumn { name: String },
@@ -204,6 +206,7 @@ impl Action {
             Action::UnsetTableTags { keys: k } => format!("UNSET TAGS ({})", keys(k.iter())),
             Action::EnableColumnMapping => "enable columnMapping".into(),
             Action::EnableTypeWidening => "enable typeWidening".into(),
+            Action::EnableTimestampNtz => "enable timestampNtz".into(),
             Action::AddColumn { path, .. } => format!("ADD COLUMN {}", path_string(path)),
             Action::RenameColumn { from, to } => format!("RENAME COLUMN {from} TO {to}"),
             Action::DropColumn { name } => format!("DROP COLUMN {name}"),

@@ -158,6 +158,7 @@ pub fn compile(t: &TableRef, action: &Action, live: Option<&ObservedTable>) -> R
         Action::UnsetTableTags { keys: k } => nonempty(k.is_empty(), "UNSET TAGS").and_then(|_| one(alter(t, format!("UNSET TAGS ({})", keys(k))))),
         Action::EnableColumnMapping => one(enable_column_mapping(t, live)),
         Action::EnableTypeWidening => one(alter(t, format!("SET TBLPROPERTIES ({} = 'true')", literal("delta.enableTypeWidening")))),
+        Action::EnableTimestampNtz => one(alter(t, format!("SET TBLPROPERTIES ({} = 'supported')", literal("delta.feature.timestampNtz")))),
         Action::AddColumn { path, field } => one(alter(t, format!("ADD COLUMN {}", field_def(path, field)))),
         Action::RenameColumn { from, to } => one(alter(t, format!("RENAME COLUMN {} TO {}", ident(from), ident(to)))),
         Action::DropColumn { name } => one(alter(t, format!("DROP COLUMN {}", ident(name)))),
