@@ -546,6 +546,8 @@ async fn a_step_runs_as_its_sql_and_refreshes_the_next_read() {
         rewrite: delta_operator::plan::steps::Rewrite { columns: vec![], partitioned_by: vec![], drops: vec![] },
         phase: delta_operator::plan::steps::RewritePhase::WriteOnce,
     };
-    let err = b.run(&t, &delta_operator::plan::Step { action: rewrite, ..step }, &quiet).await.expect_err("not yet");
-    assert!(matches!(err, BackendError::Unsupported { .. }), "{err:?}");
+    let sent_before = s.requests().iter().filter(|r| r.path == STATEMENTS).count();
+    let err = b.run(&t, &delta_operator::plan::Step { action: rewrite, ..step }, &quiet).await.expect_err("a rewrite of no columns");
+    assert!(matches!(&err, BackendError::Refused { message } if message.contains("empty")), "{err:?}");
+    assert_eq!(s.requests().iter().filter(|r| r.path == STATEMENTS).count(), sent_before, "refused before any statement is sent");
 }

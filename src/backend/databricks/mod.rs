@@ -25,6 +25,7 @@ use client::{ClientConfig, DatabricksClient};
 use super::{Backend, BackendError, Progress, StepOutcome};
 use crate::config::DatabricksTarget;
 use crate::model::{ObservedTable, SchemaRef, TableRef};
+use crate::plan::steps::{Rewrite, RewritePhase};
 use crate::plan::{Action, Capabilities, Step};
 
 /// One schema's tables as read together, by lower-case table name.
@@ -195,6 +196,25 @@ impl DatabricksBackend {
         Ok(Arc::new(tables))
     }
 
+    /// The staged check: one SELECT comparing the original with its staging
+    /// copy (rows, NULLs of converted columns, NULLs in NOT NULL columns). A
+    /// failure leaves the original untouched and the copy kept, named.
+    async fn check_stage(&self, t: &TableRef, rw: &Rewrite, live: Option<&ObservedTable>, progress: Progress<'_>) -> Result<String, BackendError> {
+        let staging = sql::staging_table(t);
+        let r = self.client.execute(&sql::stage_check(t, rw, live), progress).await?;
+        let row = r.rows.first().ok_or_else(|| BackendError::Refused { message: "the staged check returned no row".into() })?;
+        match sql::stage_problem(rw, live, &r.columns, row) {
+            Ok(None) => {
+                let rows = r.column("s_rows").and_then(|i| row.get(i).cloned().flatten()).unwrap_or_default();
+                Ok(format!("staged {rows} rows at {staging}, checked (statement {})", r.statement_id))
+            }
+            Ok(Some(problem)) => Err(BackendError::CheckFailed {
+                message: format!("{problem}; the original table is untouched; the staging copy is kept at {staging} to inspect"),
+            }),
+            Err(e) => Err(BackendError::Refused { message: format!("the staged check of {staging}: {e}") }),
+        }
+    }
+
     async fn live(&self, t: &TableRef) -> Result<Option<ObservedTable>, BackendError> {
         Ok(self.schema_state(&t.schema_ref()).await?.get(&t.table).cloned())
     }
@@ -202,7 +222,7 @@ impl DatabricksBackend {
 
 /// Actions whose SQL depends on the live table (see `sql::compile`).
 fn needs_live(a: &Action) -> bool {
-    matches!(a, Action::EnableColumnMapping | Action::SetDefault { .. } | Action::SetPrimaryKey { .. })
+    matches!(a, Action::EnableColumnMapping | Action::SetDefault { .. } | Action::SetPrimaryKey { .. } | Action::Rewrite { .. })
 }
 
 impl Backend for DatabricksBackend {
@@ -237,6 +257,12 @@ impl Backend for DatabricksBackend {
 
     async fn run(&self, t: &TableRef, step: &Step, progress: Progress<'_>) -> Result<StepOutcome, BackendError> {
         let live = if needs_live(&step.action) { self.live(t).await? } else { None };
+        if let Action::Rewrite { phase: RewritePhase::Replace, .. } = &step.action {
+            let staging = self.live(&sql::staging_table(t)).await?;
+            if let Some(why) = sql::replace_refusal(t, live.as_ref(), staging.as_ref()) {
+                return Err(BackendError::Refused { message: why });
+            }
+        }
         let statements = sql::compile(t, &step.action, live.as_ref()).map_err(|e| match e {
             sql::SqlError::Unsupported(what) => BackendError::Unsupported { backend: "databricks".into(), what },
             other => BackendError::Refused { message: other.to_string() },
@@ -256,6 +282,10 @@ impl Backend for DatabricksBackend {
         // whatever happened, the schema's shared read is stale now
         self.invalidate();
         outcome.map_err(BackendError::from)?;
-        Ok(StepOutcome { detail: (!ids.is_empty()).then(|| format!("statement {}", ids.join(", "))) })
+        let mut detail = (!ids.is_empty()).then(|| format!("statement {}", ids.join(", ")));
+        if let Action::Rewrite { rewrite, phase: RewritePhase::Stage } = &step.action {
+            detail = Some(self.check_stage(t, rewrite, live.as_ref(), progress).await?);
+        }
+        Ok(StepOutcome { detail })
     }
 }

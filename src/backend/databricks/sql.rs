@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 use crate::model::{DataType, DesiredColumn, DesiredTable, ObservedTable, StructField, TableRef, OWNER_PROPERTY};
 use crate::plan::change::FieldPath;
-use crate::plan::steps::{Action, Rewrite, RewritePhase};
+use crate::plan::steps::{staging_name, Action, Projection, Rewrite, RewritePhase, Source};
 
 /// Why a step has no SQL.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -210,8 +210,10 @@ pub fn compile(t: &TableRef, action: &Action, live: Option<&ObservedTable>) -> R
         Action::DropForeignKey { key } => one(alter(t, format!("DROP FOREIGN KEY IF EXISTS ({})", list(&key.columns)))),
         Action::SetClustering { keys: k } if k.is_empty() => one(alter(t, "CLUSTER BY NONE")),
         Action::SetClustering { keys: k } => one(alter(t, format!("CLUSTER BY ({})", list(k)))),
-        Action::Rewrite { rewrite, phase } => rewrite_sql(t, rewrite, *phase),
-        Action::CloneTable { name } => Err(SqlError::Unsupported(format!("a shallow clone of {t} as {name} is not built for Databricks yet (issue #5)"))),
+        Action::Rewrite { rewrite, phase } => rewrite_sql(t, rewrite, *phase, live),
+        Action::CloneTable { name } => {
+            one(format!("CREATE TABLE IF NOT EXISTS {} SHALLOW CLONE {}", table_name(&TableRef::new(&t.catalog, &t.schema, name)), table_name(t)))
+        }
         Action::Grant { principal, privileges } => {
             nonempty(privileges.is_empty(), "GRANT")?;
             let p = privileges.iter().map(|p| privilege(p)).collect::<Result<Vec<_>, _>>()?;
@@ -314,16 +316,204 @@ pub fn create_table(d: &DesiredTable) -> String {
     s
 }
 
-/// Rewrites on Databricks (CREATE OR REPLACE … AS SELECT with put-backs and
-/// the staged check) are issue #5; until then they are refused, never faked.
-fn rewrite_sql(t: &TableRef, _rw: &Rewrite, phase: RewritePhase) -> Result<Vec<String>, SqlError> {
-    let what = match phase {
-        RewritePhase::WriteOnce => "a rebuild of the table from itself",
-        RewritePhase::Stage => "staging a rewritten copy",
-        RewritePhase::Replace => "replacing the table from its staging copy",
-        RewritePhase::DropStaging => "dropping the staging copy",
+/// A type as CAST writes it: struct fields by backticked name, no NOT NULL
+/// or comments (a cast target carries neither).
+pub fn cast_type(t: &DataType) -> String {
+    match t {
+        DataType::Array { element, .. } => format!("array<{}>", cast_type(element)),
+        DataType::Map { key, value, .. } => format!("map<{}, {}>", cast_type(key), cast_type(value)),
+        DataType::Struct { fields } => {
+            format!("struct<{}>", fields.iter().map(|f| format!("{}: {}", ident(&f.name), cast_type(&f.data_type))).collect::<Vec<_>>().join(", "))
+        }
+        other => other.to_string(),
+    }
+}
+
+/// How a cast is written: strict `CAST` when writing once (only lossless
+/// casts are written once), `try_cast` into the staging copy, so a value
+/// that does not convert becomes NULL there whatever the warehouse's ANSI
+/// mode, and the check names it instead of the statement failing halfway.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CastMode {
+    Strict,
+    Try,
+}
+
+/// The SQL expression for one projected value. `scope` is the expression
+/// the source's `from` is a field of (None: a top-level column); `depth`
+/// numbers lambda variables so nested `transform`s do not shadow each other.
+pub fn source_expr(src: &Source, to: &DataType, scope: Option<&str>, depth: usize, mode: CastMode) -> String {
+    let at = |from: &str| match scope {
+        Some(s) => format!("{s}.{}", ident(from)),
+        None => ident(from),
     };
-    Err(SqlError::Unsupported(format!("{what} of {t} is not built for Databricks yet (rewrites are issue #5)")))
+    match src {
+        Source::Copy { from } => at(from),
+        Source::Cast { from, .. } => {
+            let f = if mode == CastMode::Try { "try_cast" } else { "CAST" };
+            format!("{f}({} AS {})", at(from), cast_type(to))
+        }
+        Source::Using { expression } => format!("({expression})"),
+        Source::Null => format!("CAST(NULL AS {})", cast_type(to)),
+        Source::Struct { from, fields } => {
+            let x = at(from);
+            let DataType::Struct { fields: tf } = to else { return format!("CAST(NULL AS {})", cast_type(to)) };
+            format!("CASE WHEN {x} IS NULL THEN NULL ELSE {} END", named_struct(&x, fields, tf, depth, mode))
+        }
+        Source::Transform { from, fields } => {
+            let DataType::Array { element, .. } = to else { return format!("CAST(NULL AS {})", cast_type(to)) };
+            let DataType::Struct { fields: tf } = &**element else { return format!("CAST(NULL AS {})", cast_type(to)) };
+            let e = format!("__e{depth}");
+            format!("transform({}, {e} -> CASE WHEN {e} IS NULL THEN NULL ELSE {} END)", at(from), named_struct(&e, fields, tf, depth + 1, mode))
+        }
+    }
+}
+
+/// `named_struct('f', <value of x.f>, …)`: every target field by NAME.
+fn named_struct(x: &str, fields: &[Projection], _target: &[StructField], depth: usize, mode: CastMode) -> String {
+    let parts: Vec<String> =
+        fields.iter().map(|p| format!("{}, {}", literal(&p.field.name), source_expr(&p.source, &p.field.data_type, Some(x), depth, mode))).collect();
+    format!("named_struct({})", parts.join(", "))
+}
+
+/// The SELECT list of a rewrite: each target column from its source.
+pub fn projection(rw: &Rewrite, mode: CastMode) -> String {
+    rw.columns.iter().map(|p| format!("{} AS {}", source_expr(&p.source, &p.field.data_type, None, 0, mode), ident(&p.field.name))).collect::<Vec<_>>().join(", ")
+}
+
+/// The staging copy's property naming the Delta version of the table it was made from.
+pub const STAGED_FROM: &str = "delta-operator.io/staged-from-version";
+
+/// Why the table must not be replaced from its staging copy, or None: the
+/// copy must exist and have been made from the table's current version (a
+/// write since would be lost by the replace).
+pub fn replace_refusal(t: &TableRef, live: Option<&ObservedTable>, staging: Option<&ObservedTable>) -> Option<String> {
+    let at = staging_table(t);
+    let Some(s) = staging else { return Some(format!("there is no staging copy {at} to replace {t} from; run again to stage it")) };
+    let from = s.properties.get(STAGED_FROM).and_then(|v| v.parse::<u64>().ok());
+    let now = live.and_then(|l| l.version);
+    match (from, now) {
+        (Some(f), Some(n)) if f == n => None,
+        (f, n) => Some(format!(
+            "{t} is at version {} but its staging copy {at} was made from version {}: the replace would lose what was written since; the table is untouched, run again to stage it anew",
+            n.map_or("?".into(), |v| v.to_string()),
+            f.map_or("?".into(), |v| v.to_string())
+        )),
+    }
+}
+
+/// The staging copy of a table: a sibling in the same schema.
+pub fn staging_table(t: &TableRef) -> TableRef {
+    TableRef::new(&t.catalog, &t.schema, &staging_name(&t.table))
+}
+
+/// Properties a replace must carry in the same statement: the owner marker
+/// (so the table is never, even for a moment, without its owner) and column
+/// mapping (names that need it cannot be written without it). Everything
+/// else is put back by the planner's put-back steps.
+fn replace_properties(live: Option<&ObservedTable>) -> BTreeMap<String, String> {
+    let keep = [OWNER_PROPERTY, "delta.columnMapping.mode"];
+    live.map(|l| l.properties.iter().filter(|(k, _)| keep.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect()).unwrap_or_default()
+}
+
+/// `CREATE OR REPLACE TABLE t USING DELTA [PARTITIONED BY | CLUSTER BY] [TBLPROPERTIES] AS <query>`:
+/// Delta's replace keeps the table's log and history (RESTORE can go back).
+fn replace_as(t: &TableRef, rw: &Rewrite, live: Option<&ObservedTable>, query: &str) -> String {
+    let mut s = format!("CREATE OR REPLACE TABLE {} USING DELTA", table_name(t));
+    if !rw.partitioned_by.is_empty() {
+        s.push_str(&format!(" PARTITIONED BY ({})", list(&rw.partitioned_by)));
+    } else if let Some(k) = live.and_then(|l| l.cluster_by.as_ref()).filter(|k| !k.is_empty()) {
+        // the replace would drop the clustering; a changed clustering is its own step after
+        let kept: Vec<String> = k.iter().filter(|c| rw.columns.iter().any(|p| p.field.name.eq_ignore_ascii_case(c))).cloned().collect();
+        if !kept.is_empty() {
+            s.push_str(&format!(" CLUSTER BY ({})", list(&kept)));
+        }
+    }
+    let p = replace_properties(live);
+    if !p.is_empty() {
+        s.push_str(&format!(" TBLPROPERTIES ({})", props(&p)));
+    }
+    s.push_str(&format!(" AS {query}"));
+    s
+}
+
+/// Rewrites as `CREATE OR REPLACE … AS SELECT`. STAGE writes the converted
+/// rows to the staging copy (the check is `stage_check`, run by the backend
+/// after it); REPLACE reads the checked copy; a write-once rewrite replaces
+/// the table from itself (probe `replace_reads_itself`). What the replace
+/// loses (NOT NULL, CHECKs, comments of converted columns, properties) is put
+/// back by the planner's following steps.
+fn rewrite_sql(t: &TableRef, rw: &Rewrite, phase: RewritePhase, live: Option<&ObservedTable>) -> Result<Vec<String>, SqlError> {
+    nonempty(rw.columns.is_empty(), "the rewritten column list")?;
+    let staging = table_name(&staging_table(t));
+    Ok(vec![match phase {
+        RewritePhase::WriteOnce => replace_as(t, rw, live, &format!("SELECT {} FROM {}", projection(rw, CastMode::Strict), table_name(t))),
+        RewritePhase::Stage => {
+            // the version it was made from: the replace refuses a table that moved since
+            let from = live.and_then(|l| l.version).map(|v| format!(" TBLPROPERTIES ({} = {})", literal(STAGED_FROM), literal(&v.to_string()))).unwrap_or_default();
+            format!("CREATE OR REPLACE TABLE {staging} USING DELTA{from} AS SELECT {} FROM {}", projection(rw, CastMode::Try), table_name(t))
+        }
+        RewritePhase::Replace => replace_as(t, rw, live, &format!("SELECT * FROM {staging}")),
+        RewritePhase::DropStaging => format!("DROP TABLE IF EXISTS {staging}"),
+    }])
+}
+
+/// The live column a converted projection is checked against: its source,
+/// or for `using:` the live column of the same name (None: a new column).
+fn baseline<'a>(p: &'a Projection, live: Option<&'a ObservedTable>) -> Option<&'a str> {
+    match &p.source {
+        Source::Using { .. } => live.and_then(|l| l.column(&p.field.name)).map(|c| c.name.as_str()),
+        s => s.from(),
+    }
+}
+
+/// One SELECT comparing the original with its staging copy: rows, non-NULL
+/// values of every converted column (original vs copy), and non-NULL values
+/// of every NOT NULL column in the copy. Columns `o_rows, o_c<i>…, s_rows,
+/// s_c<i>…, s_n<i>…` (i: the projection's index).
+pub fn stage_check(t: &TableRef, rw: &Rewrite, live: Option<&ObservedTable>) -> String {
+    let mut o = vec!["count(*) AS `o_rows`".to_string()];
+    let mut s = vec!["count(*) AS `s_rows`".to_string()];
+    for (i, p) in rw.columns.iter().enumerate() {
+        if let Some(b) = baseline(p, live).filter(|_| p.converts()) {
+            o.push(format!("count({}) AS `o_c{i}`", ident(b)));
+            s.push(format!("count({}) AS `s_c{i}`", ident(&p.field.name)));
+        }
+        if !p.field.nullable {
+            s.push(format!("count({}) AS `s_n{i}`", ident(&p.field.name)));
+        }
+    }
+    format!("SELECT * FROM (SELECT {} FROM {}) AS o CROSS JOIN (SELECT {} FROM {}) AS s", o.join(", "), table_name(t), s.join(", "), table_name(&staging_table(t)))
+}
+
+/// Why the staging copy does not match the original (from `stage_check`'s
+/// one row), or None when it does.
+pub fn stage_problem(rw: &Rewrite, live: Option<&ObservedTable>, columns: &[String], row: &[Option<String>]) -> Result<Option<String>, String> {
+    let get = |name: &str| -> Result<i64, String> {
+        let i = columns.iter().position(|c| c.eq_ignore_ascii_case(name)).ok_or_else(|| format!("the check returned no column {name}"))?;
+        row.get(i).cloned().flatten().and_then(|v| v.parse().ok()).ok_or_else(|| format!("the check returned no number for {name}"))
+    };
+    let (before, after) = (get("o_rows")?, get("s_rows")?);
+    if before != after {
+        return Ok(Some(format!("the staging copy has {after} rows but the table has {before}")));
+    }
+    for (i, p) in rw.columns.iter().enumerate() {
+        if let (true, Some(b)) = (p.converts(), baseline(p, live)) {
+            let (n, m) = (get(&format!("o_c{i}"))?, get(&format!("s_c{i}"))?);
+            if m < n {
+                return Ok(Some(format!("converting {b} to {} ({}) would turn {} values into NULL", p.field.name, p.field.data_type, n - m)));
+            }
+        }
+    }
+    for (i, p) in rw.columns.iter().enumerate() {
+        if !p.field.nullable {
+            let m = get(&format!("s_n{i}"))?;
+            if m < after {
+                return Ok(Some(format!("column {} is declared NOT NULL but {} rows would have no value", p.field.name, after - m)));
+            }
+        }
+    }
+    Ok(None)
 }
 
 /// How to undo a step, as SQL a person can run: UNDROP for a dropped table,
@@ -562,10 +752,140 @@ mod tests {
         assert!(!s2.contains("columnMapping"), "{s2}");
     }
 
+    fn proj(name: &str, ty: &str, nullable: bool, source: Source) -> Projection {
+        Projection { field: StructField { name: name.into(), data_type: parse_type(ty).expect("a type"), nullable, comment: None }, source }
+    }
+
+    /// Every projection kind, with names that need quoting.
+    fn hostile_rewrite() -> Rewrite {
+        let long = parse_type("bigint").expect("a type");
+        Rewrite {
+            columns: vec![
+                proj("i`d", "bigint", false, Source::Copy { from: "i`d".into() }),
+                proj("re mark", "string", true, Source::Copy { from: "no'te".into() }),
+                proj("n", "int", true, Source::Cast { from: "n`".into(), from_type: long.clone() }),
+                proj("c", "string", true, Source::Using { expression: "upper(`c`)".into() }),
+                proj("new", "date", true, Source::Null),
+                proj(
+                    "a`ddr",
+                    "struct<`ci'ty`:string,zip:bigint,country:string>",
+                    true,
+                    Source::Struct {
+                        from: "a`ddr".into(),
+                        fields: vec![
+                            proj("ci'ty", "string", true, Source::Copy { from: "ci'ty".into() }),
+                            proj("zip", "bigint", true, Source::Cast { from: "zip".into(), from_type: DataType::Int }),
+                            proj("country", "string", true, Source::Null),
+                        ],
+                    },
+                ),
+                proj(
+                    "items",
+                    "array<struct<q:bigint,sku:string>>",
+                    true,
+                    Source::Transform {
+                        from: "it`ems".into(),
+                        fields: vec![proj("q", "bigint", true, Source::Cast { from: "q".into(), from_type: DataType::Int }), proj("sku", "string", true, Source::Copy { from: "sku".into() })],
+                    },
+                ),
+            ],
+            partitioned_by: vec!["p`x".into()],
+            drops: vec![],
+        }
+    }
+
+    fn ht() -> TableRef {
+        TableRef::new("ma`in", "s'ales", "or`ders")
+    }
+
     #[test]
-    fn rewrites_are_refused_for_now() {
-        let rw = Rewrite { columns: vec![], partitioned_by: vec![], drops: vec![] };
-        assert!(matches!(compile(&t(), &Action::Rewrite { rewrite: rw, phase: RewritePhase::WriteOnce }, None), Err(SqlError::Unsupported(_))));
+    fn rewrite_projection_names_every_field_and_quotes_hostile_names() {
+        let rw = hostile_rewrite();
+        assert_eq!(
+            projection(&rw, CastMode::Strict),
+            "`i``d` AS `i``d`, `no'te` AS `re mark`, CAST(`n``` AS int) AS `n`, (upper(`c`)) AS `c`, CAST(NULL AS date) AS `new`, \
+             CASE WHEN `a``ddr` IS NULL THEN NULL ELSE named_struct('ci\\'ty', `a``ddr`.`ci'ty`, 'zip', CAST(`a``ddr`.`zip` AS bigint), 'country', CAST(NULL AS string)) END AS `a``ddr`, \
+             transform(`it``ems`, __e0 -> CASE WHEN __e0 IS NULL THEN NULL ELSE named_struct('q', CAST(__e0.`q` AS bigint), 'sku', __e0.`sku`) END) AS `items`"
+        );
+        assert!(projection(&rw, CastMode::Try).contains("try_cast(`n``` AS int)"), "the stage never fails on a value: it becomes NULL and the check finds it");
+        assert_eq!(cast_type(&parse_type("array<struct<`a b`:int not null comment 'x'>>").expect("a type")), "array<struct<`a b`: int>>");
+    }
+
+    #[test]
+    fn rewrite_phases_compile_to_create_or_replace() {
+        let rw = hostile_rewrite();
+        let mut live = ObservedTable::new(ht(), vec![]);
+        live.properties.insert(OWNER_PROPERTY.into(), "ns/o'rders".into());
+        live.properties.insert("other".into(), "x".into());
+        let c = |phase| compile(&ht(), &Action::Rewrite { rewrite: rw.clone(), phase }, Some(&live)).expect("compiles");
+        let t = "`ma``in`.`s'ales`.`or``ders`";
+        let st = "`ma``in`.`s'ales`.`or``ders__delta_operator_staging`";
+        let once = c(RewritePhase::WriteOnce);
+        assert_eq!(once.len(), 1);
+        assert!(
+            once[0].starts_with(&format!("CREATE OR REPLACE TABLE {t} USING DELTA PARTITIONED BY (`p``x`) TBLPROPERTIES ('delta-operator.io/owner' = 'ns/o\\'rders') AS SELECT `i``d` AS `i``d`,")),
+            "{}",
+            once[0]
+        );
+        assert!(once[0].ends_with(&format!(" FROM {t}")) && once[0].contains("CAST(`n``` AS int)"), "{}", once[0]);
+        assert!(!once[0].contains("'other'"), "other properties are put back by their own step");
+        let stage = c(RewritePhase::Stage);
+        assert!(stage[0].starts_with(&format!("CREATE OR REPLACE TABLE {st} USING DELTA AS SELECT ")), "{}", stage[0]);
+        assert!(stage[0].ends_with(&format!(" FROM {t}")) && stage[0].contains("try_cast(`n``` AS int)"), "{}", stage[0]);
+        assert_eq!(
+            c(RewritePhase::Replace),
+            vec![format!("CREATE OR REPLACE TABLE {t} USING DELTA PARTITIONED BY (`p``x`) TBLPROPERTIES ('delta-operator.io/owner' = 'ns/o\\'rders') AS SELECT * FROM {st}")]
+        );
+        assert_eq!(c(RewritePhase::DropStaging), vec![format!("DROP TABLE IF EXISTS {st}")]);
+        let mut live = live.clone();
+        live.version = Some(12);
+        let stage12 = compile(&ht(), &Action::Rewrite { rewrite: rw.clone(), phase: RewritePhase::Stage }, Some(&live)).expect("compiles");
+        assert!(stage12[0].starts_with(&format!("CREATE OR REPLACE TABLE {st} USING DELTA TBLPROPERTIES ('delta-operator.io/staged-from-version' = '12') AS SELECT ")), "{}", stage12[0]);
+        let mut copy = ObservedTable::new(staging_table(&ht()), vec![]);
+        assert!(replace_refusal(&ht(), Some(&live), None).expect("refused").contains("no staging copy"));
+        assert!(replace_refusal(&ht(), Some(&live), Some(&copy)).expect("refused").contains("made from version ?"));
+        copy.properties.insert(STAGED_FROM.into(), "11".into());
+        assert!(replace_refusal(&ht(), Some(&live), Some(&copy)).expect("refused").contains("at version 12 but its staging copy"));
+        copy.properties.insert(STAGED_FROM.into(), "12".into());
+        assert_eq!(replace_refusal(&ht(), Some(&live), Some(&copy)), None);
+        live.version = None;
+        // clustering survives a replace that does not repartition
+        let mut rw2 = rw.clone();
+        rw2.partitioned_by.clear();
+        live.cluster_by = Some(vec!["i`d".into(), "gone".into()]);
+        let s = compile(&ht(), &Action::Rewrite { rewrite: rw2, phase: RewritePhase::WriteOnce }, Some(&live)).expect("compiles");
+        assert!(s[0].contains(" USING DELTA CLUSTER BY (`i``d`) TBLPROPERTIES"), "{}", s[0]);
+        assert_eq!(
+            compile(&ht(), &Action::CloneTable { name: "or`ders__delta_operator_clone_v3".into() }, None).expect("compiles"),
+            vec![format!("CREATE TABLE IF NOT EXISTS `ma``in`.`s'ales`.`or``ders__delta_operator_clone_v3` SHALLOW CLONE {t}")]
+        );
+        assert_eq!(undo(&ht(), &Action::Rewrite { rewrite: rw, phase: RewritePhase::Replace }, Some(4)).as_deref(), Some(format!("RESTORE TABLE {t} TO VERSION AS OF 4").as_str()));
+        let empty = Rewrite { columns: vec![], partitioned_by: vec![], drops: vec![] };
+        assert!(compile(&ht(), &Action::Rewrite { rewrite: empty, phase: RewritePhase::WriteOnce }, None).is_err());
+    }
+
+    #[test]
+    fn the_stage_check_compares_counts_and_names_the_loss() {
+        let rw = hostile_rewrite();
+        let mut live = ObservedTable::new(ht(), vec![]);
+        live.columns.push(crate::model::ObservedColumn::new("c", DataType::Int, true));
+        let q = stage_check(&ht(), &rw, Some(&live));
+        assert_eq!(
+            q,
+            "SELECT * FROM (SELECT count(*) AS `o_rows`, count(`n```) AS `o_c2`, count(`c`) AS `o_c3`, count(`a``ddr`) AS `o_c5`, count(`it``ems`) AS `o_c6` FROM `ma``in`.`s'ales`.`or``ders`) AS o \
+             CROSS JOIN (SELECT count(*) AS `s_rows`, count(`i``d`) AS `s_n0`, count(`n`) AS `s_c2`, count(`c`) AS `s_c3`, count(`a``ddr`) AS `s_c5`, count(`items`) AS `s_c6` FROM `ma``in`.`s'ales`.`or``ders__delta_operator_staging`) AS s"
+        );
+        assert!(is_read_only(&q));
+        let cols: Vec<String> = ["o_rows", "o_c2", "o_c3", "o_c5", "o_c6", "s_rows", "s_n0", "s_c2", "s_c3", "s_c5", "s_c6"].iter().map(|c| c.to_string()).collect();
+        let row = |v: [i64; 11]| v.iter().map(|n| Some(n.to_string())).collect::<Vec<_>>();
+        assert_eq!(stage_problem(&rw, Some(&live), &cols, &row([10, 9, 8, 7, 6, 10, 10, 9, 8, 7, 6])), Ok(None));
+        let lost = stage_problem(&rw, Some(&live), &cols, &row([10, 9, 8, 7, 6, 10, 10, 7, 8, 7, 6])).expect("a verdict").expect("a problem");
+        assert!(lost.contains("would turn 2 values into NULL") && lost.contains("n`"), "{lost}");
+        let rows = stage_problem(&rw, Some(&live), &cols, &row([10, 9, 8, 7, 6, 9, 9, 9, 8, 7, 6])).expect("a verdict").expect("a problem");
+        assert!(rows.contains("9 rows but the table has 10"), "{rows}");
+        let nn = stage_problem(&rw, Some(&live), &cols, &row([10, 9, 8, 7, 6, 10, 8, 9, 8, 7, 6])).expect("a verdict").expect("a problem");
+        assert!(nn.contains("declared NOT NULL but 2 rows"), "{nn}");
+        assert!(stage_problem(&rw, Some(&live), &cols[..3], &row([10, 9, 8, 7, 6, 10, 10, 9, 8, 7, 6])[..3]).is_err(), "a missing column is an error, never a pass");
     }
 
     #[test]

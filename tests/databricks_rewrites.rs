@@ -1,0 +1,284 @@
+//! Rewrites on Databricks, against the warehouse emulator (real Delta Lake on
+//! Spark): a staged conversion (a non-widening cast and a struct field cast,
+//! rebuilt by name) and a write-once rebuild (a new partitioning, a nested
+//! field and a column added) keep every value they do not mean to convert, row
+//! by row; put-backs restore comments, CHECKs and properties (the plan is
+//! empty afterwards); a lossy cast is caught by the staged check with the
+//! original at the same Delta version.
+//!
+//! NOT NULL is not exercised here: the put-back is `ALTER COLUMN … SET NOT
+//! NULL`, which Databricks runs in place but OSS Delta (the emulator's engine)
+//! refuses ("Cannot change nullable column to non-nullable", pinned in
+//! databricks_warehouse.rs), and Spark refuses a column list in REPLACE … AS
+//! SELECT ("Schema may not be specified in a Replace Table As Select").
+//!
+//! `make test` exports DATABRICKS_HOST, DATABRICKS_TOKEN and
+//! DATABRICKS_WAREHOUSE_ID; without them every test here fails (never skips).
+//! Each test works in its own schema.
+
+mod support;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use delta_operator::apply::{apply, ApplyReport, StepStatus};
+use delta_operator::backend::databricks::auth::{Credentials, Secret};
+use delta_operator::backend::databricks::client::{ClientConfig, StatementResult};
+use delta_operator::backend::databricks::DatabricksBackend;
+use delta_operator::backend::Backend;
+use delta_operator::engine::{read_and_plan, Inputs};
+use delta_operator::model::{DataType, ObservedTable, TableRef};
+use delta_operator::plan::gate::Policy;
+use delta_operator::plan::render::text::render;
+use delta_operator::plan::{Plan, RiskClass};
+use support::{manifests, table};
+
+fn env(k: &str) -> String {
+    match std::env::var(k) {
+        Ok(v) if !v.trim().is_empty() => v,
+        _ => panic!(
+            "{k} is not set: these tests need the warehouse emulator. Run them through `make test`, \
+             or `e2e/warehouse/with-warehouse.sh cargo test --test databricks_rewrites`"
+        ),
+    }
+}
+
+fn backend() -> DatabricksBackend {
+    let creds = Credentials::Token(Secret::new(env("DATABRICKS_TOKEN")));
+    let mut cfg = ClientConfig::new(&env("DATABRICKS_HOST"), &env("DATABRICKS_WAREHOUSE_ID"), creds);
+    cfg.poll_interval = Duration::from_millis(100);
+    cfg.warehouse_poll = Duration::from_millis(200);
+    cfg.retry_min_delay = Duration::from_millis(100);
+    DatabricksBackend::new(cfg).expect("backend").with_share_window(Duration::ZERO)
+}
+
+static SEQ: AtomicUsize = AtomicUsize::new(0);
+
+struct Wh {
+    b: DatabricksBackend,
+    schema: String,
+}
+
+impl Wh {
+    async fn new(tag: &str) -> Wh {
+        let schema = format!("dr_{tag}_{}_{}", std::process::id(), SEQ.fetch_add(1, Ordering::SeqCst));
+        let wh = Wh { b: backend(), schema };
+        wh.sql(&format!("CREATE SCHEMA main.{}", wh.schema)).await;
+        wh
+    }
+    fn t(&self, name: &str) -> TableRef {
+        TableRef::new("main", &self.schema, name)
+    }
+    fn q(&self, name: &str) -> String {
+        format!("main.{}.{name}", self.schema)
+    }
+    fn m(&self, body: &str) -> Inputs {
+        let schema = format!(
+            "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {{name: sales}}\nspec: {{catalog: main, name: {}, mode: additive}}\n",
+            self.schema
+        );
+        manifests(&format!("{schema}{}", table("t", body)))
+    }
+    async fn plan(&self, inputs: &Inputs) -> Plan {
+        read_and_plan(&self.b, inputs).await.expect("read").0
+    }
+    async fn apply(&self, inputs: &Inputs, approve: bool) -> ApplyReport {
+        let id = if approve { Some(self.plan(inputs).await.id) } else { None };
+        apply(&self.b, inputs, None, id.as_deref(), Policy::Auto, &|_| {}, &|| true).await.map(|(_, r)| r).unwrap_or_else(|e| panic!("apply: {e}"))
+    }
+    async fn sql(&self, s: &str) -> StatementResult {
+        self.b.client().execute(s, &|_: &str| {}).await.unwrap_or_else(|e| panic!("{s}: {e}"))
+    }
+    /// The first column of every row, as text.
+    async fn col(&self, s: &str) -> Vec<String> {
+        self.sql(s).await.rows.into_iter().map(|r| r[0].clone().unwrap_or_else(|| "NULL".into())).collect()
+    }
+    async fn read(&self) -> ObservedTable {
+        self.b.read(&[self.t("t")]).await.expect("read").pop().flatten().expect("the table exists")
+    }
+    async fn version(&self) -> u64 {
+        self.b.version(&self.t("t")).await.expect("version").expect("a version")
+    }
+}
+
+fn steps(plan: &Plan) -> Vec<(String, RiskClass)> {
+    plan.tables.iter().flat_map(|t| t.steps().iter().map(|s| (s.action.title(), s.class))).collect()
+}
+
+fn ok(report: &ApplyReport) {
+    if let Some(f) = report.steps.iter().find(|s| matches!(s.status, StepStatus::Failed { .. } | StepStatus::NotRun)) {
+        panic!("step not done: {f:#?}\n{report:#?}");
+    }
+}
+
+const V1: &str = "  columns:
+    - {name: id, type: bigint, comment: the key}
+    - {name: amount, type: bigint, comment: in cents}
+    - {name: code, type: string, comment: a number as text}
+    - {name: note, type: string}
+    - {name: region, type: string}
+    - {name: address, type: 'struct<zip:int,city:string>'}
+  constraints:
+    - check: {name: id_positive, expression: id > 0}";
+
+const ROWS: i64 = 300;
+
+/// Creates `t` from V1 (through the operator), fills it with ROWS rows
+/// (every 4th address NULL, every 5th note NULL) and sets a property the spec
+/// never names.
+async fn seeded(wh: &Wh) {
+    ok(&wh.apply(&wh.m(V1), false).await);
+    wh.sql(&format!(
+        "INSERT INTO {} SELECT id, id * 100, CAST(id * 7 AS STRING), CASE WHEN id % 5 = 0 THEN NULL ELSE concat('n''', id) END, \
+         concat('r', id % 3), CASE WHEN id % 4 = 0 THEN NULL ELSE named_struct('zip', CAST(10000 + id AS INT), 'city', concat('c', id % 7)) END \
+         FROM range(1, {})",
+        wh.q("t"),
+        ROWS + 1
+    ))
+    .await;
+    wh.sql(&format!("ALTER TABLE {} SET TBLPROPERTIES ('other.team' = 'keep-me')", wh.q("t"))).await;
+}
+
+/// SHA-256 of each row's kept values as JSON, in id order.
+async fn sums(wh: &Wh, exprs: &str) -> Vec<String> {
+    wh.col(&format!("SELECT sha2(to_json(struct({exprs})), 256) FROM {} ORDER BY id", wh.q("t"))).await
+}
+
+#[tokio::test]
+async fn staged_casts_convert_only_what_they_mean_to_and_put_backs_restore_the_metadata() {
+    let wh = Wh::new("staged").await;
+    seeded(&wh).await;
+    const KEPT: &str = "id, amount, note, region, address.city, address IS NULL";
+    let before = sums(&wh, KEPT).await;
+    assert_eq!(before.len(), ROWS as usize);
+    let codes = wh.col(&format!("SELECT code FROM {} ORDER BY id", wh.q("t"))).await;
+    let zips = wh.col(&format!("SELECT CAST(address.zip AS STRING) FROM {} ORDER BY id", wh.q("t"))).await;
+    let v_before = wh.version().await;
+    // string → int is no widening (a rewrite on Databricks) and may lose values: staged;
+    // the struct's zip int → string inside a struct whose fields are also reordered
+    let v2 = wh.m(&V1
+        .replace("{name: code, type: string, comment: a number as text}", "{name: code, type: int, comment: a number as text}")
+        .replace("'struct<zip:int,city:string>'", "'struct<city:string,zip:string>'"));
+    let plan = wh.plan(&v2).await;
+    let s = steps(&plan);
+    assert_eq!(s.first(), Some(&("STAGE rewritten data".to_string(), RiskClass::Rewrite)), "{}", render(&plan));
+    assert_eq!(s.get(1), Some(&("REPLACE TABLE (from staging)".to_string(), RiskClass::Rewrite)), "{}", render(&plan));
+    assert_eq!(s.last(), Some(&("DROP staging".to_string(), RiskClass::Meta)), "{}", render(&plan));
+    let report = wh.apply(&v2, false).await;
+    ok(&report);
+    assert!(report.steps[0].detail.as_deref().unwrap_or("").contains(&format!("staged {ROWS} rows")), "{:?}", report.steps[0]);
+    assert_eq!(report.steps[1].restore_point, Some(v_before), "the restore point is the version before the replace");
+    assert_eq!(sums(&wh, KEPT).await, before, "every kept value of every row is unchanged");
+    assert_eq!(wh.col(&format!("SELECT CAST(code AS STRING) FROM {} ORDER BY id", wh.q("t"))).await, codes, "the cast kept every code");
+    assert_eq!(wh.col(&format!("SELECT address.zip FROM {} ORDER BY id", wh.q("t"))).await, zips, "the struct was rebuilt by name");
+    let live = wh.read().await;
+    assert_eq!(live.column("code").expect("code").data_type, DataType::Int);
+    assert_eq!(live.column("address").expect("address").data_type.to_string(), "struct<city:string,zip:string>");
+    assert_eq!(live.column("id").expect("id").comment.as_deref(), Some("the key"));
+    assert_eq!(live.column("amount").expect("amount").comment.as_deref(), Some("in cents"), "a copied column keeps its comment");
+    assert_eq!(live.column("code").expect("code").comment.as_deref(), Some("a number as text"), "a converted column's comment put back");
+    assert_eq!(live.checks.len(), 1, "the CHECK put back: {:?}", live.checks);
+    assert_eq!(live.properties.get("other.team").map(String::as_str), Some("keep-me"), "a property someone else set survives");
+    assert!(wh.b.read(&[wh.t("t__delta_operator_staging")]).await.expect("read")[0].is_none(), "the staging copy is dropped");
+    let history = wh.sql(&format!("DESCRIBE HISTORY {}", wh.q("t"))).await;
+    assert!(history.rows.len() as u64 > v_before + 1, "the history is kept across the replace");
+    let again = wh.plan(&v2).await;
+    assert!(!again.has_changes(), "converges:\n{}", render(&again));
+}
+
+#[tokio::test]
+async fn a_new_partitioning_writes_once_keeps_every_row_and_clones_first() {
+    let wh = Wh::new("once").await;
+    seeded(&wh).await;
+    let all = "id, amount, code, note, region, address.zip, address.city, address IS NULL";
+    let before = sums(&wh, all).await;
+    let v_before = wh.version().await;
+    // a new partitioning is a rewrite on Databricks; with it, a new nested field and a new
+    // column are part of the rebuild (NULL): nothing converts, so it writes once
+    let v2 = wh.m(&format!(
+        "{}\n  partitionedBy: [region]\n  safety: {{cloneBeforeRewrite: true}}",
+        V1.replace("'struct<zip:int,city:string>'", "'struct<zip:int,city:string,country:string>'")
+            .replace("  constraints:", "    - {name: extra, type: date}\n  constraints:")
+    ));
+    let plan = wh.plan(&v2).await;
+    let s = steps(&plan);
+    assert!(s.iter().any(|(t, c)| t == "REPLACE TABLE (from itself)" && *c == RiskClass::Rewrite), "{}", render(&plan));
+    assert!(!s.iter().any(|(t, _)| t.starts_with("STAGE")), "nothing converts: no staging\n{}", render(&plan));
+    let clone_at = s.iter().position(|(t, _)| t.starts_with("SHALLOW CLONE")).unwrap_or_else(|| panic!("a clone step:\n{}", render(&plan)));
+    let replace_at = s.iter().position(|(t, _)| t == "REPLACE TABLE (from itself)").expect("replace");
+    assert!(clone_at < replace_at, "the clone comes before the replace");
+    let report = wh.apply(&v2, false).await;
+    ok(&report);
+    assert_eq!(report.steps[replace_at].restore_point, Some(v_before));
+    assert_eq!(sums(&wh, all).await, before, "every value of every row is unchanged");
+    assert_eq!(
+        wh.col(&format!("SELECT count(*) FROM {} WHERE extra IS NULL AND (address IS NULL OR address.country IS NULL)", wh.q("t"))).await,
+        vec![ROWS.to_string()],
+        "the new column and the new field are NULL, and a NULL struct stays NULL"
+    );
+    assert_eq!(wh.col(&format!("SELECT count(*) FROM {} WHERE address IS NULL", wh.q("t"))).await, vec![(ROWS / 4).to_string()]);
+    let live = wh.read().await;
+    assert_eq!(live.partitioned_by, vec!["region".to_string()]);
+    assert_eq!(live.checks.len(), 1);
+    assert_eq!(live.properties.get("other.team").map(String::as_str), Some("keep-me"));
+    // the clone still reads the table as it was: the old schema, every row
+    let clone = plan.tables[0].steps()[clone_at].action.clone();
+    let delta_operator::plan::Action::CloneTable { name } = clone else { panic!("{clone:?}") };
+    let cq = format!("main.{}.`{name}`", wh.schema);
+    assert_eq!(wh.col(&format!("SELECT sha2(to_json(struct({all})), 256) FROM {cq} ORDER BY id")).await, before, "the clone reads every row as it was");
+    let clone_cols = wh.sql(&format!("SELECT * FROM {cq} LIMIT 1")).await.columns;
+    assert!(!clone_cols.iter().any(|c| c == "extra"), "the clone has the old schema: {clone_cols:?}");
+    let again = wh.plan(&v2).await;
+    assert!(!again.has_changes(), "converges:\n{}", render(&again));
+}
+
+#[tokio::test]
+async fn a_lossy_cast_is_caught_by_the_staged_check_and_the_original_keeps_its_version() {
+    let wh = Wh::new("lossy").await;
+    let v1 = "  columns:\n    - {name: id, type: bigint}\n    - {name: num, type: string}";
+    ok(&wh.apply(&wh.m(v1), false).await);
+    wh.sql(&format!("INSERT INTO {} VALUES (1, '1'), (2, '2'), (3, 'abc'), (4, NULL)", wh.q("t"))).await;
+    let v_before = wh.version().await;
+    let rows_before = sums(&wh, "id, num").await;
+    let v2 = wh.m("  columns:\n    - {name: id, type: bigint}\n    - {name: num, type: int}");
+    let plan = wh.plan(&v2).await;
+    assert_eq!(steps(&plan)[0].0, "STAGE rewritten data", "{}", render(&plan));
+    let report = apply(&wh.b, &v2, None, None, Policy::Auto, &|_| {}, &|| true).await.map(|(_, r)| r).expect("apply runs");
+    match &report.steps[0].status {
+        StepStatus::Failed { error } => {
+            assert!(error.contains("would turn 1 values into NULL"), "{error}");
+            assert!(error.contains("untouched") && error.contains("t__delta_operator_staging"), "names the kept staging copy: {error}");
+        }
+        s => panic!("the stage must fail its check, got {s:?}"),
+    }
+    assert!(report.steps[1..].iter().all(|s| s.status == StepStatus::NotRun), "{report:#?}");
+    assert_eq!(wh.version().await, v_before, "same Delta version");
+    assert_eq!(sums(&wh, "id, num").await, rows_before, "same rows");
+    assert_eq!(wh.read().await.column("num").expect("num").data_type, DataType::String);
+    // the staging copy is kept to inspect: the value that did not convert is NULL there
+    assert_eq!(wh.col(&format!("SELECT id FROM {} WHERE num IS NULL ORDER BY id", wh.q("t__delta_operator_staging"))).await, vec!["3", "4"]);
+}
+
+#[tokio::test]
+async fn a_stage_left_behind_is_never_replaced_from_once_the_table_moved_and_a_rerun_converges() {
+    let wh = Wh::new("moved").await;
+    ok(&wh.apply(&wh.m("  columns:\n    - {name: id, type: bigint}\n    - {name: num, type: string}"), false).await);
+    wh.sql(&format!("INSERT INTO {} VALUES (1, '10'), (2, '20'), (3, NULL)", wh.q("t"))).await;
+    let v2 = wh.m("  columns:\n    - {name: id, type: bigint}\n    - {name: num, type: int}");
+    let plan = wh.plan(&v2).await;
+    let steps = plan.tables[0].steps().to_vec();
+    assert_eq!(steps[0].action.title(), "STAGE rewritten data", "{}", render(&plan));
+    assert_eq!(steps[1].action.title(), "REPLACE TABLE (from staging)");
+    // the run stops after the stage (a crash), and someone writes a row
+    wh.b.run(&wh.t("t"), &steps[0], &|_: &str| {}).await.expect("the stage runs");
+    wh.sql(&format!("INSERT INTO {} VALUES (4, '40')", wh.q("t"))).await;
+    let moved = wh.version().await;
+    let err = wh.b.run(&wh.t("t"), &steps[1], &|_: &str| {}).await.expect_err("the table moved since the stage");
+    assert!(err.to_string().contains(&format!("at version {moved} but its staging copy")), "{err}");
+    assert_eq!(wh.version().await, moved, "the refused replace wrote nothing");
+    // a rerun stages again from the table as it is now: no row is lost
+    let report = wh.apply(&v2, false).await;
+    ok(&report);
+    assert_eq!(wh.col(&format!("SELECT concat(id, ':', coalesce(CAST(num AS STRING), 'NULL')) FROM {} ORDER BY id", wh.q("t"))).await, vec!["1:10", "2:20", "3:NULL", "4:40"]);
+    assert!(!wh.plan(&v2).await.has_changes());
+}
