@@ -20,24 +20,6 @@ fn commit_infos(table: &Path) -> Vec<Value> {
         .collect()
 }
 
-const ORDERS_V2: &str = "apiVersion: delta-operator.io/v1alpha1
-kind: DeltaTable
-metadata: {name: orders}
-spec:
-  schemaRef: sales
-  comment: Orders as placed
-  columns:
-    - {name: order_id, type: bigint, nullable: false}
-    - {name: customer_id, type: bigint}
-    - {name: amount, type: int, comment: Amount in cents}
-    - name: items
-      type: {array: {struct: [{name: sku, type: string}, {name: quantity, type: int}]}}
-    - {name: order_date, type: date}
-  partitionedBy: [order_date]
-  constraints:
-    - check: {name: amount_not_negative, expression: amount >= 0}
-";
-
 #[test]
 fn examples_become_ready_and_kubectl_shows_the_columns() {
     let ns = namespace("ready");
@@ -113,7 +95,7 @@ fn a_destructive_change_waits_for_the_approval_of_that_exact_plan() {
     kubectl_ok(&["apply", "-n", &ns, "-f", examples().to_str().unwrap()]);
     kubectl_ok(&["wait", "-n", &ns, "--for=condition=Ready", "deltatable/orders", "--timeout=60s"]);
     let before = delta_versions(&op.table_dir("orders"));
-    apply_yaml(&ns, ORDERS_V2); // drops `status`
+    apply_yaml(&ns, ORDERS_WITHOUT_STATUS); // drops `status`
     let obj = wait_condition(&ns, "deltatable", "orders", "Stalled", "True", Some("ApprovalRequired"));
     assert_eq!(condition(&obj, "Ready").unwrap().0, "False");
     let id = obj["status"]["plan"]["id"].as_str().unwrap().to_string();

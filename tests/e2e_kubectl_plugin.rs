@@ -8,24 +8,6 @@ use std::process::{Command, Stdio};
 
 use support::e2e::*;
 
-/// Drops the `status` column of the example `orders`: a destructive plan.
-const ORDERS_WITHOUT_STATUS: &str = "apiVersion: delta-operator.io/v1alpha1
-kind: DeltaTable
-metadata: {name: orders}
-spec:
-  schemaRef: sales
-  comment: Orders as placed
-  columns:
-    - {name: order_id, type: bigint, nullable: false}
-    - {name: customer_id, type: bigint}
-    - {name: amount, type: int, comment: Amount in cents}
-    - name: items
-      type: {array: {struct: [{name: sku, type: string}, {name: quantity, type: int}]}}
-    - {name: order_date, type: date}
-  partitionedBy: [order_date]
-  constraints:
-    - check: {name: amount_not_negative, expression: amount >= 0}
-";
 
 /// A folder holding only `kubectl-delta`, a link to the built binary.
 fn plugin_dir() -> tempfile::TempDir {

@@ -88,38 +88,7 @@ impl Operator {
 
     pub fn start_in(ns: &str, allowance: &str, extra: &[&str], dir: tempfile::TempDir) -> Self {
         let lake = dir.path().join("lake");
-        let config = dir.path().join("config.yaml");
-        std::fs::write(&config, format!("targets:\n  lake:\n    lake: {{root: {}}}\n{allowance}\n", lake.display())).unwrap();
-        let log_path = dir.path().join("operator.log");
-        let log = std::fs::File::create(&log_path).unwrap();
-        // port 0: the operator picks a free port and prints it (no race for a port chosen here)
-        let mut args = vec!["run", "--namespace", ns, "--lease-namespace", ns, "--drift-interval", "2s", "--listen", "127.0.0.1:0"];
-        if !extra.contains(&"--lease-seconds") {
-            args.extend(["--lease-seconds", "4"]);
-        }
-        args.extend(extra);
-        let child = Command::new(BIN)
-            .args(&args)
-            .arg("--config")
-            .arg(&config)
-            .env("KUBECONFIG", operator_kubeconfig())
-            .env("DELTA_OPERATOR_LOG", "info,kube=warn,buoyant_kernel=warn,deltalake_core=warn,datafusion=warn")
-            .stdout(Stdio::from(log.try_clone().unwrap()))
-            .stderr(Stdio::from(log))
-            .spawn()
-            .expect("start the operator");
-        let mut port = 0;
-        wait_until("the operator to listen", Duration::from_secs(30), || {
-            let text = std::fs::read_to_string(&log_path).unwrap_or_default();
-            match text.lines().find_map(|l| l.strip_prefix("listening on ")).and_then(|a| a.rsplit(':').next()?.trim().parse().ok()) {
-                Some(p) => {
-                    port = p;
-                    Ok(())
-                }
-                None => Err(text.lines().rev().take(5).collect::<Vec<_>>().join("\n")),
-            }
-        });
-        Operator { child, lake, port, dir: Some(dir) }
+        Self::start_with_config(ns, &format!("targets:\n  lake:\n    lake: {{root: {}}}\n{allowance}\n", lake.display()), extra, dir)
     }
 
     /// Sends SIGTERM and waits (up to `timeout`) for the process to end: its exit status.
@@ -236,6 +205,7 @@ impl Operator {
         std::fs::write(&config, config_yaml).unwrap();
         let log_path = dir.path().join("operator.log");
         let log = std::fs::File::create(&log_path).unwrap();
+        // port 0: the operator picks a free port and prints it (no race for a port chosen here)
         let mut args = vec!["run", "--namespace", ns, "--lease-namespace", ns, "--drift-interval", "2s", "--listen", "127.0.0.1:0"];
         if !extra.contains(&"--lease-seconds") {
             args.extend(["--lease-seconds", "4"]);
@@ -245,7 +215,7 @@ impl Operator {
             .args(&args)
             .arg("--config")
             .arg(&config)
-            .env("KUBECONFIG", e2e_dir().join("kubeconfig"))
+            .env("KUBECONFIG", operator_kubeconfig())
             .env("DELTA_OPERATOR_LOG", "info,kube=warn,buoyant_kernel=warn,deltalake_core=warn,datafusion=warn")
             .stdout(Stdio::from(log.try_clone().unwrap()))
             .stderr(Stdio::from(log))
@@ -265,3 +235,22 @@ impl Operator {
         Operator { child, lake, port, dir: Some(dir) }
     }
 }
+
+/// The example `orders` without its `status` column: a destructive plan.
+pub const ORDERS_WITHOUT_STATUS: &str = "apiVersion: delta-operator.io/v1alpha1
+kind: DeltaTable
+metadata: {name: orders}
+spec:
+  schemaRef: sales
+  comment: Orders as placed
+  columns:
+    - {name: order_id, type: bigint, nullable: false}
+    - {name: customer_id, type: bigint}
+    - {name: amount, type: int, comment: Amount in cents}
+    - name: items
+      type: {array: {struct: [{name: sku, type: string}, {name: quantity, type: int}]}}
+    - {name: order_date, type: date}
+  partitionedBy: [order_date]
+  constraints:
+    - check: {name: amount_not_negative, expression: amount >= 0}
+";
