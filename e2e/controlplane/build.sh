@@ -20,19 +20,11 @@ KUBE_APISERVER_BIN=$BIN/kube-apiserver-v$K8S_VERSION
 emit() { printf 'export ETCD_BIN=%q\nexport KUBE_APISERVER_BIN=%q\n' "$ETCD_BIN" "$KUBE_APISERVER_BIN"; }
 if [[ -x $ETCD_BIN && -x $KUBE_APISERVER_BIN ]]; then emit; exit 0; fi   # fast path
 
-command -v go >/dev/null || { echo "build.sh: 'go' not found in PATH" >&2; exit 1; }
 start=$(date +%s)
 
-# Keep every Go cache under $CACHE so reruns and CI cache restores are fast,
-# and ignore any go.work / GOFLAGS of the caller. GOTOOLCHAIN=auto lets an
-# older local go fetch the go1.26 toolchain the modules require.
-export GOPATH=$CACHE/go GOMODCACHE=$CACHE/go/mod GOCACHE=$CACHE/go/build
-export GOFLAGS="-buildvcs=false -trimpath" GOWORK=off CGO_ENABLED=0
-export GOTOOLCHAIN=${GOTOOLCHAIN:-auto}
-mkdir -p "$BIN" "$CACHE/src"
-
-# Wrapper module in $CACHE/src/<name>; dependency replace directives are ignored there.
-wrapper() { rm -rf "$CACHE/src/$1"; mkdir -p "$CACHE/src/$1"; cd "$CACHE/src/$1"; go mod init "local/$1" >/dev/null 2>&1; }
+# shellcheck source=../go-env.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../go-env.sh"
+go_env build.sh
 
 if [[ ! -x $ETCD_BIN ]]; then
   # `go install go.etcd.io/etcd/server/v3@v…` is refused: server/go.mod replaces ../api etc.

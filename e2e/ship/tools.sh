@@ -18,17 +18,11 @@ KUBECONFORM_BIN=$BIN/kubeconform-v$KUBECONFORM_VERSION
 emit() { printf 'export HELM_BIN=%q\nexport KUBECONFORM_BIN=%q\n' "$HELM_BIN" "$KUBECONFORM_BIN"; }
 if [[ -x $HELM_BIN && -x $KUBECONFORM_BIN ]]; then emit; exit 0; fi   # fast path
 
-command -v go >/dev/null || { echo "ship/tools.sh: 'go' not found in PATH" >&2; exit 1; }
 start=$(date +%s)
 
-# Same cache layout and flags as e2e/controlplane/build.sh.
-export GOPATH=$CACHE/go GOMODCACHE=$CACHE/go/mod GOCACHE=$CACHE/go/build
-export GOFLAGS="-buildvcs=false -trimpath" GOWORK=off CGO_ENABLED=0
-export GOTOOLCHAIN=${GOTOOLCHAIN:-auto}
-mkdir -p "$BIN" "$CACHE/src"
-
-# Wrapper module in $CACHE/src/<name>; dependency replace directives are ignored there.
-wrapper() { rm -rf "$CACHE/src/$1"; mkdir -p "$CACHE/src/$1"; cd "$CACHE/src/$1"; go mod init "local/$1" >/dev/null 2>&1; }
+# shellcheck source=../go-env.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../go-env.sh"
+go_env ship/tools.sh
 
 if [[ ! -x $KUBECONFORM_BIN ]]; then
   echo "ship/tools.sh: building kubeconform v$KUBECONFORM_VERSION" >&2
