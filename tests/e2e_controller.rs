@@ -140,6 +140,87 @@ fn a_namespace_or_catalog_outside_the_target_is_forbidden_and_untouched() {
 }
 
 #[test]
+fn a_target_that_cannot_be_opened_stalls_only_its_own_resources() {
+    let ns = namespace("unavailable");
+    let dir = tempfile::tempdir().unwrap();
+    let lake = dir.path().join("lake");
+    // `remote` names a token variable the operator's environment does not have
+    let config = format!(
+        "targets:\n  lake:\n    lake: {{root: {}}}\n{ALL}\n  remote:\n    databricks: {{host: 'https://unused.invalid', warehouseId: w1, auth: {{tokenEnv: DELTA_OPERATOR_E2E_UNSET_TOKEN}}}}\n{ALL}\ndefaultTarget: lake\n",
+        lake.display()
+    );
+    let op = Operator::start_with_config(&ns, &config, &[], dir);
+    apply_yaml(
+        &ns,
+        "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {name: remote}\nspec: {catalog: main, target: remote}\n---\napiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {name: events}\nspec:\n  schemaRef: remote\n  columns:\n    - {name: id, type: bigint}\n",
+    );
+    kubectl_ok(&["apply", "-n", &ns, "-f", examples().to_str().unwrap()]);
+    // the lake target's tables are reconciled as usual
+    kubectl_ok(&["wait", "-n", &ns, "--for=condition=Ready", "deltatable/orders", "deltatable/customers", "--timeout=60s"]);
+    // the broken target's resources say which target, why, and what to do
+    for (kind, name) in [("deltaschema", "remote"), ("deltatable", "events")] {
+        let obj = wait_condition(&ns, kind, name, "Stalled", "True", Some("TargetUnavailable"));
+        let conditions = obj["status"]["conditions"].to_string();
+        assert!(conditions.contains("target 'remote'") && conditions.contains("DELTA_OPERATOR_E2E_UNSET_TOKEN") && conditions.contains("restart the operator"), "{conditions}");
+        assert_eq!(condition(&obj, "Ready").unwrap().0, "False", "{obj}");
+    }
+    assert!(op.http("/healthz").starts_with("HTTP/1.1 200"), "the operator keeps running");
+    assert!(op.log().contains("target could not be opened"), "{}", op.log());
+}
+
+/// Two operator processes without leader election (say, two installations watching
+/// different namespaces) that share one target: its Lease serialises their applies.
+#[test]
+fn two_operators_sharing_a_target_take_turns_through_its_lease() {
+    let ns_a = namespace("share-a");
+    let ns_b = namespace("share-b");
+    let shared = tempfile::tempdir().unwrap();
+    let lake = shared.path().join("lake");
+    // both keep the target's Lease in ns_a (the chart's Lease Role is granted there)
+    let a = Operator::start_in(&ns_a, ALL, &["--identity", "op-a", "--lease-namespace", &ns_a], relink(tempfile::tempdir().unwrap(), &lake));
+    let b = Operator::start_in(&ns_b, ALL, &["--identity", "op-b", "--lease-namespace", &ns_a], relink(tempfile::tempdir().unwrap(), &lake));
+    let tables = |schema: &str| {
+        let resource = schema.replace('_', "-");
+        let mut yaml = format!("apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {{name: {resource}}}\nspec: {{catalog: main, name: {schema}}}\n");
+        for i in 0..8 {
+            yaml.push_str(&format!("---\napiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {{name: t{i}}}\nspec:\n  schemaRef: {resource}\n  columns:\n    - {{name: id, type: bigint}}\n  constraints:\n    - check: {{name: id_positive, expression: id > 0}}\n"));
+        }
+        yaml
+    };
+    // applied together, so both operators want the target at once
+    let (ya, yb) = (tables("team_a"), tables("team_b"));
+    std::thread::scope(|s| {
+        s.spawn(|| apply_yaml(&ns_a, &ya));
+        s.spawn(|| apply_yaml(&ns_b, &yb));
+    });
+    for i in 0..8 {
+        wait_condition(&ns_a, "deltatable", &format!("t{i}"), "Ready", "True", None);
+        wait_condition(&ns_b, "deltatable", &format!("t{i}"), "Ready", "True", None);
+    }
+    drop((a, b));
+    // one apply = one table's commits (create, then its CHECK); from the Delta history, no
+    // apply of one operator overlaps in time with an apply of the other
+    let mut runs: Vec<(String, i64, i64, String)> = Vec::new();
+    for schema in ["team_a", "team_b"] {
+        for i in 0..8 {
+            let infos = commit_infos(&lake.join(format!("main/{schema}/t{i}")));
+            assert!(infos.len() >= 2, "{schema}.t{i}: {infos:?}");
+            let writers: Vec<&str> = infos.iter().filter_map(|c| c["delta-operator.writer"].as_str()).collect();
+            assert_eq!(writers.len(), infos.len(), "every commit names its writer: {infos:?}");
+            assert!(writers.iter().all(|w| *w == writers[0]), "{schema}.t{i}: {writers:?}");
+            let times: Vec<i64> = infos.iter().map(|c| c["timestamp"].as_i64().unwrap()).collect();
+            runs.push((writers[0].to_string(), times[0], *times.last().unwrap(), format!("{schema}.t{i}")));
+        }
+    }
+    assert!(runs.iter().any(|r| r.0 == "op-a") && runs.iter().any(|r| r.0 == "op-b"), "{runs:?}");
+    for x in runs.iter().filter(|r| r.0 == "op-a") {
+        for y in runs.iter().filter(|r| r.0 == "op-b") {
+            assert!(x.2 < y.1 || y.2 < x.1, "applies interleave: {x:?} and {y:?}");
+        }
+    }
+}
+
+#[test]
 fn paused_writes_nothing_and_observe_only_shows_drift() {
     let ns = namespace("paused");
     let op = Operator::start(&ns, ALL, &[]);

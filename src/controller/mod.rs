@@ -66,6 +66,9 @@ pub struct Context {
     pub client: Client,
     pub config: Config,
     pub backends: BTreeMap<String, Arc<AnyBackend>>,
+    /// Targets that could not be opened at start, with why: their resources are Stalled,
+    /// the other targets' are reconciled as usual.
+    pub unavailable: BTreeMap<String, String>,
     pub locks: Locks,
     pub recorder: Recorder,
     pub metrics: Arc<Metrics>,
@@ -93,6 +96,20 @@ impl Context {
                 .collect();
         }
         Manifests { schemas: self.schemas.state().iter().filter(|s| in_ns(s.namespace())).map(|s| loaded(s.as_ref().clone())).collect(), tables }
+    }
+
+    /// The backend of a target, or the Stalled reason and message saying why there is none.
+    pub fn backend(&self, target: &str) -> Result<Arc<AnyBackend>, (&'static str, String)> {
+        if let Some(b) = self.backends.get(target) {
+            return Ok(b.clone());
+        }
+        match self.unavailable.get(target) {
+            Some(why) => Err((
+                "TargetUnavailable",
+                format!("target '{target}' could not be opened when the operator started: {why}. Fix the operator config or the credentials it names, then restart the operator (it reads them at start)"),
+            )),
+            None => Err(("UnknownTarget", format!("target '{target}' has no backend"))),
+        }
     }
 
     /// `namespace/name` of every DeltaTable in a namespace (owner markers of live tables).
@@ -128,10 +145,20 @@ fn loaded<T>(resource: T) -> Loaded<T> {
 /// Runs both controllers until SIGTERM / Ctrl-C.
 pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
     let client = Client::try_default().await?;
+    // a target that cannot be opened (a missing credential, say) stalls its own resources
+    // only; one broken Secret must not stop every other target's tables
     let mut backends = BTreeMap::new();
+    let mut unavailable = BTreeMap::new();
     for (name, t) in &config.targets {
-        let backend = AnyBackend::open(t, Some(&opts.identity)).map_err(|e| Error::Other(format!("target {name}: {e}")))?;
-        backends.insert(name.clone(), Arc::new(backend));
+        match AnyBackend::open(t, Some(&opts.identity)) {
+            Ok(backend) => {
+                backends.insert(name.clone(), Arc::new(backend));
+            }
+            Err(e) => {
+                tracing::error!(target = %name, error = %e, "target could not be opened; its resources will be Stalled (TargetUnavailable)");
+                unavailable.insert(name.clone(), e.to_string());
+            }
+        }
     }
     let metrics = Arc::new(Metrics::default());
     for (name, backend) in &backends {
@@ -193,6 +220,7 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
         client: client.clone(),
         config,
         backends,
+        unavailable,
         recorder: Recorder::new(client.clone(), Reporter { controller: "delta-operator".into(), instance: Some(opts.identity.clone()) }),
         metrics: metrics.clone(),
         drift_interval: opts.drift_interval,

@@ -88,8 +88,9 @@ async fn evaluate(obj: &DeltaSchema, ctx: &Context, ns: &str, name: &str) -> Res
     if let Err(msg) = tenancy::check(&target, t, ns, &desired.schema) {
         return Ok(stalled("Forbidden", msg));
     }
-    let Some(backend) = ctx.backends.get(&target).cloned() else {
-        return Ok(stalled("UnknownTarget", format!("target '{target}' has no backend")));
+    let backend = match ctx.backend(&target) {
+        Ok(b) => b,
+        Err((reason, message)) => return Ok(stalled(reason, message)),
     };
     let schema = Some(desired.schema.to_string());
     let refs = backend.list_schema(&desired.schema).await.map_err(|e| Error::Other(e.to_string()))?;

@@ -171,7 +171,7 @@ fn resolve(obj: &DeltaTable, ctx: &Context, ns: &str) -> Result<(DesiredTable, S
     let target = schema.resource.spec.target.clone().unwrap_or_else(|| ctx.config.default_target_name());
     let t = ctx.config.target(&target).map_err(|e| Report::stalled("UnknownTarget", e.to_string()))?;
     tenancy::check(&target, t, ns, &desired.table.schema_ref()).map_err(|m| Report::stalled("Forbidden", m))?;
-    let backend = ctx.backends.get(&target).cloned().ok_or_else(|| Report::stalled("UnknownTarget", format!("target '{target}' has no backend")))?;
+    let backend = ctx.backend(&target).map_err(|(reason, message)| Report::stalled(reason, message))?;
     Ok((desired, target, backend))
 }
 

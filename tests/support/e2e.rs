@@ -206,7 +206,10 @@ impl Operator {
         let log_path = dir.path().join("operator.log");
         let log = std::fs::File::create(&log_path).unwrap();
         // port 0: the operator picks a free port and prints it (no race for a port chosen here)
-        let mut args = vec!["run", "--namespace", ns, "--lease-namespace", ns, "--drift-interval", "2s", "--listen", "127.0.0.1:0"];
+        let mut args = vec!["run", "--namespace", ns, "--drift-interval", "2s", "--listen", "127.0.0.1:0"];
+        if !extra.contains(&"--lease-namespace") {
+            args.extend(["--lease-namespace", ns]);
+        }
         if !extra.contains(&"--lease-seconds") {
             args.extend(["--lease-seconds", "4"]);
         }
