@@ -323,7 +323,7 @@ fn a_terminated_leader_hands_its_lease_over_at_once() {
     assert!(a.log().contains("released the leader Lease"), "{}", a.log());
     assert_eq!(holder(), "", "the Lease is free");
     // its replacement (a rolling update's new pod) leads at once
-    let b = Operator::start(&ns, ALL, &["--leader-elect", "--identity", "op-b", "--lease-seconds", "60"]);
+    let mut b = Operator::start(&ns, ALL, &["--leader-elect", "--identity", "op-b", "--lease-seconds", "60"]);
     wait_until("op-b to lead", Duration::from_secs(10), || if holder() == "op-b" { Ok(()) } else { Err(holder()) });
     // a standby is ready (a rollout can proceed); it does not lead
     let c = Operator::start(&ns, ALL, &["--leader-elect", "--identity", "op-c", "--lease-seconds", "60"]);
@@ -332,6 +332,12 @@ fn a_terminated_leader_hands_its_lease_over_at_once() {
     kubectl_ok(&["apply", "-n", &ns, "-f", examples().to_str().unwrap()]);
     kubectl_ok(&["wait", "-n", &ns, "--for=condition=Ready", "deltatable/orders", "--timeout=60s"]);
     assert!(b.table_dir("orders").join("_delta_log").is_dir());
+    // a standby already waiting takes over as soon as the leader gives the Lease back
+    // (not when the 60 s Lease would have expired)
+    let status = b.terminate(Duration::from_secs(20));
+    assert!(status.is_some_and(|s| s.success()), "op-b ends cleanly on SIGTERM: {status:?}\n{}", b.log());
+    wait_until("the waiting standby to lead", Duration::from_secs(10), || if holder() == "op-c" { Ok(()) } else { Err(holder()) });
+    assert!(c.log().contains("leading"), "{}", c.log());
 }
 
 /// A temp dir whose `lake` is a symlink to a shared lake.

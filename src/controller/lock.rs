@@ -6,8 +6,10 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
-use kube::Client;
+use k8s_openapi::api::coordination::v1::Lease;
+use kube::{Api, Client};
 use kube_lease_manager::{LeaseManager, LeaseManagerBuilder};
 use tokio::sync::{Mutex, OwnedMutexGuard};
 use tokio::task::JoinHandle;
@@ -50,6 +52,7 @@ impl Locks {
             map.entry(target.to_string()).or_default().clone()
         };
         let guard = local.lock_owned().await;
+        wait_until_free(&self.client, &self.namespace, &Self::lease_name(target), &self.identity).await;
         let manager = Arc::new(
             LeaseManagerBuilder::new(self.client.clone(), Self::lease_name(target))
                 .with_namespace(self.namespace.clone())
@@ -69,6 +72,39 @@ impl Locks {
         });
         self.held.lock().expect("not poisoned").push(target.to_string());
         Ok(Held { manager, alive, renew, target: target.into(), held: self.held.clone(), _local: guard })
+    }
+}
+
+/// How often a waiter looks at a Lease another process holds.
+const POLL: Duration = Duration::from_secs(1);
+
+/// Waits until a Lease is free for `identity`: absent, given back (no holder), held by
+/// `identity` already, or expired. kube-lease-manager's waiter sleeps until the holder's
+/// expiry even when the holder has given the Lease back; looking at the holder every
+/// `POLL` lets a released Lease pass on at once. The manager then takes it as before
+/// (and on a lost race waits its own way), so this only shortens the wait.
+pub async fn wait_until_free(client: &Client, namespace: &str, name: &str, identity: &str) {
+    let api: Api<Lease> = Api::namespaced(client.clone(), namespace);
+    loop {
+        let lease = match api.get_opt(name).await {
+            Ok(Some(lease)) => lease,
+            Ok(None) => return,
+            Err(e) => {
+                // the manager meets (and reports) the same error
+                tracing::debug!(lease = name, error = %e, "reading the Lease failed");
+                return;
+            }
+        };
+        let spec = lease.spec.unwrap_or_default();
+        let holder = spec.holder_identity.unwrap_or_default();
+        let expired = match (spec.renew_time, spec.lease_duration_seconds) {
+            (Some(renewed), Some(secs)) => SystemTime::from(renewed.0) + Duration::from_secs(secs.max(0) as u64) < SystemTime::now(),
+            _ => true,
+        };
+        if holder.is_empty() || holder == identity || expired {
+            return;
+        }
+        tokio::time::sleep(POLL).await;
     }
 }
 

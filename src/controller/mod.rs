@@ -328,6 +328,8 @@ impl Leader {
 /// With more than one replica, only the leader runs controllers; losing the
 /// lead ends the process (its replacement waits for the Lease).
 async fn leader_election(client: &Client, opts: &RunOptions) -> Result<Leader, Error> {
+    tracing::info!("waiting to become the leader");
+    lock::wait_until_free(client, &opts.lease_namespace, "delta-operator-leader", &opts.identity).await;
     let manager = kube_lease_manager::LeaseManagerBuilder::new(client.clone(), "delta-operator-leader")
         .with_namespace(opts.lease_namespace.clone())
         .with_identity(opts.identity.clone())
@@ -335,7 +337,6 @@ async fn leader_election(client: &Client, opts: &RunOptions) -> Result<Leader, E
         .with_grace((opts.lease_seconds / 3).max(1))
         .build()
         .await?;
-    tracing::info!("waiting to become the leader");
     let (mut channel, task) = manager.watch().await;
     while !*channel.borrow_and_update() {
         channel.changed().await.map_err(|e| Error::Other(e.to_string()))?;
