@@ -338,6 +338,12 @@ fn a_terminated_leader_hands_its_lease_over_at_once() {
     assert!(status.is_some_and(|s| s.success()), "op-b ends cleanly on SIGTERM: {status:?}\n{}", b.log());
     wait_until("the waiting standby to lead", Duration::from_secs(10), || if holder() == "op-c" { Ok(()) } else { Err(holder()) });
     assert!(c.log().contains("leading"), "{}", c.log());
+    // a standby told to stop while it waits ends at once, cleanly
+    let mut d = Operator::start(&ns, ALL, &["--leader-elect", "--identity", "op-d", "--lease-seconds", "60"]);
+    wait_until("the standby to be ready", Duration::from_secs(10), || if d.http("/readyz").starts_with("HTTP/1.1 200") { Ok(()) } else { Err(d.http("/readyz")) });
+    let status = d.terminate(Duration::from_secs(10));
+    assert!(status.is_some_and(|s| s.success()), "a standby ends on SIGTERM: {status:?}\n{}", d.log());
+    assert_eq!(holder(), "op-c");
 }
 
 /// A temp dir whose `lake` is a symlink to a shared lake.

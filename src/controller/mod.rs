@@ -190,7 +190,19 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
     if opts.leader_elect {
         metrics.ready.store(true, std::sync::atomic::Ordering::Relaxed);
     }
-    let leader = if opts.leader_elect { Some(leader_election(&client, &opts).await?) } else { None };
+    // a standby stopped while it waits ends at once (the signal handler above keeps SIGTERM
+    // from ending the process by itself, and a waiting standby has nothing to finish)
+    let leader = if opts.leader_elect {
+        tokio::select! {
+            leader = leader_election(&client, &opts) => Some(leader?),
+            _ = shutdown_signal() => {
+                tracing::info!("shutdown while standing by");
+                return Ok(());
+            }
+        }
+    } else {
+        None
+    };
 
     let tables_api: Api<DeltaTable> = match &opts.namespace {
         Some(ns) => Api::namespaced(client.clone(), ns),
