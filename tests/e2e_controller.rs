@@ -176,9 +176,12 @@ fn two_operators_sharing_a_target_take_turns_through_its_lease() {
     let ns_b = namespace("share-b");
     let shared = tempfile::tempdir().unwrap();
     let lake = shared.path().join("lake");
-    // both keep the target's Lease in ns_a (the chart's Lease Role is granted there)
-    let a = Operator::start_in(&ns_a, ALL, &["--identity", "op-a", "--lease-namespace", &ns_a], relink(tempfile::tempdir().unwrap(), &lake));
-    let b = Operator::start_in(&ns_b, ALL, &["--identity", "op-b", "--lease-namespace", &ns_a], relink(tempfile::tempdir().unwrap(), &lake));
+    // both keep the target's Lease in ns_a (the chart's Lease Role is granted there); a 15 s
+    // Lease, so a slow machine cannot lose one mid-apply (that would split an apply in two)
+    let flags = |id: &'static str| ["--identity", id, "--lease-namespace", &ns_a, "--lease-seconds", "15"].map(str::to_string);
+    let (fa, fb) = (flags("op-a"), flags("op-b"));
+    let a = Operator::start_in(&ns_a, ALL, &fa.each_ref().map(String::as_str), relink(tempfile::tempdir().unwrap(), &lake));
+    let b = Operator::start_in(&ns_b, ALL, &fb.each_ref().map(String::as_str), relink(tempfile::tempdir().unwrap(), &lake));
     let tables = |schema: &str| {
         let resource = schema.replace('_', "-");
         let mut yaml = format!("apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {{name: {resource}}}\nspec: {{catalog: main, name: {schema}}}\n");
