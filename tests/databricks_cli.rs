@@ -5,15 +5,12 @@
 //! Its own test binary: it stops the (shared) emulated warehouse to see "warehouse starting" in
 //! the output of a read, which must not slow other tests down.
 
+mod support;
+
 use std::path::Path;
 use std::process::Command;
 
-fn env(k: &str) -> String {
-    match std::env::var(k) {
-        Ok(v) if !v.trim().is_empty() => v,
-        _ => panic!("{k} is not set: this test needs the warehouse emulator. Run it through `make test`, or `e2e/warehouse/with-warehouse.sh cargo test --test databricks_cli`"),
-    }
-}
+use support::warehouse::env;
 
 /// One statement through the Statement Execution API, waited for; panics unless it succeeds.
 fn sql(statement: &str) {

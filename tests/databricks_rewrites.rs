@@ -22,8 +22,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use delta_operator::apply::{apply, ApplyReport, StepStatus};
-use delta_operator::backend::databricks::auth::{Credentials, Secret};
-use delta_operator::backend::databricks::client::{ClientConfig, StatementResult};
+use delta_operator::backend::databricks::client::StatementResult;
 use delta_operator::backend::databricks::DatabricksBackend;
 use delta_operator::backend::Backend;
 use delta_operator::engine::{read_and_plan, Inputs};
@@ -31,26 +30,8 @@ use delta_operator::model::{DataType, ObservedTable, TableRef};
 use delta_operator::plan::gate::Policy;
 use delta_operator::plan::render::text::render;
 use delta_operator::plan::{Plan, RiskClass};
+use support::warehouse::backend;
 use support::{manifests, table};
-
-fn env(k: &str) -> String {
-    match std::env::var(k) {
-        Ok(v) if !v.trim().is_empty() => v,
-        _ => panic!(
-            "{k} is not set: these tests need the warehouse emulator. Run them through `make test`, \
-             or `e2e/warehouse/with-warehouse.sh cargo test --test databricks_rewrites`"
-        ),
-    }
-}
-
-fn backend() -> DatabricksBackend {
-    let creds = Credentials::Token(Secret::new(env("DATABRICKS_TOKEN")));
-    let mut cfg = ClientConfig::new(&env("DATABRICKS_HOST"), &env("DATABRICKS_WAREHOUSE_ID"), creds);
-    cfg.poll_interval = Duration::from_millis(100);
-    cfg.warehouse_poll = Duration::from_millis(200);
-    cfg.retry_min_delay = Duration::from_millis(100);
-    DatabricksBackend::new(cfg).expect("backend").with_share_window(Duration::ZERO)
-}
 
 static SEQ: AtomicUsize = AtomicUsize::new(0);
 
@@ -62,7 +43,7 @@ struct Wh {
 impl Wh {
     async fn new(tag: &str) -> Wh {
         let schema = format!("dr_{tag}_{}_{}", std::process::id(), SEQ.fetch_add(1, Ordering::SeqCst));
-        let wh = Wh { b: backend(), schema };
+        let wh = Wh { b: backend().with_share_window(Duration::ZERO), schema };
         wh.sql(&format!("CREATE SCHEMA main.{}", wh.schema)).await;
         wh
     }

@@ -13,8 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use delta_operator::apply::{apply, run_plan, ApplyError, ApplyReport, StepStatus};
-use delta_operator::backend::databricks::auth::{Credentials, Secret};
-use delta_operator::backend::databricks::client::{ClientConfig, StatementResult};
+use delta_operator::backend::databricks::client::StatementResult;
 use delta_operator::backend::databricks::DatabricksBackend;
 use delta_operator::backend::Backend;
 use delta_operator::engine::{read_and_plan, Inputs};
@@ -22,27 +21,8 @@ use delta_operator::model::{DataType, Grant, Identity, Mask, ObservedTable, Prim
 use delta_operator::plan::gate::Policy;
 use delta_operator::plan::render::text::render;
 use delta_operator::plan::{Action, Plan, RiskClass, TableAction};
+use support::warehouse::backend;
 use support::{manifests, table};
-
-fn env(k: &str) -> String {
-    match std::env::var(k) {
-        Ok(v) if !v.trim().is_empty() => v,
-        _ => panic!(
-            "{k} is not set: these tests need the warehouse emulator. Run them through `make test`, \
-             or `e2e/warehouse/with-warehouse.sh cargo test --test databricks_warehouse`"
-        ),
-    }
-}
-
-/// A backend on the emulator with short polls (statements take 0.1–2 s there).
-pub fn backend() -> DatabricksBackend {
-    let creds = Credentials::Token(Secret::new(env("DATABRICKS_TOKEN")));
-    let mut cfg = ClientConfig::new(&env("DATABRICKS_HOST"), &env("DATABRICKS_WAREHOUSE_ID"), creds);
-    cfg.poll_interval = Duration::from_millis(100);
-    cfg.warehouse_poll = Duration::from_millis(200);
-    cfg.retry_min_delay = Duration::from_millis(100);
-    DatabricksBackend::new(cfg).expect("backend")
-}
 
 static SEQ: AtomicUsize = AtomicUsize::new(0);
 

@@ -14,7 +14,7 @@ use support::e2e::*;
 
 fn backend() -> DatabricksBackend {
     for k in ["DATABRICKS_HOST", "DATABRICKS_TOKEN", "DATABRICKS_WAREHOUSE_ID"] {
-        assert!(std::env::var(k).is_ok_and(|v| !v.is_empty()), "{k} is not set: this test needs the warehouse emulator; run it through `make test`");
+        support::warehouse::env(k);
     }
     DatabricksBackend::from_target(&DatabricksTarget::default()).expect("a backend from DATABRICKS_*")
 }

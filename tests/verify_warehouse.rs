@@ -7,6 +7,8 @@
 //! The test pins the exact outcome of every probe on the emulator, and why,
 //! so a change in a probe, in our SQL or in the emulator shows up here.
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -21,11 +23,7 @@ struct Env {
 }
 
 fn env() -> Env {
-    let get = |k: &str| {
-        std::env::var(k).ok().filter(|v| !v.trim().is_empty()).unwrap_or_else(|| {
-            panic!("{k} is not set: this test needs the warehouse emulator. Run it through `make test` or `e2e/warehouse/with-warehouse.sh cargo test --test verify_warehouse`")
-        })
-    };
+    let get = support::warehouse::env;
     Env { host: get("DATABRICKS_HOST"), token: get("DATABRICKS_TOKEN"), warehouse: get("DATABRICKS_WAREHOUSE_ID"), admin: get("WAREHOUSE_URL") }
 }
 

@@ -184,11 +184,7 @@ impl Operator {
     /// DATABRICKS_* environment (the warehouse emulator under `make test`): host and warehouse
     /// written into the config, the token named by environment variable, as the README shows.
     pub fn start_databricks(ns: &str, allowance: &str, extra: &[&str]) -> Self {
-        let need = |k: &str| {
-            std::env::var(k).ok().filter(|v| !v.trim().is_empty()).unwrap_or_else(|| {
-                panic!("{k} is not set: this test needs the warehouse emulator; run it through `make test` (e2e/warehouse/with-warehouse.sh starts it)")
-            })
-        };
+        let need = super::warehouse::env;
         let config = format!(
             "targets:\n  dbx:\n    databricks:\n      host: {}\n      warehouseId: {}\n      auth: {{tokenEnv: DATABRICKS_TOKEN}}\n{allowance}\ndefaultTarget: dbx\n",
             need("DATABRICKS_HOST"),
