@@ -17,7 +17,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use delta_operator::apply::{apply, Event};
+use delta_operator::apply::{apply, Event, Options};
 use delta_operator::backend::lake::LakeBackend;
 use delta_operator::backend::Backend;
 use delta_operator::engine::{lower, Inputs};
@@ -107,7 +107,7 @@ async fn run(target_mb: u64) {
     let lake = LakeBackend::open(dir.path().to_str().unwrap()).unwrap();
     let t = TableRef::new("main", "bench", "big");
     let v1 = manifests("    - {name: id, type: bigint, nullable: false}\n    - {name: num, type: bigint}\n    - {name: note, type: string}");
-    apply(&lake, &v1, None, None, Policy::Auto, &|_| {}, &|| true).await.unwrap();
+    apply(&lake, &v1, None, None, &Options { policy: Policy::Auto, lock_wait: std::time::Duration::from_secs(5), on_event: &|_| {}, may_continue: &|| true }).await.unwrap();
     let start = Instant::now();
     generate(&lake, &t, target_mb).await;
     let size = live_size(&lake, &t).await;
@@ -118,7 +118,7 @@ async fn run(target_mb: u64) {
     let v2 = manifests("    - {name: id, type: bigint, nullable: false}\n    - {name: num, type: bigint}\n    - {name: remark, type: string, renamedFrom: note}");
     let before = lake.version(&t).await.unwrap().unwrap();
     let start = Instant::now();
-    let (_, report) = apply(&lake, &v2, None, None, Policy::Auto, &|_| {}, &|| true).await.unwrap();
+    let (_, report) = apply(&lake, &v2, None, None, &Options { policy: Policy::Auto, lock_wait: std::time::Duration::from_secs(5), on_event: &|_| {}, may_continue: &|| true }).await.unwrap();
     assert!(!report.failed(), "{:?}", report.steps);
     let after = lake.version(&t).await.unwrap().unwrap();
     let written: u64 = (before + 1..=after).map(|v| added_bytes(&log, v)).sum();
@@ -139,7 +139,7 @@ async fn run(target_mb: u64) {
     };
     let before = lake.version(&t).await.unwrap().unwrap();
     let start = Instant::now();
-    let (_, report) = apply(&lake, &v3, None, None, Policy::Auto, &on_event, &|| true).await.unwrap();
+    let (_, report) = apply(&lake, &v3, None, None, &Options { policy: Policy::Auto, lock_wait: std::time::Duration::from_secs(5), on_event: &on_event, may_continue: &|| true }).await.unwrap();
     assert!(!report.failed(), "{:?}", report.steps);
     let after = lake.version(&t).await.unwrap().unwrap();
     let replaced: u64 = (before + 1..=after).map(|v| added_bytes(&log, v)).sum();

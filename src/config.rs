@@ -36,6 +36,15 @@ pub struct Target {
     pub schemas: Vec<String>,
 }
 
+impl Target {
+    /// Whether the target may touch this schema (its `schemas:` allow-list:
+    /// `catalog` or `catalog.schema` patterns).
+    pub fn allows_schema(&self, schema: &crate::model::SchemaRef) -> bool {
+        let full = schema.to_string();
+        self.schemas.iter().any(|p| if p.contains('.') { matches(p, &full) } else { matches(p, &schema.catalog) })
+    }
+}
+
 fn any() -> Vec<String> {
     vec!["*".into()]
 }

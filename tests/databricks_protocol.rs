@@ -535,7 +535,7 @@ async fn a_step_runs_as_its_sql_and_refreshes_the_next_read() {
         undo: None,
         est_bytes: None,
     };
-    let out = b.run(&t, &step, &quiet).await.expect("runs");
+    let out = b.run(&delta_operator::backend::TableRun::unlocked(&t), &step, &quiet).await.expect("runs");
     assert_eq!(out.detail.as_deref(), Some("statement s-1"));
     let sent: Vec<String> = s.requests().iter().filter(|r| r.path == STATEMENTS).map(|r| r.json()["statement"].as_str().unwrap_or_default().to_string()).collect();
     assert_eq!(sent.last().map(String::as_str), Some("COMMENT ON TABLE `main`.`sales`.`orders` IS 'it\\'s $\\{x}\n✓'"));
@@ -547,7 +547,7 @@ async fn a_step_runs_as_its_sql_and_refreshes_the_next_read() {
         phase: delta_operator::plan::steps::RewritePhase::WriteOnce,
     };
     let sent_before = s.requests().iter().filter(|r| r.path == STATEMENTS).count();
-    let err = b.run(&t, &delta_operator::plan::Step { action: rewrite, ..step }, &quiet).await.expect_err("a rewrite of no columns");
+    let err = b.run(&delta_operator::backend::TableRun::unlocked(&t), &delta_operator::plan::Step { action: rewrite, ..step }, &quiet).await.expect_err("a rewrite of no columns");
     assert!(matches!(&err, BackendError::Refused { message } if message.contains("empty")), "{err:?}");
     assert_eq!(s.requests().iter().filter(|r| r.path == STATEMENTS).count(), sent_before, "refused before any statement is sent");
 }

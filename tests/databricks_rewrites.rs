@@ -27,7 +27,6 @@ use delta_operator::backend::databricks::DatabricksBackend;
 use delta_operator::backend::Backend;
 use delta_operator::engine::{read_and_plan, Inputs};
 use delta_operator::model::{DataType, ObservedTable, TableRef};
-use delta_operator::plan::gate::Policy;
 use delta_operator::plan::render::text::render;
 use delta_operator::plan::{Plan, RiskClass};
 use support::warehouse::backend;
@@ -65,7 +64,7 @@ impl Wh {
     }
     async fn apply(&self, inputs: &Inputs, approve: bool) -> ApplyReport {
         let id = if approve { Some(self.plan(inputs).await.id) } else { None };
-        apply(&self.b, inputs, None, id.as_deref(), Policy::Auto, &|_| {}, &|| true).await.map(|(_, r)| r).unwrap_or_else(|e| panic!("apply: {e}"))
+        apply(&self.b, inputs, None, id.as_deref(), &support::options()).await.map(|(_, r)| r).unwrap_or_else(|e| panic!("apply: {e}"))
     }
     async fn sql(&self, s: &str) -> StatementResult {
         self.b.client().execute(s, &|_: &str| {}).await.unwrap_or_else(|e| panic!("{s}: {e}"))
@@ -77,6 +76,11 @@ impl Wh {
     async fn read(&self) -> ObservedTable {
         self.b.read(&[self.t("t")]).await.expect("read").pop().flatten().expect("the table exists")
     }
+    /// The staging copies of `t` left in the schema (one per run), as the read reports them.
+    async fn staging_tables(&self) -> Vec<String> {
+        self.read().await.leftovers.iter().map(|l| l.location.rsplit('.').next().unwrap_or_default().to_string()).collect()
+    }
+
     async fn version(&self) -> u64 {
         self.b.version(&self.t("t")).await.expect("version").expect("a version")
     }
@@ -143,7 +147,7 @@ async fn staged_casts_convert_only_what_they_mean_to_and_put_backs_restore_the_m
     let plan = wh.plan(&v2).await;
     let s = steps(&plan);
     assert_eq!(s.first(), Some(&("STAGE rewritten data".to_string(), RiskClass::Rewrite)), "{}", render(&plan));
-    assert_eq!(s.get(1), Some(&("REPLACE TABLE (from staging)".to_string(), RiskClass::Rewrite)), "{}", render(&plan));
+    assert_eq!(s.get(1), Some(&("REPLACE TABLE (from itself, rows checked)".to_string(), RiskClass::Rewrite)), "{}", render(&plan));
     assert_eq!(s.last(), Some(&("DROP staging".to_string(), RiskClass::Meta)), "{}", render(&plan));
     let report = wh.apply(&v2, false).await;
     ok(&report);
@@ -160,7 +164,7 @@ async fn staged_casts_convert_only_what_they_mean_to_and_put_backs_restore_the_m
     assert_eq!(live.column("code").expect("code").comment.as_deref(), Some("a number as text"), "a converted column's comment put back");
     assert_eq!(live.checks.len(), 1, "the CHECK put back: {:?}", live.checks);
     assert_eq!(live.properties.get("other.team").map(String::as_str), Some("keep-me"), "a property someone else set survives");
-    assert!(wh.b.read(&[wh.t("t__delta_operator_staging")]).await.expect("read")[0].is_none(), "the staging copy is dropped");
+    assert!(wh.staging_tables().await.is_empty(), "the staging copy is dropped");
     let history = wh.sql(&format!("DESCRIBE HISTORY {}", wh.q("t"))).await;
     assert!(history.rows.len() as u64 > v_before + 1, "the history is kept across the replace");
     let again = wh.plan(&v2).await;
@@ -224,11 +228,11 @@ async fn a_lossy_cast_is_caught_by_the_staged_check_and_the_original_keeps_its_v
     let v2 = wh.m("  columns:\n    - {name: id, type: bigint}\n    - {name: num, type: int}");
     let plan = wh.plan(&v2).await;
     assert_eq!(steps(&plan)[0].0, "STAGE rewritten data", "{}", render(&plan));
-    let report = apply(&wh.b, &v2, None, None, Policy::Auto, &|_| {}, &|| true).await.map(|(_, r)| r).expect("apply runs");
+    let report = apply(&wh.b, &v2, None, None, &support::options()).await.map(|(_, r)| r).expect("apply runs");
     match &report.steps[0].status {
         StepStatus::Failed { error } => {
             assert!(error.contains("would turn 1 values into NULL"), "{error}");
-            assert!(error.contains("untouched") && error.contains("t__delta_operator_staging"), "names the kept staging copy: {error}");
+            assert!(error.contains("untouched") && error.contains("t__delta_operator_staging_"), "names the kept staging copy: {error}");
         }
         s => panic!("the stage must fail its check, got {s:?}"),
     }
@@ -237,29 +241,49 @@ async fn a_lossy_cast_is_caught_by_the_staged_check_and_the_original_keeps_its_v
     assert_eq!(sums(&wh, "id, num").await, rows_before, "same rows");
     assert_eq!(wh.read().await.column("num").expect("num").data_type, DataType::String);
     // the staging copy is kept to inspect: the value that did not convert is NULL there
-    assert_eq!(wh.col(&format!("SELECT id FROM {} WHERE num IS NULL ORDER BY id", wh.q("t__delta_operator_staging"))).await, vec!["3", "4"]);
+    let kept = wh.staging_tables().await;
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(wh.col(&format!("SELECT id FROM {} WHERE num IS NULL ORDER BY id", wh.q(&kept[0]))).await, vec!["3", "4"]);
 }
 
+/// Delta on Spark silently drops rows appended between a staging copy and a
+/// `CREATE OR REPLACE … AS SELECT` from it (measured: docs/reliability.md), so
+/// the replace rebuilds the table from itself and checks every row: a row
+/// written after the stage is converted too, and one that does not convert
+/// stops the replace with nothing changed.
 #[tokio::test]
-async fn a_stage_left_behind_is_never_replaced_from_once_the_table_moved_and_a_rerun_converges() {
+async fn rows_written_after_the_stage_are_converted_and_checked_by_the_replace() {
     let wh = Wh::new("moved").await;
     ok(&wh.apply(&wh.m("  columns:\n    - {name: id, type: bigint}\n    - {name: num, type: string}"), false).await);
     wh.sql(&format!("INSERT INTO {} VALUES (1, '10'), (2, '20'), (3, NULL)", wh.q("t"))).await;
     let v2 = wh.m("  columns:\n    - {name: id, type: bigint}\n    - {name: num, type: int}");
     let plan = wh.plan(&v2).await;
-    let steps = plan.tables[0].steps().to_vec();
-    assert_eq!(steps[0].action.title(), "STAGE rewritten data", "{}", render(&plan));
-    assert_eq!(steps[1].action.title(), "REPLACE TABLE (from staging)");
-    // the run stops after the stage (a crash), and someone writes a row
-    wh.b.run(&wh.t("t"), &steps[0], &|_: &str| {}).await.expect("the stage runs");
-    wh.sql(&format!("INSERT INTO {} VALUES (4, '40')", wh.q("t"))).await;
+    let planned = plan.tables[0].steps().to_vec();
+    assert_eq!(planned[0].action.title(), "STAGE rewritten data", "{}", render(&plan));
+    assert_eq!(planned[1].action.title(), "REPLACE TABLE (from itself, rows checked)");
+    // the stage runs, and someone writes a row that does not convert
+    let run = delta_operator::backend::TableRun::unlocked(&wh.t("t"));
+    wh.b.run(&run, &planned[0], &|_: &str| {}).await.expect("the stage runs");
+    wh.sql(&format!("INSERT INTO {} VALUES (4, 'forty')", wh.q("t"))).await;
     let moved = wh.version().await;
-    let err = wh.b.run(&wh.t("t"), &steps[1], &|_: &str| {}).await.expect_err("the table moved since the stage");
-    assert!(err.to_string().contains(&format!("at version {moved} but its staging copy")), "{err}");
+    let err = wh.b.run(&run, &planned[1], &|_: &str| {}).await.expect_err("the new row does not convert");
+    assert!(err.to_string().contains("converting num to num (int) would turn a value into NULL"), "{err}");
     assert_eq!(wh.version().await, moved, "the refused replace wrote nothing");
-    // a rerun stages again from the table as it is now: no row is lost
-    let report = wh.apply(&v2, false).await;
-    ok(&report);
-    assert_eq!(wh.col(&format!("SELECT concat(id, ':', coalesce(CAST(num AS STRING), 'NULL')) FROM {} ORDER BY id", wh.q("t"))).await, vec!["1:10", "2:20", "3:NULL", "4:40"]);
+    assert_eq!(wh.read().await.column("num").expect("num").data_type, DataType::String);
+    // it is fixed, and another row arrives after the stage: the replace converts both, loses none
+    wh.sql(&format!("UPDATE {} SET num = '40' WHERE id = 4", wh.q("t"))).await;
+    wh.sql(&format!("INSERT INTO {} VALUES (5, '50')", wh.q("t"))).await;
+    wh.b.run(&run, &planned[1], &|_: &str| {}).await.expect("the replace runs");
+    assert_eq!(
+        wh.col(&format!("SELECT concat(id, ':', coalesce(CAST(num AS STRING), 'NULL')) FROM {} ORDER BY id", wh.q("t"))).await,
+        vec!["1:10", "2:20", "3:NULL", "4:40", "5:50"]
+    );
+    assert_eq!(wh.read().await.column("num").expect("num").data_type, DataType::Int);
+    // the run stopped before DROP staging: its copy is shown and removed by the next apply
+    assert_eq!(wh.staging_tables().await.len(), 1);
+    let plan = wh.plan(&v2).await;
+    assert_eq!(steps(&plan), vec![("REMOVE leftovers of interrupted runs (1)".to_string(), RiskClass::Meta)], "{}", render(&plan));
+    ok(&wh.apply(&v2, false).await);
+    assert!(wh.staging_tables().await.is_empty());
     assert!(!wh.plan(&v2).await.has_changes());
 }

@@ -18,7 +18,7 @@ use delta_operator::backend::databricks::DatabricksBackend;
 use delta_operator::backend::Backend;
 use delta_operator::engine::{read_and_plan, Inputs};
 use delta_operator::model::{DataType, Grant, Identity, Mask, ObservedTable, PrimaryKey, TableRef, OWNER_PROPERTY};
-use delta_operator::plan::gate::Policy;
+
 use delta_operator::plan::render::text::render;
 use delta_operator::plan::{Action, Plan, RiskClass, TableAction};
 use support::warehouse::backend;
@@ -60,7 +60,7 @@ impl Wh {
 
     async fn apply_may_fail(&self, inputs: &Inputs, approve: bool) -> Result<ApplyReport, ApplyError> {
         let id = if approve { Some(self.plan(inputs).await.id) } else { None };
-        apply(&self.b, inputs, None, id.as_deref(), Policy::Auto, &|_| {}, &|| true).await.map(|(_, r)| r)
+        apply(&self.b, inputs, None, id.as_deref(), &support::options()).await.map(|(_, r)| r)
     }
 
     /// Applies; every step must succeed.
@@ -331,7 +331,7 @@ async fn rename_and_drop_need_column_mapping_and_the_drop_needs_approval() {
     assert!(unchanged.column("legacy").is_some() && unchanged.column("status").is_some());
     assert_eq!(unchanged.version, Some(v_before));
     // an approval for another plan approves nothing
-    let wrong = apply(&wh.b, &v2, None, Some("0000000000000000"), Policy::Auto, &|_| {}, &|| true).await;
+    let wrong = apply(&wh.b, &v2, None, Some("0000000000000000"), &support::options()).await;
     assert!(matches!(wrong, Err(ApplyError::WrongApproval { .. })), "{wrong:?}");
     // approved: mapping, rename and drop run in place
     let report = wh.apply(&v2, true).await;
@@ -437,13 +437,16 @@ async fn a_rerun_skips_what_holds_and_a_table_moved_by_someone_else_makes_the_pl
     // the same plan again: every step already holds, nothing is sent
     // (a fresh backend whose shared schema read outlives the check: the emulator is slow under load)
     let b = backend().with_share_window(Duration::from_secs(120));
-    let report = run_plan(&b, &plan, &|_| {}, &|| true).await;
+    let report = run_plan(&b, &plan, &support::options()).await;
     assert_eq!(report.skipped(), 3, "{report:#?}");
     assert_eq!(b.statements(), 1, "only the shared re-read (one statement for tags and grants) ran, no write");
-    // a plan made before someone else wrote is refused as stale
-    let stale = wh.plan(&v1).await.id;
+    // rows appended by another writer leave the plan as it was
+    let id = wh.plan(&v1).await.id;
     wh.sql(&format!("INSERT INTO main.{sch}.t VALUES (9, 'x')")).await;
-    let r = apply(&wh.b, &v1, Some(&stale), None, Policy::Auto, &|_| {}, &|| true).await;
+    assert_eq!(wh.plan(&v1).await.id, id, "appends are not a new plan");
+    // a plan made before someone else changed the table is refused as stale
+    wh.sql(&format!("ALTER TABLE main.{sch}.t ADD COLUMNS (w int)")).await;
+    let r = apply(&wh.b, &v1, Some(&id), None, &support::options()).await;
     assert!(matches!(r, Err(ApplyError::Stale { .. })), "{r:?}");
 }
 

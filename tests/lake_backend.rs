@@ -277,7 +277,7 @@ async fn dropping_a_column_needs_approval_of_that_exact_plan() {
     // no approval: refused, nothing changed
     assert!(matches!(lake.apply_may_fail(&v2, false).await, Err(ApplyError::NeedsApproval { .. })));
     // an approval for another plan approves nothing
-    let wrong = delta_operator::apply::apply(&lake.backend, &v2, None, Some("0000000000000000"), delta_operator::plan::gate::Policy::Auto, &|_| {}, &|| true).await;
+    let wrong = delta_operator::apply::apply(&lake.backend, &v2, None, Some("0000000000000000"), &support::options()).await;
     assert!(matches!(wrong, Err(ApplyError::WrongApproval { .. })));
     assert_eq!(lake.version(&tref("orders")).await, v_before);
     assert!(lake.read(&tref("orders")).await.unwrap().column("status").is_some());
@@ -337,13 +337,18 @@ async fn a_rerun_of_applied_steps_skips_them_and_a_moved_table_makes_the_plan_st
     let plan = lake.plan(&v2).await;
     lake.apply(&v2, false).await.unwrap();
     // running the old plan again: every step already holds
-    let report = run_plan(&lake.backend, &plan, &|_| {}, &|| true).await;
+    let report = run_plan(&lake.backend, &plan, &support::options()).await;
     assert!(!report.steps.is_empty());
     assert!(report.steps.iter().all(|s| s.status == StepStatus::Skipped), "{:?}", report.steps);
-    // a plan made before someone else wrote is refused
-    let stale_id = lake.plan(&inputs).await.id;
+    // rows appended by another writer do not change what the plan does: the same plan
+    let id = lake.plan(&inputs).await.id;
     lake.append(&tref("orders"), vec![("id", longs(&[9]))]).await;
-    let r = delta_operator::apply::apply(&lake.backend, &inputs, Some(&stale_id), None, delta_operator::plan::gate::Policy::Auto, &|_| {}, &|| true).await;
+    assert_eq!(lake.plan(&inputs).await.id, id, "appends are not a new plan");
+    // a plan made before someone else changed the table is refused
+    let v3 = manifests(&format!("{SCHEMA}{}", table("orders", &format!("{ORDERS}
+  comment: changed outside"))));
+    lake.apply(&v3, false).await.unwrap();
+    let r = delta_operator::apply::apply(&lake.backend, &inputs, Some(&id), None, &support::options()).await;
     assert!(matches!(r, Err(ApplyError::Stale { .. })), "{r:?}");
 }
 

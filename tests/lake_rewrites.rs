@@ -232,7 +232,10 @@ async fn a_lossy_cast_is_caught_by_the_staged_check_and_the_original_is_byte_ide
     assert_eq!(lake.version(&tref("t")).await, v_before, "same Delta version");
     assert_eq!(files(&table_dir), files_before, "same files, byte for byte");
     // the staging copy is kept to inspect: the value that did not convert is NULL there
-    let kept = deltalake::open_table(url::Url::from_directory_path(&staging).unwrap()).await.expect("staging copy kept");
+    // one staging copy per run: the kept one is the only folder there
+    let runs: Vec<_> = std::fs::read_dir(&staging).expect("the staging folder is kept").flatten().map(|e| e.path()).collect();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    let kept = deltalake::open_table(url::Url::from_directory_path(&runs[0]).unwrap()).await.expect("staging copy kept");
     assert!(kept.version().is_some());
     let ctx = deltalake::datafusion::prelude::SessionContext::new();
     ctx.register_table("s", kept.table_provider().await.unwrap()).unwrap();

@@ -11,6 +11,7 @@ use delta_operator::backend::lake::LakeBackend;
 use delta_operator::backend::Backend;
 use delta_operator::engine::{lower, read_and_plan};
 use delta_operator::model::{DataType, SchemaRef, TableRef};
+use delta_operator::apply::Options;
 use delta_operator::plan::gate::Policy;
 use delta_operator::spec::load::{load_str, Manifests};
 use deltalake::arrow::array::{ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray};
@@ -100,7 +101,7 @@ async fn the_lake_on_s3_creates_rewrites_and_drops_like_on_disk() {
         let lake = &lake;
         async move {
             let id = if approve { Some(read_and_plan(lake, &inputs).await.unwrap().0.id) } else { None };
-            let (_, report) = apply(lake, &inputs, None, id.as_deref(), Policy::Auto, &|_| {}, &|| true).await.expect("apply");
+            let (_, report) = apply(lake, &inputs, None, id.as_deref(), &Options { policy: Policy::Auto, lock_wait: std::time::Duration::from_secs(5), on_event: &|_| {}, may_continue: &|| true }).await.expect("apply");
             assert!(report.steps.iter().all(|s| !matches!(s.status, StepStatus::Failed { .. })), "{:?}", report.steps);
             report
         }

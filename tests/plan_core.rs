@@ -157,10 +157,11 @@ fn kind(c: &Change) -> &'static str {
         Change::Revoke { .. } => "Revoke",
         Change::SetOwner { .. } => "SetOwner",
         Change::DropTable { .. } => "DropTable",
+        Change::RemoveLeftovers { .. } => "RemoveLeftovers",
     }
 }
 
-const ALL_CHANGE_KINDS: [&str; 28] = [
+const ALL_CHANGE_KINDS: [&str; 29] = [
     "CreateTable",
     "Claim",
     "SetTableComment",
@@ -189,9 +190,14 @@ const ALL_CHANGE_KINDS: [&str; 28] = [
     "Revoke",
     "SetOwner",
     "DropTable",
+    "RemoveLeftovers",
 ];
 
-const ALL_RULES: [&str; 11] = [
+const ALL_RULES: [&str; 15] = [
+    "TableUnreadable",
+    "NameNeedsColumnMapping",
+    "ColumnMappingNotWritable",
+    "UsingReadsUnknownColumn",
     "ColumnSpellingMustMatchCatalog",
     "OwnedByAnotherResource",
     "UnsupportedTableFeatures",
@@ -561,7 +567,24 @@ fn change_cases() -> Vec<ChangeCase> {
             changes: vec![Change::DropTable { reason: DropReason::Deleted, columns: 3 }],
             steps: vec!["1. DROP TABLE [destructive]"],
         },
+        orders_case(
+            "what an interrupted run left",
+            lake(),
+            |_, o| o.leftovers = vec![leftover()],
+            vec![Change::RemoveLeftovers { leftovers: vec![leftover()] }],
+            vec!["1. REMOVE leftovers of interrupted runs (1) [meta]"],
+        ),
     ]
+}
+
+fn leftover() -> delta_operator::model::Leftover {
+    delta_operator::model::Leftover {
+        kind: delta_operator::model::LeftoverKind::StagingCopy,
+        run: "mabc123-0011aabb".into(),
+        location: "/lake/.staging/main/sales/orders/mabc123-0011aabb".into(),
+        files: 3,
+        bytes: 4096,
+    }
 }
 
 #[test]
@@ -815,7 +838,7 @@ fn put_backs_follow_a_replace_that_loses_metadata() {
     let p = plan_table(&d, Some(&o), &dbx());
     let titles: Vec<String> = p.steps().iter().map(|s| s.action.title()).collect();
     let at = |t: &str| titles.iter().position(|x| x == t).unwrap_or_else(|| panic!("no {t} in {titles:?}"));
-    let replace = at("REPLACE TABLE (from staging)");
+    let replace = at("REPLACE TABLE (from itself, rows checked)");
     for put in ["SET NOT NULL id", "COMMENT ON COLUMN amount", "SET TAGS on remark", "ADD CONSTRAINT theirs CHECK", "SET TBLPROPERTIES (delta-operator.io/owner, their.retention)"] {
         let i = at(put);
         assert!(i > replace && i < at("DROP staging"), "{put} is put back between the replace and the drop of staging: {titles:?}");
@@ -1385,6 +1408,47 @@ fn rule_cases() -> Vec<RuleCase> {
             },
             vec!["RewriteRefused"],
         ),
+        RuleCase {
+            name: "a table whose Delta log cannot be read",
+            plan: plan_table(&orders().0, Some(&ObservedTable::unreadable(tref("orders"), s("the commit file _delta_log/00000000000000000003.json is empty"))), &lake()),
+            rules: vec!["TableUnreadable"],
+        },
+        RuleCase {
+            name: "a column name Delta refuses without column mapping, at create",
+            plan: plan_table(&desired("orders", vec![col("id", "bigint"), col("unit price", "int")]), None, &lake()),
+            rules: vec!["NameNeedsColumnMapping"],
+        },
+        rule_case("an added column whose name needs column mapping, on the lake", lake(), |d, _| d.columns.push(col("a=b", "int")), vec!["NameNeedsColumnMapping"]),
+        rule_case(
+            "a rewrite of a column-mapped table on the lake",
+            lake(),
+            |d, o| {
+                o.properties.insert(s("delta.columnMapping.mode"), s("name"));
+                d.properties.insert(s("delta.columnMapping.mode"), Some(s("name")));
+                dcol(d, "amount").data_type = delta_operator::model::type_syntax::parse_type("bigint").unwrap();
+            },
+            vec!["ColumnMappingNotWritable"],
+        ),
+        rule_case(
+            "a column added to a column-mapped table on the lake",
+            lake(),
+            |d, o| {
+                o.properties.insert(s("delta.columnMapping.mode"), s("name"));
+                d.columns.push(col("extra", "int"));
+            },
+            vec!["ColumnMappingNotWritable"],
+        ),
+        rule_case(
+            "a using: that reads a column the table does not have",
+            lake(),
+            |d, _| {
+                let c = dcol(d, "amount");
+                c.data_type = delta_operator::model::type_syntax::parse_type("string").unwrap();
+                c.using = Some(s("CAST(amont AS STRING)"));
+                c.using_columns = vec![s("amont")];
+            },
+            vec!["UsingReadsUnknownColumn"],
+        ),
     ]
 }
 
@@ -1510,7 +1574,7 @@ fn what_satisfies_a_rule_is_accepted() {
             // Databricks' REPLACE … AS SELECT loses NOT NULL and properties: put back before dropping staging
             vec![
                 "1. STAGE rewritten data [rewrite]",
-                "2. REPLACE TABLE (from staging) [rewrite]",
+                "2. REPLACE TABLE (from itself, rows checked) [rewrite]",
                 "3. SET NOT NULL id [meta]",
                 "4. SET NOT NULL status [meta]",
                 "5. SET TBLPROPERTIES (delta-operator.io/owner) [meta]",
@@ -1535,7 +1599,7 @@ fn what_satisfies_a_rule_is_accepted() {
         steps(&p),
         vec![
             "1. STAGE rewritten data [rewrite]",
-            "2. REPLACE TABLE (from staging) [rewrite]",
+            "2. REPLACE TABLE (from itself, rows checked) [rewrite]",
             "3. SET NOT NULL id [meta]",
             "4. SET TBLPROPERTIES (delta-operator.io/owner) [meta]",
             "5. DROP staging [meta]"
@@ -2086,12 +2150,17 @@ fn the_plan_id_is_deterministic() {
 fn the_plan_id_moves_with_the_world() {
     let (d, o) = id_input();
     let base = plan::plan(&d, &o, &[], &dbx()).id;
+    // appends move the version and the size, not what the plan does: the same plan
+    let mut appended = o.clone();
+    appended[0].version = Some(VERSION + 1);
+    appended[0].size_bytes = Some(SIZE + 1);
+    assert_eq!(plan::plan(&d, &appended, &[], &dbx()).id, base, "data appended is not a new plan");
     let mut moved = o.clone();
-    moved[0].version = Some(VERSION + 1);
-    assert_ne!(plan::plan(&d, &moved, &[], &dbx()).id, base, "a new observed version is a new plan");
-    let mut grown = o.clone();
-    grown[0].size_bytes = Some(SIZE + 1);
-    assert_ne!(plan::plan(&d, &grown, &[], &dbx()).id, base, "anything observed is part of the id");
+    moved[0].comment = Some("changed by someone else".into());
+    assert_ne!(plan::plan(&d, &moved, &[], &dbx()).id, base, "anything else observed is part of the id");
+    let mut altered = o.clone();
+    altered[0].columns.push(ocol("added_outside", "int"));
+    assert_ne!(plan::plan(&d, &altered, &[], &dbx()).id, base, "a schema changed outside is a new plan");
     let mut changed = d.clone();
     changed[0].comment = Some("x".into());
     assert_ne!(plan::plan(&changed, &o, &[], &dbx()).id, base, "anything desired is part of the id");
@@ -2114,7 +2183,7 @@ fn the_plan_id_is_pinned() {
     // src/plan/id.rs deliberately and update this value in the same change.
     let (d, o) = id_input();
     let plan = plan::plan(&d, &o, &[], &dbx());
-    assert_eq!(plan.id, "7fc7347ede0fa1f2");
+    assert_eq!(plan.id, "1c4bd52f1f4c7498");
 }
 
 // ---------------------------------------------------------------------------
@@ -2263,4 +2332,14 @@ fn widening_to_timestamp_ntz_on_databricks_enables_the_feature_first() {
     o.properties.insert("delta.feature.timestampNtz".into(), "supported".into());
     let p = plan_table(&d, Some(&o), &dbx());
     assert_eq!(steps(&p), vec!["1. ALTER COLUMN placed TYPE timestamp_ntz [meta]"]);
+}
+
+#[test]
+fn a_name_that_needs_column_mapping_turns_it_on_first_where_the_backend_can() {
+    let (mut d, o) = orders();
+    d.columns.push(col("unit price", "int"));
+    let p = plan_table(&d, Some(&o), &dbx());
+    assert_eq!(steps(&p), vec!["1. enable columnMapping [feature]", "2. ADD COLUMN unit price [meta]"]);
+    // the lake cannot turn it on: refused by name (see every_rule_fires_alone…)
+    assert!(!plan_table(&d, Some(&o), &lake()).is_accepted());
 }

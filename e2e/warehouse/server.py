@@ -283,8 +283,48 @@ def schema_not_found(cat, sch):
                     % ".".join(quote(p) for p in (cat, sch)), "42704")
 
 
+def _error_class(e):
+    for getter in ("getCondition", "getErrorClass"):
+        try:
+            cls = getattr(e, getter)()
+            if cls:
+                return cls
+        except Exception:  # noqa: BLE001
+            pass
+    return None
+
+
+_RAISED = re.compile(r"\[USER_RAISED_EXCEPTION\] (.*?) SQLSTATE: (\w+)", re.S)
+
+
+def _raised_error(e):
+    """raise_error's error inside a task failure: from the JVM cause chain, else the text."""
+    texts = [str(e)]
+    j, depth = getattr(e, "_origin", None) or getattr(e, "java_exception", None), 0
+    while j is not None and depth < 10:
+        try:
+            texts.append(str(j.getMessage()))
+            j = j.getCause()
+        except Exception:  # noqa: BLE001
+            break
+        depth += 1
+    for t in texts:
+        m = _RAISED.search(t)
+        if m:
+            return SqlError("USER_RAISED_EXCEPTION", unspark(m.group(1).strip()), m.group(2))
+    return None
+
+
 def spark_error(e):
-    """Map a pyspark exception to SqlError, turning Spark-side names back into UC names."""
+    """Map a pyspark exception to SqlError, turning Spark-side names back into UC names.
+
+    A task failure wraps the error that failed the task (TASK_WRITE_FAILED around
+    raise_error's USER_RAISED_EXCEPTION): Databricks reports the wrapped error, its
+    class and message (the raise_error documentation), so the emulator does too."""
+    if _error_class(e) == "TASK_WRITE_FAILED" or "TASK_WRITE_FAILED" in str(e):
+        raised = _raised_error(e)
+        if raised:
+            return raised
     cls, state = None, None
     for getter in ("getCondition", "getErrorClass"):
         try:

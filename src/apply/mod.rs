@@ -5,7 +5,9 @@
 
 use serde::Serialize;
 
-use crate::backend::{Backend, BackendError};
+use std::time::Duration;
+
+use crate::backend::{failpoint, Backend, BackendError, TableRun};
 use crate::engine::{read_and_plan, Inputs};
 use crate::model::TableRef;
 use crate::plan::gate::{gate, Decision, Policy};
@@ -71,6 +73,9 @@ pub enum ApplyError {
     Rejected,
     #[error("reading the tables failed: {0}")]
     Read(#[from] BackendError),
+    /// Another apply holds a table of the plan; nothing was changed.
+    #[error("{0}")]
+    Locked(String),
 }
 
 /// Events for progress output.
@@ -80,52 +85,108 @@ pub enum Event<'a> {
     Finished(&'a StepReport),
 }
 
-/// Re-reads, re-plans and checks the plan id and the gate, then applies.
-/// `expected` is the id the caller showed (a stale plan is refused);
+/// How an apply runs: the policy, how long to wait for a table another apply
+/// holds, and the callbacks.
+pub struct Options<'a> {
+    pub policy: Policy,
+    /// How long to wait for a table's lock before refusing (the holder is named).
+    pub lock_wait: Duration,
+    pub on_event: &'a (dyn Fn(Event<'_>) + Send + Sync),
+    /// Asked before every step (the controller's Lease): when it says no, nothing more runs.
+    pub may_continue: &'a (dyn Fn() -> bool + Send + Sync),
+}
+
+/// Re-reads, re-plans and checks the plan id and the gate; then takes the lock
+/// of every table with steps, reads and plans once more under the locks (so
+/// what runs is planned from what no other apply can change any more), and
+/// applies. `expected` is the id the caller showed (a stale plan is refused);
 /// `approved` approves a plan that needs it.
-#[allow(clippy::too_many_arguments)]
-pub async fn apply<B: Backend>(
-    backend: &B,
-    inputs: &Inputs,
-    expected: Option<&str>,
-    approved: Option<&str>,
-    policy: Policy,
-    on_event: &(dyn Fn(Event<'_>) + Send + Sync),
-    may_continue: &(dyn Fn() -> bool + Send + Sync),
-) -> Result<(Plan, ApplyReport), ApplyError> {
+pub async fn apply<B: Backend>(backend: &B, inputs: &Inputs, expected: Option<&str>, approved: Option<&str>, opts: &Options<'_>) -> Result<(Plan, ApplyReport), ApplyError> {
     let (plan, _) = read_and_plan(backend, inputs).await?;
     if let Some(e) = expected {
         if e != plan.id {
             return Err(ApplyError::Stale { expected: e.to_string(), actual: plan.id.clone() });
         }
     }
-    match gate(&plan, policy, approved) {
+    match gate(&plan, opts.policy, approved) {
         Decision::Rejected => return Err(ApplyError::Rejected),
         Decision::NeedsApproval { id, reason } => return Err(ApplyError::NeedsApproval { id, reason }),
         Decision::WrongApproval { id, approved } => return Err(ApplyError::WrongApproval { id, approved }),
         Decision::NothingToDo | Decision::Observe => return Ok((plan.clone(), ApplyReport { plan_id: plan.id, steps: vec![] })),
         Decision::Apply => {}
     }
-    let report = run_plan(backend, &plan, on_event, may_continue).await;
-    Ok((plan, report))
+    // locks in table order, so two applies never wait on each other
+    let mut tables: Vec<&TableRef> = plan.tables.iter().filter(|t| !t.steps().is_empty()).map(|t| &t.table).collect();
+    tables.sort();
+    let mut runs = Vec::new();
+    for t in tables {
+        match backend.begin(t, opts.lock_wait).await {
+            Ok(r) => runs.push(r),
+            Err(e) => {
+                end_all(backend, runs).await;
+                return Err(match e {
+                    BackendError::Locked(m) => ApplyError::Locked(m),
+                    other => ApplyError::Read(other),
+                });
+            }
+        }
+    }
+    let replanned = read_and_plan(backend, inputs).await;
+    let locked_plan = match replanned {
+        Ok((p, _)) if p.id == plan.id => p,
+        Ok((p, _)) => {
+            end_all(backend, runs).await;
+            return Err(ApplyError::Stale { expected: plan.id, actual: p.id });
+        }
+        Err(e) => {
+            end_all(backend, runs).await;
+            return Err(e.into());
+        }
+    };
+    let report = run_locked(backend, &locked_plan, &mut runs, opts).await;
+    end_all(backend, runs).await;
+    Ok((locked_plan, report))
 }
 
-/// Runs an approved plan's steps. A failing step stops its table; other
-/// tables go on, except those whose foreign keys depend on a failed one.
-/// `may_continue` is asked before every step (the controller's Lease): when
-/// it says no, nothing more runs.
-pub async fn run_plan<B: Backend>(
-    backend: &B,
-    plan: &Plan,
-    on_event: &(dyn Fn(Event<'_>) + Send + Sync),
-    may_continue: &(dyn Fn() -> bool + Send + Sync),
-) -> ApplyReport {
+async fn end_all<B: Backend>(backend: &B, runs: Vec<TableRun>) {
+    for r in runs {
+        backend.end(r).await;
+    }
+}
+
+/// Runs an approved plan's steps, taking each table's lock while its steps
+/// run. A failing step stops its table; other tables go on, except those
+/// whose foreign keys depend on a failed one.
+pub async fn run_plan<B: Backend>(backend: &B, plan: &Plan, opts: &Options<'_>) -> ApplyReport {
+    let mut runs = Vec::new();
+    let report = run_locked(backend, plan, &mut runs, opts).await;
+    end_all(backend, runs).await;
+    report
+}
+
+/// Runs the steps; `runs` holds the tables already begun, and a table without
+/// one is begun here (and added).
+async fn run_locked<B: Backend>(backend: &B, plan: &Plan, runs: &mut Vec<TableRun>, opts: &Options<'_>) -> ApplyReport {
     let mut steps = Vec::new();
     let mut failed_tables: Vec<TableRef> = Vec::new();
     for t in &plan.tables {
         let Outcome::Accepted { steps: planned } = &t.outcome else { continue };
+        if planned.is_empty() {
+            continue;
+        }
         let blocked = t.desired.as_ref().is_some_and(|d| d.foreign_keys.iter().any(|fk| failed_tables.contains(&fk.references)));
         let mut stop = blocked;
+        let mut stop_reason: Option<String> = None;
+        if !stop && !runs.iter().any(|r| r.table == t.table) {
+            match backend.begin(&t.table, opts.lock_wait).await {
+                Ok(r) => runs.push(r),
+                Err(e) => {
+                    stop = true;
+                    failed_tables.push(t.table.clone());
+                    stop_reason = Some(e.to_string());
+                }
+            }
+        }
         for step in planned {
             let mut report = StepReport {
                 table: t.table.clone(),
@@ -136,13 +197,17 @@ pub async fn run_plan<B: Backend>(
                 restore_point: None,
                 detail: None,
             };
-            if !stop && !may_continue() {
+            if let Some(why) = stop_reason.take() {
+                report.status = StepStatus::Failed { error: why };
+            }
+            let run = runs.iter().find(|r| r.table == t.table);
+            if !stop && (!(opts.may_continue)() || run.is_some_and(|r| !r.is_held())) {
                 stop = true;
                 report.detail = Some("not run: the apply lock was lost".into());
             }
-            if !stop {
-                on_event(Event::Started { table: &t.table, step });
-                report.status = match run_step(backend, &t.table, step, &mut report, on_event).await {
+            if let (false, Some(run)) = (stop, run) {
+                (opts.on_event)(Event::Started { table: &t.table, step });
+                report.status = match run_step(backend, run, step, &mut report, opts.on_event).await {
                     Ok(s) => s,
                     Err(e) => {
                         stop = true;
@@ -150,7 +215,8 @@ pub async fn run_plan<B: Backend>(
                         StepStatus::Failed { error: e.to_string() }
                     }
                 };
-                on_event(Event::Finished(&report));
+                (opts.on_event)(Event::Finished(&report));
+                failpoint(&format!("after-step-{}", step.number));
             }
             steps.push(report);
         }
@@ -158,13 +224,8 @@ pub async fn run_plan<B: Backend>(
     ApplyReport { plan_id: plan.id.clone(), steps }
 }
 
-async fn run_step<B: Backend>(
-    backend: &B,
-    table: &TableRef,
-    step: &Step,
-    report: &mut StepReport,
-    on_event: &(dyn Fn(Event<'_>) + Send + Sync),
-) -> Result<StepStatus, BackendError> {
+async fn run_step<B: Backend>(backend: &B, run: &TableRun, step: &Step, report: &mut StepReport, on_event: &(dyn Fn(Event<'_>) + Send + Sync)) -> Result<StepStatus, BackendError> {
+    let table = &run.table;
     let live = backend.read(std::slice::from_ref(table)).await?.pop().flatten();
     if holds(&step.action, live.as_ref()) {
         return Ok(StepStatus::Skipped);
@@ -173,7 +234,7 @@ async fn run_step<B: Backend>(
         report.restore_point = backend.version(table).await?;
     }
     let progress = |m: &str| on_event(Event::Progress { table, step, message: m });
-    let outcome = backend.run(table, step, &progress).await?;
+    let outcome = backend.run(run, step, &progress).await?;
     report.detail = outcome.detail;
     Ok(StepStatus::Applied)
 }

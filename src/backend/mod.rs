@@ -27,12 +27,75 @@ pub enum BackendError {
     /// The configuration cannot work (a bad root, a missing credential).
     #[error("configuration: {0}")]
     Config(String),
+    /// Another apply holds the table (its holder, and how to break a dead one).
+    #[error("{0}")]
+    Locked(String),
 }
 
 impl BackendError {
     pub fn is_permanent(&self) -> bool {
-        !matches!(self, BackendError::Transient(_))
+        !matches!(self, BackendError::Transient(_) | BackendError::Locked(_))
     }
+}
+
+/// Test-only crash points, so tests can kill the process at the worst moments
+/// and prove a rerun converges. Compiled only into debug builds
+/// (`cfg(debug_assertions)`); a release binary ignores the variable.
+/// `DELTA_OPERATOR_FAILPOINT=<name>`: `after-step-<n>`, and in lake rewrites
+/// `during-stage`, `after-stage`, `during-replace`, `before-commit`, `after-replace`.
+pub fn failpoint(name: &str) {
+    #[cfg(debug_assertions)]
+    if std::env::var("DELTA_OPERATOR_FAILPOINT").is_ok_and(|v| v == name) {
+        eprintln!("failpoint {name}: aborting");
+        std::process::abort();
+    }
+    #[cfg(not(debug_assertions))]
+    let _ = name;
+}
+
+/// One apply of one table: the run that owns its staging copies and rewritten
+/// files, and (on the lake) the table's lock, held and renewed until `end`.
+pub struct TableRun {
+    pub table: TableRef,
+    /// Unique per run: the start time (milliseconds, base 36) and 8 random hex digits.
+    pub id: String,
+    lock: Option<lake::lock::TableLock>,
+}
+
+impl TableRun {
+    /// A run holding the lake's lock on its table.
+    pub(crate) fn locked(table: &TableRef, id: String, lock: lake::lock::TableLock) -> Self {
+        TableRun { table: table.clone(), id, lock: Some(lock) }
+    }
+
+    /// Gives up the lock, for the backend to release.
+    pub(crate) fn take_lock(&mut self) -> Option<lake::lock::TableLock> {
+        self.lock.take()
+    }
+
+    /// A run without a lock (backends whose writes are guarded otherwise).
+    pub fn unlocked(table: &TableRef) -> Self {
+        TableRun { table: table.clone(), id: new_run_id(), lock: None }
+    }
+
+    /// False once the table's lock was lost (broken by `unlock`, or taken over after expiry).
+    pub fn is_held(&self) -> bool {
+        self.lock.as_ref().is_none_or(|l| l.is_held())
+    }
+}
+
+/// `<start ms in base 36>-<8 hex digits>`: sortable by start, unique per run.
+pub fn new_run_id() -> String {
+    let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
+    let mut n = ms;
+    let mut b36 = Vec::new();
+    while n > 0 {
+        b36.push(b"0123456789abcdefghijklmnopqrstuvwxyz"[(n % 36) as usize]);
+        n /= 36;
+    }
+    b36.reverse();
+    let random = uuid::Uuid::new_v4().simple().to_string();
+    format!("{}-{}", String::from_utf8_lossy(&b36), &random[..8])
 }
 
 /// What a step left behind.
@@ -54,8 +117,15 @@ pub trait Backend: Send + Sync {
     /// Every table in a schema (for orphans and `import`).
     fn list_schema(&self, schema: &SchemaRef) -> impl Future<Output = Result<Vec<TableRef>, BackendError>> + Send;
 
-    /// Carries out one step on one table.
-    fn run(&self, table: &TableRef, step: &Step, progress: Progress<'_>) -> impl Future<Output = Result<StepOutcome, BackendError>> + Send;
+    /// Starts one table's apply: takes its lock (waiting up to `wait` while
+    /// another apply holds it) and names the run.
+    fn begin(&self, table: &TableRef, wait: std::time::Duration) -> impl Future<Output = Result<TableRun, BackendError>> + Send;
+
+    /// Ends a table's apply, releasing its lock.
+    fn end(&self, run: TableRun) -> impl Future<Output = ()> + Send;
+
+    /// Carries out one step of a run.
+    fn run(&self, run: &TableRun, step: &Step, progress: Progress<'_>) -> impl Future<Output = Result<StepOutcome, BackendError>> + Send;
 
     /// The table's current Delta version: the restore point before a risky step.
     fn version(&self, table: &TableRef) -> impl Future<Output = Result<Option<u64>, BackendError>> + Send;
@@ -123,10 +193,24 @@ impl Backend for AnyBackend {
         }
     }
 
-    async fn run(&self, table: &TableRef, step: &Step, progress: Progress<'_>) -> Result<StepOutcome, BackendError> {
+    async fn begin(&self, table: &TableRef, wait: std::time::Duration) -> Result<TableRun, BackendError> {
         match self {
-            AnyBackend::Lake(b) => b.run(table, step, progress).await,
-            AnyBackend::Databricks(b) => b.run(table, step, progress).await,
+            AnyBackend::Lake(b) => b.begin(table, wait).await,
+            AnyBackend::Databricks(b) => b.begin(table, wait).await,
+        }
+    }
+
+    async fn end(&self, run: TableRun) {
+        match self {
+            AnyBackend::Lake(b) => b.end(run).await,
+            AnyBackend::Databricks(b) => b.end(run).await,
+        }
+    }
+
+    async fn run(&self, run: &TableRun, step: &Step, progress: Progress<'_>) -> Result<StepOutcome, BackendError> {
+        match self {
+            AnyBackend::Lake(b) => b.run(run, step, progress).await,
+            AnyBackend::Databricks(b) => b.run(run, step, progress).await,
         }
     }
 

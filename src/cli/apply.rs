@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::plan::print_plan;
-use super::{choose_target, load_and_lower, open_backend, Format, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUSED, EXIT_STALE};
-use crate::apply::{apply as run_apply, ApplyError, Event, StepStatus};
+use super::{check_allowed, choose_target, load_and_lower, open_backend, Format, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_LOCKED, EXIT_REFUSED, EXIT_STALE};
+use crate::apply::{apply as run_apply, ApplyError, Event, Options, StepStatus};
 use crate::config::Config;
 use crate::plan::gate::Policy;
 
@@ -29,12 +29,16 @@ pub struct ApplyArgs {
     /// Give it to both `plan` and `apply`: it is part of the plan.
     #[arg(long)]
     pub clone_before_rewrite: bool,
+    /// How long to wait for a table another apply (another CLI, or the
+    /// operator) is applying, before refusing with who holds it: 30s, 2m.
+    #[arg(long, default_value = "30s", value_parser = super::parse_duration)]
+    pub lock_wait: std::time::Duration,
 }
 
 pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
     let Ok((m, mut inputs)) = load_and_lower(&a.files) else { return EXIT_ERROR };
     inputs.clone_before_rewrite(a.clone_before_rewrite);
-    let backend = match choose_target(config, a.target.as_deref(), &m).and_then(|t| open_backend(config, &t)) {
+    let backend = match choose_target(config, a.target.as_deref(), &m).and_then(|t| check_allowed(config, &t, &inputs).and_then(|_| open_backend(config, &t))) {
         Ok(b) => b,
         Err(e) => {
             eprintln!("error: {e}");
@@ -60,7 +64,8 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
         }
     };
     // the CLI is the human at the keyboard: Auto semantics, destructive steps need --approve
-    let applying = run_apply(&backend, &inputs, a.plan_id.as_deref(), a.approve.as_deref(), Policy::Auto, &on_event, &|| true);
+    let opts = Options { policy: Policy::Auto, lock_wait: a.lock_wait, on_event: &on_event, may_continue: &|| true };
+    let applying = run_apply(&backend, &inputs, a.plan_id.as_deref(), a.approve.as_deref(), &opts);
     tokio::pin!(applying);
     // Ctrl-C cancels the running statement where the backend can (Databricks), and says so
     let result = tokio::select! {
@@ -99,6 +104,10 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
         Err(e @ ApplyError::Stale { .. }) => {
             eprintln!("refused: {e}. Nothing was changed.");
             EXIT_STALE
+        }
+        Err(ApplyError::Locked(m)) => {
+            eprintln!("refused: {m}. Nothing was changed.");
+            EXIT_LOCKED
         }
         Err(ApplyError::Rejected) => {
             if let Ok((plan, _)) = crate::engine::read_and_plan(&backend, &inputs).await {

@@ -9,6 +9,7 @@ use serde_json::{json, Map, Value};
 use super::{open_backend, write_file, EXIT_ERROR, EXIT_OK};
 use crate::backend::Backend;
 use crate::config::Config;
+use crate::model::names::{object_name_problem, printable, MAX_NAME_BYTES};
 use crate::model::{ObservedTable, SchemaRef, OWNER_PROPERTY};
 use crate::plan::diff::is_internal_property;
 use crate::spec::load::API_VERSION;
@@ -101,10 +102,25 @@ pub fn table_manifest(t: &ObservedTable, schema_resource: &str, namespace: &str)
 
 pub async fn import(config: &Config, a: ImportArgs) -> u8 {
     let Some((catalog, schema)) = a.schema.split_once('.') else {
-        eprintln!("error: --schema must be catalog.schema, not '{}'", a.schema);
+        eprintln!("error: --schema must be catalog.schema, not '{}'", printable(&a.schema));
         return EXIT_ERROR;
     };
+    // the names become folders under the lake root: nothing may step outside it
+    for (what, name) in [("catalog", catalog), ("schema", schema)] {
+        if let Some((message, fix)) = object_name_problem(name, MAX_NAME_BYTES) {
+            eprintln!("error: --schema: the {what} name {message}; {fix}");
+            return EXIT_ERROR;
+        }
+    }
     let target = a.target.clone().unwrap_or_else(|| config.default_target_name());
+    let sref = SchemaRef { catalog: catalog.to_lowercase(), schema: schema.to_lowercase() };
+    match config.target(&target) {
+        Ok(t) if !t.allows_schema(&sref) => {
+            eprintln!("error: target '{target}' may not touch {sref} (its schemas: {}); nothing was read", t.schemas.join(", "));
+            return EXIT_ERROR;
+        }
+        _ => {}
+    }
     let backend = match open_backend(config, &target) {
         Ok(b) => b,
         Err(e) => {
@@ -112,7 +128,6 @@ pub async fn import(config: &Config, a: ImportArgs) -> u8 {
             return EXIT_ERROR;
         }
     };
-    let sref = SchemaRef { catalog: catalog.to_lowercase(), schema: schema.to_lowercase() };
     let tables = match backend.list_schema(&sref).await {
         Ok(t) => t,
         Err(e) => {
@@ -131,6 +146,10 @@ pub async fn import(config: &Config, a: ImportArgs) -> u8 {
     let mut written = 0;
     let mut docs = vec![(format!("{schema_resource}.schema.yaml"), schema_manifest(&sref, &schema_resource, &a.namespace, &target))];
     for t in &observed {
+        if let Some(why) = &t.unreadable {
+            eprintln!("skipped {}: {why}", t.table);
+            continue;
+        }
         if !t.unsupported_features.is_empty() {
             eprintln!("skipped {}: writer features {} cannot be managed by this backend", t.table, t.unsupported_features.join(", "));
             continue;

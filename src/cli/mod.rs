@@ -1,6 +1,6 @@
 //! The command line: `plan`, `apply`, `validate`, `crds`, `import`, `read`.
 //! Exit codes: 0 ok (no changes), 1 error, 2 changes planned, 3 stale plan,
-//! 4 refused (needs approval).
+//! 4 refused (needs approval), 5 another apply holds a table.
 
 mod apply;
 mod import;
@@ -22,6 +22,8 @@ pub const EXIT_ERROR: u8 = 1;
 pub const EXIT_CHANGES: u8 = 2;
 pub const EXIT_STALE: u8 = 3;
 pub const EXIT_REFUSED: u8 = 4;
+/// Another apply holds a table of the plan (the message names it and how to unlock a dead one).
+pub const EXIT_LOCKED: u8 = 5;
 /// Ctrl-C (128 + SIGINT).
 pub const EXIT_INTERRUPTED: u8 = 130;
 
@@ -59,6 +61,13 @@ pub enum Command {
     Kubectl(kubectl::KubectlArgs),
     /// Probe a Databricks workspace's behaviour in a scratch schema. Exit 0: every probe held; 1: otherwise.
     Verify(verify::VerifyArgs),
+    /// Break the lock of a table whose apply died (lake targets): `unlock main.sales.orders`.
+    Unlock {
+        /// `catalog.schema.table`.
+        table: String,
+        #[arg(long, short = 't')]
+        target: Option<String>,
+    },
 }
 
 #[derive(clap::Args, Debug)]
@@ -136,6 +145,7 @@ pub async fn run(cli: Cli) -> u8 {
         Command::Read(a) => plan::read(&config, a).await,
         Command::Kubectl(a) => kubectl::run(a).await,
         Command::Verify(a) => verify::verify(&config, a).await,
+        Command::Unlock { table, target } => unlock(&config, &table, target.as_deref()).await,
         Command::Run(a) => {
             let identity = a.identity.unwrap_or_else(|| {
                 let host = std::fs::read_to_string("/etc/hostname").map(|h| h.trim().to_string()).unwrap_or_else(|_| "delta-operator".into());
@@ -210,10 +220,63 @@ pub fn choose_target(config: &Config, flag: Option<&str>, m: &Manifests) -> Resu
     }
 }
 
+/// Refuses manifests naming a schema outside the target's `schemas:` allow-list, as the operator does.
+pub fn check_allowed(config: &Config, target: &str, inputs: &Inputs) -> Result<(), String> {
+    let t = config.target(target).map_err(|e| e.to_string())?;
+    let mut schemas: Vec<crate::model::SchemaRef> = inputs.schemas.iter().map(|s| s.schema.clone()).collect();
+    schemas.extend(inputs.tables.iter().map(|t| t.table.schema_ref()));
+    schemas.sort();
+    schemas.dedup();
+    match schemas.iter().find(|s| !t.allows_schema(s)) {
+        Some(s) => Err(format!("target '{target}' may not touch {s} (its schemas: {}); nothing was read or written", t.schemas.join(", "))),
+        None => Ok(()),
+    }
+}
+
+async fn unlock(config: &Config, table: &str, target: Option<&str>) -> u8 {
+    let parts: Vec<&str> = table.split('.').collect();
+    let [catalog, schema, name] = parts[..] else {
+        eprintln!("error: expected catalog.schema.table, not '{}'", crate::model::names::printable(table));
+        return EXIT_ERROR;
+    };
+    let t = crate::model::TableRef::new(catalog, schema, name);
+    let target = target.map(str::to_string).unwrap_or_else(|| config.default_target_name());
+    let backend = match open_backend(config, &target) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_ERROR;
+        }
+    };
+    let me = format!("unlock by cli@{}:{}", crate::backend::lake::lock::this_host(), std::process::id());
+    match &backend {
+        AnyBackend::Lake(lake) => match lake.unlock(&t, &me).await {
+            Ok(Some(was)) => {
+                println!("unlocked {t}: it was held by {} (run {}, {} pid {})", was.holder, was.run, was.host, was.pid);
+                EXIT_OK
+            }
+            Ok(None) => {
+                println!("{t} is not locked");
+                EXIT_OK
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                EXIT_ERROR
+            }
+        },
+        AnyBackend::Databricks(_) => {
+            println!("nothing to unlock: applies to a Databricks target are serialized by the operator's Lease, which expires by itself");
+            EXIT_OK
+        }
+    }
+}
+
 /// Opens the backend of a named target.
 pub fn open_backend(config: &Config, target: &str) -> Result<AnyBackend, String> {
     let t = config.target(target).map_err(|e| e.to_string())?;
-    AnyBackend::open(t, None).map_err(|e| format!("target '{target}': {e}"))
+    // the CLI names itself in commits and table locks: `cli@<host>:<pid>`
+    let me = format!("cli@{}:{}", crate::backend::lake::lock::this_host(), std::process::id());
+    AnyBackend::open(t, Some(&me)).map_err(|e| format!("target '{target}': {e}"))
 }
 
 /// Writes `text` to `path`, creating folders.

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
-use super::{choose_target, load_and_lower, open_backend, write_file, Format, EXIT_CHANGES, EXIT_ERROR, EXIT_OK};
+use super::{check_allowed, choose_target, load_and_lower, open_backend, write_file, Format, EXIT_CHANGES, EXIT_ERROR, EXIT_OK};
 use crate::config::Config;
 use crate::engine::{observe, plan_against};
 use crate::model::ObservedTable;
@@ -79,7 +79,7 @@ pub async fn plan(config: &Config, a: PlanArgs) -> u8 {
         };
         plan_against(&inputs, &state.tables, &caps)
     } else {
-        let backend = match choose_target(config, a.target.as_deref(), &m).and_then(|t| open_backend(config, &t)) {
+        let backend = match choose_target(config, a.target.as_deref(), &m).and_then(|t| check_allowed(config, &t, &inputs).and_then(|_| open_backend(config, &t))) {
             Ok(b) => b,
             Err(e) => {
                 eprintln!("error: {e}");
@@ -112,7 +112,7 @@ pub async fn plan(config: &Config, a: PlanArgs) -> u8 {
 
 pub async fn read(config: &Config, a: ReadArgs) -> u8 {
     let Ok((m, inputs)) = load_and_lower(&a.files) else { return EXIT_ERROR };
-    let backend = match choose_target(config, a.target.as_deref(), &m).and_then(|t| open_backend(config, &t)) {
+    let backend = match choose_target(config, a.target.as_deref(), &m).and_then(|t| check_allowed(config, &t, &inputs).and_then(|_| open_backend(config, &t))) {
         Ok(b) => b,
         Err(e) => {
             eprintln!("error: {e}");

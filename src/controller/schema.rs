@@ -14,7 +14,7 @@ use serde_json::json;
 use super::conditions::{conditions, Phase};
 use super::table::{approve_command, now, plan_status};
 use super::{tenancy, Context, Error, APPROVE, FIELD_MANAGER, PAUSED, REQUESTED_AT};
-use crate::apply::{run_plan, StepStatus};
+use crate::apply::{run_plan, Options, StepStatus};
 use crate::backend::Backend;
 use crate::model::SchemaMode;
 use crate::plan::gate::{gate, Decision, Policy};
@@ -116,7 +116,9 @@ async fn evaluate(obj: &DeltaSchema, ctx: &Context, ns: &str, name: &str) -> Res
         Decision::Apply => {
             let lock = ctx.locks.acquire(&target).await?;
             let alive = lock.flag();
-            let report = run_plan(backend.as_ref(), &plan, &|_| {}, &move || alive.load(std::sync::atomic::Ordering::SeqCst)).await;
+            let may_continue = move || alive.load(std::sync::atomic::Ordering::SeqCst);
+            let opts = Options { policy: Policy::Auto, lock_wait: std::time::Duration::from_secs(5), on_event: &|_| {}, may_continue: &may_continue };
+            let report = run_plan(backend.as_ref(), &plan, &opts).await;
             lock.release().await;
             let applied = LastApplied { plan_id: plan.id.clone(), time: now(), steps_applied: report.applied() as i32, restore_points: report.restore_points() };
             if let Some(e) = report.steps.iter().find_map(|s| match &s.status {

@@ -270,6 +270,9 @@ async fn evaluate(obj: &DeltaTable, ctx: &Context, api: &Api<DeltaTable>, ns: &s
     }
 }
 
+/// How long a reconcile waits for a table another apply (a CLI run) holds before requeueing.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 #[allow(clippy::too_many_arguments)]
 async fn apply_plan(
     obj: &DeltaTable,
@@ -286,7 +289,8 @@ async fn apply_plan(
     let alive = lock.flag();
     ctx.publish(obj, EventType::Normal, "ApplyStarted", format!("applying plan {} ({} steps)", plan.id, plan.summary.steps)).await;
     let may_continue = move || alive.load(std::sync::atomic::Ordering::SeqCst);
-    let result = apply::apply(backend.as_ref(), inputs, Some(&plan.id), approval.as_deref(), policy, &|_| {}, &may_continue).await;
+    let opts = apply::Options { policy, lock_wait: LOCK_WAIT, on_event: &|_| {}, may_continue: &may_continue };
+    let result = apply::apply(backend.as_ref(), inputs, Some(&plan.id), approval.as_deref(), &opts).await;
     lock.release().await;
     let drifted = Some(plan.summary.short());
     match result {
@@ -315,6 +319,14 @@ async fn apply_plan(
             ctx.publish(obj, EventType::Normal, "ApplyFinished", format!("plan {}: {} steps applied, {} already true; restore points: {}", plan.id, report.applied(), report.skipped(), applied.restore_points.join(", "))).await;
             Ok(Report { phase: Phase::InSync, drifted: None, plan: None, last_applied: Some(applied), table, awaiting: false })
         }
+        Err(ApplyError::Locked(message)) => Ok(Report {
+            phase: Phase::Progressing { reason: "Locked".into(), message },
+            drifted,
+            plan: Some(plan_status(plan, None)),
+            last_applied: None,
+            table,
+            awaiting: false,
+        }),
         Err(ApplyError::Stale { .. }) => Ok(Report {
             phase: Phase::Progressing { reason: "PlanStale".into(), message: "the table moved while applying; planning again".into() },
             drifted,
@@ -365,7 +377,9 @@ async fn delete(obj: &DeltaTable, ctx: &Context, api: &Api<DeltaTable>, ns: &str
     }
     let lock = ctx.locks.acquire(&target).await?;
     let alive = lock.flag();
-    let report = apply::run_plan(backend.as_ref(), &plan, &|_| {}, &move || alive.load(std::sync::atomic::Ordering::SeqCst)).await;
+    let may_continue = move || alive.load(std::sync::atomic::Ordering::SeqCst);
+    let opts = apply::Options { policy: Policy::Auto, lock_wait: LOCK_WAIT, on_event: &|_| {}, may_continue: &may_continue };
+    let report = apply::run_plan(backend.as_ref(), &plan, &opts).await;
     lock.release().await;
     if report.failed() || report.applied() == 0 {
         return Ok(Some(Report::stalled("DeleteFailed", format!("{:?}", report.steps))));

@@ -9,10 +9,8 @@ pub fn check(target_name: &str, target: &Target, namespace: &str, schema: &Schem
     if !target.namespaces.iter().any(|p| matches(p, namespace)) {
         return Err(format!("namespace '{namespace}' may not use target '{target_name}' (allowed: {})", target.namespaces.join(", ")));
     }
-    let full = schema.to_string();
-    let ok = target.schemas.iter().any(|p| if p.contains('.') { matches(p, &full) } else { matches(p, &schema.catalog) });
-    if !ok {
-        return Err(format!("target '{target_name}' may not touch {full} (allowed: {})", target.schemas.join(", ")));
+    if !target.allows_schema(schema) {
+        return Err(format!("target '{target_name}' may not touch {schema} (allowed: {})", target.schemas.join(", ")));
     }
     Ok(())
 }

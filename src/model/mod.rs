@@ -9,6 +9,6 @@ pub mod names;
 pub mod table;
 
 pub use table::{
-    Check, DesiredColumn, DesiredTable, ForeignKey, Grant, Identity, Mask, ObservedColumn, ObservedTable,
+    Check, DesiredColumn, DesiredTable, ForeignKey, Grant, Identity, Leftover, LeftoverKind, Mask, ObservedColumn, ObservedTable,
     PrimaryKey, SchemaMode, SchemaRef, TableRef, OWNER_PROPERTY,
 };

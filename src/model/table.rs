@@ -114,8 +114,12 @@ pub struct DesiredColumn {
     pub generated: Option<String>,
     pub default: Option<String>,
     pub renamed_from: Option<String>,
-    /// A SQL expression over the live row: the conversion in a rewrite.
+    /// A SQL expression over the live row: the conversion in a rewrite
+    /// (parsed at lowering and printed back from the parse tree).
     pub using: Option<String>,
+    /// The live columns the `using:` expression reads.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub using_columns: Vec<String>,
 }
 
 impl DesiredColumn {
@@ -133,6 +137,7 @@ impl DesiredColumn {
             default: None,
             renamed_from: None,
             using: None,
+            using_columns: vec![],
         }
     }
 }
@@ -201,6 +206,28 @@ impl ObservedColumn {
     }
 }
 
+/// What an interrupted run left beside a table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LeftoverKind {
+    /// A staging copy whose run never finished.
+    StagingCopy,
+    /// Rewritten files written into the table's folder but never committed.
+    UncommittedFiles,
+}
+
+/// One thing an interrupted run left: found by the read, removed by the plan's first step.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Leftover {
+    pub kind: LeftoverKind,
+    /// The run that left it.
+    pub run: String,
+    /// Where it is, for the plan and the log.
+    pub location: String,
+    pub files: u64,
+    pub bytes: u64,
+}
+
 /// A live table as a backend read it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ObservedTable {
@@ -237,9 +264,21 @@ pub struct ObservedTable {
     pub version: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size_bytes: Option<u64>,
+    /// What interrupted runs left beside the table.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub leftovers: Vec<Leftover>,
+    /// The table exists but cannot be read (a broken Delta log), and why:
+    /// it is refused, and nothing is planned for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unreadable: Option<String>,
 }
 
 impl ObservedTable {
+    /// A table that exists but cannot be read.
+    pub fn unreadable(table: TableRef, why: String) -> Self {
+        ObservedTable { unreadable: Some(why), ..ObservedTable::new(table, vec![]) }
+    }
+
     /// A live table with these columns and nothing else (no marker, version or size).
     pub fn new(table: TableRef, columns: Vec<ObservedColumn>) -> Self {
         ObservedTable {
@@ -259,6 +298,8 @@ impl ObservedTable {
             unsupported_features: vec![],
             version: None,
             size_bytes: None,
+            leftovers: vec![],
+            unreadable: None,
         }
     }
 

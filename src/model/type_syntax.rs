@@ -49,6 +49,24 @@ impl TypeError {
     }
 }
 
+/// The deepest nesting of struct, array and map a type may have. Measured
+/// (docs/reliability.md): delta-rs cannot open a table whose structs nest 42
+/// deep (serde_json's recursion limit on the schema), pyarrow cannot read
+/// maps nested 32 deep or arrays 50 deep, and Spark overflows its stack past
+/// about 117 nested structs. 30 leaves room for every reader. The parsers
+/// stop here instead of recursing further, so no input can exhaust the stack.
+pub const MAX_TYPE_NESTING: usize = 30;
+
+/// The longest type string read (bytes): a struct of thousands of fields fits.
+pub const MAX_TYPE_BYTES: usize = 256 * 1024;
+
+fn too_deep(offset: usize) -> TypeError {
+    TypeError::new(
+        offset,
+        format!("the type nests struct, array and map deeper than {MAX_TYPE_NESTING} levels, more than Delta readers can read back"),
+    )
+}
+
 // ---------------------------------------------------------------------------
 // Printing
 
@@ -187,7 +205,10 @@ fn adjacent_swaps(s: &str) -> Vec<String> {
 
 /// Parse a type in Spark DDL notation, e.g. `map<string, array<decimal(18,2)>>`.
 pub fn parse_type(s: &str) -> Result<DataType, TypeError> {
-    let mut p = Parser { src: s, pos: 0 };
+    if s.len() > MAX_TYPE_BYTES {
+        return Err(TypeError::new(0, format!("the type is {} bytes long; the limit is {MAX_TYPE_BYTES}", s.len())));
+    }
+    let mut p = Parser { src: s, pos: 0, depth: 0 };
     let t = p.data_type()?;
     p.skip_ws();
     if p.pos < s.len() {
@@ -200,6 +221,8 @@ pub fn parse_type(s: &str) -> Result<DataType, TypeError> {
 struct Parser<'a> {
     src: &'a str,
     pos: usize,
+    /// How many types enclose the one being parsed.
+    depth: usize,
 }
 
 impl<'a> Parser<'a> {
@@ -288,7 +311,18 @@ impl<'a> Parser<'a> {
         Ok((n, start))
     }
 
+    /// A type, at most `MAX_TYPE_NESTING` containers deep.
     fn data_type(&mut self) -> Result<DataType, TypeError> {
+        if self.depth > MAX_TYPE_NESTING {
+            return Err(too_deep(self.pos));
+        }
+        self.depth += 1;
+        let t = self.data_type_here();
+        self.depth -= 1;
+        t
+    }
+
+    fn data_type_here(&mut self) -> Result<DataType, TypeError> {
         self.skip_ws();
         let start = self.pos;
         let word = self.word();
@@ -528,8 +562,28 @@ impl<'a> Parser<'a> {
 /// `{"array": {"element": type, "containsNull": bool}}` or
 /// `{"map": {"key": type, "value": type, "valueContainsNull": bool}}`.
 pub fn type_from_value(v: &Value) -> Result<DataType, TypeError> {
+    value_at(v, 0)
+}
+
+/// A type in the nested notation `depth` containers deep; a type string
+/// inside it is parsed with the depth already used.
+fn value_at(v: &Value, depth: usize) -> Result<DataType, TypeError> {
+    if depth > MAX_TYPE_NESTING {
+        return Err(too_deep(0));
+    }
     let obj = match v {
-        Value::String(s) => return parse_type(s),
+        Value::String(s) => {
+            if s.len() > MAX_TYPE_BYTES {
+                return Err(TypeError::new(0, format!("the type is {} bytes long; the limit is {MAX_TYPE_BYTES}", s.len())));
+            }
+            let mut p = Parser { src: s, pos: 0, depth };
+            let t = p.data_type()?;
+            p.skip_ws();
+            if p.pos < s.len() {
+                return Err(p.error(format!("unexpected {} after the type", p.found())));
+            }
+            return Ok(t);
+        }
         Value::Object(obj) => obj,
         other => {
             let msg = format!(
@@ -552,9 +606,9 @@ pub fn type_from_value(v: &Value) -> Result<DataType, TypeError> {
         return Err(TypeError::new(0, msg));
     };
     match kind.as_str() {
-        "struct" => struct_from_value(inner),
-        "array" => array_from_value(inner).map_err(|e| e.within("array")),
-        "map" => map_from_value(inner).map_err(|e| e.within("map")),
+        "struct" => struct_from_value(inner, depth + 1),
+        "array" => array_from_value(inner, depth + 1).map_err(|e| e.within("array")),
+        "map" => map_from_value(inner, depth + 1).map_err(|e| e.within("map")),
         other => Err(TypeError::new(
             0,
             format!("unknown key '{other}' in a nested type; expected 'struct', 'array' or 'map'"),
@@ -562,7 +616,7 @@ pub fn type_from_value(v: &Value) -> Result<DataType, TypeError> {
     }
 }
 
-fn struct_from_value(v: &Value) -> Result<DataType, TypeError> {
+fn struct_from_value(v: &Value, depth: usize) -> Result<DataType, TypeError> {
     let Value::Array(items) = v else {
         return Err(TypeError::new(
             0,
@@ -573,13 +627,13 @@ fn struct_from_value(v: &Value) -> Result<DataType, TypeError> {
         .iter()
         .enumerate()
         .map(|(i, item)| {
-            field_from_value(item).map_err(|e| e.within(&format!("struct field #{}", i + 1)))
+            field_from_value(item, depth).map_err(|e| e.within(&format!("struct field #{}", i + 1)))
         })
         .collect::<Result<_, _>>()?;
     Ok(DataType::Struct { fields })
 }
 
-fn field_from_value(v: &Value) -> Result<StructField, TypeError> {
+fn field_from_value(v: &Value, depth: usize) -> Result<StructField, TypeError> {
     let obj = as_object(v, &["name", "type", "nullable", "comment"])?;
     let name = match obj.get("name") {
         Some(Value::String(s)) => s.clone(),
@@ -592,7 +646,7 @@ fn field_from_value(v: &Value) -> Result<StructField, TypeError> {
         None => return Err(TypeError::new(0, "missing 'name'")),
     };
     let in_field = |e: TypeError| e.within(&format!("field '{name}'"));
-    let data_type = type_from_value(required(obj, "type")?).map_err(in_field)?;
+    let data_type = value_at(required(obj, "type")?, depth).map_err(in_field)?;
     let nullable = optional_bool(obj, "nullable")?.unwrap_or(true);
     let comment = match obj.get("comment") {
         None | Some(Value::Null) => None,
@@ -612,18 +666,18 @@ fn field_from_value(v: &Value) -> Result<StructField, TypeError> {
     })
 }
 
-fn array_from_value(v: &Value) -> Result<DataType, TypeError> {
+fn array_from_value(v: &Value, depth: usize) -> Result<DataType, TypeError> {
     // The long form is recognised by its keys; anything else is the element type.
     let long_form = matches!(v, Value::Object(o) if o.contains_key("element") || o.contains_key("containsNull"));
     if !long_form {
-        let element = type_from_value(v)?;
+        let element = value_at(v, depth)?;
         return Ok(DataType::Array {
             element: Box::new(element),
             contains_null: true,
         });
     }
     let obj = as_object(v, &["element", "containsNull"])?;
-    let element = type_from_value(required(obj, "element")?).map_err(|e| e.within("element"))?;
+    let element = value_at(required(obj, "element")?, depth).map_err(|e| e.within("element"))?;
     let contains_null = optional_bool(obj, "containsNull")?.unwrap_or(true);
     Ok(DataType::Array {
         element: Box::new(element),
@@ -631,10 +685,10 @@ fn array_from_value(v: &Value) -> Result<DataType, TypeError> {
     })
 }
 
-fn map_from_value(v: &Value) -> Result<DataType, TypeError> {
+fn map_from_value(v: &Value, depth: usize) -> Result<DataType, TypeError> {
     let obj = as_object(v, &["key", "value", "valueContainsNull"])?;
-    let key = type_from_value(required(obj, "key")?).map_err(|e| e.within("key"))?;
-    let value = type_from_value(required(obj, "value")?).map_err(|e| e.within("value"))?;
+    let key = value_at(required(obj, "key")?, depth).map_err(|e| e.within("key"))?;
+    let value = value_at(required(obj, "value")?, depth).map_err(|e| e.within("value"))?;
     let value_contains_null = optional_bool(obj, "valueContainsNull")?.unwrap_or(true);
     Ok(DataType::Map {
         key: Box::new(key),
@@ -1164,6 +1218,25 @@ mod tests {
             type_from_value(&json!({"array": {"array": "int"}})).unwrap(),
             array(array(DataType::Int))
         );
+    }
+
+    #[test]
+    fn nesting_is_capped_without_recursing_past_the_cap() {
+        let deep = |n: usize| format!("{}int{}", "struct<a:".repeat(n), ">".repeat(n));
+        assert!(parse_type(&deep(MAX_TYPE_NESTING)).is_ok());
+        assert!(err(&deep(MAX_TYPE_NESTING + 1)).message.contains("deeper than"));
+        // far past the cap, as a hostile manifest would: an error, not a stack overflow
+        assert!(err(&deep(20_000)).message.contains("deeper than"));
+        assert!(err(&deep(100_000)).message.contains("bytes long"));
+        assert!(err(&format!("{}int{}", "array<".repeat(30_000), ">".repeat(30_000))).message.contains("deeper than"));
+        let mut v = json!("int");
+        for _ in 0..MAX_TYPE_NESTING + 1 {
+            v = json!({ "array": v });
+        }
+        assert!(type_from_value(&v).unwrap_err().message.contains("deeper than"));
+        // a string inside the nested notation counts the levels around it
+        let mixed = json!({ "array": deep(MAX_TYPE_NESTING) });
+        assert!(type_from_value(&mixed).unwrap_err().message.contains("deeper than"));
     }
 
     #[test]

@@ -54,6 +54,20 @@ pub struct Capabilities {
     /// `${…}` in a statement is replaced by Spark's variable substitution, even
     /// inside a backticked name (found by `verify`): such names cannot be written.
     pub substitutes_variables_in_names: bool,
+    /// Rewrites and ADD COLUMN work on a column-mapped table (delta-rs 1.1
+    /// refuses both: it cannot write physical column names).
+    pub column_mapped_schema_changes: bool,
+    /// A staged rewrite replaces the table from its checked staging copy, in a
+    /// commit conditioned on the version the copy was made from, converting
+    /// appends that land meanwhile (the lake). When false (Databricks, whose
+    /// `CREATE OR REPLACE … AS SELECT` cannot be conditioned: measured, it
+    /// silently drops rows appended after the copy), the replace rebuilds the
+    /// table from itself and checks every row as the stage checked the copy.
+    pub replace_from_staging: bool,
+    /// Names Delta refuses without column mapping (spaces, `,;{}()=`, tabs,
+    /// newlines) get column mapping turned on for them (at create, or as a
+    /// prerequisite step). Without it such names are refused by a rule.
+    pub column_mapping_for_names: bool,
 }
 
 impl Capabilities {
@@ -86,6 +100,9 @@ impl Capabilities {
             undrop: true,
             replace_keeps_metadata: true,
             substitutes_variables_in_names: false,
+            column_mapped_schema_changes: false,
+            replace_from_staging: true,
+            column_mapping_for_names: false,
         }
     }
 
@@ -116,6 +133,9 @@ impl Capabilities {
             undrop: true,
             replace_keeps_metadata: false,
             substitutes_variables_in_names: true,
+            column_mapped_schema_changes: true,
+            replace_from_staging: false,
+            column_mapping_for_names: true,
         }
     }
 

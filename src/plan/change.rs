@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{Check, DataType, ForeignKey, Mask, ObservedColumn, PrimaryKey, StructField};
+use crate::model::{Check, DataType, ForeignKey, Leftover, LeftoverKind, Mask, ObservedColumn, PrimaryKey, StructField};
 
 /// A path to a column or nested struct field: `["address", "city"]`.
 pub type FieldPath = Vec<String>;
@@ -55,6 +55,8 @@ pub enum Change {
     Revoke { principal: String, privileges: Vec<String> },
     SetOwner { from: Option<String>, to: String },
     DropTable { reason: DropReason, columns: usize },
+    /// What interrupted runs left beside the table (staging copies, uncommitted files).
+    RemoveLeftovers { leftovers: Vec<Leftover> },
 }
 
 impl Change {
@@ -62,7 +64,7 @@ impl Change {
     pub fn marker(&self) -> &'static str {
         match self {
             Change::CreateTable | Change::AddColumn { .. } | Change::AddCheck { .. } | Change::AddForeignKey { .. } | Change::Grant { .. } => "+",
-            Change::DropColumn { .. } | Change::DropCheck { .. } | Change::DropForeignKey { .. } | Change::Revoke { .. } | Change::DropTable { .. } | Change::UnsetProperty { .. } | Change::UnsetTableTag { .. } | Change::UnsetColumnTag { .. } => "-",
+            Change::DropColumn { .. } | Change::DropCheck { .. } | Change::DropForeignKey { .. } | Change::Revoke { .. } | Change::DropTable { .. } | Change::UnsetProperty { .. } | Change::UnsetTableTag { .. } | Change::UnsetColumnTag { .. } | Change::RemoveLeftovers { .. } => "-",
             Change::RenameColumn { .. } => "→",
             _ => "~",
         }
@@ -108,6 +110,16 @@ impl Change {
             Change::Grant { principal, privileges } => format!("grant {} to {principal}", privileges.join(", ")),
             Change::Revoke { principal, privileges } => format!("revoke {} from {principal}", privileges.join(", ")),
             Change::SetOwner { from, to } => format!("owner {} → {to}", opt(from)),
+            Change::RemoveLeftovers { leftovers } => {
+                let what: Vec<String> = leftovers
+                    .iter()
+                    .map(|l| match l.kind {
+                        LeftoverKind::StagingCopy => format!("a staging copy of run {} ({} files)", l.run, l.files),
+                        LeftoverKind::UncommittedFiles => format!("{} uncommitted files of run {}", l.files, l.run),
+                    })
+                    .collect();
+                format!("left by interrupted runs: {}", what.join(", "))
+            }
             Change::DropTable { reason, columns } => match reason {
                 DropReason::Orphan => format!("{columns} columns — its spec is gone and the schema is strict"),
                 DropReason::Deleted => format!("{columns} columns — its resource was deleted with deletionPolicy Delete"),
@@ -130,4 +142,6 @@ pub enum Difference {
     OwnedElsewhere { owner: String },
     /// The table uses writer features this backend cannot write.
     UnsupportedFeatures { features: Vec<String> },
+    /// The table exists but cannot be read (a broken Delta log).
+    Unreadable { why: String },
 }

@@ -29,6 +29,14 @@ pub fn diff(desired: &DesiredTable, observed: Option<&ObservedTable>) -> TableDi
         return TableDiff { changes: vec![Change::CreateTable], ..Default::default() };
     };
     let mut out = TableDiff::default();
+    if let Some(why) = &live.unreadable {
+        // nothing of the live table is known: nothing is compared
+        out.differences.push(Difference::Unreadable { why: why.clone() });
+        return out;
+    }
+    if !live.leftovers.is_empty() {
+        out.changes.push(Change::RemoveLeftovers { leftovers: live.leftovers.clone() });
+    }
     match live.owner_marker() {
         None => out.changes.push(Change::Claim { marker: desired.owner_marker.clone() }),
         Some(m) if m != desired.owner_marker => out.differences.push(Difference::OwnedElsewhere { owner: m.to_string() }),

@@ -2,7 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Plan, RiskClass};
+use super::rules::UNREADABLE;
+use super::{Outcome, Plan, RiskClass};
 
 /// `spec.policy`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -31,7 +32,10 @@ pub enum Decision {
 }
 
 pub fn gate(plan: &Plan, policy: Policy, approved: Option<&str>) -> Decision {
-    if plan.summary.rejected > 0 {
+    // a refused spec stops the whole plan; a table that cannot be read is
+    // left alone and the others go on (its refusal is still reported)
+    let refused_spec = plan.tables.iter().any(|t| matches!(&t.outcome, Outcome::Rejected { failures } if failures.iter().any(|f| f.rule != UNREADABLE)));
+    if refused_spec {
         return Decision::Rejected;
     }
     if plan.summary.steps == 0 {

@@ -70,5 +70,6 @@ pub fn holds(action: &Action, live: Option<&ObservedTable>) -> bool {
             !live.grants.iter().any(|g| g.principal.eq_ignore_ascii_case(principal) && g.privileges.iter().any(|q| q.eq_ignore_ascii_case(p)))
         }),
         Action::SetOwner { owner } => live.owner.as_deref() == Some(owner.as_str()),
+        Action::RemoveLeftovers { .. } => live.leftovers.is_empty(),
     }
 }

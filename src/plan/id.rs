@@ -1,13 +1,21 @@
 //! The plan id: a hash of what was desired and what was observed, the same on
 //! every machine and every run. Approvals are pinned to it, and an apply
 //! recomputes it to refuse a plan the world has moved away from.
+//!
+//! What the plan acts on is hashed; how much data the table holds is not:
+//! the observed Delta version and size move with every append of a live
+//! writer, and an approval that a writer voids every second approves nothing
+//! ever. A rewrite is guarded against those appends where it commits (it
+//! commits only against the version it read), and the restore point is the
+//! version recorded just before the step.
 
 use sha2::{Digest, Sha256};
 
 use super::planner::TablePlan;
+use crate::model::ObservedTable;
 
 /// Bump when the hashed input changes shape, so old approvals never match.
-const ID_VERSION: &str = "delta-operator plan id v1";
+const ID_VERSION: &str = "delta-operator plan id v2";
 
 /// 16 hex characters over (backend, every table's desired and observed state).
 pub fn plan_id(backend: &str, tables: &[TablePlan]) -> String {
@@ -22,7 +30,8 @@ pub fn plan_id(backend: &str, tables: &[TablePlan]) -> String {
         // serde_json writes struct fields in declaration order and BTreeMaps sorted: canonical
         h.update(serde_json::to_vec(&t.desired).unwrap_or_default());
         h.update([0]);
-        h.update(serde_json::to_vec(&t.observed).unwrap_or_default());
+        let observed = t.observed.as_ref().map(|o| ObservedTable { version: None, size_bytes: None, ..o.clone() });
+        h.update(serde_json::to_vec(&observed).unwrap_or_default());
         h.update([0]);
         h.update(serde_json::to_vec(&t.action).unwrap_or_default());
     }

@@ -127,7 +127,7 @@ pub fn finish(caps: &Capabilities, tables: Vec<TablePlan>, unmanaged: Vec<TableR
             summary.rejected += 1;
         }
         summary.steps += steps.len();
-        summary.rewrites += steps.iter().filter(|s| matches!(s.action, Action::Rewrite { phase: steps::RewritePhase::WriteOnce | steps::RewritePhase::Replace, .. })).count();
+        summary.rewrites += steps.iter().filter(|s| matches!(s.action, Action::Rewrite { phase: steps::RewritePhase::WriteOnce | steps::RewritePhase::Replace | steps::RewritePhase::ReplaceChecked, .. })).count();
         summary.warnings += steps.iter().map(|s| s.warnings.len()).sum::<usize>();
     }
     let id = id::plan_id(&caps.backend, &tables);

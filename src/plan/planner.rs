@@ -284,6 +284,14 @@ fn update_steps(desired: &DesiredTable, live: &ObservedTable, changes: &[Change]
         let s = vec![i];
         match change {
             Change::CreateTable | Change::DropTable { .. } => {}
+            Change::RemoveLeftovers { leftovers } => {
+                let mut d = draft(O_PREREQ, RiskClass::Meta, Action::RemoveLeftovers { leftovers: leftovers.clone() }, s)
+                    .note("they belong to no table: the runs that wrote them were interrupted before finishing");
+                for l in leftovers {
+                    d = d.note(format!("{} ({} files, {} bytes)", l.location, l.files, l.bytes));
+                }
+                drafts.insert(0, d);
+            }
             Change::Claim { marker } => drafts.push(
                 draft(O_CLAIM, RiskClass::Meta, Action::Claim { marker: marker.clone() }, s)
                     .note("the operator manages this table from now on")
@@ -324,6 +332,8 @@ fn update_steps(desired: &DesiredTable, live: &ObservedTable, changes: &[Change]
                 if path.len() > 1 {
                     path[0] = live_name(&path[0]);
                 }
+                // a name Delta refuses without column mapping: mapping is turned on first, where the backend can
+                need_mapping |= caps.column_mapping_for_names && (crate::model::names::needs_column_mapping(&field.name) || crate::model::names::type_needs_column_mapping(&field.data_type));
                 let mut d = draft(O_ADD, RiskClass::Meta, Action::AddColumn { path, field: added }, s);
                 if !field.nullable {
                     d = d.note("added nullable; the rewrite fills it and sets NOT NULL");
@@ -544,8 +554,12 @@ fn rewrite_drafts(desired: &DesiredTable, live: &ObservedTable, changes: &[Chang
     let replace_class = if drops.is_empty() { RiskClass::Rewrite } else { RiskClass::Destructive };
     let step = |phase, class| draft(O_REWRITE, class, Action::Rewrite { rewrite: rewrite.clone(), phase }, serves.clone());
     let staged = rewrite.converts();
-    let mut replace = if staged {
+    let mut replace = if staged && caps.replace_from_staging {
         step(RewritePhase::Replace, replace_class).note("the table is replaced from the checked staging copy in one commit")
+    } else if staged {
+        step(RewritePhase::ReplaceChecked, replace_class)
+            .note("the table is rebuilt from itself in one statement, converting every row again")
+            .note("each row is checked as the stage checked the copy: a value that would turn into NULL, or a NULL in a NOT NULL column, stops it with nothing replaced")
     } else {
         let mut r = step(RewritePhase::WriteOnce, replace_class).note("the table is rebuilt from itself in one commit, so its data is written once");
         let lossless: Vec<&str> = rewrite.converted_columns().map(|p| p.field.name.as_str()).collect();
@@ -557,7 +571,12 @@ fn rewrite_drafts(desired: &DesiredTable, live: &ObservedTable, changes: &[Chang
     replace = replace
         .bytes(live.size_bytes)
         .undo(restore_hint(live))
-        .note("the Delta log and history are kept; the version before is recorded as the restore point");
+        .note("the Delta log and history are kept; the version before is recorded as the restore point")
+        .note(if caps.replace_from_staging {
+            "it commits only against the version it read: rows appended meanwhile are converted too, anything else stops it with nothing replaced"
+        } else {
+            "Delta refuses it if another writer commits while it runs (nothing is replaced); it is tried again up to 5 times"
+        });
     if caps.replace_keeps_metadata {
         replace = replace.note("NOT NULL, comments, CHECK constraints and table properties are carried by the replace itself");
     }
@@ -566,12 +585,17 @@ fn rewrite_drafts(desired: &DesiredTable, live: &ObservedTable, changes: &[Chang
     }
     let mut out = Vec::new();
     if staged {
-        out.push(
-            step(RewritePhase::Stage, RiskClass::Rewrite)
-                .bytes(live.size_bytes)
-                .note("converted rows go to a staging copy beside the table, which is left untouched")
-                .note("checked before anything is replaced: the same row count, and no converted column gains NULLs"),
-        );
+        let mut stage = step(RewritePhase::Stage, RiskClass::Rewrite)
+            .bytes(live.size_bytes)
+            .note("converted rows go to a staging copy beside the table, which is left untouched")
+            .note("checked before anything is replaced: the same row count, and no converted column gains NULLs");
+        // every user expression is shown where it runs
+        for p in &rewrite.columns {
+            if let Source::Using { expression } = &p.source {
+                stage = stage.note(format!("{} = {expression}   (using:)", p.field.name));
+            }
+        }
+        out.push(stage);
     }
     out.push(replace);
     if !caps.replace_keeps_metadata {

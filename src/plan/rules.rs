@@ -25,6 +25,9 @@ fn fail(rule: &str, subject: impl Into<String>, message: impl Into<String>, fix:
     RuleFailure { rule: rule.into(), subject: subject.into(), message: message.into(), fix: fix.into() }
 }
 
+/// The rule of a table that exists but cannot be read: refused alone, the rest of the plan goes on.
+pub const UNREADABLE: &str = "TableUnreadable";
+
 /// How a change will be carried out on this backend.
 pub fn strategy_for(change: &Change, caps: &Capabilities) -> Strategy {
     match change {
@@ -77,6 +80,9 @@ pub fn check(desired: &DesiredTable, observed: Option<&ObservedTable>, diff: &Ta
     if caps.substitutes_variables_in_names {
         check_substitution(desired, &mut out);
     }
+    if !caps.column_mapping_for_names {
+        check_mapping_names(desired, observed, diff, &mut out);
+    }
     match observed {
         None => check_create(desired, caps, &mut out),
         Some(live) => check_update(desired, live, diff, caps, &mut out),
@@ -84,30 +90,77 @@ pub fn check(desired: &DesiredTable, observed: Option<&ObservedTable>, diff: &Ta
     out
 }
 
+/// Every column and nested field name a type holds, as dotted paths.
+fn field_names(prefix: &str, t: &DataType, names: &mut Vec<String>) {
+    match t {
+        DataType::Struct { fields } => {
+            for f in fields {
+                let path = format!("{prefix}.{}", f.name);
+                names.push(path.clone());
+                field_names(&path, &f.data_type, names);
+            }
+        }
+        DataType::Array { element, .. } => field_names(prefix, element, names),
+        DataType::Map { key, value, .. } => {
+            field_names(prefix, key, names);
+            field_names(prefix, value, names);
+        }
+        _ => {}
+    }
+}
+
+/// Column names with characters Spark refuses unless column mapping is on,
+/// on a backend that cannot turn it on for them: refused where the table (as
+/// it will be) has no column mapping, for the columns this plan would write.
+fn check_mapping_names(desired: &DesiredTable, observed: Option<&ObservedTable>, diff: &TableDiff, out: &mut Vec<RuleFailure>) {
+    let mode = |m: Option<&str>| m.is_some_and(|m| m == "name" || m == "id");
+    let mapped = mode(desired.properties.get("delta.columnMapping.mode").and_then(|v| v.as_deref()))
+        || mode(observed.and_then(|o| o.properties.get("delta.columnMapping.mode")).map(String::as_str));
+    if mapped {
+        return;
+    }
+    let mut names = Vec::new();
+    match observed {
+        None => {
+            for c in &desired.columns {
+                names.push(c.name.clone());
+                field_names(&c.name, &c.data_type, &mut names);
+            }
+        }
+        Some(_) => {
+            for change in &diff.changes {
+                match change {
+                    Change::AddColumn { path, field } => {
+                        let p = path_string(path);
+                        names.push(p.clone());
+                        field_names(&p, &field.data_type, &mut names);
+                    }
+                    Change::RenameColumn { to, .. } => names.push(to.clone()),
+                    _ => {}
+                }
+            }
+        }
+    }
+    for name in names {
+        let last = name.rsplit('.').next().unwrap_or(&name);
+        if let Some(c) = last.chars().find(|c| crate::model::names::NEEDS_COLUMN_MAPPING.contains(c)) {
+            out.push(fail(
+                "NameNeedsColumnMapping",
+                crate::model::names::printable(&name),
+                format!("'{}' contains {c:?}, which Delta refuses in a column name unless column mapping is on", crate::model::names::printable(&name)),
+                "rename it (letters, digits and '_' are always safe), or create the table with the property delta.columnMapping.mode: name where the backend supports it",
+            ));
+        }
+    }
+}
+
 /// Names Spark would rewrite: `${x}` is substituted even inside backticks, and an
 /// identifier has no escape for it.
 fn check_substitution(desired: &DesiredTable, out: &mut Vec<RuleFailure>) {
-    fn walk(prefix: &str, t: &DataType, names: &mut Vec<String>) {
-        match t {
-            DataType::Struct { fields } => {
-                for f in fields {
-                    let path = format!("{prefix}.{}", f.name);
-                    names.push(path.clone());
-                    walk(&path, &f.data_type, names);
-                }
-            }
-            DataType::Array { element, .. } => walk(prefix, element, names),
-            DataType::Map { key, value, .. } => {
-                walk(prefix, key, names);
-                walk(prefix, value, names);
-            }
-            _ => {}
-        }
-    }
     let mut names = vec![desired.table.table.clone()];
     for c in &desired.columns {
         names.push(c.name.clone());
-        walk(&c.name, &c.data_type, &mut names);
+        field_names(&c.name, &c.data_type, &mut names);
     }
     for name in names.into_iter().filter(|n| n.contains("${")) {
         out.push(fail(
@@ -134,6 +187,12 @@ fn check_laws(diff: &TableDiff, caps: &Capabilities) -> Vec<RuleFailure> {
                 "table",
                 format!("the table is managed by {owner}"),
                 format!("declare it only in {owner}, or delete that resource (deletionPolicy Retain keeps the table) first"),
+            )),
+            Difference::Unreadable { why } => out.push(fail(
+                UNREADABLE,
+                "table",
+                format!("the table cannot be read, so nothing is planned for it: {why}"),
+                "repair the table's Delta log (the message names the file); every other table is planned as usual",
             )),
             Difference::UnsupportedFeatures { features } => out.push(fail(
                 "UnsupportedTableFeatures",
@@ -284,6 +343,33 @@ fn check_update(desired: &DesiredTable, live: &ObservedTable, diff: &TableDiff, 
                 "remove the `null` for this key",
             )),
             _ => {}
+        }
+    }
+    let mapped = live.properties.get("delta.columnMapping.mode").is_some_and(|m| m == "name" || m == "id");
+    if mapped && !caps.column_mapped_schema_changes {
+        let adds = diff.changes.iter().any(|c| matches!(c, Change::AddColumn { .. }));
+        if rewriting || adds {
+            let what = if rewriting { "rewrite it" } else { "add columns to it" };
+            out.push(fail(
+                "ColumnMappingNotWritable",
+                "table",
+                format!("the table uses column mapping (delta.columnMapping.mode = {}), and the {} backend cannot {what}: delta-rs cannot write physical column names", live.properties["delta.columnMapping.mode"], caps.backend),
+                "make this change with Spark or Databricks, or leave it out of the spec",
+            ));
+        }
+    }
+    if rewriting {
+        for c in desired.columns.iter().filter(|c| c.using.is_some()) {
+            for read in &c.using_columns {
+                if live.column(read).is_none() {
+                    out.push(fail(
+                        "UsingReadsUnknownColumn",
+                        format!("column {}.using", c.name),
+                        format!("`using: {}` reads '{read}', which is not a column of the live table", c.using.as_deref().unwrap_or_default()),
+                        format!("use the live names: {}", live.columns.iter().map(|l| l.name.as_str()).collect::<Vec<_>>().join(", ")),
+                    ));
+                }
+            }
         }
     }
     for (column, e) in no_conversion {

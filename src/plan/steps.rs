@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::change::{path_string, FieldPath};
 use crate::model::widening::is_lossless_cast;
-use crate::model::{Check, DataType, DesiredTable, ForeignKey, Mask, PrimaryKey, StructField};
+use crate::model::{Check, DataType, DesiredTable, ForeignKey, Leftover, Mask, PrimaryKey, StructField};
 
 /// The risk class decides what runs without approval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -132,6 +132,10 @@ pub enum RewritePhase {
     Stage,
     /// Replace the table from the checked staging copy.
     Replace,
+    /// Replace the table from itself, converting every row again and checking
+    /// each as the stage checked the copy (for backends whose replace cannot
+    /// be conditioned on the version the copy was made from).
+    ReplaceChecked,
     /// Remove the staging copy.
     DropStaging,
 }
@@ -191,6 +195,8 @@ pub enum Action {
     Revoke { principal: String, privileges: Vec<String> },
     SetOwner { owner: String },
     DropTable,
+    /// Removes what interrupted runs left (re-checked when it runs: only what is still left over).
+    RemoveLeftovers { leftovers: Vec<Leftover> },
 }
 
 impl Action {
@@ -228,12 +234,14 @@ impl Action {
             Action::Rewrite { phase: RewritePhase::WriteOnce, .. } => "REPLACE TABLE (from itself)".into(),
             Action::Rewrite { phase: RewritePhase::Stage, .. } => "STAGE rewritten data".into(),
             Action::Rewrite { phase: RewritePhase::Replace, .. } => "REPLACE TABLE (from staging)".into(),
+            Action::Rewrite { phase: RewritePhase::ReplaceChecked, .. } => "REPLACE TABLE (from itself, rows checked)".into(),
             Action::Rewrite { phase: RewritePhase::DropStaging, .. } => "DROP staging".into(),
             Action::CloneTable { name } => format!("SHALLOW CLONE to {name}"),
             Action::Grant { principal, privileges } => format!("GRANT {} TO {principal}", privileges.join(", ")),
             Action::Revoke { principal, privileges } => format!("REVOKE {} FROM {principal}", privileges.join(", ")),
             Action::SetOwner { owner } => format!("SET OWNER {owner}"),
             Action::DropTable => "DROP TABLE".into(),
+            Action::RemoveLeftovers { leftovers } => format!("REMOVE leftovers of interrupted runs ({})", leftovers.len()),
         }
     }
 }

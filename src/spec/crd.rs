@@ -29,9 +29,11 @@ pub type NullableMap = BTreeMap<String, Option<String>>;
 #[serde(rename_all = "camelCase")]
 pub struct DeltaSchemaSpec {
     /// The catalog that holds the schema (a top-level folder on the lake backend).
+    #[schemars(length(min = 1, max = 255))]
     pub catalog: String,
     /// The schema's name; defaults to metadata.name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 255))]
     pub name: Option<String>,
     /// A target named in the operator config; defaults to the config's default target.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -41,6 +43,7 @@ pub struct DeltaSchemaSpec {
     #[serde(default)]
     pub mode: SchemaModeSpec,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 16384))]
     pub comment: Option<String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub properties: NullableMap,
@@ -77,9 +80,12 @@ pub enum SchemaModeSpec {
 pub struct DeltaTableSpec {
     /// The name of a DeltaSchema in the same namespace.
     pub schema_ref: String,
-    /// The table's name; defaults to metadata.name.
+    /// The table's name; defaults to metadata.name. At most 211 bytes: the
+    /// operator's clone beside the table adds up to 44.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 211))]
     pub name: Option<String>,
+    #[schemars(length(min = 1, max = 4096))]
     pub columns: Vec<ColumnSpec>,
     /// Partition columns. Omitted: the live layout is kept. `[]`: unpartitioned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -94,6 +100,7 @@ pub struct DeltaTableSpec {
     pub constraints: Vec<ConstraintSpec>,
     /// The table comment. Omitted: left alone; `""`: cleared.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 16384))]
     pub comment: Option<String>,
     /// Table tags; `key: null` removes one. Tags not named are left alone.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -147,6 +154,7 @@ pub enum DeletionPolicy {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ColumnSpec {
+    #[schemars(length(min = 1, max = 255))]
     pub name: String,
     /// A type in string notation (`decimal(18,2)`, `array<struct<a:int>>`) or the
     /// nested notation (`{struct: [...]}`, `{array: ...}`, `{map: {key, value}}`).
@@ -157,6 +165,7 @@ pub struct ColumnSpec {
     pub nullable: bool,
     /// Omitted: left alone; `""`: cleared.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 16384))]
     pub comment: Option<String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub tags: NullableMap,
@@ -172,9 +181,11 @@ pub struct ColumnSpec {
     pub default: Option<String>,
     /// The column's previous name: the plan renames instead of dropping and adding.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 255))]
     pub renamed_from: Option<String>,
-    /// A SQL expression over the live row used when the table is rewritten.
+    /// One SQL expression over the live row, used when the table is rewritten.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 4096))]
     pub using: Option<String>,
 }
 

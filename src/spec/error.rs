@@ -4,6 +4,8 @@ use std::fmt;
 
 use serde::Serialize;
 
+use crate::model::names::printable;
+
 /// One error in one manifest: the file, the resource, the field path, what is
 /// wrong and how to fix it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -30,14 +32,15 @@ impl SpecError {
 }
 
 impl fmt::Display for SpecError {
+    // every part may quote user input: control characters are shown escaped, never sent to a terminal
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.file)?;
+        write!(f, "{}", printable(&self.file))?;
         if let Some(r) = &self.resource {
-            write!(f, ": {r}")?;
+            write!(f, ": {}", printable(r))?;
         }
-        write!(f, ": {}: {}", self.path, self.message)?;
+        write!(f, ": {}: {}", printable(&self.path), printable(&self.message))?;
         if !self.fix.is_empty() {
-            write!(f, "\n    fix: {}", self.fix)?;
+            write!(f, "\n    fix: {}", printable(&self.fix))?;
         }
         Ok(())
     }

@@ -15,6 +15,12 @@ pub const GROUP: &str = "delta-operator.io";
 pub const API_VERSION: &str = "delta-operator.io/v1alpha1";
 pub const DEFAULT_NAMESPACE: &str = "default";
 
+/// The largest manifest file read (bytes). The API server refuses objects
+/// over about 1.5 MiB, and client-side `kubectl apply` keeps a copy of each
+/// object in a 256 KiB annotation, so a file this large is already one that
+/// cannot be applied as it is.
+pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
+
 /// A resource and the file it came from.
 #[derive(Debug, Clone)]
 pub struct Loaded<T> {
@@ -53,6 +59,14 @@ pub fn load_paths(paths: &[PathBuf]) -> (Manifests, Vec<SpecError>) {
     let mut out = Manifests::default();
     for file in files {
         let label = file.display().to_string();
+        let size = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
+        if size > MAX_FILE_BYTES {
+            errors.push(
+                SpecError::new("", format!("is {size} bytes; the limit is {MAX_FILE_BYTES} bytes (1 MiB) per file"), "split it: one file per DeltaTable (the API server refuses objects over about 1.5 MiB)")
+                    .in_file(&label, None),
+            );
+            continue;
+        }
         match std::fs::read_to_string(&file) {
             Ok(text) => load_str(&label, &text, &mut out, &mut errors),
             Err(e) => errors.push(SpecError::new("", format!("cannot read: {e}"), "check the path and permissions").in_file(&label, None)),
@@ -86,6 +100,11 @@ fn collect_files(path: &Path, files: &mut Vec<PathBuf>, errors: &mut Vec<SpecErr
 
 /// Parses one file's text (several documents) into `out`.
 pub fn load_str(file: &str, text: &str, out: &mut Manifests, errors: &mut Vec<SpecError>) {
+    if text.len() as u64 > MAX_FILE_BYTES {
+        let e = SpecError::new("", format!("is {} bytes; the limit is {MAX_FILE_BYTES} bytes (1 MiB) per file", text.len()), "split it: one file per DeltaTable (the API server refuses objects over about 1.5 MiB)");
+        errors.push(e.in_file(file, None));
+        return;
+    }
     let docs: Vec<Value> = match serde_saphyr::from_multiple(text) {
         Ok(d) => d,
         Err(e) => {

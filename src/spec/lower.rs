@@ -79,6 +79,8 @@ pub fn lower_table(m: &Manifests, t: &Loaded<DeltaTable>) -> Result<DesiredTable
     let mut columns = Vec::new();
     for (i, c) in spec.columns.iter().enumerate() {
         let Some(data_type) = column_type(c, &format!("spec.columns[{i}]"), &mut errors) else { continue };
+        // validate() refused an expression that does not parse
+        let using = c.using.as_deref().and_then(|u| super::expression::parse_using(u).ok());
         columns.push(DesiredColumn {
             name: c.name.clone(),
             data_type,
@@ -94,7 +96,8 @@ pub fn lower_table(m: &Manifests, t: &Loaded<DeltaTable>) -> Result<DesiredTable
             generated: c.generated.clone(),
             default: c.default.clone(),
             renamed_from: c.renamed_from.clone(),
-            using: c.using.clone(),
+            using: using.as_ref().map(|u| u.sql.clone()),
+            using_columns: using.map(|u| u.columns).unwrap_or_default(),
         });
     }
     let mut checks = Vec::new();

@@ -3,6 +3,7 @@
 
 pub mod crd;
 pub mod error;
+pub mod expression;
 pub mod load;
 pub mod lower;
 pub mod schema_check;

@@ -7,6 +7,7 @@ use super::crd::{ColumnSpec, DeltaTable};
 use super::error::SpecError;
 use super::load::{Loaded, Manifests};
 use super::lower::{qualified_reference, schema_of, table_ref_of};
+use crate::model::names::{column_name_problem, object_name_problem, printable, MAX_NAME_BYTES, MAX_TABLE_NAME_BYTES};
 use crate::model::type_syntax::{type_from_value, TypeError};
 use crate::model::{DataType, OWNER_PROPERTY, TableRef};
 
@@ -15,6 +16,12 @@ pub const RESERVED_PROPERTIES: &[&str] =
     &[OWNER_PROPERTY, "delta.minReaderVersion", "delta.minWriterVersion", "delta.columnMapping.maxColumnId"];
 
 pub const MAX_CLUSTER_KEYS: usize = 4;
+
+/// The longest comment accepted (bytes).
+pub const MAX_COMMENT_BYTES: usize = 16 * 1024;
+
+/// The most columns a table may declare.
+pub const MAX_COLUMNS: usize = 4096;
 
 /// Every error in the manifest set.
 pub fn validate(m: &Manifests) -> Vec<SpecError> {
@@ -25,8 +32,9 @@ pub fn validate(m: &Manifests) -> Vec<SpecError> {
         *schemas.entry(key).or_default() += 1;
         let name = s.resource.spec.name.clone().unwrap_or_else(|| s.name());
         let mut e = Vec::new();
-        check_name(&s.resource.spec.catalog, "spec.catalog", &mut e);
-        check_name(&name, if s.resource.spec.name.is_some() { "spec.name" } else { "metadata.name" }, &mut e);
+        check_name(&s.resource.spec.catalog, "spec.catalog", MAX_NAME_BYTES, &mut e);
+        check_name(&name, if s.resource.spec.name.is_some() { "spec.name" } else { "metadata.name" }, MAX_NAME_BYTES, &mut e);
+        check_comment(s.resource.spec.comment.as_deref(), "spec.comment", &mut e);
         check_properties(&s.resource.spec.properties, &mut e);
         check_object_name(&s.name(), &mut e);
         errors.extend(e.into_iter().map(|x| x.in_file(&s.file, Some(&s.label()))));
@@ -52,7 +60,7 @@ pub fn validate(m: &Manifests) -> Vec<SpecError> {
                 seen.insert(r, t);
             }
         }
-        check_name(spec.name.as_deref().unwrap_or(&t.name()), if spec.name.is_some() { "spec.name" } else { "metadata.name" }, &mut e);
+        check_name(spec.name.as_deref().unwrap_or(&t.name()), if spec.name.is_some() { "spec.name" } else { "metadata.name" }, MAX_TABLE_NAME_BYTES, &mut e);
         check_object_name(&t.name(), &mut e);
         check_table(t, &mut e);
         errors.extend(e.into_iter().map(|x| x.in_file(&t.file, Some(&t.label()))));
@@ -68,13 +76,27 @@ pub fn validate(m: &Manifests) -> Vec<SpecError> {
     errors
 }
 
-/// A name Unity Catalog accepts: 1–255 characters, no `.`, space, `/` or control character.
-fn check_name(name: &str, path: &str, e: &mut Vec<SpecError>) {
-    let bad = name.chars().find(|c| *c == '.' || *c == ' ' || *c == '/' || c.is_control());
-    if name.is_empty() || name.len() > 255 {
-        e.push(SpecError::new(path, "must be 1 to 255 characters", "shorten the name"));
-    } else if let Some(c) = bad {
-        e.push(SpecError::new(path, format!("'{name}' contains {c:?}"), "use a name without '.', spaces, '/' or control characters"));
+/// A catalog, schema or table name: what Unity Catalog accepts, and what is
+/// safe as a folder of the lake (`model::names`). Tables leave room for the
+/// longest suffix the operator appends (its clone beside the table).
+fn check_name(name: &str, path: &str, max_bytes: usize, e: &mut Vec<SpecError>) {
+    if let Some((message, fix)) = object_name_problem(name, max_bytes) {
+        let message = if max_bytes < MAX_NAME_BYTES && name.len() > max_bytes {
+            format!("{message} (255, less {} for the operator's clone and staging copies beside the table)", MAX_NAME_BYTES - max_bytes)
+        } else {
+            message
+        };
+        e.push(SpecError::new(path, message, fix));
+    }
+}
+
+/// A comment: at most `MAX_COMMENT_BYTES`, no control characters but newline and tab.
+fn check_comment(comment: Option<&str>, path: &str, e: &mut Vec<SpecError>) {
+    let Some(c) = comment else { return };
+    if c.len() > MAX_COMMENT_BYTES {
+        e.push(SpecError::new(path, format!("is {} bytes; the limit is {MAX_COMMENT_BYTES}", c.len()), "shorten it, and keep long documentation outside the table (a link in the comment)"));
+    } else if let Some(ch) = c.chars().find(|ch| ch.is_control() && *ch != '\n' && *ch != '\t') {
+        e.push(SpecError::new(path, format!("contains the control character {}", ch.escape_unicode()), "remove it (newlines and tabs are fine)"));
     }
 }
 
@@ -126,6 +148,10 @@ fn check_table(t: &Loaded<DeltaTable>, e: &mut Vec<SpecError>) {
     if spec.columns.is_empty() {
         e.push(SpecError::new("spec.columns", "a table needs at least one column", "declare its columns"));
     }
+    if spec.columns.len() > MAX_COLUMNS {
+        e.push(SpecError::new("spec.columns", format!("{} columns; the limit is {MAX_COLUMNS}", spec.columns.len()), "split the table, or group related columns into structs"));
+    }
+    check_comment(spec.comment.as_deref(), "spec.comment", e);
     let mut names: HashMap<String, usize> = HashMap::new();
     let mut types: HashMap<String, DataType> = HashMap::new();
     for (i, c) in spec.columns.iter().enumerate() {
@@ -133,8 +159,18 @@ fn check_table(t: &Loaded<DeltaTable>, e: &mut Vec<SpecError>) {
         if let Some(j) = names.insert(c.name.to_lowercase(), i) {
             e.push(SpecError::new(format!("{path}.name"), format!("duplicate column '{}' (also spec.columns[{j}]; names compare case-insensitively)", c.name), "rename or remove one"));
         }
-        if c.name.is_empty() {
-            e.push(SpecError::new(format!("{path}.name"), "is empty", "name the column"));
+        if let Some((message, fix)) = column_name_problem(&c.name) {
+            e.push(SpecError::new(format!("{path}.name"), message, fix));
+        }
+        check_comment(c.comment.as_deref(), &format!("{path}.comment"), e);
+        if let Some(u) = &c.using {
+            if let Err(why) = super::expression::parse_using(u) {
+                e.push(SpecError::new(
+                    format!("{path}.using"),
+                    format!("'{}' {why}", printable(u)),
+                    "write exactly one SQL expression over the live row's columns, e.g. CAST(amount AS BIGINT) or coalesce(note, '')",
+                ));
+            }
         }
         let Some(ty) = column_type(c, &path, e) else { continue };
         check_nested(&ty, &format!("{path}.type"), false, e);
@@ -252,6 +288,12 @@ fn check_nested(t: &DataType, path: &str, under_collection: bool, e: &mut Vec<Sp
         DataType::Struct { fields } => {
             let mut seen = HashMap::new();
             for f in fields {
+                if let Some((message, fix)) = column_name_problem(&f.name) {
+                    e.push(SpecError::new(path, format!("struct field {message}"), fix));
+                }
+                if f.comment.as_deref().is_some_and(|c| c.len() > MAX_COMMENT_BYTES) {
+                    e.push(SpecError::new(path, format!("the comment of struct field '{}' is longer than {MAX_COMMENT_BYTES} bytes", printable(&f.name)), "shorten it"));
+                }
                 if seen.insert(f.name.to_lowercase(), ()).is_some() {
                     e.push(SpecError::new(path, format!("duplicate struct field '{}' (names compare case-insensitively)", f.name), "rename or remove one"));
                 }

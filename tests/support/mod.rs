@@ -6,7 +6,7 @@ pub mod warehouse;
 
 use std::sync::Arc;
 
-use delta_operator::apply::{apply, ApplyError, ApplyReport, StepStatus};
+use delta_operator::apply::{apply, ApplyError, ApplyReport, Options, StepStatus};
 use delta_operator::backend::lake::LakeBackend;
 use delta_operator::backend::Backend;
 use delta_operator::engine::{lower, read_and_plan, Inputs};
@@ -39,7 +39,7 @@ impl Lake {
     /// Applies; `approve` approves the current plan when it needs it.
     pub async fn apply(&self, inputs: &Inputs, approve: bool) -> Result<ApplyReport, ApplyError> {
         let id = if approve { Some(self.plan(inputs).await.id) } else { None };
-        let (_, report) = apply(&self.backend, inputs, None, id.as_deref(), Policy::Auto, &|_| {}, &|| true).await?;
+        let (_, report) = apply(&self.backend, inputs, None, id.as_deref(), &options()).await?;
         if let Some(failed) = report.steps.iter().find(|s| matches!(s.status, StepStatus::Failed { .. })) {
             panic!("step failed: {failed:?}");
         }
@@ -48,7 +48,7 @@ impl Lake {
 
     pub async fn apply_may_fail(&self, inputs: &Inputs, approve: bool) -> Result<ApplyReport, ApplyError> {
         let id = if approve { Some(self.plan(inputs).await.id) } else { None };
-        apply(&self.backend, inputs, None, id.as_deref(), Policy::Auto, &|_| {}, &|| true).await.map(|(_, r)| r)
+        apply(&self.backend, inputs, None, id.as_deref(), &options()).await.map(|(_, r)| r)
     }
 
     pub async fn read(&self, t: &TableRef) -> Option<ObservedTable> {
@@ -99,6 +99,11 @@ impl Lake {
     pub async fn version(&self, t: &TableRef) -> u64 {
         self.backend.version(t).await.unwrap().unwrap()
     }
+}
+
+/// Auto policy, a short lock wait, no events.
+pub fn options() -> Options<'static> {
+    Options { policy: Policy::Auto, lock_wait: std::time::Duration::from_secs(2), on_event: &|_| {}, may_continue: &|| true }
 }
 
 /// Lowers manifests given as YAML text (several documents).

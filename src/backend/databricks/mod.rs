@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use auth::{Credentials, Secret};
 use client::{ClientConfig, DatabricksClient};
 
-use super::{Backend, BackendError, Progress, StepOutcome};
+use super::{Backend, BackendError, Progress, StepOutcome, TableRun};
 use crate::config::DatabricksTarget;
 use crate::model::{ObservedTable, SchemaRef, TableRef};
 use crate::plan::steps::{Rewrite, RewritePhase};
@@ -193,15 +193,17 @@ impl DatabricksBackend {
             let extras = self.client.execute(&read::extras_sql(s), &|m: &str| tracing::info!(schema = %s, "{m}")).await?;
             read::apply_extras(&mut tables, &extras.rows);
         }
+        read::attach_leftovers(s, &mut tables);
         Ok(Arc::new(tables))
     }
 
     /// The staged check: one SELECT comparing the original with its staging
     /// copy (rows, NULLs of converted columns, NULLs in NOT NULL columns). A
     /// failure leaves the original untouched and the copy kept, named.
-    async fn check_stage(&self, t: &TableRef, rw: &Rewrite, live: Option<&ObservedTable>, progress: Progress<'_>) -> Result<String, BackendError> {
-        let staging = sql::staging_table(t);
-        let r = self.client.execute(&sql::stage_check(t, rw, live), progress).await?;
+    async fn check_stage(&self, run: &TableRun, rw: &Rewrite, live: Option<&ObservedTable>, progress: Progress<'_>) -> Result<String, BackendError> {
+        let t = &run.table;
+        let staging = sql::staging_table(t, &run.id);
+        let r = self.client.execute(&sql::stage_check(t, rw, live, &run.id), progress).await?;
         let row = r.rows.first().ok_or_else(|| BackendError::Refused { message: "the staged check returned no row".into() })?;
         match sql::stage_problem(rw, live, &r.columns, row) {
             Ok(None) => {
@@ -255,37 +257,75 @@ impl Backend for DatabricksBackend {
         Ok(read::history_version(&r.columns, &r.rows))
     }
 
-    async fn run(&self, t: &TableRef, step: &Step, progress: Progress<'_>) -> Result<StepOutcome, BackendError> {
+    async fn begin(&self, t: &TableRef, _wait: Duration) -> Result<TableRun, BackendError> {
+        // one apply per target is the operator's Lease; within a statement, Delta's own conflict checks
+        Ok(TableRun::unlocked(t))
+    }
+
+    async fn end(&self, _run: TableRun) {}
+
+    async fn run(&self, run: &TableRun, step: &Step, progress: Progress<'_>) -> Result<StepOutcome, BackendError> {
+        let t = &run.table;
         let live = if needs_live(&step.action) { self.live(t).await? } else { None };
-        if let Action::Rewrite { phase: RewritePhase::Replace, .. } = &step.action {
-            let staging = self.live(&sql::staging_table(t)).await?;
-            if let Some(why) = sql::replace_refusal(t, live.as_ref(), staging.as_ref()) {
-                return Err(BackendError::Refused { message: why });
-            }
-        }
-        let statements = sql::compile(t, &step.action, live.as_ref()).map_err(|e| match e {
+        let statements = sql::compile_for(t, &step.action, live.as_ref(), &run.id).map_err(|e| match e {
             sql::SqlError::Unsupported(what) => BackendError::Unsupported { backend: "databricks".into(), what },
             other => BackendError::Refused { message: other.to_string() },
         })?;
+        // a replace Delta refused because another writer committed meanwhile
+        // ran nothing: it is safe to run again, a bounded number of times
+        let replaces = matches!(&step.action, Action::Rewrite { phase: RewritePhase::WriteOnce | RewritePhase::ReplaceChecked, .. });
         let mut ids = Vec::new();
         let mut outcome = Ok(());
         for s in &statements {
             tracing::info!(table = %t, step = step.number, statement = %s, "running");
-            match self.client.execute(s, progress).await {
-                Ok(r) => ids.push(r.statement_id),
-                Err(e) => {
-                    outcome = Err(e);
-                    break;
+            let mut attempt = 1;
+            loop {
+                match self.client.execute(s, progress).await {
+                    Ok(r) => {
+                        ids.push(r.statement_id);
+                        break;
+                    }
+                    Err(client::ClientError::Workspace(w)) if replaces && is_write_conflict(&w) && attempt < REPLACE_ATTEMPTS => {
+                        progress(&format!("another writer committed while the replace ran (attempt {attempt} of {REPLACE_ATTEMPTS}); nothing was replaced, trying again"));
+                        tokio::time::sleep(Duration::from_secs(1 << attempt.min(4))).await;
+                        attempt += 1;
+                    }
+                    Err(client::ClientError::Workspace(w)) if replaces && is_write_conflict(&w) => {
+                        outcome = Err(BackendError::Refused {
+                            message: format!(
+                                "{w}\n{t} took new commits from another writer during each of {REPLACE_ATTEMPTS} attempts to replace it; nothing was replaced. Pause its writers for the length of one rewrite (or apply when they are quieter) and apply again"
+                            ),
+                        });
+                        break;
+                    }
+                    Err(e) => {
+                        outcome = Err(BackendError::from(e));
+                        break;
+                    }
                 }
+            }
+            if outcome.is_err() {
+                break;
             }
         }
         // whatever happened, the schema's shared read is stale now
         self.invalidate();
-        outcome.map_err(BackendError::from)?;
+        outcome?;
         let mut detail = (!ids.is_empty()).then(|| format!("statement {}", ids.join(", ")));
         if let Action::Rewrite { rewrite, phase: RewritePhase::Stage } = &step.action {
-            detail = Some(self.check_stage(t, rewrite, live.as_ref(), progress).await?);
+            detail = Some(self.check_stage(run, rewrite, live.as_ref(), progress).await?);
         }
         Ok(StepOutcome { detail })
     }
+}
+
+/// How often a replace is tried when another writer commits while it runs.
+const REPLACE_ATTEMPTS: u32 = 5;
+
+/// Delta's refusal of a commit because a concurrent one changed what it read.
+fn is_write_conflict(w: &error::WorkspaceError) -> bool {
+    let m = &w.message;
+    ["DELTA_CONCURRENT_APPEND", "DELTA_METADATA_CHANGED", "DELTA_CONCURRENT_DELETE_READ", "DELTA_CONCURRENT_DELETE_DELETE", "DELTA_CONCURRENT_TRANSACTION", "ConcurrentAppendException", "MetadataChangedException"]
+        .iter()
+        .any(|c| m.contains(c))
 }

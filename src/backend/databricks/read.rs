@@ -115,6 +115,8 @@ pub fn table_from_info(schema: &SchemaRef, info: &Value) -> Result<ObservedTable
         unsupported_features: vec![],
         version: props.and_then(|p| p.get("delta.lastUpdateVersion")).and_then(Value::as_str).and_then(|v| v.parse().ok()),
         size_bytes: None,
+        leftovers: vec![],
+        unreadable: None,
     })
 }
 
@@ -396,5 +398,32 @@ mod tests {
         let cols = vec!["version".to_string(), "timestamp".to_string()];
         assert_eq!(history_version(&cols, &[vec![Some("7".into()), Some("2026-01-01".into())]]), Some(7));
         assert_eq!(history_version(&cols, &[]), None);
+    }
+}
+
+/// Staging copies (`<table>__delta_operator_staging_<8 hex digits>`) are no
+/// tables of their own: each is taken out of the listing and attached to its
+/// table as a leftover, which the plan removes (a finished run drops its own
+/// copy; one still there was left by a run that stopped).
+pub fn attach_leftovers(s: &SchemaRef, tables: &mut BTreeMap<String, ObservedTable>) {
+    let marker = "__delta_operator_staging_";
+    let staging: Vec<String> = tables
+        .keys()
+        .filter(|n| n.rfind(marker).is_some_and(|at| n.len() == at + marker.len() + 8 && n[at + marker.len()..].chars().all(|c| c.is_ascii_hexdigit())))
+        .cloned()
+        .collect();
+    for name in staging {
+        let at = name.rfind(marker).expect("filtered above");
+        let (base, run) = (&name[..at], &name[at + marker.len()..]);
+        let Some(copy) = tables.remove(&name) else { continue };
+        if let Some(t) = tables.get_mut(base) {
+            t.leftovers.push(crate::model::Leftover {
+                kind: crate::model::LeftoverKind::StagingCopy,
+                run: run.to_string(),
+                location: format!("{}.{}.{name}", s.catalog, s.schema),
+                files: 0,
+                bytes: copy.size_bytes.unwrap_or(0),
+            });
+        }
     }
 }

@@ -11,6 +11,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::model::names::{needs_column_mapping as needs_mapping, type_needs_column_mapping as type_needs_mapping};
 use crate::model::{DataType, DesiredColumn, DesiredTable, ObservedTable, StructField, TableRef, OWNER_PROPERTY};
 use crate::plan::change::FieldPath;
 use crate::plan::steps::{staging_name, Action, Projection, Rewrite, RewritePhase, Source};
@@ -29,9 +30,6 @@ pub enum SqlError {
 /// Table privileges that may be granted or revoked. They are SQL keywords and
 /// cannot be quoted, so only these are ever written into a statement.
 pub const PRIVILEGES: &[&str] = &["SELECT", "MODIFY", "ALL PRIVILEGES", "APPLY TAG", "MANAGE", "BROWSE", "READ METADATA"];
-
-/// Characters Delta allows in column names only with column mapping.
-const NEEDS_MAPPING: &[char] = &[' ', ',', ';', '{', '}', '(', ')', '\n', '\t', '='];
 
 /// `` `name` `` with inner backticks doubled.
 pub fn ident(name: &str) -> String {
@@ -122,18 +120,6 @@ fn alter(t: &TableRef, rest: impl AsRef<str>) -> String {
     format!("ALTER TABLE {} {}", table_name(t), rest.as_ref())
 }
 
-fn needs_mapping(name: &str) -> bool {
-    name.chars().any(|c| NEEDS_MAPPING.contains(&c))
-}
-
-fn type_needs_mapping(t: &DataType) -> bool {
-    match t {
-        DataType::Struct { fields } => fields.iter().any(|f| needs_mapping(&f.name) || type_needs_mapping(&f.data_type)),
-        DataType::Array { element, .. } => type_needs_mapping(element),
-        DataType::Map { key, value, .. } => type_needs_mapping(key) || type_needs_mapping(value),
-        _ => false,
-    }
-}
 
 fn prop_num(live: Option<&ObservedTable>, key: &str) -> Option<u32> {
     live.and_then(|l| l.properties.get(key)).and_then(|v| v.parse().ok())
@@ -143,6 +129,11 @@ fn prop_num(live: Option<&ObservedTable>, key: &str) -> Option<u32> {
 /// last read: it decides prerequisites inside a step (protocol versions, the
 /// defaults feature, a primary key to replace); `None` means unknown.
 pub fn compile(t: &TableRef, action: &Action, live: Option<&ObservedTable>) -> Result<Vec<String>, SqlError> {
+    compile_for(t, action, live, "")
+}
+
+/// The statements of a step in one run (the run names its staging copy).
+pub fn compile_for(t: &TableRef, action: &Action, live: Option<&ObservedTable>, run: &str) -> Result<Vec<String>, SqlError> {
     let one = |s: String| Ok(vec![s]);
     match action {
         Action::CreateTable { table } => one(create_table(table)),
@@ -210,7 +201,7 @@ pub fn compile(t: &TableRef, action: &Action, live: Option<&ObservedTable>) -> R
         Action::DropForeignKey { key } => one(alter(t, format!("DROP FOREIGN KEY IF EXISTS ({})", list(&key.columns)))),
         Action::SetClustering { keys: k } if k.is_empty() => one(alter(t, "CLUSTER BY NONE")),
         Action::SetClustering { keys: k } => one(alter(t, format!("CLUSTER BY ({})", list(k)))),
-        Action::Rewrite { rewrite, phase } => rewrite_sql(t, rewrite, *phase, live),
+        Action::Rewrite { rewrite, phase } => rewrite_sql(t, rewrite, *phase, live, run),
         Action::CloneTable { name } => {
             one(format!("CREATE TABLE IF NOT EXISTS {} SHALLOW CLONE {}", table_name(&TableRef::new(&t.catalog, &t.schema, name)), table_name(t)))
         }
@@ -226,6 +217,8 @@ pub fn compile(t: &TableRef, action: &Action, live: Option<&ObservedTable>) -> R
         }
         Action::SetOwner { owner } => one(alter(t, format!("SET OWNER TO {}", ident(owner)))),
         Action::DropTable => one(format!("DROP TABLE IF EXISTS {}", table_name(t))),
+        // staging copies of runs that stopped: each its own DROP
+        Action::RemoveLeftovers { leftovers } => Ok(leftovers.iter().map(|l| format!("DROP TABLE IF EXISTS {}", table_name(&staging_table(t, &l.run)))).collect()),
     }
 }
 
@@ -384,27 +377,12 @@ pub fn projection(rw: &Rewrite, mode: CastMode) -> String {
 /// The staging copy's property naming the Delta version of the table it was made from.
 pub const STAGED_FROM: &str = "delta-operator.io/staged-from-version";
 
-/// Why the table must not be replaced from its staging copy, or None: the
-/// copy must exist and have been made from the table's current version (a
-/// write since would be lost by the replace).
-pub fn replace_refusal(t: &TableRef, live: Option<&ObservedTable>, staging: Option<&ObservedTable>) -> Option<String> {
-    let at = staging_table(t);
-    let Some(s) = staging else { return Some(format!("there is no staging copy {at} to replace {t} from; run again to stage it")) };
-    let from = s.properties.get(STAGED_FROM).and_then(|v| v.parse::<u64>().ok());
-    let now = live.and_then(|l| l.version);
-    match (from, now) {
-        (Some(f), Some(n)) if f == n => None,
-        (f, n) => Some(format!(
-            "{t} is at version {} but its staging copy {at} was made from version {}: the replace would lose what was written since; the table is untouched, run again to stage it anew",
-            n.map_or("?".into(), |v| v.to_string()),
-            f.map_or("?".into(), |v| v.to_string())
-        )),
-    }
-}
-
-/// The staging copy of a table: a sibling in the same schema.
-pub fn staging_table(t: &TableRef) -> TableRef {
-    TableRef::new(&t.catalog, &t.schema, &staging_name(&t.table))
+/// The staging copy of a table for one run: a sibling in the same schema,
+/// `<table>__delta_operator_staging_<8 hex digits of the run>`, so two runs
+/// never share one.
+pub fn staging_table(t: &TableRef, run: &str) -> TableRef {
+    let tail: String = run.chars().rev().take(8).collect::<Vec<_>>().into_iter().rev().collect();
+    TableRef::new(&t.catalog, &t.schema, &format!("{}_{tail}", staging_name(&t.table)))
 }
 
 /// Properties a replace must carry in the same statement: the owner marker
@@ -437,23 +415,58 @@ fn replace_as(t: &TableRef, rw: &Rewrite, live: Option<&ObservedTable>, query: &
     s
 }
 
-/// Rewrites as `CREATE OR REPLACE … AS SELECT`. STAGE writes the converted
-/// rows to the staging copy (the check is `stage_check`, run by the backend
-/// after it); REPLACE reads the checked copy; a write-once rewrite replaces
-/// the table from itself (probe `replace_reads_itself`). What the replace
-/// loses (NOT NULL, CHECKs, comments of converted columns, properties) is put
-/// back by the planner's following steps.
-fn rewrite_sql(t: &TableRef, rw: &Rewrite, phase: RewritePhase, live: Option<&ObservedTable>) -> Result<Vec<String>, SqlError> {
+/// The SELECT list of a replace that checks every row as the stage checked
+/// the copy: a converted value that turns into NULL where the live value was
+/// not, or a NULL in a NOT NULL column, raises an error, so the statement
+/// fails with nothing replaced (whatever the warehouse's ANSI setting:
+/// conversions use try_cast, and the check is explicit).
+pub fn checked_projection(rw: &Rewrite, live: Option<&ObservedTable>) -> String {
+    rw.columns
+        .iter()
+        .map(|p| {
+            let mut e = source_expr(&p.source, &p.field.data_type, None, 0, CastMode::Try);
+            if let (true, Some(b)) = (p.converts(), baseline(p, live)) {
+                let why = literal(&format!("converting {b} to {} ({}) would turn a value into NULL; nothing was replaced", p.field.name, p.field.data_type));
+                e = format!("CASE WHEN {} IS NOT NULL AND ({e}) IS NULL THEN raise_error({why}) ELSE ({e}) END", ident(b));
+            }
+            if !p.field.nullable {
+                let why = literal(&format!("column {} is declared NOT NULL but a row has no value; nothing was replaced", p.field.name));
+                e = format!("CASE WHEN ({e}) IS NULL THEN raise_error({why}) ELSE ({e}) END");
+            }
+            format!("{e} AS {}", ident(&p.field.name))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Rewrites as `CREATE … AS SELECT`. STAGE writes the converted rows of the
+/// version read to a staging copy of this run, created only if absent (the
+/// check is `stage_check`, run by the backend after it); the replace then
+/// rebuilds the table from itself with every row checked (REPLACE from the
+/// copy would silently drop rows appended after it was made: measured on
+/// Delta 4.4, see docs/reliability.md); a write-once rewrite replaces the
+/// table from itself (probe `replace_reads_itself`). Delta refuses either
+/// replace if another writer commits while it runs. What the replace loses
+/// (NOT NULL, CHECKs, comments of converted columns, properties) is put back
+/// by the planner's following steps.
+fn rewrite_sql(t: &TableRef, rw: &Rewrite, phase: RewritePhase, live: Option<&ObservedTable>, run: &str) -> Result<Vec<String>, SqlError> {
     nonempty(rw.columns.is_empty(), "the rewritten column list")?;
-    let staging = table_name(&staging_table(t));
+    let staging = table_name(&staging_table(t, run));
     Ok(vec![match phase {
         RewritePhase::WriteOnce => replace_as(t, rw, live, &format!("SELECT {} FROM {}", projection(rw, CastMode::Strict), table_name(t))),
         RewritePhase::Stage => {
-            // the version it was made from: the replace refuses a table that moved since
-            let from = live.and_then(|l| l.version).map(|v| format!(" TBLPROPERTIES ({} = {})", literal(STAGED_FROM), literal(&v.to_string()))).unwrap_or_default();
-            format!("CREATE OR REPLACE TABLE {staging} USING DELTA{from} AS SELECT {} FROM {}", projection(rw, CastMode::Try), table_name(t))
+            // pinned to the version read, so the check compares the copy with exactly what it copied
+            let v = live.and_then(|l| l.version).ok_or_else(|| SqlError::Unsupported("a stage of a table whose Delta version is unknown".into()))?;
+            format!(
+                "CREATE TABLE {staging} USING DELTA TBLPROPERTIES ({} = {}) AS SELECT {} FROM {} VERSION AS OF {v}",
+                literal(STAGED_FROM),
+                literal(&v.to_string()),
+                projection(rw, CastMode::Try),
+                table_name(t)
+            )
         }
-        RewritePhase::Replace => replace_as(t, rw, live, &format!("SELECT * FROM {staging}")),
+        RewritePhase::ReplaceChecked => replace_as(t, rw, live, &format!("SELECT {} FROM {}", checked_projection(rw, live), table_name(t))),
+        RewritePhase::Replace => return Err(SqlError::Unsupported("REPLACE from the staging copy (it cannot be conditioned on the version the copy was made from)".into())),
         RewritePhase::DropStaging => format!("DROP TABLE IF EXISTS {staging}"),
     }])
 }
@@ -471,7 +484,7 @@ fn baseline<'a>(p: &'a Projection, live: Option<&'a ObservedTable>) -> Option<&'
 /// values of every converted column (original vs copy), and non-NULL values
 /// of every NOT NULL column in the copy. Columns `o_rows, o_c<i>…, s_rows,
 /// s_c<i>…, s_n<i>…` (i: the projection's index).
-pub fn stage_check(t: &TableRef, rw: &Rewrite, live: Option<&ObservedTable>) -> String {
+pub fn stage_check(t: &TableRef, rw: &Rewrite, live: Option<&ObservedTable>, run: &str) -> String {
     let mut o = vec!["count(*) AS `o_rows`".to_string()];
     let mut s = vec!["count(*) AS `s_rows`".to_string()];
     for (i, p) in rw.columns.iter().enumerate() {
@@ -483,7 +496,8 @@ pub fn stage_check(t: &TableRef, rw: &Rewrite, live: Option<&ObservedTable>) -> 
             s.push(format!("count({}) AS `s_n{i}`", ident(&p.field.name)));
         }
     }
-    format!("SELECT * FROM (SELECT {} FROM {}) AS o CROSS JOIN (SELECT {} FROM {}) AS s", o.join(", "), table_name(t), s.join(", "), table_name(&staging_table(t)))
+    let at = live.and_then(|l| l.version).map(|v| format!(" VERSION AS OF {v}")).unwrap_or_default();
+    format!("SELECT * FROM (SELECT {} FROM {}{at}) AS o CROSS JOIN (SELECT {} FROM {}) AS s", o.join(", "), table_name(t), s.join(", "), table_name(&staging_table(t, run)))
 }
 
 /// Why the staging copy does not match the original (from `stage_check`'s
@@ -817,9 +831,10 @@ mod tests {
         let mut live = ObservedTable::new(ht(), vec![]);
         live.properties.insert(OWNER_PROPERTY.into(), "ns/o'rders".into());
         live.properties.insert("other".into(), "x".into());
-        let c = |phase| compile(&ht(), &Action::Rewrite { rewrite: rw.clone(), phase }, Some(&live)).expect("compiles");
+        live.version = Some(12);
+        let c = |phase| compile_for(&ht(), &Action::Rewrite { rewrite: rw.clone(), phase }, Some(&live), "m1abc-0011aabb").expect("compiles");
         let t = "`ma``in`.`s'ales`.`or``ders`";
-        let st = "`ma``in`.`s'ales`.`or``ders__delta_operator_staging`";
+        let st = "`ma``in`.`s'ales`.`or``ders__delta_operator_staging_0011aabb`";
         let once = c(RewritePhase::WriteOnce);
         assert_eq!(once.len(), 1);
         assert!(
@@ -829,25 +844,19 @@ mod tests {
         );
         assert!(once[0].ends_with(&format!(" FROM {t}")) && once[0].contains("CAST(`n``` AS int)"), "{}", once[0]);
         assert!(!once[0].contains("'other'"), "other properties are put back by their own step");
+        // the stage: a copy of this run only, created only if absent, of exactly the version read
         let stage = c(RewritePhase::Stage);
-        assert!(stage[0].starts_with(&format!("CREATE OR REPLACE TABLE {st} USING DELTA AS SELECT ")), "{}", stage[0]);
-        assert!(stage[0].ends_with(&format!(" FROM {t}")) && stage[0].contains("try_cast(`n``` AS int)"), "{}", stage[0]);
-        assert_eq!(
-            c(RewritePhase::Replace),
-            vec![format!("CREATE OR REPLACE TABLE {t} USING DELTA PARTITIONED BY (`p``x`) TBLPROPERTIES ('delta-operator.io/owner' = 'ns/o\\'rders') AS SELECT * FROM {st}")]
-        );
+        assert!(stage[0].starts_with(&format!("CREATE TABLE {st} USING DELTA TBLPROPERTIES ('delta-operator.io/staged-from-version' = '12') AS SELECT ")), "{}", stage[0]);
+        assert!(stage[0].ends_with(&format!(" FROM {t} VERSION AS OF 12")) && stage[0].contains("try_cast(`n``` AS int)"), "{}", stage[0]);
+        // the replace: from the table itself (rows appended since the stage included), every row checked
+        let replace = c(RewritePhase::ReplaceChecked);
+        assert!(replace[0].starts_with(&format!("CREATE OR REPLACE TABLE {t} USING DELTA PARTITIONED BY (`p``x`) TBLPROPERTIES ('delta-operator.io/owner' = 'ns/o\\'rders') AS SELECT ")), "{}", replace[0]);
+        assert!(replace[0].ends_with(&format!(" FROM {t}")), "{}", replace[0]);
+        assert!(replace[0].contains("CASE WHEN `n``` IS NOT NULL AND (try_cast(`n``` AS int)) IS NULL THEN raise_error('converting n` to n (int) would turn a value into NULL; nothing was replaced') ELSE (try_cast(`n``` AS int)) END AS `n`"), "{}", replace[0]);
+        assert!(replace[0].contains("raise_error('column i`d is declared NOT NULL"), "{}", replace[0]);
+        assert!(compile_for(&ht(), &Action::Rewrite { rewrite: rw.clone(), phase: RewritePhase::Replace }, Some(&live), "r").is_err(), "never from the staging copy");
         assert_eq!(c(RewritePhase::DropStaging), vec![format!("DROP TABLE IF EXISTS {st}")]);
-        let mut live = live.clone();
-        live.version = Some(12);
-        let stage12 = compile(&ht(), &Action::Rewrite { rewrite: rw.clone(), phase: RewritePhase::Stage }, Some(&live)).expect("compiles");
-        assert!(stage12[0].starts_with(&format!("CREATE OR REPLACE TABLE {st} USING DELTA TBLPROPERTIES ('delta-operator.io/staged-from-version' = '12') AS SELECT ")), "{}", stage12[0]);
-        let mut copy = ObservedTable::new(staging_table(&ht()), vec![]);
-        assert!(replace_refusal(&ht(), Some(&live), None).expect("refused").contains("no staging copy"));
-        assert!(replace_refusal(&ht(), Some(&live), Some(&copy)).expect("refused").contains("made from version ?"));
-        copy.properties.insert(STAGED_FROM.into(), "11".into());
-        assert!(replace_refusal(&ht(), Some(&live), Some(&copy)).expect("refused").contains("at version 12 but its staging copy"));
-        copy.properties.insert(STAGED_FROM.into(), "12".into());
-        assert_eq!(replace_refusal(&ht(), Some(&live), Some(&copy)), None);
+        assert_ne!(staging_table(&ht(), "m1abc-0011aabb"), staging_table(&ht(), "m1abc-2233ccdd"), "two runs never share a staging copy");
         live.version = None;
         // clustering survives a replace that does not repartition
         let mut rw2 = rw.clone();
@@ -869,11 +878,12 @@ mod tests {
         let rw = hostile_rewrite();
         let mut live = ObservedTable::new(ht(), vec![]);
         live.columns.push(crate::model::ObservedColumn::new("c", DataType::Int, true));
-        let q = stage_check(&ht(), &rw, Some(&live));
+        live.version = Some(7);
+        let q = stage_check(&ht(), &rw, Some(&live), "m1abc-0011aabb");
         assert_eq!(
             q,
-            "SELECT * FROM (SELECT count(*) AS `o_rows`, count(`n```) AS `o_c2`, count(`c`) AS `o_c3`, count(`a``ddr`) AS `o_c5`, count(`it``ems`) AS `o_c6` FROM `ma``in`.`s'ales`.`or``ders`) AS o \
-             CROSS JOIN (SELECT count(*) AS `s_rows`, count(`i``d`) AS `s_n0`, count(`n`) AS `s_c2`, count(`c`) AS `s_c3`, count(`a``ddr`) AS `s_c5`, count(`items`) AS `s_c6` FROM `ma``in`.`s'ales`.`or``ders__delta_operator_staging`) AS s"
+            "SELECT * FROM (SELECT count(*) AS `o_rows`, count(`n```) AS `o_c2`, count(`c`) AS `o_c3`, count(`a``ddr`) AS `o_c5`, count(`it``ems`) AS `o_c6` FROM `ma``in`.`s'ales`.`or``ders` VERSION AS OF 7) AS o \
+             CROSS JOIN (SELECT count(*) AS `s_rows`, count(`i``d`) AS `s_n0`, count(`n`) AS `s_c2`, count(`c`) AS `s_c3`, count(`a``ddr`) AS `s_c5`, count(`items`) AS `s_c6` FROM `ma``in`.`s'ales`.`or``ders__delta_operator_staging_0011aabb`) AS s"
         );
         assert!(is_read_only(&q));
         let cols: Vec<String> = ["o_rows", "o_c2", "o_c3", "o_c5", "o_c6", "s_rows", "s_n0", "s_c2", "s_c3", "s_c5", "s_c6"].iter().map(|c| c.to_string()).collect();

@@ -3,6 +3,9 @@
 //! account. What delta-rs cannot change in place the planner turns into a
 //! rewrite; what it cannot do at all the planner refuses by rule.
 
+pub mod lock;
+mod phases;
+mod replace;
 mod rewrite;
 pub mod schema;
 mod storage;
@@ -18,11 +21,10 @@ use deltalake::DeltaTable;
 use serde_json::Value;
 use url::Url;
 
-use super::{Backend, BackendError, Progress, StepOutcome};
+use super::{Backend, BackendError, Progress, StepOutcome, TableRun};
 use storage::Root;
 use crate::model::{Check, DataType, DesiredTable, ObservedTable, SchemaRef, StructField, TableRef, OWNER_PROPERTY};
 use crate::plan::change::FieldPath;
-use crate::plan::steps::{staging_name, Rewrite, RewritePhase};
 use crate::plan::{Action, Capabilities, Step};
 
 /// Writer features delta-rs 1.1 can commit to (with `datafusion`); a table
@@ -38,46 +40,41 @@ pub const TRASH: &str = ".trash";
 pub const STAGING: &str = ".staging";
 /// The folder for shallow clones taken before risky steps.
 pub const CLONES: &str = ".clones";
-/// Commit info key on the staging copy: the table version it was made from.
-const STAGED_FROM: &str = "delta-operator.staged-from-version";
-
 pub struct LakeBackend {
     root: Root,
     caps: Capabilities,
     /// Who writes: stamped into every commit (the operator's identity).
     writer: String,
+    /// Runs known to have committed (their rewritten files are history, not leftovers).
+    committed_runs: std::sync::Mutex<std::collections::HashSet<(TableRef, String)>>,
 }
 
 /// A table's folder relative to the lake root.
-fn rel(t: &TableRef) -> String {
+pub(crate) fn rel(t: &TableRef) -> String {
     format!("{}/{}/{}", t.catalog, t.schema, t.table)
 }
 
-/// Its staging copy's folder: outside the schema folder, so never listed as a table.
-fn staging_rel(t: &TableRef) -> String {
-    format!("{STAGING}/{}/{}/{}", t.catalog, t.schema, staging_name(&t.table))
+/// Where a table's dropped versions are kept: `.trash/<catalog>/<schema>/<table>/<time>`.
+pub(crate) fn trash_root(t: &TableRef) -> String {
+    format!("{TRASH}/{}/{}/{}", t.catalog, t.schema, t.table)
 }
 
-/// A clone's folder: outside the schema folder, so never listed as a table.
+/// A clone's folder: `.clones/<catalog>/<schema>/<table>/<clone>`, outside the
+/// schema folder (never listed as a table), one folder per table so a long
+/// table name never grows past the file-name limit.
 fn clone_rel(t: &TableRef, name: &str) -> String {
-    format!("{CLONES}/{}/{}/{name}", t.catalog, t.schema)
-}
-
-/// The table version a staging copy was made from (its last commit's info).
-async fn staged_from(staging: &DeltaTable) -> Option<u64> {
-    use futures::StreamExt;
-    let info = staging.history(Some(1)).next().await?.ok()?;
-    info.info.get(STAGED_FROM).and_then(Value::as_u64)
+    let short = name.strip_prefix(&t.table).map(|s| s.trim_start_matches('_')).filter(|s| !s.is_empty()).unwrap_or(name);
+    format!("{CLONES}/{}/{}/{}/{short}", t.catalog, t.schema, t.table)
 }
 
 impl LakeBackend {
-    /// A lake rooted at a local path, a file:// URL (the folder is created if
-    /// missing) or an s3:// URL (endpoint and credentials from AWS_* variables).
+    /// A lake rooted at a local path, a file:// URL or an s3:// URL (endpoint
+    /// and credentials from AWS_* variables). Nothing is created until a write.
     pub fn open(root: &str) -> Result<Self, BackendError> {
-        Ok(LakeBackend { root: Root::parse(root)?, caps: Capabilities::lake(), writer: "cli".into() })
+        Ok(LakeBackend { root: Root::parse(root)?, caps: Capabilities::lake(), writer: "cli".into(), committed_runs: Default::default() })
     }
 
-    /// Names the writer in every commit's info (`delta-operator.writer`).
+    /// Names the writer in every commit's info (`delta-operator.writer`) and in table locks.
     pub fn with_writer(mut self, writer: &str) -> Self {
         self.writer = writer.into();
         self
@@ -98,9 +95,9 @@ impl LakeBackend {
         self.root().join(clone_rel(t, name))
     }
 
-    /// A table's staging copy's local folder (local roots only).
+    /// The local folder holding a table's staging copies, one per run (local roots only).
     pub fn staging_path(&self, t: &TableRef) -> PathBuf {
-        self.root().join(staging_rel(t))
+        self.root().join(phases::staging_root(t))
     }
 
     fn table_url(&self, t: &TableRef) -> Result<Url, BackendError> {
@@ -111,12 +108,81 @@ impl LakeBackend {
         deltalake::open_table(self.table_url(t)?).await.map_err(delta_err)
     }
 
+    async fn open_table_at(&self, t: &TableRef, version: u64) -> Result<DeltaTable, BackendError> {
+        deltalake::open_table_with_version(self.table_url(t)?, version).await.map_err(delta_err)
+    }
+
     async fn read_one(&self, t: &TableRef) -> Result<Option<ObservedTable>, BackendError> {
         if !self.root.is_table(&rel(t)).await? {
             return Ok(None);
         }
-        let table = self.open_table(t).await?;
-        observe(t, &table).map(Some)
+        // a broken log is refused for this table only, naming the file
+        if let Some(problem) = self.check_log(t).await? {
+            return Ok(Some(ObservedTable::unreadable(t.clone(), problem)));
+        }
+        let table = match self.open_table(t).await {
+            Ok(table) => table,
+            Err(e @ BackendError::Transient(_)) => return Err(e),
+            Err(e) => {
+                let file = self.find_bad_commit(t).await.unwrap_or_default();
+                return Ok(Some(ObservedTable::unreadable(t.clone(), format!("the Delta log cannot be read: {e}{file}"))));
+            }
+        };
+        let mut observed = observe(t, &table)?;
+        observed.leftovers = self.leftovers(t, &table).await?;
+        Ok(Some(observed))
+    }
+
+    /// Breaks a table's lock (`delta-operator unlock`): who held it, if anyone.
+    pub async fn unlock(&self, t: &TableRef, by: &str) -> Result<Option<lock::Entry>, BackendError> {
+        lock::unlock(&self.root, t, by).await
+    }
+
+    /// Who holds a table's lock right now, if anyone.
+    pub async fn lock_holder(&self, t: &TableRef) -> Result<Option<lock::Entry>, BackendError> {
+        lock::holder(&self.root, t).await
+    }
+
+    /// A commit file of size 0 is refused: the version exists but what it did is lost.
+    async fn check_log(&self, t: &TableRef) -> Result<Option<String>, BackendError> {
+        let log = format!("{}/_delta_log", rel(t));
+        for (name, size) in self.root.list_files(&log).await? {
+            if size == 0 && name.ends_with(".json") && !name.contains('/') {
+                return Ok(Some(format!(
+                    "the commit file {} is empty: that version's actions are lost (a storage fault or a torn write). The operator changes nothing on this table until the file is restored from a backup, or, if it is the newest commit and nothing was written after it, removed",
+                    self.root.display(&format!("{log}/{name}"))
+                )));
+            }
+        }
+        Ok(None)
+    }
+
+    /// After a failed open: the first commit file (after the last checkpoint) that is not valid JSON.
+    async fn find_bad_commit(&self, t: &TableRef) -> Option<String> {
+        let log = format!("{}/_delta_log", rel(t));
+        let checkpoint: u64 = self
+            .root
+            .read_file(&format!("{log}/_last_checkpoint"))
+            .await
+            .ok()
+            .flatten()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+            .and_then(|v| v.get("version").and_then(Value::as_u64))
+            .unwrap_or(0);
+        for (name, _) in self.root.list_files(&log).await.ok()? {
+            let Some(n) = name.strip_suffix(".json").and_then(|n| n.parse::<u64>().ok()) else { continue };
+            if n < checkpoint {
+                continue;
+            }
+            let bytes = self.root.read_file(&format!("{log}/{name}")).await.ok()??;
+            let text = String::from_utf8_lossy(&bytes);
+            for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+                if serde_json::from_str::<Value>(line).is_err() {
+                    return Some(format!("; {} is not valid JSON (line {})", self.root.display(&format!("{log}/{name}")), i + 1));
+                }
+            }
+        }
+        None
     }
 }
 
@@ -183,6 +249,8 @@ fn observe(t: &TableRef, table: &DeltaTable) -> Result<ObservedTable, BackendErr
         unsupported_features: unsupported,
         version: table.version(),
         size_bytes: Some(size.max(0) as u64),
+        leftovers: vec![],
+        unreadable: None,
     })
 }
 
@@ -221,7 +289,7 @@ impl LakeBackend {
             .collect();
         let mut config: HashMap<String, Option<String>> = d.properties.iter().filter(|(_, v)| v.is_some()).map(|(k, v)| (k.clone(), v.clone())).collect();
         config.insert(OWNER_PROPERTY.to_string(), Some(d.owner_marker.clone()));
-        let table = DeltaTable::try_from_url(self.table_url(t)?).await.map_err(delta_err)?;
+        let table = DeltaTable::try_from_url(self.root.url_for_write(&rel(t))?).await.map_err(delta_err)?;
         let mut b = table
             .create()
             .with_table_name(&t.table)
@@ -310,7 +378,22 @@ impl Backend for LakeBackend {
         Ok(self.open_table(t).await?.version())
     }
 
-    async fn run(&self, t: &TableRef, step: &Step, progress: Progress<'_>) -> Result<StepOutcome, BackendError> {
+    async fn begin(&self, t: &TableRef, wait: std::time::Duration) -> Result<TableRun, BackendError> {
+        let id = super::new_run_id();
+        match lock::acquire(&self.root, t, &self.writer, &id, lock::DEFAULT_TTL, wait).await? {
+            Ok(held) => Ok(TableRun::locked(t, id, held)),
+            Err(by) => Err(BackendError::Locked(by.message())),
+        }
+    }
+
+    async fn end(&self, mut run: TableRun) {
+        if let Some(l) = run.take_lock() {
+            l.release().await;
+        }
+    }
+
+    async fn run(&self, run: &TableRun, step: &Step, progress: Progress<'_>) -> Result<StepOutcome, BackendError> {
+        let t = &run.table;
         let unsupported = |what: &str| Err(BackendError::Unsupported { backend: "lake".into(), what: what.into() });
         match &step.action {
             Action::CreateTable { table } => self.create(t, table, step).await,
@@ -371,7 +454,8 @@ impl Backend for LakeBackend {
                 table.drop_constraints().with_constraint(name.clone()).with_raise_if_not_exists(false).with_commit_properties(self.commit_props(step)).await.map_err(delta_err)?;
                 Ok(StepOutcome::default())
             }
-            Action::Rewrite { rewrite, phase } => self.rewrite(t, step, rewrite, *phase, progress).await,
+            Action::Rewrite { rewrite, phase } => self.rewrite(run, step, rewrite, *phase, progress).await,
+            Action::RemoveLeftovers { .. } => self.remove_leftovers(run).await,
             Action::CloneTable { name } => self.clone_table(t, step, name).await,
             Action::DropTable => self.drop_table(t).await,
             other => unsupported(&other.title()),
@@ -409,136 +493,6 @@ impl LakeBackend {
         Ok(StepOutcome::default())
     }
 
-    async fn rewrite(&self, t: &TableRef, step: &Step, rw: &Rewrite, phase: RewritePhase, progress: Progress<'_>) -> Result<StepOutcome, BackendError> {
-        let staging_url = || self.root.url(&staging_rel(t));
-        let staging_at = self.root.display(&staging_rel(t));
-        let untouched = |e: BackendError| match e {
-            BackendError::CheckFailed { message } => BackendError::CheckFailed { message: format!("{message}; the table is untouched") },
-            other => other,
-        };
-        match phase {
-            RewritePhase::WriteOnce => {
-                // nothing can lose a value: casts are strict and the check runs
-                // in the stream, before the writer commits
-                let source = self.open_table(t).await?;
-                let baseline = rewrite::baseline_of(&source, rw).await?;
-                progress(&format!("rewriting {} rows in one pass", baseline.rows));
-                let spec = rewrite::StreamSpec {
-                    rw,
-                    select: rw,
-                    target: rewrite::target_schema(rw, false)?,
-                    strict: true,
-                    expect: Some(baseline.clone()),
-                    crash_mid_stream: Some("during-replace"),
-                };
-                let dest = self.open_table(t).await?;
-                rewrite::stream_into(&source, dest, spec, self.commit_props(step), progress).await.map_err(untouched)?;
-                rewrite::failpoint("after-replace");
-                let put = self.put_back(t, step, &source, rw).await?;
-                Ok(StepOutcome { detail: Some(format!("rewrote {} rows in one pass{put}", baseline.rows)) })
-            }
-            RewritePhase::Stage => {
-                let source = self.open_table(t).await?;
-                let from_version = source.version();
-                let baseline = rewrite::baseline_of(&source, rw).await?;
-                progress(&format!("staging {} rows at {staging_at}", baseline.rows));
-                // a fresh staging copy every time: the stage is safe to repeat
-                self.root.remove_folder(&staging_rel(t)).await?;
-                let staging = DeltaTable::try_from_url(staging_url()?).await.map_err(delta_err)?;
-                let props = self.commit_props_with(step, [(STAGED_FROM.to_string(), Value::from(from_version))]);
-                // safe casts: a value that does not convert becomes NULL in the
-                // staging copy, where the check finds it
-                let spec = rewrite::StreamSpec { rw, select: rw, target: rewrite::target_schema(rw, true)?, strict: false, expect: None, crash_mid_stream: None };
-                let (staging, _) = rewrite::stream_into(&source, staging, spec, props, progress).await.map_err(|e| match e {
-                    BackendError::CheckFailed { message } => BackendError::CheckFailed { message: format!("{message}; the original table is untouched") },
-                    other => other,
-                })?;
-                if let Err(problem) = rewrite::check_staged(&staging, rw, &baseline).await {
-                    return Err(BackendError::CheckFailed {
-                        message: format!("{problem}; the original table is untouched; the staging copy is kept at {staging_at} to inspect"),
-                    });
-                }
-                rewrite::failpoint("after-stage");
-                Ok(StepOutcome { detail: Some(format!("staged {} rows at {staging_at} from version {}, checked", baseline.rows, from_version.map_or("?".into(), |v| v.to_string()))) })
-            }
-            RewritePhase::Replace => {
-                if !self.root.is_table(&staging_rel(t)).await? {
-                    return Err(BackendError::Refused { message: format!("no staging copy at {staging_at}; plan again") });
-                }
-                let staging = deltalake::open_table(staging_url()?).await.map_err(delta_err)?;
-                let table = self.open_table(t).await?;
-                // the staging copy must have been made from the table as it is now
-                let staged_from = staged_from(&staging).await;
-                if staged_from.is_none() || staged_from != table.version() {
-                    return Err(BackendError::Refused {
-                        message: format!(
-                            "the staging copy at {staging_at} was made from version {} but the table is at version {}; nothing was replaced; apply again to stage it anew",
-                            staged_from.map_or("?".into(), |v| v.to_string()),
-                            table.version().map_or("?".into(), |v| v.to_string())
-                        ),
-                    });
-                }
-                let rows = rewrite::row_count(&staging).await?;
-                progress(&format!("replacing the table from {rows} staged rows"));
-                let copy = rewrite::passthrough(rw);
-                let spec = rewrite::StreamSpec {
-                    rw,
-                    select: &copy,
-                    target: rewrite::target_schema(rw, false)?,
-                    strict: true,
-                    expect: Some(rewrite::Baseline { rows, converted: vec![] }),
-                    crash_mid_stream: Some("during-replace"),
-                };
-                let dest = self.open_table(t).await?;
-                rewrite::stream_into(&staging, dest, spec, self.commit_props(step), progress).await.map_err(untouched)?;
-                rewrite::failpoint("after-replace");
-                let put = self.put_back(t, step, &table, rw).await?;
-                Ok(StepOutcome { detail: Some(format!("replaced from {rows} staged rows{put}")) })
-            }
-            RewritePhase::DropStaging => {
-                self.root.remove_folder(&staging_rel(t)).await?;
-                Ok(StepOutcome::default())
-            }
-        }
-    }
-
-    /// After a replace: puts back what the overwrite lost, in one metadata
-    /// commit — table properties and CHECK constraints the table had before
-    /// (including those someone else set), and the declared schema's NOT NULL
-    /// and comments where the written schema lacks them. Says what it put back.
-    async fn put_back(&self, t: &TableRef, step: &Step, before: &DeltaTable, rw: &Rewrite) -> Result<String, BackendError> {
-        let before_config = before.snapshot().map_err(delta_err)?.metadata().configuration().clone();
-        let table = self.open_table(t).await?;
-        let snap = table.snapshot().map_err(delta_err)?;
-        let after_config = snap.metadata().configuration();
-        let missing: Vec<(String, String)> = before_config.iter().filter(|(k, v)| after_config.get(*k) != Some(*v)).map(|(k, v)| (k.clone(), v.clone())).collect();
-        let fields: Vec<(StructField, Option<String>)> = rw.columns.iter().map(|p| (p.field.clone(), None)).collect();
-        let want_json = schema::struct_to_json(&fields);
-        let have_json = serde_json::to_value(snap.schema().as_ref()).map_err(refused)?;
-        let want = schema::columns_from_json(&want_json).map_err(refused)?;
-        let have = schema::columns_from_json(&have_json).map_err(refused)?;
-        let schema_lost = want.len() != have.len()
-            || want.iter().zip(&have).any(|(w, h)| w.name != h.name || w.nullable != h.nullable || w.comment != h.comment || w.data_type != h.data_type);
-        if missing.is_empty() && !schema_lost {
-            return Ok(String::new());
-        }
-        let mut md = snap.metadata().clone();
-        if schema_lost {
-            let st: StructType = serde_json::from_value(want_json).map_err(|e| BackendError::Refused { message: format!("schema: {e}") })?;
-            md = md.with_schema(&st).map_err(refused)?;
-        }
-        for (k, v) in &missing {
-            md = md.add_config_key(k.clone(), v.clone()).map_err(refused)?;
-        }
-        let op = DeltaOperation::SetTableProperties { properties: missing.iter().cloned().collect() };
-        CommitBuilder::from(self.commit_props(step)).with_actions(vec![DeltaAction::Metadata(md)]).build(Some(snap), table.log_store(), op).await.map_err(delta_err)?;
-        let mut what: Vec<String> = missing.into_iter().map(|(k, _)| k).collect();
-        if schema_lost {
-            what.push("NOT NULL and comments".into());
-        }
-        Ok(format!("; put back {}", what.join(", ")))
-    }
-
     /// A shallow clone on the lake: a new Delta table under `.clones/` whose
     /// first commit adds the table's current files by absolute URI (the Delta
     /// protocol allows absolute paths; no data is copied). Idempotent.
@@ -566,7 +520,7 @@ impl LakeBackend {
             md.configuration().iter().filter(|(k, _)| k.as_str() != OWNER_PROPERTY).map(|(k, v)| (k.clone(), Some(v.clone()))).collect();
         config.insert("delta-operator.clone-of".into(), Some(format!("{t}@{}", table.version().map_or("?".into(), |v| v.to_string()))));
         let files = adds.len();
-        DeltaTable::try_from_url(self.root.url(&rel)?)
+        DeltaTable::try_from_url(self.root.url_for_write(&rel)?)
             .await
             .map_err(delta_err)?
             .create()
@@ -587,9 +541,13 @@ impl LakeBackend {
         if !self.root.is_table(&rel(t)).await? {
             return Ok(StepOutcome::default());
         }
-        let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
-        let to = format!("{TRASH}/{}/{}/{}.{stamp}", t.catalog, t.schema, t.table);
+        // one folder per table in the trash, one per drop inside it: a long
+        // table name never grows past the file-name limit
+        let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ");
+        let to = format!("{}/{stamp}", trash_root(t));
         self.root.move_folder(&rel(t), &to).await?;
+        // staging copies of a dropped table can never be used
+        self.root.remove_folder(&phases::staging_root(t)).await?;
         Ok(StepOutcome { detail: Some(format!("moved to {}", self.root.display(&to))) })
     }
 }

@@ -1,76 +1,85 @@
 //! The lake backend's rewrites, streamed: the table is read through DataFusion
 //! batch by batch, each batch converted with Arrow (casts; structs rebuilt by
-//! field name; arrays of structs rebuilt element by element), and handed to a
-//! delta-rs write as it comes, so a table larger than memory can be rewritten.
+//! field name; arrays of structs rebuilt element by element), checked, and
+//! written as it comes into Parquet files of a folder that belongs to this run
+//! alone, so a table larger than memory can be rewritten and a crash leaves
+//! nothing that could be mistaken for anyone else's files.
 //!
-//! - A write-once rewrite (nothing can lose a value) streams the table into an
-//!   overwrite of itself (schema overwrite: one new version in the same log,
-//!   so identity, history and the restore point survive). Casts are strict,
-//!   rows and NULLs are counted in the stream, and a failure ends the stream
-//!   with an error, so nothing is committed.
-//! - A staged rewrite streams the converted rows into the staging copy with
-//!   non-strict casts (a value that does not convert becomes NULL, as a
-//!   non-ANSI CAST would), then checks the staged copy against the original:
-//!   the same row count, no converted column with more NULLs, no NULL in a
-//!   NOT NULL column. A failed check leaves the original untouched and the
-//!   staging copy in place to inspect. The replace then streams the staging
-//!   copy into an overwrite of the table.
+//! - A write-once rewrite (nothing can lose a value) streams the table into
+//!   `<table>/delta-operator-rewrite-<run>/` with strict casts, counts rows and
+//!   NULLs against the original, and then replaces the table in one commit
+//!   (`replace.rs`) conditioned on the version it read.
+//! - A staged rewrite streams the converted rows, with safe casts (a value that
+//!   does not convert becomes NULL, as a non-ANSI CAST would), into a staging
+//!   table of its own run, `.staging/<catalog>/<schema>/<table>/<run>/`, created
+//!   only if absent, and checks it: the same row count, no converted column
+//!   with more NULLs, no NULL in a NOT NULL column. A failed check leaves the
+//!   original untouched and the staging copy in place to inspect. The replace
+//!   then copies the staging table into the run folder and commits as above.
+//!
+//! Every projection is built as a DataFusion expression (columns by exact
+//! name, `using:` parsed as one expression against the live schema), never as
+//! SQL text, and results are read back by alias, never by position.
 
+use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use deltalake::arrow::array::{new_null_array, Array, ArrayRef, AsArray, Int64Array, LargeListArray, ListArray, StructArray};
+use deltalake::arrow::array::{new_null_array, Array, ArrayRef, AsArray, BooleanArray, Int64Array, LargeListArray, ListArray, StructArray};
 use deltalake::arrow::compute::{cast_with_options, CastOptions};
 use deltalake::arrow::datatypes::{DataType as ArrowType, Field, Schema as ArrowSchema, SchemaRef};
 use deltalake::arrow::record_batch::RecordBatch;
-use deltalake::datafusion::catalog::streaming::StreamingTable;
-use deltalake::datafusion::common::DataFusionError;
-use deltalake::datafusion::datasource::provider_as_source;
-use deltalake::datafusion::execution::TaskContext;
-use deltalake::datafusion::logical_expr::LogicalPlanBuilder;
-use deltalake::datafusion::physical_plan::stream::RecordBatchStreamAdapter;
-use deltalake::datafusion::physical_plan::streaming::PartitionStream;
-use deltalake::datafusion::physical_plan::SendableRecordBatchStream;
-use deltalake::datafusion::prelude::SessionContext;
+use deltalake::datafusion::common::{DFSchema, ScalarValue};
+use deltalake::datafusion::functions_aggregate::expr_fn::count;
+use deltalake::datafusion::logical_expr::{ident, lit, Expr};
+use deltalake::datafusion::physical_plan::PhysicalExpr;
+use deltalake::datafusion::prelude::{SessionConfig, SessionContext};
 use deltalake::kernel::engine::arrow_conversion::TryIntoArrow;
-use deltalake::kernel::transaction::CommitProperties;
-use deltalake::kernel::StructType;
-use deltalake::operations::write::SchemaMode;
-use deltalake::protocol::SaveMode;
+use deltalake::kernel::{Add, StructType};
+use deltalake::writer::{DeltaWriter, RecordBatchWriter};
 use deltalake::DeltaTable;
 use futures::StreamExt;
+use url::Url;
 
 use super::schema::struct_to_json;
 use super::{delta_err, BackendError, Progress};
+use crate::backend::failpoint;
 use crate::plan::steps::{Projection, Rewrite, Source};
 
-/// A DataFusion SQL identifier.
-fn ident(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
+/// The folder inside a table that holds one run's rewritten files. Not hidden
+/// (no leading `_` or `.`), so VACUUM treats its files like any other.
+pub const RUN_FOLDER_PREFIX: &str = "delta-operator-rewrite-";
+
+pub fn run_folder(run: &str) -> String {
+    format!("{RUN_FOLDER_PREFIX}{run}")
 }
+
+/// Files are rolled at this size while streaming.
+const TARGET_FILE_SIZE: u64 = 128 * 1024 * 1024;
 
 fn df_err(e: impl fmt::Display) -> BackendError {
     BackendError::Refused { message: e.to_string() }
 }
 
-/// Test-only crash points, so tests can kill the process at the worst moments
-/// of a rewrite and prove a rerun converges. Compiled only into debug builds
-/// (`cfg(debug_assertions)`); a release binary ignores the variable.
-/// `DELTA_OPERATOR_FAILPOINT=after-stage | during-replace | after-replace`.
-pub fn failpoint(name: &str) {
-    #[cfg(debug_assertions)]
-    if std::env::var("DELTA_OPERATOR_FAILPOINT").is_ok_and(|v| v == name) {
-        eprintln!("failpoint {name}: aborting");
-        std::process::abort();
-    }
-    #[cfg(not(debug_assertions))]
-    let _ = name;
+/// A DataFusion session whose SQL keeps identifiers as written (Delta column
+/// names are case-preserving; DataFusion would lower-case unquoted ones).
+pub fn session() -> SessionContext {
+    let mut config = SessionConfig::new();
+    config.options_mut().sql_parser.enable_ident_normalization = false;
+    SessionContext::new_with_config(config)
 }
 
 /// The rewrite's target schema as Arrow: exactly as the spec declares it
 /// (types, nullability, comments), or with every column nullable for the
 /// staging copy (whose NOT NULL columns are checked by counting instead).
 pub fn target_schema(rw: &Rewrite, relaxed: bool) -> Result<SchemaRef, BackendError> {
+    let target = target_struct(rw, relaxed)?;
+    let arrow: ArrowSchema = (&target).try_into_arrow().map_err(df_err)?;
+    Ok(Arc::new(arrow))
+}
+
+/// The same as a Delta schema.
+pub fn target_struct(rw: &Rewrite, relaxed: bool) -> Result<StructType, BackendError> {
     let fields: Vec<_> = rw
         .columns
         .iter()
@@ -80,29 +89,42 @@ pub fn target_schema(rw: &Rewrite, relaxed: bool) -> Result<SchemaRef, BackendEr
             (f, None)
         })
         .collect();
-    let target: StructType = serde_json::from_value(struct_to_json(&fields)).map_err(df_err)?;
-    let arrow: ArrowSchema = (&target).try_into_arrow().map_err(df_err)?;
-    Ok(Arc::new(arrow))
+    serde_json::from_value(struct_to_json(&fields)).map_err(df_err)
 }
 
-/// Counts over a table: rows, and non-NULL values of each expression.
-async fn counts(table: &DeltaTable, exprs: &[String]) -> Result<(i64, Vec<i64>), BackendError> {
-    let ctx = SessionContext::new();
+/// A DataFrame over the table, or over only `files` of it.
+async fn frame(ctx: &SessionContext, table: &DeltaTable, files: Option<&[Add]>) -> Result<deltalake::datafusion::dataframe::DataFrame, BackendError> {
     table.update_datafusion_session(&ctx.state()).map_err(delta_err)?;
-    ctx.register_table("src", table.table_provider().await.map_err(df_err)?).map_err(df_err)?;
-    let mut sql = String::from("SELECT count(*)");
-    for (i, e) in exprs.iter().enumerate() {
-        sql.push_str(&format!(", count({e}) AS \"__n{i}\""));
+    let builder = table.table_provider();
+    let provider = match files {
+        Some(f) => builder.with_adds(f.to_vec()).await,
+        None => builder.await,
     }
-    sql.push_str(" FROM src");
-    let batches = ctx.sql(&sql).await.map_err(df_err)?.collect().await.map_err(df_err)?;
-    let at = |i: usize| -> i64 { batches.first().and_then(|b| b.column(i).as_any().downcast_ref::<Int64Array>().map(|a| a.value(0))).unwrap_or(0) };
-    Ok((at(0), (0..exprs.len()).map(|i| at(i + 1)).collect()))
+    .map_err(df_err)?;
+    ctx.read_table(provider).map_err(df_err)
+}
+
+/// Counts over a table (or some of its files): rows, and non-NULL values of each column.
+async fn counts(table: &DeltaTable, files: Option<&[Add]>, columns: &[String]) -> Result<(i64, Vec<i64>), BackendError> {
+    let ctx = session();
+    let df = frame(&ctx, table, files).await?;
+    let mut aggs = vec![count(lit(1)).alias("__rows")];
+    aggs.extend(columns.iter().enumerate().map(|(i, c)| count(ident(c)).alias(format!("__n{i}"))));
+    let batches = df.aggregate(vec![], aggs).map_err(df_err)?.collect().await.map_err(df_err)?;
+    let at = |name: &str| -> i64 {
+        batches.first().and_then(|b| b.column_by_name(name)).and_then(|c| c.as_any().downcast_ref::<Int64Array>().map(|a| a.value(0))).unwrap_or(0)
+    };
+    Ok((at("__rows"), (0..columns.len()).map(|i| at(&format!("__n{i}"))).collect()))
+}
+
+/// Rows in a table.
+pub async fn row_count(table: &DeltaTable) -> Result<i64, BackendError> {
+    Ok(counts(table, None, &[]).await?.0)
 }
 
 /// The live column a converted projection is checked against: its source, or
 /// for `using:` a live column of the same name. None: nothing to lose (new).
-fn baseline<'a>(p: &'a Projection, live: &ArrowSchema) -> Option<&'a str> {
+fn baseline_column<'a>(p: &'a Projection, live: &ArrowSchema) -> Option<&'a str> {
     match &p.source {
         Source::Using { .. } => live.fields().iter().any(|f| f.name() == &p.field.name).then_some(p.field.name.as_str()),
         s => s.from(),
@@ -111,24 +133,25 @@ fn baseline<'a>(p: &'a Projection, live: &ArrowSchema) -> Option<&'a str> {
 
 /// What the original holds, counted before a rewrite: the numbers the
 /// rewritten rows are checked against.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Baseline {
     pub rows: i64,
     /// (index of the projection, its live column, non-NULL values in it)
     pub converted: Vec<(usize, String, i64)>,
 }
 
-pub async fn baseline_of(table: &DeltaTable, rw: &Rewrite) -> Result<Baseline, BackendError> {
+/// Counts the original (all of it, or only `files`) for the check.
+pub async fn baseline_of(table: &DeltaTable, files: Option<&[Add]>, rw: &Rewrite) -> Result<Baseline, BackendError> {
     let live: ArrowSchema = table.snapshot().map_err(delta_err)?.schema().as_ref().try_into_arrow().map_err(df_err)?;
     let converted: Vec<(usize, String)> =
-        rw.columns.iter().enumerate().filter(|(_, p)| p.converts()).filter_map(|(i, p)| baseline(p, &live).map(|c| (i, c.to_string()))).collect();
-    let exprs: Vec<String> = converted.iter().map(|(_, c)| ident(c)).collect();
-    let (rows, non_null) = counts(table, &exprs).await?;
+        rw.columns.iter().enumerate().filter(|(_, p)| p.converts()).filter_map(|(i, p)| baseline_column(p, &live).map(|c| (i, c.to_string()))).collect();
+    let names: Vec<String> = converted.iter().map(|(_, c)| c.clone()).collect();
+    let (rows, non_null) = counts(table, files, &names).await?;
     Ok(Baseline { rows, converted: converted.into_iter().zip(non_null).map(|((i, c), n)| (i, c, n)).collect() })
 }
 
 /// Why the rewritten rows do not match the original, or None when they do.
-pub fn compare(rw: &Rewrite, before: &Baseline, rows: i64, non_null_after: &[i64], nullable_after: &[i64]) -> Option<String> {
+pub fn compare(rw: &Rewrite, before: &Baseline, rows: i64, non_null_after: &[i64], present_after: &[i64]) -> Option<String> {
     if rows != before.rows {
         return Some(format!("the rewritten rows number {rows} but the table has {}", before.rows));
     }
@@ -140,8 +163,8 @@ pub fn compare(rw: &Rewrite, before: &Baseline, rows: i64, non_null_after: &[i64
         }
     }
     for (i, p) in rw.columns.iter().enumerate() {
-        if !p.field.nullable && nullable_after[i] < rows {
-            return Some(format!("column {} is declared NOT NULL but {} rows would have no value", p.field.name, rows - nullable_after[i]));
+        if !p.field.nullable && present_after[i] < rows {
+            return Some(format!("column {} is declared NOT NULL but {} rows would have no value", p.field.name, rows - present_after[i]));
         }
     }
     None
@@ -210,175 +233,195 @@ fn list_element(t: &ArrowType) -> &ArrowType {
     }
 }
 
-/// What the stream saw, and the first problem it found.
-#[derive(Debug, Default)]
+/// The table's CHECK constraints, planned against the rewritten schema and
+/// evaluated on every batch before it is written.
+pub struct Checks {
+    checks: Vec<(String, String, Arc<dyn PhysicalExpr>)>,
+}
+
+impl Checks {
+    /// From the table configuration's `delta.constraints.*` keys. A CHECK that no
+    /// longer makes sense against the new schema refuses the rewrite.
+    pub fn for_table(configuration: &HashMap<String, String>, target: &SchemaRef) -> Result<Self, BackendError> {
+        let ctx = session();
+        let state = ctx.state();
+        let schema = DFSchema::try_from(target.as_ref().clone()).map_err(df_err)?;
+        let mut checks = Vec::new();
+        let mut keys: Vec<_> = configuration.iter().filter_map(|(k, v)| k.strip_prefix("delta.constraints.").map(|n| (n.to_string(), v.clone()))).collect();
+        keys.sort();
+        for (name, sql) in keys {
+            let planned = state.create_logical_expr(&sql, &schema).and_then(|e| state.create_physical_expr(e, &schema));
+            match planned {
+                Ok(p) => checks.push((name, sql, p)),
+                Err(e) => {
+                    return Err(BackendError::Refused {
+                        message: format!("CHECK {name} ({sql}) cannot be evaluated against the rewritten columns: {e}; nothing was changed. Drop or change the constraint in the spec together with this change"),
+                    });
+                }
+            }
+        }
+        Ok(Checks { checks })
+    }
+
+    /// The first CHECK some row of the batch violates.
+    fn violation(&self, batch: &RecordBatch) -> Option<String> {
+        for (name, sql, expr) in &self.checks {
+            let result = expr.evaluate(batch).and_then(|v| v.into_array(batch.num_rows()));
+            let failed = match result {
+                Ok(a) => match a.as_any().downcast_ref::<BooleanArray>() {
+                    // NULL passes a CHECK, as in SQL
+                    Some(b) => b.iter().filter(|v| *v == Some(false)).count(),
+                    None => return Some(format!("CHECK {name} ({sql}) is not a boolean expression")),
+                },
+                Err(e) => return Some(format!("CHECK {name} ({sql}) failed to evaluate: {e}")),
+            };
+            if failed > 0 {
+                return Some(format!("{failed} rewritten rows would violate CHECK {name} ({sql})"));
+            }
+        }
+        None
+    }
+}
+
+/// Parquet files written for one run under one folder of a table (or of the
+/// staging table), and their add actions once finished.
+pub struct Sink {
+    writer: RecordBatchWriter,
+    /// The folder, relative to the table root, that every add's path starts with ("" for the root).
+    prefix: String,
+    adds: Vec<Add>,
+}
+
+impl Sink {
+    /// A sink writing to `url`, which is `prefix` under the table root.
+    pub fn new(url: &Url, prefix: &str, schema: SchemaRef, partitions: Vec<String>) -> Result<Self, BackendError> {
+        let writer = RecordBatchWriter::try_new(url.as_str(), schema, Some(partitions), None).map_err(delta_err)?.with_target_file_size(TARGET_FILE_SIZE);
+        Ok(Sink { writer, prefix: prefix.trim_end_matches('/').to_string(), adds: Vec::new() })
+    }
+
+    async fn write(&mut self, batch: RecordBatch) -> Result<(), BackendError> {
+        self.writer.write(batch).await.map_err(delta_err)
+    }
+
+    /// Finishes the files written so far and keeps their add actions.
+    pub async fn flush(&mut self) -> Result<(), BackendError> {
+        for mut add in self.writer.flush().await.map_err(delta_err)? {
+            if !self.prefix.is_empty() {
+                add.path = format!("{}/{}", self.prefix, add.path);
+            }
+            add.data_change = true;
+            self.adds.push(add);
+        }
+        Ok(())
+    }
+
+    pub fn adds(&self) -> &[Add] {
+        &self.adds
+    }
+}
+
+/// What a stream saw.
+#[derive(Debug, Default, Clone)]
 pub struct StreamStats {
     pub rows: i64,
     /// Non-NULL values per converted column (in `Baseline::converted` order).
     pub non_null: Vec<i64>,
     /// Non-NULL values per output column (for NOT NULL columns).
     pub present: Vec<i64>,
-    pub failure: Option<String>,
 }
 
-/// A one-shot partition: hands DataFusion an already running stream.
-struct OnceStream {
-    schema: SchemaRef,
-    stream: Mutex<Option<SendableRecordBatchStream>>,
-}
-
-impl fmt::Debug for OnceStream {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("OnceStream")
-    }
-}
-
-impl PartitionStream for OnceStream {
-    fn schema(&self) -> &SchemaRef {
-        &self.schema
-    }
-    fn execute(&self, _ctx: Arc<TaskContext>) -> SendableRecordBatchStream {
-        match self.stream.lock().expect("not poisoned").take() {
-            Some(s) => s,
-            None => {
-                let err = futures::stream::once(async { Err(DataFusionError::Execution("the rewrite stream can be read once".into())) });
-                Box::pin(RecordBatchStreamAdapter::new(self.schema.clone(), err))
-            }
-        }
-    }
-}
-
-/// How a streamed rewrite runs.
+/// How a streamed conversion runs.
 pub struct StreamSpec<'a> {
-    pub rw: &'a Rewrite,
     /// The projections the SELECT reads (the rewrite's, or copies by name from staging).
     pub select: &'a Rewrite,
     pub target: SchemaRef,
     /// Strict casts (an error ends the write) or safe ones (a NULL, caught by the check).
     pub strict: bool,
-    /// Checked in the stream, before anything is committed.
-    pub expect: Option<Baseline>,
-    /// Abort at the second batch (the `during-replace` failpoint).
+    /// The projections of `Baseline::converted` are counted by these indexes.
+    pub converted: Vec<usize>,
+    pub checks: &'a Checks,
+    /// Abort at the second batch (a failpoint name).
     pub crash_mid_stream: Option<&'static str>,
 }
 
-/// Streams `source` through the projection into an overwrite of `dest` (with
-/// the new schema and partitioning). Returns the stream's counts; on a failed
-/// check or conversion nothing is committed.
-pub async fn stream_into(
-    source: &DeltaTable,
-    dest: DeltaTable,
-    spec: StreamSpec<'_>,
-    props: CommitProperties,
-    progress: Progress<'_>,
-) -> Result<(DeltaTable, StreamStats), BackendError> {
-    let ctx = SessionContext::new();
-    source.update_datafusion_session(&ctx.state()).map_err(delta_err)?;
-    ctx.register_table("src", source.table_provider().await.map_err(df_err)?).map_err(df_err)?;
-    let select: Vec<String> = spec
-        .select
+/// The select list: each projection's value under the alias `__c<i>`.
+fn select_exprs(ctx: &SessionContext, schema: &DFSchema, select: &Rewrite) -> Result<Vec<Expr>, BackendError> {
+    let state = ctx.state();
+    select
         .columns
         .iter()
         .enumerate()
         .map(|(i, p)| {
-            let expr = match &p.source {
-                Source::Using { expression } => format!("({expression})"),
-                Source::Null => "NULL".to_string(),
-                s => ident(s.from().expect("every other source reads a column")),
+            let e = match &p.source {
+                // the spec's expression, parsed as exactly one expression over the live columns
+                Source::Using { expression } => state.create_logical_expr(expression, schema).map_err(|e| BackendError::CheckFailed {
+                    message: format!("the `using:` expression of column {} cannot be used on this table: {e}; the table is untouched", p.field.name),
+                })?,
+                Source::Null => lit(ScalarValue::Null),
+                s => ident(s.from().ok_or_else(|| df_err("a projection without a source column"))?),
             };
-            format!("{expr} AS \"__c{i}\"")
+            Ok(e.alias(format!("__c{i}")))
         })
-        .collect();
-    let df = ctx
-        .sql(&format!("SELECT {} FROM src", select.join(", ")))
-        .await
-        .map_err(|e| BackendError::CheckFailed { message: format!("the projection failed, the table is untouched: {e}") })?;
-    let input = df.execute_stream().await.map_err(|e| BackendError::CheckFailed { message: format!("reading the table failed, the table is untouched: {e}") })?;
-
-    let converted: Vec<usize> = spec.expect.as_ref().map(|b| b.converted.iter().map(|(i, _, _)| *i).collect()).unwrap_or_default();
-    let stats = Arc::new(Mutex::new(StreamStats { non_null: vec![0; converted.len()], present: vec![0; spec.rw.columns.len()], ..Default::default() }));
-    let opts = CastOptions { safe: !spec.strict, ..Default::default() };
-    let target = spec.target.clone();
-    let rw = spec.select.clone();
-    let expect = spec.expect.clone();
-    let crash = spec.crash_mid_stream;
-    let st = stats.clone();
-    let mut seen_batches = 0usize;
-    let fail = |st: &Arc<Mutex<StreamStats>>, msg: String| -> Result<RecordBatch, DataFusionError> {
-        st.lock().expect("not poisoned").failure.get_or_insert(msg.clone());
-        Err(DataFusionError::Execution(msg))
-    };
-    let converted_stream = input
-        .map(move |batch| {
-            seen_batches += 1;
-            if seen_batches == 2 {
-                if let Some(fp) = crash {
-                    failpoint(fp);
-                }
-            }
-            let batch = batch?;
-            let mut columns = Vec::with_capacity(rw.columns.len());
-            for (i, (p, tf)) in rw.columns.iter().zip(target.fields().iter()).enumerate() {
-                match convert(batch.column(i), &p.source, tf.data_type(), &opts) {
-                    Ok(a) => columns.push(a),
-                    Err(e) => return fail(&st, format!("column {} cannot be converted to {}: {e}", p.field.name, p.field.data_type)),
-                }
-            }
-            let out = match RecordBatch::try_new(target.clone(), columns) {
-                Ok(b) => b,
-                Err(e) => return fail(&st, format!("{e} (a column declared NOT NULL has NULLs)")),
-            };
-            let mut s = st.lock().expect("not poisoned");
-            s.rows += out.num_rows() as i64;
-            for (k, i) in converted.iter().enumerate() {
-                s.non_null[k] += (out.num_rows() - out.column(*i).null_count()) as i64;
-            }
-            for i in 0..out.num_columns() {
-                s.present[i] += (out.num_rows() - out.column(i).null_count()) as i64;
-            }
-            Ok(out)
-        })
-        .chain(
-            futures::stream::once({
-                // the end of the stream: the check, before the writer can commit
-                let st = stats.clone();
-                let rw = spec.rw.clone();
-                async move {
-                    let s = st.lock().expect("not poisoned");
-                    let problem = expect.as_ref().and_then(|b| compare(&rw, b, s.rows, &s.non_null, &s.present));
-                    drop(s);
-                    problem.map(|p| fail(&st, p))
-                }
-            })
-            .filter_map(futures::future::ready),
-        );
-    let adapter: SendableRecordBatchStream = Box::pin(RecordBatchStreamAdapter::new(spec.target.clone(), converted_stream));
-    let table = StreamingTable::try_new(spec.target.clone(), vec![Arc::new(OnceStream { schema: spec.target.clone(), stream: Mutex::new(Some(adapter)) })]).map_err(df_err)?;
-    let plan = LogicalPlanBuilder::scan("rewrite", provider_as_source(Arc::new(table)), None).map_err(df_err)?.build().map_err(df_err)?;
-    progress("streaming the rewritten rows");
-    let written = dest
-        .write(vec![])
-        .with_input_plan(plan)
-        .with_save_mode(SaveMode::Overwrite)
-        .with_schema_mode(SchemaMode::Overwrite)
-        .with_partition_columns(spec.rw.partitioned_by.clone())
-        .with_commit_properties(props)
-        .await;
-    let stats = std::mem::take(&mut *stats.lock().expect("not poisoned"));
-    match written {
-        Ok(t) => Ok((t, stats)),
-        Err(e) => match stats.failure {
-            Some(f) => Err(BackendError::CheckFailed { message: f }),
-            None => Err(delta_err(e)),
-        },
-    }
+        .collect()
 }
 
-/// The staged copy, checked against the original's baseline.
+/// Streams the rows of `source` (all of it, or only `files`) through the
+/// projection into `sink`, checking CHECK constraints and NOT NULL on every
+/// batch. Returns the counts; nothing is committed here.
+pub async fn convert_into(source: &DeltaTable, files: Option<&[Add]>, spec: &StreamSpec<'_>, sink: &mut Sink, progress: Progress<'_>) -> Result<StreamStats, BackendError> {
+    let ctx = session();
+    let df = frame(&ctx, source, files).await?;
+    let exprs = select_exprs(&ctx, df.schema(), spec.select)?;
+    let df = df.select(exprs).map_err(|e| BackendError::CheckFailed { message: format!("the projection failed, the table is untouched: {e}") })?;
+    let mut input = df.execute_stream().await.map_err(|e| BackendError::CheckFailed { message: format!("reading the table failed, the table is untouched: {e}") })?;
+    let opts = CastOptions { safe: !spec.strict, ..Default::default() };
+    let mut stats = StreamStats { non_null: vec![0; spec.converted.len()], present: vec![0; spec.select.columns.len()], ..Default::default() };
+    let mut batches = 0usize;
+    let mut last_report = std::time::Instant::now();
+    while let Some(batch) = input.next().await {
+        batches += 1;
+        if batches == 2 {
+            if let Some(fp) = spec.crash_mid_stream {
+                failpoint(fp);
+            }
+        }
+        let batch = batch.map_err(|e| BackendError::CheckFailed { message: format!("reading the table failed, the table is untouched: {e}") })?;
+        let mut columns = Vec::with_capacity(spec.select.columns.len());
+        for (i, (p, tf)) in spec.select.columns.iter().zip(spec.target.fields().iter()).enumerate() {
+            // by alias, never by position
+            let input = batch.column_by_name(&format!("__c{i}")).ok_or_else(|| df_err(format!("the projection lost column __c{i}")))?;
+            let converted = convert(input, &p.source, tf.data_type(), &opts).map_err(|e| BackendError::CheckFailed {
+                message: format!("column {} cannot be converted to {}: {e}; the table is untouched", p.field.name, p.field.data_type),
+            })?;
+            columns.push(converted);
+        }
+        let out = RecordBatch::try_new(spec.target.clone(), columns)
+            .map_err(|e| BackendError::CheckFailed { message: format!("{e} (a column declared NOT NULL has NULLs); the table is untouched") })?;
+        if let Some(v) = spec.checks.violation(&out) {
+            return Err(BackendError::CheckFailed { message: format!("{v}; the table is untouched") });
+        }
+        stats.rows += out.num_rows() as i64;
+        for (k, i) in spec.converted.iter().enumerate() {
+            stats.non_null[k] += (out.num_rows() - out.column(*i).null_count()) as i64;
+        }
+        for i in 0..out.num_columns() {
+            stats.present[i] += (out.num_rows() - out.column(i).null_count()) as i64;
+        }
+        sink.write(out).await?;
+        if last_report.elapsed() >= std::time::Duration::from_secs(30) {
+            progress(&format!("{} rows written", stats.rows));
+            last_report = std::time::Instant::now();
+        }
+    }
+    sink.flush().await?;
+    Ok(stats)
+}
+
+/// Counts of a staged copy, checked against the original's baseline.
 pub async fn check_staged(staging: &DeltaTable, rw: &Rewrite, before: &Baseline) -> Result<(), String> {
-    let mut exprs: Vec<String> = before.converted.iter().map(|(i, _, _)| ident(&rw.columns[*i].field.name)).collect();
-    exprs.extend(rw.columns.iter().map(|p| ident(&p.field.name)));
-    let (rows, n) = counts(staging, &exprs).await.map_err(|e| e.to_string())?;
+    let mut names: Vec<String> = before.converted.iter().map(|(i, _, _)| rw.columns[*i].field.name.clone()).collect();
+    names.extend(rw.columns.iter().map(|p| p.field.name.clone()));
+    let (rows, n) = counts(staging, None, &names).await.map_err(|e| e.to_string())?;
     let (conv, present) = n.split_at(before.converted.len());
     match compare(rw, before, rows, conv, present) {
         Some(p) => Err(p),
@@ -394,9 +437,4 @@ pub fn passthrough(rw: &Rewrite) -> Rewrite {
         partitioned_by: rw.partitioned_by.clone(),
         drops: vec![],
     }
-}
-
-/// Rows in a table (for the replace's check of the staging copy).
-pub async fn row_count(table: &DeltaTable) -> Result<i64, BackendError> {
-    Ok(counts(table, &[]).await?.0)
 }

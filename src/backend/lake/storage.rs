@@ -43,8 +43,15 @@ impl Root {
             }
             _ => PathBuf::from(root),
         };
-        std::fs::create_dir_all(&local).map_err(|e| BackendError::Config(format!("cannot create lake root {}: {e}", local.display())))?;
-        let local = local.canonicalize().map_err(|e| BackendError::Config(format!("lake root {}: {e}", local.display())))?;
+        // never created here: `plan`, `read` and `validate` write nothing; the
+        // first write creates the folders it needs
+        let local = match local.canonicalize() {
+            Ok(p) => p,
+            Err(_) => std::path::absolute(&local).map_err(|e| BackendError::Config(format!("lake root {}: {e}", local.display())))?,
+        };
+        if local.exists() && !local.is_dir() {
+            return Err(BackendError::Config(format!("lake root {} is a file, not a folder", local.display())));
+        }
         Ok(Root::Local(local))
     }
 
@@ -55,16 +62,24 @@ impl Root {
         }
     }
 
-    /// The URL of a folder under the root (created first when local, since delta-rs wants it).
+    /// The URL of a folder under the root (nothing is created: see `url_for_write`).
     pub fn url(&self, rel: &str) -> Result<Url, BackendError> {
         match self {
             Root::Local(p) => {
                 let dir = p.join(rel);
-                std::fs::create_dir_all(&dir).map_err(|e| transient(format!("{}: {e}", dir.display())))?;
                 Url::from_directory_path(&dir).map_err(|_| BackendError::Config(format!("not a usable path: {}", dir.display())))
             }
             Root::Remote(u) => u.join(&format!("{rel}/")).map_err(|e| BackendError::Config(e.to_string())),
         }
+    }
+
+    /// The URL of a folder about to be written (created first when local, since delta-rs wants it).
+    pub fn url_for_write(&self, rel: &str) -> Result<Url, BackendError> {
+        if let Root::Local(p) = self {
+            let dir = p.join(rel);
+            std::fs::create_dir_all(&dir).map_err(|e| transient(format!("{}: {e}", dir.display())))?;
+        }
+        self.url(rel)
     }
 
     /// Where `rel` is, for messages.
@@ -168,6 +183,138 @@ impl Root {
                 }
                 Ok(())
             }
+        }
+    }
+
+    /// Every object under `rel` (recursively), as paths relative to `rel`, with sizes.
+    pub async fn list_files(&self, rel: &str) -> Result<Vec<(String, u64)>, BackendError> {
+        let mut out = Vec::new();
+        match self {
+            Root::Local(p) => {
+                let base = p.join(rel);
+                let mut stack = vec![base.clone()];
+                while let Some(dir) = stack.pop() {
+                    let Ok(rd) = std::fs::read_dir(&dir) else { continue };
+                    for e in rd.flatten() {
+                        let path = e.path();
+                        let Ok(md) = e.metadata() else { continue };
+                        if md.is_dir() {
+                            stack.push(path);
+                        } else if let Ok(r) = path.strip_prefix(&base) {
+                            out.push((r.to_string_lossy().replace('\\', "/"), md.len()));
+                        }
+                    }
+                }
+            }
+            Root::Remote(_) => {
+                let (store, prefix) = self.store()?;
+                let base = Self::key(&prefix, rel);
+                let objects: Vec<_> = store.list(Some(&base)).try_collect().await.map_err(transient)?;
+                for o in objects {
+                    let rest = o.location.as_ref().strip_prefix(base.as_ref()).unwrap_or(o.location.as_ref()).trim_start_matches('/').to_string();
+                    out.push((rest, o.size));
+                }
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// The names of the folders directly under `rel`.
+    pub async fn folders_under(&self, rel: &str) -> Result<Vec<String>, BackendError> {
+        let mut out = Vec::new();
+        match self {
+            Root::Local(p) => {
+                let Ok(rd) = std::fs::read_dir(p.join(rel)) else { return Ok(out) };
+                for e in rd.flatten() {
+                    if e.file_type().is_ok_and(|t| t.is_dir()) {
+                        out.push(e.file_name().to_string_lossy().to_string());
+                    }
+                }
+            }
+            Root::Remote(_) => {
+                let (store, prefix) = self.store()?;
+                let listing = store.list_with_delimiter(Some(&Self::key(&prefix, rel))).await.map_err(transient)?;
+                out.extend(listing.common_prefixes.iter().filter_map(|d| d.filename().map(str::to_string)));
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Reads one object; `None` when it does not exist.
+    pub async fn read_file(&self, rel: &str) -> Result<Option<Vec<u8>>, BackendError> {
+        match self {
+            Root::Local(p) => match std::fs::read(p.join(rel)) {
+                Ok(b) => Ok(Some(b)),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(transient(format!("{}: {e}", p.join(rel).display()))),
+            },
+            Root::Remote(_) => {
+                let (store, prefix) = self.store()?;
+                match store.get(&Self::key(&prefix, rel)).await {
+                    Ok(r) => Ok(Some(r.bytes().await.map_err(transient)?.to_vec())),
+                    Err(object_store::Error::NotFound { .. }) => Ok(None),
+                    Err(e) => Err(transient(e)),
+                }
+            }
+        }
+    }
+
+    /// Creates `rel` with `bytes` only if nothing is there yet (atomically: an
+    /// exclusive create on disk, a conditional put on an object store).
+    /// `Ok(false)` when it already exists.
+    pub async fn create_file(&self, rel: &str, bytes: &[u8]) -> Result<bool, BackendError> {
+        match self {
+            Root::Local(p) => {
+                use std::io::Write;
+                let path = p.join(rel);
+                if let Some(parent) = path.parent() {
+                    std::fs::create_dir_all(parent).map_err(|e| transient(format!("{}: {e}", parent.display())))?;
+                }
+                match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+                    Ok(mut f) => {
+                        f.write_all(bytes).and_then(|_| f.sync_all()).map_err(|e| transient(format!("{}: {e}", path.display())))?;
+                        Ok(true)
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+                    Err(e) => Err(transient(format!("{}: {e}", path.display()))),
+                }
+            }
+            Root::Remote(_) => {
+                let (store, prefix) = self.store()?;
+                let opts = object_store::PutOptions { mode: object_store::PutMode::Create, ..Default::default() };
+                match store.put_opts(&Self::key(&prefix, rel), bytes.to_vec().into(), opts).await {
+                    Ok(_) => Ok(true),
+                    Err(object_store::Error::AlreadyExists { .. } | object_store::Error::Precondition { .. }) => Ok(false),
+                    Err(e) => Err(transient(e)),
+                }
+            }
+        }
+    }
+
+    /// Deletes one object; a missing one is fine.
+    pub async fn delete_file(&self, rel: &str) -> Result<(), BackendError> {
+        match self {
+            Root::Local(p) => match std::fs::remove_file(p.join(rel)) {
+                Ok(()) => Ok(()),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                Err(e) => Err(transient(format!("{}: {e}", p.join(rel).display()))),
+            },
+            Root::Remote(_) => {
+                let (store, prefix) = self.store()?;
+                match store.delete(&Self::key(&prefix, rel)).await {
+                    Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+                    Err(e) => Err(transient(e)),
+                }
+            }
+        }
+    }
+
+    /// Removes `rel` if it is an empty folder (object stores have no empty folders).
+    pub fn remove_if_empty(&self, rel: &str) {
+        if let Root::Local(p) = self {
+            let _ = std::fs::remove_dir(p.join(rel));
         }
     }
 }

@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use super::{human_bytes, plural, totals};
-use crate::plan::{Outcome, Plan, RiskClass, TableAction, TablePlan};
+use crate::plan::{gate, Outcome, Plan, RiskClass, TableAction, TablePlan};
 
 pub fn render(plan: &Plan) -> String {
     let mut out = String::new();
@@ -21,7 +21,10 @@ pub fn render(plan: &Plan) -> String {
     let (changes, steps) = totals(s);
     let _ = writeln!(out, "Plan: {changes} · {steps}");
     if s.rejected > 0 {
-        let _ = writeln!(out, "✗ {} refused by the rules above: nothing is applied until the spec is fixed.", plural(s.rejected, "table"));
+        let _ = match gate::gate(plan, gate::Policy::Auto, Some(&plan.id)) {
+            gate::Decision::Rejected => writeln!(out, "✗ {} refused by the rules above: nothing is applied until the spec is fixed.", plural(s.rejected, "table")),
+            _ => writeln!(out, "✗ {} cannot be read or depend on one that cannot: left alone; the other tables are applied.", plural(s.rejected, "table")),
+        };
     }
     let destructive: Vec<String> = plan.destructive_steps().map(|(t, st)| format!("{} step {}", t.table, st.number)).collect();
     if !destructive.is_empty() {
