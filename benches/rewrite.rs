@@ -127,13 +127,15 @@ async fn run(target_mb: u64) {
     // staged: bigint → int could lose values
     let size = live_size(&lake, &t).await;
     let v3 = manifests("    - {name: id, type: bigint, nullable: false}\n    - {name: num, type: int}\n    - {name: remark, type: string}");
-    let staging_log = lake.staging_path(&t).join("_delta_log");
+    // one staging copy per run, under the table's staging folder
+    let staging_root = lake.staging_path(&t);
     let staged = Arc::new(Mutex::new(0u64));
     let seen = staged.clone();
     let on_event = move |e: Event<'_>| {
         if let Event::Finished(r) = e {
             if r.title.starts_with("STAGE") {
-                *seen.lock().unwrap() = all_added_bytes(&staging_log);
+                let runs = std::fs::read_dir(&staging_root).into_iter().flatten().flatten();
+                *seen.lock().unwrap() = runs.map(|r| all_added_bytes(&r.path().join("_delta_log"))).sum();
             }
         }
     };

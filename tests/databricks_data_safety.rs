@@ -224,3 +224,43 @@ async fn a_writer_that_never_pauses_gets_advice_and_an_untouched_table() {
     owed.extend(acked.iter().map(|(id, _)| *id));
     check_rows(&wh, &owed).await;
 }
+
+/// The binary killed after the stage and after the replace (failpoints,
+/// debug builds only), then run again: converged, every row, nothing left.
+#[tokio::test]
+async fn a_staged_rewrite_killed_at_its_step_boundaries_converges_on_a_rerun() {
+    for failpoint in ["after-step-1", "after-step-2"] {
+        let wh = seeded(&format!("kill{}", failpoint.len())).await;
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("config.yaml");
+        std::fs::write(&config, "targets:\n  dbx:\n    databricks: {}\n").unwrap();
+        let spec = dir.path().join("spec.yaml");
+        let text = format!(
+            "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {{name: sales}}\nspec: {{catalog: main, name: {}}}\n{}",
+            wh.schema,
+            table("t", &V1.replace("{name: num, type: string}", "{name: num, type: int}"))
+        );
+        std::fs::write(&spec, text).unwrap();
+        let run = |fp: Option<&str>| {
+            let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_delta-operator"));
+            c.args(["--config", config.to_str().unwrap(), "apply", "-f", spec.to_str().unwrap()]);
+            match fp {
+                Some(f) => c.env("DELTA_OPERATOR_FAILPOINT", f),
+                None => c.env_remove("DELTA_OPERATOR_FAILPOINT"),
+            };
+            c.output().unwrap()
+        };
+        let out = run(Some(failpoint));
+        let text = |o: &std::process::Output| format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+        assert!(!out.status.success() && text(&out).contains(&format!("failpoint {failpoint}")), "{failpoint}: {}", text(&out));
+        check_rows(&wh, &(1..=SEEDED).collect::<Vec<_>>()).await;
+        let out = run(None);
+        assert!(out.status.success(), "{failpoint}: the rerun: {}", text(&out));
+        let inputs = wh.m(&V1.replace("{name: num, type: string}", "{name: num, type: int}"));
+        let (plan, live) = read_and_plan(&wh.b, &inputs).await.unwrap();
+        assert!(!plan.has_changes(), "{failpoint}: {}", delta_operator::plan::render::text::render(&plan));
+        assert!(live[0].leftovers.is_empty(), "{failpoint}: the staging copy is removed: {:?}", live[0].leftovers);
+        assert_eq!(live[0].column("num").unwrap().data_type, DataType::Int);
+        check_rows(&wh, &(1..=SEEDED).collect::<Vec<_>>()).await;
+    }
+}
