@@ -23,13 +23,13 @@ WAREHOUSE_PY_PACKAGES = pyspark==4.2.0 delta-spark==4.4.0 pytest==8.4.2
 # markedly shorter than one after another.
 test:
 	$(MAKE) --no-print-directory -j4 prepare
-	e2e/with-controlplane.sh e2e/warehouse/with-warehouse.sh $(CARGO) test --locked --no-fail-fast --all-targets
+	e2e/with-controlplane.sh e2e/warehouse/with-warehouse.sh $(CARGO) test --locked --no-fail-fast --workspace --all-targets
 	e2e/with-controlplane.sh e2e/ship/check.sh
 
 prepare: python go-tools warehouse build
 
 build:
-	$(CARGO) build --locked --all-targets
+	$(CARGO) build --locked --workspace --all-targets
 
 # Every Go program the tests use, one after another (each Go build already uses every core).
 go-tools: controlplane
@@ -66,7 +66,7 @@ crds:
 
 # Benchmarks: release build, prints figures.
 bench:
-	$(CARGO) bench --bench plan
+	$(CARGO) bench -p delta-operator-core --bench plan
 
 # The README's first command.
 example:

@@ -1,15 +1,33 @@
 //! delta-operator: Delta Lake tables declared as Kubernetes resources.
 //!
-//! Layers, inner to outer: `model` (the domain) ← `spec` (what users declare)
-//! ← `plan` (the pure core: diff, steps, rules, renderers) ← `backend`
-//! (delta-rs lake, Databricks) ← `apply` (the executor) ← `cli` / `controller`.
+//! This package is the binary (the CLI, the kubectl plugin and `run`) and
+//! re-exports the layers it is made of, which are crates of their own, inner
+//! to outer (docs/architecture.md §2):
+//!
+//! - `delta-operator-core`: `model` and `plan`, the pure core (no I/O crate);
+//! - `delta-operator-api`: `spec` (the CRDs and manifests) and `config`;
+//! - `delta-operator-backend`: the `Backend` trait, `apply` (the executor), `engine`;
+//! - `delta-operator-lake`, `delta-operator-databricks`: the backends;
+//! - `delta-operator-targets`: a config target opened as its backend;
+//! - `delta-operator-controller`: the Kubernetes controllers.
 
-pub mod model;
-pub mod plan;
-pub mod spec;
-pub mod apply;
-pub mod backend;
+pub use delta_operator_api::{config, spec};
+pub use delta_operator_backend::apply;
+pub use delta_operator_controller as controller;
+pub use delta_operator_core::{model, plan};
+
+/// One reconcile's phases: lower (the API crate), then read and plan (the backend seam).
+pub mod engine {
+    pub use delta_operator_api::inputs::{lower, Inputs};
+    pub use delta_operator_backend::engine::{observe, plan_against, read_and_plan};
+}
+
+/// The backend seam and the backends.
+pub mod backend {
+    pub use delta_operator_backend::*;
+    pub use delta_operator_databricks as databricks;
+    pub use delta_operator_lake as lake;
+    pub use delta_operator_targets::AnyBackend;
+}
+
 pub mod cli;
-pub mod config;
-pub mod engine;
-pub mod controller;

@@ -15,7 +15,7 @@ outdir=${2:-}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-${DELTA_OPERATOR_CACHE:-$HOME/.cache/delta-operator}/target}
 case $profile in
   # exactly the Makefile's build: another feature set would rebuild and relink the binary twice
-  dev) cargo build --locked --all-targets >&2; dir=debug ;;
+  dev) cargo build --locked --workspace --all-targets >&2; dir=debug ;;
   release) cargo build --locked --release --bin delta-operator >&2; dir=release ;;
   *) echo "usage: $0 dev|release [OUTDIR]" >&2; exit 2 ;;
 esac

@@ -5,7 +5,7 @@
               [--write-config FILE]
 
 * RBAC is exactly what `delta-operator run` calls (the list below, read from
-  src/controller/, kube-runtime's events.rs and kube-lease-manager's state.rs): no verb
+  crates/controller/src/, kube-runtime's events.rs and kube-lease-manager's state.rs): no verb
   more, none less, Leases only in the release namespace.
 * The Deployment runs non-root with a read-only root filesystem, no privilege
   escalation, no capabilities, the RuntimeDefault seccomp profile, requests and a memory

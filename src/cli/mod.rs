@@ -6,6 +6,7 @@ mod apply;
 mod import;
 pub mod kubectl;
 mod plan;
+pub mod probes;
 mod verify;
 
 use std::path::{Path, PathBuf};

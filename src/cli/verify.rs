@@ -1,4 +1,4 @@
-//! `verify`: runs the assumption probes (`backend::databricks::probes`) in a
+//! `verify`: runs the assumption probes (`cli::probes`) in a
 //! scratch schema of a Databricks target and says which hold.
 //!
 //! Progress goes to stderr, one line per probe; the summary (or with --json,
@@ -12,7 +12,7 @@ use clap::Args;
 use serde::Serialize;
 
 use super::{EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK};
-use crate::backend::databricks::probes::{self, Bench, Flags, Kind, Outcome, Probe};
+use super::probes::{self, Bench, Flags, Kind, Outcome, Probe};
 use crate::backend::databricks::DatabricksBackend;
 use crate::config::Config;
 use crate::model::SchemaRef;

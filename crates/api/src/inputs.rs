@@ -1,0 +1,45 @@
+//! What the manifests declare, lowered: the input of every plan.
+
+use delta_operator_core::model::DesiredTable;
+use delta_operator_core::plan::SchemaScope;
+
+use crate::spec::lower::{lower_schema, lower_table};
+use crate::spec::{validate::validate, Manifests, SpecError};
+
+/// What the manifests declare, lowered.
+#[derive(Debug, Clone, Default)]
+pub struct Inputs {
+    pub tables: Vec<DesiredTable>,
+    pub schemas: Vec<SchemaScope>,
+}
+
+impl Inputs {
+    /// `--clone-before-rewrite`: every table takes a shallow clone before its
+    /// first step that could lose data (false leaves each spec's own setting).
+    pub fn clone_before_rewrite(&mut self, on: bool) {
+        if on {
+            for t in &mut self.tables {
+                t.clone_before_rewrite = true;
+            }
+        }
+    }
+}
+
+/// Validates and lowers a manifest set; every error at once.
+pub fn lower(m: &Manifests) -> Result<Inputs, Vec<SpecError>> {
+    let mut errors = validate(m);
+    let mut tables = Vec::new();
+    if errors.is_empty() {
+        for t in &m.tables {
+            match lower_table(m, t) {
+                Ok(d) => tables.push(d),
+                Err(e) => errors.extend(e),
+            }
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let schemas = m.schemas.iter().map(lower_schema).map(|s| SchemaScope { schema: s.schema, mode: s.mode }).collect();
+    Ok(Inputs { tables, schemas })
+}

@@ -1,0 +1,144 @@
+//! Lowering: manifests → the domain's desired tables (the first phase of every
+//! reconcile). Assumes `validate` passed; what cannot be lowered is an error.
+
+use super::crd::{DeltaSchema, DeltaTable, IdentityGeneration, SchemaModeSpec};
+use super::error::SpecError;
+use super::load::{Loaded, Manifests};
+use super::validate::column_type;
+use delta_operator_core::model::{
+    Check, DesiredColumn, DesiredTable, ForeignKey, Grant, Identity, Mask, PrimaryKey, SchemaMode, SchemaRef, TableRef,
+};
+
+/// A schema as declared.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DesiredSchema {
+    pub schema: SchemaRef,
+    pub target: Option<String>,
+    pub mode: SchemaMode,
+    /// `<namespace>/<name>` of the DeltaSchema.
+    pub owner_marker: String,
+    pub comment: Option<String>,
+    pub has_governance: bool,
+}
+
+/// The DeltaSchema a table's `schemaRef` names (same namespace).
+pub fn schema_of<'a>(m: &'a Manifests, t: &Loaded<DeltaTable>) -> Option<&'a Loaded<DeltaSchema>> {
+    m.schemas.iter().find(|s| s.name() == t.resource.spec.schema_ref && s.namespace() == t.namespace())
+}
+
+pub fn schema_ref_of(s: &Loaded<DeltaSchema>) -> SchemaRef {
+    let name = s.resource.spec.name.clone().unwrap_or_else(|| s.name());
+    SchemaRef { catalog: s.resource.spec.catalog.to_lowercase(), schema: name.to_lowercase() }
+}
+
+/// The fully qualified table a DeltaTable declares, when its schema resolves.
+pub fn table_ref_of(m: &Manifests, t: &Loaded<DeltaTable>) -> Option<TableRef> {
+    let s = schema_ref_of(schema_of(m, t)?);
+    let name = t.resource.spec.name.clone().unwrap_or_else(|| t.name());
+    Some(TableRef::new(&s.catalog, &s.schema, &name))
+}
+
+/// `table`, `schema.table` or `catalog.schema.table`, relative to `from`.
+pub fn qualified_reference(from: &TableRef, reference: &str) -> Option<TableRef> {
+    let parts: Vec<&str> = reference.split('.').map(|p| p.trim_matches('`')).collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        return None;
+    }
+    match parts.as_slice() {
+        [t] => Some(TableRef::new(&from.catalog, &from.schema, t)),
+        [s, t] => Some(TableRef::new(&from.catalog, s, t)),
+        [c, s, t] => Some(TableRef::new(c, s, t)),
+        _ => None,
+    }
+}
+
+pub fn lower_schema(s: &Loaded<DeltaSchema>) -> DesiredSchema {
+    let spec = &s.resource.spec;
+    DesiredSchema {
+        schema: schema_ref_of(s),
+        target: spec.target.clone(),
+        mode: match spec.mode {
+            SchemaModeSpec::Additive => SchemaMode::Additive,
+            SchemaModeSpec::Strict => SchemaMode::Strict,
+        },
+        owner_marker: format!("{}/{}", s.namespace(), s.name()),
+        comment: spec.comment.clone(),
+        has_governance: !spec.properties.is_empty() || spec.owner.is_some() || !spec.grants.is_empty(),
+    }
+}
+
+/// Lowers one table. Errors carry the file and resource.
+pub fn lower_table(m: &Manifests, t: &Loaded<DeltaTable>) -> Result<DesiredTable, Vec<SpecError>> {
+    let spec = &t.resource.spec;
+    let mut errors = Vec::new();
+    let Some(schema) = schema_of(m, t) else {
+        let e = SpecError::new("spec.schemaRef", format!("no DeltaSchema '{}' in namespace '{}'", spec.schema_ref, t.namespace()), "add the DeltaSchema");
+        return Err(vec![e.in_file(&t.file, Some(&t.label()))]);
+    };
+    let table = table_ref_of(m, t).expect("schema resolved above");
+    let mut columns = Vec::new();
+    for (i, c) in spec.columns.iter().enumerate() {
+        let Some(data_type) = column_type(c, &format!("spec.columns[{i}]"), &mut errors) else { continue };
+        // validate() refused an expression that does not parse
+        let using = c.using.as_deref().and_then(|u| super::expression::parse_using(u).ok());
+        columns.push(DesiredColumn {
+            name: c.name.clone(),
+            data_type,
+            nullable: c.nullable,
+            comment: c.comment.clone(),
+            tags: c.tags.clone(),
+            mask: c.mask.as_ref().map(|m| Mask { function: m.function.clone(), using_columns: m.using_columns.clone() }),
+            identity: c.identity.as_ref().map(|i| Identity {
+                always: i.generated == IdentityGeneration::Always,
+                start: i.start,
+                increment: i.increment,
+            }),
+            generated: c.generated.clone(),
+            default: c.default.clone(),
+            renamed_from: c.renamed_from.clone(),
+            using: using.as_ref().map(|u| u.sql.clone()),
+            using_columns: using.map(|u| u.columns).unwrap_or_default(),
+        });
+    }
+    let mut checks = Vec::new();
+    let mut primary_key = None;
+    let mut foreign_keys = Vec::new();
+    for c in &spec.constraints {
+        if let Some(ch) = &c.check {
+            checks.push(Check { name: ch.name.to_lowercase(), expression: ch.expression.clone() });
+        }
+        if let Some(pk) = &c.primary_key {
+            primary_key = Some(PrimaryKey { name: pk.name.clone(), columns: pk.columns.clone() });
+        }
+        if let Some(fk) = &c.foreign_key {
+            if let Some(references) = qualified_reference(&table, &fk.references) {
+                foreign_keys.push(ForeignKey {
+                    name: fk.name.clone(),
+                    columns: fk.columns.clone(),
+                    references,
+                    referenced_columns: fk.referenced_columns.clone(),
+                });
+            }
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors.into_iter().map(|e| e.in_file(&t.file, Some(&t.label()))).collect());
+    }
+    Ok(DesiredTable {
+        table,
+        owner_marker: format!("{}/{}", t.namespace(), t.name()),
+        columns,
+        partitioned_by: spec.partitioned_by.clone(),
+        cluster_by: spec.cluster_by.clone(),
+        properties: spec.properties.clone(),
+        comment: spec.comment.clone(),
+        tags: spec.tags.clone(),
+        grants: spec.grants.iter().map(|g| Grant { principal: g.principal.clone(), privileges: g.privileges.clone() }).collect(),
+        owner: spec.owner.clone(),
+        checks,
+        primary_key,
+        foreign_keys,
+        mode: lower_schema(schema).mode,
+        clone_before_rewrite: spec.safety.as_ref().is_some_and(|s| s.clone_before_rewrite),
+    })
+}

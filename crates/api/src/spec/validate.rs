@@ -1,0 +1,467 @@
+//! Offline validation: every rule a manifest set can break without looking at
+//! a live table. All errors are collected; nothing stops at the first.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use super::crd::{ColumnSpec, DeltaTable};
+use super::error::SpecError;
+use super::load::{Loaded, Manifests};
+use super::lower::{qualified_reference, schema_of, table_ref_of};
+use delta_operator_core::model::names::{column_name_problem, object_name_problem, printable, MAX_NAME_BYTES, MAX_TABLE_NAME_BYTES};
+use delta_operator_core::model::type_syntax::{type_from_value, TypeError};
+use delta_operator_core::model::{DataType, OWNER_PROPERTY, TableRef};
+
+/// Properties a spec may not set: the protocol and our own bookkeeping.
+pub const RESERVED_PROPERTIES: &[&str] =
+    &[OWNER_PROPERTY, "delta.minReaderVersion", "delta.minWriterVersion", "delta.columnMapping.maxColumnId"];
+
+pub const MAX_CLUSTER_KEYS: usize = 4;
+
+/// The longest comment accepted (bytes).
+pub const MAX_COMMENT_BYTES: usize = 16 * 1024;
+
+/// The most columns a table may declare.
+pub const MAX_COLUMNS: usize = 4096;
+
+/// Every error in the manifest set.
+pub fn validate(m: &Manifests) -> Vec<SpecError> {
+    let mut errors = Vec::new();
+    let mut schemas: HashMap<(String, String), usize> = HashMap::new();
+    for s in &m.schemas {
+        let key = (s.namespace(), s.name());
+        *schemas.entry(key).or_default() += 1;
+        let name = s.resource.spec.name.clone().unwrap_or_else(|| s.name());
+        let mut e = Vec::new();
+        check_name(&s.resource.spec.catalog, "spec.catalog", MAX_NAME_BYTES, &mut e);
+        check_name(&name, if s.resource.spec.name.is_some() { "spec.name" } else { "metadata.name" }, MAX_NAME_BYTES, &mut e);
+        check_comment(s.resource.spec.comment.as_deref(), "spec.comment", &mut e);
+        check_properties(&s.resource.spec.properties, &mut e);
+        check_object_name(&s.name(), &mut e);
+        errors.extend(e.into_iter().map(|x| x.in_file(&s.file, Some(&s.label()))));
+    }
+    let mut seen: BTreeMap<TableRef, &Loaded<DeltaTable>> = BTreeMap::new();
+    for t in &m.tables {
+        let mut e = Vec::new();
+        let spec = &t.resource.spec;
+        if schema_of(m, t).is_none() {
+            let fix = match m.schemas.iter().find(|s| s.name() == spec.schema_ref) {
+                Some(s) => format!("the DeltaSchema '{}' is in namespace '{}'; a table must be in its schema's namespace", spec.schema_ref, s.namespace()),
+                None => format!("add a DeltaSchema named '{}' in namespace '{}', or correct the name", spec.schema_ref, t.namespace()),
+            };
+            e.push(SpecError::new("spec.schemaRef", format!("no DeltaSchema '{}' in these manifests", spec.schema_ref), fix));
+        } else if let Some(r) = table_ref_of(m, t) {
+            if let Some(other) = seen.get(&r) {
+                e.push(SpecError::new(
+                    "spec.name",
+                    format!("table {r} is also declared by {} in {}", other.label(), other.file),
+                    "declare each table in exactly one manifest",
+                ));
+            } else {
+                seen.insert(r, t);
+            }
+        }
+        check_name(spec.name.as_deref().unwrap_or(&t.name()), if spec.name.is_some() { "spec.name" } else { "metadata.name" }, MAX_TABLE_NAME_BYTES, &mut e);
+        check_object_name(&t.name(), &mut e);
+        check_table(t, &mut e);
+        errors.extend(e.into_iter().map(|x| x.in_file(&t.file, Some(&t.label()))));
+    }
+    let mut duplicates: Vec<_> = schemas.into_iter().filter(|(_, n)| *n > 1).collect();
+    duplicates.sort();
+    for ((ns, name), n) in duplicates {
+        let files: Vec<&str> = m.schemas.iter().filter(|s| s.namespace() == ns && s.name() == name).map(|s| s.file.as_str()).collect();
+        let e = SpecError::new("metadata.name", format!("{n} DeltaSchemas named {ns}/{name} (in {})", files.join(", ")), "keep one");
+        errors.push(e.in_file(files[0], Some(&format!("DeltaSchema {ns}/{name}"))));
+    }
+    errors.extend(check_foreign_keys(m));
+    errors
+}
+
+/// A catalog, schema or table name: what Unity Catalog accepts, and what is
+/// safe as a folder of the lake (`model::names`). Tables leave room for the
+/// longest suffix the operator appends (its clone beside the table).
+fn check_name(name: &str, path: &str, max_bytes: usize, e: &mut Vec<SpecError>) {
+    if let Some((message, fix)) = object_name_problem(name, max_bytes) {
+        let message = if max_bytes < MAX_NAME_BYTES && name.len() > max_bytes {
+            format!("{message} (255, less {} for the operator's clone and staging copies beside the table)", MAX_NAME_BYTES - max_bytes)
+        } else {
+            message
+        };
+        e.push(SpecError::new(path, message, fix));
+    }
+}
+
+/// A comment: at most `MAX_COMMENT_BYTES`, no control characters but newline and tab.
+fn check_comment(comment: Option<&str>, path: &str, e: &mut Vec<SpecError>) {
+    let Some(c) = comment else { return };
+    if c.len() > MAX_COMMENT_BYTES {
+        e.push(SpecError::new(path, format!("is {} bytes; the limit is {MAX_COMMENT_BYTES}", c.len()), "shorten it, and keep long documentation outside the table (a link in the comment)"));
+    } else if let Some(ch) = c.chars().find(|ch| ch.is_control() && *ch != '\n' && *ch != '\t') {
+        e.push(SpecError::new(path, format!("contains the control character {}", ch.escape_unicode()), "remove it (newlines and tabs are fine)"));
+    }
+}
+
+/// A name the API server accepts for the resource itself (an RFC 1123 subdomain):
+/// lowercase letters, digits, '-' and '.', each '.'-separated part starting and
+/// ending with a letter or digit, at most 253 characters.
+fn check_object_name(name: &str, e: &mut Vec<SpecError>) {
+    let alnum = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
+    let label_ok = |l: &str| l.starts_with(alnum) && l.ends_with(alnum) && l.chars().all(|c| alnum(c) || c == '-');
+    if name.len() > 253 || !name.split('.').all(label_ok) {
+        e.push(SpecError::new(
+            "metadata.name",
+            format!("'{name}' is not a valid Kubernetes name (lowercase letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253 characters)"),
+            "use a lowercase name like 'order-items' and set spec.name to the table's name",
+        ));
+    }
+}
+
+fn check_properties(props: &BTreeMap<String, Option<String>>, e: &mut Vec<SpecError>) {
+    for key in props.keys() {
+        if RESERVED_PROPERTIES.contains(&key.as_str()) {
+            e.push(SpecError::new(format!("spec.properties.{key}"), "is managed by Delta or by the operator", "remove it"));
+        }
+    }
+}
+
+/// Parses a column's type, reporting the error at its path.
+pub fn column_type(c: &ColumnSpec, path: &str, e: &mut Vec<SpecError>) -> Option<DataType> {
+    match type_from_value(&c.data_type) {
+        Ok(t) => Some(t),
+        Err(err) => {
+            e.push(type_error(&format!("{path}.type"), &err));
+            None
+        }
+    }
+}
+
+/// A type error at `path`, with the nearest type as the fix when there is one.
+pub fn type_error(path: &str, err: &TypeError) -> SpecError {
+    let fix = match &err.suggestion {
+        Some(s) => format!("did you mean '{s}'?"),
+        None => "see the type reference in the README (e.g. bigint, decimal(18,2), array<string>, struct<a:int>)".to_string(),
+    };
+    SpecError::new(path, err.message.clone(), fix)
+}
+
+fn check_table(t: &Loaded<DeltaTable>, e: &mut Vec<SpecError>) {
+    let spec = &t.resource.spec;
+    if spec.columns.is_empty() {
+        e.push(SpecError::new("spec.columns", "a table needs at least one column", "declare its columns"));
+    }
+    if spec.columns.len() > MAX_COLUMNS {
+        e.push(SpecError::new("spec.columns", format!("{} columns; the limit is {MAX_COLUMNS}", spec.columns.len()), "split the table, or group related columns into structs"));
+    }
+    check_comment(spec.comment.as_deref(), "spec.comment", e);
+    let mut names: HashMap<String, usize> = HashMap::new();
+    let mut types: HashMap<String, DataType> = HashMap::new();
+    for (i, c) in spec.columns.iter().enumerate() {
+        let path = format!("spec.columns[{i}]");
+        if let Some(j) = names.insert(c.name.to_lowercase(), i) {
+            e.push(SpecError::new(format!("{path}.name"), format!("duplicate column '{}' (also spec.columns[{j}]; names compare case-insensitively)", c.name), "rename or remove one"));
+        }
+        if let Some((message, fix)) = column_name_problem(&c.name) {
+            e.push(SpecError::new(format!("{path}.name"), message, fix));
+        }
+        check_comment(c.comment.as_deref(), &format!("{path}.comment"), e);
+        if let Some(u) = &c.using {
+            if let Err(why) = super::expression::parse_using(u) {
+                e.push(SpecError::new(
+                    format!("{path}.using"),
+                    format!("'{}' {why}", printable(u)),
+                    "write exactly one SQL expression over the live row's columns, e.g. CAST(amount AS BIGINT) or coalesce(note, '')",
+                ));
+            }
+        }
+        let Some(ty) = column_type(c, &path, e) else { continue };
+        check_nested(&ty, &format!("{path}.type"), false, e);
+        let kinds = [c.identity.is_some(), c.generated.is_some(), c.default.is_some()];
+        if kinds.iter().filter(|k| **k).count() > 1 {
+            e.push(SpecError::new(&path, "identity, generated and default exclude each other", "keep one of them"));
+        }
+        if c.identity.is_some() && ty != DataType::Long {
+            e.push(SpecError::new(format!("{path}.identity"), format!("an identity column must be bigint, not {ty}"), "change the type to bigint"));
+        }
+        if let Some(from) = &c.renamed_from {
+            if from.eq_ignore_ascii_case(&c.name) {
+                e.push(SpecError::new(format!("{path}.renamedFrom"), "names the column itself", "remove renamedFrom"));
+            } else if let Some(j) = spec.columns.iter().position(|o| o.name.eq_ignore_ascii_case(from)) {
+                e.push(SpecError::new(format!("{path}.renamedFrom"), format!("'{from}' is also declared (spec.columns[{j}]), so the rename is ambiguous"), "remove renamedFrom or the other column"));
+            }
+        }
+        types.insert(c.name.to_lowercase(), ty);
+    }
+    check_properties(&spec.properties, e);
+    let known = |n: &str| names.contains_key(&n.to_lowercase());
+    let column_list: Vec<&str> = spec.columns.iter().map(|c| c.name.as_str()).collect();
+    let missing = |path: String, col: &str| {
+        let fix = match super::schema_check::nearest(col, &column_list) {
+            Some(n) => format!("did you mean '{n}'?"),
+            None => format!("name one of the declared columns: {}", column_list.join(", ")),
+        };
+        SpecError::new(path, format!("names '{col}', which is not a declared column"), fix)
+    };
+    for (field, list) in [("partitionedBy", &spec.partitioned_by), ("clusterBy", &spec.cluster_by)] {
+        let mut seen = BTreeSet::new();
+        for (i, col) in list.iter().flatten().enumerate() {
+            if !seen.insert(col.to_lowercase()) {
+                e.push(SpecError::new(format!("spec.{field}[{i}]"), format!("'{col}' is listed twice"), "list each column once"));
+            }
+        }
+    }
+    for (i, col) in spec.partitioned_by.iter().flatten().enumerate() {
+        if !known(col) {
+            e.push(missing(format!("spec.partitionedBy[{i}]"), col));
+        }
+    }
+    if let Some(parts) = spec.partitioned_by.as_ref().filter(|p| !p.is_empty()) {
+        if spec.columns.iter().all(|c| parts.iter().any(|p| p.eq_ignore_ascii_case(&c.name))) {
+            e.push(SpecError::new("spec.partitionedBy", "every column is a partition column", "keep at least one column out of partitionedBy: Delta keeps partition values in folder names, so a table needs one data column"));
+        }
+    }
+    if let Some(keys) = &spec.cluster_by {
+        for (i, col) in keys.iter().enumerate() {
+            if !known(col) {
+                e.push(missing(format!("spec.clusterBy[{i}]"), col));
+            }
+        }
+        if keys.len() > MAX_CLUSTER_KEYS {
+            e.push(SpecError::new("spec.clusterBy", format!("{} keys; liquid clustering takes at most {MAX_CLUSTER_KEYS}", keys.len()), "keep the 4 most selective keys"));
+        }
+        if !keys.is_empty() && spec.partitioned_by.as_ref().is_some_and(|p| !p.is_empty()) {
+            e.push(SpecError::new("spec.clusterBy", "a table is either partitioned or clustered, not both", "remove partitionedBy or clusterBy"));
+        }
+    }
+    let mut pks = 0;
+    let mut check_names = BTreeSet::new();
+    for (i, c) in spec.constraints.iter().enumerate() {
+        let path = format!("spec.constraints[{i}]");
+        let set = [c.check.is_some(), c.primary_key.is_some(), c.foreign_key.is_some()].iter().filter(|x| **x).count();
+        if set != 1 {
+            e.push(SpecError::new(&path, format!("has {set} of check, primaryKey, foreignKey"), "give each constraint item exactly one of them"));
+            continue;
+        }
+        if let Some(ch) = &c.check {
+            if !check_names.insert(ch.name.to_lowercase()) {
+                e.push(SpecError::new(format!("{path}.check.name"), format!("duplicate CHECK name '{}'", ch.name), "rename one"));
+            }
+            for col in expression_columns(&ch.expression) {
+                let root = col.split('.').next().unwrap_or(&col).to_string();
+                if !known(&root) {
+                    e.push(missing(format!("{path}.check.expression"), &root));
+                }
+            }
+        }
+        if let Some(pk) = &c.primary_key {
+            pks += 1;
+            for (j, col) in pk.columns.iter().enumerate() {
+                if !known(col) {
+                    e.push(missing(format!("{path}.primaryKey.columns[{j}]"), col));
+                } else if spec.columns.iter().any(|x| x.name.eq_ignore_ascii_case(col) && x.nullable) {
+                    let k = names[&col.to_lowercase()];
+                    e.push(SpecError::new(format!("spec.columns[{k}].nullable"), format!("'{col}' is in the primary key, so it cannot be nullable"), "set nullable: false"));
+                }
+            }
+            if pk.columns.is_empty() {
+                e.push(SpecError::new(format!("{path}.primaryKey.columns"), "is empty", "name the key's columns"));
+            }
+        }
+        if let Some(fk) = &c.foreign_key {
+            for (j, col) in fk.columns.iter().enumerate() {
+                if !known(col) {
+                    e.push(missing(format!("{path}.foreignKey.columns[{j}]"), col));
+                }
+            }
+            if fk.columns.len() != fk.referenced_columns.len() || fk.columns.is_empty() {
+                e.push(SpecError::new(format!("{path}.foreignKey"), "columns and referencedColumns must be non-empty and the same length", "pair each column with the column it references"));
+            }
+        }
+    }
+    if pks > 1 {
+        e.push(SpecError::new("spec.constraints", format!("{pks} primary keys"), "declare at most one primaryKey"));
+    }
+}
+
+/// NOT NULL is allowed on struct fields, but not anywhere under an array or a map
+/// (Delta cannot enforce it there, and ALTER cannot change it later).
+fn check_nested(t: &DataType, path: &str, under_collection: bool, e: &mut Vec<SpecError>) {
+    match t {
+        DataType::Struct { fields } => {
+            let mut seen = HashMap::new();
+            for f in fields {
+                if let Some((message, fix)) = column_name_problem(&f.name) {
+                    e.push(SpecError::new(path, format!("struct field {message}"), fix));
+                }
+                if f.comment.as_deref().is_some_and(|c| c.len() > MAX_COMMENT_BYTES) {
+                    e.push(SpecError::new(path, format!("the comment of struct field '{}' is longer than {MAX_COMMENT_BYTES} bytes", printable(&f.name)), "shorten it"));
+                }
+                if seen.insert(f.name.to_lowercase(), ()).is_some() {
+                    e.push(SpecError::new(path, format!("duplicate struct field '{}' (names compare case-insensitively)", f.name), "rename or remove one"));
+                }
+                if under_collection && !f.nullable {
+                    e.push(SpecError::new(path, format!("field '{}' is NOT NULL inside an array or map", f.name), "drop 'not null' on fields inside arrays and maps"));
+                }
+                check_nested(&f.data_type, path, under_collection, e);
+            }
+        }
+        DataType::Array { element, .. } => check_nested(element, path, true, e),
+        DataType::Map { key, value, .. } => {
+            check_nested(key, path, true, e);
+            check_nested(value, path, true, e);
+        }
+        _ => {}
+    }
+}
+
+/// Column references in a SQL boolean expression: identifiers (dotted paths
+/// allowed) outside string literals that are neither keywords nor function names.
+pub fn expression_columns(expr: &str) -> Vec<String> {
+    const KEYWORDS: &[&str] = &[
+        "and", "or", "not", "null", "is", "in", "like", "ilike", "rlike", "between", "true", "false", "case", "when",
+        "then", "else", "end", "as", "distinct", "from", "interval", "date", "timestamp", "escape", "div", "regexp",
+        "year", "month", "day", "hour", "minute", "second", "current_date", "current_timestamp",
+        // type names inside CAST(... AS T)
+        "int", "integer", "bigint", "long", "smallint", "short", "tinyint", "byte", "float", "real", "double",
+        "decimal", "dec", "numeric", "string", "varchar", "char", "binary", "boolean", "bool", "timestamp_ntz", "array", "map", "struct",
+    ];
+    let chars: Vec<char> = expr.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\'' || c == '"' {
+            i += 1;
+            while i < chars.len() && chars[i] != c {
+                if chars[i] == '\\' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            i += 1;
+        } else if c == '`' || c.is_alphabetic() || c == '_' {
+            let mut path = String::new();
+            loop {
+                if i < chars.len() && chars[i] == '`' {
+                    i += 1;
+                    while i < chars.len() && !(chars[i] == '`' && chars.get(i + 1) != Some(&'`')) {
+                        if chars[i] == '`' {
+                            i += 1;
+                        }
+                        path.push(chars[i]);
+                        i += 1;
+                    }
+                    i += 1;
+                } else {
+                    while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
+                        path.push(chars[i]);
+                        i += 1;
+                    }
+                }
+                if i + 1 < chars.len() && chars[i] == '.' && (chars[i + 1].is_alphabetic() || chars[i + 1] == '_' || chars[i + 1] == '`') {
+                    path.push('.');
+                    i += 1;
+                } else {
+                    break;
+                }
+            }
+            let mut j = i;
+            while j < chars.len() && chars[j].is_whitespace() {
+                j += 1;
+            }
+            let is_call = j < chars.len() && chars[j] == '(';
+            if !is_call && !KEYWORDS.contains(&path.to_lowercase().as_str()) {
+                out.push(path);
+            }
+        } else if c.is_ascii_digit() {
+            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '.') {
+                i += 1;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Foreign keys across the manifest set: the referenced table is declared, its
+/// columns exist, and the references form no cycle (a self-reference is fine).
+fn check_foreign_keys(m: &Manifests) -> Vec<SpecError> {
+    let mut errors = Vec::new();
+    let declared: BTreeMap<TableRef, &Loaded<DeltaTable>> =
+        m.tables.iter().filter_map(|t| table_ref_of(m, t).map(|r| (r, t))).collect();
+    let mut edges: BTreeMap<TableRef, BTreeSet<TableRef>> = BTreeMap::new();
+    for (from, t) in &declared {
+        for (i, c) in t.resource.spec.constraints.iter().enumerate() {
+            let Some(fk) = &c.foreign_key else { continue };
+            let path = format!("spec.constraints[{i}].foreignKey.references");
+            let to = match qualified_reference(from, &fk.references) {
+                Some(r) => r,
+                None => {
+                    errors.push(SpecError::new(path, format!("'{}' is not table, schema.table or catalog.schema.table", fk.references), "write the referenced table's name").in_file(&t.file, Some(&t.label())));
+                    continue;
+                }
+            };
+            match declared.get(&to) {
+                None => errors.push(SpecError::new(path, format!("{to} is not declared in these manifests"), "declare the referenced table too; foreign keys are resolved within the manifests").in_file(&t.file, Some(&t.label()))),
+                Some(parent) => {
+                    for (j, col) in fk.referenced_columns.iter().enumerate() {
+                        if !parent.resource.spec.columns.iter().any(|c| c.name.eq_ignore_ascii_case(col)) {
+                            errors.push(SpecError::new(format!("spec.constraints[{i}].foreignKey.referencedColumns[{j}]"), format!("'{col}' is not a column of {to}"), "name a column of the referenced table").in_file(&t.file, Some(&t.label())));
+                        }
+                    }
+                    if to != *from {
+                        edges.entry(from.clone()).or_default().insert(to);
+                    }
+                }
+            }
+        }
+    }
+    for cycle in find_cycles(&edges) {
+        let names: Vec<String> = cycle.iter().map(ToString::to_string).collect();
+        let t = declared[&cycle[0]];
+        errors.push(SpecError::new("spec.constraints", format!("foreign keys form a cycle: {} -> {}", names.join(" -> "), names[0]), "break the cycle: one of these tables must not reference the others").in_file(&t.file, Some(&t.label())));
+    }
+    errors
+}
+
+/// One representative cycle per strongly connected group of two or more tables.
+pub fn find_cycles(edges: &BTreeMap<TableRef, BTreeSet<TableRef>>) -> Vec<Vec<TableRef>> {
+    let mut cycles = Vec::new();
+    let mut done: BTreeSet<TableRef> = BTreeSet::new();
+    for start in edges.keys() {
+        if done.contains(start) {
+            continue;
+        }
+        // depth-first search for a path back to start
+        let mut stack = vec![(start.clone(), vec![start.clone()])];
+        let mut visited = BTreeSet::new();
+        while let Some((node, path)) = stack.pop() {
+            for next in edges.get(&node).into_iter().flatten() {
+                if next == start {
+                    done.extend(path.iter().cloned());
+                    cycles.push(path.clone());
+                    stack.clear();
+                    break;
+                }
+                if visited.insert(next.clone()) {
+                    let mut p = path.clone();
+                    p.push(next.clone());
+                    stack.push((next.clone(), p));
+                }
+            }
+        }
+    }
+    cycles
+}
+
+#[cfg(test)]
+mod tests {
+    use super::expression_columns;
+
+    #[test]
+    fn columns_in_expressions() {
+        assert_eq!(expression_columns("amount >= 0 AND status IN ('a', 'b')"), vec!["amount", "status"]);
+        assert_eq!(expression_columns("length(`odd name`) > 2 or x.y is not null"), vec!["odd name", "x.y"]);
+        assert_eq!(expression_columns("CAST(ts AS DATE) = DATE'2024-01-01'"), vec!["ts"]);
+        assert_eq!(expression_columns("'it''s' = note"), vec!["note"]);
+    }
+}

@@ -1,0 +1,741 @@
+//! Offline validation through the public API: manifests as YAML text (and a few
+//! real files and folders), loaded, validated and lowered as the CLI does. Each
+//! rule gets a test that pins the error's file, path, message and fix.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use delta_operator_api::inputs as engine;
+use delta_operator_api::spec::load::{load_paths, load_str};
+use delta_operator_api::spec::validate::validate;
+use delta_operator_api::spec::{Manifests, SpecError};
+
+// ---------------------------------------------------------------------------
+// Helpers
+
+const SCHEMA: &str = "\
+apiVersion: delta-operator.io/v1alpha1
+kind: DeltaSchema
+metadata:
+  name: sales
+spec:
+  catalog: main
+";
+
+/// A DeltaTable named `name` in schema `sales`; `spec` is the rest of the spec,
+/// written without indentation (it is indented under `spec:` here).
+fn table(name: &str, spec: &str) -> String {
+    let body: String = spec.lines().map(|l| format!("  {l}\n")).collect();
+    format!("apiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata:\n  name: {name}\nspec:\n  schemaRef: sales\n{body}")
+}
+
+/// `docs` joined into one multi-document YAML stream.
+fn stream(docs: &[&str]) -> String {
+    docs.iter().map(|d| format!("---\n{d}")).collect()
+}
+
+fn load(files: &[(&str, &str)]) -> (Manifests, Vec<SpecError>) {
+    let mut m = Manifests::default();
+    let mut errors = Vec::new();
+    for (file, text) in files {
+        load_str(file, text, &mut m, &mut errors);
+    }
+    (m, errors)
+}
+
+/// Every error the CLI would report for these files: the load errors when there
+/// are any, else what validation and lowering find.
+fn errors(files: &[(&str, &str)]) -> Vec<SpecError> {
+    let (m, load_errors) = load(files);
+    if !load_errors.is_empty() {
+        return load_errors;
+    }
+    let validated = validate(&m);
+    match engine::lower(&m) {
+        Ok(_) => {
+            assert!(validated.is_empty(), "lower accepted what validate refused: {validated:#?}");
+            Vec::new()
+        }
+        Err(lowered) => {
+            if !validated.is_empty() {
+                assert_eq!(lowered, validated, "lower must report exactly validate's errors");
+            }
+            lowered
+        }
+    }
+}
+
+/// The schema `sales` in `schema.yaml` plus `doc` in `table.yaml`.
+fn errors_with_schema(doc: &str) -> Vec<SpecError> {
+    errors(&[("schema.yaml", SCHEMA), ("table.yaml", doc)])
+}
+
+fn show(errs: &[SpecError]) -> String {
+    errs.iter().map(|e| format!("{e}\n")).collect()
+}
+
+/// The one error in `errs`.
+fn only(errs: Vec<SpecError>) -> SpecError {
+    assert_eq!(errs.len(), 1, "expected exactly one error, got:\n{}", show(&errs));
+    errs.into_iter().next().unwrap()
+}
+
+/// The error at `path` (there must be exactly one there).
+fn at<'a>(errs: &'a [SpecError], path: &str) -> &'a SpecError {
+    let here: Vec<&SpecError> = errs.iter().filter(|e| e.path == path).collect();
+    assert_eq!(here.len(), 1, "expected one error at {path}, got:\n{}", show(errs));
+    here[0]
+}
+
+/// Asserts where the error is and that its message and fix say what they should
+/// (each needle is looked for case-insensitively).
+#[track_caller]
+fn check(e: &SpecError, file: &str, path: &str, message: &[&str], fix: &[&str]) {
+    assert_eq!(e.file, file, "file of: {e}");
+    assert_eq!(e.path, path, "path of: {e}");
+    for m in message {
+        assert!(e.message.to_lowercase().contains(&m.to_lowercase()), "message should mention {m:?}: {e}");
+    }
+    assert!(!e.fix.trim().is_empty(), "fix is empty: {e}");
+    for f in fix {
+        assert!(e.fix.to_lowercase().contains(&f.to_lowercase()), "fix should mention {f:?}: {e}");
+    }
+}
+
+fn examples_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+const ORDERS: &str = "\
+columns:
+  - name: id
+    type: bigint
+    nullable: false
+  - name: amount
+    type: int
+  - name: order_date
+    type: date";
+
+// ---------------------------------------------------------------------------
+// The baseline: the fixtures themselves are valid, so every error below comes
+// from the one thing each test breaks.
+
+#[test]
+fn the_fixtures_are_valid() {
+    let errs = errors_with_schema(&table("orders", ORDERS));
+    assert!(errs.is_empty(), "{}", show(&errs));
+}
+
+#[test]
+fn examples_validate_clean() {
+    let (m, errs) = load_paths(&[examples_dir()]);
+    assert!(errs.is_empty(), "{}", show(&errs));
+    assert_eq!((m.schemas.len(), m.tables.len()), (1, 2), "examples/ holds one DeltaSchema and two DeltaTables");
+    let errs = validate(&m);
+    assert!(errs.is_empty(), "{}", show(&errs));
+    let inputs = engine::lower(&m).unwrap_or_else(|e| panic!("{}", show(&e)));
+    let mut names: Vec<String> = inputs.tables.iter().map(|t| t.table.to_string()).collect();
+    names.sort();
+    assert_eq!(names, ["main.sales.customers", "main.sales.orders"]);
+}
+
+// ---------------------------------------------------------------------------
+// Against the CRD schema (at load time)
+
+#[test]
+fn unknown_key_at_top_level() {
+    // `labels` belongs under metadata
+    let doc = format!("{}labels:\n  team: sales\n", table("orders", ORDERS));
+    let e = only(errors_with_schema(&doc));
+    check(&e, "table.yaml", "labels", &["unknown key 'labels'"], &["remove it", "spec"]);
+    assert_eq!(e.resource.as_deref(), Some("DeltaTable default/orders"));
+}
+
+#[test]
+fn unknown_key_in_spec_suggests_the_nearest() {
+    let doc = table("orders", &format!("{ORDERS}\npartitionBy: [order_date]"));
+    let e = only(errors_with_schema(&doc));
+    check(&e, "table.yaml", "spec.partitionBy", &["unknown key 'partitionBy'"], &["did you mean 'partitionedBy'?"]);
+}
+
+#[test]
+fn unknown_key_in_a_column_suggests_the_nearest() {
+    let doc = table("orders", "columns:\n  - name: id\n    type: bigint\n  - name: amount\n    type: int\n    nulable: false");
+    let e = only(errors_with_schema(&doc));
+    check(&e, "table.yaml", "spec.columns[1].nulable", &["unknown key 'nulable'"], &["did you mean 'nullable'?"]);
+}
+
+#[test]
+fn unknown_key_far_from_any_lists_the_known_keys() {
+    let doc = table("orders", &format!("{ORDERS}\nretention: 30d"));
+    let e = only(errors_with_schema(&doc));
+    check(&e, "table.yaml", "spec.retention", &["unknown key 'retention'"], &["remove it", "partitionedBy", "columns"]);
+}
+
+#[test]
+fn wrong_value_type_a_list_where_a_string_is_expected() {
+    let doc = table("orders", &format!("{ORDERS}\ncomment: [one, two]")).replace("schemaRef: sales", "schemaRef: [sales]");
+    let errs = errors_with_schema(&doc);
+    assert_eq!(errs.len(), 2, "{}", show(&errs));
+    check(at(&errs, "spec.schemaRef"), "table.yaml", "spec.schemaRef", &["expected string", "found a list"], &[]);
+    check(at(&errs, "spec.comment"), "table.yaml", "spec.comment", &["expected string", "found a list"], &[]);
+}
+
+#[test]
+fn wrong_value_type_scalars() {
+    let doc = table("orders", "columns:\n  - name: id\n    type: bigint\n    nullable: maybe\n    comment: 42");
+    let errs = errors_with_schema(&doc);
+    assert_eq!(errs.len(), 2, "{}", show(&errs));
+    check(at(&errs, "spec.columns[0].nullable"), "table.yaml", "spec.columns[0].nullable", &["expected boolean", "found a string"], &["boolean"]);
+    check(at(&errs, "spec.columns[0].comment"), "table.yaml", "spec.columns[0].comment", &["expected string", "found a number"], &["quote"]);
+}
+
+#[test]
+fn wrong_value_type_a_mapping_where_a_list_is_expected() {
+    let doc = table("orders", "columns:\n  name: id\n  type: bigint");
+    let e = only(errors_with_schema(&doc));
+    check(&e, "table.yaml", "spec.columns", &["expected array", "found a mapping"], &["array"]);
+}
+
+#[test]
+fn bad_enum_value() {
+    let doc = table("orders", &format!("{ORDERS}\npolicy: Automatic"));
+    let e = only(errors_with_schema(&doc));
+    check(&e, "table.yaml", "spec.policy", &["'Automatic'", "Auto", "Manual", "Observe"], &["Auto"]);
+}
+
+#[test]
+fn bad_enum_value_in_the_wrong_case_suggests_the_right_one() {
+    let doc = table("orders", &format!("{ORDERS}\ndeletionPolicy: delete"));
+    let e = only(errors_with_schema(&doc));
+    check(&e, "table.yaml", "spec.deletionPolicy", &["'delete'", "Retain", "Delete"], &["did you mean 'Delete'?"]);
+    let schema = SCHEMA.replace("catalog: main", "catalog: main\n  mode: Strict");
+    let e = only(errors(&[("schema.yaml", &schema)]));
+    check(&e, "schema.yaml", "spec.mode", &["'Strict'", "additive", "strict"], &["did you mean 'strict'?"]);
+}
+
+#[test]
+fn missing_required_fields() {
+    let doc = table("orders", "comment: no columns").replace("  schemaRef: sales\n", "");
+    let errs = errors_with_schema(&doc);
+    assert_eq!(errs.len(), 2, "{}", show(&errs));
+    check(at(&errs, "spec.schemaRef"), "table.yaml", "spec.schemaRef", &["required"], &["schemaRef"]);
+    check(at(&errs, "spec.columns"), "table.yaml", "spec.columns", &["required"], &["columns"]);
+}
+
+#[test]
+fn unknown_kind_and_version() {
+    let doc = table("orders", ORDERS).replace("kind: DeltaTable", "kind: DeltaTabel");
+    let e = only(errors_with_schema(&doc));
+    check(&e, "table.yaml", "kind", &["unknown kind 'DeltaTabel'"], &["did you mean 'DeltaTable'?"]);
+    let doc = table("orders", ORDERS).replace("v1alpha1", "v1beta1");
+    let e = only(errors_with_schema(&doc));
+    check(&e, "table.yaml", "apiVersion", &["unsupported version", "v1beta1"], &["delta-operator.io/v1alpha1"]);
+}
+
+#[test]
+fn invalid_yaml_names_the_file() {
+    let e = only(errors(&[("broken.yaml", "apiVersion: delta-operator.io/v1alpha1\nkind: [DeltaTable\n")]));
+    check(&e, "broken.yaml", "", &["not valid YAML"], &["YAML syntax"]);
+}
+
+// ---------------------------------------------------------------------------
+// Types
+
+#[test]
+fn misspelt_type_suggests_the_nearest() {
+    let doc = table("orders", "columns:\n  - name: id\n    type: bigint\n  - name: name\n    type: strng");
+    let e = only(errors_with_schema(&doc));
+    check(&e, "table.yaml", "spec.columns[1].type", &["unknown type 'strng'"], &["did you mean 'string'?"]);
+}
+
+#[test]
+fn misspelt_type_inside_a_nested_type_string() {
+    let doc = table("orders", "columns:\n  - name: items\n    type: array<struct<sku:strng,qty:int>>");
+    let e = only(errors_with_schema(&doc));
+    check(&e, "table.yaml", "spec.columns[0].type", &["unknown type 'strng'"], &["did you mean 'string'?"]);
+}
+
+#[test]
+fn misspelt_type_inside_the_nested_notation() {
+    let doc = table(
+        "orders",
+        "columns:\n  - name: items\n    type:\n      array:\n        struct:\n          - {name: sku, type: strng}\n          - {name: qty, type: int}",
+    );
+    let e = only(errors_with_schema(&doc));
+    check(&e, "table.yaml", "spec.columns[0].type", &["unknown type 'strng'", "field 'sku'"], &["did you mean 'string'?"]);
+}
+
+#[test]
+fn unknown_type_with_nothing_near() {
+    let doc = table("orders", "columns:\n  - name: place\n    type: geography");
+    let e = only(errors_with_schema(&doc));
+    check(&e, "table.yaml", "spec.columns[0].type", &["unknown type 'geography'"], &["type reference", "bigint"]);
+}
+
+#[test]
+fn not_null_inside_an_array_or_a_map() {
+    let doc = table("orders", "columns:\n  - name: items\n    type: array<struct<a:int not null>>\n  - name: attrs\n    type: map<string,struct<b:int not null>>");
+    let errs = errors_with_schema(&doc);
+    assert_eq!(errs.len(), 2, "{}", show(&errs));
+    check(at(&errs, "spec.columns[0].type"), "table.yaml", "spec.columns[0].type", &["field 'a'", "NOT NULL inside an array or map"], &["not null"]);
+    check(at(&errs, "spec.columns[1].type"), "table.yaml", "spec.columns[1].type", &["field 'b'", "NOT NULL inside an array or map"], &["not null"]);
+    // NOT NULL on a field of a plain struct is fine
+    let doc = table("orders", "columns:\n  - name: address\n    type: struct<street:string not null,city:string>");
+    assert!(errors_with_schema(&doc).is_empty());
+}
+
+#[test]
+fn duplicate_struct_fields() {
+    let doc = table("orders", "columns:\n  - name: id\n    type: bigint\n  - name: address\n    type: struct<city:string,City:string>");
+    let e = only(errors_with_schema(&doc));
+    check(&e, "table.yaml", "spec.columns[1].type", &["duplicate struct field 'City'"], &["rename or remove"]);
+}
+
+// ---------------------------------------------------------------------------
+// Columns and layout
+
+#[test]
+fn duplicate_columns_compare_case_insensitively() {
+    let doc = table("orders", "columns:\n  - name: id\n    type: bigint\n  - name: ID\n    type: string");
+    let e = only(errors_with_schema(&doc));
+    check(&e, "table.yaml", "spec.columns[1].name", &["duplicate column 'ID'", "spec.columns[0]"], &["rename or remove"]);
+}
+
+#[test]
+fn partitioned_by_a_missing_column() {
+    let doc = table("orders", &format!("{ORDERS}\npartitionedBy: [order_dat]"));
+    let e = only(errors_with_schema(&doc));
+    check(&e, "table.yaml", "spec.partitionedBy[0]", &["'order_dat'", "not a declared column"], &["did you mean 'order_date'?"]);
+}
+
+#[test]
+fn clustered_by_a_missing_column() {
+    let doc = table("orders", &format!("{ORDERS}\nclusterBy: [amount, region]"));
+    let e = only(errors_with_schema(&doc));
+    check(&e, "table.yaml", "spec.clusterBy[1]", &["'region'", "not a declared column"], &["id", "amount", "order_date"]);
+}
+
+#[test]
+fn more_than_four_cluster_keys() {
+    let doc = table("orders", "columns:\n  - {name: a, type: int}\n  - {name: b, type: int}\n  - {name: c, type: int}\n  - {name: d, type: int}\n  - {name: e, type: int}\nclusterBy: [a, b, c, d, e]");
+    let e = only(errors_with_schema(&doc));
+    check(&e, "table.yaml", "spec.clusterBy", &["5 keys", "at most 4"], &["4"]);
+    let four = doc.replace("[a, b, c, d, e]", "[a, b, c, d]");
+    assert!(errors_with_schema(&four).is_empty());
+}
+
+#[test]
+fn partitioned_and_clustered() {
+    let doc = table("orders", &format!("{ORDERS}\npartitionedBy: [order_date]\nclusterBy: [id]"));
+    let e = only(errors_with_schema(&doc));
+    check(&e, "table.yaml", "spec.clusterBy", &["partitioned or clustered, not both"], &["remove partitionedBy or clusterBy"]);
+    // `[]` on either side says "none", so it does not conflict
+    let doc = table("orders", &format!("{ORDERS}\npartitionedBy: []\nclusterBy: [id]"));
+    assert!(errors_with_schema(&doc).is_empty());
+}
+
+#[test]
+fn identity_must_be_bigint() {
+    let doc = table("orders", "columns:\n  - name: id\n    type: int\n    identity: {generated: Always}");
+    let e = only(errors_with_schema(&doc));
+    check(&e, "table.yaml", "spec.columns[0].identity", &["must be bigint", "not int"], &["bigint"]);
+    let ok = doc.replace("type: int", "type: bigint");
+    assert!(errors_with_schema(&ok).is_empty());
+}
+
+// ---------------------------------------------------------------------------
+// Constraints
+
+#[test]
+fn primary_key_naming_a_missing_column() {
+    let doc = table("orders", &format!("{ORDERS}\nconstraints:\n  - primaryKey: {{columns: [idd]}}"));
+    let e = only(errors_with_schema(&doc));
+    check(&e, "table.yaml", "spec.constraints[0].primaryKey.columns[0]", &["'idd'", "not a declared column"], &["did you mean 'id'?"]);
+}
+
+#[test]
+fn primary_key_column_must_not_be_nullable() {
+    let doc = table("orders", &format!("{ORDERS}\nconstraints:\n  - primaryKey: {{name: orders_pk, columns: [id, amount]}}"));
+    let e = only(errors_with_schema(&doc));
+    check(&e, "table.yaml", "spec.columns[1].nullable", &["'amount'", "primary key", "cannot be nullable"], &["nullable: false"]);
+}
+
+#[test]
+fn check_naming_a_missing_column() {
+    let doc = table("orders", &format!("{ORDERS}\nconstraints:\n  - check: {{name: positive, expression: \"amout >= 0 AND id > 0\"}}"));
+    let e = only(errors_with_schema(&doc));
+    check(&e, "table.yaml", "spec.constraints[0].check.expression", &["'amout'", "not a declared column"], &["did you mean 'amount'?"]);
+}
+
+#[test]
+fn a_constraint_item_with_two_kinds() {
+    let doc = table(
+        "orders",
+        &format!("{ORDERS}\nconstraints:\n  - check: {{name: positive, expression: amount >= 0}}\n    primaryKey: {{columns: [id]}}"),
+    );
+    let e = only(errors_with_schema(&doc));
+    check(&e, "table.yaml", "spec.constraints[0]", &["has 2 of check, primaryKey, foreignKey"], &["exactly one"]);
+}
+
+const CUSTOMERS: &str = "\
+columns:
+  - name: id
+    type: bigint
+    nullable: false
+  - name: region
+    type: string";
+
+#[test]
+fn foreign_key_naming_a_missing_column() {
+    let orders = table("orders", &format!("{ORDERS}\nconstraints:\n  - foreignKey: {{columns: [customer], references: customers, referencedColumns: [id]}}"));
+    let errs = errors(&[("schema.yaml", SCHEMA), ("orders.yaml", &orders), ("customers.yaml", &table("customers", CUSTOMERS))]);
+    let e = only(errs);
+    check(&e, "orders.yaml", "spec.constraints[0].foreignKey.columns[0]", &["'customer'", "not a declared column"], &["id", "amount"]);
+}
+
+#[test]
+fn foreign_key_naming_a_missing_referenced_column() {
+    let orders = table(
+        "orders",
+        "columns:\n  - {name: id, type: bigint}\n  - {name: customer_id, type: bigint}\nconstraints:\n  - foreignKey: {columns: [customer_id], references: sales.customers, referencedColumns: [customer_id]}",
+    );
+    let errs = errors(&[("schema.yaml", SCHEMA), ("orders.yaml", &orders), ("customers.yaml", &table("customers", CUSTOMERS))]);
+    let e = only(errs);
+    check(
+        &e,
+        "orders.yaml",
+        "spec.constraints[0].foreignKey.referencedColumns[0]",
+        &["'customer_id'", "not a column of main.sales.customers"],
+        &["referenced table"],
+    );
+}
+
+#[test]
+fn foreign_key_to_an_undeclared_table() {
+    let orders = table(
+        "orders",
+        "columns:\n  - {name: id, type: bigint}\n  - {name: customer_id, type: bigint}\nconstraints:\n  - foreignKey: {columns: [customer_id], references: main.crm.customers, referencedColumns: [id]}",
+    );
+    let e = only(errors(&[("schema.yaml", SCHEMA), ("orders.yaml", &orders)]));
+    check(&e, "orders.yaml", "spec.constraints[0].foreignKey.references", &["main.crm.customers", "not declared"], &["declare the referenced table"]);
+}
+
+#[test]
+fn foreign_key_cycle_across_two_tables() {
+    let fk = |to: &str| format!("columns:\n  - {{name: id, type: bigint, nullable: false}}\n  - {{name: other_id, type: bigint}}\nconstraints:\n  - foreignKey: {{columns: [other_id], references: {to}, referencedColumns: [id]}}");
+    let a = table("alpha", &fk("beta"));
+    let b = table("beta", &fk("alpha"));
+    let e = only(errors(&[("schema.yaml", SCHEMA), ("alpha.yaml", &a), ("beta.yaml", &b)]));
+    check(&e, "alpha.yaml", "spec.constraints", &["cycle", "main.sales.alpha", "main.sales.beta"], &["break the cycle"]);
+    // one direction only is fine
+    let b = table("beta", "columns:\n  - {name: id, type: bigint, nullable: false}");
+    assert!(errors(&[("schema.yaml", SCHEMA), ("alpha.yaml", &a), ("beta.yaml", &b)]).is_empty());
+}
+
+#[test]
+fn a_self_reference_is_not_a_cycle() {
+    let doc = table(
+        "employees",
+        "columns:\n  - {name: id, type: bigint, nullable: false}\n  - {name: manager_id, type: bigint}\nconstraints:\n  - primaryKey: {columns: [id]}\n  - foreignKey: {columns: [manager_id], references: employees, referencedColumns: [id]}",
+    );
+    let errs = errors_with_schema(&doc);
+    assert!(errs.is_empty(), "{}", show(&errs));
+}
+
+// ---------------------------------------------------------------------------
+// Properties and names
+
+#[test]
+fn reserved_properties() {
+    let doc = table("orders", &format!("{ORDERS}\nproperties:\n  delta-operator.io/owner: someone/else\n  delta.minReaderVersion: \"3\"\n  delta.appendOnly: \"true\""));
+    let errs = errors_with_schema(&doc);
+    assert_eq!(errs.len(), 2, "{}", show(&errs));
+    for key in ["delta-operator.io/owner", "delta.minReaderVersion"] {
+        let path = format!("spec.properties.{key}");
+        check(at(&errs, &path), "table.yaml", &path, &["managed by Delta or by the operator"], &["remove it"]);
+    }
+    let schema = SCHEMA.replace("catalog: main", "catalog: main\n  properties:\n    delta.minWriterVersion: \"7\"");
+    let e = only(errors(&[("schema.yaml", &schema)]));
+    check(&e, "schema.yaml", "spec.properties.delta.minWriterVersion", &["managed by Delta"], &["remove it"]);
+}
+
+#[test]
+fn invalid_table_names() {
+    let doc = table("orders", &format!("name: orders.v2\n{ORDERS}"));
+    let e = only(errors_with_schema(&doc));
+    check(&e, "table.yaml", "spec.name", &["'orders.v2'", "'.'"], &["without '.'"]);
+    let doc = table("orders", &format!("name: orders/v2\n{ORDERS}"));
+    let e = only(errors_with_schema(&doc));
+    check(&e, "table.yaml", "spec.name", &["'orders/v2'", "'/'"], &["without '.'", "'/'"]);
+    // the table name defaults to metadata.name, which is then checked in its place
+    let e = only(errors_with_schema(&table("orders.v2", ORDERS)));
+    check(&e, "table.yaml", "metadata.name", &["'orders.v2'", "'.'"], &["without '.'"]);
+}
+
+#[test]
+fn invalid_catalog_and_schema_names() {
+    let schema = SCHEMA.replace("catalog: main", "catalog: main/prod\n  name: sales.eu");
+    let errs = errors(&[("schema.yaml", &schema)]);
+    assert_eq!(errs.len(), 2, "{}", show(&errs));
+    check(at(&errs, "spec.catalog"), "schema.yaml", "spec.catalog", &["'main/prod'", "'/'"], &["without"]);
+    check(at(&errs, "spec.name"), "schema.yaml", "spec.name", &["'sales.eu'", "'.'"], &["without"]);
+}
+
+#[test]
+fn metadata_name_must_be_a_kubernetes_name() {
+    let fix = "use a lowercase name like 'order-items' and set spec.name to the table's name";
+    let e = only(errors_with_schema(&table("Order_Items", ORDERS)));
+    check(&e, "table.yaml", "metadata.name", &["'Order_Items'", "not a valid Kubernetes name"], &[fix]);
+    // spec.name does not make a bad metadata.name acceptable
+    let e = only(errors_with_schema(&table("Order_Items", &format!("name: Order_Items\n{ORDERS}"))));
+    check(&e, "table.yaml", "metadata.name", &["not a valid Kubernetes name"], &[fix]);
+    for bad in ["-orders", "orders-", "orders..v2", "orders.-v2", "ord ers"] {
+        let doc = table(&format!("\"{bad}\""), &format!("name: orders\n{ORDERS}"));
+        let e = only(errors_with_schema(&doc));
+        check(&e, "table.yaml", "metadata.name", &[&format!("'{bad}'"), "not a valid Kubernetes name"], &[fix]);
+    }
+    let long = "a".repeat(254);
+    let e = only(errors_with_schema(&table(&long, &format!("name: orders\n{ORDERS}"))));
+    check(&e, "table.yaml", "metadata.name", &["at most 253"], &[fix]);
+    // what the fix says to do is valid
+    for good in ["order-items", "orders.v2", "o", "2024-orders"] {
+        let errs = errors_with_schema(&table(good, &format!("name: order_items\n{ORDERS}")));
+        assert!(errs.is_empty(), "{good}: {}", show(&errs));
+    }
+    assert!(errors_with_schema(&table(&"a".repeat(253), &format!("name: orders\n{ORDERS}"))).is_empty());
+}
+
+// ---------------------------------------------------------------------------
+// Across manifests
+
+#[test]
+fn two_manifests_for_one_table() {
+    let errs = errors(&[("schema.yaml", SCHEMA), ("a.yaml", &table("orders", ORDERS)), ("b.yaml", &table("orders", ORDERS))]);
+    let e = only(errs);
+    check(&e, "b.yaml", "spec.name", &["main.sales.orders", "also declared by DeltaTable default/orders in a.yaml"], &["exactly one manifest"]);
+}
+
+#[test]
+fn spec_name_colliding_with_another_metadata_name() {
+    let other = table("orders-v2", &format!("name: Orders\n{ORDERS}"));
+    let errs = errors(&[("schema.yaml", SCHEMA), ("a.yaml", &table("orders", ORDERS)), ("b.yaml", &other)]);
+    let e = only(errs);
+    check(&e, "b.yaml", "spec.name", &["main.sales.orders", "DeltaTable default/orders", "a.yaml"], &["exactly one manifest"]);
+    assert_eq!(e.resource.as_deref(), Some("DeltaTable default/orders-v2"));
+}
+
+#[test]
+fn the_same_table_name_in_two_schemas_is_fine() {
+    let eu = SCHEMA.replace("name: sales", "name: sales-eu").replace("catalog: main", "catalog: main\n  name: sales_eu");
+    let t2 = table("orders-eu", &format!("name: orders\n{ORDERS}")).replace("schemaRef: sales", "schemaRef: sales-eu");
+    let errs = errors(&[("schema.yaml", SCHEMA), ("eu.yaml", &eu), ("a.yaml", &table("orders", ORDERS)), ("b.yaml", &t2)]);
+    assert!(errs.is_empty(), "{}", show(&errs));
+}
+
+#[test]
+fn schema_ref_naming_no_schema() {
+    let doc = table("orders", ORDERS).replace("schemaRef: sales", "schemaRef: sale");
+    let e = only(errors_with_schema(&doc));
+    check(&e, "table.yaml", "spec.schemaRef", &["no DeltaSchema 'sale'"], &["add a DeltaSchema named 'sale' in namespace 'default'"]);
+}
+
+#[test]
+fn schema_ref_to_a_schema_in_another_namespace() {
+    let schema = SCHEMA.replace("name: sales", "name: sales\n  namespace: analytics");
+    let doc = table("orders", ORDERS).replace("name: orders", "name: orders\n  namespace: shop");
+    let e = only(errors(&[("schema.yaml", &schema), ("table.yaml", &doc)]));
+    check(&e, "table.yaml", "spec.schemaRef", &["no DeltaSchema 'sales'"], &["namespace 'analytics'", "its schema's namespace"]);
+    assert_eq!(e.resource.as_deref(), Some("DeltaTable shop/orders"));
+}
+
+#[test]
+fn manifests_without_a_namespace_are_in_default() {
+    // the schema names no namespace, the table says `default`: same namespace
+    let doc = table("orders", ORDERS).replace("name: orders", "name: orders\n  namespace: default");
+    let (m, errs) = load(&[("schema.yaml", SCHEMA), ("table.yaml", &doc)]);
+    assert!(errs.is_empty(), "{}", show(&errs));
+    assert_eq!(m.schemas[0].namespace(), "default");
+    assert_eq!(m.schemas[0].label(), "DeltaSchema default/sales");
+    assert!(validate(&m).is_empty(), "{}", show(&validate(&m)));
+    // and the other way round
+    let schema = SCHEMA.replace("name: sales", "name: sales\n  namespace: default");
+    let errs = errors(&[("schema.yaml", &schema), ("table.yaml", &table("orders", ORDERS))]);
+    assert!(errs.is_empty(), "{}", show(&errs));
+    // a table in another namespace does not see it
+    let doc = table("orders", ORDERS).replace("name: orders", "name: orders\n  namespace: prod");
+    let e = only(errors(&[("schema.yaml", SCHEMA), ("table.yaml", &doc)]));
+    check(&e, "table.yaml", "spec.schemaRef", &["no DeltaSchema 'sales'"], &["namespace 'default'"]);
+}
+
+#[test]
+fn duplicate_schemas() {
+    let e = only(errors(&[("a.yaml", SCHEMA), ("b.yaml", SCHEMA)]));
+    assert_eq!(e.path, "metadata.name");
+    assert!(e.message.contains("2 DeltaSchemas named default/sales"), "{e}");
+    assert!(!e.fix.is_empty());
+}
+
+// ---------------------------------------------------------------------------
+// Files and documents
+
+#[test]
+fn documents_of_other_api_groups_are_skipped() {
+    let text = stream(&[
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [orders.yaml]\n",
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: sales\n",
+        // our kind in someone else's group is not ours either
+        "apiVersion: example.com/v1\nkind: DeltaTable\nmetadata:\n  name: elsewhere\nspec:\n  nonsense: true\n",
+        SCHEMA,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  unknown: keys\n",
+        &table("orders", ORDERS),
+    ]);
+    let (m, errs) = load(&[("all.yaml", &text)]);
+    assert!(errs.is_empty(), "{}", show(&errs));
+    assert_eq!((m.schemas.len(), m.tables.len()), (1, 1));
+    assert_eq!(m.tables[0].name(), "orders");
+    assert!(validate(&m).is_empty());
+}
+
+#[test]
+fn a_multi_document_file() {
+    let bad = table("customers", "columns:\n  - name: id\n    type: bigit");
+    let text = stream(&[SCHEMA, &table("orders", ORDERS), &bad, ""]);
+    let (m, errs) = load(&[("sales.yaml", &text)]);
+    assert!(errs.is_empty(), "{}", show(&errs));
+    assert_eq!((m.schemas.len(), m.tables.len()), (1, 2));
+    assert!(m.tables.iter().all(|t| t.file == "sales.yaml"));
+    let e = only(errors(&[("sales.yaml", &text)]));
+    check(&e, "sales.yaml", "spec.columns[0].type", &["unknown type 'bigit'"], &["did you mean 'bigint'?"]);
+    assert_eq!(e.resource.as_deref(), Some("DeltaTable default/customers"), "the error names the document it is in");
+}
+
+#[test]
+fn a_document_with_load_errors_is_left_out_and_the_others_kept() {
+    let bad = table("customers", &format!("{CUSTOMERS}\npolicy: Sometimes"));
+    let text = stream(&[SCHEMA, &bad, &table("orders", ORDERS)]);
+    let (m, errs) = load(&[("sales.yaml", &text)]);
+    let e = only(errs);
+    check(&e, "sales.yaml", "spec.policy", &["'Sometimes'"], &["Auto"]);
+    assert_eq!(e.resource.as_deref(), Some("DeltaTable default/customers"));
+    assert_eq!((m.schemas.len(), m.tables.len()), (1, 1));
+    assert_eq!(m.tables[0].name(), "orders");
+}
+
+#[test]
+fn files_and_folders_from_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    fs::create_dir(root.join("tables")).unwrap();
+    fs::write(root.join("schema.yaml"), SCHEMA).unwrap();
+    fs::write(root.join("tables/orders.yml"), table("orders", ORDERS)).unwrap();
+    let bad = table("customers", "columns:\n  - name: id\n    type: bigint\n    nulable: false");
+    fs::write(root.join("tables/customers.yaml"), &bad).unwrap();
+    // not a manifest: ignored when its folder is given
+    fs::write(root.join("tables/notes.txt"), "kind: [not yaml").unwrap();
+
+    let (m, errs) = load_paths(&[root.to_path_buf()]);
+    let e = only(errs);
+    let file = root.join("tables/customers.yaml").display().to_string();
+    check(&e, &file, "spec.columns[0].nulable", &["unknown key 'nulable'"], &["did you mean 'nullable'?"]);
+    assert_eq!((m.schemas.len(), m.tables.len()), (1, 1));
+    assert_eq!(m.tables[0].file, root.join("tables/orders.yml").display().to_string());
+
+    // validation errors carry the file the table came from, too
+    fs::write(root.join("tables/customers.yaml"), table("customers", "columns:\n  - name: id\n    type: int\n    identity: {}")).unwrap();
+    let (m, errs) = load_paths(&[root.to_path_buf()]);
+    assert!(errs.is_empty(), "{}", show(&errs));
+    let e = only(engine::lower(&m).unwrap_err());
+    check(&e, &file, "spec.columns[0].identity", &["must be bigint"], &["bigint"]);
+
+    // a file named directly is read whatever its extension
+    let odd = root.join("manifest.txt");
+    fs::write(&odd, SCHEMA).unwrap();
+    let (m, errs) = load_paths(&[odd]);
+    assert!(errs.is_empty(), "{}", show(&errs));
+    assert_eq!(m.schemas.len(), 1);
+}
+
+#[test]
+fn a_missing_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nope.yaml");
+    let (_, errs) = load_paths(std::slice::from_ref(&missing));
+    let e = only(errs);
+    assert_eq!(e.file, missing.display().to_string());
+    assert!(e.message.contains("no such file"), "{e}");
+    assert!(!e.fix.is_empty());
+}
+
+// ---------------------------------------------------------------------------
+// Every error at once
+
+#[test]
+fn all_validation_errors_are_reported_together() {
+    let doc = table(
+        "orders",
+        "columns:\n  - name: id\n    type: int\n    identity: {}\n  - name: amount\n    type: int\npartitionedBy: [region]\nproperties:\n  delta.minReaderVersion: \"2\"",
+    );
+    let errs = errors_with_schema(&doc);
+    assert_eq!(errs.len(), 3, "{}", show(&errs));
+    check(at(&errs, "spec.columns[0].identity"), "table.yaml", "spec.columns[0].identity", &["bigint"], &["bigint"]);
+    check(at(&errs, "spec.partitionedBy[0]"), "table.yaml", "spec.partitionedBy[0]", &["'region'"], &["id"]);
+    check(at(&errs, "spec.properties.delta.minReaderVersion"), "table.yaml", "spec.properties.delta.minReaderVersion", &["managed"], &["remove"]);
+}
+
+#[test]
+fn all_load_errors_are_reported_together() {
+    let doc = table("orders", &format!("{ORDERS}\npolicy: Automatic\ncomment: [a]")).replace("    nullable: false", "    nulable: false");
+    let errs = errors_with_schema(&doc);
+    assert_eq!(errs.len(), 3, "{}", show(&errs));
+    check(at(&errs, "spec.columns[0].nulable"), "table.yaml", "spec.columns[0].nulable", &["unknown key"], &["nullable"]);
+    check(at(&errs, "spec.policy"), "table.yaml", "spec.policy", &["'Automatic'"], &["Auto"]);
+    check(at(&errs, "spec.comment"), "table.yaml", "spec.comment", &["found a list"], &[]);
+}
+
+#[test]
+fn errors_in_several_files_are_reported_together() {
+    let a = table("orders", "columns:\n  - name: id\n    type: strng");
+    let b = table("customers", &format!("{CUSTOMERS}\nclusterBy: [regon]"));
+    let errs = errors(&[("schema.yaml", SCHEMA), ("a.yaml", &a), ("b.yaml", &b)]);
+    assert_eq!(errs.len(), 2, "{}", show(&errs));
+    check(at(&errs, "spec.columns[0].type"), "a.yaml", "spec.columns[0].type", &["strng"], &["string"]);
+    check(at(&errs, "spec.clusterBy[0]"), "b.yaml", "spec.clusterBy[0]", &["regon"], &["did you mean 'region'?"]);
+}
+
+// ---------------------------------------------------------------------------
+// Fixes made after review
+
+#[test]
+fn a_misspelt_spec_is_reported_with_a_suggestion() {
+    let doc = "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {name: t}\nsepc:\n  schemaRef: sales\n  columns: [{name: a, type: int}]\n";
+    let errs = errors_with_schema(doc);
+    check(at(&errs, "sepc"), "table.yaml", "sepc", &["unknown key 'sepc'"], &["did you mean 'spec'"]);
+    check(at(&errs, "spec"), "table.yaml", "spec", &["required"], &["spec"]);
+}
+
+#[test]
+fn a_list_where_a_string_belongs_asks_for_one_string() {
+    let doc = "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {name: t}\nspec:\n  schemaRef: [sales]\n  columns: [{name: a, type: int}]\n";
+    let e = only(errors_with_schema(doc));
+    check(&e, "table.yaml", "spec.schemaRef", &["expected string", "list"], &["single string"]);
+}
+
+#[test]
+fn a_column_listed_twice_in_partitioned_by_is_an_error() {
+    let e = only(errors_with_schema(&table("t", "columns:\n  - {name: a, type: int}\n  - {name: d, type: date}\npartitionedBy: [d, D]")));
+    check(&e, "table.yaml", "spec.partitionedBy[1]", &["listed twice"], &["once"]);
+}
+
+#[test]
+fn a_delta_schema_name_must_be_a_kubernetes_name() {
+    let schema = "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {name: Sales_EU}\nspec: {catalog: main, name: sales_eu}\n";
+    let e = only(errors(&[("schema.yaml", schema)]));
+    check(&e, "schema.yaml", "metadata.name", &["Sales_EU"], &["lowercase"]);
+}
+
+#[test]
+fn two_delta_schemas_with_one_name_name_their_files() {
+    let e = only(errors(&[("a.yaml", SCHEMA), ("b.yaml", SCHEMA)]));
+    check(&e, "a.yaml", "metadata.name", &["2 DeltaSchemas", "a.yaml", "b.yaml"], &["keep one"]);
+}

@@ -1,0 +1,241 @@
+//! The executor, shared by the CLI and the controller: re-reads and re-plans,
+//! refuses a stale or unapproved plan, then runs each table's steps in order,
+//! skipping what already holds and recording a restore point before every
+//! rewrite or destructive step.
+
+use serde::Serialize;
+
+use std::time::Duration;
+
+use crate::{failpoint, Backend, BackendError, TableRun};
+use crate::engine::read_and_plan;
+use delta_operator_api::inputs::Inputs;
+use delta_operator_core::model::TableRef;
+use delta_operator_core::plan::gate::{gate, Decision, Policy};
+use delta_operator_core::plan::holds::holds;
+use delta_operator_core::plan::{Outcome, Plan, RiskClass, Step};
+
+/// What happened to one step.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "status")]
+pub enum StepStatus {
+    Applied,
+    /// The change already held; nothing was run.
+    Skipped,
+    Failed { error: String },
+    /// Not run: an earlier step of the table failed.
+    NotRun,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StepReport {
+    pub table: TableRef,
+    pub number: usize,
+    pub title: String,
+    pub class: RiskClass,
+    #[serde(flatten)]
+    pub status: StepStatus,
+    /// The Delta version recorded before the step, for rewrites and destructive steps.
+    pub restore_point: Option<u64>,
+    pub detail: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ApplyReport {
+    pub plan_id: String,
+    pub steps: Vec<StepReport>,
+}
+
+impl ApplyReport {
+    pub fn failed(&self) -> bool {
+        self.steps.iter().any(|s| matches!(s.status, StepStatus::Failed { .. }))
+    }
+    pub fn applied(&self) -> usize {
+        self.steps.iter().filter(|s| s.status == StepStatus::Applied).count()
+    }
+    pub fn skipped(&self) -> usize {
+        self.steps.iter().filter(|s| s.status == StepStatus::Skipped).count()
+    }
+    /// `catalog.schema.table@version` for every restore point taken.
+    pub fn restore_points(&self) -> Vec<String> {
+        self.steps.iter().filter_map(|s| s.restore_point.map(|v| format!("{}@{v}", s.table))).collect()
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApplyError {
+    #[error("the plan is stale: it was {expected}, but the tables now plan as {actual}; plan again")]
+    Stale { expected: String, actual: String },
+    #[error("plan {id} needs approval ({reason}); rerun with --approve {id}")]
+    NeedsApproval { id: String, reason: String },
+    #[error("--approve {approved} approves nothing: the plan is {id}. Review it, then approve {id}")]
+    WrongApproval { id: String, approved: String },
+    #[error("the plan is refused by the safety rules; fix the spec and plan again")]
+    Rejected,
+    #[error("reading the tables failed: {0}")]
+    Read(#[from] BackendError),
+    /// Another apply holds a table of the plan; nothing was changed.
+    #[error("{0}")]
+    Locked(String),
+}
+
+/// Events for progress output.
+pub enum Event<'a> {
+    Started { table: &'a TableRef, step: &'a Step },
+    Progress { table: &'a TableRef, step: &'a Step, message: &'a str },
+    Finished(&'a StepReport),
+}
+
+/// How an apply runs: the policy, how long to wait for a table another apply
+/// holds, and the callbacks.
+pub struct Options<'a> {
+    pub policy: Policy,
+    /// How long to wait for a table's lock before refusing (the holder is named).
+    pub lock_wait: Duration,
+    pub on_event: &'a (dyn Fn(Event<'_>) + Send + Sync),
+    /// Asked before every step (the controller's Lease): when it says no, nothing more runs.
+    pub may_continue: &'a (dyn Fn() -> bool + Send + Sync),
+}
+
+/// Re-reads, re-plans and checks the plan id and the gate; then takes the lock
+/// of every table with steps, reads and plans once more under the locks (so
+/// what runs is planned from what no other apply can change any more), and
+/// applies. `expected` is the id the caller showed (a stale plan is refused);
+/// `approved` approves a plan that needs it.
+pub async fn apply<B: Backend>(backend: &B, inputs: &Inputs, expected: Option<&str>, approved: Option<&str>, opts: &Options<'_>) -> Result<(Plan, ApplyReport), ApplyError> {
+    let (plan, _) = read_and_plan(backend, inputs).await?;
+    if let Some(e) = expected {
+        if e != plan.id {
+            return Err(ApplyError::Stale { expected: e.to_string(), actual: plan.id.clone() });
+        }
+    }
+    match gate(&plan, opts.policy, approved) {
+        Decision::Rejected => return Err(ApplyError::Rejected),
+        Decision::NeedsApproval { id, reason } => return Err(ApplyError::NeedsApproval { id, reason }),
+        Decision::WrongApproval { id, approved } => return Err(ApplyError::WrongApproval { id, approved }),
+        Decision::NothingToDo | Decision::Observe => return Ok((plan.clone(), ApplyReport { plan_id: plan.id, steps: vec![] })),
+        Decision::Apply => {}
+    }
+    // locks in table order, so two applies never wait on each other
+    let mut tables: Vec<&TableRef> = plan.tables.iter().filter(|t| !t.steps().is_empty()).map(|t| &t.table).collect();
+    tables.sort();
+    let mut runs = Vec::new();
+    for t in tables {
+        match backend.begin(t, opts.lock_wait).await {
+            Ok(r) => runs.push(r),
+            Err(e) => {
+                end_all(backend, runs).await;
+                return Err(match e {
+                    BackendError::Locked(m) => ApplyError::Locked(m),
+                    other => ApplyError::Read(other),
+                });
+            }
+        }
+    }
+    let replanned = read_and_plan(backend, inputs).await;
+    let locked_plan = match replanned {
+        Ok((p, _)) if p.id == plan.id => p,
+        Ok((p, _)) => {
+            end_all(backend, runs).await;
+            return Err(ApplyError::Stale { expected: plan.id, actual: p.id });
+        }
+        Err(e) => {
+            end_all(backend, runs).await;
+            return Err(e.into());
+        }
+    };
+    let report = run_locked(backend, &locked_plan, &mut runs, opts).await;
+    end_all(backend, runs).await;
+    Ok((locked_plan, report))
+}
+
+async fn end_all<B: Backend>(backend: &B, runs: Vec<TableRun>) {
+    for r in runs {
+        backend.end(r).await;
+    }
+}
+
+/// Runs an approved plan's steps, taking each table's lock while its steps
+/// run. A failing step stops its table; other tables go on, except those
+/// whose foreign keys depend on a failed one.
+pub async fn run_plan<B: Backend>(backend: &B, plan: &Plan, opts: &Options<'_>) -> ApplyReport {
+    let mut runs = Vec::new();
+    let report = run_locked(backend, plan, &mut runs, opts).await;
+    end_all(backend, runs).await;
+    report
+}
+
+/// Runs the steps; `runs` holds the tables already begun, and a table without
+/// one is begun here (and added).
+async fn run_locked<B: Backend>(backend: &B, plan: &Plan, runs: &mut Vec<TableRun>, opts: &Options<'_>) -> ApplyReport {
+    let mut steps = Vec::new();
+    let mut failed_tables: Vec<TableRef> = Vec::new();
+    for t in &plan.tables {
+        let Outcome::Accepted { steps: planned } = &t.outcome else { continue };
+        if planned.is_empty() {
+            continue;
+        }
+        let blocked = t.desired.as_ref().is_some_and(|d| d.foreign_keys.iter().any(|fk| failed_tables.contains(&fk.references)));
+        let mut stop = blocked;
+        let mut stop_reason: Option<String> = None;
+        if !stop && !runs.iter().any(|r| r.table == t.table) {
+            match backend.begin(&t.table, opts.lock_wait).await {
+                Ok(r) => runs.push(r),
+                Err(e) => {
+                    stop = true;
+                    failed_tables.push(t.table.clone());
+                    stop_reason = Some(e.to_string());
+                }
+            }
+        }
+        for step in planned {
+            let mut report = StepReport {
+                table: t.table.clone(),
+                number: step.number,
+                title: step.action.title(),
+                class: step.class,
+                status: StepStatus::NotRun,
+                restore_point: None,
+                detail: None,
+            };
+            if let Some(why) = stop_reason.take() {
+                report.status = StepStatus::Failed { error: why };
+            }
+            let run = runs.iter().find(|r| r.table == t.table);
+            if !stop && (!(opts.may_continue)() || run.is_some_and(|r| !r.is_held())) {
+                stop = true;
+                report.detail = Some("not run: the apply lock was lost".into());
+            }
+            if let (false, Some(run)) = (stop, run) {
+                (opts.on_event)(Event::Started { table: &t.table, step });
+                report.status = match run_step(backend, run, step, &mut report, opts.on_event).await {
+                    Ok(s) => s,
+                    Err(e) => {
+                        stop = true;
+                        failed_tables.push(t.table.clone());
+                        StepStatus::Failed { error: e.to_string() }
+                    }
+                };
+                (opts.on_event)(Event::Finished(&report));
+                failpoint(&format!("after-step-{}", step.number));
+            }
+            steps.push(report);
+        }
+    }
+    ApplyReport { plan_id: plan.id.clone(), steps }
+}
+
+async fn run_step<B: Backend>(backend: &B, run: &TableRun, step: &Step, report: &mut StepReport, on_event: &(dyn Fn(Event<'_>) + Send + Sync)) -> Result<StepStatus, BackendError> {
+    let table = &run.table;
+    let live = backend.read(std::slice::from_ref(table)).await?.pop().flatten();
+    if holds(&step.action, live.as_ref()) {
+        return Ok(StepStatus::Skipped);
+    }
+    if step.class >= RiskClass::Rewrite {
+        report.restore_point = backend.version(table).await?;
+    }
+    let progress = |m: &str| on_event(Event::Progress { table, step, message: m });
+    let outcome = backend.run(run, step, &progress).await?;
+    report.detail = outcome.detail;
+    Ok(StepStatus::Applied)
+}

@@ -1,0 +1,375 @@
+//! `delta-operator run`: the DeltaTable and DeltaSchema controllers. Each
+//! reconcile runs the same engine and executor as the CLI: lower → resolve →
+//! read → diff → plan → gate → apply → report (status, events, metrics).
+
+mod conditions;
+mod lock;
+pub mod metrics;
+mod schema;
+mod table;
+mod tenancy;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::{StreamExt, TryStreamExt};
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::events::{Event as KubeEvent, EventType, Recorder, Reporter};
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::{predicates, watcher, Predicate, WatchStreamExt};
+use kube::{Api, Client, Resource, ResourceExt};
+
+use delta_operator_targets::AnyBackend;
+use delta_operator_api::config::Config;
+use delta_operator_api::spec::load::{Loaded, Manifests, DEFAULT_NAMESPACE};
+use delta_operator_api::spec::{DeltaSchema, DeltaTable};
+
+pub use lock::Locks;
+use metrics::Metrics;
+
+/// The annotation that approves one plan, by id.
+pub const APPROVE: &str = "delta-operator.io/approve";
+/// `"true"` stops all writes.
+pub const PAUSED: &str = "delta-operator.io/paused";
+/// Flux's "reconcile now" annotation, echoed as status.lastHandledReconcileAt.
+pub const REQUESTED_AT: &str = "reconcile.fluxcd.io/requestedAt";
+/// The finalizer a DeltaTable with `deletionPolicy: Delete` carries.
+pub const FINALIZER: &str = "delta-operator.io/drop-table";
+pub const FIELD_MANAGER: &str = "delta-operator";
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("kubernetes: {0}")]
+    Kube(#[from] kube::Error),
+    #[error("lease: {0}")]
+    Lease(#[from] kube_lease_manager::LeaseManagerError),
+    #[error("{0}")]
+    Other(String),
+}
+
+/// Options of `delta-operator run`.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Watch one namespace only (default: all).
+    pub namespace: Option<String>,
+    /// Where the Leases live.
+    pub lease_namespace: String,
+    pub drift_interval: Duration,
+    pub listen: String,
+    pub leader_elect: bool,
+    pub identity: String,
+    pub lease_seconds: u64,
+}
+
+pub struct Context {
+    pub client: Client,
+    pub config: Config,
+    pub backends: BTreeMap<String, Arc<AnyBackend>>,
+    /// Targets that could not be opened at start, with why: their resources are Stalled,
+    /// the other targets' are reconciled as usual.
+    pub unavailable: BTreeMap<String, String>,
+    pub locks: Locks,
+    pub recorder: Recorder,
+    pub metrics: Arc<Metrics>,
+    pub drift_interval: Duration,
+    pub tables: Store<DeltaTable>,
+    pub schemas: Store<DeltaSchema>,
+}
+
+impl Context {
+    /// The manifest set one reconcile needs: the namespace's DeltaSchemas, and of
+    /// its DeltaTables only `table` and those it references by foreign key. (Not
+    /// every table: validating the whole namespace per reconcile is quadratic.
+    /// Two tables claiming one table are caught by the owner marker instead.)
+    pub fn manifests_for(&self, namespace: &str, table: Option<&DeltaTable>) -> Manifests {
+        let in_ns = |ns: Option<String>| ns.as_deref().unwrap_or(DEFAULT_NAMESPACE) == namespace;
+        let mut tables = Vec::new();
+        if let Some(t) = table {
+            let refs: Vec<String> = t.spec.constraints.iter().filter_map(|c| c.foreign_key.as_ref()).map(|fk| fk.references.rsplit('.').next().unwrap_or_default().to_lowercase()).collect();
+            tables = self
+                .tables
+                .state()
+                .iter()
+                .filter(|o| in_ns(o.namespace()) && (o.name_any() == t.name_any() || refs.contains(&o.spec.name.clone().unwrap_or_else(|| o.name_any()).to_lowercase())))
+                .map(|o| loaded(o.as_ref().clone()))
+                .collect();
+        }
+        Manifests { schemas: self.schemas.state().iter().filter(|s| in_ns(s.namespace())).map(|s| loaded(s.as_ref().clone())).collect(), tables }
+    }
+
+    /// The backend of a target, or the Stalled reason and message saying why there is none.
+    pub fn backend(&self, target: &str) -> Result<Arc<AnyBackend>, (&'static str, String)> {
+        if let Some(b) = self.backends.get(target) {
+            return Ok(b.clone());
+        }
+        match self.unavailable.get(target) {
+            Some(why) => Err((
+                "TargetUnavailable",
+                format!("target '{target}' could not be opened when the operator started: {why}. Fix the operator config or the credentials it names, then restart the operator (it reads them at start)"),
+            )),
+            None => Err(("UnknownTarget", format!("target '{target}' has no backend"))),
+        }
+    }
+
+    /// `namespace/name` of every DeltaTable in a namespace (owner markers of live tables).
+    pub fn table_markers(&self, namespace: &str) -> Vec<String> {
+        self.tables
+            .state()
+            .iter()
+            .filter(|t| t.namespace().as_deref().unwrap_or(DEFAULT_NAMESPACE) == namespace)
+            .map(|t| format!("{namespace}/{}", t.name_any()))
+            .collect()
+    }
+
+    pub async fn publish<K: Resource<DynamicType = ()>>(&self, obj: &K, type_: EventType, reason: &str, note: String) {
+        let ev = KubeEvent { type_, reason: reason.into(), note: Some(note.chars().take(1000).collect()), action: reason.into(), secondary: None };
+        if let Err(e) = self.recorder.publish(&ev, &obj.object_ref(&())).await {
+            tracing::warn!(error = %e, "publishing an event failed");
+        }
+    }
+
+    /// The drift interval with ±10% jitter, so resources do not re-check in lockstep.
+    pub fn requeue(&self) -> Action {
+        let base = self.drift_interval.as_millis() as u64;
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos() as u64);
+        let jitter = if base >= 10 { nanos % (base / 5) } else { 0 };
+        Action::requeue(Duration::from_millis(base - base / 10 + jitter))
+    }
+}
+
+fn loaded<T>(resource: T) -> Loaded<T> {
+    Loaded { file: "cluster".into(), resource }
+}
+
+/// Runs both controllers until SIGTERM / Ctrl-C.
+pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
+    let client = Client::try_default().await?;
+    // a target that cannot be opened (a missing credential, say) stalls its own resources
+    // only; one broken Secret must not stop every other target's tables
+    let mut backends = BTreeMap::new();
+    let mut unavailable = BTreeMap::new();
+    for (name, t) in &config.targets {
+        match AnyBackend::open(t, Some(&opts.identity)) {
+            Ok(backend) => {
+                backends.insert(name.clone(), Arc::new(backend));
+            }
+            Err(e) => {
+                tracing::error!(target = %name, error = %e, "target could not be opened; its resources will be Stalled (TargetUnavailable)");
+                unavailable.insert(name.clone(), e.to_string());
+            }
+        }
+    }
+    let metrics = Arc::new(Metrics::default());
+    for (name, backend) in &backends {
+        if let AnyBackend::Databricks(_) = backend.as_ref() {
+            let b = backend.clone();
+            let count = move || if let AnyBackend::Databricks(d) = b.as_ref() { d.statements() } else { 0 };
+            metrics.statement_counters.lock().expect("not poisoned").push((name.clone(), Box::new(count)));
+        }
+    }
+    // at SIGTERM / Ctrl-C, cancel running warehouse statements instead of waiting for them
+    let cancel_on_signal = backends.clone();
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        for (name, backend) in &cancel_on_signal {
+            if let Some(what) = backend.cancel().await {
+                tracing::info!(target = %name, "shutdown: {what}");
+            }
+        }
+    });
+    let listener = tokio::net::TcpListener::bind(&opts.listen).await.map_err(|e| Error::Other(format!("listen on {}: {e}", opts.listen)))?;
+    let addr = listener.local_addr().map(|a| a.to_string()).unwrap_or_default();
+    tracing::info!(addr = %addr, "serving /metrics, /healthz, /readyz");
+    // plain on stdout, so `--listen 127.0.0.1:0` can be used and read back
+    println!("listening on {addr}");
+    tokio::spawn(metrics::serve(listener, metrics.clone()));
+
+    // a standby replica is ready too: otherwise a rollout waits forever for a pod that
+    // cannot lead until the old leader goes
+    if opts.leader_elect {
+        metrics.ready.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+    // a standby stopped while it waits ends at once (the signal handler above keeps SIGTERM
+    // from ending the process by itself, and a waiting standby has nothing to finish)
+    let leader = if opts.leader_elect {
+        tokio::select! {
+            leader = leader_election(&client, &opts) => Some(leader?),
+            _ = shutdown_signal() => {
+                tracing::info!("shutdown while standing by");
+                return Ok(());
+            }
+        }
+    } else {
+        None
+    };
+
+    let tables_api: Api<DeltaTable> = match &opts.namespace {
+        Some(ns) => Api::namespaced(client.clone(), ns),
+        None => Api::all(client.clone()),
+    };
+    let schemas_api: Api<DeltaSchema> = match &opts.namespace {
+        Some(ns) => Api::namespaced(client.clone(), ns),
+        None => Api::all(client.clone()),
+    };
+    let wc = watcher::Config::default();
+    // tables: reconciled on spec (generation) and annotation changes, never on our status writes
+    let (tables_store, tables_writer) = reflector::store();
+    let tables_stream = watcher(tables_api.clone(), wc.clone())
+        .default_backoff()
+        .reflect(tables_writer)
+        .applied_objects()
+        .predicate_filter(predicates::generation.combine(predicates::annotations), Default::default());
+    let (schemas_store, schemas_writer) = reflector::store();
+    let schemas_stream = watcher(schemas_api.clone(), wc.clone())
+        .default_backoff()
+        .reflect(schemas_writer)
+        .applied_objects()
+        .predicate_filter(predicates::generation.combine(predicates::annotations), Default::default());
+
+    let locks = Locks::new(client.clone(), &opts.lease_namespace, &opts.identity, opts.lease_seconds);
+    let ctx = Arc::new(Context {
+        client: client.clone(),
+        config,
+        backends,
+        unavailable,
+        recorder: Recorder::new(client.clone(), Reporter { controller: "delta-operator".into(), instance: Some(opts.identity.clone()) }),
+        metrics: metrics.clone(),
+        drift_interval: opts.drift_interval,
+        tables: tables_store.clone(),
+        schemas: schemas_store.clone(),
+        locks,
+    });
+    let held = ctx.locks.held.clone();
+    *metrics.lease_targets.lock().expect("not poisoned") = Vec::new();
+    let metrics_held = metrics.clone();
+    tokio::spawn(async move {
+        // mirror the held-Lease list into the metrics every second
+        loop {
+            let now = held.lock().expect("not poisoned").clone();
+            *metrics_held.lease_targets.lock().expect("not poisoned") = now;
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+    });
+
+    let store_for_map = tables_store.clone();
+    let table_controller = Controller::for_stream(tables_stream, tables_store.clone())
+        .watches_stream(schemas_stream, move |s: DeltaSchema| {
+            // a schema change re-triggers the tables that name it
+            let ns = s.namespace();
+            let name = s.name_any();
+            store_for_map
+                .state()
+                .into_iter()
+                .filter(|t| t.namespace() == ns && t.spec.schema_ref == name)
+                .map(|t| ObjectRef::from_obj(t.as_ref()))
+                .collect::<Vec<_>>()
+        })
+        .shutdown_on_signal()
+        .run(table::reconcile, table::error_policy, ctx.clone())
+        .for_each(|r| async move {
+            if let Err(e) = r {
+                tracing::debug!(error = %e, "table reconcile");
+            }
+        });
+
+    // schemas: orphans (strict mode) and schema status. Only a DeltaTable's
+    // deletion can make an orphan, so only deletions re-trigger its schema
+    // (not every status write of every table).
+    let table_deletions = watcher(tables_api, wc.clone()).default_backoff().try_filter_map(|ev| async move {
+        Ok(match ev {
+            watcher::Event::Delete(t) => Some(t),
+            _ => None,
+        })
+    });
+    let schema_controller = Controller::new(schemas_api, wc.clone())
+        .watches_stream(table_deletions, |t: DeltaTable| {
+            Some(ObjectRef::<DeltaSchema>::new(&t.spec.schema_ref).within(&t.namespace().unwrap_or_else(|| DEFAULT_NAMESPACE.into())))
+        })
+        .shutdown_on_signal()
+        .run(schema::reconcile, schema::error_policy, ctx.clone())
+        .for_each(|r| async move {
+            if let Err(e) = r {
+                tracing::debug!(error = %e, "schema reconcile");
+            }
+        });
+
+    metrics.ready.store(true, std::sync::atomic::Ordering::Relaxed);
+    tracing::info!("controllers started");
+    futures::join!(table_controller, schema_controller);
+    if let Some(leader) = leader {
+        leader.release().await;
+    }
+    tracing::info!("shut down");
+    Ok(())
+}
+
+/// SIGTERM or Ctrl-C (the signals the controllers shut down on).
+async fn shutdown_signal() {
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {},
+        _ = term => {},
+    }
+}
+
+/// The held leader Lease; `release` hands it over at shutdown, so a replacement
+/// takes over at once instead of waiting for the Lease to expire.
+struct Leader {
+    stop: tokio::sync::oneshot::Sender<()>,
+    watcher: tokio::task::JoinHandle<()>,
+}
+
+impl Leader {
+    async fn release(self) {
+        let _ = self.stop.send(());
+        match tokio::time::timeout(Duration::from_secs(5), self.watcher).await {
+            Ok(_) => tracing::info!("released the leader Lease"),
+            Err(_) => tracing::warn!("could not release the leader Lease in 5s; it expires by itself"),
+        }
+    }
+}
+
+/// With more than one replica, only the leader runs controllers; losing the
+/// lead ends the process (its replacement waits for the Lease).
+async fn leader_election(client: &Client, opts: &RunOptions) -> Result<Leader, Error> {
+    tracing::info!("waiting to become the leader");
+    lock::wait_until_free(client, &opts.lease_namespace, "delta-operator-leader", &opts.identity).await;
+    let manager = kube_lease_manager::LeaseManagerBuilder::new(client.clone(), "delta-operator-leader")
+        .with_namespace(opts.lease_namespace.clone())
+        .with_identity(opts.identity.clone())
+        .with_duration(opts.lease_seconds)
+        .with_grace((opts.lease_seconds / 3).max(1))
+        .build()
+        .await?;
+    let (mut channel, task) = manager.watch().await;
+    while !*channel.borrow_and_update() {
+        channel.changed().await.map_err(|e| Error::Other(e.to_string()))?;
+    }
+    tracing::info!("leading");
+    let (stop, mut stopped) = tokio::sync::oneshot::channel();
+    let watcher = tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                _ = &mut stopped => break,
+                changed = channel.changed() => {
+                    if changed.is_err() || !*channel.borrow_and_update() {
+                        tracing::error!("lost the leader Lease; exiting");
+                        std::process::exit(1);
+                    }
+                }
+            }
+        }
+        // closing the channel makes the lease task release the Lease and end
+        drop(channel);
+        let _ = task.await;
+    });
+    Ok(Leader { stop, watcher })
+}

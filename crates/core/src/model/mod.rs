@@ -1,0 +1,15 @@
+//! The domain, backend-neutral and free of I/O.
+
+pub mod delta_schema;
+pub mod type_syntax;
+pub mod types;
+pub mod widening;
+
+pub use types::{DataType, StructField};
+pub mod names;
+pub mod table;
+
+pub use table::{
+    Check, DesiredColumn, DesiredTable, ForeignKey, Grant, Identity, Leftover, LeftoverKind, Mask, ObservedColumn, ObservedTable,
+    PrimaryKey, SchemaMode, SchemaRef, TableRef, OWNER_PROPERTY,
+};

@@ -1,0 +1,100 @@
+//! The targets of the operator config, opened: the backend each one names
+//! (the embedded lake or a Databricks workspace) behind one type.
+
+use delta_operator_api::config::Target;
+use delta_operator_backend::{Backend, BackendError, Progress, StepOutcome, TableRun};
+use delta_operator_core::model::{ObservedTable, SchemaRef, TableRef};
+use delta_operator_core::plan::{Capabilities, Step};
+use delta_operator_databricks as databricks;
+use delta_operator_lake as lake;
+
+/// The backend a target names: the embedded lake or a Databricks workspace.
+/// (An enum, not a trait object: the trait's methods return `impl Future`.)
+pub enum AnyBackend {
+    Lake(lake::LakeBackend),
+    Databricks(databricks::DatabricksBackend),
+}
+
+impl AnyBackend {
+    /// Opens the backend of a config target; `writer` names the operator in lake commits.
+    pub fn open(target: &Target, writer: Option<&str>) -> Result<Self, BackendError> {
+        match (&target.lake, &target.databricks) {
+            (Some(l), _) => {
+                let lake = lake::LakeBackend::open(&l.root)?;
+                Ok(AnyBackend::Lake(match writer {
+                    Some(w) => lake.with_writer(w),
+                    None => lake,
+                }))
+            }
+            (None, Some(d)) => Ok(AnyBackend::Databricks(databricks::DatabricksBackend::from_target(d)?)),
+            (None, None) => Err(BackendError::Config("the target names no backend".into())),
+        }
+    }
+
+    /// What a call is waiting for before it can run, if anything ("warehouse … starting").
+    pub fn waiting_for(&self) -> Option<String> {
+        match self {
+            AnyBackend::Lake(_) => None,
+            AnyBackend::Databricks(d) => d.client().warehouse_waiting().map(|state| format!("warehouse {} is starting ({state})", d.client().config().warehouse_id)),
+        }
+    }
+
+    /// Cancels what is running, where the backend can (Databricks statements).
+    pub async fn cancel(&self) -> Option<String> {
+        match self {
+            AnyBackend::Lake(_) => None,
+            AnyBackend::Databricks(d) => Some(d.cancel().await),
+        }
+    }
+}
+
+impl Backend for AnyBackend {
+    fn capabilities(&self) -> &Capabilities {
+        match self {
+            AnyBackend::Lake(b) => b.capabilities(),
+            AnyBackend::Databricks(b) => b.capabilities(),
+        }
+    }
+
+    async fn read(&self, tables: &[TableRef]) -> Result<Vec<Option<ObservedTable>>, BackendError> {
+        match self {
+            AnyBackend::Lake(b) => b.read(tables).await,
+            AnyBackend::Databricks(b) => b.read(tables).await,
+        }
+    }
+
+    async fn list_schema(&self, schema: &SchemaRef) -> Result<Vec<TableRef>, BackendError> {
+        match self {
+            AnyBackend::Lake(b) => b.list_schema(schema).await,
+            AnyBackend::Databricks(b) => b.list_schema(schema).await,
+        }
+    }
+
+    async fn begin(&self, table: &TableRef, wait: std::time::Duration) -> Result<TableRun, BackendError> {
+        match self {
+            AnyBackend::Lake(b) => b.begin(table, wait).await,
+            AnyBackend::Databricks(b) => b.begin(table, wait).await,
+        }
+    }
+
+    async fn end(&self, run: TableRun) {
+        match self {
+            AnyBackend::Lake(b) => b.end(run).await,
+            AnyBackend::Databricks(b) => b.end(run).await,
+        }
+    }
+
+    async fn run(&self, run: &TableRun, step: &Step, progress: Progress<'_>) -> Result<StepOutcome, BackendError> {
+        match self {
+            AnyBackend::Lake(b) => b.run(run, step, progress).await,
+            AnyBackend::Databricks(b) => b.run(run, step, progress).await,
+        }
+    }
+
+    async fn version(&self, table: &TableRef) -> Result<Option<u64>, BackendError> {
+        match self {
+            AnyBackend::Lake(b) => b.version(table).await,
+            AnyBackend::Databricks(b) => b.version(table).await,
+        }
+    }
+}
