@@ -17,13 +17,13 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use delta_operator::apply::{apply, Event, Options};
-use delta_operator::backend::lake::LakeBackend;
+use delta_operator::apply::{Event, Options, apply};
 use delta_operator::backend::Backend;
-use delta_operator::engine::{lower, Inputs};
+use delta_operator::backend::lake::LakeBackend;
+use delta_operator::engine::{Inputs, lower};
 use delta_operator::model::TableRef;
 use delta_operator::plan::gate::Policy;
-use delta_operator::spec::load::{load_str, Manifests};
+use delta_operator::spec::load::{Manifests, load_str};
 use deltalake::arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use deltalake::arrow::datatypes::{DataType, Field, Schema};
 use deltalake::protocol::SaveMode;
@@ -32,7 +32,9 @@ use serde_json::Value;
 const SCHEMA: &str = "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {name: bench}\nspec: {catalog: main}\n";
 
 fn manifests(columns: &str) -> Inputs {
-    let yaml = format!("{SCHEMA}---\napiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {{name: big}}\nspec:\n  schemaRef: bench\n  columns:\n{columns}\n");
+    let yaml = format!(
+        "{SCHEMA}---\napiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {{name: big}}\nspec:\n  schemaRef: bench\n  columns:\n{columns}\n"
+    );
     let mut m = Manifests::default();
     let mut errors = Vec::new();
     load_str("bench.yaml", &yaml, &mut m, &mut errors);
@@ -42,13 +44,19 @@ fn manifests(columns: &str) -> Inputs {
 
 /// Sum of `add.size` in one commit file of a Delta log.
 fn added_bytes(log: &Path, version: u64) -> u64 {
-    let text = std::fs::read_to_string(log.join(format!("{version:020}.json"))).expect("commit file");
-    text.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).filter_map(|v| v["add"]["size"].as_u64()).sum()
+    let text =
+        std::fs::read_to_string(log.join(format!("{version:020}.json"))).expect("commit file");
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|v| v["add"]["size"].as_u64())
+        .sum()
 }
 
 /// Sum of `add.size` over every commit of a Delta log (the staging copy is written in one).
 fn all_added_bytes(log: &Path) -> u64 {
-    let Ok(dir) = std::fs::read_dir(log) else { return 0 };
+    let Ok(dir) = std::fs::read_dir(log) else {
+        return 0;
+    };
     dir.flatten()
         .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
         .filter_map(|e| e.path().file_stem()?.to_str()?.parse::<u64>().ok())
@@ -57,14 +65,23 @@ fn all_added_bytes(log: &Path) -> u64 {
 }
 
 async fn live_size(lake: &LakeBackend, t: &TableRef) -> u64 {
-    lake.read(std::slice::from_ref(t)).await.unwrap().pop().flatten().unwrap().size_bytes.unwrap()
+    lake.read(std::slice::from_ref(t))
+        .await
+        .unwrap()
+        .pop()
+        .flatten()
+        .unwrap()
+        .size_bytes
+        .unwrap()
 }
 
 /// A pseudo-random hex payload (incompressible enough that the files hold real bytes).
 fn payload(seed: &mut u64, len: usize) -> String {
     let mut s = String::with_capacity(len);
     while s.len() < len {
-        *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        *seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         s.push_str(&format!("{:016x}", *seed));
     }
     s.truncate(len);
@@ -84,7 +101,13 @@ async fn generate(lake: &LakeBackend, t: &TableRef, target_mb: u64) {
     let mut id = 0i64;
     loop {
         let table = deltalake::open_table(url.clone()).await.unwrap();
-        let size: i64 = table.snapshot().unwrap().log_data().iter().map(|f| f.size()).sum();
+        let size: i64 = table
+            .snapshot()
+            .unwrap()
+            .log_data()
+            .iter()
+            .map(|f| f.size())
+            .sum();
         if size as u64 >= target_mb * 1_000_000 {
             return;
         }
@@ -93,12 +116,22 @@ async fn generate(lake: &LakeBackend, t: &TableRef, target_mb: u64) {
                 let ids: Vec<i64> = (0..rows_per_batch).map(|i| id + i).collect();
                 id += rows_per_batch;
                 let ns: Vec<i64> = ids.iter().map(|i| i % 1_000_000).collect();
-                let notes: Vec<String> = (0..rows_per_batch).map(|_| payload(&mut seed, 48)).collect();
-                let cols: Vec<ArrayRef> = vec![Arc::new(Int64Array::from(ids)), Arc::new(Int64Array::from(ns)), Arc::new(StringArray::from(notes))];
+                let notes: Vec<String> = (0..rows_per_batch)
+                    .map(|_| payload(&mut seed, 48))
+                    .collect();
+                let cols: Vec<ArrayRef> = vec![
+                    Arc::new(Int64Array::from(ids)),
+                    Arc::new(Int64Array::from(ns)),
+                    Arc::new(StringArray::from(notes)),
+                ];
                 RecordBatch::try_new(schema.clone(), cols).unwrap()
             })
             .collect();
-        table.write(batches).with_save_mode(SaveMode::Append).await.unwrap();
+        table
+            .write(batches)
+            .with_save_mode(SaveMode::Append)
+            .await
+            .unwrap();
     }
 }
 
@@ -106,42 +139,101 @@ async fn run(target_mb: u64) {
     let dir = tempfile::tempdir().unwrap();
     let lake = LakeBackend::open(dir.path().to_str().unwrap()).unwrap();
     let t = TableRef::new("main", "bench", "big");
-    let v1 = manifests("    - {name: id, type: bigint, nullable: false}\n    - {name: num, type: bigint}\n    - {name: note, type: string}");
-    apply(&lake, &v1, None, None, &Options { policy: Policy::Auto, lock_wait: std::time::Duration::from_secs(5), on_event: &|_| {}, may_continue: &|| true }).await.unwrap();
+    let v1 = manifests(
+        "    - {name: id, type: bigint, nullable: false}\n    - {name: num, type: bigint}\n    - {name: note, type: string}",
+    );
+    apply(
+        &lake,
+        &v1,
+        None,
+        None,
+        &Options {
+            policy: Policy::Auto,
+            lock_wait: std::time::Duration::from_secs(5),
+            on_event: &|_| {},
+            may_continue: &|| true,
+        },
+    )
+    .await
+    .unwrap();
     let start = Instant::now();
     generate(&lake, &t, target_mb).await;
     let size = live_size(&lake, &t).await;
-    println!("table: {:.1} MB in the Delta log's add actions (generated in {:.1?})", size as f64 / 1e6, start.elapsed());
+    println!(
+        "table: {:.1} MB in the Delta log's add actions (generated in {:.1?})",
+        size as f64 / 1e6,
+        start.elapsed()
+    );
     let log = lake.table_path(&t).join("_delta_log");
 
     // write-once: a rename
-    let v2 = manifests("    - {name: id, type: bigint, nullable: false}\n    - {name: num, type: bigint}\n    - {name: remark, type: string, renamedFrom: note}");
+    let v2 = manifests(
+        "    - {name: id, type: bigint, nullable: false}\n    - {name: num, type: bigint}\n    - {name: remark, type: string, renamedFrom: note}",
+    );
     let before = lake.version(&t).await.unwrap().unwrap();
     let start = Instant::now();
-    let (_, report) = apply(&lake, &v2, None, None, &Options { policy: Policy::Auto, lock_wait: std::time::Duration::from_secs(5), on_event: &|_| {}, may_continue: &|| true }).await.unwrap();
+    let (_, report) = apply(
+        &lake,
+        &v2,
+        None,
+        None,
+        &Options {
+            policy: Policy::Auto,
+            lock_wait: std::time::Duration::from_secs(5),
+            on_event: &|_| {},
+            may_continue: &|| true,
+        },
+    )
+    .await
+    .unwrap();
     assert!(!report.failed(), "{:?}", report.steps);
     let after = lake.version(&t).await.unwrap().unwrap();
     let written: u64 = (before + 1..=after).map(|v| added_bytes(&log, v)).sum();
-    println!("write-once rewrite (rename): wrote {:.1} MB = {:.2} × the table ({:.1?})", written as f64 / 1e6, written as f64 / size as f64, start.elapsed());
+    println!(
+        "write-once rewrite (rename): wrote {:.1} MB = {:.2} × the table ({:.1?})",
+        written as f64 / 1e6,
+        written as f64 / size as f64,
+        start.elapsed()
+    );
 
     // staged: bigint → int could lose values
     let size = live_size(&lake, &t).await;
-    let v3 = manifests("    - {name: id, type: bigint, nullable: false}\n    - {name: num, type: int}\n    - {name: remark, type: string}");
+    let v3 = manifests(
+        "    - {name: id, type: bigint, nullable: false}\n    - {name: num, type: int}\n    - {name: remark, type: string}",
+    );
     // one staging copy per run, under the table's staging folder
     let staging_root = lake.staging_path(&t);
     let staged = Arc::new(Mutex::new(0u64));
     let seen = staged.clone();
     let on_event = move |e: Event<'_>| {
-        if let Event::Finished(r) = e {
-            if r.title.starts_with("STAGE") {
-                let runs = std::fs::read_dir(&staging_root).into_iter().flatten().flatten();
-                *seen.lock().unwrap() = runs.map(|r| all_added_bytes(&r.path().join("_delta_log"))).sum();
-            }
+        if let Event::Finished(r) = e
+            && r.title.starts_with("STAGE")
+        {
+            let runs = std::fs::read_dir(&staging_root)
+                .into_iter()
+                .flatten()
+                .flatten();
+            *seen.lock().unwrap() = runs
+                .map(|r| all_added_bytes(&r.path().join("_delta_log")))
+                .sum();
         }
     };
     let before = lake.version(&t).await.unwrap().unwrap();
     let start = Instant::now();
-    let (_, report) = apply(&lake, &v3, None, None, &Options { policy: Policy::Auto, lock_wait: std::time::Duration::from_secs(5), on_event: &on_event, may_continue: &|| true }).await.unwrap();
+    let (_, report) = apply(
+        &lake,
+        &v3,
+        None,
+        None,
+        &Options {
+            policy: Policy::Auto,
+            lock_wait: std::time::Duration::from_secs(5),
+            on_event: &on_event,
+            may_continue: &|| true,
+        },
+    )
+    .await
+    .unwrap();
     assert!(!report.failed(), "{:?}", report.steps);
     let after = lake.version(&t).await.unwrap().unwrap();
     let replaced: u64 = (before + 1..=after).map(|v| added_bytes(&log, v)).sum();
@@ -160,6 +252,13 @@ async fn run(target_mb: u64) {
 
 fn main() {
     let benching = std::env::args().any(|a| a == "--bench");
-    let mb = std::env::var("REWRITE_BENCH_MB").ok().and_then(|v| v.parse().ok()).unwrap_or(if benching { 200 } else { 8 });
-    tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap().block_on(run(mb));
+    let mb = std::env::var("REWRITE_BENCH_MB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(if benching { 200 } else { 8 });
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(run(mb));
 }

@@ -16,12 +16,12 @@
 
 use std::time::{Duration, Instant};
 
+use delta_operator::backend::databricks::DatabricksBackend;
 use delta_operator::backend::databricks::auth::{Credentials, Secret};
 use delta_operator::backend::databricks::client::ClientConfig;
-use delta_operator::backend::databricks::DatabricksBackend;
 use delta_operator::engine::{lower, read_and_plan};
 use delta_operator::model::OWNER_PROPERTY;
-use delta_operator::spec::load::{load_str, Manifests};
+use delta_operator::spec::load::{Manifests, load_str};
 use futures::StreamExt;
 use serde_json::Value;
 
@@ -33,7 +33,11 @@ fn env(k: &str) -> String {
 
 fn backend() -> DatabricksBackend {
     let creds = Credentials::Token(Secret::new(env("DATABRICKS_TOKEN")));
-    let mut cfg = ClientConfig::new(&env("DATABRICKS_HOST"), &env("DATABRICKS_WAREHOUSE_ID"), creds);
+    let mut cfg = ClientConfig::new(
+        &env("DATABRICKS_HOST"),
+        &env("DATABRICKS_WAREHOUSE_ID"),
+        creds,
+    );
     cfg.poll_interval = Duration::from_millis(100);
     DatabricksBackend::new(cfg).expect("backend")
 }
@@ -41,14 +45,29 @@ fn backend() -> DatabricksBackend {
 /// The server's request log from index `since`: (requests, statements, by endpoint).
 async fn server_log(since: u64) -> (u64, u64, Value, u64) {
     let url = format!("{}/_emulator/requests?since={since}", env("WAREHOUSE_URL"));
-    let v: Value = reqwest::get(&url).await.expect("the emulator's admin endpoint").json().await.expect("json");
+    let v: Value = reqwest::get(&url)
+        .await
+        .expect("the emulator's admin endpoint")
+        .json()
+        .await
+        .expect("json");
     let reqs = v["requests"].as_array().cloned().unwrap_or_default();
-    let statements = reqs.iter().filter(|r| r.get("statement").is_some_and(|s| !s.is_null())).count() as u64;
-    (reqs.len() as u64, statements, v["by_endpoint"].clone(), v["total_requests"].as_u64().unwrap_or(0))
+    let statements = reqs
+        .iter()
+        .filter(|r| r.get("statement").is_some_and(|s| !s.is_null()))
+        .count() as u64;
+    (
+        reqs.len() as u64,
+        statements,
+        v["by_endpoint"].clone(),
+        v["total_requests"].as_u64().unwrap_or(0),
+    )
 }
 
 fn manifests(schema: &str, n: usize) -> delta_operator::engine::Inputs {
-    let mut yaml = format!("apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {{name: bench}}\nspec: {{catalog: main, name: {schema}}}\n");
+    let mut yaml = format!(
+        "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {{name: bench}}\nspec: {{catalog: main, name: {schema}}}\n"
+    );
     for i in 0..n {
         yaml.push_str(&format!(
             "---\napiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {{name: t{i:03}}}\nspec:\n  schemaRef: bench\n  comment: table {i}\n  columns:\n    - {{name: id, type: bigint, nullable: false}}\n    - {{name: v, type: string}}\n    - {{name: at, type: timestamp}}\n"
@@ -63,7 +82,14 @@ fn manifests(schema: &str, n: usize) -> delta_operator::engine::Inputs {
 
 fn main() {
     let bench = std::env::args().any(|a| a == "--bench");
-    let n: usize = if bench { std::env::var("BENCH_TABLES").ok().and_then(|v| v.parse().ok()).unwrap_or(200) } else { 5 };
+    let n: usize = if bench {
+        std::env::var("BENCH_TABLES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(200)
+    } else {
+        5
+    };
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     rt.block_on(run(n));
 }
@@ -72,7 +98,11 @@ async fn run(n: usize) {
     let setup = backend();
     let schema = format!("bench_{}_{}", std::process::id(), n);
     let t0 = Instant::now();
-    setup.client().execute(&format!("CREATE SCHEMA main.{schema}"), &|_: &str| {}).await.expect("create schema");
+    setup
+        .client()
+        .execute(&format!("CREATE SCHEMA main.{schema}"), &|_: &str| {})
+        .await
+        .expect("create schema");
     // N tables exactly as the manifests declare them (owner marker included), four at a time
     // (the emulator's warehouse runs 4 statements at once)
     let creates = futures::stream::iter(0..n)
@@ -100,7 +130,11 @@ async fn run(n: usize) {
     let first_time = t.elapsed();
     let (first_req, first_stm, first_by, _) = server_log(mark).await;
     assert_eq!(observed.len(), n, "every table read");
-    assert!(!plan.has_changes(), "the tables match their manifests:\n{}", delta_operator::plan::render::text::render(&plan));
+    assert!(
+        !plan.has_changes(),
+        "the tables match their manifests:\n{}",
+        delta_operator::plan::render::text::render(&plan)
+    );
     let (own_first_stm, own_first_req) = (b.statements(), b.requests());
 
     // (b) a steady-state re-check: the same backend later (past its share window), nothing moved
@@ -111,26 +145,73 @@ async fn run(n: usize) {
     let steady_time = t.elapsed();
     let (steady_req, steady_stm, steady_by, _) = server_log(mark).await;
     assert!(!plan.has_changes());
-    let (own_steady_stm, own_steady_req) = (b.statements() - own_first_stm, b.requests() - own_first_req);
+    let (own_steady_stm, own_steady_req) =
+        (b.statements() - own_first_stm, b.requests() - own_first_req);
 
     // the backend's own counters agree with the server's view
-    assert_eq!(own_first_stm, first_stm, "statements: backend {own_first_stm}, server {first_stm}");
-    assert_eq!(own_steady_stm, steady_stm, "statements: backend {own_steady_stm}, server {steady_stm}");
-    assert_eq!(own_first_req, first_req, "requests: backend {own_first_req}, server {first_req}");
-    assert_eq!(own_steady_req, steady_req, "requests: backend {own_steady_req}, server {steady_req}");
+    assert_eq!(
+        own_first_stm, first_stm,
+        "statements: backend {own_first_stm}, server {first_stm}"
+    );
+    assert_eq!(
+        own_steady_stm, steady_stm,
+        "statements: backend {own_steady_stm}, server {steady_stm}"
+    );
+    assert_eq!(
+        own_first_req, first_req,
+        "requests: backend {own_first_req}, server {first_req}"
+    );
+    assert_eq!(
+        own_steady_req, steady_req,
+        "requests: backend {own_steady_req}, server {steady_req}"
+    );
 
     let delta_engine = 6 * n as u64;
     let stevin = 14 + 3 * n as u64;
-    println!("read cost of {n} unchanged tables in one schema (main.{schema}; {n} tables created in {:.1}s)", created_in.as_secs_f64());
-    println!("{:<34} {:>10} {:>13} {:>10}", "", "statements", "HTTP requests", "time");
-    println!("{:<34} {:>10} {:>13} {:>9.2}s", "delta-operator (a) first read", first_stm, first_req, first_time.as_secs_f64());
-    println!("{:<34} {:>10} {:>13} {:>9.2}s", "delta-operator (b) steady re-check", steady_stm, steady_req, steady_time.as_secs_f64());
-    println!("{:<34} {:>10} {:>13} {:>10}", "delta-engine (a) and (b)", delta_engine, "≥ 6/table", "");
-    println!("{:<34} {:>10} {:>13} {:>10}", "stevin (a) and (b)", stevin, "≥ 1/stmt", "");
+    println!(
+        "read cost of {n} unchanged tables in one schema (main.{schema}; {n} tables created in {:.1}s)",
+        created_in.as_secs_f64()
+    );
+    println!(
+        "{:<34} {:>10} {:>13} {:>10}",
+        "", "statements", "HTTP requests", "time"
+    );
+    println!(
+        "{:<34} {:>10} {:>13} {:>9.2}s",
+        "delta-operator (a) first read",
+        first_stm,
+        first_req,
+        first_time.as_secs_f64()
+    );
+    println!(
+        "{:<34} {:>10} {:>13} {:>9.2}s",
+        "delta-operator (b) steady re-check",
+        steady_stm,
+        steady_req,
+        steady_time.as_secs_f64()
+    );
+    println!(
+        "{:<34} {:>10} {:>13} {:>10}",
+        "delta-engine (a) and (b)", delta_engine, "≥ 6/table", ""
+    );
+    println!(
+        "{:<34} {:>10} {:>13} {:>10}",
+        "stevin (a) and (b)", stevin, "≥ 1/stmt", ""
+    );
     println!("  (a) by endpoint: {first_by}");
     println!("  (b) by endpoint: {steady_by}");
-    println!("  delta-engine: 6 sequential statements per present table (DESCRIBE TABLE EXTENDED AS JSON + 5 information_schema queries) = 6 × {n}");
-    println!("  stevin: 14 information_schema queries per schema + per table DESCRIBE DETAIL, SHOW CREATE TABLE, SHOW EFFECTIVE POLICIES (+ DESCRIBE HISTORY per changed table: 0) = 14 + 3 × {n}");
-    println!("  counted on the server (/_emulator/requests) and by the backend (DatabricksBackend::statements/requests): equal");
-    setup.client().execute(&format!("DROP SCHEMA main.{schema} CASCADE"), &|_: &str| {}).await.ok();
+    println!(
+        "  delta-engine: 6 sequential statements per present table (DESCRIBE TABLE EXTENDED AS JSON + 5 information_schema queries) = 6 × {n}"
+    );
+    println!(
+        "  stevin: 14 information_schema queries per schema + per table DESCRIBE DETAIL, SHOW CREATE TABLE, SHOW EFFECTIVE POLICIES (+ DESCRIBE HISTORY per changed table: 0) = 14 + 3 × {n}"
+    );
+    println!(
+        "  counted on the server (/_emulator/requests) and by the backend (DatabricksBackend::statements/requests): equal"
+    );
+    setup
+        .client()
+        .execute(&format!("DROP SCHEMA main.{schema} CASCADE"), &|_: &str| {})
+        .await
+        .ok();
 }

@@ -18,7 +18,7 @@ pub use delta_operator_core::{model, plan};
 
 /// One reconcile's phases: lower (the API crate), then read and plan (the backend seam).
 pub mod engine {
-    pub use delta_operator_api::inputs::{lower, Inputs};
+    pub use delta_operator_api::inputs::{Inputs, lower};
     pub use delta_operator_backend::engine::{observe, plan_against, read_and_plan};
 }
 

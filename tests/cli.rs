@@ -8,7 +8,12 @@ use std::process::{Command, Output};
 const BIN: &str = env!("CARGO_BIN_EXE_delta-operator");
 
 fn run(dir: &Path, args: &[&str]) -> Output {
-    Command::new(BIN).args(args).current_dir(dir).env_remove("DELTA_OPERATOR_CONFIG").output().expect("run the binary")
+    Command::new(BIN)
+        .args(args)
+        .current_dir(dir)
+        .env_remove("DELTA_OPERATOR_CONFIG")
+        .output()
+        .expect("run the binary")
 }
 
 fn code(o: &Output) -> i32 {
@@ -16,15 +21,26 @@ fn code(o: &Output) -> i32 {
 }
 
 fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
 }
 
 /// The Python that has `deltalake` (installed by `make test`); a missing one fails loudly.
 fn python() -> PathBuf {
-    let p = std::env::var_os("DELTA_OPERATOR_PYTHON").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(std::env::var("HOME").unwrap()).join(".cache/delta-operator/venv/bin/python")
-    });
-    assert!(p.exists(), "no Python with deltalake at {}: run `make test`, which installs it (or set DELTA_OPERATOR_PYTHON)", p.display());
+    let p = std::env::var_os("DELTA_OPERATOR_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var("HOME").unwrap())
+                .join(".cache/delta-operator/venv/bin/python")
+        });
+    assert!(
+        p.exists(),
+        "no Python with deltalake at {}: run `make test`, which installs it (or set DELTA_OPERATOR_PYTHON)",
+        p.display()
+    );
     p
 }
 
@@ -32,7 +48,12 @@ fn py(dir: &Path, script: &str) -> String {
     // exit without interpreter teardown: deltalake's runtime can abort there ("terminate called
     // without an active exception") after the script's work is done and printed
     let script = format!("{script}\nimport os, sys\nsys.stdout.flush()\nos._exit(0)");
-    let o = Command::new(python()).arg("-c").arg(&script).current_dir(dir).output().expect("python");
+    let o = Command::new(python())
+        .arg("-c")
+        .arg(&script)
+        .current_dir(dir)
+        .output()
+        .expect("python");
     assert!(o.status.success(), "python failed:\n{}", text(&o));
     String::from_utf8_lossy(&o.stdout).trim().to_string()
 }
@@ -48,7 +69,11 @@ fn workdir() -> tempfile::TempDir {
 }
 
 fn plan_id(out: &str) -> String {
-    out.lines().find_map(|l| l.strip_prefix("Plan id: ")).expect("a plan id line").trim().to_string()
+    out.lines()
+        .find_map(|l| l.strip_prefix("Plan id: "))
+        .expect("a plan id line")
+        .trim()
+        .to_string()
 }
 
 #[test]
@@ -63,37 +88,65 @@ fn the_readme_flow_create_change_refuse_approve() {
     // run again: no changes
     let o = run(d, &["plan", "-f", "examples/"]);
     assert_eq!(code(&o), 0, "{}", text(&o));
-    assert!(text(&o).contains("Plan: 0 to add, 0 to change, 0 to destroy"), "{}", text(&o));
+    assert!(
+        text(&o).contains("Plan: 0 to add, 0 to change, 0 to destroy"),
+        "{}",
+        text(&o)
+    );
 
     // a reader outside the project writes and reads rows
-    let n = py(d, "import deltalake, pyarrow as pa\n\
+    let n = py(
+        d,
+        "import deltalake, pyarrow as pa\n\
 t = deltalake.DeltaTable('lake/main/sales/orders')\n\
 s = t.to_pyarrow_table().schema\n\
 import datetime\n\
 rows = pa.table({'order_id': pa.array([1,2,3], pa.int64()), 'customer_id': pa.array([7,7,8], pa.int64()), 'amount': pa.array([100,250,0], pa.int32()), 'status': ['new','paid','new'], 'items': pa.array([None,None,None], s.field('items').type), 'order_date': pa.array([datetime.date(2026,11,1)]*3)}, schema=s)\n\
 deltalake.write_deltalake('lake/main/sales/orders', rows, mode='append')\n\
-print(deltalake.DeltaTable('lake/main/sales/orders').to_pyarrow_table().num_rows)");
+print(deltalake.DeltaTable('lake/main/sales/orders').to_pyarrow_table().num_rows)",
+    );
     assert_eq!(n, "3");
 
     // amount int → bigint and status removed: a rewrite and a destructive step
     let orders = d.join("examples/orders.yaml");
     let spec = std::fs::read_to_string(&orders).unwrap();
-    let changed = spec.replace("      type: int\n", "      type: bigint\n").replace("    - name: status\n      type: string\n", "");
+    let changed = spec
+        .replace("      type: int\n", "      type: bigint\n")
+        .replace("    - name: status\n      type: string\n", "");
     assert_ne!(spec, changed);
     std::fs::write(&orders, changed).unwrap();
     let o = run(d, &["plan", "-f", "examples/"]);
     let out = text(&o);
     assert_eq!(code(&o), 2, "{out}");
     // int → bigint cannot lose a value: one write-once replace, destructive because it drops status
-    assert!(out.contains("REPLACE TABLE (from itself)") && out.contains("[destructive]") && !out.contains("STAGE"), "{out}");
+    assert!(
+        out.contains("REPLACE TABLE (from itself)")
+            && out.contains("[destructive]")
+            && !out.contains("STAGE"),
+        "{out}"
+    );
     let id = plan_id(&out);
-    let version = || std::fs::read_dir(d.join("lake/main/sales/orders/_delta_log")).unwrap().filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "json")).count();
+    let version = || {
+        std::fs::read_dir(d.join("lake/main/sales/orders/_delta_log"))
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .path()
+                    .extension()
+                    .is_some_and(|x| x == "json")
+            })
+            .count()
+    };
     let v_before = version();
 
     let o = run(d, &["apply", "-f", "examples/"]);
     assert_eq!(code(&o), 4, "refused without approval: {}", text(&o));
     assert_eq!(version(), v_before, "nothing changed");
-    let o = run(d, &["apply", "-f", "examples/", "--approve", "0123456789abcdef"]);
+    let o = run(
+        d,
+        &["apply", "-f", "examples/", "--approve", "0123456789abcdef"],
+    );
     assert_eq!(code(&o), 4, "a wrong id approves nothing: {}", text(&o));
     assert_eq!(version(), v_before, "nothing changed");
     let o = run(d, &["apply", "-f", "examples/", "--approve", &id]);
@@ -103,9 +156,12 @@ print(deltalake.DeltaTable('lake/main/sales/orders').to_pyarrow_table().num_rows
     assert_eq!(code(&o), 0, "{}", text(&o));
 
     // the outside reader sees the new schema and every row
-    let seen = py(d, "import deltalake\n\
+    let seen = py(
+        d,
+        "import deltalake\n\
 t = deltalake.DeltaTable('lake/main/sales/orders').to_pyarrow_table()\n\
-print(t.num_rows, str(t.schema.field('amount').type), 'status' in t.schema.names, sorted(x for x in t.column('amount').to_pylist() if x is not None))");
+print(t.num_rows, str(t.schema.field('amount').type), 'status' in t.schema.names, sorted(x for x in t.column('amount').to_pylist() if x is not None))",
+    );
     assert_eq!(seen, "3 int64 False [0, 100, 250]");
 }
 
@@ -117,8 +173,16 @@ fn validate_reports_file_path_and_fix_and_exits_1() {
     let o = run(d, &["validate", "-f", "examples/"]);
     let out = text(&o);
     assert_eq!(code(&o), 1, "{out}");
-    assert!(out.contains("examples/bad.yaml") && out.contains("spec.columns[0].type") && out.contains("did you mean 'string'"), "{out}");
-    assert!(out.contains("spec.columns[0].nulable") && out.contains("did you mean 'nullable'"), "{out}");
+    assert!(
+        out.contains("examples/bad.yaml")
+            && out.contains("spec.columns[0].type")
+            && out.contains("did you mean 'string'"),
+        "{out}"
+    );
+    assert!(
+        out.contains("spec.columns[0].nulable") && out.contains("did you mean 'nullable'"),
+        "{out}"
+    );
     let o = run(d, &["plan", "-f", "examples/"]);
     assert_eq!(code(&o), 1, "plan refuses invalid manifests too");
 }
@@ -127,8 +191,15 @@ fn validate_reports_file_path_and_fix_and_exits_1() {
 fn crds_print_what_is_committed() {
     let o = run(Path::new("."), &["crds"]);
     assert_eq!(code(&o), 0);
-    let committed = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("crds/delta-operator.yaml")).expect("crds/delta-operator.yaml is committed");
-    assert_eq!(String::from_utf8_lossy(&o.stdout), committed, "crds/ is stale: run `cargo run -- crds > crds/delta-operator.yaml`");
+    let committed = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("crds/delta-operator.yaml"),
+    )
+    .expect("crds/delta-operator.yaml is committed");
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        committed,
+        "crds/ is stale: run `cargo run -- crds > crds/delta-operator.yaml`"
+    );
 }
 
 #[test]
@@ -143,18 +214,60 @@ fn import_writes_manifests_that_plan_clean_and_read_feeds_offline_plans() {
 
     // read → offline plan: the same plan id as planning live
     let spec = std::fs::read_to_string(d.join("examples/orders.yaml")).unwrap();
-    std::fs::write(d.join("examples/orders.yaml"), spec.replace("    - name: status\n      type: string\n", "    - name: state\n      type: string\n      renamedFrom: status\n")).unwrap();
+    std::fs::write(
+        d.join("examples/orders.yaml"),
+        spec.replace(
+            "    - name: status\n      type: string\n",
+            "    - name: state\n      type: string\n      renamedFrom: status\n",
+        ),
+    )
+    .unwrap();
     let live = run(d, &["plan", "-f", "examples/"]);
     assert_eq!(code(&live), 2, "{}", text(&live));
     let o = run(d, &["read", "-f", "examples/", "-o", "state.json"]);
     assert_eq!(code(&o), 0, "{}", text(&o));
-    let offline = run(d, &["plan", "-f", "examples/", "--observed", "state.json", "--backend", "lake"]);
-    assert_eq!(plan_id(&text(&offline)), plan_id(&text(&live)), "offline and live plans agree");
-    assert!(text(&offline).contains("REPLACE TABLE"), "{}", text(&offline));
+    let offline = run(
+        d,
+        &[
+            "plan",
+            "-f",
+            "examples/",
+            "--observed",
+            "state.json",
+            "--backend",
+            "lake",
+        ],
+    );
+    assert_eq!(
+        plan_id(&text(&offline)),
+        plan_id(&text(&live)),
+        "offline and live plans agree"
+    );
+    assert!(
+        text(&offline).contains("REPLACE TABLE"),
+        "{}",
+        text(&offline)
+    );
     // Databricks can rename in place after enabling column mapping
-    let dbx = run(d, &["plan", "-f", "examples/", "--observed", "state.json", "--backend", "databricks"]);
+    let dbx = run(
+        d,
+        &[
+            "plan",
+            "-f",
+            "examples/",
+            "--observed",
+            "state.json",
+            "--backend",
+            "databricks",
+        ],
+    );
     let out = text(&dbx);
-    assert!(out.contains("enable columnMapping") && out.contains("RENAME COLUMN status TO state") && !out.contains("REPLACE TABLE"), "{out}");
+    assert!(
+        out.contains("enable columnMapping")
+            && out.contains("RENAME COLUMN status TO state")
+            && !out.contains("REPLACE TABLE"),
+        "{out}"
+    );
     // JSON output: top-level id is the plan id
     let json = run(d, &["plan", "-f", "examples/", "--format", "json"]);
     let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();

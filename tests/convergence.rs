@@ -29,11 +29,26 @@ struct Spec {
     partition: Option<String>,
 }
 
-const TYPES: &[&str] = &["int", "bigint", "string", "double", "date", "struct<x:int,y:string>"];
+const TYPES: &[&str] = &[
+    "int",
+    "bigint",
+    "string",
+    "double",
+    "date",
+    "struct<x:int,y:string>",
+];
 
 /// Conversions that never lose a value (so a rewrite never fails its check).
 fn lossless(from: &str, to: &str) -> bool {
-    matches!((from, to), ("int", "bigint") | ("int", "double") | ("int", "string") | ("bigint", "string") | ("double", "string") | ("date", "string"))
+    matches!(
+        (from, to),
+        ("int", "bigint")
+            | ("int", "double")
+            | ("int", "string")
+            | ("bigint", "string")
+            | ("double", "string")
+            | ("date", "string")
+    )
 }
 
 fn render(spec: &Spec) -> String {
@@ -43,7 +58,10 @@ fn render(spec: &Spec) -> String {
     }
     body.push_str("  columns:\n");
     for c in &spec.cols {
-        body.push_str(&format!("    - name: {}\n      type: '{}'\n      nullable: {}\n", c.name, c.ty, c.nullable));
+        body.push_str(&format!(
+            "    - name: {}\n      type: '{}'\n      nullable: {}\n",
+            c.name, c.ty, c.nullable
+        ));
         if let Some(cm) = &c.comment {
             body.push_str(&format!("      comment: '{cm}'\n"));
         }
@@ -60,13 +78,23 @@ fn render(spec: &Spec) -> String {
             }
         }
     }
-    body.push_str(&format!("  partitionedBy: [{}]\n", spec.partition.clone().unwrap_or_default()));
+    body.push_str(&format!(
+        "  partitionedBy: [{}]\n",
+        spec.partition.clone().unwrap_or_default()
+    ));
     format!("{SCHEMA}{}", table("t", body.trim_end()))
 }
 
 fn spec_a() -> impl Strategy<Value = Spec> {
     (
-        proptest::collection::vec((0..TYPES.len(), any::<bool>(), proptest::option::of("[a-z ]{0,8}")), 2..5),
+        proptest::collection::vec(
+            (
+                0..TYPES.len(),
+                any::<bool>(),
+                proptest::option::of("[a-z ]{0,8}"),
+            ),
+            2..5,
+        ),
         proptest::option::of("[a-z]{1,6}"),
         proptest::collection::btree_map("p\\.[a-c]", "[a-z0-9]{1,3}", 0..3),
         any::<bool>(),
@@ -77,12 +105,31 @@ fn spec_a() -> impl Strategy<Value = Spec> {
                 .enumerate()
                 .map(|(i, (t, nullable, comment))| {
                     // the first column is scalar, so every generated table holds rows
-                    let ty = if i == 0 && TYPES[t].starts_with("struct") { "bigint" } else { TYPES[t] };
-                    Col { name: format!("c{i}"), ty, nullable: nullable || ty.starts_with("struct"), comment, renamed_from: None }
+                    let ty = if i == 0 && TYPES[t].starts_with("struct") {
+                        "bigint"
+                    } else {
+                        TYPES[t]
+                    };
+                    Col {
+                        name: format!("c{i}"),
+                        ty,
+                        nullable: nullable || ty.starts_with("struct"),
+                        comment,
+                        renamed_from: None,
+                    }
                 })
                 .collect();
-            let partition = cols.iter().find(|c| c.ty == "date" || c.ty == "string").filter(|_| partition).map(|c| c.name.clone());
-            Spec { cols, comment, props: props.into_iter().map(|(k, v)| (k, Some(v))).collect(), partition }
+            let partition = cols
+                .iter()
+                .find(|c| c.ty == "date" || c.ty == "string")
+                .filter(|_| partition)
+                .map(|c| c.name.clone());
+            Spec {
+                cols,
+                comment,
+                props: props.into_iter().map(|(k, v)| (k, Some(v))).collect(),
+                partition,
+            }
         })
 }
 
@@ -128,20 +175,44 @@ fn mutate(a: &Spec, ms: &[Mutation]) -> (Spec, Vec<String>) {
         match m {
             Mutation::Add(t) => {
                 fresh += 1;
-                b.cols.push(Col { name: format!("new{fresh}"), ty: TYPES[*t], nullable: true, comment: None, renamed_from: None });
+                b.cols.push(Col {
+                    name: format!("new{fresh}"),
+                    ty: TYPES[*t],
+                    nullable: true,
+                    comment: None,
+                    renamed_from: None,
+                });
             }
-            Mutation::Drop(i) if n > 2 && i % n != 0 && !is_part(&b, i % n) && a.cols.iter().any(|c| c.name == b.cols[i % n].name) => {
+            Mutation::Drop(i)
+                if n > 2
+                    && i % n != 0
+                    && !is_part(&b, i % n)
+                    && a.cols.iter().any(|c| c.name == b.cols[i % n].name) =>
+            {
                 dropped.push(b.cols.remove(i % n).name);
             }
-            Mutation::Rename(i) if !is_part(&b, i % n) && b.cols[i % n].renamed_from.is_none() && a.cols.iter().any(|c| c.name == b.cols[i % n].name) => {
+            Mutation::Rename(i)
+                if !is_part(&b, i % n)
+                    && b.cols[i % n].renamed_from.is_none()
+                    && a.cols.iter().any(|c| c.name == b.cols[i % n].name) =>
+            {
                 let c = &mut b.cols[i % n];
                 c.renamed_from = Some(c.name.clone());
                 c.name = format!("{}_r", c.name);
             }
-            Mutation::Retype(i, t) if !is_part(&b, i % n) && lossless(b.cols[i % n].ty, TYPES[*t]) => b.cols[i % n].ty = TYPES[*t],
+            Mutation::Retype(i, t)
+                if !is_part(&b, i % n) && lossless(b.cols[i % n].ty, TYPES[*t]) =>
+            {
+                b.cols[i % n].ty = TYPES[*t]
+            }
             Mutation::Relax(i) => b.cols[i % n].nullable = true,
             // only columns that hold values in every row (the generator fills existing columns)
-            Mutation::Tighten(i) if !b.cols[i % n].ty.starts_with("struct") && a.cols.iter().any(|c| c.name == b.cols[i % n].name) => b.cols[i % n].nullable = false,
+            Mutation::Tighten(i)
+                if !b.cols[i % n].ty.starts_with("struct")
+                    && a.cols.iter().any(|c| c.name == b.cols[i % n].name) =>
+            {
+                b.cols[i % n].nullable = false
+            }
             Mutation::Comment(i, s) => b.cols[i % n].comment = Some(s.clone()),
             Mutation::TableComment(s) => b.comment = Some(s.clone()),
             Mutation::SetProp(k, v) => {
@@ -154,7 +225,14 @@ fn mutate(a: &Spec, ms: &[Mutation]) -> (Spec, Vec<String>) {
             }
             // a table needs a data column besides its partition column
             Mutation::Partition(on) if n > 1 => {
-                b.partition = if *on { b.cols.iter().find(|c| c.ty == "date" || c.ty == "string").map(|c| c.name.clone()) } else { None };
+                b.partition = if *on {
+                    b.cols
+                        .iter()
+                        .find(|c| c.ty == "date" || c.ty == "string")
+                        .map(|c| c.name.clone())
+                } else {
+                    None
+                };
             }
             _ => {}
         }
@@ -175,30 +253,69 @@ fn converge(a: Spec, b: Spec, dropped: Vec<String>) {
             .cols
             .iter()
             .filter(|c| !c.ty.starts_with("struct"))
-            .map(|c| (c.name.clone(), Arc::new(Int64Array::from((1..=ROWS).collect::<Vec<_>>())) as ArrayRef))
+            .map(|c| {
+                (
+                    c.name.clone(),
+                    Arc::new(Int64Array::from((1..=ROWS).collect::<Vec<_>>())) as ArrayRef,
+                )
+            })
             .collect();
-        lake.append(&tref("t"), values.iter().map(|(n, a)| (n.as_str(), a.clone())).collect()).await;
-        assert!(!lake.plan(&ia).await.has_changes(), "A applied and plans clean");
+        lake.append(
+            &tref("t"),
+            values
+                .iter()
+                .map(|(n, a)| (n.as_str(), a.clone()))
+                .collect(),
+        )
+        .await;
+        assert!(
+            !lake.plan(&ia).await.has_changes(),
+            "A applied and plans clean"
+        );
 
         let ib = manifests(&render(&b));
         let plan = lake.plan(&ib).await;
-        assert_eq!(plan.summary.rejected, 0, "the generator makes only acceptable changes:\n{}", delta_operator::plan::render::text::render(&plan));
+        assert_eq!(
+            plan.summary.rejected,
+            0,
+            "the generator makes only acceptable changes:\n{}",
+            delta_operator::plan::render::text::render(&plan)
+        );
         let destructive = plan.destructive_steps().count() > 0;
-        assert_eq!(destructive, !dropped.is_empty(), "a step is destructive exactly when a column is dropped");
+        assert_eq!(
+            destructive,
+            !dropped.is_empty(),
+            "a step is destructive exactly when a column is dropped"
+        );
         lake.apply(&ib, true).await.unwrap();
         let after = lake.plan(&ib).await;
-        assert!(!after.has_changes(), "B does not converge:\n{}", delta_operator::plan::render::text::render(&after));
+        assert!(
+            !after.has_changes(),
+            "B does not converge:\n{}",
+            delta_operator::plan::render::text::render(&after)
+        );
         assert_eq!(lake.count(&tref("t")).await, ROWS, "rows survive");
         let live = lake.read(&tref("t")).await.unwrap();
         for d in &dropped {
             assert!(live.column(d).is_none(), "{d} was dropped");
         }
         // values of columns that kept their name and type are unchanged
-        for c in b.cols.iter().filter(|c| c.renamed_from.is_none() && !c.ty.starts_with("struct")) {
+        for c in b
+            .cols
+            .iter()
+            .filter(|c| c.renamed_from.is_none() && !c.ty.starts_with("struct"))
+        {
             if let Some(orig) = a.cols.iter().find(|o| o.name == c.name && o.ty == c.ty) {
                 let _ = orig;
-                let n = lake.query(&tref("t"), &format!("SELECT count(\"{}\") FROM t", c.name)).await;
-                assert_eq!(n, vec![ROWS.to_string()], "column {} kept its values", c.name);
+                let n = lake
+                    .query(&tref("t"), &format!("SELECT count(\"{}\") FROM t", c.name))
+                    .await;
+                assert_eq!(
+                    n,
+                    vec![ROWS.to_string()],
+                    "column {} kept its values",
+                    c.name
+                );
             }
         }
     });

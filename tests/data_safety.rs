@@ -14,14 +14,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use delta_operator::apply::{apply, ApplyError, Event, Options, StepStatus};
+use delta_operator::apply::{ApplyError, Event, Options, StepStatus, apply};
 use delta_operator::backend::lake::LakeBackend;
 
 use delta_operator::engine::read_and_plan;
 use delta_operator::model::DataType;
-use delta_operator::plan::gate::Policy;
 use delta_operator::plan::Outcome;
-use deltalake::arrow::array::{new_null_array, ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray};
+use delta_operator::plan::gate::Policy;
+use deltalake::arrow::array::{
+    ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray, new_null_array,
+};
 use deltalake::arrow::datatypes::{Field, Schema};
 use deltalake::protocol::SaveMode;
 
@@ -52,24 +54,57 @@ fn batch_for(schema: &Schema, ids: &[i64]) -> RecordBatch {
     for f in schema.fields() {
         let text: ArrayRef = match f.name().as_str() {
             "id" => Arc::new(Int64Array::from(ids.to_vec())),
-            "qty" => Arc::new(Int32Array::from(ids.iter().map(|i| (i % 1000) as i32).collect::<Vec<_>>())),
-            "amount" => Arc::new(Int64Array::from(ids.iter().map(|i| i * 3).collect::<Vec<_>>())),
-            name @ ("note" | "remark" | "region" | "extra") => Arc::new(StringArray::from(ids.iter().map(|i| expected(name, *i)).collect::<Vec<_>>())),
+            "qty" => Arc::new(Int32Array::from(
+                ids.iter().map(|i| (i % 1000) as i32).collect::<Vec<_>>(),
+            )),
+            "amount" => Arc::new(Int64Array::from(
+                ids.iter().map(|i| i * 3).collect::<Vec<_>>(),
+            )),
+            name @ ("note" | "remark" | "region" | "extra") => Arc::new(StringArray::from(
+                ids.iter().map(|i| expected(name, *i)).collect::<Vec<_>>(),
+            )),
             _ => new_null_array(f.data_type(), ids.len()),
         };
-        let a = if text.data_type() == f.data_type() { text } else { deltalake::arrow::compute::cast(&text, f.data_type()).unwrap() };
+        let a = if text.data_type() == f.data_type() {
+            text
+        } else {
+            deltalake::arrow::compute::cast(&text, f.data_type()).unwrap()
+        };
         arrays.push(a);
     }
-    let fields: Vec<Field> = schema.fields().iter().map(|f| Field::new(f.name(), f.data_type().clone(), true)).collect();
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .map(|f| Field::new(f.name(), f.data_type().clone(), true))
+        .collect();
     RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays).unwrap()
 }
 
 async fn write_rows(url: &Url, ids: &[i64]) -> Result<(), String> {
     use deltalake::kernel::engine::arrow_conversion::TryIntoArrow;
-    let table = deltalake::open_table(url.clone()).await.map_err(|e| e.to_string())?;
-    let schema: Schema = table.snapshot().map_err(|e| e.to_string())?.schema().as_ref().try_into_arrow().map_err(|e: deltalake::arrow::error::ArrowError| e.to_string())?;
-    let partitions = table.snapshot().map_err(|e| e.to_string())?.metadata().partition_columns().to_vec();
-    table.write(vec![batch_for(&schema, ids)]).with_save_mode(SaveMode::Append).with_partition_columns(partitions).await.map(|_| ()).map_err(|e| e.to_string())
+    let table = deltalake::open_table(url.clone())
+        .await
+        .map_err(|e| e.to_string())?;
+    let schema: Schema = table
+        .snapshot()
+        .map_err(|e| e.to_string())?
+        .schema()
+        .as_ref()
+        .try_into_arrow()
+        .map_err(|e: deltalake::arrow::error::ArrowError| e.to_string())?;
+    let partitions = table
+        .snapshot()
+        .map_err(|e| e.to_string())?
+        .metadata()
+        .partition_columns()
+        .to_vec();
+    table
+        .write(vec![batch_for(&schema, ids)])
+        .with_save_mode(SaveMode::Append)
+        .with_partition_columns(partitions)
+        .await
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
 /// A writer outside the operator: appends one row every 100 ms until
@@ -109,7 +144,12 @@ impl Appender {
 /// A lake with the table at `base_spec()` and SEEDED rows.
 async fn seeded_lake() -> Lake {
     let lake = Lake::new();
-    lake.apply(&manifests(&format!("{SCHEMA}{}", table("t", &base_spec()))), false).await.unwrap();
+    lake.apply(
+        &manifests(&format!("{SCHEMA}{}", table("t", &base_spec()))),
+        false,
+    )
+    .await
+    .unwrap();
     let ids: Vec<i64> = (1..=SEEDED).collect();
     write_rows(&lake.url(&tref("t")), &ids).await.unwrap();
     lake
@@ -120,7 +160,12 @@ async fn seeded_lake() -> Lake {
 /// column's current name).
 async fn check_rows(lake: &Lake, columns: &[&str], owed: &[i64]) {
     let select = columns.join(", ");
-    let rows = lake.query(&tref("t"), &format!("SELECT id, {select} FROM t ORDER BY id")).await;
+    let rows = lake
+        .query(
+            &tref("t"),
+            &format!("SELECT id, {select} FROM t ORDER BY id"),
+        )
+        .await;
     let mut seen: BTreeMap<i64, usize> = BTreeMap::new();
     let mut wrong = Vec::new();
     for r in &rows {
@@ -129,16 +174,34 @@ async fn check_rows(lake: &Lake, columns: &[&str], owed: &[i64]) {
         *seen.entry(id).or_default() += 1;
         for (c, v) in columns.iter().zip(&cells[1..]) {
             if *v != expected(c, id) && wrong.len() < 5 {
-                wrong.push(format!("row {id}: {c} = '{v}', written as '{}'", expected(c, id)));
+                wrong.push(format!(
+                    "row {id}: {c} = '{v}', written as '{}'",
+                    expected(c, id)
+                ));
             }
         }
     }
     assert!(wrong.is_empty(), "values changed: {wrong:?}");
     let missing: Vec<&i64> = owed.iter().filter(|i| !seen.contains_key(i)).collect();
-    assert!(missing.is_empty(), "acknowledged rows lost: {} of {} (first {:?})", missing.len(), owed.len(), &missing[..missing.len().min(5)]);
+    assert!(
+        missing.is_empty(),
+        "acknowledged rows lost: {} of {} (first {:?})",
+        missing.len(),
+        owed.len(),
+        &missing[..missing.len().min(5)]
+    );
     let doubled: Vec<(&i64, &usize)> = seen.iter().filter(|(_, n)| **n > 1).collect();
-    assert!(doubled.is_empty(), "rows doubled: {} (first {:?})", doubled.len(), &doubled[..doubled.len().min(5)]);
-    assert_eq!(rows.len(), owed.len(), "the table holds exactly the rows owed");
+    assert!(
+        doubled.is_empty(),
+        "rows doubled: {} (first {:?})",
+        doubled.len(),
+        &doubled[..doubled.len().min(5)]
+    );
+    assert_eq!(
+        rows.len(),
+        owed.len(),
+        "the table holds exactly the rows owed"
+    );
 }
 
 /// No run folder, staging copy or lock is left behind.
@@ -146,74 +209,159 @@ async fn check_nothing_left(lake: &Lake) {
     let table = lake.backend.table_path(&tref("t"));
     let live = lake.read(&tref("t")).await.unwrap();
     assert!(live.leftovers.is_empty(), "leftovers: {:?}", live.leftovers);
-    assert!(!lake.backend.staging_path(&tref("t")).exists(), "a staging copy is left at {}", lake.backend.staging_path(&tref("t")).display());
+    assert!(
+        !lake.backend.staging_path(&tref("t")).exists(),
+        "a staging copy is left at {}",
+        lake.backend.staging_path(&tref("t")).display()
+    );
     for e in std::fs::read_dir(&table).unwrap().flatten() {
         let name = e.file_name().to_string_lossy().to_string();
         if name.starts_with("delta-operator-rewrite-") {
             let referenced = lake.query(&tref("t"), "SELECT count(*) FROM t").await; // the table reads
             assert!(!referenced.is_empty());
-            let log = std::fs::read_dir(table.join("_delta_log")).unwrap().flatten().map(|f| std::fs::read_to_string(f.path()).unwrap_or_default()).collect::<String>();
-            assert!(log.contains(&name), "{name} is in the table's folder but no commit names it");
+            let log = std::fs::read_dir(table.join("_delta_log"))
+                .unwrap()
+                .flatten()
+                .map(|f| std::fs::read_to_string(f.path()).unwrap_or_default())
+                .collect::<String>();
+            assert!(
+                log.contains(&name),
+                "{name} is in the table's folder but no commit names it"
+            );
         }
     }
-    assert!(lake.backend.lock_holder(&tref("t")).await.unwrap().is_none(), "the table lock is released");
+    assert!(
+        lake.backend
+            .lock_holder(&tref("t"))
+            .await
+            .unwrap()
+            .is_none(),
+        "the table lock is released"
+    );
 }
 
 /// Applies `spec` (approving it when destructive) while an appender writes,
 /// and checks every acknowledged row. Returns the step details.
-async fn rewrite_beside_an_appender(spec: &str, columns_after: &[&str], expect_staged: bool) -> Vec<String> {
+async fn rewrite_beside_an_appender(
+    spec: &str,
+    columns_after: &[&str],
+    expect_staged: bool,
+) -> Vec<String> {
     let lake = seeded_lake().await;
     let inputs = manifests(&format!("{SCHEMA}{}", table("t", spec)));
     let plan = lake.plan(&inputs).await;
-    let staged = plan.tables[0].steps().iter().any(|s| s.action.title().starts_with("STAGE"));
-    assert_eq!(staged, expect_staged, "{:?}", plan.tables[0].steps().iter().map(|s| s.action.title()).collect::<Vec<_>>());
+    let staged = plan.tables[0]
+        .steps()
+        .iter()
+        .any(|s| s.action.title().starts_with("STAGE"));
+    assert_eq!(
+        staged,
+        expect_staged,
+        "{:?}",
+        plan.tables[0]
+            .steps()
+            .iter()
+            .map(|s| s.action.title())
+            .collect::<Vec<_>>()
+    );
     let appender = Appender::start(lake.url(&tref("t")), 1_000_000);
     tokio::time::sleep(Duration::from_millis(300)).await;
     let window: Arc<Mutex<(Option<Instant>, Option<Instant>)>> = Default::default();
     let w = window.clone();
     let on_event = move |e: Event<'_>| match e {
-        Event::Started { step, .. } if step.action.title().starts_with("REPLACE") || step.action.title().starts_with("STAGE") => {
+        Event::Started { step, .. }
+            if step.action.title().starts_with("REPLACE")
+                || step.action.title().starts_with("STAGE") =>
+        {
             w.lock().unwrap().0.get_or_insert(Instant::now());
         }
-        Event::Finished(r) if r.title.starts_with("REPLACE") => w.lock().unwrap().1 = Some(Instant::now()),
+        Event::Finished(r) if r.title.starts_with("REPLACE") => {
+            w.lock().unwrap().1 = Some(Instant::now())
+        }
         _ => {}
     };
-    let opts = Options { policy: Policy::Auto, lock_wait: Duration::from_secs(5), on_event: &on_event, may_continue: &|| true };
-    let (_, report) = apply(&lake.backend, &inputs, None, Some(&plan.id), &opts).await.expect("the apply runs");
+    let opts = Options {
+        policy: Policy::Auto,
+        lock_wait: Duration::from_secs(5),
+        on_event: &on_event,
+        may_continue: &|| true,
+    };
+    let (_, report) = apply(&lake.backend, &inputs, None, Some(&plan.id), &opts)
+        .await
+        .expect("the apply runs");
     tokio::time::sleep(Duration::from_millis(300)).await;
     let acked = appender.stop().await;
     for s in &report.steps {
-        assert!(matches!(s.status, StepStatus::Applied | StepStatus::Skipped), "step {} {}: {:?}", s.number, s.title, s.status);
+        assert!(
+            matches!(s.status, StepStatus::Applied | StepStatus::Skipped),
+            "step {} {}: {:?}",
+            s.number,
+            s.title,
+            s.status
+        );
     }
     let (start, end) = *window.lock().unwrap();
-    let during = acked.iter().filter(|(_, at)| start.is_some_and(|s| *at > s) && end.is_some_and(|e| *at < e)).count();
-    assert!(during > 0, "no append was acknowledged while the rewrite ran ({} in all): the test proves nothing", acked.len());
+    let during = acked
+        .iter()
+        .filter(|(_, at)| start.is_some_and(|s| *at > s) && end.is_some_and(|e| *at < e))
+        .count();
+    assert!(
+        during > 0,
+        "no append was acknowledged while the rewrite ran ({} in all): the test proves nothing",
+        acked.len()
+    );
     let mut owed: Vec<i64> = (1..=SEEDED).collect();
     owed.extend(acked.iter().map(|(id, _)| *id));
     check_rows(&lake, columns_after, &owed).await;
     check_nothing_left(&lake).await;
     // the table is as declared: planning again finds nothing to do
     let again = lake.plan(&inputs).await;
-    assert!(!again.has_changes(), "re-plan: {}", delta_operator::plan::render::text::render(&again));
-    report.steps.iter().filter_map(|s| s.detail.clone()).collect()
+    assert!(
+        !again.has_changes(),
+        "re-plan: {}",
+        delta_operator::plan::render::text::render(&again)
+    );
+    report
+        .steps
+        .iter()
+        .filter_map(|s| s.detail.clone())
+        .collect()
 }
 
 #[tokio::test]
 async fn a_write_once_cast_beside_an_appender_keeps_every_acknowledged_row() {
-    let details = rewrite_beside_an_appender(&base_spec().replace("{name: qty, type: int}", "{name: qty, type: bigint}"), &["qty", "amount", "note", "region", "extra"], false).await;
+    let details = rewrite_beside_an_appender(
+        &base_spec().replace("{name: qty, type: int}", "{name: qty, type: bigint}"),
+        &["qty", "amount", "note", "region", "extra"],
+        false,
+    )
+    .await;
     eprintln!("{details:?}");
 }
 
 #[tokio::test]
 async fn a_staged_cast_beside_an_appender_keeps_every_acknowledged_row() {
-    let details = rewrite_beside_an_appender(&base_spec().replace("{name: amount, type: bigint}", "{name: amount, type: int}"), &["qty", "amount", "note", "region", "extra"], true).await;
+    let details = rewrite_beside_an_appender(
+        &base_spec().replace("{name: amount, type: bigint}", "{name: amount, type: int}"),
+        &["qty", "amount", "note", "region", "extra"],
+        true,
+    )
+    .await;
     eprintln!("{details:?}");
 }
 
 #[tokio::test]
 async fn a_rename_beside_an_appender_keeps_every_value_under_the_new_name() {
-    let spec = base_spec().replace("{name: note, type: string}", "{name: remark, type: string, renamedFrom: note}");
-    rewrite_beside_an_appender(&spec, &["qty", "amount", "remark", "region", "extra"], false).await;
+    let spec = base_spec().replace(
+        "{name: note, type: string}",
+        "{name: remark, type: string, renamedFrom: note}",
+    );
+    rewrite_beside_an_appender(
+        &spec,
+        &["qty", "amount", "remark", "region", "extra"],
+        false,
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -233,13 +381,36 @@ async fn a_new_partitioning_beside_an_appender_keeps_every_row() {
 async fn two_identical_staged_applies_at_once_never_double_a_row() {
     let lake = seeded_lake().await;
     let root = lake.backend.root().to_str().unwrap().to_string();
-    let inputs = manifests(&format!("{SCHEMA}{}", table("t", &base_spec().replace("{name: amount, type: bigint}", "{name: amount, type: int}"))));
+    let inputs = manifests(&format!(
+        "{SCHEMA}{}",
+        table(
+            "t",
+            &base_spec().replace("{name: amount, type: bigint}", "{name: amount, type: int}")
+        )
+    ));
     let a = LakeBackend::open(&root).unwrap().with_writer("writer-a");
     let b = LakeBackend::open(&root).unwrap().with_writer("writer-b");
-    let opts = Options { policy: Policy::Auto, lock_wait: Duration::from_secs(60), on_event: &|_| {}, may_continue: &|| true };
-    let (ra, rb) = tokio::join!(apply(&a, &inputs, None, None, &opts), apply(&b, &inputs, None, None, &opts));
-    let applied = [&ra, &rb].iter().filter(|r| r.as_ref().is_ok_and(|(_, rep)| rep.applied() > 0)).count();
-    assert_eq!(applied, 1, "exactly one apply rewrites: {:?} / {:?}", ra.as_ref().map(|r| r.1.applied()), rb.as_ref().map(|r| r.1.applied()));
+    let opts = Options {
+        policy: Policy::Auto,
+        lock_wait: Duration::from_secs(60),
+        on_event: &|_| {},
+        may_continue: &|| true,
+    };
+    let (ra, rb) = tokio::join!(
+        apply(&a, &inputs, None, None, &opts),
+        apply(&b, &inputs, None, None, &opts)
+    );
+    let applied = [&ra, &rb]
+        .iter()
+        .filter(|r| r.as_ref().is_ok_and(|(_, rep)| rep.applied() > 0))
+        .count();
+    assert_eq!(
+        applied,
+        1,
+        "exactly one apply rewrites: {:?} / {:?}",
+        ra.as_ref().map(|r| r.1.applied()),
+        rb.as_ref().map(|r| r.1.applied())
+    );
     for r in [&ra, &rb] {
         match r {
             Ok((_, rep)) => assert!(!rep.failed(), "{:?}", rep.steps),
@@ -247,7 +418,12 @@ async fn two_identical_staged_applies_at_once_never_double_a_row() {
             Err(e) => panic!("the other apply fails only as stale or locked, not: {e}"),
         }
     }
-    check_rows(&lake, &["qty", "amount", "note"], &(1..=SEEDED).collect::<Vec<_>>()).await;
+    check_rows(
+        &lake,
+        &["qty", "amount", "note"],
+        &(1..=SEEDED).collect::<Vec<_>>(),
+    )
+    .await;
     check_nothing_left(&lake).await;
 }
 
@@ -257,24 +433,66 @@ async fn two_identical_staged_applies_at_once_never_double_a_row() {
 async fn two_conflicting_applies_at_once_leave_the_table_as_one_of_them() {
     let lake = seeded_lake().await;
     let root = lake.backend.root().to_str().unwrap().to_string();
-    let narrow = manifests(&format!("{SCHEMA}{}", table("t", &base_spec().replace("{name: amount, type: bigint}", "{name: amount, type: int}"))));
-    let rename = manifests(&format!("{SCHEMA}{}", table("t", &base_spec().replace("{name: note, type: string}", "{name: remark, type: string, renamedFrom: note}"))));
+    let narrow = manifests(&format!(
+        "{SCHEMA}{}",
+        table(
+            "t",
+            &base_spec().replace("{name: amount, type: bigint}", "{name: amount, type: int}")
+        )
+    ));
+    let rename = manifests(&format!(
+        "{SCHEMA}{}",
+        table(
+            "t",
+            &base_spec().replace(
+                "{name: note, type: string}",
+                "{name: remark, type: string, renamedFrom: note}"
+            )
+        )
+    ));
     let a = LakeBackend::open(&root).unwrap().with_writer("writer-a");
     let b = LakeBackend::open(&root).unwrap().with_writer("writer-b");
-    let opts = Options { policy: Policy::Auto, lock_wait: Duration::from_secs(60), on_event: &|_| {}, may_continue: &|| true };
-    let (ra, rb) = tokio::join!(apply(&a, &narrow, None, None, &opts), apply(&b, &rename, None, None, &opts));
+    let opts = Options {
+        policy: Policy::Auto,
+        lock_wait: Duration::from_secs(60),
+        on_event: &|_| {},
+        may_continue: &|| true,
+    };
+    let (ra, rb) = tokio::join!(
+        apply(&a, &narrow, None, None, &opts),
+        apply(&b, &rename, None, None, &opts)
+    );
     let ok = |r: &Result<_, ApplyError>| matches!(r, Ok((_, rep)) if delta_operator::apply::ApplyReport::applied(rep) > 0);
-    assert!(ok(&ra) ^ ok(&rb), "exactly one applies: {:?} / {:?}", ra.as_ref().err().map(ToString::to_string), rb.as_ref().err().map(ToString::to_string));
+    assert!(
+        ok(&ra) ^ ok(&rb),
+        "exactly one applies: {:?} / {:?}",
+        ra.as_ref().err().map(ToString::to_string),
+        rb.as_ref().err().map(ToString::to_string)
+    );
     let loser = if ok(&ra) { &rb } else { &ra };
-    assert!(matches!(loser, Err(ApplyError::Stale { .. } | ApplyError::Locked(_))), "the other is refused as stale: {:?}", loser.as_ref().err().map(ToString::to_string));
+    assert!(
+        matches!(loser, Err(ApplyError::Stale { .. } | ApplyError::Locked(_))),
+        "the other is refused as stale: {:?}",
+        loser.as_ref().err().map(ToString::to_string)
+    );
     let live = lake.read(&tref("t")).await.unwrap();
     if ok(&ra) {
         assert_eq!(live.column("amount").unwrap().data_type, DataType::Int);
         assert!(live.column("note").is_some());
-        check_rows(&lake, &["qty", "amount", "note"], &(1..=SEEDED).collect::<Vec<_>>()).await;
+        check_rows(
+            &lake,
+            &["qty", "amount", "note"],
+            &(1..=SEEDED).collect::<Vec<_>>(),
+        )
+        .await;
     } else {
         assert!(live.column("remark").is_some() && live.column("note").is_none());
-        check_rows(&lake, &["qty", "amount", "remark"], &(1..=SEEDED).collect::<Vec<_>>()).await;
+        check_rows(
+            &lake,
+            &["qty", "amount", "remark"],
+            &(1..=SEEDED).collect::<Vec<_>>(),
+        )
+        .await;
     }
     check_nothing_left(&lake).await;
 }
@@ -293,7 +511,9 @@ fn write_spec(dir: &Path, body: &str) -> std::path::PathBuf {
 
 fn run(dir: &Path, args: &[&str], failpoint: Option<&str>) -> std::process::Output {
     let mut c = Command::new(BIN);
-    c.current_dir(dir).args(args).env_remove("DELTA_OPERATOR_CONFIG");
+    c.current_dir(dir)
+        .args(args)
+        .env_remove("DELTA_OPERATOR_CONFIG");
     match failpoint {
         Some(f) => c.env("DELTA_OPERATOR_FAILPOINT", f),
         None => c.env_remove("DELTA_OPERATOR_FAILPOINT"),
@@ -302,7 +522,11 @@ fn run(dir: &Path, args: &[&str], failpoint: Option<&str>) -> std::process::Outp
 }
 
 fn text(o: &std::process::Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
 }
 
 /// Kills `apply` of `spec` at `failpoint`, then runs it again: converged,
@@ -313,30 +537,76 @@ async fn killed_then_rerun(spec_body: &str, failpoint: &str, columns_after: &[&s
     let lake = Lake { dir, backend };
     let spec = write_spec(lake.dir.path(), &base_spec());
     let s = spec.to_str().unwrap().to_string();
-    assert!(run(lake.dir.path(), &["apply", "-f", &s], None).status.success());
-    write_rows(&lake.url(&tref("t")), &(1..=20_000).collect::<Vec<_>>()).await.unwrap();
+    assert!(
+        run(lake.dir.path(), &["apply", "-f", &s], None)
+            .status
+            .success()
+    );
+    write_rows(&lake.url(&tref("t")), &(1..=20_000).collect::<Vec<_>>())
+        .await
+        .unwrap();
     let spec = write_spec(lake.dir.path(), spec_body);
     let plan_id = {
-        let out = run(lake.dir.path(), &["plan", "-f", &s, "--format", "json"], None);
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(&out)));
+        let out = run(
+            lake.dir.path(),
+            &["plan", "-f", &s, "--format", "json"],
+            None,
+        );
+        let v: serde_json::Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(&out)));
         v["id"].as_str().unwrap().to_string()
     };
     let _ = spec;
-    let out = run(lake.dir.path(), &["apply", "-f", &s, "--approve", &plan_id], Some(failpoint));
-    assert!(!out.status.success(), "{failpoint}: the process must die: {}", text(&out));
-    assert!(text(&out).contains(&format!("failpoint {failpoint}")), "{failpoint}: {}", text(&out));
+    let out = run(
+        lake.dir.path(),
+        &["apply", "-f", &s, "--approve", &plan_id],
+        Some(failpoint),
+    );
+    assert!(
+        !out.status.success(),
+        "{failpoint}: the process must die: {}",
+        text(&out)
+    );
+    assert!(
+        text(&out).contains(&format!("failpoint {failpoint}")),
+        "{failpoint}: {}",
+        text(&out)
+    );
     // whatever the kill left, the table reads as one of its two states, with every row
     let owed: Vec<i64> = (1..=20_000).collect();
     let live = lake.read(&tref("t")).await.unwrap();
-    let cols_now: Vec<&str> = ["qty", "amount", "note", "remark", "region", "extra"].into_iter().filter(|c| live.column(c).is_some()).collect();
+    let cols_now: Vec<&str> = ["qty", "amount", "note", "remark", "region", "extra"]
+        .into_iter()
+        .filter(|c| live.column(c).is_some())
+        .collect();
     check_rows(&lake, &cols_now, &owed).await;
     // run again: whatever is left is shown, removed, and the rest applied
-    let plan = run(lake.dir.path(), &["plan", "-f", &s, "--format", "json"], None);
-    let id = serde_json::from_slice::<serde_json::Value>(&plan.stdout).unwrap()["id"].as_str().unwrap().to_string();
-    let out = run(lake.dir.path(), &["apply", "-f", &s, "--approve", &id, "--lock-wait", "5s"], None);
-    assert!(out.status.success(), "{failpoint}: the rerun: {}", text(&out));
+    let plan = run(
+        lake.dir.path(),
+        &["plan", "-f", &s, "--format", "json"],
+        None,
+    );
+    let id = serde_json::from_slice::<serde_json::Value>(&plan.stdout).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let out = run(
+        lake.dir.path(),
+        &["apply", "-f", &s, "--approve", &id, "--lock-wait", "5s"],
+        None,
+    );
+    assert!(
+        out.status.success(),
+        "{failpoint}: the rerun: {}",
+        text(&out)
+    );
     let out = run(lake.dir.path(), &["plan", "-f", &s], None);
-    assert_eq!(out.status.code(), Some(0), "{failpoint}: plans clean after the rerun: {}", text(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{failpoint}: plans clean after the rerun: {}",
+        text(&out)
+    );
     check_rows(&lake, columns_after, &owed).await;
     check_nothing_left(&lake).await;
 }
@@ -344,7 +614,15 @@ async fn killed_then_rerun(spec_body: &str, failpoint: &str, columns_after: &[&s
 #[tokio::test]
 async fn a_staged_rewrite_killed_at_every_boundary_and_mid_stream_converges_on_a_rerun() {
     let spec = base_spec().replace("{name: amount, type: bigint}", "{name: amount, type: int}");
-    for fp in ["during-stage", "after-stage", "after-step-1", "during-replace", "before-commit", "after-replace", "after-step-2"] {
+    for fp in [
+        "during-stage",
+        "after-stage",
+        "after-step-1",
+        "during-replace",
+        "before-commit",
+        "after-replace",
+        "after-step-2",
+    ] {
         eprintln!("failpoint {fp}");
         killed_then_rerun(&spec, fp, &["qty", "amount", "note", "region", "extra"]).await;
     }
@@ -352,8 +630,18 @@ async fn a_staged_rewrite_killed_at_every_boundary_and_mid_stream_converges_on_a
 
 #[tokio::test]
 async fn a_write_once_rewrite_killed_at_every_boundary_and_mid_stream_converges_on_a_rerun() {
-    let spec = base_spec().replace("{name: note, type: string}", "{name: remark, type: string, renamedFrom: note}").replace("\n    - {name: extra, type: string}", "");
-    for fp in ["during-replace", "before-commit", "after-replace", "after-step-1"] {
+    let spec = base_spec()
+        .replace(
+            "{name: note, type: string}",
+            "{name: remark, type: string, renamedFrom: note}",
+        )
+        .replace("\n    - {name: extra, type: string}", "");
+    for fp in [
+        "during-replace",
+        "before-commit",
+        "after-replace",
+        "after-step-1",
+    ] {
         eprintln!("failpoint {fp}");
         killed_then_rerun(&spec, fp, &["qty", "amount", "remark", "region"]).await;
     }
@@ -369,29 +657,74 @@ async fn a_corrupt_or_empty_commit_is_refused_for_its_table_only_naming_the_file
     let lake = Lake::new();
     let both = manifests(&format!("{SCHEMA}{}{}", table("a", TWO), table("b", TWO)));
     lake.apply(&both, false).await.unwrap();
-    lake.apply(&manifests(&format!("{SCHEMA}{}{}", table("a", &format!("{TWO}\n    - {{name: w, type: int}}")), table("b", TWO))), false).await.unwrap();
+    lake.apply(
+        &manifests(&format!(
+            "{SCHEMA}{}{}",
+            table("a", &format!("{TWO}\n    - {{name: w, type: int}}")),
+            table("b", TWO)
+        )),
+        false,
+    )
+    .await
+    .unwrap();
     // table a: its newest commit is torn
     let log = lake.backend.table_path(&tref("a")).join("_delta_log");
-    let newest = std::fs::read_dir(&log).unwrap().flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "json")).max().unwrap();
+    let newest = std::fs::read_dir(&log)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .max()
+        .unwrap();
     std::fs::write(&newest, "{\"commitInfo\": {\"timestamp\": 1").unwrap();
-    let next = manifests(&format!("{SCHEMA}{}{}", table("a", TWO), table("b", &format!("{TWO}\n    - {{name: added, type: int}}"))));
+    let next = manifests(&format!(
+        "{SCHEMA}{}{}",
+        table("a", TWO),
+        table("b", &format!("{TWO}\n    - {{name: added, type: int}}"))
+    ));
     let plan = lake.plan(&next).await;
     let a = plan.tables.iter().find(|t| t.table == tref("a")).unwrap();
-    let Outcome::Rejected { failures } = &a.outcome else { panic!("a is refused: {:?}", a.outcome) };
+    let Outcome::Rejected { failures } = &a.outcome else {
+        panic!("a is refused: {:?}", a.outcome)
+    };
     assert_eq!(failures[0].rule, "TableUnreadable");
-    assert!(failures[0].message.contains(&newest.file_name().unwrap().to_string_lossy().to_string()), "names the file: {}", failures[0].message);
+    assert!(
+        failures[0]
+            .message
+            .contains(&newest.file_name().unwrap().to_string_lossy().to_string()),
+        "names the file: {}",
+        failures[0].message
+    );
     // b goes on
     let b = plan.tables.iter().find(|t| t.table == tref("b")).unwrap();
     assert!(b.is_accepted() && !b.steps().is_empty());
-    let (_, report) = apply(&lake.backend, &next, None, None, &options()).await.expect("the readable table is applied");
-    assert!(report.steps.iter().all(|s| s.table == tref("b")) && report.applied() > 0, "{:?}", report.steps);
-    assert!(lake.read(&tref("b")).await.unwrap().column("added").is_some());
+    let (_, report) = apply(&lake.backend, &next, None, None, &options())
+        .await
+        .expect("the readable table is applied");
+    assert!(
+        report.steps.iter().all(|s| s.table == tref("b")) && report.applied() > 0,
+        "{:?}",
+        report.steps
+    );
+    assert!(
+        lake.read(&tref("b"))
+            .await
+            .unwrap()
+            .column("added")
+            .is_some()
+    );
     // an empty newest commit: refused too, never "a warning"
     std::fs::write(&newest, "").unwrap();
     let plan = lake.plan(&next).await;
     let a = plan.tables.iter().find(|t| t.table == tref("a")).unwrap();
-    let Outcome::Rejected { failures } = &a.outcome else { panic!("a is refused: {:?}", a.outcome) };
-    assert!(failures[0].message.contains("is empty"), "{}", failures[0].message);
+    let Outcome::Rejected { failures } = &a.outcome else {
+        panic!("a is refused: {:?}", a.outcome)
+    };
+    assert!(
+        failures[0].message.contains("is empty"),
+        "{}",
+        failures[0].message
+    );
 }
 
 #[tokio::test]
@@ -400,13 +733,30 @@ async fn plan_read_and_validate_write_nothing() {
     let spec = dir.path().join("spec.yaml");
     std::fs::write(&spec, format!("{SCHEMA}{}", table("t", TWO))).unwrap();
     let s = spec.to_str().unwrap();
-    for args in [vec!["plan", "-f", s], vec!["read", "-f", s, "-o", "/dev/null"], vec!["validate", "-f", s]] {
+    for args in [
+        vec!["plan", "-f", s],
+        vec!["read", "-f", s, "-o", "/dev/null"],
+        vec!["validate", "-f", s],
+    ] {
         let out = run(dir.path(), &args, None);
-        assert!(out.status.code().is_some_and(|c| c <= 2), "{args:?}: {}", text(&out));
-        assert!(!dir.path().join("lake").exists(), "{args:?} created the lake root");
+        assert!(
+            out.status.code().is_some_and(|c| c <= 2),
+            "{args:?}: {}",
+            text(&out)
+        );
+        assert!(
+            !dir.path().join("lake").exists(),
+            "{args:?} created the lake root"
+        );
     }
     let backend = LakeBackend::open(dir.path().join("lake").to_str().unwrap()).unwrap();
-    let plan = read_and_plan(&backend, &manifests(&format!("{SCHEMA}{}", table("t", TWO)))).await.unwrap().0;
+    let plan = read_and_plan(
+        &backend,
+        &manifests(&format!("{SCHEMA}{}", table("t", TWO))),
+    )
+    .await
+    .unwrap()
+    .0;
     assert_eq!(plan.summary.add, 1);
     assert!(!dir.path().join("lake").exists());
 }
@@ -415,22 +765,50 @@ async fn plan_read_and_validate_write_nothing() {
 async fn the_cli_keeps_to_the_targets_allow_list_and_import_to_the_root() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("config.yaml");
-    std::fs::write(&config, "targets:\n  lake:\n    lake: {root: ./lake}\n    schemas: [\"dev\"]\n").unwrap();
+    std::fs::write(
+        &config,
+        "targets:\n  lake:\n    lake: {root: ./lake}\n    schemas: [\"dev\"]\n",
+    )
+    .unwrap();
     let spec = dir.path().join("spec.yaml");
     std::fs::write(&spec, format!("{SCHEMA}{}", table("t", TWO))).unwrap();
     let (c, s) = (config.to_str().unwrap(), spec.to_str().unwrap());
     for cmd in ["plan", "apply"] {
         let out = run(dir.path(), &["--config", c, cmd, "-f", s], None);
         assert_eq!(out.status.code(), Some(1), "{cmd}: {}", text(&out));
-        assert!(text(&out).contains("may not touch main.sales"), "{cmd}: {}", text(&out));
+        assert!(
+            text(&out).contains("may not touch main.sales"),
+            "{cmd}: {}",
+            text(&out)
+        );
     }
     assert!(!dir.path().join("lake").exists(), "nothing was written");
     for schema in ["../etc.x", "main...", "main./x", "..\\x.y"] {
-        let out = run(dir.path(), &["import", "--schema", schema, "-o", "out"], None);
+        let out = run(
+            dir.path(),
+            &["import", "--schema", schema, "-o", "out"],
+            None,
+        );
         assert_eq!(out.status.code(), Some(1), "{schema}: {}", text(&out));
     }
-    let out = run(dir.path(), &["--config", c, "import", "--schema", "main.sales", "-o", "out"], None);
-    assert!(text(&out).contains("may not touch main.sales"), "{}", text(&out));
+    let out = run(
+        dir.path(),
+        &[
+            "--config",
+            c,
+            "import",
+            "--schema",
+            "main.sales",
+            "-o",
+            "out",
+        ],
+        None,
+    );
+    assert!(
+        text(&out).contains("may not touch main.sales"),
+        "{}",
+        text(&out)
+    );
 }
 
 /// A name of the longest length allowed is created, rewritten (staged) and dropped.
@@ -438,12 +816,26 @@ async fn the_cli_keeps_to_the_targets_allow_list_and_import_to_the_root() {
 async fn a_table_with_the_longest_name_allowed_can_be_rewritten_and_dropped() {
     let lake = Lake::new();
     let name = "t".repeat(delta_operator::model::names::MAX_TABLE_NAME_BYTES);
-    let doc = |body: &str| format!("{STRICT_SCHEMA}---\napiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {{name: long}}\nspec:\n  schemaRef: sales\n  name: {name}\n{body}\n");
+    let doc = |body: &str| {
+        format!(
+            "{STRICT_SCHEMA}---\napiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {{name: long}}\nspec:\n  schemaRef: sales\n  name: {name}\n{body}\n"
+        )
+    };
     lake.apply(&manifests(&doc(TWO)), false).await.unwrap();
     let t = delta_operator::model::TableRef::new("main", "sales", &name);
     write_rows(&lake.url(&t), &[1, 2, 3]).await.ok();
-    lake.apply(&manifests(&doc("  columns:\n    - {name: id, type: int}\n    - {name: v, type: string}")), true).await.unwrap();
-    assert_eq!(lake.read(&t).await.unwrap().column("id").unwrap().data_type, DataType::Int);
+    lake.apply(
+        &manifests(&doc(
+            "  columns:\n    - {name: id, type: int}\n    - {name: v, type: string}",
+        )),
+        true,
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        lake.read(&t).await.unwrap().column("id").unwrap().data_type,
+        DataType::Int
+    );
     // dropped as an orphan of the strict schema
     lake.apply(&manifests(STRICT_SCHEMA), true).await.unwrap();
     assert!(lake.read(&t).await.is_none());

@@ -15,25 +15,39 @@ use support::warehouse::env;
 /// One statement through the Statement Execution API, waited for; panics unless it succeeds.
 fn sql(statement: &str) {
     let body = serde_json::json!({"statement": statement, "warehouse_id": env("DATABRICKS_WAREHOUSE_ID"), "wait_timeout": "50s"});
-    let v: serde_json::Value = http::blocking_post(&format!("{}/api/2.0/sql/statements", env("DATABRICKS_HOST")), &env("DATABRICKS_TOKEN"), &body);
+    let v: serde_json::Value = http::blocking_post(
+        &format!("{}/api/2.0/sql/statements", env("DATABRICKS_HOST")),
+        &env("DATABRICKS_TOKEN"),
+        &body,
+    );
     assert_eq!(v["status"]["state"], "SUCCEEDED", "{statement}: {v}");
 }
 
 /// The emulator's admin endpoint (fault knobs).
 fn faults(body: serde_json::Value) {
-    let _: serde_json::Value = http::blocking_post(&format!("{}/_emulator/faults", env("WAREHOUSE_URL")), "", &body);
+    let _: serde_json::Value = http::blocking_post(
+        &format!("{}/_emulator/faults", env("WAREHOUSE_URL")),
+        "",
+        &body,
+    );
 }
 
 mod http {
     /// A blocking JSON POST (a runtime per call keeps the test free of async plumbing).
     pub fn blocking_post(url: &str, token: &str, body: &serde_json::Value) -> serde_json::Value {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
         rt.block_on(async {
             let mut req = ::reqwest::Client::new().post(url).json(body);
             if !token.is_empty() {
                 req = req.bearer_auth(token);
             }
-            let resp = req.send().await.unwrap_or_else(|e| panic!("POST {url}: {e}"));
+            let resp = req
+                .send()
+                .await
+                .unwrap_or_else(|e| panic!("POST {url}: {e}"));
             let status = resp.status();
             let text = resp.text().await.unwrap();
             assert!(status.is_success(), "POST {url}: HTTP {status}: {text}");
@@ -53,8 +67,15 @@ fn examples_in(catalog: &str, dir: &Path) {
 }
 
 fn run(args: &[&str]) -> (i32, String, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_delta-operator")).args(args).output().expect("run the binary");
-    (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+    let o = Command::new(env!("CARGO_BIN_EXE_delta-operator"))
+        .args(args)
+        .output()
+        .expect("run the binary");
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
 }
 
 #[test]
@@ -81,19 +102,34 @@ fn plan_apply_plan_with_a_databricks_target_as_the_readme_shows() {
 
     let (code, out, err) = run(&["plan", "-f", f, "--config", c]);
     assert_eq!(code, 2, "changes → exit 2\n{out}\n{err}");
-    assert!(out.contains(&format!("{catalog}.sales.orders")) && out.contains("+ create"), "{out}");
-    assert!(out.contains("Plan: 2 to add, 0 to change, 0 to destroy"), "{out}");
+    assert!(
+        out.contains(&format!("{catalog}.sales.orders")) && out.contains("+ create"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Plan: 2 to add, 0 to change, 0 to destroy"),
+        "{out}"
+    );
 
     let (code, out, err) = run(&["apply", "-f", f, "--config", c]);
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(out.contains("CREATE TABLE") && out.contains("ok"), "{out}");
-    assert!(out.contains("statement "), "each applied step names its statement id: {out}");
+    assert!(
+        out.contains("statement "),
+        "each applied step names its statement id: {out}"
+    );
 
     // a stopped warehouse is started for the read, and the output says so
     faults(serde_json::json!({"warehouse_state": "STOPPED", "warehouse_start_seconds": 1}));
     let (code, out, err) = run(&["plan", "-f", f, "--config", c]);
     faults(serde_json::json!({"warehouse_state": "RUNNING"}));
     assert_eq!(code, 0, "no changes → exit 0\n{out}\n{err}");
-    assert!(out.contains("Plan: 0 to add, 0 to change, 0 to destroy"), "{out}");
-    assert!(err.contains("warehouse starting"), "the read waited for the warehouse and said so: {err}");
+    assert!(
+        out.contains("Plan: 0 to add, 0 to change, 0 to destroy"),
+        "{out}"
+    );
+    assert!(
+        err.contains("warehouse starting"),
+        "the read waited for the warehouse and said so: {err}"
+    );
 }

@@ -8,12 +8,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use delta_operator::backend::databricks::DatabricksBackend;
 use delta_operator::backend::databricks::auth::{Credentials, Secret};
 use delta_operator::backend::databricks::client::{ClientConfig, ClientError, DatabricksClient};
-use delta_operator::backend::databricks::DatabricksBackend;
 use delta_operator::backend::{Backend, BackendError};
 use delta_operator::model::{SchemaRef, TableRef};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
@@ -60,7 +60,9 @@ impl Server {
         let l = log.clone();
         tokio::spawn(async move {
             loop {
-                let Ok((sock, _)) = listener.accept().await else { return };
+                let Ok((sock, _)) = listener.accept().await else {
+                    return;
+                };
                 let (h, l) = (handler.clone(), l.clone());
                 tokio::spawn(async move { serve(sock, h, l).await });
             }
@@ -73,7 +75,10 @@ impl Server {
     }
 
     fn count(&self, method: &str, path: &str) -> usize {
-        self.requests().iter().filter(|r| r.method == method && r.path == path).count()
+        self.requests()
+            .iter()
+            .filter(|r| r.method == method && r.path == path)
+            .count()
     }
 }
 
@@ -93,7 +98,10 @@ async fn serve(mut sock: tokio::net::TcpStream, handler: Handler, log: Arc<Mutex
     let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
     let mut lines = head.lines();
     let first: Vec<&str> = lines.next().unwrap_or_default().split(' ').collect();
-    let (method, target) = (first[0].to_string(), first.get(1).copied().unwrap_or("/").to_string());
+    let (method, target) = (
+        first[0].to_string(),
+        first.get(1).copied().unwrap_or("/").to_string(),
+    );
     let mut len = 0usize;
     let mut authorization = String::new();
     for l in lines {
@@ -116,7 +124,14 @@ async fn serve(mut sock: tokio::net::TcpStream, handler: Handler, log: Arc<Mutex
         Some((p, q)) => (p.to_string(), q.to_string()),
         None => (target.clone(), String::new()),
     };
-    let req = Req { method, path, query, authorization, body, at: Instant::now() };
+    let req = Req {
+        method,
+        path,
+        query,
+        authorization,
+        body,
+        at: Instant::now(),
+    };
     log.lock().expect("log").push(req.clone());
     let (status, headers, body) = match handler(&req) {
         Reply::Json(s, v) => (s, vec![], v),
@@ -127,7 +142,11 @@ async fn serve(mut sock: tokio::net::TcpStream, handler: Handler, log: Arc<Mutex
         }
     };
     let text = body.to_string();
-    let mut out = format!("HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\nx-request-id: req-{}\r\n", text.len(), log.lock().expect("log").len());
+    let mut out = format!(
+        "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\nx-request-id: req-{}\r\n",
+        text.len(),
+        log.lock().expect("log").len()
+    );
     for (k, v) in headers {
         out.push_str(&format!("{k}: {v}\r\n"));
     }
@@ -211,21 +230,48 @@ async fn failed_statement_surfaces_verbatim_with_advice() {
     })
     .await;
     let c = client(&s.url);
-    let err = c.execute("SELECT * FROM main.nope.t", &quiet).await.expect_err("fails");
+    let err = c
+        .execute("SELECT * FROM main.nope.t", &quiet)
+        .await
+        .expect_err("fails");
     let b: BackendError = err.into();
     assert!(b.is_permanent());
     let text = b.to_string();
-    assert!(text.starts_with(message), "the workspace's words come first, unchanged:\n{text}");
-    assert!(text.contains("error_code BAD_REQUEST · SQLSTATE 42P01 · statement 01ef-fail · request id req-2"), "{text}");
-    assert!(text.contains("\n\nadvice: Databricks reports a missing table, schema or catalog"), "{text}");
-    assert_eq!(s.count("POST", STATEMENTS), 1, "a FAILED statement is not resent");
+    assert!(
+        text.starts_with(message),
+        "the workspace's words come first, unchanged:\n{text}"
+    );
+    assert!(
+        text.contains(
+            "error_code BAD_REQUEST · SQLSTATE 42P01 · statement 01ef-fail · request id req-2"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("\n\nadvice: Databricks reports a missing table, schema or catalog"),
+        "{text}"
+    );
+    assert_eq!(
+        s.count("POST", STATEMENTS),
+        1,
+        "a FAILED statement is not resent"
+    );
 }
 
 #[tokio::test]
 async fn unknown_failures_get_no_advice() {
     let s = with_statements(|_| Reply::Json(200, json!({"statement_id": "x", "status": {"state": "FAILED", "error": {"error_code": "UNKNOWN", "message": "[BRAND_NEW_CLASS] something"}}}))).await;
-    let text = BackendError::from(client(&s.url).execute("ALTER TABLE t SET TBLPROPERTIES ('a'='b')", &quiet).await.expect_err("fails")).to_string();
-    assert!(text.starts_with("[BRAND_NEW_CLASS] something\n(error_code UNKNOWN"), "{text}");
+    let text = BackendError::from(
+        client(&s.url)
+            .execute("ALTER TABLE t SET TBLPROPERTIES ('a'='b')", &quiet)
+            .await
+            .expect_err("fails"),
+    )
+    .to_string();
+    assert!(
+        text.starts_with("[BRAND_NEW_CLASS] something\n(error_code UNKNOWN"),
+        "{text}"
+    );
     assert!(!text.contains("advice"), "{text}");
 }
 
@@ -250,13 +296,38 @@ async fn pending_running_succeeded_with_three_chunks() {
         }
     })
     .await;
-    let r = client(&s.url).execute("SELECT n FROM range(3)", &quiet).await.expect("succeeds");
+    let r = client(&s.url)
+        .execute("SELECT n FROM range(3)", &quiet)
+        .await
+        .expect("succeeds");
     assert_eq!(r.columns, vec!["n".to_string()]);
-    assert_eq!(r.rows, vec![vec![Some("1".to_string())], vec![Some("2".to_string())], vec![Some("3".to_string())]]);
-    assert_eq!(polls.load(Ordering::SeqCst), 4, "PENDING, RUNNING, RUNNING, SUCCEEDED");
-    assert_eq!(s.count("GET", "/api/2.0/sql/statements/01ef-chunks/result/chunks/1"), 1);
-    assert_eq!(s.count("GET", "/api/2.0/sql/statements/01ef-chunks/result/chunks/2"), 1);
-    let post = s.requests().into_iter().find(|r| r.method == "POST").expect("a POST").json();
+    assert_eq!(
+        r.rows,
+        vec![
+            vec![Some("1".to_string())],
+            vec![Some("2".to_string())],
+            vec![Some("3".to_string())]
+        ]
+    );
+    assert_eq!(
+        polls.load(Ordering::SeqCst),
+        4,
+        "PENDING, RUNNING, RUNNING, SUCCEEDED"
+    );
+    assert_eq!(
+        s.count("GET", "/api/2.0/sql/statements/01ef-chunks/result/chunks/1"),
+        1
+    );
+    assert_eq!(
+        s.count("GET", "/api/2.0/sql/statements/01ef-chunks/result/chunks/2"),
+        1
+    );
+    let post = s
+        .requests()
+        .into_iter()
+        .find(|r| r.method == "POST")
+        .expect("a POST")
+        .json();
     assert_eq!(post["warehouse_id"], "wh1");
     assert_eq!(post["on_wait_timeout"], "CONTINUE");
     assert_eq!(post["disposition"], "INLINE");
@@ -276,12 +347,26 @@ async fn retry_after_on_429_is_honoured() {
         }
     })
     .await;
-    let r = client(&s.url).execute("ALTER TABLE t SET TBLPROPERTIES ('a' = 'b')", &quiet).await.expect("succeeds after the wait");
+    let r = client(&s.url)
+        .execute("ALTER TABLE t SET TBLPROPERTIES ('a' = 'b')", &quiet)
+        .await
+        .expect("succeeds after the wait");
     assert_eq!(r.statement_id, "ok");
-    let posts: Vec<Req> = s.requests().into_iter().filter(|r| r.path == STATEMENTS).collect();
-    assert_eq!(posts.len(), 2, "a 429 was not accepted, so even a write is sent again");
+    let posts: Vec<Req> = s
+        .requests()
+        .into_iter()
+        .filter(|r| r.path == STATEMENTS)
+        .collect();
+    assert_eq!(
+        posts.len(),
+        2,
+        "a 429 was not accepted, so even a write is sent again"
+    );
     let waited = posts[1].at - posts[0].at;
-    assert!(waited >= Duration::from_secs(1), "waited {waited:?}, Retry-After said 1 s");
+    assert!(
+        waited >= Duration::from_secs(1),
+        "waited {waited:?}, Retry-After said 1 s"
+    );
 }
 
 #[tokio::test]
@@ -296,16 +381,34 @@ async fn unavailable_503_is_retried_then_succeeds() {
         }
     })
     .await;
-    client(&s.url).execute("SELECT 1", &quiet).await.expect("succeeds");
+    client(&s.url)
+        .execute("SELECT 1", &quiet)
+        .await
+        .expect("succeeds");
     assert_eq!(s.count("POST", STATEMENTS), 3);
 }
 
 #[tokio::test]
 async fn retries_stop_at_the_budget() {
-    let s = with_statements(|_| Reply::With(429, vec![("retry-after", "30".into())], json!({"error_code": "REQUEST_LIMIT_EXCEEDED", "message": "slow down"}))).await;
+    let s = with_statements(|_| {
+        Reply::With(
+            429,
+            vec![("retry-after", "30".into())],
+            json!({"error_code": "REQUEST_LIMIT_EXCEEDED", "message": "slow down"}),
+        )
+    })
+    .await;
     let started = Instant::now();
-    let err = BackendError::from(client(&s.url).execute("SELECT 1", &quiet).await.expect_err("gives up"));
-    assert!(started.elapsed() < Duration::from_secs(5), "a Retry-After beyond the 10 s budget is not waited for");
+    let err = BackendError::from(
+        client(&s.url)
+            .execute("SELECT 1", &quiet)
+            .await
+            .expect_err("gives up"),
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "a Retry-After beyond the 10 s budget is not waited for"
+    );
     assert!(!err.is_permanent(), "rate limiting is transient");
     assert!(err.to_string().starts_with("slow down"), "{err}");
 }
@@ -314,8 +417,18 @@ async fn retries_stop_at_the_budget() {
 async fn dropped_connection_on_a_select_is_retried() {
     let n = Arc::new(AtomicUsize::new(0));
     let m = n.clone();
-    let s = with_statements(move |_| if m.fetch_add(1, Ordering::SeqCst) == 0 { Reply::Drop } else { Reply::Json(200, succeeded("ok", vec![vec!["7"]])) }).await;
-    let r = client(&s.url).execute("SELECT 7", &quiet).await.expect("a read is sent again");
+    let s = with_statements(move |_| {
+        if m.fetch_add(1, Ordering::SeqCst) == 0 {
+            Reply::Drop
+        } else {
+            Reply::Json(200, succeeded("ok", vec![vec!["7"]]))
+        }
+    })
+    .await;
+    let r = client(&s.url)
+        .execute("SELECT 7", &quiet)
+        .await
+        .expect("a read is sent again");
     assert_eq!(r.rows, vec![vec![Some("7".to_string())]]);
     assert_eq!(s.count("POST", STATEMENTS), 2);
 }
@@ -323,7 +436,10 @@ async fn dropped_connection_on_a_select_is_retried() {
 #[tokio::test]
 async fn dropped_connection_on_an_alter_is_not_resent() {
     let s = with_statements(|_| Reply::Drop).await;
-    let err = client(&s.url).execute("ALTER TABLE `main`.`s`.`t` DROP COLUMN `x`", &quiet).await.expect_err("fails");
+    let err = client(&s.url)
+        .execute("ALTER TABLE `main`.`s`.`t` DROP COLUMN `x`", &quiet)
+        .await
+        .expect_err("fails");
     assert!(matches!(err, ClientError::MayHaveRun(_)), "{err:?}");
     assert!(err.to_string().contains("it may have run"), "{err}");
     assert_eq!(s.count("POST", STATEMENTS), 1, "never sent twice");
@@ -343,9 +459,15 @@ async fn oauth_token_is_fetched_once_cached_and_refreshed() {
     })
     .await;
     let mut c = cfg(&s.url);
-    c.credentials = Credentials::OAuth { client_id: "sp-id".into(), client_secret: Secret::new("sp-secret") };
+    c.credentials = Credentials::OAuth {
+        client_id: "sp-id".into(),
+        client_secret: Secret::new("sp-secret"),
+    };
     let debug = format!("{c:?}");
-    assert!(!debug.contains("sp-secret") && !debug.contains("dapi"), "{debug}");
+    assert!(
+        !debug.contains("sp-secret") && !debug.contains("dapi"),
+        "{debug}"
+    );
     let c = DatabricksClient::new(c).expect("client");
     c.execute("SELECT 1", &quiet).await.expect("ok");
     c.execute("SELECT 2", &quiet).await.expect("ok");
@@ -354,25 +476,46 @@ async fn oauth_token_is_fetched_once_cached_and_refreshed() {
     c.execute("SELECT 3", &quiet).await.expect("ok");
     assert_eq!(c.token_fetches(), 2, "refreshed after expiry");
     let reqs = s.requests();
-    let token_req = reqs.iter().find(|r| r.path == "/oidc/v1/token").expect("token request");
+    let token_req = reqs
+        .iter()
+        .find(|r| r.path == "/oidc/v1/token")
+        .expect("token request");
     // HTTP Basic with the client id and secret; the form asks for client_credentials and all-apis
     assert_eq!(token_req.authorization, "Basic c3AtaWQ6c3Atc2VjcmV0");
-    assert!(token_req.body.contains("grant_type=client_credentials") && token_req.body.contains("scope=all-apis"), "{}", token_req.body);
-    let bearers: Vec<&str> = reqs.iter().filter(|r| r.path == STATEMENTS).map(|r| r.authorization.as_str()).collect();
-    assert_eq!(bearers, vec!["Bearer tok-1", "Bearer tok-1", "Bearer tok-2"]);
+    assert!(
+        token_req.body.contains("grant_type=client_credentials")
+            && token_req.body.contains("scope=all-apis"),
+        "{}",
+        token_req.body
+    );
+    let bearers: Vec<&str> = reqs
+        .iter()
+        .filter(|r| r.path == STATEMENTS)
+        .map(|r| r.authorization.as_str())
+        .collect();
+    assert_eq!(
+        bearers,
+        vec!["Bearer tok-1", "Bearer tok-1", "Bearer tok-2"]
+    );
 }
 
 #[tokio::test]
 async fn stopped_warehouse_is_started_and_waited_for() {
     // STOPPED until started, then STARTING twice, then RUNNING
-    let states = Arc::new(Mutex::new(VecDeque::from(["STARTING", "STARTING", "RUNNING"])));
+    let states = Arc::new(Mutex::new(VecDeque::from([
+        "STARTING", "STARTING", "RUNNING",
+    ])));
     let started = Arc::new(AtomicUsize::new(0));
     let (st, go) = (states.clone(), started.clone());
     let s = Server::start(move |r| match (r.method.as_str(), r.path.as_str()) {
         ("GET", WH) if go.load(Ordering::SeqCst) == 0 => Reply::Json(200, warehouse("STOPPED")),
         ("GET", WH) => {
             let mut q = st.lock().expect("states");
-            let now = if q.len() > 1 { q.pop_front().unwrap_or("RUNNING") } else { q[0] };
+            let now = if q.len() > 1 {
+                q.pop_front().unwrap_or("RUNNING")
+            } else {
+                q[0]
+            };
             Reply::Json(200, warehouse(now))
         }
         ("POST", "/api/2.0/sql/warehouses/wh1/start") => {
@@ -385,13 +528,30 @@ async fn stopped_warehouse_is_started_and_waited_for() {
     let seen = Arc::new(Mutex::new(Vec::<String>::new()));
     let sink = seen.clone();
     let progress = move |m: &str| sink.lock().expect("seen").push(m.to_string());
-    client(&s.url).execute("SELECT 1", &progress).await.expect("runs once the warehouse is up");
+    client(&s.url)
+        .execute("SELECT 1", &progress)
+        .await
+        .expect("runs once the warehouse is up");
     assert_eq!(started.load(Ordering::SeqCst), 1, "started once");
     let seen = seen.lock().expect("seen").clone();
-    assert!(!seen.is_empty() && seen.iter().all(|m| m.starts_with("warehouse starting")), "{seen:?}");
-    let first_post = s.requests().iter().position(|r| r.path == STATEMENTS).expect("a statement");
-    let last_wh = s.requests().iter().rposition(|r| r.path == WH).expect("warehouse polls");
-    assert!(last_wh < first_post, "the statement is sent once the warehouse runs");
+    assert!(
+        !seen.is_empty() && seen.iter().all(|m| m.starts_with("warehouse starting")),
+        "{seen:?}"
+    );
+    let first_post = s
+        .requests()
+        .iter()
+        .position(|r| r.path == STATEMENTS)
+        .expect("a statement");
+    let last_wh = s
+        .requests()
+        .iter()
+        .rposition(|r| r.path == WH)
+        .expect("warehouse polls");
+    assert!(
+        last_wh < first_post,
+        "the statement is sent once the warehouse runs"
+    );
 }
 
 #[tokio::test]
@@ -403,7 +563,11 @@ async fn warehouse_that_never_starts_times_out() {
     .await;
     let mut c = cfg(&s.url);
     c.warehouse_start_timeout = Duration::from_millis(200);
-    let err = DatabricksClient::new(c).expect("client").execute("SELECT 1", &quiet).await.expect_err("times out");
+    let err = DatabricksClient::new(c)
+        .expect("client")
+        .execute("SELECT 1", &quiet)
+        .await
+        .expect_err("times out");
     assert!(err.to_string().contains("did not start within"), "{err}");
     assert_eq!(s.count("POST", STATEMENTS), 0, "nothing was sent");
 }
@@ -412,13 +576,30 @@ async fn warehouse_that_never_starts_times_out() {
 async fn running_warehouse_that_refuses_is_reported_at_once() {
     let s = with_statements(|_| Reply::Json(200, json!({"statement_id": "r1", "status": {"state": "FAILED", "error": {"error_code": "INTERNAL_ERROR", "message": "Statement could not be processed by the warehouse."}}}))).await;
     let started = Instant::now();
-    let err = BackendError::from(client(&s.url).execute("SELECT 1", &quiet).await.expect_err("refused"));
-    assert!(started.elapsed() < Duration::from_secs(2), "no waiting for a warehouse that runs");
+    let err = BackendError::from(
+        client(&s.url)
+            .execute("SELECT 1", &quiet)
+            .await
+            .expect_err("refused"),
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "no waiting for a warehouse that runs"
+    );
     let text = err.to_string();
-    assert!(text.starts_with("Statement could not be processed by the warehouse."), "{text}");
-    assert!(text.contains("advice: The warehouse is stopped or cannot start"), "{text}");
+    assert!(
+        text.starts_with("Statement could not be processed by the warehouse."),
+        "{text}"
+    );
+    assert!(
+        text.contains("advice: The warehouse is stopped or cannot start"),
+        "{text}"
+    );
     assert_eq!(s.count("POST", STATEMENTS), 1);
-    assert!(s.count("GET", WH) >= 2, "the Warehouses API was asked after the refusal");
+    assert!(
+        s.count("GET", WH) >= 2,
+        "the Warehouses API was asked after the refusal"
+    );
 }
 
 #[tokio::test]
@@ -431,14 +612,20 @@ async fn cancel_cancels_the_running_statement() {
             k.fetch_add(1, Ordering::SeqCst);
             Reply::Json(200, json!({}))
         }
-        (_, "/api/2.0/sql/statements/long") if k.load(Ordering::SeqCst) > 0 => Reply::Json(200, state("long", "CANCELED")),
+        (_, "/api/2.0/sql/statements/long") if k.load(Ordering::SeqCst) > 0 => {
+            Reply::Json(200, state("long", "CANCELED"))
+        }
         _ => Reply::Json(200, state("long", "RUNNING")),
     })
     .await;
     let c = Arc::new(client(&s.url));
     assert_eq!(c.cancel().await, "no statement is running");
     let runner = c.clone();
-    let task = tokio::spawn(async move { runner.execute("CREATE OR REPLACE TABLE t AS SELECT 1", &quiet).await });
+    let task = tokio::spawn(async move {
+        runner
+            .execute("CREATE OR REPLACE TABLE t AS SELECT 1", &quiet)
+            .await
+    });
     tokio::time::sleep(Duration::from_millis(100)).await;
     let said = c.cancel().await;
     assert!(said.contains("cancel statement long"), "{said}");
@@ -462,10 +649,21 @@ async fn reads_are_batched_per_schema() {
     const N: usize = 200;
     let s = with_statements(|r| match (r.method.as_str(), r.path.as_str()) {
         ("GET", "/api/2.1/unity-catalog/tables") => {
-            assert!(r.query.contains("catalog_name=main") && r.query.contains("schema_name=sales"), "{}", r.query);
+            assert!(
+                r.query.contains("catalog_name=main") && r.query.contains("schema_name=sales"),
+                "{}",
+                r.query
+            );
             // pages of 50; the last page has no next_page_token
-            let page: usize = r.query.split('&').find_map(|kv| kv.strip_prefix("page_token=")).and_then(|t| t.parse().ok()).unwrap_or(0);
-            let tables: Vec<Value> = (page * 50..(page + 1) * 50).map(|i| table_info(&format!("t{i:03}"), 3)).collect();
+            let page: usize = r
+                .query
+                .split('&')
+                .find_map(|kv| kv.strip_prefix("page_token="))
+                .and_then(|t| t.parse().ok())
+                .unwrap_or(0);
+            let tables: Vec<Value> = (page * 50..(page + 1) * 50)
+                .map(|i| table_info(&format!("t{i:03}"), 3))
+                .collect();
             let mut body = json!({"tables": tables});
             if (page + 1) * 50 < N {
                 body["next_page_token"] = json!((page + 1).to_string());
@@ -473,15 +671,35 @@ async fn reads_are_batched_per_schema() {
             Reply::Json(200, body)
         }
         ("POST", STATEMENTS) => {
-            let sql = r.json()["statement"].as_str().unwrap_or_default().to_string();
+            let sql = r.json()["statement"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
             assert!(sql.contains("information_schema.table_tags"), "{sql}");
-            Reply::Json(200, succeeded("tags", vec![vec!["table_tag", "t007", "", "domain", "sales"], vec!["grant", "t007", "", "analysts", "SELECT"]]))
+            Reply::Json(
+                200,
+                succeeded(
+                    "tags",
+                    vec![
+                        vec!["table_tag", "t007", "", "domain", "sales"],
+                        vec!["grant", "t007", "", "analysts", "SELECT"],
+                    ],
+                ),
+            )
         }
-        _ => Reply::Json(404, json!({"error_code": "NOT_FOUND", "message": r.path.clone()})),
+        _ => Reply::Json(
+            404,
+            json!({"error_code": "NOT_FOUND", "message": r.path.clone()}),
+        ),
     })
     .await;
-    let b = DatabricksBackend::new(cfg(&s.url)).expect("backend").with_share_window(Duration::ZERO);
-    let refs: Vec<TableRef> = (0..N).map(|i| TableRef::new("main", "sales", &format!("t{i:03}"))).chain([TableRef::new("main", "sales", "missing")]).collect();
+    let b = DatabricksBackend::new(cfg(&s.url))
+        .expect("backend")
+        .with_share_window(Duration::ZERO);
+    let refs: Vec<TableRef> = (0..N)
+        .map(|i| TableRef::new("main", "sales", &format!("t{i:03}")))
+        .chain([TableRef::new("main", "sales", "missing")])
+        .collect();
     let first = b.read(&refs).await.expect("reads");
     assert_eq!(first.iter().filter(|t| t.is_some()).count(), N);
     assert!(first[N].is_none());
@@ -495,14 +713,29 @@ async fn reads_are_batched_per_schema() {
     // steady state: the same bounded cost again
     b.read(&refs).await.expect("reads");
     assert_eq!(b.statements(), 2);
-    assert_eq!(s.count("GET", "/api/2.1/unity-catalog/tables"), 2 * list_pages);
-    assert_eq!(b.list_schema(&SchemaRef { catalog: "main".into(), schema: "sales".into() }).await.expect("lists").len(), N);
+    assert_eq!(
+        s.count("GET", "/api/2.1/unity-catalog/tables"),
+        2 * list_pages
+    );
+    assert_eq!(
+        b.list_schema(&SchemaRef {
+            catalog: "main".into(),
+            schema: "sales".into()
+        })
+        .await
+        .expect("lists")
+        .len(),
+        N
+    );
 }
 
 #[tokio::test]
 async fn concurrent_reads_of_one_schema_share_one_read() {
     let s = with_statements(|r| match r.path.as_str() {
-        "/api/2.1/unity-catalog/tables" => Reply::Json(200, json!({"tables": [table_info("a", 1), table_info("b", 1)]})),
+        "/api/2.1/unity-catalog/tables" => Reply::Json(
+            200,
+            json!({"tables": [table_info("a", 1), table_info("b", 1)]}),
+        ),
         _ => Reply::Json(200, succeeded("tags", vec![])),
     })
     .await;
@@ -518,7 +751,9 @@ async fn concurrent_reads_of_one_schema_share_one_read() {
 #[tokio::test]
 async fn a_step_runs_as_its_sql_and_refreshes_the_next_read() {
     let s = with_statements(|r| match (r.method.as_str(), r.path.as_str()) {
-        ("GET", "/api/2.1/unity-catalog/tables") => Reply::Json(200, json!({"tables": [table_info("orders", 1)]})),
+        ("GET", "/api/2.1/unity-catalog/tables") => {
+            Reply::Json(200, json!({"tables": [table_info("orders", 1)]}))
+        }
         _ => Reply::Json(200, succeeded("s-1", vec![])),
     })
     .await;
@@ -528,26 +763,69 @@ async fn a_step_runs_as_its_sql_and_refreshes_the_next_read() {
     let step = delta_operator::plan::Step {
         number: 1,
         class: delta_operator::plan::RiskClass::Meta,
-        action: delta_operator::plan::Action::SetTableComment { comment: "it's ${x}\n✓".into() },
+        action: delta_operator::plan::Action::SetTableComment {
+            comment: "it's ${x}\n✓".into(),
+        },
         serves: vec![],
         warnings: vec![],
         notes: vec![],
         undo: None,
         est_bytes: None,
     };
-    let out = b.run(&delta_operator::backend::TableRun::unlocked(&t), &step, &quiet).await.expect("runs");
+    let out = b
+        .run(
+            &delta_operator::backend::TableRun::unlocked(&t),
+            &step,
+            &quiet,
+        )
+        .await
+        .expect("runs");
     assert_eq!(out.detail.as_deref(), Some("statement s-1"));
-    let sent: Vec<String> = s.requests().iter().filter(|r| r.path == STATEMENTS).map(|r| r.json()["statement"].as_str().unwrap_or_default().to_string()).collect();
-    assert_eq!(sent.last().map(String::as_str), Some("COMMENT ON TABLE `main`.`sales`.`orders` IS 'it\\'s $\\{x}\n✓'"));
+    let sent: Vec<String> = s
+        .requests()
+        .iter()
+        .filter(|r| r.path == STATEMENTS)
+        .map(|r| {
+            r.json()["statement"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        sent.last().map(String::as_str),
+        Some("COMMENT ON TABLE `main`.`sales`.`orders` IS 'it\\'s $\\{x}\n✓'")
+    );
     // the write made the shared read stale: the next read goes to the workspace again
     b.read(std::slice::from_ref(&t)).await.expect("reads");
     assert_eq!(s.count("GET", "/api/2.1/unity-catalog/tables"), 2);
     let rewrite = delta_operator::plan::Action::Rewrite {
-        rewrite: delta_operator::plan::steps::Rewrite { columns: vec![], partitioned_by: vec![], drops: vec![] },
+        rewrite: delta_operator::plan::steps::Rewrite {
+            columns: vec![],
+            partitioned_by: vec![],
+            drops: vec![],
+        },
         phase: delta_operator::plan::steps::RewritePhase::WriteOnce,
     };
     let sent_before = s.requests().iter().filter(|r| r.path == STATEMENTS).count();
-    let err = b.run(&delta_operator::backend::TableRun::unlocked(&t), &delta_operator::plan::Step { action: rewrite, ..step }, &quiet).await.expect_err("a rewrite of no columns");
-    assert!(matches!(&err, BackendError::Refused { message } if message.contains("empty")), "{err:?}");
-    assert_eq!(s.requests().iter().filter(|r| r.path == STATEMENTS).count(), sent_before, "refused before any statement is sent");
+    let err = b
+        .run(
+            &delta_operator::backend::TableRun::unlocked(&t),
+            &delta_operator::plan::Step {
+                action: rewrite,
+                ..step
+            },
+            &quiet,
+        )
+        .await
+        .expect_err("a rewrite of no columns");
+    assert!(
+        matches!(&err, BackendError::Refused { message } if message.contains("empty")),
+        "{err:?}"
+    );
+    assert_eq!(
+        s.requests().iter().filter(|r| r.path == STATEMENTS).count(),
+        sent_before,
+        "refused before any statement is sent"
+    );
 }

@@ -21,11 +21,11 @@ mod support;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use delta_operator::apply::{apply, ApplyReport, StepStatus};
-use delta_operator::backend::databricks::client::StatementResult;
-use delta_operator::backend::databricks::DatabricksBackend;
+use delta_operator::apply::{ApplyReport, StepStatus, apply};
 use delta_operator::backend::Backend;
-use delta_operator::engine::{read_and_plan, Inputs};
+use delta_operator::backend::databricks::DatabricksBackend;
+use delta_operator::backend::databricks::client::StatementResult;
+use delta_operator::engine::{Inputs, read_and_plan};
 use delta_operator::model::{DataType, ObservedTable, TableRef};
 use delta_operator::plan::render::text::render;
 use delta_operator::plan::{Plan, RiskClass};
@@ -41,8 +41,15 @@ struct Wh {
 
 impl Wh {
     async fn new(tag: &str) -> Wh {
-        let schema = format!("dr_{tag}_{}_{}", std::process::id(), SEQ.fetch_add(1, Ordering::SeqCst));
-        let wh = Wh { b: backend().with_share_window(Duration::ZERO), schema };
+        let schema = format!(
+            "dr_{tag}_{}_{}",
+            std::process::id(),
+            SEQ.fetch_add(1, Ordering::SeqCst)
+        );
+        let wh = Wh {
+            b: backend().with_share_window(Duration::ZERO),
+            schema,
+        };
         wh.sql(&format!("CREATE SCHEMA main.{}", wh.schema)).await;
         wh
     }
@@ -63,35 +70,79 @@ impl Wh {
         read_and_plan(&self.b, inputs).await.expect("read").0
     }
     async fn apply(&self, inputs: &Inputs, approve: bool) -> ApplyReport {
-        let id = if approve { Some(self.plan(inputs).await.id) } else { None };
-        apply(&self.b, inputs, None, id.as_deref(), &support::options()).await.map(|(_, r)| r).unwrap_or_else(|e| panic!("apply: {e}"))
+        let id = if approve {
+            Some(self.plan(inputs).await.id)
+        } else {
+            None
+        };
+        apply(&self.b, inputs, None, id.as_deref(), &support::options())
+            .await
+            .map(|(_, r)| r)
+            .unwrap_or_else(|e| panic!("apply: {e}"))
     }
     async fn sql(&self, s: &str) -> StatementResult {
-        self.b.client().execute(s, &|_: &str| {}).await.unwrap_or_else(|e| panic!("{s}: {e}"))
+        self.b
+            .client()
+            .execute(s, &|_: &str| {})
+            .await
+            .unwrap_or_else(|e| panic!("{s}: {e}"))
     }
     /// The first column of every row, as text.
     async fn col(&self, s: &str) -> Vec<String> {
-        self.sql(s).await.rows.into_iter().map(|r| r[0].clone().unwrap_or_else(|| "NULL".into())).collect()
+        self.sql(s)
+            .await
+            .rows
+            .into_iter()
+            .map(|r| r[0].clone().unwrap_or_else(|| "NULL".into()))
+            .collect()
     }
     async fn read(&self) -> ObservedTable {
-        self.b.read(&[self.t("t")]).await.expect("read").pop().flatten().expect("the table exists")
+        self.b
+            .read(&[self.t("t")])
+            .await
+            .expect("read")
+            .pop()
+            .flatten()
+            .expect("the table exists")
     }
     /// The staging copies of `t` left in the schema (one per run), as the read reports them.
     async fn staging_tables(&self) -> Vec<String> {
-        self.read().await.leftovers.iter().map(|l| l.location.rsplit('.').next().unwrap_or_default().to_string()).collect()
+        self.read()
+            .await
+            .leftovers
+            .iter()
+            .map(|l| {
+                l.location
+                    .rsplit('.')
+                    .next()
+                    .unwrap_or_default()
+                    .to_string()
+            })
+            .collect()
     }
 
     async fn version(&self) -> u64 {
-        self.b.version(&self.t("t")).await.expect("version").expect("a version")
+        self.b
+            .version(&self.t("t"))
+            .await
+            .expect("version")
+            .expect("a version")
     }
 }
 
 fn steps(plan: &Plan) -> Vec<(String, RiskClass)> {
-    plan.tables.iter().flat_map(|t| t.steps().iter().map(|s| (s.action.title(), s.class))).collect()
+    plan.tables
+        .iter()
+        .flat_map(|t| t.steps().iter().map(|s| (s.action.title(), s.class)))
+        .collect()
 }
 
 fn ok(report: &ApplyReport) {
-    if let Some(f) = report.steps.iter().find(|s| matches!(s.status, StepStatus::Failed { .. } | StepStatus::NotRun)) {
+    if let Some(f) = report
+        .steps
+        .iter()
+        .find(|s| matches!(s.status, StepStatus::Failed { .. } | StepStatus::NotRun))
+    {
         panic!("step not done: {f:#?}\n{report:#?}");
     }
 }
@@ -121,12 +172,20 @@ async fn seeded(wh: &Wh) {
         ROWS + 1
     ))
     .await;
-    wh.sql(&format!("ALTER TABLE {} SET TBLPROPERTIES ('other.team' = 'keep-me')", wh.q("t"))).await;
+    wh.sql(&format!(
+        "ALTER TABLE {} SET TBLPROPERTIES ('other.team' = 'keep-me')",
+        wh.q("t")
+    ))
+    .await;
 }
 
 /// SHA-256 of each row's kept values as JSON, in id order.
 async fn sums(wh: &Wh, exprs: &str) -> Vec<String> {
-    wh.col(&format!("SELECT sha2(to_json(struct({exprs})), 256) FROM {} ORDER BY id", wh.q("t"))).await
+    wh.col(&format!(
+        "SELECT sha2(to_json(struct({exprs})), 256) FROM {} ORDER BY id",
+        wh.q("t")
+    ))
+    .await
 }
 
 #[tokio::test]
@@ -136,37 +195,132 @@ async fn staged_casts_convert_only_what_they_mean_to_and_put_backs_restore_the_m
     const KEPT: &str = "id, amount, note, region, address.city, address IS NULL";
     let before = sums(&wh, KEPT).await;
     assert_eq!(before.len(), ROWS as usize);
-    let codes = wh.col(&format!("SELECT code FROM {} ORDER BY id", wh.q("t"))).await;
-    let zips = wh.col(&format!("SELECT CAST(address.zip AS STRING) FROM {} ORDER BY id", wh.q("t"))).await;
+    let codes = wh
+        .col(&format!("SELECT code FROM {} ORDER BY id", wh.q("t")))
+        .await;
+    let zips = wh
+        .col(&format!(
+            "SELECT CAST(address.zip AS STRING) FROM {} ORDER BY id",
+            wh.q("t")
+        ))
+        .await;
     let v_before = wh.version().await;
     // string → int is no widening (a rewrite on Databricks) and may lose values: staged;
     // the struct's zip int → string inside a struct whose fields are also reordered
     let v2 = wh.m(&V1
-        .replace("{name: code, type: string, comment: a number as text}", "{name: code, type: int, comment: a number as text}")
-        .replace("'struct<zip:int,city:string>'", "'struct<city:string,zip:string>'"));
+        .replace(
+            "{name: code, type: string, comment: a number as text}",
+            "{name: code, type: int, comment: a number as text}",
+        )
+        .replace(
+            "'struct<zip:int,city:string>'",
+            "'struct<city:string,zip:string>'",
+        ));
     let plan = wh.plan(&v2).await;
     let s = steps(&plan);
-    assert_eq!(s.first(), Some(&("STAGE rewritten data".to_string(), RiskClass::Rewrite)), "{}", render(&plan));
-    assert_eq!(s.get(1), Some(&("REPLACE TABLE (from itself, rows checked)".to_string(), RiskClass::Rewrite)), "{}", render(&plan));
-    assert_eq!(s.last(), Some(&("DROP staging".to_string(), RiskClass::Meta)), "{}", render(&plan));
+    assert_eq!(
+        s.first(),
+        Some(&("STAGE rewritten data".to_string(), RiskClass::Rewrite)),
+        "{}",
+        render(&plan)
+    );
+    assert_eq!(
+        s.get(1),
+        Some(&(
+            "REPLACE TABLE (from itself, rows checked)".to_string(),
+            RiskClass::Rewrite
+        )),
+        "{}",
+        render(&plan)
+    );
+    assert_eq!(
+        s.last(),
+        Some(&("DROP staging".to_string(), RiskClass::Meta)),
+        "{}",
+        render(&plan)
+    );
     let report = wh.apply(&v2, false).await;
     ok(&report);
-    assert!(report.steps[0].detail.as_deref().unwrap_or("").contains(&format!("staged {ROWS} rows")), "{:?}", report.steps[0]);
-    assert_eq!(report.steps[1].restore_point, Some(v_before), "the restore point is the version before the replace");
-    assert_eq!(sums(&wh, KEPT).await, before, "every kept value of every row is unchanged");
-    assert_eq!(wh.col(&format!("SELECT CAST(code AS STRING) FROM {} ORDER BY id", wh.q("t"))).await, codes, "the cast kept every code");
-    assert_eq!(wh.col(&format!("SELECT address.zip FROM {} ORDER BY id", wh.q("t"))).await, zips, "the struct was rebuilt by name");
+    assert!(
+        report.steps[0]
+            .detail
+            .as_deref()
+            .unwrap_or("")
+            .contains(&format!("staged {ROWS} rows")),
+        "{:?}",
+        report.steps[0]
+    );
+    assert_eq!(
+        report.steps[1].restore_point,
+        Some(v_before),
+        "the restore point is the version before the replace"
+    );
+    assert_eq!(
+        sums(&wh, KEPT).await,
+        before,
+        "every kept value of every row is unchanged"
+    );
+    assert_eq!(
+        wh.col(&format!(
+            "SELECT CAST(code AS STRING) FROM {} ORDER BY id",
+            wh.q("t")
+        ))
+        .await,
+        codes,
+        "the cast kept every code"
+    );
+    assert_eq!(
+        wh.col(&format!(
+            "SELECT address.zip FROM {} ORDER BY id",
+            wh.q("t")
+        ))
+        .await,
+        zips,
+        "the struct was rebuilt by name"
+    );
     let live = wh.read().await;
     assert_eq!(live.column("code").expect("code").data_type, DataType::Int);
-    assert_eq!(live.column("address").expect("address").data_type.to_string(), "struct<city:string,zip:string>");
-    assert_eq!(live.column("id").expect("id").comment.as_deref(), Some("the key"));
-    assert_eq!(live.column("amount").expect("amount").comment.as_deref(), Some("in cents"), "a copied column keeps its comment");
-    assert_eq!(live.column("code").expect("code").comment.as_deref(), Some("a number as text"), "a converted column's comment put back");
-    assert_eq!(live.checks.len(), 1, "the CHECK put back: {:?}", live.checks);
-    assert_eq!(live.properties.get("other.team").map(String::as_str), Some("keep-me"), "a property someone else set survives");
-    assert!(wh.staging_tables().await.is_empty(), "the staging copy is dropped");
+    assert_eq!(
+        live.column("address")
+            .expect("address")
+            .data_type
+            .to_string(),
+        "struct<city:string,zip:string>"
+    );
+    assert_eq!(
+        live.column("id").expect("id").comment.as_deref(),
+        Some("the key")
+    );
+    assert_eq!(
+        live.column("amount").expect("amount").comment.as_deref(),
+        Some("in cents"),
+        "a copied column keeps its comment"
+    );
+    assert_eq!(
+        live.column("code").expect("code").comment.as_deref(),
+        Some("a number as text"),
+        "a converted column's comment put back"
+    );
+    assert_eq!(
+        live.checks.len(),
+        1,
+        "the CHECK put back: {:?}",
+        live.checks
+    );
+    assert_eq!(
+        live.properties.get("other.team").map(String::as_str),
+        Some("keep-me"),
+        "a property someone else set survives"
+    );
+    assert!(
+        wh.staging_tables().await.is_empty(),
+        "the staging copy is dropped"
+    );
     let history = wh.sql(&format!("DESCRIBE HISTORY {}", wh.q("t"))).await;
-    assert!(history.rows.len() as u64 > v_before + 1, "the history is kept across the replace");
+    assert!(
+        history.rows.len() as u64 > v_before + 1,
+        "the history is kept across the replace"
+    );
     let again = wh.plan(&v2).await;
     assert!(!again.has_changes(), "converges:\n{}", render(&again));
 }
@@ -182,37 +336,84 @@ async fn a_new_partitioning_writes_once_keeps_every_row_and_clones_first() {
     // column are part of the rebuild (NULL): nothing converts, so it writes once
     let v2 = wh.m(&format!(
         "{}\n  partitionedBy: [region]\n  safety: {{cloneBeforeRewrite: true}}",
-        V1.replace("'struct<zip:int,city:string>'", "'struct<zip:int,city:string,country:string>'")
-            .replace("  constraints:", "    - {name: extra, type: date}\n  constraints:")
+        V1.replace(
+            "'struct<zip:int,city:string>'",
+            "'struct<zip:int,city:string,country:string>'"
+        )
+        .replace(
+            "  constraints:",
+            "    - {name: extra, type: date}\n  constraints:"
+        )
     ));
     let plan = wh.plan(&v2).await;
     let s = steps(&plan);
-    assert!(s.iter().any(|(t, c)| t == "REPLACE TABLE (from itself)" && *c == RiskClass::Rewrite), "{}", render(&plan));
-    assert!(!s.iter().any(|(t, _)| t.starts_with("STAGE")), "nothing converts: no staging\n{}", render(&plan));
-    let clone_at = s.iter().position(|(t, _)| t.starts_with("SHALLOW CLONE")).unwrap_or_else(|| panic!("a clone step:\n{}", render(&plan)));
-    let replace_at = s.iter().position(|(t, _)| t == "REPLACE TABLE (from itself)").expect("replace");
+    assert!(
+        s.iter()
+            .any(|(t, c)| t == "REPLACE TABLE (from itself)" && *c == RiskClass::Rewrite),
+        "{}",
+        render(&plan)
+    );
+    assert!(
+        !s.iter().any(|(t, _)| t.starts_with("STAGE")),
+        "nothing converts: no staging\n{}",
+        render(&plan)
+    );
+    let clone_at = s
+        .iter()
+        .position(|(t, _)| t.starts_with("SHALLOW CLONE"))
+        .unwrap_or_else(|| panic!("a clone step:\n{}", render(&plan)));
+    let replace_at = s
+        .iter()
+        .position(|(t, _)| t == "REPLACE TABLE (from itself)")
+        .expect("replace");
     assert!(clone_at < replace_at, "the clone comes before the replace");
     let report = wh.apply(&v2, false).await;
     ok(&report);
     assert_eq!(report.steps[replace_at].restore_point, Some(v_before));
-    assert_eq!(sums(&wh, all).await, before, "every value of every row is unchanged");
+    assert_eq!(
+        sums(&wh, all).await,
+        before,
+        "every value of every row is unchanged"
+    );
     assert_eq!(
         wh.col(&format!("SELECT count(*) FROM {} WHERE extra IS NULL AND (address IS NULL OR address.country IS NULL)", wh.q("t"))).await,
         vec![ROWS.to_string()],
         "the new column and the new field are NULL, and a NULL struct stays NULL"
     );
-    assert_eq!(wh.col(&format!("SELECT count(*) FROM {} WHERE address IS NULL", wh.q("t"))).await, vec![(ROWS / 4).to_string()]);
+    assert_eq!(
+        wh.col(&format!(
+            "SELECT count(*) FROM {} WHERE address IS NULL",
+            wh.q("t")
+        ))
+        .await,
+        vec![(ROWS / 4).to_string()]
+    );
     let live = wh.read().await;
     assert_eq!(live.partitioned_by, vec!["region".to_string()]);
     assert_eq!(live.checks.len(), 1);
-    assert_eq!(live.properties.get("other.team").map(String::as_str), Some("keep-me"));
+    assert_eq!(
+        live.properties.get("other.team").map(String::as_str),
+        Some("keep-me")
+    );
     // the clone still reads the table as it was: the old schema, every row
     let clone = plan.tables[0].steps()[clone_at].action.clone();
-    let delta_operator::plan::Action::CloneTable { name } = clone else { panic!("{clone:?}") };
+    let delta_operator::plan::Action::CloneTable { name } = clone else {
+        panic!("{clone:?}")
+    };
     let cq = format!("main.{}.`{name}`", wh.schema);
-    assert_eq!(wh.col(&format!("SELECT sha2(to_json(struct({all})), 256) FROM {cq} ORDER BY id")).await, before, "the clone reads every row as it was");
+    assert_eq!(
+        wh.col(&format!(
+            "SELECT sha2(to_json(struct({all})), 256) FROM {cq} ORDER BY id"
+        ))
+        .await,
+        before,
+        "the clone reads every row as it was"
+    );
     let clone_cols = wh.sql(&format!("SELECT * FROM {cq} LIMIT 1")).await.columns;
-    assert!(!clone_cols.iter().any(|c| c == "extra"), "the clone has the old schema: {clone_cols:?}");
+    assert!(
+        !clone_cols.iter().any(|c| c == "extra"),
+        "the clone has the old schema: {clone_cols:?}"
+    );
     let again = wh.plan(&v2).await;
     assert!(!again.has_changes(), "converges:\n{}", render(&again));
 }
@@ -222,28 +423,58 @@ async fn a_lossy_cast_is_caught_by_the_staged_check_and_the_original_keeps_its_v
     let wh = Wh::new("lossy").await;
     let v1 = "  columns:\n    - {name: id, type: bigint}\n    - {name: num, type: string}";
     ok(&wh.apply(&wh.m(v1), false).await);
-    wh.sql(&format!("INSERT INTO {} VALUES (1, '1'), (2, '2'), (3, 'abc'), (4, NULL)", wh.q("t"))).await;
+    wh.sql(&format!(
+        "INSERT INTO {} VALUES (1, '1'), (2, '2'), (3, 'abc'), (4, NULL)",
+        wh.q("t")
+    ))
+    .await;
     let v_before = wh.version().await;
     let rows_before = sums(&wh, "id, num").await;
     let v2 = wh.m("  columns:\n    - {name: id, type: bigint}\n    - {name: num, type: int}");
     let plan = wh.plan(&v2).await;
-    assert_eq!(steps(&plan)[0].0, "STAGE rewritten data", "{}", render(&plan));
-    let report = apply(&wh.b, &v2, None, None, &support::options()).await.map(|(_, r)| r).expect("apply runs");
+    assert_eq!(
+        steps(&plan)[0].0,
+        "STAGE rewritten data",
+        "{}",
+        render(&plan)
+    );
+    let report = apply(&wh.b, &v2, None, None, &support::options())
+        .await
+        .map(|(_, r)| r)
+        .expect("apply runs");
     match &report.steps[0].status {
         StepStatus::Failed { error } => {
             assert!(error.contains("would turn 1 values into NULL"), "{error}");
-            assert!(error.contains("untouched") && error.contains("t__delta_operator_staging_"), "names the kept staging copy: {error}");
+            assert!(
+                error.contains("untouched") && error.contains("t__delta_operator_staging_"),
+                "names the kept staging copy: {error}"
+            );
         }
         s => panic!("the stage must fail its check, got {s:?}"),
     }
-    assert!(report.steps[1..].iter().all(|s| s.status == StepStatus::NotRun), "{report:#?}");
+    assert!(
+        report.steps[1..]
+            .iter()
+            .all(|s| s.status == StepStatus::NotRun),
+        "{report:#?}"
+    );
     assert_eq!(wh.version().await, v_before, "same Delta version");
     assert_eq!(sums(&wh, "id, num").await, rows_before, "same rows");
-    assert_eq!(wh.read().await.column("num").expect("num").data_type, DataType::String);
+    assert_eq!(
+        wh.read().await.column("num").expect("num").data_type,
+        DataType::String
+    );
     // the staging copy is kept to inspect: the value that did not convert is NULL there
     let kept = wh.staging_tables().await;
     assert_eq!(kept.len(), 1, "{kept:?}");
-    assert_eq!(wh.col(&format!("SELECT id FROM {} WHERE num IS NULL ORDER BY id", wh.q(&kept[0]))).await, vec!["3", "4"]);
+    assert_eq!(
+        wh.col(&format!(
+            "SELECT id FROM {} WHERE num IS NULL ORDER BY id",
+            wh.q(&kept[0])
+        ))
+        .await,
+        vec!["3", "4"]
+    );
 }
 
 /// Delta on Spark silently drops rows appended between a staging copy and a
@@ -254,35 +485,88 @@ async fn a_lossy_cast_is_caught_by_the_staged_check_and_the_original_keeps_its_v
 #[tokio::test]
 async fn rows_written_after_the_stage_are_converted_and_checked_by_the_replace() {
     let wh = Wh::new("moved").await;
-    ok(&wh.apply(&wh.m("  columns:\n    - {name: id, type: bigint}\n    - {name: num, type: string}"), false).await);
-    wh.sql(&format!("INSERT INTO {} VALUES (1, '10'), (2, '20'), (3, NULL)", wh.q("t"))).await;
+    ok(&wh
+        .apply(
+            &wh.m("  columns:\n    - {name: id, type: bigint}\n    - {name: num, type: string}"),
+            false,
+        )
+        .await);
+    wh.sql(&format!(
+        "INSERT INTO {} VALUES (1, '10'), (2, '20'), (3, NULL)",
+        wh.q("t")
+    ))
+    .await;
     let v2 = wh.m("  columns:\n    - {name: id, type: bigint}\n    - {name: num, type: int}");
     let plan = wh.plan(&v2).await;
     let planned = plan.tables[0].steps().to_vec();
-    assert_eq!(planned[0].action.title(), "STAGE rewritten data", "{}", render(&plan));
-    assert_eq!(planned[1].action.title(), "REPLACE TABLE (from itself, rows checked)");
+    assert_eq!(
+        planned[0].action.title(),
+        "STAGE rewritten data",
+        "{}",
+        render(&plan)
+    );
+    assert_eq!(
+        planned[1].action.title(),
+        "REPLACE TABLE (from itself, rows checked)"
+    );
     // the stage runs, and someone writes a row that does not convert
     let run = delta_operator::backend::TableRun::unlocked(&wh.t("t"));
-    wh.b.run(&run, &planned[0], &|_: &str| {}).await.expect("the stage runs");
-    wh.sql(&format!("INSERT INTO {} VALUES (4, 'forty')", wh.q("t"))).await;
+    wh.b.run(&run, &planned[0], &|_: &str| {})
+        .await
+        .expect("the stage runs");
+    wh.sql(&format!("INSERT INTO {} VALUES (4, 'forty')", wh.q("t")))
+        .await;
     let moved = wh.version().await;
-    let err = wh.b.run(&run, &planned[1], &|_: &str| {}).await.expect_err("the new row does not convert");
-    assert!(err.to_string().contains("converting num to num (int) would turn a value into NULL"), "{err}");
-    assert_eq!(wh.version().await, moved, "the refused replace wrote nothing");
-    assert_eq!(wh.read().await.column("num").expect("num").data_type, DataType::String);
-    // it is fixed, and another row arrives after the stage: the replace converts both, loses none
-    wh.sql(&format!("UPDATE {} SET num = '40' WHERE id = 4", wh.q("t"))).await;
-    wh.sql(&format!("INSERT INTO {} VALUES (5, '50')", wh.q("t"))).await;
-    wh.b.run(&run, &planned[1], &|_: &str| {}).await.expect("the replace runs");
+    let err =
+        wh.b.run(&run, &planned[1], &|_: &str| {})
+            .await
+            .expect_err("the new row does not convert");
+    assert!(
+        err.to_string()
+            .contains("converting num to num (int) would turn a value into NULL"),
+        "{err}"
+    );
     assert_eq!(
-        wh.col(&format!("SELECT concat(id, ':', coalesce(CAST(num AS STRING), 'NULL')) FROM {} ORDER BY id", wh.q("t"))).await,
+        wh.version().await,
+        moved,
+        "the refused replace wrote nothing"
+    );
+    assert_eq!(
+        wh.read().await.column("num").expect("num").data_type,
+        DataType::String
+    );
+    // it is fixed, and another row arrives after the stage: the replace converts both, loses none
+    wh.sql(&format!("UPDATE {} SET num = '40' WHERE id = 4", wh.q("t")))
+        .await;
+    wh.sql(&format!("INSERT INTO {} VALUES (5, '50')", wh.q("t")))
+        .await;
+    wh.b.run(&run, &planned[1], &|_: &str| {})
+        .await
+        .expect("the replace runs");
+    assert_eq!(
+        wh.col(&format!(
+            "SELECT concat(id, ':', coalesce(CAST(num AS STRING), 'NULL')) FROM {} ORDER BY id",
+            wh.q("t")
+        ))
+        .await,
         vec!["1:10", "2:20", "3:NULL", "4:40", "5:50"]
     );
-    assert_eq!(wh.read().await.column("num").expect("num").data_type, DataType::Int);
+    assert_eq!(
+        wh.read().await.column("num").expect("num").data_type,
+        DataType::Int
+    );
     // the run stopped before DROP staging: its copy is shown and removed by the next apply
     assert_eq!(wh.staging_tables().await.len(), 1);
     let plan = wh.plan(&v2).await;
-    assert_eq!(steps(&plan), vec![("REMOVE leftovers of interrupted runs (1)".to_string(), RiskClass::Meta)], "{}", render(&plan));
+    assert_eq!(
+        steps(&plan),
+        vec![(
+            "REMOVE leftovers of interrupted runs (1)".to_string(),
+            RiskClass::Meta
+        )],
+        "{}",
+        render(&plan)
+    );
     ok(&wh.apply(&v2, false).await);
     assert!(wh.staging_tables().await.is_empty());
     assert!(!wh.plan(&v2).await.has_changes());

@@ -12,12 +12,14 @@ mod support;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use delta_operator::apply::{apply, run_plan, ApplyError, ApplyReport, StepStatus};
-use delta_operator::backend::databricks::client::StatementResult;
-use delta_operator::backend::databricks::DatabricksBackend;
+use delta_operator::apply::{ApplyError, ApplyReport, StepStatus, apply, run_plan};
 use delta_operator::backend::Backend;
-use delta_operator::engine::{read_and_plan, Inputs};
-use delta_operator::model::{DataType, Grant, Identity, Mask, ObservedTable, PrimaryKey, TableRef, OWNER_PROPERTY};
+use delta_operator::backend::databricks::DatabricksBackend;
+use delta_operator::backend::databricks::client::StatementResult;
+use delta_operator::engine::{Inputs, read_and_plan};
+use delta_operator::model::{
+    DataType, Grant, Identity, Mask, OWNER_PROPERTY, ObservedTable, PrimaryKey, TableRef,
+};
 
 use delta_operator::plan::render::text::render;
 use delta_operator::plan::{Action, Plan, RiskClass, TableAction};
@@ -34,9 +36,16 @@ struct Wh {
 
 impl Wh {
     async fn new(tag: &str) -> Wh {
-        let schema = format!("dw_{tag}_{}_{}", std::process::id(), SEQ.fetch_add(1, Ordering::SeqCst));
+        let schema = format!(
+            "dw_{tag}_{}_{}",
+            std::process::id(),
+            SEQ.fetch_add(1, Ordering::SeqCst)
+        );
         // no shared reads: statements sent outside the backend (setup, someone else's writes) are seen at once
-        let wh = Wh { b: backend().with_share_window(Duration::ZERO), schema };
+        let wh = Wh {
+            b: backend().with_share_window(Duration::ZERO),
+            schema,
+        };
         wh.sql(&format!("CREATE SCHEMA main.{}", wh.schema)).await;
         wh
     }
@@ -58,15 +67,32 @@ impl Wh {
         read_and_plan(&self.b, inputs).await.expect("read").0
     }
 
-    async fn apply_may_fail(&self, inputs: &Inputs, approve: bool) -> Result<ApplyReport, ApplyError> {
-        let id = if approve { Some(self.plan(inputs).await.id) } else { None };
-        apply(&self.b, inputs, None, id.as_deref(), &support::options()).await.map(|(_, r)| r)
+    async fn apply_may_fail(
+        &self,
+        inputs: &Inputs,
+        approve: bool,
+    ) -> Result<ApplyReport, ApplyError> {
+        let id = if approve {
+            Some(self.plan(inputs).await.id)
+        } else {
+            None
+        };
+        apply(&self.b, inputs, None, id.as_deref(), &support::options())
+            .await
+            .map(|(_, r)| r)
     }
 
     /// Applies; every step must succeed.
     async fn apply(&self, inputs: &Inputs, approve: bool) -> ApplyReport {
-        let report = self.apply_may_fail(inputs, approve).await.unwrap_or_else(|e| panic!("apply: {e}"));
-        if let Some(failed) = report.steps.iter().find(|s| matches!(s.status, StepStatus::Failed { .. })) {
+        let report = self
+            .apply_may_fail(inputs, approve)
+            .await
+            .unwrap_or_else(|e| panic!("apply: {e}"));
+        if let Some(failed) = report
+            .steps
+            .iter()
+            .find(|s| matches!(s.status, StepStatus::Failed { .. }))
+        {
             panic!("step failed: {failed:#?}");
         }
         report
@@ -77,16 +103,29 @@ impl Wh {
         let plan = self.plan(inputs).await;
         let report = self.apply(inputs, approve).await;
         let again = self.plan(inputs).await;
-        assert!(!again.has_changes(), "the plan after apply must be empty:\n{}", render(&again));
+        assert!(
+            !again.has_changes(),
+            "the plan after apply must be empty:\n{}",
+            render(&again)
+        );
         (plan, report)
     }
 
     async fn read(&self, name: &str) -> Option<ObservedTable> {
-        self.b.read(std::slice::from_ref(&self.t(name))).await.expect("read").pop().flatten()
+        self.b
+            .read(std::slice::from_ref(&self.t(name)))
+            .await
+            .expect("read")
+            .pop()
+            .flatten()
     }
 
     async fn sql(&self, s: &str) -> StatementResult {
-        self.b.client().execute(s, &|_: &str| {}).await.unwrap_or_else(|e| panic!("{s}: {e}"))
+        self.b
+            .client()
+            .execute(s, &|_: &str| {})
+            .await
+            .unwrap_or_else(|e| panic!("{s}: {e}"))
     }
 
     async fn scalar(&self, s: &str) -> String {
@@ -95,7 +134,10 @@ impl Wh {
 }
 
 fn titles(plan: &Plan) -> Vec<(String, RiskClass)> {
-    plan.tables.iter().flat_map(|t| t.steps().iter().map(|s| (s.action.title(), s.class))).collect()
+    plan.tables
+        .iter()
+        .flat_map(|t| t.steps().iter().map(|s| (s.action.title(), s.class)))
+        .collect()
 }
 
 fn has_step(plan: &Plan, title: &str) -> bool {
@@ -103,7 +145,12 @@ fn has_step(plan: &Plan, title: &str) -> bool {
 }
 
 fn col<'a>(t: &'a ObservedTable, name: &str) -> &'a delta_operator::model::ObservedColumn {
-    t.column(name).unwrap_or_else(|| panic!("no column {name} in {:?}", t.columns.iter().map(|c| &c.name).collect::<Vec<_>>()))
+    t.column(name).unwrap_or_else(|| {
+        panic!(
+            "no column {name} in {:?}",
+            t.columns.iter().map(|c| &c.name).collect::<Vec<_>>()
+        )
+    })
 }
 
 // ------------------------------------------------------------------ create
@@ -162,38 +209,100 @@ async fn create_with_every_inline_and_follow_up_step_reads_back_and_plans_clean(
     assert_eq!(c.tags.get("tier").map(String::as_str), Some("gold"));
     assert_eq!(
         c.grants,
-        vec![Grant { principal: "analysts".into(), privileges: vec!["SELECT".into()] }, Grant { principal: "etl".into(), privileges: vec!["MODIFY".into(), "SELECT".into()] }]
+        vec![
+            Grant {
+                principal: "analysts".into(),
+                privileges: vec!["SELECT".into()]
+            },
+            Grant {
+                principal: "etl".into(),
+                privileges: vec!["MODIFY".into(), "SELECT".into()]
+            }
+        ]
     );
     assert_eq!(c.owner.as_deref(), Some("data-eng"));
-    assert_eq!(c.primary_key, Some(PrimaryKey { name: Some("customers_pk".into()), columns: vec!["id".into()] }));
-    assert_eq!(c.properties.get(OWNER_PROPERTY).map(String::as_str), Some("default/customers"));
+    assert_eq!(
+        c.primary_key,
+        Some(PrimaryKey {
+            name: Some("customers_pk".into()),
+            columns: vec!["id".into()]
+        })
+    );
+    assert_eq!(
+        c.properties.get(OWNER_PROPERTY).map(String::as_str),
+        Some("default/customers")
+    );
     let id = col(&c, "id");
-    assert_eq!(id.identity, Some(Identity { always: true, start: 10, increment: 5 }));
+    assert_eq!(
+        id.identity,
+        Some(Identity {
+            always: true,
+            start: 10,
+            increment: 5
+        })
+    );
     assert!(!id.nullable);
     assert_eq!(id.comment.as_deref(), Some("surrogate key"));
     let email = col(&c, "email");
-    assert_eq!(email.mask, Some(Mask { function: "main.sec.mask_email".into(), using_columns: vec![] }));
+    assert_eq!(
+        email.mask,
+        Some(Mask {
+            function: "main.sec.mask_email".into(),
+            using_columns: vec![]
+        })
+    );
     assert_eq!(email.tags.get("pii").map(String::as_str), Some("email"));
     assert_eq!(col(&c, "region").default.as_deref(), Some("'EU'"));
 
     let o = wh.read("orders").await.expect("orders created");
     assert_eq!(o.partitioned_by, vec!["day".to_string()]);
     assert_eq!(o.cluster_by, None);
-    assert_eq!(o.properties.get("team.owner").map(String::as_str), Some("data-platform"));
+    assert_eq!(
+        o.properties.get("team.owner").map(String::as_str),
+        Some("data-platform")
+    );
     assert_eq!(o.checks.len(), 1);
     assert_eq!(o.checks[0].expression, "amount >= 0");
     assert_eq!(o.foreign_keys.len(), 1);
     assert_eq!(o.foreign_keys[0].references, wh.t("customers"));
     assert_eq!(o.foreign_keys[0].columns, vec!["customer_id".to_string()]);
-    assert_eq!(col(&o, "order_id").identity, Some(Identity { always: false, start: 1, increment: 1 }));
-    assert_eq!(col(&o, "day").generated.as_deref(), Some("CAST(ts AS DATE)"));
-    assert_eq!(col(&o, "amount").data_type, DataType::Decimal { precision: 18, scale: 2 });
+    assert_eq!(
+        col(&o, "order_id").identity,
+        Some(Identity {
+            always: false,
+            start: 1,
+            increment: 1
+        })
+    );
+    assert_eq!(
+        col(&o, "day").generated.as_deref(),
+        Some("CAST(ts AS DATE)")
+    );
+    assert_eq!(
+        col(&o, "amount").data_type,
+        DataType::Decimal {
+            precision: 18,
+            scale: 2
+        }
+    );
     assert_eq!(col(&o, "amount").comment.as_deref(), Some("in euros"));
-    assert_eq!(col(&o, "items").data_type.to_string(), "array<struct<sku:string comment 'stock unit',qty:int>>");
-    assert!(o.version.is_some(), "the Delta version comes from the listing (delta.lastUpdateVersion)");
+    assert_eq!(
+        col(&o, "items").data_type.to_string(),
+        "array<struct<sku:string comment 'stock unit',qty:int>>"
+    );
+    assert!(
+        o.version.is_some(),
+        "the Delta version comes from the listing (delta.lastUpdateVersion)"
+    );
     // the data path works: identity and generated values are computed by Delta
     wh.sql(&format!("INSERT INTO main.{sch}.orders (customer_id, amount, ts) VALUES (1, 12.50, TIMESTAMP'2026-01-02 03:04:05')")).await;
-    assert_eq!(wh.scalar(&format!("SELECT CAST(day AS STRING) FROM main.{sch}.orders")).await, "2026-01-02");
+    assert_eq!(
+        wh.scalar(&format!(
+            "SELECT CAST(day AS STRING) FROM main.{sch}.orders"
+        ))
+        .await,
+        "2026-01-02"
+    );
     // a second apply does nothing
     let report = wh.apply(&inputs, false).await;
     assert!(report.steps.is_empty(), "{report:#?}");
@@ -240,7 +349,10 @@ async fn every_in_place_change_applies_reads_back_and_plans_clean() {
     wh.converge(&v1, false).await;
     wh.sql(&format!("INSERT INTO main.{sch}.people VALUES (1, 5, named_struct('street', 'Main St')), (2, 7, NULL)")).await;
     // someone else's property is left alone
-    wh.sql(&format!("ALTER TABLE main.{sch}.people SET TBLPROPERTIES ('other.team' = 'keep-me')")).await;
+    wh.sql(&format!(
+        "ALTER TABLE main.{sch}.people SET TBLPROPERTIES ('other.team' = 'keep-me')"
+    ))
+    .await;
 
     let v2 = wh.m("additive", &[table("people", PEOPLE_V2)]);
     let plan = wh.plan(&v2).await;
@@ -266,14 +378,31 @@ async fn every_in_place_change_applies_reads_back_and_plans_clean() {
         "REVOKE MODIFY FROM analysts",
         "SET OWNER data-eng",
     ] {
-        assert!(has_step(&plan, expected), "missing {expected} in\n{}", render(&plan));
+        assert!(
+            has_step(&plan, expected),
+            "missing {expected} in\n{}",
+            render(&plan)
+        );
     }
-    assert!(plan.destructive_steps().next().is_none(), "nothing here is destructive:\n{}", render(&plan));
+    assert!(
+        plan.destructive_steps().next().is_none(),
+        "nothing here is destructive:\n{}",
+        render(&plan)
+    );
     // the prerequisite is its own feature step, before what needs it
     let steps = titles(&plan);
-    let widen = steps.iter().position(|(t, _)| t == "enable typeWidening").unwrap();
-    let alter = steps.iter().position(|(t, _)| t == "ALTER COLUMN num TYPE bigint").unwrap();
-    assert!(widen < alter && steps[widen].1 == RiskClass::Feature, "{steps:?}");
+    let widen = steps
+        .iter()
+        .position(|(t, _)| t == "enable typeWidening")
+        .unwrap();
+    let alter = steps
+        .iter()
+        .position(|(t, _)| t == "ALTER COLUMN num TYPE bigint")
+        .unwrap();
+    assert!(
+        widen < alter && steps[widen].1 == RiskClass::Feature,
+        "{steps:?}"
+    );
     wh.apply(&v2, false).await;
     let again = wh.plan(&v2).await;
     assert!(!again.has_changes(), "{}", render(&again));
@@ -284,15 +413,36 @@ async fn every_in_place_change_applies_reads_back_and_plans_clean() {
     assert_eq!(t.owner.as_deref(), Some("data-eng"));
     assert_eq!(t.properties.get("a.b").map(String::as_str), Some("2"));
     assert!(!t.properties.contains_key("gone.key"));
-    assert_eq!(t.properties.get("other.team").map(String::as_str), Some("keep-me"), "a property the spec never names is left alone");
-    assert_eq!(t.properties.get("delta.enableTypeWidening").map(String::as_str), Some("true"));
+    assert_eq!(
+        t.properties.get("other.team").map(String::as_str),
+        Some("keep-me"),
+        "a property the spec never names is left alone"
+    );
+    assert_eq!(
+        t.properties
+            .get("delta.enableTypeWidening")
+            .map(String::as_str),
+        Some("true")
+    );
     assert_eq!(t.tags.get("domain").map(String::as_str), Some("people"));
     assert!(!t.tags.contains_key("stale"));
     assert_eq!(
         t.grants,
-        vec![Grant { principal: "analysts".into(), privileges: vec!["SELECT".into()] }, Grant { principal: "auditors".into(), privileges: vec!["SELECT".into()] }]
+        vec![
+            Grant {
+                principal: "analysts".into(),
+                privileges: vec!["SELECT".into()]
+            },
+            Grant {
+                principal: "auditors".into(),
+                privileges: vec!["SELECT".into()]
+            }
+        ]
     );
-    assert_eq!(t.checks.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), vec!["n_small"]);
+    assert_eq!(
+        t.checks.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
+        vec!["n_small"]
+    );
     let id = col(&t, "id");
     assert_eq!(id.comment.as_deref(), Some("two"));
     assert_eq!(id.tags.get("kind").map(String::as_str), Some("key"));
@@ -300,8 +450,17 @@ async fn every_in_place_change_applies_reads_back_and_plans_clean() {
     let num = col(&t, "num");
     assert_eq!(num.data_type, DataType::Long);
     assert!(num.nullable);
-    assert_eq!(col(&t, "address").data_type.to_string(), "struct<street:string,city:string comment 'the city'>");
-    assert_eq!(id.mask, Some(Mask { function: "main.sec.mask_id".into(), using_columns: vec!["num".into()] }));
+    assert_eq!(
+        col(&t, "address").data_type.to_string(),
+        "struct<street:string,city:string comment 'the city'>"
+    );
+    assert_eq!(
+        id.mask,
+        Some(Mask {
+            function: "main.sec.mask_id".into(),
+            using_columns: vec!["num".into()]
+        })
+    );
     assert_eq!(col(&t, "email").comment.as_deref(), Some("added"));
     // every row and value survived
     assert_eq!(wh.scalar(&format!("SELECT CAST(sum(num) AS STRING) || '/' || count(*) || '/' || max(address.street) FROM main.{sch}.people")).await, "12/2/Main St");
@@ -315,39 +474,99 @@ async fn rename_and_drop_need_column_mapping_and_the_drop_needs_approval() {
     let sch = wh.schema.clone();
     let v1 = wh.m("additive", &[table("orders", "  columns:\n    - {name: id, type: bigint, nullable: false}\n    - {name: status, type: string}\n    - {name: legacy, type: int}")]);
     wh.converge(&v1, false).await;
-    wh.sql(&format!("INSERT INTO main.{sch}.orders VALUES (1, 'open', 7), (2, 'done', 8)")).await;
+    wh.sql(&format!(
+        "INSERT INTO main.{sch}.orders VALUES (1, 'open', 7), (2, 'done', 8)"
+    ))
+    .await;
     let v_before = wh.read("orders").await.unwrap().version.expect("a version");
 
     let v2 = wh.m("additive", &[table("orders", "  columns:\n    - {name: id, type: bigint, nullable: false}\n    - {name: state, type: string, renamedFrom: status}")]);
     let plan = wh.plan(&v2).await;
     let steps = titles(&plan);
-    assert_eq!(steps[0], ("enable columnMapping".to_string(), RiskClass::Feature), "{}", render(&plan));
-    assert!(steps.contains(&("RENAME COLUMN status TO state".to_string(), RiskClass::Meta)) || steps.iter().any(|(t, _)| t == "RENAME COLUMN status TO state"), "{steps:?}");
-    let drop = plan.tables[0].steps().iter().find(|s| matches!(s.action, Action::DropColumn { .. })).expect("a drop step");
+    assert_eq!(
+        steps[0],
+        ("enable columnMapping".to_string(), RiskClass::Feature),
+        "{}",
+        render(&plan)
+    );
+    assert!(
+        steps.contains(&("RENAME COLUMN status TO state".to_string(), RiskClass::Meta))
+            || steps
+                .iter()
+                .any(|(t, _)| t == "RENAME COLUMN status TO state"),
+        "{steps:?}"
+    );
+    let drop = plan.tables[0]
+        .steps()
+        .iter()
+        .find(|s| matches!(s.action, Action::DropColumn { .. }))
+        .expect("a drop step");
     assert_eq!(drop.class, RiskClass::Destructive);
     // no approval: refused, nothing changed
-    assert!(matches!(wh.apply_may_fail(&v2, false).await, Err(ApplyError::NeedsApproval { .. })));
+    assert!(matches!(
+        wh.apply_may_fail(&v2, false).await,
+        Err(ApplyError::NeedsApproval { .. })
+    ));
     let unchanged = wh.read("orders").await.unwrap();
     assert!(unchanged.column("legacy").is_some() && unchanged.column("status").is_some());
     assert_eq!(unchanged.version, Some(v_before));
     // an approval for another plan approves nothing
-    let wrong = apply(&wh.b, &v2, None, Some("0000000000000000"), &support::options()).await;
-    assert!(matches!(wrong, Err(ApplyError::WrongApproval { .. })), "{wrong:?}");
+    let wrong = apply(
+        &wh.b,
+        &v2,
+        None,
+        Some("0000000000000000"),
+        &support::options(),
+    )
+    .await;
+    assert!(
+        matches!(wrong, Err(ApplyError::WrongApproval { .. })),
+        "{wrong:?}"
+    );
     // approved: mapping, rename and drop run in place
     let report = wh.apply(&v2, true).await;
-    let dropped = report.steps.iter().find(|s| s.title == "DROP COLUMN legacy").expect("the drop ran");
-    assert!(dropped.restore_point.is_some(), "a destructive step records its restore point: {dropped:?}");
-    let undo = plan.tables[0].steps().iter().find(|s| matches!(s.action, Action::DropColumn { .. })).and_then(|s| s.undo.clone());
-    assert!(undo.is_some_and(|u| u.starts_with("RESTORE TABLE")), "the undo of a drop is RESTORE");
+    let dropped = report
+        .steps
+        .iter()
+        .find(|s| s.title == "DROP COLUMN legacy")
+        .expect("the drop ran");
+    assert!(
+        dropped.restore_point.is_some(),
+        "a destructive step records its restore point: {dropped:?}"
+    );
+    let undo = plan.tables[0]
+        .steps()
+        .iter()
+        .find(|s| matches!(s.action, Action::DropColumn { .. }))
+        .and_then(|s| s.undo.clone());
+    assert!(
+        undo.is_some_and(|u| u.starts_with("RESTORE TABLE")),
+        "the undo of a drop is RESTORE"
+    );
     let t = wh.read("orders").await.unwrap();
     assert!(t.column("legacy").is_none() && t.column("status").is_none());
-    assert_eq!(t.properties.get("delta.columnMapping.mode").map(String::as_str), Some("name"));
-    assert_eq!(wh.scalar(&format!("SELECT concat_ws(',', sort_array(collect_list(state))) FROM main.{sch}.orders")).await, "done,open", "renamed values kept");
+    assert_eq!(
+        t.properties
+            .get("delta.columnMapping.mode")
+            .map(String::as_str),
+        Some("name")
+    );
+    assert_eq!(
+        wh.scalar(&format!(
+            "SELECT concat_ws(',', sort_array(collect_list(state))) FROM main.{sch}.orders"
+        ))
+        .await,
+        "done,open",
+        "renamed values kept"
+    );
     let again = wh.plan(&v2).await;
     assert!(!again.has_changes(), "{}", render(&again));
     // the restore point really restores: the dropped column is back at that version
     let rp = dropped.restore_point.unwrap();
-    wh.sql(&format!("RESTORE TABLE main.{sch}.orders TO VERSION AS OF {rp}")).await;
+    wh.sql(&format!(
+        "RESTORE TABLE main.{sch}.orders TO VERSION AS OF {rp}"
+    ))
+    .await;
     assert!(wh.read("orders").await.unwrap().column("legacy").is_some());
 }
 
@@ -359,10 +578,20 @@ async fn drop_not_null_applies_and_set_not_null_is_reported_as_the_engine_words_
     let sch = wh.schema.clone();
     let strict = wh.m("additive", &[table("t", "  columns:\n    - {name: id, type: bigint, nullable: false}\n    - {name: v, type: string}")]);
     wh.converge(&strict, false).await;
-    wh.sql(&format!("INSERT INTO main.{sch}.t VALUES (1, 'a')")).await;
-    let relaxed = wh.m("additive", &[table("t", "  columns:\n    - {name: id, type: bigint}\n    - {name: v, type: string}")]);
+    wh.sql(&format!("INSERT INTO main.{sch}.t VALUES (1, 'a')"))
+        .await;
+    let relaxed = wh.m(
+        "additive",
+        &[table(
+            "t",
+            "  columns:\n    - {name: id, type: bigint}\n    - {name: v, type: string}",
+        )],
+    );
     let (plan, _) = wh.converge(&relaxed, false).await;
-    assert_eq!(titles(&plan), vec![("DROP NOT NULL id".to_string(), RiskClass::Meta)]);
+    assert_eq!(
+        titles(&plan),
+        vec![("DROP NOT NULL id".to_string(), RiskClass::Meta)]
+    );
     assert!(col(&wh.read("t").await.unwrap(), "id").nullable);
 
     // back to NOT NULL: Databricks runs ALTER COLUMN … SET NOT NULL in place (it scans the data);
@@ -372,11 +601,26 @@ async fn drop_not_null_applies_and_set_not_null_is_reported_as_the_engine_words_
     assert!(has_step(&plan, "SET NOT NULL id"), "{}", render(&plan));
     let version = wh.read("t").await.unwrap().version;
     let report = wh.apply_may_fail(&strict, false).await.expect("planned");
-    let failed = report.steps.iter().find(|s| s.title == "SET NOT NULL id").expect("the step ran");
-    let StepStatus::Failed { error } = &failed.status else { panic!("OSS Delta refuses SET NOT NULL: {failed:?}") };
-    assert!(error.contains("Cannot change nullable column to non-nullable: id"), "the engine's own words: {error}");
-    assert!(error.contains("statement "), "the statement id is named: {error}");
-    assert!(error.contains("advice:"), "advice follows the refusal: {error}");
+    let failed = report
+        .steps
+        .iter()
+        .find(|s| s.title == "SET NOT NULL id")
+        .expect("the step ran");
+    let StepStatus::Failed { error } = &failed.status else {
+        panic!("OSS Delta refuses SET NOT NULL: {failed:?}")
+    };
+    assert!(
+        error.contains("Cannot change nullable column to non-nullable: id"),
+        "the engine's own words: {error}"
+    );
+    assert!(
+        error.contains("statement "),
+        "the statement id is named: {error}"
+    );
+    assert!(
+        error.contains("advice:"),
+        "advice follows the refusal: {error}"
+    );
     let t = wh.read("t").await.unwrap();
     assert!(col(&t, "id").nullable);
     assert_eq!(t.version, version, "nothing was written");
@@ -388,14 +632,28 @@ async fn drop_not_null_applies_and_set_not_null_is_reported_as_the_engine_words_
 async fn orphans_are_kept_then_dropped_after_approval_with_undrop_as_the_undo() {
     let wh = Wh::new("orphans").await;
     let keep = table("kept", "  columns:\n    - {name: id, type: bigint}");
-    let both = wh.m("additive", &[keep.clone(), table("old", "  columns:\n    - {name: id, type: bigint}")]);
+    let both = wh.m(
+        "additive",
+        &[
+            keep.clone(),
+            table("old", "  columns:\n    - {name: id, type: bigint}"),
+        ],
+    );
     wh.converge(&both, false).await;
     // a table nobody manages is never touched
-    wh.sql(&format!("CREATE TABLE main.{}.theirs (x INT) USING DELTA", wh.schema)).await;
+    wh.sql(&format!(
+        "CREATE TABLE main.{}.theirs (x INT) USING DELTA",
+        wh.schema
+    ))
+    .await;
 
-    let additive = wh.m("additive", &[keep.clone()]);
+    let additive = wh.m("additive", std::slice::from_ref(&keep));
     let plan = wh.plan(&additive).await;
-    let old = plan.tables.iter().find(|t| t.table == wh.t("old")).expect("the orphan is listed");
+    let old = plan
+        .tables
+        .iter()
+        .find(|t| t.table == wh.t("old"))
+        .expect("the orphan is listed");
     assert_eq!(old.action, TableAction::Keep);
     assert!(!plan.has_changes(), "{}", render(&plan));
 
@@ -407,9 +665,20 @@ async fn orphans_are_kept_then_dropped_after_approval_with_undrop_as_the_undo() 
     assert!(matches!(drop.action, Action::DropTable));
     assert_eq!(drop.class, RiskClass::Destructive);
     let undo = drop.undo.clone().expect("the drop has an undo");
-    assert!(undo.starts_with("UNDROP TABLE ") && undo.contains(&wh.schema) && undo.ends_with("old"), "{undo}");
-    assert!(plan.tables.iter().all(|t| t.table != wh.t("theirs") || t.steps().is_empty()), "unmanaged tables are left alone");
-    assert!(matches!(wh.apply_may_fail(&strict, false).await, Err(ApplyError::NeedsApproval { .. })));
+    assert!(
+        undo.starts_with("UNDROP TABLE ") && undo.contains(&wh.schema) && undo.ends_with("old"),
+        "{undo}"
+    );
+    assert!(
+        plan.tables
+            .iter()
+            .all(|t| t.table != wh.t("theirs") || t.steps().is_empty()),
+        "unmanaged tables are left alone"
+    );
+    assert!(matches!(
+        wh.apply_may_fail(&strict, false).await,
+        Err(ApplyError::NeedsApproval { .. })
+    ));
     assert!(wh.read("old").await.is_some());
     wh.apply(&strict, true).await;
     assert!(wh.read("old").await.is_none());
@@ -418,7 +687,10 @@ async fn orphans_are_kept_then_dropped_after_approval_with_undrop_as_the_undo() 
     // the plan's undo, run as written, brings the table back with its owner marker
     wh.sql(&undo).await;
     let back = wh.read("old").await.expect("UNDROP restores the table");
-    assert_eq!(back.properties.get(OWNER_PROPERTY).map(String::as_str), Some("default/old"));
+    assert_eq!(
+        back.properties.get(OWNER_PROPERTY).map(String::as_str),
+        Some("default/old")
+    );
 }
 
 // ------------------------------------------------------------------ reruns and staleness
@@ -430,7 +702,13 @@ async fn a_rerun_skips_what_holds_and_a_table_moved_by_someone_else_makes_the_pl
     let cols = "  columns:\n    - {name: id, type: bigint}\n    - {name: v, type: string}";
     let v1 = wh.m("additive", &[table("t", cols)]);
     wh.converge(&v1, false).await;
-    let v2 = wh.m("additive", &[table("t", &format!("  comment: second\n  tags: {{k: v}}\n  properties: {{p: '1'}}\n{cols}"))]);
+    let v2 = wh.m(
+        "additive",
+        &[table(
+            "t",
+            &format!("  comment: second\n  tags: {{k: v}}\n  properties: {{p: '1'}}\n{cols}"),
+        )],
+    );
     let plan = wh.plan(&v2).await;
     assert_eq!(plan.tables[0].steps().len(), 3, "{}", render(&plan));
     wh.apply(&v2, false).await;
@@ -439,13 +717,19 @@ async fn a_rerun_skips_what_holds_and_a_table_moved_by_someone_else_makes_the_pl
     let b = backend().with_share_window(Duration::from_secs(120));
     let report = run_plan(&b, &plan, &support::options()).await;
     assert_eq!(report.skipped(), 3, "{report:#?}");
-    assert_eq!(b.statements(), 1, "only the shared re-read (one statement for tags and grants) ran, no write");
+    assert_eq!(
+        b.statements(),
+        1,
+        "only the shared re-read (one statement for tags and grants) ran, no write"
+    );
     // rows appended by another writer leave the plan as it was
     let id = wh.plan(&v1).await.id;
-    wh.sql(&format!("INSERT INTO main.{sch}.t VALUES (9, 'x')")).await;
+    wh.sql(&format!("INSERT INTO main.{sch}.t VALUES (9, 'x')"))
+        .await;
     assert_eq!(wh.plan(&v1).await.id, id, "appends are not a new plan");
     // a plan made before someone else changed the table is refused as stale
-    wh.sql(&format!("ALTER TABLE main.{sch}.t ADD COLUMNS (w int)")).await;
+    wh.sql(&format!("ALTER TABLE main.{sch}.t ADD COLUMNS (w int)"))
+        .await;
     let r = apply(&wh.b, &v1, Some(&id), None, &support::options()).await;
     assert!(matches!(r, Err(ApplyError::Stale { .. })), "{r:?}");
 }
@@ -478,20 +762,36 @@ async fn hostile_names_and_comments_round_trip_exactly() {
     };
     let v1 = wh.m("additive", &[table("hostile", &body(HOSTILE))]);
     wh.converge(&v1, false).await;
-    let t = wh.read(tbl).await.expect("the table with a hostile name exists");
+    let t = wh
+        .read(tbl)
+        .await
+        .expect("the table with a hostile name exists");
     assert_eq!(t.table.table, tbl);
     assert_eq!(t.comment.as_deref(), Some(HOSTILE));
-    assert_eq!(t.properties.get("team.note").map(String::as_str), Some(HOSTILE));
-    assert_eq!(t.tags.get("note").map(String::as_str), Some("a'b\\c ${d} ✓"));
+    assert_eq!(
+        t.properties.get("team.note").map(String::as_str),
+        Some(HOSTILE)
+    );
+    assert_eq!(
+        t.tags.get("note").map(String::as_str),
+        Some("a'b\\c ${d} ✓")
+    );
     let c = col(&t, col_name);
     assert_eq!(c.comment.as_deref(), Some(HOSTILE));
-    assert_eq!(c.tags.get("note").map(String::as_str), Some("a'b\\c ${d} ✓"));
+    assert_eq!(
+        c.tags.get("note").map(String::as_str),
+        Some("a'b\\c ${d} ✓")
+    );
     assert_eq!(c.data_type.to_string(), "struct<`odd ``field``'`:string>");
     // a change through ALTER (not CREATE) on the hostile column round-trips too
     let other = format!("{HOSTILE} — changed");
     let v2 = wh.m("additive", &[table("hostile", &body(&other))]);
     let (plan, _) = wh.converge(&v2, false).await;
-    assert!(has_step(&plan, &format!("COMMENT ON COLUMN {col_name}")), "{}", render(&plan));
+    assert!(
+        has_step(&plan, &format!("COMMENT ON COLUMN {col_name}")),
+        "{}",
+        render(&plan)
+    );
     let t = wh.read(tbl).await.unwrap();
     assert_eq!(col(&t, col_name).comment.as_deref(), Some(other.as_str()));
     assert_eq!(t.comment.as_deref(), Some(other.as_str()));
@@ -501,17 +801,56 @@ async fn hostile_names_and_comments_round_trip_exactly() {
 async fn widening_a_date_to_timestamp_ntz_enables_its_feature_and_keeps_the_values() {
     let wh = Wh::new("ntz").await;
     let sch = wh.schema.clone();
-    let v1 = wh.m("additive", &[table("events", "  columns:\n    - {name: id, type: bigint}\n    - {name: day, type: date}\n")]);
+    let v1 = wh.m(
+        "additive",
+        &[table(
+            "events",
+            "  columns:\n    - {name: id, type: bigint}\n    - {name: day, type: date}\n",
+        )],
+    );
     wh.converge(&v1, false).await;
-    wh.sql(&format!("INSERT INTO main.{sch}.events VALUES (1, DATE'2026-11-30'), (2, NULL)")).await;
-    let v2 = wh.m("additive", &[table("events", "  columns:\n    - {name: id, type: bigint}\n    - {name: day, type: timestamp_ntz}\n")]);
+    wh.sql(&format!(
+        "INSERT INTO main.{sch}.events VALUES (1, DATE'2026-11-30'), (2, NULL)"
+    ))
+    .await;
+    let v2 = wh.m(
+        "additive",
+        &[table(
+            "events",
+            "  columns:\n    - {name: id, type: bigint}\n    - {name: day, type: timestamp_ntz}\n",
+        )],
+    );
     let (plan, _) = wh.converge(&v2, false).await;
     let steps = titles(&plan);
-    let ntz = steps.iter().position(|(t, _)| t == "enable timestampNtz").unwrap_or_else(|| panic!("{steps:?}"));
-    let alter = steps.iter().position(|(t, _)| t == "ALTER COLUMN day TYPE timestamp_ntz").unwrap_or_else(|| panic!("{steps:?}"));
-    assert!(ntz < alter && steps[ntz].1 == RiskClass::Feature, "{steps:?}");
+    let ntz = steps
+        .iter()
+        .position(|(t, _)| t == "enable timestampNtz")
+        .unwrap_or_else(|| panic!("{steps:?}"));
+    let alter = steps
+        .iter()
+        .position(|(t, _)| t == "ALTER COLUMN day TYPE timestamp_ntz")
+        .unwrap_or_else(|| panic!("{steps:?}"));
+    assert!(
+        ntz < alter && steps[ntz].1 == RiskClass::Feature,
+        "{steps:?}"
+    );
     let live = wh.read("events").await.expect("the table");
-    assert_eq!(col(&live, "day").data_type, delta_operator::model::DataType::TimestampNtz);
-    assert_eq!(wh.scalar(&format!("SELECT CAST(day AS STRING) FROM main.{sch}.events WHERE id = 1")).await, "2026-11-30 00:00:00");
-    assert_eq!(wh.scalar(&format!("SELECT COUNT(*) FROM main.{sch}.events WHERE day IS NULL")).await, "1");
+    assert_eq!(
+        col(&live, "day").data_type,
+        delta_operator::model::DataType::TimestampNtz
+    );
+    assert_eq!(
+        wh.scalar(&format!(
+            "SELECT CAST(day AS STRING) FROM main.{sch}.events WHERE id = 1"
+        ))
+        .await,
+        "2026-11-30 00:00:00"
+    );
+    assert_eq!(
+        wh.scalar(&format!(
+            "SELECT COUNT(*) FROM main.{sch}.events WHERE day IS NULL"
+        ))
+        .await,
+        "1"
+    );
 }

@@ -12,11 +12,22 @@ use support::e2e::*;
 
 /// Commit infos of a table, in version order.
 fn commit_infos(table: &Path) -> Vec<Value> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(table.join("_delta_log")).unwrap().flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(table.join("_delta_log"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
     files.sort();
     files
         .iter()
-        .filter_map(|f| std::fs::read_to_string(f).ok()?.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).find_map(|v| v.get("commitInfo").cloned()))
+        .filter_map(|f| {
+            std::fs::read_to_string(f)
+                .ok()?
+                .lines()
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                .find_map(|v| v.get("commitInfo").cloned())
+        })
         .collect()
 }
 
@@ -25,21 +36,48 @@ fn examples_become_ready_and_kubectl_shows_the_columns() {
     let ns = namespace("ready");
     let op = Operator::start(&ns, ALL, &[]);
     kubectl_ok(&["apply", "-n", &ns, "-f", examples().to_str().unwrap()]);
-    kubectl_ok(&["wait", "-n", &ns, "--for=condition=Ready", "deltatable/orders", "deltatable/customers", "--timeout=60s"]);
+    kubectl_ok(&[
+        "wait",
+        "-n",
+        &ns,
+        "--for=condition=Ready",
+        "deltatable/orders",
+        "deltatable/customers",
+        "--timeout=60s",
+    ]);
     assert!(op.table_dir("orders").join("_delta_log").is_dir());
     assert!(op.table_dir("customers").join("_delta_log").is_dir());
     let out = kubectl_ok(&["get", "deltatables", "-n", &ns]);
     let header: Vec<&str> = out.lines().next().unwrap().split_whitespace().collect();
-    assert_eq!(header, vec!["NAME", "TABLE", "READY", "PLAN", "RISK", "AGE"], "{out}");
-    assert!(out.contains("main.sales.orders") && out.contains("True"), "{out}");
-    let short = kubectl_ok(&["get", "dt", "-n", &ns, "orders", "-o", "jsonpath={.status.observedGeneration}"]);
+    assert_eq!(
+        header,
+        vec!["NAME", "TABLE", "READY", "PLAN", "RISK", "AGE"],
+        "{out}"
+    );
+    assert!(
+        out.contains("main.sales.orders") && out.contains("True"),
+        "{out}"
+    );
+    let short = kubectl_ok(&[
+        "get",
+        "dt",
+        "-n",
+        &ns,
+        "orders",
+        "-o",
+        "jsonpath={.status.observedGeneration}",
+    ]);
     assert_eq!(short, "1");
     wait_condition(&ns, "deltaschema", "sales", "Ready", "True", None);
     // health and metrics on one port
     assert!(op.http("/healthz").starts_with("HTTP/1.1 200"));
     assert!(op.http("/readyz").starts_with("HTTP/1.1 200"));
     let m = op.http("/metrics");
-    assert!(m.contains("delta_operator_reconciles_total") && m.contains("delta_operator_tables_drifted 0"), "{m}");
+    assert!(
+        m.contains("delta_operator_reconciles_total")
+            && m.contains("delta_operator_tables_drifted 0"),
+        "{m}"
+    );
     // our own status writes do not trigger reconciles: the count settles between drift checks
     let events = kubectl_ok(&["get", "events", "-n", &ns, "-o", "json"]);
     assert!(events.contains("ApplyFinished"), "events: {events}");
@@ -50,23 +88,51 @@ fn drift_made_outside_is_shown_and_corrected_within_the_rules() {
     let ns = namespace("drift");
     let op = Operator::start(&ns, ALL, &[]);
     kubectl_ok(&["apply", "-n", &ns, "-f", examples().to_str().unwrap()]);
-    kubectl_ok(&["wait", "-n", &ns, "--for=condition=Ready", "deltatable/orders", "--timeout=60s"]);
+    kubectl_ok(&[
+        "wait",
+        "-n",
+        &ns,
+        "--for=condition=Ready",
+        "deltatable/orders",
+        "--timeout=60s",
+    ]);
     let url = url::Url::from_directory_path(op.table_dir("orders")).unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let comment = |rt: &tokio::runtime::Runtime| rt.block_on(async { deltalake::open_table(url.clone()).await.unwrap().snapshot().unwrap().metadata().description().map(str::to_string) });
+    let comment = |rt: &tokio::runtime::Runtime| {
+        rt.block_on(async {
+            deltalake::open_table(url.clone())
+                .await
+                .unwrap()
+                .snapshot()
+                .unwrap()
+                .metadata()
+                .description()
+                .map(str::to_string)
+        })
+    };
     let applied_before = get(&ns, "deltatable", "orders")["status"]["lastApplied"]["time"].clone();
     // someone changes the table comment with delta-rs directly: corrected at the next drift check
     rt.block_on(async {
         let t = deltalake::open_table(url.clone()).await.unwrap();
-        let update = deltalake::operations::update_table_metadata::TableMetadataUpdate { name: None, description: Some("changed by hand".into()) };
+        let update = deltalake::operations::update_table_metadata::TableMetadataUpdate {
+            name: None,
+            description: Some("changed by hand".into()),
+        };
         t.update_table_metadata().with_update(update).await.unwrap();
     });
-    wait_until("the comment to be corrected", Duration::from_secs(30), || match comment(&rt) {
-        Some(c) if c == "Orders as placed" => Ok(()),
-        other => Err(format!("{other:?}")),
-    });
+    wait_until(
+        "the comment to be corrected",
+        Duration::from_secs(30),
+        || match comment(&rt) {
+            Some(c) if c == "Orders as placed" => Ok(()),
+            other => Err(format!("{other:?}")),
+        },
+    );
     let obj = wait_condition(&ns, "deltatable", "orders", "Ready", "True", None);
-    assert_ne!(obj["status"]["lastApplied"]["time"], applied_before, "a correcting apply was recorded");
+    assert_ne!(
+        obj["status"]["lastApplied"]["time"], applied_before,
+        "a correcting apply was recorded"
+    );
     let events = kubectl_ok(&["get", "events", "-n", &ns]);
     assert!(events.contains("DriftDetected"), "{events}");
 
@@ -80,12 +146,31 @@ fn drift_made_outside_is_shown_and_corrected_within_the_rules() {
     let obj = wait_condition(&ns, "deltatable", "orders", "Drifted", "True", None);
     let plan = &obj["status"]["plan"];
     assert!(plan["id"].as_str().is_some_and(|s| s.len() == 16), "{plan}");
-    let obj = wait_condition(&ns, "deltatable", "orders", "Stalled", "True", Some("ApprovalRequired"));
+    let obj = wait_condition(
+        &ns,
+        "deltatable",
+        "orders",
+        "Stalled",
+        "True",
+        Some("ApprovalRequired"),
+    );
     assert_eq!(obj["status"]["plan"]["risk"], "destructive");
-    assert!(obj["status"]["plan"]["approveCommand"].as_str().unwrap().contains("delta-operator.io/approve="));
+    assert!(
+        obj["status"]["plan"]["approveCommand"]
+            .as_str()
+            .unwrap()
+            .contains("delta-operator.io/approve=")
+    );
     std::thread::sleep(Duration::from_secs(3));
     let live = rt.block_on(async { deltalake::open_table(url.clone()).await.unwrap() });
-    assert!(live.snapshot().unwrap().schema().field("added_by_hand").is_some(), "left alone until approved");
+    assert!(
+        live.snapshot()
+            .unwrap()
+            .schema()
+            .field("added_by_hand")
+            .is_some(),
+        "left alone until approved"
+    );
 }
 
 #[test]
@@ -93,30 +178,78 @@ fn a_destructive_change_waits_for_the_approval_of_that_exact_plan() {
     let ns = namespace("approve");
     let op = Operator::start(&ns, ALL, &[]);
     kubectl_ok(&["apply", "-n", &ns, "-f", examples().to_str().unwrap()]);
-    kubectl_ok(&["wait", "-n", &ns, "--for=condition=Ready", "deltatable/orders", "--timeout=60s"]);
+    kubectl_ok(&[
+        "wait",
+        "-n",
+        &ns,
+        "--for=condition=Ready",
+        "deltatable/orders",
+        "--timeout=60s",
+    ]);
     let before = delta_versions(&op.table_dir("orders"));
     apply_yaml(&ns, ORDERS_WITHOUT_STATUS); // drops `status`
-    let obj = wait_condition(&ns, "deltatable", "orders", "Stalled", "True", Some("ApprovalRequired"));
+    let obj = wait_condition(
+        &ns,
+        "deltatable",
+        "orders",
+        "Stalled",
+        "True",
+        Some("ApprovalRequired"),
+    );
     assert_eq!(condition(&obj, "Ready").unwrap().0, "False");
     let id = obj["status"]["plan"]["id"].as_str().unwrap().to_string();
     std::thread::sleep(Duration::from_secs(3));
-    assert_eq!(delta_versions(&op.table_dir("orders")), before, "nothing dropped while waiting");
+    assert_eq!(
+        delta_versions(&op.table_dir("orders")),
+        before,
+        "nothing dropped while waiting"
+    );
     // a wrong id changes nothing
-    kubectl_ok(&["annotate", "-n", &ns, "deltatable/orders", "delta-operator.io/approve=0000000000000000", "--overwrite"]);
+    kubectl_ok(&[
+        "annotate",
+        "-n",
+        &ns,
+        "deltatable/orders",
+        "delta-operator.io/approve=0000000000000000",
+        "--overwrite",
+    ]);
     std::thread::sleep(Duration::from_secs(4));
     let obj = get(&ns, "deltatable", "orders");
-    assert_eq!(condition(&obj, "Stalled").unwrap(), ("True".to_string(), "ApprovalRequired".to_string()));
-    assert_eq!(delta_versions(&op.table_dir("orders")), before, "a wrong id approves nothing");
+    assert_eq!(
+        condition(&obj, "Stalled").unwrap(),
+        ("True".to_string(), "ApprovalRequired".to_string())
+    );
+    assert_eq!(
+        delta_versions(&op.table_dir("orders")),
+        before,
+        "a wrong id approves nothing"
+    );
     // the right id runs the step once
-    kubectl_ok(&["annotate", "-n", &ns, "deltatable/orders", &format!("delta-operator.io/approve={id}"), "--overwrite"]);
+    kubectl_ok(&[
+        "annotate",
+        "-n",
+        &ns,
+        "deltatable/orders",
+        &format!("delta-operator.io/approve={id}"),
+        "--overwrite",
+    ]);
     let obj = wait_condition(&ns, "deltatable", "orders", "Ready", "True", None);
     let last = &obj["status"]["lastApplied"];
     assert_eq!(last["planId"], id.as_str());
-    assert!(last["restorePoints"].as_array().is_some_and(|r| !r.is_empty()), "{last}");
+    assert!(
+        last["restorePoints"]
+            .as_array()
+            .is_some_and(|r| !r.is_empty()),
+        "{last}"
+    );
     let after = delta_versions(&op.table_dir("orders"));
     assert_eq!(after, before + 1, "one write-once rewrite");
     std::thread::sleep(Duration::from_secs(4));
-    assert_eq!(delta_versions(&op.table_dir("orders")), after, "and only once");
+    assert_eq!(
+        delta_versions(&op.table_dir("orders")),
+        after,
+        "and only once"
+    );
     let events = kubectl_ok(&["get", "events", "-n", &ns]);
     assert!(events.contains("ApprovalConsumed"), "{events}");
 }
@@ -126,15 +259,44 @@ fn a_namespace_or_catalog_outside_the_target_is_forbidden_and_untouched() {
     let ns = namespace("forbidden");
     let op = Operator::start(&ns, "    namespaces: ['*']\n    schemas: ['prod_*']", &[]);
     kubectl_ok(&["apply", "-n", &ns, "-f", examples().to_str().unwrap()]);
-    let obj = wait_condition(&ns, "deltatable", "orders", "Stalled", "True", Some("Forbidden"));
-    assert!(obj["status"]["conditions"].to_string().contains("main.sales"), "{obj}");
-    wait_condition(&ns, "deltaschema", "sales", "Stalled", "True", Some("Forbidden"));
-    assert!(!op.lake.join("main").exists(), "not one commit reached the lake");
+    let obj = wait_condition(
+        &ns,
+        "deltatable",
+        "orders",
+        "Stalled",
+        "True",
+        Some("Forbidden"),
+    );
+    assert!(
+        obj["status"]["conditions"]
+            .to_string()
+            .contains("main.sales"),
+        "{obj}"
+    );
+    wait_condition(
+        &ns,
+        "deltaschema",
+        "sales",
+        "Stalled",
+        "True",
+        Some("Forbidden"),
+    );
+    assert!(
+        !op.lake.join("main").exists(),
+        "not one commit reached the lake"
+    );
     drop(op);
     let ns2 = namespace("forbidden-ns");
     let op2 = Operator::start(&ns2, "    namespaces: ['team-*']\n    schemas: ['*']", &[]);
     kubectl_ok(&["apply", "-n", &ns2, "-f", examples().to_str().unwrap()]);
-    let obj = wait_condition(&ns2, "deltatable", "orders", "Stalled", "True", Some("Forbidden"));
+    let obj = wait_condition(
+        &ns2,
+        "deltatable",
+        "orders",
+        "Stalled",
+        "True",
+        Some("Forbidden"),
+    );
     assert!(obj["status"]["conditions"].to_string().contains(&ns2));
     assert!(!op2.lake.join("main").exists());
 }
@@ -156,16 +318,43 @@ fn a_target_that_cannot_be_opened_stalls_only_its_own_resources() {
     );
     kubectl_ok(&["apply", "-n", &ns, "-f", examples().to_str().unwrap()]);
     // the lake target's tables are reconciled as usual
-    kubectl_ok(&["wait", "-n", &ns, "--for=condition=Ready", "deltatable/orders", "deltatable/customers", "--timeout=60s"]);
+    kubectl_ok(&[
+        "wait",
+        "-n",
+        &ns,
+        "--for=condition=Ready",
+        "deltatable/orders",
+        "deltatable/customers",
+        "--timeout=60s",
+    ]);
     // the broken target's resources say which target, why, and what to do
     for (kind, name) in [("deltaschema", "remote"), ("deltatable", "events")] {
-        let obj = wait_condition(&ns, kind, name, "Stalled", "True", Some("TargetUnavailable"));
+        let obj = wait_condition(
+            &ns,
+            kind,
+            name,
+            "Stalled",
+            "True",
+            Some("TargetUnavailable"),
+        );
         let conditions = obj["status"]["conditions"].to_string();
-        assert!(conditions.contains("target 'remote'") && conditions.contains("DELTA_OPERATOR_E2E_UNSET_TOKEN") && conditions.contains("restart the operator"), "{conditions}");
+        assert!(
+            conditions.contains("target 'remote'")
+                && conditions.contains("DELTA_OPERATOR_E2E_UNSET_TOKEN")
+                && conditions.contains("restart the operator"),
+            "{conditions}"
+        );
         assert_eq!(condition(&obj, "Ready").unwrap().0, "False", "{obj}");
     }
-    assert!(op.http("/healthz").starts_with("HTTP/1.1 200"), "the operator keeps running");
-    assert!(op.log().contains("target could not be opened"), "{}", op.log());
+    assert!(
+        op.http("/healthz").starts_with("HTTP/1.1 200"),
+        "the operator keeps running"
+    );
+    assert!(
+        op.log().contains("target could not be opened"),
+        "{}",
+        op.log()
+    );
 }
 
 /// Two operator processes without leader election (say, two installations watching
@@ -178,13 +367,35 @@ fn two_operators_sharing_a_target_take_turns_through_its_lease() {
     let lake = shared.path().join("lake");
     // both keep the target's Lease in ns_a (the chart's Lease Role is granted there); a 15 s
     // Lease, so a slow machine cannot lose one mid-apply (that would split an apply in two)
-    let flags = |id: &'static str| ["--identity", id, "--lease-namespace", &ns_a, "--lease-seconds", "15"].map(str::to_string);
+    let flags = |id: &'static str| {
+        [
+            "--identity",
+            id,
+            "--lease-namespace",
+            &ns_a,
+            "--lease-seconds",
+            "15",
+        ]
+        .map(str::to_string)
+    };
     let (fa, fb) = (flags("op-a"), flags("op-b"));
-    let a = Operator::start_in(&ns_a, ALL, &fa.each_ref().map(String::as_str), relink(tempfile::tempdir().unwrap(), &lake));
-    let b = Operator::start_in(&ns_b, ALL, &fb.each_ref().map(String::as_str), relink(tempfile::tempdir().unwrap(), &lake));
+    let a = Operator::start_in(
+        &ns_a,
+        ALL,
+        &fa.each_ref().map(String::as_str),
+        relink(tempfile::tempdir().unwrap(), &lake),
+    );
+    let b = Operator::start_in(
+        &ns_b,
+        ALL,
+        &fb.each_ref().map(String::as_str),
+        relink(tempfile::tempdir().unwrap(), &lake),
+    );
     let tables = |schema: &str| {
         let resource = schema.replace('_', "-");
-        let mut yaml = format!("apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {{name: {resource}}}\nspec: {{catalog: main, name: {schema}}}\n");
+        let mut yaml = format!(
+            "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {{name: {resource}}}\nspec: {{catalog: main, name: {schema}}}\n"
+        );
         for i in 0..8 {
             yaml.push_str(&format!("---\napiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {{name: t{i}}}\nspec:\n  schemaRef: {resource}\n  columns:\n    - {{name: id, type: bigint}}\n  constraints:\n    - check: {{name: id_positive, expression: id > 0}}\n"));
         }
@@ -208,17 +419,41 @@ fn two_operators_sharing_a_target_take_turns_through_its_lease() {
         for i in 0..8 {
             let infos = commit_infos(&lake.join(format!("main/{schema}/t{i}")));
             assert!(infos.len() >= 2, "{schema}.t{i}: {infos:?}");
-            let writers: Vec<&str> = infos.iter().filter_map(|c| c["delta-operator.writer"].as_str()).collect();
-            assert_eq!(writers.len(), infos.len(), "every commit names its writer: {infos:?}");
-            assert!(writers.iter().all(|w| *w == writers[0]), "{schema}.t{i}: {writers:?}");
-            let times: Vec<i64> = infos.iter().map(|c| c["timestamp"].as_i64().unwrap()).collect();
-            runs.push((writers[0].to_string(), times[0], *times.last().unwrap(), format!("{schema}.t{i}")));
+            let writers: Vec<&str> = infos
+                .iter()
+                .filter_map(|c| c["delta-operator.writer"].as_str())
+                .collect();
+            assert_eq!(
+                writers.len(),
+                infos.len(),
+                "every commit names its writer: {infos:?}"
+            );
+            assert!(
+                writers.iter().all(|w| *w == writers[0]),
+                "{schema}.t{i}: {writers:?}"
+            );
+            let times: Vec<i64> = infos
+                .iter()
+                .map(|c| c["timestamp"].as_i64().unwrap())
+                .collect();
+            runs.push((
+                writers[0].to_string(),
+                times[0],
+                *times.last().unwrap(),
+                format!("{schema}.t{i}"),
+            ));
         }
     }
-    assert!(runs.iter().any(|r| r.0 == "op-a") && runs.iter().any(|r| r.0 == "op-b"), "{runs:?}");
+    assert!(
+        runs.iter().any(|r| r.0 == "op-a") && runs.iter().any(|r| r.0 == "op-b"),
+        "{runs:?}"
+    );
     for x in runs.iter().filter(|r| r.0 == "op-a") {
         for y in runs.iter().filter(|r| r.0 == "op-b") {
-            assert!(x.2 < y.1 || y.2 < x.1, "applies interleave: {x:?} and {y:?}");
+            assert!(
+                x.2 < y.1 || y.2 < x.1,
+                "applies interleave: {x:?} and {y:?}"
+            );
         }
     }
 }
@@ -228,25 +463,93 @@ fn paused_writes_nothing_and_observe_only_shows_drift() {
     let ns = namespace("paused");
     let op = Operator::start(&ns, ALL, &[]);
     kubectl_ok(&["apply", "-n", &ns, "-f", examples().to_str().unwrap()]);
-    kubectl_ok(&["wait", "-n", &ns, "--for=condition=Ready", "deltatable/customers", "--timeout=60s"]);
+    kubectl_ok(&[
+        "wait",
+        "-n",
+        &ns,
+        "--for=condition=Ready",
+        "deltatable/customers",
+        "--timeout=60s",
+    ]);
     let before = delta_versions(&op.table_dir("customers"));
-    kubectl_ok(&["annotate", "-n", &ns, "deltatable/customers", "delta-operator.io/paused=true"]);
-    kubectl_ok(&["patch", "-n", &ns, "deltatable/customers", "--type=merge", "-p", "{\"spec\":{\"comment\":\"paused change\"}}"]);
+    kubectl_ok(&[
+        "annotate",
+        "-n",
+        &ns,
+        "deltatable/customers",
+        "delta-operator.io/paused=true",
+    ]);
+    kubectl_ok(&[
+        "patch",
+        "-n",
+        &ns,
+        "deltatable/customers",
+        "--type=merge",
+        "-p",
+        "{\"spec\":{\"comment\":\"paused change\"}}",
+    ]);
     let obj = wait_condition(&ns, "deltatable", "customers", "Drifted", "True", None);
-    assert_eq!(condition(&obj, "Ready").unwrap(), ("False".to_string(), "Paused".to_string()));
+    assert_eq!(
+        condition(&obj, "Ready").unwrap(),
+        ("False".to_string(), "Paused".to_string())
+    );
     std::thread::sleep(Duration::from_secs(3));
-    assert_eq!(delta_versions(&op.table_dir("customers")), before, "paused: no writes");
+    assert_eq!(
+        delta_versions(&op.table_dir("customers")),
+        before,
+        "paused: no writes"
+    );
     // Observe: drift shown, never applied
     // (Observe is set before the pause is lifted, so nothing applies in between)
-    kubectl_ok(&["patch", "-n", &ns, "deltatable/customers", "--type=merge", "-p", "{\"spec\":{\"policy\":\"Observe\"}}"]);
-    kubectl_ok(&["annotate", "-n", &ns, "deltatable/customers", "delta-operator.io/paused-"]);
-    let obj = wait_condition(&ns, "deltatable", "customers", "Ready", "True", Some("Observing"));
+    kubectl_ok(&[
+        "patch",
+        "-n",
+        &ns,
+        "deltatable/customers",
+        "--type=merge",
+        "-p",
+        "{\"spec\":{\"policy\":\"Observe\"}}",
+    ]);
+    kubectl_ok(&[
+        "annotate",
+        "-n",
+        &ns,
+        "deltatable/customers",
+        "delta-operator.io/paused-",
+    ]);
+    let obj = wait_condition(
+        &ns,
+        "deltatable",
+        "customers",
+        "Ready",
+        "True",
+        Some("Observing"),
+    );
     assert_eq!(condition(&obj, "Drifted").unwrap().0, "True");
     std::thread::sleep(Duration::from_secs(3));
-    assert_eq!(delta_versions(&op.table_dir("customers")), before, "observe: no writes");
+    assert_eq!(
+        delta_versions(&op.table_dir("customers")),
+        before,
+        "observe: no writes"
+    );
     // back to Auto: applied
-    kubectl_ok(&["patch", "-n", &ns, "deltatable/customers", "--type=merge", "-p", "{\"spec\":{\"policy\":\"Auto\"}}"]);
-    wait_condition(&ns, "deltatable", "customers", "Ready", "True", Some("InSync"));
+    kubectl_ok(&[
+        "patch",
+        "-n",
+        &ns,
+        "deltatable/customers",
+        "--type=merge",
+        "-p",
+        "{\"spec\":{\"policy\":\"Auto\"}}",
+    ]);
+    wait_condition(
+        &ns,
+        "deltatable",
+        "customers",
+        "Ready",
+        "True",
+        Some("InSync"),
+    );
     assert_eq!(delta_versions(&op.table_dir("customers")), before + 1);
 }
 
@@ -255,27 +558,82 @@ fn deleting_retains_the_table_unless_delete_is_approved() {
     let ns = namespace("delete");
     let op = Operator::start(&ns, ALL, &[]);
     kubectl_ok(&["apply", "-n", &ns, "-f", examples().to_str().unwrap()]);
-    kubectl_ok(&["wait", "-n", &ns, "--for=condition=Ready", "deltatable/orders", "deltatable/customers", "--timeout=60s"]);
+    kubectl_ok(&[
+        "wait",
+        "-n",
+        &ns,
+        "--for=condition=Ready",
+        "deltatable/orders",
+        "deltatable/customers",
+        "--timeout=60s",
+    ]);
     // Retain (default): the table stays
     kubectl_ok(&["delete", "-n", &ns, "deltatable/customers", "--timeout=30s"]);
-    assert!(op.table_dir("customers").join("_delta_log").is_dir(), "Retain keeps the table");
+    assert!(
+        op.table_dir("customers").join("_delta_log").is_dir(),
+        "Retain keeps the table"
+    );
     // Delete: a finalizer, and the drop waits for approval
-    kubectl_ok(&["patch", "-n", &ns, "deltatable/orders", "--type=merge", "-p", "{\"spec\":{\"deletionPolicy\":\"Delete\"}}"]);
+    kubectl_ok(&[
+        "patch",
+        "-n",
+        &ns,
+        "deltatable/orders",
+        "--type=merge",
+        "-p",
+        "{\"spec\":{\"deletionPolicy\":\"Delete\"}}",
+    ]);
     wait_until("the finalizer", Duration::from_secs(30), || {
         let o = get(&ns, "deltatable", "orders");
-        if o["metadata"]["finalizers"].to_string().contains("delta-operator.io/drop-table") { Ok(()) } else { Err(o["metadata"].to_string()) }
+        if o["metadata"]["finalizers"]
+            .to_string()
+            .contains("delta-operator.io/drop-table")
+        {
+            Ok(())
+        } else {
+            Err(o["metadata"].to_string())
+        }
     });
     kubectl_ok(&["delete", "-n", &ns, "deltatable/orders", "--wait=false"]);
-    let obj = wait_condition(&ns, "deltatable", "orders", "Stalled", "True", Some("ApprovalRequired"));
-    assert!(op.table_dir("orders").join("_delta_log").is_dir(), "not dropped before approval");
+    let obj = wait_condition(
+        &ns,
+        "deltatable",
+        "orders",
+        "Stalled",
+        "True",
+        Some("ApprovalRequired"),
+    );
+    assert!(
+        op.table_dir("orders").join("_delta_log").is_dir(),
+        "not dropped before approval"
+    );
     let id = obj["status"]["plan"]["id"].as_str().unwrap().to_string();
-    kubectl_ok(&["annotate", "-n", &ns, "deltatable/orders", &format!("delta-operator.io/approve={id}"), "--overwrite"]);
+    kubectl_ok(&[
+        "annotate",
+        "-n",
+        &ns,
+        "deltatable/orders",
+        &format!("delta-operator.io/approve={id}"),
+        "--overwrite",
+    ]);
     wait_until("the resource to go", Duration::from_secs(60), || {
         let (ok, out, err) = kubectl(&["get", "-n", &ns, "deltatable/orders"]);
-        if !ok && err.contains("NotFound") { Ok(()) } else { Err(format!("{out}{err}")) }
+        if !ok && err.contains("NotFound") {
+            Ok(())
+        } else {
+            Err(format!("{out}{err}"))
+        }
     });
     assert!(!op.table_dir("orders").exists(), "dropped");
-    assert!(op.lake.join(".trash/main/sales").read_dir().unwrap().count() == 1, "kept in the lake's trash");
+    assert!(
+        op.lake
+            .join(".trash/main/sales")
+            .read_dir()
+            .unwrap()
+            .count()
+            == 1,
+        "kept in the lake's trash"
+    );
 }
 
 #[test]
@@ -287,17 +645,41 @@ fn two_operators_never_interleave_and_the_survivor_takes_over() {
     let dir_b = tempfile::tempdir().unwrap();
     // both operators use the same lake through their own config files
     let allowance = ALL.to_string();
-    let a = Operator::start_in(&ns, &allowance, &["--leader-elect", "--identity", "op-a"], relink(dir_a, &lake));
+    let a = Operator::start_in(
+        &ns,
+        &allowance,
+        &["--leader-elect", "--identity", "op-a"],
+        relink(dir_a, &lake),
+    );
     std::thread::sleep(Duration::from_secs(2));
-    let b = Operator::start_in(&ns, &allowance, &["--leader-elect", "--identity", "op-b"], relink(dir_b, &lake));
+    let b = Operator::start_in(
+        &ns,
+        &allowance,
+        &["--leader-elect", "--identity", "op-b"],
+        relink(dir_b, &lake),
+    );
     // many tables, so the leader is mid-run when it dies
-    let mut yaml = String::from("apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {name: sales}\nspec: {catalog: main}\n");
+    let mut yaml = String::from(
+        "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {name: sales}\nspec: {catalog: main}\n",
+    );
     for i in 0..12 {
         yaml.push_str(&format!("---\napiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {{name: t{i}}}\nspec:\n  schemaRef: sales\n  comment: table {i}\n  columns:\n    - {{name: id, type: bigint}}\n    - {{name: v, type: string, comment: value}}\n  constraints:\n    - check: {{name: id_positive, expression: id > 0}}\n"));
     }
     apply_yaml(&ns, &yaml);
     // kill the leader as soon as it has written something
-    wait_until("a first commit", Duration::from_secs(60), || if lake.join("main/sales").read_dir().map(|d| d.count()).unwrap_or(0) > 0 { Ok(()) } else { Err("none yet".into()) });
+    wait_until("a first commit", Duration::from_secs(60), || {
+        if lake
+            .join("main/sales")
+            .read_dir()
+            .map(|d| d.count())
+            .unwrap_or(0)
+            > 0
+        {
+            Ok(())
+        } else {
+            Err("none yet".into())
+        }
+    });
     drop(a);
     for i in 0..12 {
         wait_condition(&ns, "deltatable", &format!("t{i}"), "Ready", "True", None);
@@ -306,46 +688,162 @@ fn two_operators_never_interleave_and_the_survivor_takes_over() {
     // Delta history: every table's commits come from one writer at a time, op-a's before op-b's
     for i in 0..12 {
         let infos = commit_infos(&lake.join(format!("main/sales/t{i}")));
-        let writers: Vec<String> = infos.iter().filter_map(|c| c["delta-operator.writer"].as_str().map(str::to_string)).collect();
+        let writers: Vec<String> = infos
+            .iter()
+            .filter_map(|c| c["delta-operator.writer"].as_str().map(str::to_string))
+            .collect();
         assert!(!writers.is_empty());
-        let first_b = writers.iter().position(|w| w == "op-b").unwrap_or(writers.len());
-        assert!(writers[first_b..].iter().all(|w| w == "op-b"), "t{i}: writers interleave: {writers:?}");
-        assert!(writers[..first_b].iter().all(|w| w == "op-a"), "t{i}: {writers:?}");
+        let first_b = writers
+            .iter()
+            .position(|w| w == "op-b")
+            .unwrap_or(writers.len());
+        assert!(
+            writers[first_b..].iter().all(|w| w == "op-b"),
+            "t{i}: writers interleave: {writers:?}"
+        );
+        assert!(
+            writers[..first_b].iter().all(|w| w == "op-a"),
+            "t{i}: {writers:?}"
+        );
     }
 }
 
 #[test]
 fn a_terminated_leader_hands_its_lease_over_at_once() {
     let ns = namespace("handover");
-    let holder = || kubectl(&["get", "lease", "delta-operator-leader", "-n", &ns, "-o", "jsonpath={.spec.holderIdentity}"]).1;
+    let holder = || {
+        kubectl(&[
+            "get",
+            "lease",
+            "delta-operator-leader",
+            "-n",
+            &ns,
+            "-o",
+            "jsonpath={.spec.holderIdentity}",
+        ])
+        .1
+    };
     // a 60 s Lease: without the handover its replacement would wait a minute
-    let mut a = Operator::start(&ns, ALL, &["--leader-elect", "--identity", "op-a", "--lease-seconds", "60"]);
-    wait_until("op-a to lead", Duration::from_secs(30), || if holder() == "op-a" { Ok(()) } else { Err(holder()) });
+    let mut a = Operator::start(
+        &ns,
+        ALL,
+        &[
+            "--leader-elect",
+            "--identity",
+            "op-a",
+            "--lease-seconds",
+            "60",
+        ],
+    );
+    wait_until("op-a to lead", Duration::from_secs(30), || {
+        if holder() == "op-a" {
+            Ok(())
+        } else {
+            Err(holder())
+        }
+    });
     let status = a.terminate(Duration::from_secs(20));
-    assert!(status.is_some_and(|s| s.success()), "op-a ends cleanly on SIGTERM: {status:?}\n{}", a.log());
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "op-a ends cleanly on SIGTERM: {status:?}\n{}",
+        a.log()
+    );
     assert!(a.log().contains("released the leader Lease"), "{}", a.log());
     assert_eq!(holder(), "", "the Lease is free");
     // its replacement (a rolling update's new pod) leads at once
-    let mut b = Operator::start(&ns, ALL, &["--leader-elect", "--identity", "op-b", "--lease-seconds", "60"]);
-    wait_until("op-b to lead", Duration::from_secs(10), || if holder() == "op-b" { Ok(()) } else { Err(holder()) });
+    let mut b = Operator::start(
+        &ns,
+        ALL,
+        &[
+            "--leader-elect",
+            "--identity",
+            "op-b",
+            "--lease-seconds",
+            "60",
+        ],
+    );
+    wait_until("op-b to lead", Duration::from_secs(10), || {
+        if holder() == "op-b" {
+            Ok(())
+        } else {
+            Err(holder())
+        }
+    });
     // a standby is ready (a rollout can proceed); it does not lead
-    let c = Operator::start(&ns, ALL, &["--leader-elect", "--identity", "op-c", "--lease-seconds", "60"]);
-    wait_until("the standby to be ready", Duration::from_secs(10), || if c.http("/readyz").starts_with("HTTP/1.1 200") { Ok(()) } else { Err(c.http("/readyz")) });
+    let c = Operator::start(
+        &ns,
+        ALL,
+        &[
+            "--leader-elect",
+            "--identity",
+            "op-c",
+            "--lease-seconds",
+            "60",
+        ],
+    );
+    wait_until("the standby to be ready", Duration::from_secs(10), || {
+        if c.http("/readyz").starts_with("HTTP/1.1 200") {
+            Ok(())
+        } else {
+            Err(c.http("/readyz"))
+        }
+    });
     assert_eq!(holder(), "op-b");
     kubectl_ok(&["apply", "-n", &ns, "-f", examples().to_str().unwrap()]);
-    kubectl_ok(&["wait", "-n", &ns, "--for=condition=Ready", "deltatable/orders", "--timeout=60s"]);
+    kubectl_ok(&[
+        "wait",
+        "-n",
+        &ns,
+        "--for=condition=Ready",
+        "deltatable/orders",
+        "--timeout=60s",
+    ]);
     assert!(b.table_dir("orders").join("_delta_log").is_dir());
     // a standby already waiting takes over as soon as the leader gives the Lease back
     // (not when the 60 s Lease would have expired)
     let status = b.terminate(Duration::from_secs(20));
-    assert!(status.is_some_and(|s| s.success()), "op-b ends cleanly on SIGTERM: {status:?}\n{}", b.log());
-    wait_until("the waiting standby to lead", Duration::from_secs(10), || if holder() == "op-c" { Ok(()) } else { Err(holder()) });
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "op-b ends cleanly on SIGTERM: {status:?}\n{}",
+        b.log()
+    );
+    wait_until(
+        "the waiting standby to lead",
+        Duration::from_secs(10),
+        || {
+            if holder() == "op-c" {
+                Ok(())
+            } else {
+                Err(holder())
+            }
+        },
+    );
     assert!(c.log().contains("leading"), "{}", c.log());
     // a standby told to stop while it waits ends at once, cleanly
-    let mut d = Operator::start(&ns, ALL, &["--leader-elect", "--identity", "op-d", "--lease-seconds", "60"]);
-    wait_until("the standby to be ready", Duration::from_secs(10), || if d.http("/readyz").starts_with("HTTP/1.1 200") { Ok(()) } else { Err(d.http("/readyz")) });
+    let mut d = Operator::start(
+        &ns,
+        ALL,
+        &[
+            "--leader-elect",
+            "--identity",
+            "op-d",
+            "--lease-seconds",
+            "60",
+        ],
+    );
+    wait_until("the standby to be ready", Duration::from_secs(10), || {
+        if d.http("/readyz").starts_with("HTTP/1.1 200") {
+            Ok(())
+        } else {
+            Err(d.http("/readyz"))
+        }
+    });
     let status = d.terminate(Duration::from_secs(10));
-    assert!(status.is_some_and(|s| s.success()), "a standby ends on SIGTERM: {status:?}\n{}", d.log());
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "a standby ends on SIGTERM: {status:?}\n{}",
+        d.log()
+    );
     assert_eq!(holder(), "op-c");
 }
 
@@ -361,15 +859,57 @@ fn a_strict_schema_drops_orphans_only_after_its_own_approval() {
     let ns = namespace("strict");
     let op = Operator::start(&ns, ALL, &[]);
     kubectl_ok(&["apply", "-n", &ns, "-f", examples().to_str().unwrap()]);
-    kubectl_ok(&["wait", "-n", &ns, "--for=condition=Ready", "deltatable/orders", "deltatable/customers", "--timeout=60s"]);
-    kubectl_ok(&["patch", "-n", &ns, "deltaschema/sales", "--type=merge", "-p", "{\"spec\":{\"mode\":\"strict\"}}"]);
+    kubectl_ok(&[
+        "wait",
+        "-n",
+        &ns,
+        "--for=condition=Ready",
+        "deltatable/orders",
+        "deltatable/customers",
+        "--timeout=60s",
+    ]);
+    kubectl_ok(&[
+        "patch",
+        "-n",
+        &ns,
+        "deltaschema/sales",
+        "--type=merge",
+        "-p",
+        "{\"spec\":{\"mode\":\"strict\"}}",
+    ]);
     kubectl_ok(&["delete", "-n", &ns, "deltatable/customers"]);
-    let obj = wait_condition(&ns, "deltaschema", "sales", "Stalled", "True", Some("ApprovalRequired"));
-    assert_eq!(obj["status"]["orphans"], serde_json::json!(["main.sales.customers"]));
-    assert!(op.table_dir("customers").join("_delta_log").is_dir(), "kept until approved");
+    let obj = wait_condition(
+        &ns,
+        "deltaschema",
+        "sales",
+        "Stalled",
+        "True",
+        Some("ApprovalRequired"),
+    );
+    assert_eq!(
+        obj["status"]["orphans"],
+        serde_json::json!(["main.sales.customers"])
+    );
+    assert!(
+        op.table_dir("customers").join("_delta_log").is_dir(),
+        "kept until approved"
+    );
     let id = obj["status"]["plan"]["id"].as_str().unwrap().to_string();
-    kubectl_ok(&["annotate", "-n", &ns, "deltaschema/sales", &format!("delta-operator.io/approve={id}"), "--overwrite"]);
+    kubectl_ok(&[
+        "annotate",
+        "-n",
+        &ns,
+        "deltaschema/sales",
+        &format!("delta-operator.io/approve={id}"),
+        "--overwrite",
+    ]);
     wait_condition(&ns, "deltaschema", "sales", "Ready", "True", None);
-    assert!(!op.table_dir("customers").exists(), "the orphan was dropped");
-    assert!(op.table_dir("orders").join("_delta_log").is_dir(), "a declared table is never an orphan");
+    assert!(
+        !op.table_dir("customers").exists(),
+        "the orphan was dropped"
+    );
+    assert!(
+        op.table_dir("orders").join("_delta_log").is_dir(),
+        "a declared table is never an orphan"
+    );
 }

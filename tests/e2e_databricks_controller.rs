@@ -6,23 +6,30 @@ mod support;
 
 use std::path::Path;
 
-use delta_operator::backend::databricks::DatabricksBackend;
 use delta_operator::backend::Backend;
+use delta_operator::backend::databricks::DatabricksBackend;
 use delta_operator::config::DatabricksTarget;
 use delta_operator::model::TableRef;
 use support::e2e::*;
 
 fn backend() -> DatabricksBackend {
-    for k in ["DATABRICKS_HOST", "DATABRICKS_TOKEN", "DATABRICKS_WAREHOUSE_ID"] {
+    for k in [
+        "DATABRICKS_HOST",
+        "DATABRICKS_TOKEN",
+        "DATABRICKS_WAREHOUSE_ID",
+    ] {
         support::warehouse::env(k);
     }
-    DatabricksBackend::from_target(&DatabricksTarget::default()).expect("a backend from DATABRICKS_*")
+    DatabricksBackend::from_target(&DatabricksTarget::default())
+        .expect("a backend from DATABRICKS_*")
 }
 
 /// The examples with their catalog renamed: a fresh catalog per run on the shared emulator.
 fn examples_in(catalog: &str, dir: &Path) {
     for e in std::fs::read_dir(examples()).unwrap().flatten() {
-        let text = std::fs::read_to_string(e.path()).unwrap().replace("catalog: main", &format!("catalog: {catalog}"));
+        let text = std::fs::read_to_string(e.path())
+            .unwrap()
+            .replace("catalog: main", &format!("catalog: {catalog}"));
         std::fs::write(dir.join(e.file_name()), text).unwrap();
     }
 }
@@ -30,7 +37,10 @@ fn examples_in(catalog: &str, dir: &Path) {
 /// The value of `delta_operator_statements_total{target="<target>"}` in a /metrics answer.
 fn statements_metric(metrics: &str, target: &str) -> Option<u64> {
     let prefix = format!("delta_operator_statements_total{{target=\"{target}\"}} ");
-    metrics.lines().find_map(|l| l.strip_prefix(prefix.as_str())).and_then(|v| v.trim().parse().ok())
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix(prefix.as_str()))
+        .and_then(|v| v.trim().parse().ok())
 }
 
 #[test]
@@ -39,8 +49,14 @@ fn examples_become_ready_on_a_databricks_target_and_statements_are_counted() {
     let b = backend();
     let catalog = format!("ctl_{}", std::process::id());
     rt.block_on(async {
-        for s in [format!("CREATE CATALOG {catalog}"), format!("CREATE SCHEMA {catalog}.sales")] {
-            b.client().execute(&s, &|_: &str| {}).await.unwrap_or_else(|e| panic!("{s}: {e}"));
+        for s in [
+            format!("CREATE CATALOG {catalog}"),
+            format!("CREATE SCHEMA {catalog}.sales"),
+        ] {
+            b.client()
+                .execute(&s, &|_: &str| {})
+                .await
+                .unwrap_or_else(|e| panic!("{s}: {e}"));
         }
     });
     let ns = namespace("dbx");
@@ -48,14 +64,44 @@ fn examples_become_ready_on_a_databricks_target_and_statements_are_counted() {
     let dir = tempfile::tempdir().unwrap();
     examples_in(&catalog, dir.path());
     kubectl_ok(&["apply", "-n", &ns, "-f", dir.path().to_str().unwrap()]);
-    let (ok, out, err) = kubectl(&["wait", "-n", &ns, "--for=condition=Ready", "deltatable/orders", "deltatable/customers", "--timeout=240s"]);
-    assert!(ok, "not Ready: {out}{err}\n--- operator log (tail)\n{}", op.log().lines().rev().take(40).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n"));
+    let (ok, out, err) = kubectl(&[
+        "wait",
+        "-n",
+        &ns,
+        "--for=condition=Ready",
+        "deltatable/orders",
+        "deltatable/customers",
+        "--timeout=240s",
+    ]);
+    assert!(
+        ok,
+        "not Ready: {out}{err}\n--- operator log (tail)\n{}",
+        op.log()
+            .lines()
+            .rev()
+            .take(40)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
     wait_condition(&ns, "deltaschema", "sales", "Ready", "True", None);
     let orders = get(&ns, "deltatable", "orders");
-    assert_eq!(orders["status"]["table"], format!("{catalog}.sales.orders"), "{}", orders["status"]);
+    assert_eq!(
+        orders["status"]["table"],
+        format!("{catalog}.sales.orders"),
+        "{}",
+        orders["status"]
+    );
 
     // the tables are on the warehouse, marked as owned by their resources
-    let live = rt.block_on(b.read(&[TableRef::new(&catalog, "sales", "orders"), TableRef::new(&catalog, "sales", "customers")])).expect("read");
+    let live = rt
+        .block_on(b.read(&[
+            TableRef::new(&catalog, "sales", "orders"),
+            TableRef::new(&catalog, "sales", "customers"),
+        ]))
+        .expect("read");
     let orders = live[0].as_ref().expect("orders exists on the warehouse");
     assert_eq!(orders.owner_marker(), Some(format!("{ns}/orders").as_str()));
     assert_eq!(orders.partitioned_by, vec!["order_date".to_string()]);
@@ -64,19 +110,41 @@ fn examples_become_ready_on_a_databricks_target_and_statements_are_counted() {
 
     // the metric counts what was sent to this target
     let m = op.http("/metrics");
-    let sent = statements_metric(&m, "dbx").unwrap_or_else(|| panic!("no statements metric for dbx:\n{m}"));
+    let sent = statements_metric(&m, "dbx")
+        .unwrap_or_else(|| panic!("no statements metric for dbx:\n{m}"));
     assert!(sent > 0, "{m}");
     // drift checks keep reading (every 2 s here), one statement per schema read
-    wait_until("a drift re-check to send statements", std::time::Duration::from_secs(60), || {
-        let now = statements_metric(&op.http("/metrics"), "dbx").unwrap_or(0);
-        if now > sent { Ok(()) } else { Err(format!("still {now}")) }
-    });
+    wait_until(
+        "a drift re-check to send statements",
+        std::time::Duration::from_secs(60),
+        || {
+            let now = statements_metric(&op.http("/metrics"), "dbx").unwrap_or(0);
+            if now > sent {
+                Ok(())
+            } else {
+                Err(format!("still {now}"))
+            }
+        },
+    );
 
     // the warehouse stops (auto-stop when idle); the next read starts it, and status says so
     // while it waits: Reconciling, reason WarehouseStarting, then Ready again
     faults(serde_json::json!({"warehouse_state": "STOPPED", "warehouse_start_seconds": 25}));
-    let seen = wait_condition(&ns, "deltatable", "orders", "Reconciling", "True", Some("WarehouseStarting"));
-    let message = seen["status"]["conditions"].as_array().unwrap().iter().find(|c| c["type"] == "Reconciling").unwrap()["message"].to_string();
+    let seen = wait_condition(
+        &ns,
+        "deltatable",
+        "orders",
+        "Reconciling",
+        "True",
+        Some("WarehouseStarting"),
+    );
+    let message = seen["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "Reconciling")
+        .unwrap()["message"]
+        .to_string();
     assert!(message.contains("is starting"), "{message}");
     faults(serde_json::json!({"warehouse_start_seconds": 0}));
     wait_condition(&ns, "deltatable", "orders", "Ready", "True", None);
@@ -84,10 +152,21 @@ fn examples_become_ready_on_a_databricks_target_and_statements_are_counted() {
 
 /// The emulator's admin endpoint (fault knobs).
 fn faults(body: serde_json::Value) {
-    let url = format!("{}/_emulator/faults", std::env::var("WAREHOUSE_URL").expect("WAREHOUSE_URL: run through `make test`"));
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let url = format!(
+        "{}/_emulator/faults",
+        std::env::var("WAREHOUSE_URL").expect("WAREHOUSE_URL: run through `make test`")
+    );
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     rt.block_on(async {
-        let r = reqwest::Client::new().post(&url).json(&body).send().await.expect("the emulator's admin endpoint");
+        let r = reqwest::Client::new()
+            .post(&url)
+            .json(&body)
+            .send()
+            .await
+            .expect("the emulator's admin endpoint");
         assert!(r.status().is_success(), "{url}: {}", r.status());
     });
 }

@@ -22,12 +22,33 @@ use support::e2e::*;
 
 /// e2e/<name>/build.sh: builds the Go program (or finds it in the cache) and prints its path.
 fn built(name: &str) -> PathBuf {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("e2e").join(name).join("build.sh");
-    let o = Command::new(&script).stderr(Stdio::inherit()).output().unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
-    assert!(o.status.success(), "{} failed ({}); it needs `go` and the Go module proxy (its stderr is above)", script.display(), o.status);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("e2e")
+        .join(name)
+        .join("build.sh");
+    let o = Command::new(&script)
+        .stderr(Stdio::inherit())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
+    assert!(
+        o.status.success(),
+        "{} failed ({}); it needs `go` and the Go module proxy (its stderr is above)",
+        script.display(),
+        o.status
+    );
     let out = String::from_utf8_lossy(&o.stdout);
-    let path = PathBuf::from(out.lines().last().unwrap_or_else(|| panic!("{} printed no path", script.display())).trim());
-    assert!(path.is_file(), "{} printed {}, which is not a file", script.display(), path.display());
+    let path = PathBuf::from(
+        out.lines()
+            .last()
+            .unwrap_or_else(|| panic!("{} printed no path", script.display()))
+            .trim(),
+    );
+    assert!(
+        path.is_file(),
+        "{} printed {}, which is not a file",
+        script.display(),
+        path.display()
+    );
     path
 }
 
@@ -63,35 +84,83 @@ struct Health {
 /// Argo CD's health from our Lua check for `kind` (gitops/argocd/health/<kind>.lua) on JSON:
 /// one object or a stream of objects of that kind; one health each, in order.
 fn argo(kind: &str, json: &str) -> Vec<Health> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("gitops/argocd/health").join(format!("{}.lua", kind.to_lowercase()));
-    assert!(script.is_file(), "no health check for {kind}: {}", script.display());
-    let mut child = Command::new(argo_health_bin()).arg(&script).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("start argo-health");
-    child.stdin.take().unwrap().write_all(json.as_bytes()).unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("gitops/argocd/health")
+        .join(format!("{}.lua", kind.to_lowercase()));
+    assert!(
+        script.is_file(),
+        "no health check for {kind}: {}",
+        script.display()
+    );
+    let mut child = Command::new(argo_health_bin())
+        .arg(&script)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start argo-health");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(json.as_bytes())
+        .unwrap();
     let o = child.wait_with_output().unwrap();
-    assert!(o.status.success(), "{} failed (Argo CD would show Unknown): {}\non: {json}", script.display(), String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "{} failed (Argo CD would show Unknown): {}\non: {json}",
+        script.display(),
+        String::from_utf8_lossy(&o.stderr)
+    );
     String::from_utf8(o.stdout)
         .unwrap()
         .lines()
         .map(|l| {
-            let v: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("argo-health printed {l:?}: {e}"));
-            Health { status: v["status"].as_str().unwrap().into(), message: v["message"].as_str().unwrap().into() }
+            let v: Value = serde_json::from_str(l)
+                .unwrap_or_else(|e| panic!("argo-health printed {l:?}: {e}"));
+            Health {
+                status: v["status"].as_str().unwrap().into(),
+                message: v["message"].as_str().unwrap().into(),
+            }
         })
         .collect()
 }
 
 /// kstatus on JSON: one object, a List, or a stream of objects (`kubectl get -w -o json`); one verdict each, in order.
 fn kstatus(json: &str) -> Vec<Verdict> {
-    let mut child = Command::new(kstatus_bin()).arg("-v").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("start kstatus");
-    child.stdin.take().unwrap().write_all(json.as_bytes()).unwrap();
+    let mut child = Command::new(kstatus_bin())
+        .arg("-v")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start kstatus");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(json.as_bytes())
+        .unwrap();
     let o = child.wait_with_output().unwrap();
-    assert!(o.status.success(), "kstatus failed: {}\non: {json}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "kstatus failed: {}\non: {json}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     String::from_utf8(o.stdout)
         .unwrap()
         .lines()
         .map(|l| {
             let (head, message) = l.split_once('\t').unwrap_or((l, ""));
-            let (id, status) = head.split_once(' ').unwrap_or_else(|| panic!("kstatus printed {l:?}"));
-            Verdict { id: id.into(), status: status.into(), message: message.into(), argo: Health::default() }
+            let (id, status) = head
+                .split_once(' ')
+                .unwrap_or_else(|| panic!("kstatus printed {l:?}"));
+            Verdict {
+                id: id.into(),
+                status: status.into(),
+                message: message.into(),
+                argo: Health::default(),
+            }
         })
         .collect()
 }
@@ -102,7 +171,11 @@ fn read(ns: &str, kind: &str, name: &str) -> (Value, Verdict) {
     let obj: Value = serde_json::from_str(&json).unwrap();
     let mut v = kstatus(&json);
     assert_eq!(v.len(), 1, "{v:?}");
-    assert_eq!(v[0].id, format!("{}/{name}", obj["kind"].as_str().unwrap()), "{v:?}");
+    assert_eq!(
+        v[0].id,
+        format!("{}/{name}", obj["kind"].as_str().unwrap()),
+        "{v:?}"
+    );
     let mut health = argo(obj["kind"].as_str().unwrap(), &json);
     assert_eq!(health.len(), 1, "{health:?}");
     v[0].argo = health.remove(0);
@@ -111,33 +184,67 @@ fn read(ns: &str, kind: &str, name: &str) -> (Value, Verdict) {
 
 /// Reads until condition `t` has `status` (and `reason`), observed for the current generation;
 /// returns that read: the object and kstatus's verdict on it.
-fn wait_read(ns: &str, kind: &str, name: &str, t: &str, status: &str, reason: Option<&str>) -> (Value, Verdict) {
+fn wait_read(
+    ns: &str,
+    kind: &str,
+    name: &str,
+    t: &str,
+    status: &str,
+    reason: Option<&str>,
+) -> (Value, Verdict) {
     let mut seen = None;
-    wait_until(&format!("{kind}/{name} {t}={status}"), Duration::from_secs(60), || {
-        let (obj, v) = read(ns, kind, name);
-        let current = obj["status"]["observedGeneration"] == obj["metadata"]["generation"];
-        let got = condition(&obj, t);
-        let ok = current && matches!(&got, Some((s, r)) if s == status && reason.is_none_or(|x| x == r));
-        let err = format!("{got:?} (generation {}) in {}", obj["metadata"]["generation"], obj["status"]);
-        seen = Some((obj, v));
-        if ok { Ok(()) } else { Err(err) }
-    });
+    wait_until(
+        &format!("{kind}/{name} {t}={status}"),
+        Duration::from_secs(60),
+        || {
+            let (obj, v) = read(ns, kind, name);
+            let current = obj["status"]["observedGeneration"] == obj["metadata"]["generation"];
+            let got = condition(&obj, t);
+            let ok = current
+                && matches!(&got, Some((s, r)) if s == status && reason.is_none_or(|x| x == r));
+            let err = format!(
+                "{got:?} (generation {}) in {}",
+                obj["metadata"]["generation"], obj["status"]
+            );
+            seen = Some((obj, v));
+            if ok { Ok(()) } else { Err(err) }
+        },
+    );
     seen.unwrap()
 }
 
 /// Asserts kstatus's verdict on a read, showing the whole object when it differs.
 fn assert_verdict(read: &(Value, Verdict), want: &str) {
     let (obj, v) = read;
-    assert_eq!(v.status, want, "kstatus says {} ({}) for {}", v.status, v.message, serde_json::to_string_pretty(obj).unwrap());
+    assert_eq!(
+        v.status,
+        want,
+        "kstatus says {} ({}) for {}",
+        v.status,
+        v.message,
+        serde_json::to_string_pretty(obj).unwrap()
+    );
 }
 
 /// Asserts Argo CD's health on a read, and that its message contains each of `says`.
 fn assert_argo(read: &(Value, Verdict), want: &str, says: &[&str]) {
     let (obj, v) = read;
     let pretty = || serde_json::to_string_pretty(obj).unwrap();
-    assert_eq!(v.argo.status, want, "Argo CD says {} ({}) for {}", v.argo.status, v.argo.message, pretty());
+    assert_eq!(
+        v.argo.status,
+        want,
+        "Argo CD says {} ({}) for {}",
+        v.argo.status,
+        v.argo.message,
+        pretty()
+    );
     for s in says {
-        assert!(v.argo.message.contains(s), "Argo CD's message {:?} does not say {s:?}, for {}", v.argo.message, pretty());
+        assert!(
+            v.argo.message.contains(s),
+            "Argo CD's message {:?} does not say {s:?}, for {}",
+            v.argo.message,
+            pretty()
+        );
     }
 }
 
@@ -149,7 +256,10 @@ fn apply_examples(ns: &str) {
 fn orders_without_status() -> String {
     let text = std::fs::read_to_string(examples().join("orders.yaml")).unwrap();
     let edited = text.replace("    - name: status\n      type: string\n", "");
-    assert_ne!(edited, text, "examples/orders.yaml has no `status` column to drop");
+    assert_ne!(
+        edited, text,
+        "examples/orders.yaml has no `status` column to drop"
+    );
     edited
 }
 
@@ -171,7 +281,11 @@ impl Watch {
             .stderr(Stdio::null())
             .spawn()
             .expect("kubectl get -w");
-        Watch { child, out, _dir: dir }
+        Watch {
+            child,
+            out,
+            _dir: dir,
+        }
     }
 
     /// Each version seen, in order, with kstatus's verdict and Argo CD's health on it.
@@ -179,7 +293,10 @@ impl Watch {
         let _ = self.child.kill();
         let _ = self.child.wait();
         let text = std::fs::read_to_string(&self.out).unwrap();
-        let objects: Vec<Value> = serde_json::Deserializer::from_str(&text).into_iter().collect::<Result<_, _>>().unwrap();
+        let objects: Vec<Value> = serde_json::Deserializer::from_str(&text)
+            .into_iter()
+            .collect::<Result<_, _>>()
+            .unwrap();
         if objects.is_empty() {
             return vec![];
         }
@@ -217,13 +334,27 @@ fn examples_are_current_once_ready() {
     assert_argo(&r, "Healthy", &[]);
     // and a List, as `kubectl get` gives it: every item Current
     let list = kubectl_ok(&["get", "deltatables,deltaschemas", "-n", &ns, "-o", "json"]);
-    let mut all: Vec<(String, String)> = kstatus(&list).into_iter().map(|v| (v.id, v.status)).collect();
+    let mut all: Vec<(String, String)> = kstatus(&list)
+        .into_iter()
+        .map(|v| (v.id, v.status))
+        .collect();
     all.sort();
-    let want = [("DeltaSchema/sales", "Current"), ("DeltaTable/customers", "Current"), ("DeltaTable/orders", "Current")];
-    assert_eq!(all, want.map(|(a, b)| (a.to_string(), b.to_string())), "{list}");
+    let want = [
+        ("DeltaSchema/sales", "Current"),
+        ("DeltaTable/customers", "Current"),
+        ("DeltaTable/orders", "Current"),
+    ];
+    assert_eq!(
+        all,
+        want.map(|(a, b)| (a.to_string(), b.to_string())),
+        "{list}"
+    );
     // Argo CD on a List of DeltaTables: every item Healthy
     let list = kubectl_ok(&["get", "deltatables", "-n", &ns, "-o", "json"]);
-    let health: Vec<String> = argo("DeltaTable", &list).into_iter().map(|h| h.status).collect();
+    let health: Vec<String> = argo("DeltaTable", &list)
+        .into_iter()
+        .map(|h| h.status)
+        .collect();
     assert_eq!(health, ["Healthy", "Healthy"], "{list}");
 }
 
@@ -233,9 +364,19 @@ fn a_dropped_column_is_failed_until_approved_then_current() {
     let ns = namespace("ks-approve");
     let _op = Operator::start(&ns, ALL, &[]);
     apply_examples(&ns);
-    assert_verdict(&wait_read(&ns, "deltatable", "orders", "Ready", "True", None), "Current");
+    assert_verdict(
+        &wait_read(&ns, "deltatable", "orders", "Ready", "True", None),
+        "Current",
+    );
     apply_yaml(&ns, &orders_without_status());
-    let r = wait_read(&ns, "deltatable", "orders", "Stalled", "True", Some("ApprovalRequired"));
+    let r = wait_read(
+        &ns,
+        "deltatable",
+        "orders",
+        "Stalled",
+        "True",
+        Some("ApprovalRequired"),
+    );
     assert_verdict(&r, "Failed");
     assert_eq!(condition(&r.0, "Ready").unwrap().0, "False");
     let id = r.0["status"]["plan"]["id"].as_str().unwrap().to_string();
@@ -248,7 +389,14 @@ fn a_dropped_column_is_failed_until_approved_then_current() {
     assert_verdict(&r, "Failed");
     assert_argo(&r, "Suspended", &[&approve]);
     // approving that plan: Current (Healthy) again
-    kubectl_ok(&["annotate", "-n", &ns, "deltatable/orders", &approve, "--overwrite"]);
+    kubectl_ok(&[
+        "annotate",
+        "-n",
+        &ns,
+        "deltatable/orders",
+        &approve,
+        "--overwrite",
+    ]);
     let r = wait_read(&ns, "deltatable", "orders", "Ready", "True", None);
     assert_eq!(r.0["status"]["lastApplied"]["planId"], id.as_str());
     assert_verdict(&r, "Current");
@@ -261,22 +409,55 @@ fn a_spec_change_not_yet_observed_is_in_progress() {
     let ns = namespace("ks-generation");
     let op = Operator::start(&ns, ALL, &[]);
     apply_examples(&ns);
-    assert_verdict(&wait_read(&ns, "deltatable", "customers", "Ready", "True", None), "Current");
-    assert_verdict(&wait_read(&ns, "deltaschema", "sales", "Ready", "True", None), "Current");
+    assert_verdict(
+        &wait_read(&ns, "deltatable", "customers", "Ready", "True", None),
+        "Current",
+    );
+    assert_verdict(
+        &wait_read(&ns, "deltaschema", "sales", "Ready", "True", None),
+        "Current",
+    );
     // no operator: the change stays unobserved
     let dir = op.stop();
-    kubectl_ok(&["patch", "-n", &ns, "deltatable/customers", "--type=merge", "-p", r#"{"spec":{"comment":"One row per customer, changed"}}"#]);
-    kubectl_ok(&["patch", "-n", &ns, "deltaschema/sales", "--type=merge", "-p", r#"{"spec":{"comment":"Sales, changed"}}"#]);
+    kubectl_ok(&[
+        "patch",
+        "-n",
+        &ns,
+        "deltatable/customers",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"comment":"One row per customer, changed"}}"#,
+    ]);
+    kubectl_ok(&[
+        "patch",
+        "-n",
+        &ns,
+        "deltaschema/sales",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"comment":"Sales, changed"}}"#,
+    ]);
     for kind in ["deltatable/customers", "deltaschema/sales"] {
         let (kind, name) = kind.split_once('/').unwrap();
         let r = read(&ns, kind, name);
         let (obj, v) = &r;
-        assert!(obj["metadata"]["generation"].as_i64() > obj["status"]["observedGeneration"].as_i64(), "{obj}");
-        assert_eq!(condition(obj, "Ready").unwrap().0, "True", "the stale Ready=True of the last generation is still there");
+        assert!(
+            obj["metadata"]["generation"].as_i64() > obj["status"]["observedGeneration"].as_i64(),
+            "{obj}"
+        );
+        assert_eq!(
+            condition(obj, "Ready").unwrap().0,
+            "True",
+            "the stale Ready=True of the last generation is still there"
+        );
         assert_verdict(&r, "InProgress");
         assert!(v.message.contains("latest observed generation"), "{v:?}");
         // Argo CD ignores the stale Ready=True too
-        assert_argo(&r, "Progressing", &["observe generation 2 (status is for 1)"]);
+        assert_argo(
+            &r,
+            "Progressing",
+            &["observe generation 2 (status is for 1)"],
+        );
     }
     // the operator back: the change is applied and observed, Current again
     let _op = Operator::start_in(&ns, ALL, &[], dir);
@@ -296,11 +477,25 @@ fn a_table_its_target_forbids_is_failed() {
     let _op = Operator::start(&ns, "    namespaces: ['*']\n    schemas: ['prod']", &[]);
     apply_examples(&ns);
     for name in ["orders", "customers"] {
-        let r = wait_read(&ns, "deltatable", name, "Stalled", "True", Some("Forbidden"));
+        let r = wait_read(
+            &ns,
+            "deltatable",
+            name,
+            "Stalled",
+            "True",
+            Some("Forbidden"),
+        );
         assert_verdict(&r, "Failed");
         assert_argo(&r, "Degraded", &["Forbidden: "]);
     }
-    let r = wait_read(&ns, "deltaschema", "sales", "Stalled", "True", Some("Forbidden"));
+    let r = wait_read(
+        &ns,
+        "deltaschema",
+        "sales",
+        "Stalled",
+        "True",
+        Some("Forbidden"),
+    );
     assert_verdict(&r, "Failed");
     assert_argo(&r, "Degraded", &["Forbidden: "]);
 }
@@ -315,35 +510,104 @@ fn paused_is_in_progress_and_observe_is_current() {
     let ns = namespace("ks-hold");
     let _op = Operator::start(&ns, ALL, &[]);
     apply_examples(&ns);
-    assert_verdict(&wait_read(&ns, "deltatable", "customers", "Ready", "True", None), "Current");
-    kubectl_ok(&["annotate", "-n", &ns, "deltatable/customers", "delta-operator.io/paused=true"]);
+    assert_verdict(
+        &wait_read(&ns, "deltatable", "customers", "Ready", "True", None),
+        "Current",
+    );
+    kubectl_ok(&[
+        "annotate",
+        "-n",
+        &ns,
+        "deltatable/customers",
+        "delta-operator.io/paused=true",
+    ]);
     // nothing pending: still Suspended for Argo CD (writes are off)
-    assert_argo(&read(&ns, "deltatable", "customers"), "Suspended", &["Paused"]);
-    kubectl_ok(&["patch", "-n", &ns, "deltatable/customers", "--type=merge", "-p", r#"{"spec":{"comment":"paused change"}}"#]);
-    let r = wait_read(&ns, "deltatable", "customers", "Ready", "False", Some("Paused"));
-    assert_eq!((condition(&r.0, "Reconciling").unwrap().0.as_str(), condition(&r.0, "Stalled").unwrap().0.as_str()), ("False", "False"));
+    assert_argo(
+        &read(&ns, "deltatable", "customers"),
+        "Suspended",
+        &["Paused"],
+    );
+    kubectl_ok(&[
+        "patch",
+        "-n",
+        &ns,
+        "deltatable/customers",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"comment":"paused change"}}"#,
+    ]);
+    let r = wait_read(
+        &ns,
+        "deltatable",
+        "customers",
+        "Ready",
+        "False",
+        Some("Paused"),
+    );
+    assert_eq!(
+        (
+            condition(&r.0, "Reconciling").unwrap().0.as_str(),
+            condition(&r.0, "Stalled").unwrap().0.as_str()
+        ),
+        ("False", "False")
+    );
     assert_verdict(&r, "InProgress");
-    let pending = format!("pending: {}", r.0["status"]["plan"]["summary"].as_str().unwrap());
-    assert_argo(&r, "Suspended", &["Paused (delta-operator.io/paused=true)", &pending]);
-    kubectl_ok(&["patch", "-n", &ns, "deltatable/customers", "--type=merge", "-p", r#"{"spec":{"policy":"Observe"}}"#]);
-    kubectl_ok(&["annotate", "-n", &ns, "deltatable/customers", "delta-operator.io/paused-"]);
-    let r = wait_read(&ns, "deltatable", "customers", "Ready", "True", Some("Observing"));
+    let pending = format!(
+        "pending: {}",
+        r.0["status"]["plan"]["summary"].as_str().unwrap()
+    );
+    assert_argo(
+        &r,
+        "Suspended",
+        &["Paused (delta-operator.io/paused=true)", &pending],
+    );
+    kubectl_ok(&[
+        "patch",
+        "-n",
+        &ns,
+        "deltatable/customers",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"policy":"Observe"}}"#,
+    ]);
+    kubectl_ok(&[
+        "annotate",
+        "-n",
+        &ns,
+        "deltatable/customers",
+        "delta-operator.io/paused-",
+    ]);
+    let r = wait_read(
+        &ns,
+        "deltatable",
+        "customers",
+        "Ready",
+        "True",
+        Some("Observing"),
+    );
     assert_eq!(condition(&r.0, "Drifted").unwrap().0, "True");
     assert_verdict(&r, "Current");
-    let drift = format!("drift: {}", r.0["status"]["plan"]["summary"].as_str().unwrap());
+    let drift = format!(
+        "drift: {}",
+        r.0["status"]["plan"]["summary"].as_str().unwrap()
+    );
     assert_argo(&r, "Healthy", &["policy Observe", &drift]);
 }
 
 /// Reads until the operator has judged the current generation (observedGeneration set to it).
 fn wait_observed(ns: &str, kind: &str, name: &str) -> (Value, Verdict) {
     let mut seen = None;
-    wait_until(&format!("{kind}/{name} observed"), Duration::from_secs(60), || {
-        let (obj, v) = read(ns, kind, name);
-        let ok = obj["status"]["observedGeneration"] == obj["metadata"]["generation"];
-        let err = obj["status"].to_string();
-        seen = Some((obj, v));
-        if ok { Ok(()) } else { Err(err) }
-    });
+    wait_until(
+        &format!("{kind}/{name} observed"),
+        Duration::from_secs(60),
+        || {
+            let (obj, v) = read(ns, kind, name);
+            let ok = obj["status"]["observedGeneration"] == obj["metadata"]["generation"];
+            let err = obj["status"].to_string();
+            seen = Some((obj, v));
+            if ok { Ok(()) } else { Err(err) }
+        },
+    );
     seen.unwrap()
 }
 
@@ -356,21 +620,49 @@ fn a_table_applied_before_its_schema_is_in_progress_not_failed() {
     let watch = Watch::start(&ns, "deltatables");
     std::thread::sleep(Duration::from_secs(1)); // the watch is open before anything exists
     let _op = Operator::start(&ns, ALL, &[]);
-    apply_yaml(&ns, &std::fs::read_to_string(examples().join("orders.yaml")).unwrap());
+    apply_yaml(
+        &ns,
+        &std::fs::read_to_string(examples().join("orders.yaml")).unwrap(),
+    );
     let r = wait_observed(&ns, "deltatable", "orders");
     assert_verdict(&r, "InProgress");
-    assert_argo(&r, "Progressing", &["SchemaNotFound: waiting for DeltaSchema 'sales'"]);
-    apply_yaml(&ns, &std::fs::read_to_string(examples().join("sales.yaml")).unwrap());
+    assert_argo(
+        &r,
+        "Progressing",
+        &["SchemaNotFound: waiting for DeltaSchema 'sales'"],
+    );
+    apply_yaml(
+        &ns,
+        &std::fs::read_to_string(examples().join("sales.yaml")).unwrap(),
+    );
     let r = wait_read(&ns, "deltatable", "orders", "Ready", "True", None);
     assert_verdict(&r, "Current");
     assert_argo(&r, "Healthy", &[]);
     std::thread::sleep(Duration::from_secs(1));
     let versions = watch.versions();
-    let failed: Vec<&Value> = versions.iter().filter(|(_, v)| v.status == "Failed").map(|(o, _)| &o["status"]).collect();
-    assert!(failed.is_empty(), "kstatus said Failed on the way to Ready for: {failed:#?}");
+    let failed: Vec<&Value> = versions
+        .iter()
+        .filter(|(_, v)| v.status == "Failed")
+        .map(|(o, _)| &o["status"])
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "kstatus said Failed on the way to Ready for: {failed:#?}"
+    );
     // Argo CD: Progressing until Healthy, never Degraded (or Unknown, a Lua error) on the way
-    let seen: Vec<&str> = versions.iter().map(|(_, v)| v.argo.status.as_str()).collect();
-    assert!(seen.iter().all(|s| *s == "Progressing" || *s == "Healthy") && seen.last() == Some(&"Healthy"), "Argo CD said {seen:?} for {:#?}", versions.iter().map(|(o, _)| &o["status"]).collect::<Vec<_>>());
+    let seen: Vec<&str> = versions
+        .iter()
+        .map(|(_, v)| v.argo.status.as_str())
+        .collect();
+    assert!(
+        seen.iter().all(|s| *s == "Progressing" || *s == "Healthy")
+            && seen.last() == Some(&"Healthy"),
+        "Argo CD said {seen:?} for {:#?}",
+        versions
+            .iter()
+            .map(|(o, _)| &o["status"])
+            .collect::<Vec<_>>()
+    );
 }
 
 // Found by this suite and fixed: before the operator first wrote status, a DeltaTable had
@@ -381,7 +673,11 @@ fn a_table_applied_before_its_schema_is_in_progress_not_failed() {
 fn a_new_resource_is_in_progress_until_the_operator_sees_it() {
     let ns = namespace("ks-new");
     apply_examples(&ns); // no operator
-    for (kind, name) in [("deltatable", "orders"), ("deltatable", "customers"), ("deltaschema", "sales")] {
+    for (kind, name) in [
+        ("deltatable", "orders"),
+        ("deltatable", "customers"),
+        ("deltaschema", "sales"),
+    ] {
         let r = read(&ns, kind, name);
         assert_verdict(&r, "InProgress");
         assert_argo(&r, "Progressing", &["Waiting for delta-operator"]);

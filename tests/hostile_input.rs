@@ -10,13 +10,16 @@ mod support;
 use std::process::Command;
 
 use delta_operator::engine::lower;
-use delta_operator::spec::load::{load_str, Manifests};
-use support::{table, SCHEMA};
+use delta_operator::spec::load::{Manifests, load_str};
+use support::{SCHEMA, table};
 
 const BIN: &str = env!("CARGO_BIN_EXE_delta-operator");
 
 fn column(name_yaml: &str, rest: &str) -> String {
-    table("t", &format!("  columns:\n    - {{name: {name_yaml}, type: bigint{rest}}}"))
+    table(
+        "t",
+        &format!("  columns:\n    - {{name: {name_yaml}, type: bigint{rest}}}"),
+    )
 }
 
 /// (what, the manifest text, the field path it must name, a phrase of the message)
@@ -49,7 +52,7 @@ fn corpus() -> Vec<(&'static str, String, &'static str, &'static str)> {
         ("a struct nested one level too deep", table("t", &format!("  columns:\n    - {{name: s, type: {}}}", deep(31))), "spec.columns[0].type", "deeper than 30"),
         ("a struct nested 1,000 levels (14 KB)", table("t", &format!("  columns:\n    - {{name: s, type: {}}}", deep(1000))), "spec.columns[0].type", "deeper than 30"),
         ("an array nested 30,000 levels", table("t", &format!("  columns:\n    - {{name: s, type: {}}}", deep_array(30_000))), "spec.columns[0].type", "deeper than 30"),
-        ("a nested notation 40 levels deep", table("t", &format!("  columns:\n    - name: s\n      type: {}{}", "{array: ".repeat(40), format!("int{}", "}".repeat(40)))), "spec.columns[0].type", "deeper than 30"),
+        ("a nested notation 40 levels deep", table("t", &format!("  columns:\n    - name: s\n      type: {}{}", "{array: ".repeat(40), "int".to_string() + &"}".repeat(40))), "spec.columns[0].type", "deeper than 30"),
         ("too many columns", table("t", &format!("  columns:\n{}", (0..4097).map(|i| format!("    - {{name: c{i}, type: int}}\n")).collect::<String>())), "spec.columns", "the limit is 4096"),
     ]
 }
@@ -57,11 +60,16 @@ fn corpus() -> Vec<(&'static str, String, &'static str, &'static str)> {
 fn errors_of(yaml: &str) -> Vec<delta_operator::spec::SpecError> {
     let mut m = Manifests::default();
     let mut errors = Vec::new();
-    load_str("hostile.yaml", &format!("{SCHEMA}{yaml}"), &mut m, &mut errors);
-    if errors.is_empty() {
-        if let Err(e) = lower(&m) {
-            errors = e;
-        }
+    load_str(
+        "hostile.yaml",
+        &format!("{SCHEMA}{yaml}"),
+        &mut m,
+        &mut errors,
+    );
+    if errors.is_empty()
+        && let Err(e) = lower(&m)
+    {
+        errors = e;
     }
     errors
 }
@@ -71,12 +79,24 @@ fn every_hostile_manifest_gets_its_error_naming_the_field() {
     let mut failed = Vec::new();
     for (what, yaml, path, phrase) in corpus() {
         let errors = errors_of(&yaml);
-        let hit = errors.iter().any(|e| (path.is_empty() || e.path == path) && (e.message.contains(phrase) || e.to_string().contains(phrase)));
+        let hit = errors.iter().any(|e| {
+            (path.is_empty() || e.path == path)
+                && (e.message.contains(phrase) || e.to_string().contains(phrase))
+        });
         if !hit {
-            failed.push(format!("{what}: expected '{phrase}' at '{path}', got {:?}", errors.iter().map(|e| format!("{}: {}", e.path, e.message)).collect::<Vec<_>>()));
+            failed.push(format!(
+                "{what}: expected '{phrase}' at '{path}', got {:?}",
+                errors
+                    .iter()
+                    .map(|e| format!("{}: {}", e.path, e.message))
+                    .collect::<Vec<_>>()
+            ));
         }
         for e in &errors {
-            assert!(!e.to_string().chars().any(|c| c == '\u{1b}' || c == '\0'), "{what}: the message carries a raw control character");
+            assert!(
+                !e.to_string().chars().any(|c| c == '\u{1b}' || c == '\0'),
+                "{what}: the message carries a raw control character"
+            );
         }
     }
     assert!(failed.is_empty(), "{}", failed.join("\n"));
@@ -88,14 +108,35 @@ fn the_binary_refuses_every_hostile_manifest_with_exit_1_and_never_aborts() {
     for (i, (what, yaml, path, _)) in corpus().into_iter().enumerate() {
         let file = dir.path().join(format!("case{i}.yaml"));
         std::fs::write(&file, format!("{SCHEMA}{yaml}")).unwrap();
-        let out = Command::new(BIN).current_dir(dir.path()).args(["validate", "-f", file.to_str().unwrap()]).output().unwrap();
+        let out = Command::new(BIN)
+            .current_dir(dir.path())
+            .args(["validate", "-f", file.to_str().unwrap()])
+            .output()
+            .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{what}: exit {:?} (a signal means a crash): {stderr}", out.status);
-        assert!(stderr.contains("fix:") && (path.is_empty() || stderr.contains(path)), "{what}: {stderr}");
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{what}: exit {:?} (a signal means a crash): {stderr}",
+            out.status
+        );
+        assert!(
+            stderr.contains("fix:") && (path.is_empty() || stderr.contains(path)),
+            "{what}: {stderr}"
+        );
         assert!(!stderr.contains("panicked"), "{what}: {stderr}");
         // plan reads the same manifest: refused the same way, and nothing is written
-        let out = Command::new(BIN).current_dir(dir.path()).args(["plan", "-f", file.to_str().unwrap()]).output().unwrap();
-        assert_eq!(out.status.code(), Some(1), "{what}: plan exit {:?}", out.status);
+        let out = Command::new(BIN)
+            .current_dir(dir.path())
+            .args(["plan", "-f", file.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{what}: plan exit {:?}",
+            out.status
+        );
     }
     assert!(!dir.path().join("lake").exists());
 }
@@ -109,8 +150,14 @@ fn an_oversized_manifest_file_is_refused_with_the_limit_and_how_to_split() {
         text.push_str(&table(&format!("t{}", text.len()), "  columns:\n    - {name: id, type: int, comment: 'padding padding padding padding padding padding padding padding'}"));
     }
     std::fs::write(&file, &text).unwrap();
-    let out = Command::new(BIN).args(["validate", "-f", file.to_str().unwrap()]).output().unwrap();
+    let out = Command::new(BIN)
+        .args(["validate", "-f", file.to_str().unwrap()])
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr.contains("the limit is 1048576 bytes") && stderr.contains("split it"), "{stderr}");
+    assert!(
+        stderr.contains("the limit is 1048576 bytes") && stderr.contains("split it"),
+        "{stderr}"
+    );
 }

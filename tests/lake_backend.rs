@@ -5,7 +5,7 @@ mod support;
 
 use std::sync::Arc;
 
-use delta_operator::apply::{run_plan, ApplyError, StepStatus};
+use delta_operator::apply::{ApplyError, StepStatus, run_plan};
 use delta_operator::model::{DataType, OWNER_PROPERTY};
 use delta_operator::plan::steps::RewritePhase;
 use delta_operator::plan::{Action, Outcome, RiskClass, TableAction};
@@ -30,12 +30,29 @@ const ORDERS: &str = "  columns:
 async fn orders_with_rows(lake: &Lake) -> delta_operator::engine::Inputs {
     let inputs = manifests(&format!("{SCHEMA}{}", table("orders", ORDERS)));
     lake.apply(&inputs, false).await.unwrap();
-    lake.append(&tref("orders"), vec![("id", longs(&[1, 2, 3, 4, 5])), ("amount", ints(&[Some(10), Some(20), None, Some(40), Some(50)])), ("status", strs(&[Some("a"), Some("b"), Some("c"), None, Some("e")]))]).await;
+    lake.append(
+        &tref("orders"),
+        vec![
+            ("id", longs(&[1, 2, 3, 4, 5])),
+            (
+                "amount",
+                ints(&[Some(10), Some(20), None, Some(40), Some(50)]),
+            ),
+            (
+                "status",
+                strs(&[Some("a"), Some("b"), Some("c"), None, Some("e")]),
+            ),
+        ],
+    )
+    .await;
     inputs
 }
 
 fn steps(plan: &delta_operator::plan::Plan) -> Vec<(String, RiskClass)> {
-    plan.tables.iter().flat_map(|t| t.steps().iter().map(|s| (s.action.title(), s.class))).collect()
+    plan.tables
+        .iter()
+        .flat_map(|t| t.steps().iter().map(|s| (s.action.title(), s.class)))
+        .collect()
 }
 
 #[tokio::test]
@@ -65,14 +82,30 @@ async fn create_reads_back_exactly_and_plans_clean() {
     let live = lake.read(&tref("events")).await.expect("created");
     assert_eq!(live.comment.as_deref(), Some("every event"));
     assert_eq!(live.partitioned_by, vec!["day"]);
-    assert_eq!(live.properties.get("team.owner").map(String::as_str), Some("data-platform"));
-    assert_eq!(live.properties.get(OWNER_PROPERTY).map(String::as_str), Some("default/events"));
+    assert_eq!(
+        live.properties.get("team.owner").map(String::as_str),
+        Some("data-platform")
+    );
+    assert_eq!(
+        live.properties.get(OWNER_PROPERTY).map(String::as_str),
+        Some("default/events")
+    );
     assert_eq!(live.checks.len(), 1);
-    assert_eq!(live.column("code").unwrap().data_type, DataType::Varchar { length: 8 });
-    assert_eq!(live.column("payload").unwrap().data_type.to_string(), "struct<kind:string not null,tags:array<string>,attrs:map<string,bigint>>");
+    assert_eq!(
+        live.column("code").unwrap().data_type,
+        DataType::Varchar { length: 8 }
+    );
+    assert_eq!(
+        live.column("payload").unwrap().data_type.to_string(),
+        "struct<kind:string not null,tags:array<string>,attrs:map<string,bigint>>"
+    );
     assert_eq!(live.column("id").unwrap().comment.as_deref(), Some("key"));
     let again = lake.plan(&inputs).await;
-    assert!(!again.has_changes(), "a second plan must be empty:\n{}", delta_operator::plan::render::text::render(&again));
+    assert!(
+        !again.has_changes(),
+        "a second plan must be empty:\n{}",
+        delta_operator::plan::render::text::render(&again)
+    );
     // a second apply is a no-op
     let report = lake.apply(&inputs, false).await.unwrap();
     assert!(report.steps.is_empty());
@@ -81,22 +114,48 @@ async fn create_reads_back_exactly_and_plans_clean() {
 #[tokio::test]
 async fn adds_top_level_and_nested_columns_in_place() {
     let lake = Lake::new();
-    let v1 = manifests(&format!("{SCHEMA}{}", table("people", "  columns:\n    - {name: id, type: bigint}\n    - {name: address, type: 'struct<street:string>'}")));
+    let v1 = manifests(&format!(
+        "{SCHEMA}{}",
+        table(
+            "people",
+            "  columns:\n    - {name: id, type: bigint}\n    - {name: address, type: 'struct<street:string>'}"
+        )
+    ));
     lake.apply(&v1, false).await.unwrap();
-    lake.append(&tref("people"), vec![("id", longs(&[1, 2]))]).await;
+    lake.append(&tref("people"), vec![("id", longs(&[1, 2]))])
+        .await;
     let v2 = manifests(&format!(
         "{SCHEMA}{}",
-        table("people", "  columns:\n    - {name: id, type: bigint}\n    - {name: address, type: 'struct<street:string,city:string>'}\n    - {name: note, type: string, comment: free text}")
+        table(
+            "people",
+            "  columns:\n    - {name: id, type: bigint}\n    - {name: address, type: 'struct<street:string,city:string>'}\n    - {name: note, type: string, comment: free text}"
+        )
     ));
     let plan = lake.plan(&v2).await;
-    assert_eq!(steps(&plan), vec![("ADD COLUMN address.city".into(), RiskClass::Meta), ("ADD COLUMN note".into(), RiskClass::Meta)]);
+    assert_eq!(
+        steps(&plan),
+        vec![
+            ("ADD COLUMN address.city".into(), RiskClass::Meta),
+            ("ADD COLUMN note".into(), RiskClass::Meta)
+        ]
+    );
     let before = lake.version(&tref("people")).await;
     lake.apply(&v2, false).await.unwrap();
     assert_eq!(lake.count(&tref("people")).await, 2);
     let live = lake.read(&tref("people")).await.unwrap();
-    assert_eq!(live.column("address").unwrap().data_type.to_string(), "struct<street:string,city:string>");
-    assert_eq!(live.column("note").unwrap().comment.as_deref(), Some("free text"));
-    assert_eq!(lake.version(&tref("people")).await, before + 2, "two metadata commits, no rewrite");
+    assert_eq!(
+        live.column("address").unwrap().data_type.to_string(),
+        "struct<street:string,city:string>"
+    );
+    assert_eq!(
+        live.column("note").unwrap().comment.as_deref(),
+        Some("free text")
+    );
+    assert_eq!(
+        lake.version(&tref("people")).await,
+        before + 2,
+        "two metadata commits, no rewrite"
+    );
     assert!(!lake.plan(&v2).await.has_changes());
 }
 
@@ -105,26 +164,61 @@ async fn comments_properties_and_checks_in_place_leaving_unmanaged_keys() {
     let lake = Lake::new();
     let v1 = manifests(&format!(
         "{SCHEMA}{}",
-        table("t", "  comment: old\n  columns:\n    - {name: id, type: bigint, comment: one}\n    - {name: num, type: int, nullable: false}\n  properties: {a.b: '1', gone.key: x}\n  constraints:\n    - check: {name: old_check, expression: num > -100}")
+        table(
+            "t",
+            "  comment: old\n  columns:\n    - {name: id, type: bigint, comment: one}\n    - {name: num, type: int, nullable: false}\n  properties: {a.b: '1', gone.key: x}\n  constraints:\n    - check: {name: old_check, expression: num > -100}"
+        )
     ));
     lake.apply(&v1, false).await.unwrap();
     // someone else sets a property the spec never names
     let t = deltalake::open_table(lake.url(&tref("t"))).await.unwrap();
-    t.set_tbl_properties().with_properties([("other.team".to_string(), "keep-me".to_string())].into()).with_raise_if_not_exists(false).await.unwrap();
-    lake.append(&tref("t"), vec![("id", longs(&[1])), ("num", ints(&[Some(5)]))]).await;
+    t.set_tbl_properties()
+        .with_properties([("other.team".to_string(), "keep-me".to_string())].into())
+        .with_raise_if_not_exists(false)
+        .await
+        .unwrap();
+    lake.append(
+        &tref("t"),
+        vec![("id", longs(&[1])), ("num", ints(&[Some(5)]))],
+    )
+    .await;
     let v2 = manifests(&format!(
         "{SCHEMA}{}",
-        table("t", "  comment: new\n  columns:\n    - {name: id, type: bigint, comment: two}\n    - {name: num, type: int, nullable: true}\n  properties: {a.b: '2', gone.key: null}\n  constraints:\n    - check: {name: n_small, expression: num < 1000}")
+        table(
+            "t",
+            "  comment: new\n  columns:\n    - {name: id, type: bigint, comment: two}\n    - {name: num, type: int, nullable: true}\n  properties: {a.b: '2', gone.key: null}\n  constraints:\n    - check: {name: n_small, expression: num < 1000}"
+        )
     ));
     let plan = lake.plan(&v2).await;
-    let titles: Vec<String> = steps(&plan).into_iter().map(|(t, c)| {
-        assert_eq!(c, RiskClass::Meta, "{t} should be metadata only");
-        t
-    }).collect();
-    for expected in ["COMMENT ON TABLE", "SET TBLPROPERTIES (a.b)", "UNSET TBLPROPERTIES (gone.key)", "DROP NOT NULL num", "COMMENT ON COLUMN id", "ADD CONSTRAINT n_small CHECK", "DROP CONSTRAINT old_check"] {
-        assert!(titles.iter().any(|t| t == expected), "missing {expected} in {titles:?}");
+    let titles: Vec<String> = steps(&plan)
+        .into_iter()
+        .map(|(t, c)| {
+            assert_eq!(c, RiskClass::Meta, "{t} should be metadata only");
+            t
+        })
+        .collect();
+    for expected in [
+        "COMMENT ON TABLE",
+        "SET TBLPROPERTIES (a.b)",
+        "UNSET TBLPROPERTIES (gone.key)",
+        "DROP NOT NULL num",
+        "COMMENT ON COLUMN id",
+        "ADD CONSTRAINT n_small CHECK",
+        "DROP CONSTRAINT old_check",
+    ] {
+        assert!(
+            titles.iter().any(|t| t == expected),
+            "missing {expected} in {titles:?}"
+        );
     }
-    assert!(plan.tables[0].notes.iter().any(|n| n.contains("other.team")), "unmanaged keys are reported: {:?}", plan.tables[0].notes);
+    assert!(
+        plan.tables[0]
+            .notes
+            .iter()
+            .any(|n| n.contains("other.team")),
+        "unmanaged keys are reported: {:?}",
+        plan.tables[0].notes
+    );
     lake.apply(&v2, false).await.unwrap();
     let live = lake.read(&tref("t")).await.unwrap();
     assert_eq!(live.comment.as_deref(), Some("new"));
@@ -132,8 +226,18 @@ async fn comments_properties_and_checks_in_place_leaving_unmanaged_keys() {
     assert!(live.column("num").unwrap().nullable);
     assert_eq!(live.properties.get("a.b").map(String::as_str), Some("2"));
     assert!(!live.properties.contains_key("gone.key"));
-    assert_eq!(live.properties.get("other.team").map(String::as_str), Some("keep-me"), "unmanaged property left alone");
-    assert_eq!(live.checks.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), vec!["n_small"]);
+    assert_eq!(
+        live.properties.get("other.team").map(String::as_str),
+        Some("keep-me"),
+        "unmanaged property left alone"
+    );
+    assert_eq!(
+        live.checks
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect::<Vec<_>>(),
+        vec!["n_small"]
+    );
     assert_eq!(lake.count(&tref("t")).await, 1);
     assert!(!lake.plan(&v2).await.has_changes());
 }
@@ -143,9 +247,21 @@ async fn a_check_that_rows_violate_fails_at_its_step() {
     let lake = Lake::new();
     let inputs = orders_with_rows(&lake).await;
     let _ = inputs;
-    let v2 = manifests(&format!("{SCHEMA}{}", table("orders", &format!("{ORDERS}\n  constraints:\n    - check: {{name: big, expression: amount > 1000}}"))));
+    let v2 = manifests(&format!(
+        "{SCHEMA}{}",
+        table(
+            "orders",
+            &format!(
+                "{ORDERS}\n  constraints:\n    - check: {{name: big, expression: amount > 1000}}"
+            )
+        )
+    ));
     let report = lake.apply_may_fail(&v2, false).await.unwrap();
-    assert!(matches!(report.steps[0].status, StepStatus::Failed { .. }), "{:?}", report.steps);
+    assert!(
+        matches!(report.steps[0].status, StepStatus::Failed { .. }),
+        "{:?}",
+        report.steps
+    );
     assert!(lake.read(&tref("orders")).await.unwrap().checks.is_empty());
 }
 
@@ -154,22 +270,40 @@ async fn claims_a_table_made_outside_and_refuses_one_owned_by_another() {
     let lake = Lake::new();
     let inputs = orders_with_rows(&lake).await;
     // remove the marker: now it looks like a table someone else made
-    let t = deltalake::open_table(lake.url(&tref("orders"))).await.unwrap();
+    let t = deltalake::open_table(lake.url(&tref("orders")))
+        .await
+        .unwrap();
     let _ = t;
     lake.backend_unset_owner(&tref("orders")).await;
     let plan = lake.plan(&inputs).await;
-    assert_eq!(steps(&plan), vec![("CLAIM ownership".into(), RiskClass::Meta)]);
+    assert_eq!(
+        steps(&plan),
+        vec![("CLAIM ownership".into(), RiskClass::Meta)]
+    );
     lake.apply(&inputs, false).await.unwrap();
     assert!(!lake.plan(&inputs).await.has_changes());
 
     // another resource's marker: a law refuses the whole table
-    let other = manifests(&format!("{SCHEMA}{}", table("orders", ORDERS)).replace("metadata: {name: orders}", "metadata: {name: orders, namespace: team-b}").replace("metadata: {name: sales}", "metadata: {name: sales, namespace: team-b}"));
+    let other = manifests(
+        &format!("{SCHEMA}{}", table("orders", ORDERS))
+            .replace(
+                "metadata: {name: orders}",
+                "metadata: {name: orders, namespace: team-b}",
+            )
+            .replace(
+                "metadata: {name: sales}",
+                "metadata: {name: sales, namespace: team-b}",
+            ),
+    );
     let plan = lake.plan(&other).await;
     match &plan.tables[0].outcome {
         Outcome::Rejected { failures } => assert_eq!(failures[0].rule, "OwnedByAnotherResource"),
         o => panic!("expected a refusal, got {o:?}"),
     }
-    assert!(matches!(lake.apply_may_fail(&other, false).await, Err(ApplyError::Rejected)));
+    assert!(matches!(
+        lake.apply_may_fail(&other, false).await,
+        Err(ApplyError::Rejected)
+    ));
 }
 
 trait UnsetOwner {
@@ -181,10 +315,20 @@ impl UnsetOwner for Lake {
         use deltalake::kernel::{Action, MetadataExt};
         let table = deltalake::open_table(self.url(t)).await.unwrap();
         let snap = table.snapshot().unwrap();
-        let md = snap.metadata().clone().remove_config_key(OWNER_PROPERTY).unwrap();
+        let md = snap
+            .metadata()
+            .clone()
+            .remove_config_key(OWNER_PROPERTY)
+            .unwrap();
         CommitBuilder::from(CommitProperties::default())
             .with_actions(vec![Action::Metadata(md)])
-            .build(Some(snap), table.log_store(), deltalake::protocol::DeltaOperation::SetTableProperties { properties: Default::default() })
+            .build(
+                Some(snap),
+                table.log_store(),
+                deltalake::protocol::DeltaOperation::SetTableProperties {
+                    properties: Default::default(),
+                },
+            )
             .await
             .unwrap();
     }
@@ -194,25 +338,68 @@ impl UnsetOwner for Lake {
 async fn lossless_type_change_is_written_once_and_keeps_every_row() {
     let lake = Lake::new();
     orders_with_rows(&lake).await;
-    let before_rows = lake.query(&tref("orders"), "SELECT id, amount, status FROM t ORDER BY id").await;
+    let before_rows = lake
+        .query(
+            &tref("orders"),
+            "SELECT id, amount, status FROM t ORDER BY id",
+        )
+        .await;
     let v_before = lake.version(&tref("orders")).await;
-    let v2 = manifests(&format!("{SCHEMA}{}", table("orders", &ORDERS.replace("{name: amount, type: int}", "{name: amount, type: bigint}"))));
+    let v2 = manifests(&format!(
+        "{SCHEMA}{}",
+        table(
+            "orders",
+            &ORDERS.replace("{name: amount, type: int}", "{name: amount, type: bigint}")
+        )
+    ));
     let plan = lake.plan(&v2).await;
     // int → bigint cannot lose a value: written once, no staging copy
-    assert_eq!(steps(&plan), vec![("REPLACE TABLE (from itself)".into(), RiskClass::Rewrite)]);
+    assert_eq!(
+        steps(&plan),
+        vec![("REPLACE TABLE (from itself)".into(), RiskClass::Rewrite)]
+    );
     let undo = plan.tables[0].steps()[0].undo.clone().unwrap();
-    assert_eq!(undo, format!("RESTORE TABLE main.sales.orders TO VERSION AS OF {v_before}"));
+    assert_eq!(
+        undo,
+        format!("RESTORE TABLE main.sales.orders TO VERSION AS OF {v_before}")
+    );
     let report = lake.apply(&v2, false).await.unwrap();
-    assert_eq!(report.restore_points().len(), 1, "the replace records one: {:?}", report.restore_points());
-    assert_eq!(report.steps[0].restore_point, Some(v_before), "the restore point is the version before the rewrite");
+    assert_eq!(
+        report.restore_points().len(),
+        1,
+        "the replace records one: {:?}",
+        report.restore_points()
+    );
+    assert_eq!(
+        report.steps[0].restore_point,
+        Some(v_before),
+        "the restore point is the version before the rewrite"
+    );
     let live = lake.read(&tref("orders")).await.unwrap();
     assert_eq!(live.column("amount").unwrap().data_type, DataType::Long);
-    assert_eq!(live.column("id").unwrap().comment.as_deref(), Some("the key"), "comments survive the rewrite");
-    assert_eq!(lake.query(&tref("orders"), "SELECT id, amount, status FROM t ORDER BY id").await, before_rows, "every row and value survives");
-    assert!(!lake.backend.staging_path(&tref("orders")).exists(), "the staging copy is dropped");
+    assert_eq!(
+        live.column("id").unwrap().comment.as_deref(),
+        Some("the key"),
+        "comments survive the rewrite"
+    );
+    assert_eq!(
+        lake.query(
+            &tref("orders"),
+            "SELECT id, amount, status FROM t ORDER BY id"
+        )
+        .await,
+        before_rows,
+        "every row and value survives"
+    );
+    assert!(
+        !lake.backend.staging_path(&tref("orders")).exists(),
+        "the staging copy is dropped"
+    );
     assert!(!lake.plan(&v2).await.has_changes());
     // the history is kept: the restore point still reads the old schema and rows
-    let mut old = deltalake::open_table(lake.url(&tref("orders"))).await.unwrap();
+    let mut old = deltalake::open_table(lake.url(&tref("orders")))
+        .await
+        .unwrap();
     old.load_version(v_before).await.unwrap();
     assert!(old.snapshot().unwrap().schema().field("amount").is_some());
 }
@@ -223,23 +410,47 @@ async fn a_lossy_conversion_stops_before_the_original_is_touched() {
     orders_with_rows(&lake).await; // status holds 'a', 'b', ...: not integers
     let files_before = files(&lake.backend.table_path(&tref("orders")));
     let v_before = lake.version(&tref("orders")).await;
-    let v2 = manifests(&format!("{SCHEMA}{}", table("orders", &ORDERS.replace("{name: status, type: string}", "{name: status, type: int}"))));
+    let v2 = manifests(&format!(
+        "{SCHEMA}{}",
+        table(
+            "orders",
+            &ORDERS.replace("{name: status, type: string}", "{name: status, type: int}")
+        )
+    ));
     let report = lake.apply_may_fail(&v2, false).await.unwrap();
     let stage = &report.steps[0];
     assert_eq!(stage.title, "STAGE rewritten data");
     match &stage.status {
-        StepStatus::Failed { error } => assert!(error.contains("status") && error.contains("untouched"), "{error}"),
+        StepStatus::Failed { error } => assert!(
+            error.contains("status") && error.contains("untouched"),
+            "{error}"
+        ),
         s => panic!("the stage must fail, got {s:?}"),
     }
-    assert_eq!(report.steps[1].status, StepStatus::NotRun, "nothing after a failed stage runs");
-    assert_eq!(lake.version(&tref("orders")).await, v_before, "same Delta version");
-    assert_eq!(files(&lake.backend.table_path(&tref("orders"))), files_before, "same files, byte for byte");
+    assert_eq!(
+        report.steps[1].status,
+        StepStatus::NotRun,
+        "nothing after a failed stage runs"
+    );
+    assert_eq!(
+        lake.version(&tref("orders")).await,
+        v_before,
+        "same Delta version"
+    );
+    assert_eq!(
+        files(&lake.backend.table_path(&tref("orders"))),
+        files_before,
+        "same files, byte for byte"
+    );
 }
 
 fn files(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
     for e in walk(dir) {
-        out.push((e.strip_prefix(dir).unwrap().display().to_string(), std::fs::read(&e).unwrap()));
+        out.push((
+            e.strip_prefix(dir).unwrap().display().to_string(),
+            std::fs::read(&e).unwrap(),
+        ));
     }
     out.sort();
     out
@@ -247,7 +458,11 @@ fn files(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
 fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(dir).unwrap().flatten() {
-        if e.path().is_dir() { out.extend(walk(&e.path())) } else { out.push(e.path()) }
+        if e.path().is_dir() {
+            out.extend(walk(&e.path()))
+        } else {
+            out.push(e.path())
+        }
     }
     out
 }
@@ -256,12 +471,30 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 async fn rename_is_a_write_once_rewrite_keeping_values() {
     let lake = Lake::new();
     orders_with_rows(&lake).await;
-    let before = lake.query(&tref("orders"), "SELECT id, status FROM t ORDER BY id").await;
-    let v2 = manifests(&format!("{SCHEMA}{}", table("orders", &ORDERS.replace("{name: status, type: string}", "{name: state, type: string, renamedFrom: status}"))));
+    let before = lake
+        .query(&tref("orders"), "SELECT id, status FROM t ORDER BY id")
+        .await;
+    let v2 = manifests(&format!(
+        "{SCHEMA}{}",
+        table(
+            "orders",
+            &ORDERS.replace(
+                "{name: status, type: string}",
+                "{name: state, type: string, renamedFrom: status}"
+            )
+        )
+    ));
     let plan = lake.plan(&v2).await;
-    assert_eq!(steps(&plan), vec![("REPLACE TABLE (from itself)".into(), RiskClass::Rewrite)]);
+    assert_eq!(
+        steps(&plan),
+        vec![("REPLACE TABLE (from itself)".into(), RiskClass::Rewrite)]
+    );
     lake.apply(&v2, false).await.unwrap();
-    assert_eq!(lake.query(&tref("orders"), "SELECT id, state FROM t ORDER BY id").await, before);
+    assert_eq!(
+        lake.query(&tref("orders"), "SELECT id, state FROM t ORDER BY id")
+            .await,
+        before
+    );
     assert!(!lake.plan(&v2).await.has_changes());
 }
 
@@ -270,21 +503,52 @@ async fn dropping_a_column_needs_approval_of_that_exact_plan() {
     let lake = Lake::new();
     orders_with_rows(&lake).await;
     let v_before = lake.version(&tref("orders")).await;
-    let v2 = manifests(&format!("{SCHEMA}{}", table("orders", "  columns:\n    - {name: id, type: bigint, nullable: false, comment: the key}\n    - {name: amount, type: int}")));
+    let v2 = manifests(&format!(
+        "{SCHEMA}{}",
+        table(
+            "orders",
+            "  columns:\n    - {name: id, type: bigint, nullable: false, comment: the key}\n    - {name: amount, type: int}"
+        )
+    ));
     let plan = lake.plan(&v2).await;
-    assert_eq!(steps(&plan), vec![("REPLACE TABLE (from itself)".into(), RiskClass::Destructive)]);
+    assert_eq!(
+        steps(&plan),
+        vec![("REPLACE TABLE (from itself)".into(), RiskClass::Destructive)]
+    );
     assert!(plan.tables[0].steps()[0].warnings[0].contains("status"));
     // no approval: refused, nothing changed
-    assert!(matches!(lake.apply_may_fail(&v2, false).await, Err(ApplyError::NeedsApproval { .. })));
+    assert!(matches!(
+        lake.apply_may_fail(&v2, false).await,
+        Err(ApplyError::NeedsApproval { .. })
+    ));
     // an approval for another plan approves nothing
-    let wrong = delta_operator::apply::apply(&lake.backend, &v2, None, Some("0000000000000000"), &support::options()).await;
+    let wrong = delta_operator::apply::apply(
+        &lake.backend,
+        &v2,
+        None,
+        Some("0000000000000000"),
+        &support::options(),
+    )
+    .await;
     assert!(matches!(wrong, Err(ApplyError::WrongApproval { .. })));
     assert_eq!(lake.version(&tref("orders")).await, v_before);
-    assert!(lake.read(&tref("orders")).await.unwrap().column("status").is_some());
+    assert!(
+        lake.read(&tref("orders"))
+            .await
+            .unwrap()
+            .column("status")
+            .is_some()
+    );
     // the right id runs it
     let report = lake.apply(&v2, true).await.unwrap();
     assert_eq!(report.steps[0].restore_point, Some(v_before));
-    assert!(lake.read(&tref("orders")).await.unwrap().column("status").is_none());
+    assert!(
+        lake.read(&tref("orders"))
+            .await
+            .unwrap()
+            .column("status")
+            .is_none()
+    );
     assert_eq!(lake.count(&tref("orders")).await, 5);
 }
 
@@ -293,26 +557,72 @@ async fn set_not_null_proves_there_are_no_nulls_first() {
     let lake = Lake::new();
     orders_with_rows(&lake).await; // amount has one NULL
     let v_before = lake.version(&tref("orders")).await;
-    let strict_amount = manifests(&format!("{SCHEMA}{}", table("orders", &ORDERS.replace("{name: amount, type: int}", "{name: amount, type: int, nullable: false}"))));
+    let strict_amount = manifests(&format!(
+        "{SCHEMA}{}",
+        table(
+            "orders",
+            &ORDERS.replace(
+                "{name: amount, type: int}",
+                "{name: amount, type: int, nullable: false}"
+            )
+        )
+    ));
     let report = lake.apply_may_fail(&strict_amount, false).await.unwrap();
-    assert!(matches!(&report.steps[0].status, StepStatus::Failed { error } if error.contains("NULL")), "{:?}", report.steps[0]);
-    assert_eq!(lake.version(&tref("orders")).await, v_before, "the table is untouched");
+    assert!(
+        matches!(&report.steps[0].status, StepStatus::Failed { error } if error.contains("NULL")),
+        "{:?}",
+        report.steps[0]
+    );
+    assert_eq!(
+        lake.version(&tref("orders")).await,
+        v_before,
+        "the table is untouched"
+    );
     // without NULLs it goes through, as a write-once rewrite
-    let strict_id = manifests(&format!("{SCHEMA}{}", table("orders", &ORDERS.replace("{name: status, type: string}", "{name: status, type: string}").replace("{name: amount, type: int}", "{name: amount, type: int}"))));
+    let strict_id = manifests(&format!("{SCHEMA}{}", table("orders", ORDERS)));
     let _ = strict_id;
     let lake2 = Lake::new();
     orders_with_rows(&lake2).await;
-    let no_nulls_col = manifests(&format!("{SCHEMA}{}", table("orders", "  columns:\n    - {name: id, type: bigint, nullable: false, comment: the key}\n    - {name: amount, type: int}\n    - {name: status, type: string}")));
+    let no_nulls_col = manifests(&format!(
+        "{SCHEMA}{}",
+        table(
+            "orders",
+            "  columns:\n    - {name: id, type: bigint, nullable: false, comment: the key}\n    - {name: amount, type: int}\n    - {name: status, type: string}"
+        )
+    ));
     let _ = no_nulls_col;
-    lake2.append(&tref("orders"), vec![("id", longs(&[6])), ("amount", ints(&[Some(1)])), ("status", strs(&[Some("f")]))]).await;
+    lake2
+        .append(
+            &tref("orders"),
+            vec![
+                ("id", longs(&[6])),
+                ("amount", ints(&[Some(1)])),
+                ("status", strs(&[Some("f")])),
+            ],
+        )
+        .await;
     // id has no NULLs: make it nullable, then NOT NULL again
-    let relaxed = manifests(&format!("{SCHEMA}{}", table("orders", &ORDERS.replace("nullable: false, ", ""))));
+    let relaxed = manifests(&format!(
+        "{SCHEMA}{}",
+        table("orders", &ORDERS.replace("nullable: false, ", ""))
+    ));
     lake2.apply(&relaxed, false).await.unwrap();
     let strict = manifests(&format!("{SCHEMA}{}", table("orders", ORDERS)));
     let plan = lake2.plan(&strict).await;
-    assert_eq!(steps(&plan), vec![("REPLACE TABLE (from itself)".into(), RiskClass::Rewrite)]);
+    assert_eq!(
+        steps(&plan),
+        vec![("REPLACE TABLE (from itself)".into(), RiskClass::Rewrite)]
+    );
     lake2.apply(&strict, false).await.unwrap();
-    assert!(!lake2.read(&tref("orders")).await.unwrap().column("id").unwrap().nullable);
+    assert!(
+        !lake2
+            .read(&tref("orders"))
+            .await
+            .unwrap()
+            .column("id")
+            .unwrap()
+            .nullable
+    );
     assert_eq!(lake2.count(&tref("orders")).await, 6);
 }
 
@@ -320,11 +630,20 @@ async fn set_not_null_proves_there_are_no_nulls_first() {
 async fn partitioning_change_is_a_rewrite_keeping_rows() {
     let lake = Lake::new();
     orders_with_rows(&lake).await;
-    let v2 = manifests(&format!("{SCHEMA}{}", table("orders", &format!("{ORDERS}\n  partitionedBy: [status]"))));
+    let v2 = manifests(&format!(
+        "{SCHEMA}{}",
+        table("orders", &format!("{ORDERS}\n  partitionedBy: [status]"))
+    ));
     let plan = lake.plan(&v2).await;
-    assert_eq!(steps(&plan), vec![("REPLACE TABLE (from itself)".into(), RiskClass::Rewrite)]);
+    assert_eq!(
+        steps(&plan),
+        vec![("REPLACE TABLE (from itself)".into(), RiskClass::Rewrite)]
+    );
     lake.apply(&v2, false).await.unwrap();
-    assert_eq!(lake.read(&tref("orders")).await.unwrap().partitioned_by, vec!["status"]);
+    assert_eq!(
+        lake.read(&tref("orders")).await.unwrap().partitioned_by,
+        vec!["status"]
+    );
     assert_eq!(lake.count(&tref("orders")).await, 5);
     assert!(!lake.plan(&v2).await.has_changes());
 }
@@ -333,33 +652,63 @@ async fn partitioning_change_is_a_rewrite_keeping_rows() {
 async fn a_rerun_of_applied_steps_skips_them_and_a_moved_table_makes_the_plan_stale() {
     let lake = Lake::new();
     let inputs = orders_with_rows(&lake).await;
-    let v2 = manifests(&format!("{SCHEMA}{}", table("orders", &format!("{ORDERS}\n  comment: orders"))));
+    let v2 = manifests(&format!(
+        "{SCHEMA}{}",
+        table("orders", &format!("{ORDERS}\n  comment: orders"))
+    ));
     let plan = lake.plan(&v2).await;
     lake.apply(&v2, false).await.unwrap();
     // running the old plan again: every step already holds
     let report = run_plan(&lake.backend, &plan, &support::options()).await;
     assert!(!report.steps.is_empty());
-    assert!(report.steps.iter().all(|s| s.status == StepStatus::Skipped), "{:?}", report.steps);
+    assert!(
+        report.steps.iter().all(|s| s.status == StepStatus::Skipped),
+        "{:?}",
+        report.steps
+    );
     // rows appended by another writer do not change what the plan does: the same plan
     let id = lake.plan(&inputs).await.id;
-    lake.append(&tref("orders"), vec![("id", longs(&[9]))]).await;
-    assert_eq!(lake.plan(&inputs).await.id, id, "appends are not a new plan");
+    lake.append(&tref("orders"), vec![("id", longs(&[9]))])
+        .await;
+    assert_eq!(
+        lake.plan(&inputs).await.id,
+        id,
+        "appends are not a new plan"
+    );
     // a plan made before someone else changed the table is refused
-    let v3 = manifests(&format!("{SCHEMA}{}", table("orders", &format!("{ORDERS}
-  comment: changed outside"))));
+    let v3 = manifests(&format!(
+        "{SCHEMA}{}",
+        table(
+            "orders",
+            &format!(
+                "{ORDERS}
+  comment: changed outside"
+            )
+        )
+    ));
     lake.apply(&v3, false).await.unwrap();
-    let r = delta_operator::apply::apply(&lake.backend, &inputs, Some(&id), None, &support::options()).await;
+    let r =
+        delta_operator::apply::apply(&lake.backend, &inputs, Some(&id), None, &support::options())
+            .await;
     assert!(matches!(r, Err(ApplyError::Stale { .. })), "{r:?}");
 }
 
 #[tokio::test]
 async fn orphans_are_kept_in_additive_schemas_and_dropped_after_approval_in_strict_ones() {
     let lake = Lake::new();
-    let both = manifests(&format!("{SCHEMA}{}{}", table("orders", ORDERS), table("old", "  columns:\n    - {name: id, type: bigint}")));
+    let both = manifests(&format!(
+        "{SCHEMA}{}{}",
+        table("orders", ORDERS),
+        table("old", "  columns:\n    - {name: id, type: bigint}")
+    ));
     lake.apply(&both, false).await.unwrap();
     let only_orders = manifests(&format!("{SCHEMA}{}", table("orders", ORDERS)));
     let plan = lake.plan(&only_orders).await;
-    let old = plan.tables.iter().find(|t| t.table == tref("old")).expect("the orphan is listed");
+    let old = plan
+        .tables
+        .iter()
+        .find(|t| t.table == tref("old"))
+        .expect("the orphan is listed");
     assert_eq!(old.action, TableAction::Keep);
     assert!(old.steps().is_empty());
     assert!(!plan.has_changes());
@@ -369,12 +718,19 @@ async fn orphans_are_kept_in_additive_schemas_and_dropped_after_approval_in_stri
     let old = plan.tables.iter().find(|t| t.table == tref("old")).unwrap();
     assert_eq!(old.action, TableAction::Destroy);
     assert!(matches!(old.steps()[0].action, Action::DropTable));
-    assert!(matches!(lake.apply_may_fail(&strict, false).await, Err(ApplyError::NeedsApproval { .. })));
+    assert!(matches!(
+        lake.apply_may_fail(&strict, false).await,
+        Err(ApplyError::NeedsApproval { .. })
+    ));
     assert!(lake.read(&tref("old")).await.is_some());
     lake.apply(&strict, true).await.unwrap();
     assert!(lake.read(&tref("old")).await.is_none());
     let trash = lake.backend.root().join(".trash/main/sales");
-    assert_eq!(std::fs::read_dir(trash).unwrap().count(), 1, "the dropped table is kept in the trash");
+    assert_eq!(
+        std::fs::read_dir(trash).unwrap().count(),
+        1,
+        "the dropped table is kept in the trash"
+    );
     // tables nobody manages are never orphans
     assert!(!lake.plan(&strict).await.has_changes());
 }
@@ -384,16 +740,29 @@ async fn what_the_lake_cannot_do_is_a_named_rule_failure_not_a_skip() {
     let lake = Lake::new();
     let inputs = manifests(&format!(
         "{SCHEMA}{}",
-        table("t", "  tags: {domain: sales}\n  grants: [{principal: analysts, privileges: [SELECT]}]\n  clusterBy: [id]\n  columns:\n    - {name: id, type: bigint, nullable: false, identity: {}}")
+        table(
+            "t",
+            "  tags: {domain: sales}\n  grants: [{principal: analysts, privileges: [SELECT]}]\n  clusterBy: [id]\n  columns:\n    - {name: id, type: bigint, nullable: false, identity: {}}"
+        )
     ));
     let plan = lake.plan(&inputs).await;
-    let Outcome::Rejected { failures } = &plan.tables[0].outcome else { panic!("must be refused") };
+    let Outcome::Rejected { failures } = &plan.tables[0].outcome else {
+        panic!("must be refused")
+    };
     let subjects: Vec<&str> = failures.iter().map(|f| f.subject.as_str()).collect();
     assert!(failures.iter().all(|f| f.rule == "NotSupportedByBackend"));
-    for s in ["spec.tags", "spec.grants", "spec.clusterBy", "column id.identity"] {
+    for s in [
+        "spec.tags",
+        "spec.grants",
+        "spec.clusterBy",
+        "column id.identity",
+    ] {
         assert!(subjects.contains(&s), "{s} missing from {subjects:?}");
     }
-    assert!(matches!(lake.apply_may_fail(&inputs, false).await, Err(ApplyError::Rejected)));
+    assert!(matches!(
+        lake.apply_may_fail(&inputs, false).await,
+        Err(ApplyError::Rejected)
+    ));
     assert!(lake.read(&tref("t")).await.is_none(), "nothing was created");
 }
 
@@ -402,21 +771,72 @@ async fn write_once_replace_rewrites_with_the_rewrite_phase_recorded() {
     // the plan's rewrite phases are what the backend runs
     let lake = Lake::new();
     orders_with_rows(&lake).await;
-    let v2 = manifests(&format!("{SCHEMA}{}", table("orders", &ORDERS.replace("{name: amount, type: int}", "{name: amount, type: string}"))));
+    let v2 = manifests(&format!(
+        "{SCHEMA}{}",
+        table(
+            "orders",
+            &ORDERS.replace("{name: amount, type: int}", "{name: amount, type: string}")
+        )
+    ));
     let plan = lake.plan(&v2).await;
-    let phases: Vec<RewritePhase> = plan.tables[0].steps().iter().filter_map(|s| match &s.action { Action::Rewrite { phase, .. } => Some(*phase), _ => None }).collect();
+    let phases: Vec<RewritePhase> = plan.tables[0]
+        .steps()
+        .iter()
+        .filter_map(|s| match &s.action {
+            Action::Rewrite { phase, .. } => Some(*phase),
+            _ => None,
+        })
+        .collect();
     // int → string is lossless: one write-once replace
     assert_eq!(phases, vec![RewritePhase::WriteOnce]);
     lake.apply(&v2, false).await.unwrap();
-    assert_eq!(lake.query(&tref("orders"), "SELECT amount FROM t WHERE id = 2").await, vec!["20"]);
+    assert_eq!(
+        lake.query(&tref("orders"), "SELECT amount FROM t WHERE id = 2")
+            .await,
+        vec!["20"]
+    );
     // string → int may lose values: staged, checked, replaced, staging dropped
     let v3 = manifests(&format!("{SCHEMA}{}", table("orders", ORDERS)));
     let plan = lake.plan(&v3).await;
-    let phases: Vec<RewritePhase> = plan.tables[0].steps().iter().filter_map(|s| match &s.action { Action::Rewrite { phase, .. } => Some(*phase), _ => None }).collect();
-    assert_eq!(phases, vec![RewritePhase::Stage, RewritePhase::Replace, RewritePhase::DropStaging]);
+    let phases: Vec<RewritePhase> = plan.tables[0]
+        .steps()
+        .iter()
+        .filter_map(|s| match &s.action {
+            Action::Rewrite { phase, .. } => Some(*phase),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        phases,
+        vec![
+            RewritePhase::Stage,
+            RewritePhase::Replace,
+            RewritePhase::DropStaging
+        ]
+    );
     let report = lake.apply(&v3, false).await.unwrap();
-    assert_eq!(report.restore_points().len(), 2, "stage and replace each record one: {:?}", report.restore_points());
-    assert_eq!(lake.query(&tref("orders"), "SELECT amount FROM t WHERE id = 2").await, vec!["20"]);
-    assert_eq!(lake.read(&tref("orders")).await.unwrap().column("amount").unwrap().data_type, DataType::Int);
-    assert!(!lake.backend.staging_path(&tref("orders")).exists(), "the staging copy is dropped");
+    assert_eq!(
+        report.restore_points().len(),
+        2,
+        "stage and replace each record one: {:?}",
+        report.restore_points()
+    );
+    assert_eq!(
+        lake.query(&tref("orders"), "SELECT amount FROM t WHERE id = 2")
+            .await,
+        vec!["20"]
+    );
+    assert_eq!(
+        lake.read(&tref("orders"))
+            .await
+            .unwrap()
+            .column("amount")
+            .unwrap()
+            .data_type,
+        DataType::Int
+    );
+    assert!(
+        !lake.backend.staging_path(&tref("orders")).exists(),
+        "the staging copy is dropped"
+    );
 }

@@ -6,14 +6,14 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use delta_operator::apply::{apply, StepStatus};
-use delta_operator::backend::lake::LakeBackend;
+use delta_operator::apply::Options;
+use delta_operator::apply::{StepStatus, apply};
 use delta_operator::backend::Backend;
+use delta_operator::backend::lake::LakeBackend;
 use delta_operator::engine::{lower, read_and_plan};
 use delta_operator::model::{DataType, SchemaRef, TableRef};
-use delta_operator::apply::Options;
 use delta_operator::plan::gate::Policy;
-use delta_operator::spec::load::{load_str, Manifests};
+use delta_operator::spec::load::{Manifests, load_str};
 use deltalake::arrow::array::{ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray};
 use deltalake::arrow::datatypes::{DataType as ArrowType, Field, Schema};
 use deltalake::protocol::SaveMode;
@@ -27,19 +27,47 @@ impl Drop for Moto {
 }
 
 fn python() -> std::path::PathBuf {
-    let p = std::env::var_os("DELTA_OPERATOR_PYTHON").map(Into::into).unwrap_or_else(|| std::path::PathBuf::from(std::env::var("HOME").unwrap()).join(".cache/delta-operator/venv/bin/python"));
-    assert!(p.exists(), "no Python at {}: run `make test`, which installs moto and deltalake", p.display());
+    let p = std::env::var_os("DELTA_OPERATOR_PYTHON")
+        .map(Into::into)
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(std::env::var("HOME").unwrap())
+                .join(".cache/delta-operator/venv/bin/python")
+        });
+    assert!(
+        p.exists(),
+        "no Python at {}: run `make test`, which installs moto and deltalake",
+        p.display()
+    );
     p
 }
 
 /// Starts moto's S3 server and creates the bucket `lake`.
 fn moto() -> (Moto, u16) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let child = Command::new(python()).args(["-m", "moto.server", "-H", "127.0.0.1", "-p", &port.to_string()]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("start moto (pip package moto[server], installed by make test)");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = Command::new(python())
+        .args([
+            "-m",
+            "moto.server",
+            "-H",
+            "127.0.0.1",
+            "-p",
+            &port.to_string(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start moto (pip package moto[server], installed by make test)");
     let guard = Moto(child);
     let start = Instant::now();
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(start.elapsed() < Duration::from_secs(30), "moto did not start on port {port}");
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "moto did not start on port {port}"
+        );
         std::thread::sleep(Duration::from_millis(200));
     }
     let out = Command::new(python())
@@ -47,7 +75,11 @@ fn moto() -> (Moto, u16) {
         .arg(format!("import boto3\nboto3.client('s3', endpoint_url='http://127.0.0.1:{port}', region_name='us-east-1', aws_access_key_id='test', aws_secret_access_key='test').create_bucket(Bucket='lake')"))
         .output()
         .unwrap();
-    assert!(out.status.success(), "create bucket: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "create bucket: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     (guard, port)
 }
 
@@ -100,39 +132,133 @@ async fn the_lake_on_s3_creates_rewrites_and_drops_like_on_disk() {
     let run = |inputs: delta_operator::engine::Inputs, approve: bool| {
         let lake = &lake;
         async move {
-            let id = if approve { Some(read_and_plan(lake, &inputs).await.unwrap().0.id) } else { None };
-            let (_, report) = apply(lake, &inputs, None, id.as_deref(), &Options { policy: Policy::Auto, lock_wait: std::time::Duration::from_secs(5), on_event: &|_| {}, may_continue: &|| true }).await.expect("apply");
-            assert!(report.steps.iter().all(|s| !matches!(s.status, StepStatus::Failed { .. })), "{:?}", report.steps);
+            let id = if approve {
+                Some(read_and_plan(lake, &inputs).await.unwrap().0.id)
+            } else {
+                None
+            };
+            let (_, report) = apply(
+                lake,
+                &inputs,
+                None,
+                id.as_deref(),
+                &Options {
+                    policy: Policy::Auto,
+                    lock_wait: std::time::Duration::from_secs(5),
+                    on_event: &|_| {},
+                    may_continue: &|| true,
+                },
+            )
+            .await
+            .expect("apply");
+            assert!(
+                report
+                    .steps
+                    .iter()
+                    .all(|s| !matches!(s.status, StepStatus::Failed { .. })),
+                "{:?}",
+                report.steps
+            );
             report
         }
     };
     let v1 = manifests(V1);
     run(v1.clone(), false).await;
     let orders = TableRef::new("main", "sales", "orders");
-    assert_eq!(lake.list_schema(&SchemaRef { catalog: "main".into(), schema: "sales".into() }).await.unwrap().len(), 2);
-    assert!(!read_and_plan(&lake, &v1).await.unwrap().0.has_changes(), "plans clean on S3");
+    assert_eq!(
+        lake.list_schema(&SchemaRef {
+            catalog: "main".into(),
+            schema: "sales".into()
+        })
+        .await
+        .unwrap()
+        .len(),
+        2
+    );
+    assert!(
+        !read_and_plan(&lake, &v1).await.unwrap().0.has_changes(),
+        "plans clean on S3"
+    );
 
     // rows written by delta-rs itself, straight to the bucket
     let url = url::Url::parse("s3://lake/warehouse/main/sales/orders/").unwrap();
     let table = deltalake::open_table(url.clone()).await.unwrap();
-    let schema = Arc::new(Schema::new(vec![Field::new("id", ArrowType::Int64, false), Field::new("amount", ArrowType::Int32, true), Field::new("status", ArrowType::Utf8, true)]));
-    let cols: Vec<ArrayRef> = vec![Arc::new(Int64Array::from(vec![1, 2, 3])), Arc::new(Int32Array::from(vec![Some(5), None, Some(7)])), Arc::new(StringArray::from(vec!["a", "b", "c"]))];
-    table.write(vec![RecordBatch::try_new(schema, cols).unwrap()]).with_save_mode(SaveMode::Append).await.unwrap();
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", ArrowType::Int64, false),
+        Field::new("amount", ArrowType::Int32, true),
+        Field::new("status", ArrowType::Utf8, true),
+    ]));
+    let cols: Vec<ArrayRef> = vec![
+        Arc::new(Int64Array::from(vec![1, 2, 3])),
+        Arc::new(Int32Array::from(vec![Some(5), None, Some(7)])),
+        Arc::new(StringArray::from(vec!["a", "b", "c"])),
+    ];
+    table
+        .write(vec![RecordBatch::try_new(schema, cols).unwrap()])
+        .with_save_mode(SaveMode::Append)
+        .await
+        .unwrap();
 
     // amount int → smallint (a conversion that could lose values: staged), status dropped
     // (destructive), `old` an orphan of a strict schema
-    let v2 = manifests(&V1.replace("{name: amount, type: int}", "{name: amount, type: smallint}").replace("    - {name: status, type: string}\n", "").split("---\napiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {name: old}").next().unwrap().to_string());
+    let v2 = manifests(
+        V1.replace(
+            "{name: amount, type: int}",
+            "{name: amount, type: smallint}",
+        )
+        .replace("    - {name: status, type: string}\n", "")
+        .split(
+            "---\napiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {name: old}",
+        )
+        .next()
+        .unwrap(),
+    );
     let report = run(v2.clone(), true).await;
-    assert!(report.steps.iter().any(|s| s.title == "STAGE rewritten data"), "{:?}", report.steps);
-    let live = lake.read(std::slice::from_ref(&orders)).await.unwrap().pop().flatten().unwrap();
+    assert!(
+        report
+            .steps
+            .iter()
+            .any(|s| s.title == "STAGE rewritten data"),
+        "{:?}",
+        report.steps
+    );
+    let live = lake
+        .read(std::slice::from_ref(&orders))
+        .await
+        .unwrap()
+        .pop()
+        .flatten()
+        .unwrap();
     assert_eq!(live.column("amount").unwrap().data_type, DataType::Short);
     assert!(live.column("status").is_none());
-    assert!(!read_and_plan(&lake, &v2).await.unwrap().0.has_changes(), "converged on S3");
+    assert!(
+        !read_and_plan(&lake, &v2).await.unwrap().0.has_changes(),
+        "converged on S3"
+    );
     // every row survived the rewrite
     let table = deltalake::open_table(url).await.unwrap();
-    let rows: usize = table.snapshot().unwrap().log_data().iter().map(|f| f.num_records().unwrap_or(0)).sum();
+    let rows: usize = table
+        .snapshot()
+        .unwrap()
+        .log_data()
+        .iter()
+        .map(|f| f.num_records().unwrap_or(0))
+        .sum();
     assert_eq!(rows, 3);
     // the orphan went to the trash prefix, the staging copy is gone
-    assert_eq!(lake.list_schema(&SchemaRef { catalog: "main".into(), schema: "sales".into() }).await.unwrap(), vec![orders.clone()]);
-    assert!(deltalake::open_table(url::Url::parse("s3://lake/warehouse/main/sales/old/").unwrap()).await.is_err(), "dropped");
+    assert_eq!(
+        lake.list_schema(&SchemaRef {
+            catalog: "main".into(),
+            schema: "sales".into()
+        })
+        .await
+        .unwrap(),
+        vec![orders.clone()]
+    );
+    assert!(
+        deltalake::open_table(url::Url::parse("s3://lake/warehouse/main/sales/old/").unwrap())
+            .await
+            .is_err(),
+        "dropped"
+    );
 }

@@ -24,7 +24,12 @@ struct Env {
 
 fn env() -> Env {
     let get = support::warehouse::env;
-    Env { host: get("DATABRICKS_HOST"), token: get("DATABRICKS_TOKEN"), warehouse: get("DATABRICKS_WAREHOUSE_ID"), admin: get("WAREHOUSE_URL") }
+    Env {
+        host: get("DATABRICKS_HOST"),
+        token: get("DATABRICKS_TOKEN"),
+        warehouse: get("DATABRICKS_WAREHOUSE_ID"),
+        admin: get("WAREHOUSE_URL"),
+    }
 }
 
 /// A config with one Databricks target whose host, warehouse and token come from the environment.
@@ -49,12 +54,23 @@ fn verify(cfg: &Path, args: &[&str]) -> Output {
         .env_remove("DATABRICKS_CLIENT_SECRET")
         .output()
         .expect("runs the binary");
-    eprintln!("--- stderr of verify {args:?}\n{}", String::from_utf8_lossy(&out.stderr));
+    eprintln!(
+        "--- stderr of verify {args:?}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     out
 }
 
-fn http(method: reqwest::Method, url: &str, token: Option<&str>, body: Option<Value>) -> (u16, String) {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+fn http(
+    method: reqwest::Method,
+    url: &str,
+    token: Option<&str>,
+    body: Option<Value>,
+) -> (u16, String) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     rt.block_on(async {
         let mut req = reqwest::Client::new().request(method, url);
         if let Some(t) = token {
@@ -64,13 +80,21 @@ fn http(method: reqwest::Method, url: &str, token: Option<&str>, body: Option<Va
             req = req.json(&b);
         }
         let resp = req.send().await.expect("the emulator answers");
-        (resp.status().as_u16(), resp.text().await.unwrap_or_default())
+        (
+            resp.status().as_u16(),
+            resp.text().await.unwrap_or_default(),
+        )
     })
 }
 
 fn schema_exists(full: &str) -> bool {
     let e = env();
-    let (status, body) = http(reqwest::Method::GET, &format!("{}/api/2.1/unity-catalog/schemas/{full}", e.host), Some(&e.token), None);
+    let (status, body) = http(
+        reqwest::Method::GET,
+        &format!("{}/api/2.1/unity-catalog/schemas/{full}", e.host),
+        Some(&e.token),
+        None,
+    );
     match status {
         200 => true,
         404 => false,
@@ -94,16 +118,28 @@ fn expected() -> BTreeMap<&'static str, (&'static str, Option<&'static str>)> {
         // (it only models the table rule); Spark itself drops the view's properties.
         ("replace_view_drops_governance", ("differed", None)),
         // UC functions are not emulated: GRANT … ON FUNCTION is a syntax error there.
-        ("replace_function_drops_grants", ("unknown", Some("PARSE_SYNTAX_ERROR"))),
+        (
+            "replace_function_drops_grants",
+            ("unknown", Some("PARSE_SYNTAX_ERROR")),
+        ),
         // OSS Delta drops a nested NOT NULL but refuses SET NOT NULL (Databricks-only).
-        ("nested_not_null_alter", ("differed", Some("Cannot change nullable column to non-nullable: s.x"))),
+        (
+            "nested_not_null_alter",
+            (
+                "differed",
+                Some("Cannot change nullable column to non-nullable: s.x"),
+            ),
+        ),
         // Real Delta: both kinds at create; ADD COLUMN with either is refused.
         ("identity_generated_not_addable", ("held", None)),
         // Real Spark/Delta: a CHECK in CREATE TABLE is refused; ADD CONSTRAINT works.
         ("check_not_in_create", ("held", None)),
         // Real Delta: date → timestamp_ntz needs the timestampNtz feature on top of type
         // widening, which our plan does not enable (a finding, not an emulator gap).
-        ("metadata_widenings_allowed", ("differed", Some("DELTA_FEATURES_REQUIRE_MANUAL_ENABLEMENT"))),
+        (
+            "metadata_widenings_allowed",
+            ("differed", Some("DELTA_FEATURES_REQUIRE_MANUAL_ENABLEMENT")),
+        ),
         // Real Delta refuses every change our matrix calls a rewrite.
         ("rewrite_widenings_refused", ("held", None)),
         // Real Delta: DELTA_CLUSTER_BY_INVALID_NUM_COLUMNS for 5 keys.
@@ -112,7 +148,13 @@ fn expected() -> BTreeMap<&'static str, (&'static str, Option<&'static str>)> {
         ("cluster_by_auto", ("differed", Some("PARSE_SYNTAX_ERROR"))),
         // Real Delta 4.4 refuses replacing a (once) clustered table by a partitioned one even
         // after CLUSTER BY NONE; stevin pinned the opposite on Databricks.
-        ("partition_after_cluster_none", ("differed", Some("DELTA_CLUSTERING_REPLACE_TABLE_WITH_PARTITIONED_TABLE"))),
+        (
+            "partition_after_cluster_none",
+            (
+                "differed",
+                Some("DELTA_CLUSTERING_REPLACE_TABLE_WITH_PARTITIONED_TABLE"),
+            ),
+        ),
         ("insert_overwrite_column_list", ("held", None)),
         // Emulated UNDROP (the table is renamed aside and back, properties kept).
         ("undrop_brings_back", ("held", None)),
@@ -124,19 +166,34 @@ fn expected() -> BTreeMap<&'static str, (&'static str, Option<&'static str>)> {
         ("schema_grant_not_table_grant", ("held", None)),
         ("table_privileges_inherited_from", ("differed", None)),
         // Materialized views need a pipeline: OSS Spark refuses them.
-        ("mv_left_alone", ("unknown", Some("CREATE_PIPELINE_DATASET_QUERY_EXECUTION"))),
+        (
+            "mv_left_alone",
+            ("unknown", Some("CREATE_PIPELINE_DATASET_QUERY_EXECUTION")),
+        ),
         // ABAC policies are not emulated: CREATE POLICY is a syntax error.
-        ("effective_policies_columns", ("unknown", Some("PARSE_SYNTAX_ERROR"))),
+        (
+            "effective_policies_columns",
+            ("unknown", Some("PARSE_SYNTAX_ERROR")),
+        ),
         // The emulator answers SHOW [EFFECTIVE] POLICIES with the documented columns and no rows.
         ("no_policy_lists_none", ("held", None)),
-        ("describe_policy_shape", ("unknown", Some("PARSE_SYNTAX_ERROR"))),
+        (
+            "describe_policy_shape",
+            ("unknown", Some("PARSE_SYNTAX_ERROR")),
+        ),
         ("widening_needs_feature", ("held", None)),
         ("rename_needs_column_mapping", ("held", None)),
         ("drop_needs_column_mapping", ("held", None)),
         // Delta 4.4 can remove column mapping (REMOVE COLUMN MAPPING): our rule is stricter.
         ("column_mapping_irreversible", ("differed", None)),
         // OSS Delta refuses SET NOT NULL altogether (Databricks-only).
-        ("set_not_null_in_place", ("differed", Some("Cannot change nullable column to non-nullable: a"))),
+        (
+            "set_not_null_in_place",
+            (
+                "differed",
+                Some("Cannot change nullable column to non-nullable: a"),
+            ),
+        ),
         ("drop_not_null_in_place", ("held", None)),
         ("restore_undoes_drop_column", ("held", None)),
         ("check_validates_existing_rows", ("held", None)),
@@ -160,7 +217,10 @@ fn verify_reports_every_probe_honestly_on_the_emulator() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(dir.path());
     let schema = format!("verify_full_{}", std::process::id());
-    assert!(!schema_exists(&format!("main.{schema}")), "a fresh scratch schema");
+    assert!(
+        !schema_exists(&format!("main.{schema}")),
+        "a fresh scratch schema"
+    );
 
     let t0 = std::time::Instant::now();
     let out = verify(&cfg, &["--schema", &format!("main.{schema}"), "--json"]);
@@ -168,14 +228,19 @@ fn verify_reports_every_probe_honestly_on_the_emulator() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     // some probes cannot hold on the emulator: exit 1
     assert_eq!(out.status.code(), Some(1), "stdout:\n{stdout}");
-    let report: Value = serde_json::from_str(&stdout).unwrap_or_else(|err| panic!("--json prints JSON ({err}):\n{stdout}"));
+    let report: Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|err| panic!("--json prints JSON ({err}):\n{stdout}"));
 
     let probes = report["probes"].as_array().expect("probes");
     let expected = expected();
     let names: Vec<&str> = probes.iter().map(|p| p["name"].as_str().unwrap()).collect();
     let mut sorted = names.clone();
     sorted.sort();
-    assert_eq!(sorted, expected.keys().copied().collect::<Vec<_>>(), "the report lists every probe, once");
+    assert_eq!(
+        sorted,
+        expected.keys().copied().collect::<Vec<_>>(),
+        "the report lists every probe, once"
+    );
     assert!(names.len() >= 24 + 10, "stevin's 24 and ours");
 
     let mut wrong = Vec::new();
@@ -184,39 +249,98 @@ fn verify_reports_every_probe_honestly_on_the_emulator() {
         let (outcome, words) = expected[name];
         let got = p["outcome"].as_str().unwrap();
         if got != outcome {
-            wrong.push(format!("{name}: expected {outcome}, got {got}: {}", p["result"]));
+            wrong.push(format!(
+                "{name}: expected {outcome}, got {got}: {}",
+                p["result"]
+            ));
             continue;
         }
-        assert!(p["docs_url"].as_str().unwrap().starts_with("https://"), "{name} names its docs");
-        assert!(!p["matters"].as_str().unwrap().is_empty(), "{name} says what depends on it");
-        assert!(!p["statements"].as_array().unwrap().is_empty(), "{name} ran statements");
+        assert!(
+            p["docs_url"].as_str().unwrap().starts_with("https://"),
+            "{name} names its docs"
+        );
+        assert!(
+            !p["matters"].as_str().unwrap().is_empty(),
+            "{name} says what depends on it"
+        );
+        assert!(
+            !p["statements"].as_array().unwrap().is_empty(),
+            "{name} ran statements"
+        );
         let message = p["result"]["workspace"]["message"].as_str();
         match (words, message) {
-            (Some(w), Some(m)) => assert!(m.contains(w), "{name}: the workspace's words {m:?} should contain {w:?}"),
-            (Some(w), None) => wrong.push(format!("{name}: expected the workspace's words ({w}), got none: {}", p["result"])),
+            (Some(w), Some(m)) => assert!(
+                m.contains(w),
+                "{name}: the workspace's words {m:?} should contain {w:?}"
+            ),
+            (Some(w), None) => wrong.push(format!(
+                "{name}: expected the workspace's words ({w}), got none: {}",
+                p["result"]
+            )),
             (None, _) => {}
         }
         if got == "held" {
-            assert!(p["result"]["evidence"].as_str().is_some_and(|s| !s.is_empty()), "{name}: held with evidence");
+            assert!(
+                p["result"]["evidence"]
+                    .as_str()
+                    .is_some_and(|s| !s.is_empty()),
+                "{name}: held with evidence"
+            );
         }
     }
-    assert!(wrong.is_empty(), "outcomes differ from the emulator's expected ones:\n{}", wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "outcomes differ from the emulator's expected ones:\n{}",
+        wrong.join("\n")
+    );
 
     let count = |k: &str| expected.values().filter(|(o, _)| *o == k).count() as u64;
     assert_eq!(report["held"].as_u64(), Some(count("held")));
     assert_eq!(report["differed"].as_u64(), Some(count("differed")));
     assert_eq!(report["unknown"].as_u64(), Some(count("unknown")));
     // the widening probe says which widening differed
-    let widen = probes.iter().find(|p| p["name"] == "metadata_widenings_allowed").unwrap();
-    assert!(widen["result"]["observed"].as_str().unwrap().contains("date → timestamp_ntz"), "{}", widen["result"]);
+    let widen = probes
+        .iter()
+        .find(|p| p["name"] == "metadata_widenings_allowed")
+        .unwrap();
+    assert!(
+        widen["result"]["observed"]
+            .as_str()
+            .unwrap()
+            .contains("date → timestamp_ntz"),
+        "{}",
+        widen["result"]
+    );
     // the hostile-names probe names the one that did not round-trip, and only it
-    let hostile = probes.iter().find(|p| p["name"] == "hostile_names_round_trip").unwrap();
-    assert_eq!(hostile["result"]["observed"].as_str().unwrap().matches("missing").count(), 1, "{}", hostile["result"]);
-    assert!(hostile["result"]["observed"].as_str().unwrap().contains("column \"${x}\" missing"), "{}", hostile["result"]);
+    let hostile = probes
+        .iter()
+        .find(|p| p["name"] == "hostile_names_round_trip")
+        .unwrap();
+    assert_eq!(
+        hostile["result"]["observed"]
+            .as_str()
+            .unwrap()
+            .matches("missing")
+            .count(),
+        1,
+        "{}",
+        hostile["result"]
+    );
+    assert!(
+        hostile["result"]["observed"]
+            .as_str()
+            .unwrap()
+            .contains("column \"${x}\" missing"),
+        "{}",
+        hostile["result"]
+    );
 
     // the scratch schema was created for the run and is gone afterwards (no --keep)
     assert_eq!(report["schema_kept"], Value::Bool(false));
-    assert!(!schema_exists(&format!("main.{schema}")), "the scratch schema is dropped with CASCADE");
+    assert!(
+        !schema_exists(&format!("main.{schema}")),
+        "the scratch schema is dropped with CASCADE"
+    );
 
     // ---- a refusal shows the workspace's own words verbatim under ✗
     let words = r"[VERIFY_INJECTED] the workspace's own words: 'quoted' \ back ${not_substituted} ✓ SQLSTATE: XX000";
@@ -224,29 +348,69 @@ fn verify_reports_every_probe_honestly_on_the_emulator() {
         reqwest::Method::POST,
         &format!("{}/_emulator/faults", e.admin),
         None,
-        Some(serde_json::json!({"fail_pattern": "^\\s*INSERT\\s+OVERWRITE", "fail_message": words})),
+        Some(
+            serde_json::json!({"fail_pattern": "^\\s*INSERT\\s+OVERWRITE", "fail_message": words}),
+        ),
     );
     assert_eq!(status, 200, "{body}");
-    let faulted = verify(&cfg, &["--schema", &format!("main.{schema}_fault"), "--only", "insert_overwrite_column_list,ansi_mode"]);
-    let (status, body) = http(reqwest::Method::DELETE, &format!("{}/_emulator/faults", e.admin), None, None);
+    let faulted = verify(
+        &cfg,
+        &[
+            "--schema",
+            &format!("main.{schema}_fault"),
+            "--only",
+            "insert_overwrite_column_list,ansi_mode",
+        ],
+    );
+    let (status, body) = http(
+        reqwest::Method::DELETE,
+        &format!("{}/_emulator/faults", e.admin),
+        None,
+        None,
+    );
     assert_eq!(status, 200, "{body}");
     let text = String::from_utf8_lossy(&faulted.stdout);
     assert_eq!(faulted.status.code(), Some(1), "{text}");
-    let line = text.lines().find(|l| l.contains("insert_overwrite_column_list")).unwrap_or_else(|| panic!("a line for the probe:\n{text}"));
+    let line = text
+        .lines()
+        .find(|l| l.contains("insert_overwrite_column_list"))
+        .unwrap_or_else(|| panic!("a line for the probe:\n{text}"));
     assert!(line.starts_with("✗ differed"), "{line}");
-    assert!(text.contains(&format!("the workspace said:\n              {words}\n")), "verbatim words under the ✗:\n{text}");
-    assert!(text.lines().any(|l| l.starts_with("✓ held") && l.contains("ansi_mode")), "{text}");
+    assert!(
+        text.contains(&format!("the workspace said:\n              {words}\n")),
+        "verbatim words under the ✗:\n{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("✓ held") && l.contains("ansi_mode")),
+        "{text}"
+    );
     assert!(text.contains("1 held, 1 differed, 0 unknown"), "{text}");
     let stderr = String::from_utf8_lossy(&faulted.stderr);
-    assert!(stderr.contains("insert_overwrite_column_list ✗ differed"), "progress per probe on stderr:\n{stderr}");
+    assert!(
+        stderr.contains("insert_overwrite_column_list ✗ differed"),
+        "progress per probe on stderr:\n{stderr}"
+    );
     assert!(!schema_exists(&format!("main.{schema}_fault")));
 
     // ---- all held: exit 0; --keep leaves the schema
-    let ok = verify(&cfg, &["--schema", &format!("main.{schema}_ok"), "--only", "ansi_mode,history_gives_version", "--keep"]);
+    let ok = verify(
+        &cfg,
+        &[
+            "--schema",
+            &format!("main.{schema}_ok"),
+            "--only",
+            "ansi_mode,history_gives_version",
+            "--keep",
+        ],
+    );
     let text = String::from_utf8_lossy(&ok.stdout);
     assert_eq!(ok.status.code(), Some(0), "{text}");
     assert!(text.contains("2 held, 0 differed, 0 unknown"), "{text}");
-    assert!(schema_exists(&format!("main.{schema}_ok")), "--keep keeps the scratch schema");
+    assert!(
+        schema_exists(&format!("main.{schema}_ok")),
+        "--keep keeps the scratch schema"
+    );
 }
 
 #[test]
@@ -254,10 +418,26 @@ fn verify_refuses_a_non_databricks_target_and_a_bad_schema() {
     let _ = env();
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("config.yaml");
-    std::fs::write(&cfg, format!("targets:\n  lake: {{lake: {{root: {}}}}}\n  wh:\n    databricks: {{}}\n", dir.path().display())).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_delta-operator")).arg("--config").arg(&cfg).args(["verify", "--target", "lake", "--schema", "main.x"]).output().unwrap();
+    std::fs::write(
+        &cfg,
+        format!(
+            "targets:\n  lake: {{lake: {{root: {}}}}}\n  wh:\n    databricks: {{}}\n",
+            dir.path().display()
+        ),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_delta-operator"))
+        .arg("--config")
+        .arg(&cfg)
+        .args(["verify", "--target", "lake", "--schema", "main.x"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("is not a Databricks target"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("is not a Databricks target"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let out = verify(&cfg, &["--schema", "no_dot"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("catalog.schema"));

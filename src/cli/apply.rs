@@ -6,8 +6,11 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::plan::print_plan;
-use super::{check_allowed, choose_target, load_and_lower, open_backend, Format, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_LOCKED, EXIT_REFUSED, EXIT_STALE};
-use crate::apply::{apply as run_apply, ApplyError, Event, Options, StepStatus};
+use super::{
+    EXIT_ERROR, EXIT_INTERRUPTED, EXIT_LOCKED, EXIT_OK, EXIT_REFUSED, EXIT_STALE, Format,
+    check_allowed, choose_target, load_and_lower, open_backend,
+};
+use crate::apply::{ApplyError, Event, Options, StepStatus, apply as run_apply};
 use crate::config::Config;
 use crate::plan::gate::Policy;
 
@@ -36,9 +39,13 @@ pub struct ApplyArgs {
 }
 
 pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
-    let Ok((m, mut inputs)) = load_and_lower(&a.files) else { return EXIT_ERROR };
+    let Ok((m, mut inputs)) = load_and_lower(&a.files) else {
+        return EXIT_ERROR;
+    };
     inputs.clone_before_rewrite(a.clone_before_rewrite);
-    let backend = match choose_target(config, a.target.as_deref(), &m).and_then(|t| check_allowed(config, &t, &inputs).and_then(|_| open_backend(config, &t))) {
+    let backend = match choose_target(config, a.target.as_deref(), &m)
+        .and_then(|t| check_allowed(config, &t, &inputs).and_then(|_| open_backend(config, &t)))
+    {
         Ok(b) => b,
         Err(e) => {
             eprintln!("error: {e}");
@@ -47,8 +54,16 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
     };
     let on_event = |e: Event<'_>| match e {
         Event::Started { .. } => {}
-        Event::Progress { table, step, message } => {
-            eprintln!("  {table} {}. {}: {message}", step.number, step.action.title());
+        Event::Progress {
+            table,
+            step,
+            message,
+        } => {
+            eprintln!(
+                "  {table} {}. {}: {message}",
+                step.number,
+                step.action.title()
+            );
         }
         Event::Finished(r) => {
             let status = match &r.status {
@@ -57,15 +72,36 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
                 StepStatus::Failed { error } => format!("FAILED\n      {error}"),
                 StepStatus::NotRun => "not run".to_string(),
             };
-            let rp = r.restore_point.map(|v| format!(" (restore point: version {v})")).unwrap_or_default();
-            let detail = r.detail.as_ref().map(|d| format!(" — {d}")).unwrap_or_default();
-            println!("{}  {:>2}. {} [{}] {status}{rp}{detail}", r.table, r.number, r.title, r.class);
+            let rp = r
+                .restore_point
+                .map(|v| format!(" (restore point: version {v})"))
+                .unwrap_or_default();
+            let detail = r
+                .detail
+                .as_ref()
+                .map(|d| format!(" — {d}"))
+                .unwrap_or_default();
+            println!(
+                "{}  {:>2}. {} [{}] {status}{rp}{detail}",
+                r.table, r.number, r.title, r.class
+            );
             let _ = std::io::stdout().flush();
         }
     };
     // the CLI is the human at the keyboard: Auto semantics, destructive steps need --approve
-    let opts = Options { policy: Policy::Auto, lock_wait: a.lock_wait, on_event: &on_event, may_continue: &|| true };
-    let applying = run_apply(&backend, &inputs, a.plan_id.as_deref(), a.approve.as_deref(), &opts);
+    let opts = Options {
+        policy: Policy::Auto,
+        lock_wait: a.lock_wait,
+        on_event: &on_event,
+        may_continue: &|| true,
+    };
+    let applying = run_apply(
+        &backend,
+        &inputs,
+        a.plan_id.as_deref(),
+        a.approve.as_deref(),
+        &opts,
+    );
     tokio::pin!(applying);
     // Ctrl-C cancels the running statement where the backend can (Databricks), and says so
     let result = tokio::select! {
@@ -81,15 +117,26 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
     match result {
         Ok((plan, report)) => {
             if report.steps.is_empty() {
-                println!("No changes. The tables match the manifests. (plan {})", plan.id);
+                println!(
+                    "No changes. The tables match the manifests. (plan {})",
+                    plan.id
+                );
                 return EXIT_OK;
             }
-            let not_run = report.steps.iter().filter(|s| s.status == StepStatus::NotRun).count();
+            let not_run = report
+                .steps
+                .iter()
+                .filter(|s| s.status == StepStatus::NotRun)
+                .count();
             println!(
                 "Applied {} steps, skipped {}{} · plan {}",
                 report.applied(),
                 report.skipped(),
-                if not_run > 0 { format!(", {not_run} not run") } else { String::new() },
+                if not_run > 0 {
+                    format!(", {not_run} not run")
+                } else {
+                    String::new()
+                },
                 plan.id
             );
             if report.failed() { EXIT_ERROR } else { EXIT_OK }
@@ -113,7 +160,9 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
             if let Ok((plan, _)) = crate::engine::read_and_plan(&backend, &inputs).await {
                 print_plan(&plan, Format::Text);
             }
-            eprintln!("refused: the safety rules reject this plan (see ✗ above). Nothing was changed.");
+            eprintln!(
+                "refused: the safety rules reject this plan (see ✗ above). Nothing was changed."
+            );
             EXIT_ERROR
         }
         Err(e) => {

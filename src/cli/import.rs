@@ -4,13 +4,13 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 
-use super::{open_backend, write_file, EXIT_ERROR, EXIT_OK};
+use super::{EXIT_ERROR, EXIT_OK, open_backend, write_file};
 use crate::backend::Backend;
 use crate::config::Config;
-use crate::model::names::{object_name_problem, printable, MAX_NAME_BYTES};
-use crate::model::{ObservedTable, SchemaRef, OWNER_PROPERTY};
+use crate::model::names::{MAX_NAME_BYTES, object_name_problem, printable};
+use crate::model::{OWNER_PROPERTY, ObservedTable, SchemaRef};
 use crate::plan::diff::is_internal_property;
 use crate::spec::load::API_VERSION;
 
@@ -31,7 +31,17 @@ pub struct ImportArgs {
 
 /// A Kubernetes object name (RFC 1123) for a table or schema name.
 pub fn k8s_name(name: &str) -> String {
-    let s: String = name.to_lowercase().chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c } else { '-' }).collect();
+    let s: String = name
+        .to_lowercase()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
     let s = s.trim_matches(|c: char| c == '-' || c == '.').to_string();
     if s.is_empty() { "table".into() } else { s }
 }
@@ -91,7 +101,11 @@ pub fn table_manifest(t: &ObservedTable, schema_resource: &str, namespace: &str)
         spec.insert("properties".into(), Value::Object(props));
     }
     if !t.checks.is_empty() {
-        let cs: Vec<Value> = t.checks.iter().map(|c| json!({"check": {"name": c.name, "expression": c.expression}})).collect();
+        let cs: Vec<Value> = t
+            .checks
+            .iter()
+            .map(|c| json!({"check": {"name": c.name, "expression": c.expression}}))
+            .collect();
         spec.insert("constraints".into(), Value::Array(cs));
     }
     if let Some(c) = &t.comment {
@@ -102,7 +116,10 @@ pub fn table_manifest(t: &ObservedTable, schema_resource: &str, namespace: &str)
 
 pub async fn import(config: &Config, a: ImportArgs) -> u8 {
     let Some((catalog, schema)) = a.schema.split_once('.') else {
-        eprintln!("error: --schema must be catalog.schema, not '{}'", printable(&a.schema));
+        eprintln!(
+            "error: --schema must be catalog.schema, not '{}'",
+            printable(&a.schema)
+        );
         return EXIT_ERROR;
     };
     // the names become folders under the lake root: nothing may step outside it
@@ -112,11 +129,20 @@ pub async fn import(config: &Config, a: ImportArgs) -> u8 {
             return EXIT_ERROR;
         }
     }
-    let target = a.target.clone().unwrap_or_else(|| config.default_target_name());
-    let sref = SchemaRef { catalog: catalog.to_lowercase(), schema: schema.to_lowercase() };
+    let target = a
+        .target
+        .clone()
+        .unwrap_or_else(|| config.default_target_name());
+    let sref = SchemaRef {
+        catalog: catalog.to_lowercase(),
+        schema: schema.to_lowercase(),
+    };
     match config.target(&target) {
         Ok(t) if !t.allows_schema(&sref) => {
-            eprintln!("error: target '{target}' may not touch {sref} (its schemas: {}); nothing was read", t.schemas.join(", "));
+            eprintln!(
+                "error: target '{target}' may not touch {sref} (its schemas: {}); nothing was read",
+                t.schemas.join(", ")
+            );
             return EXIT_ERROR;
         }
         _ => {}
@@ -144,14 +170,21 @@ pub async fn import(config: &Config, a: ImportArgs) -> u8 {
     };
     let schema_resource = k8s_name(&sref.schema);
     let mut written = 0;
-    let mut docs = vec![(format!("{schema_resource}.schema.yaml"), schema_manifest(&sref, &schema_resource, &a.namespace, &target))];
+    let mut docs = vec![(
+        format!("{schema_resource}.schema.yaml"),
+        schema_manifest(&sref, &schema_resource, &a.namespace, &target),
+    )];
     for t in &observed {
         if let Some(why) = &t.unreadable {
             eprintln!("skipped {}: {why}", t.table);
             continue;
         }
         if !t.unsupported_features.is_empty() {
-            eprintln!("skipped {}: writer features {} cannot be managed by this backend", t.table, t.unsupported_features.join(", "));
+            eprintln!(
+                "skipped {}: writer features {} cannot be managed by this backend",
+                t.table,
+                t.unsupported_features.join(", ")
+            );
             continue;
         }
         let m = table_manifest(t, &schema_resource, &a.namespace);
@@ -166,6 +199,10 @@ pub async fn import(config: &Config, a: ImportArgs) -> u8 {
         }
         written += 1;
     }
-    println!("wrote {written} manifests to {} ({} tables)", a.out.display(), observed.len());
+    println!(
+        "wrote {written} manifests to {} ({} tables)",
+        a.out.display(),
+        observed.len()
+    );
     EXIT_OK
 }

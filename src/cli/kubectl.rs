@@ -16,7 +16,12 @@ use crate::spec::crd::{Condition, PlanStatus};
 use crate::spec::{DeltaSchema, DeltaTable};
 
 #[derive(Parser, Debug)]
-#[command(name = "kubectl delta", bin_name = "kubectl delta", version, about = "Review and approve delta-operator plans: kubectl delta plan|approve|drift")]
+#[command(
+    name = "kubectl delta",
+    bin_name = "kubectl delta",
+    version,
+    about = "Review and approve delta-operator plans: kubectl delta plan|approve|drift"
+)]
 pub struct KubectlCli {
     #[command(flatten)]
     pub args: KubectlArgs,
@@ -75,15 +80,42 @@ struct View {
 impl View {
     fn of_table(t: &DeltaTable) -> Self {
         let s = t.status.clone().unwrap_or_default();
-        View { last_applied: s.last_applied.map(|l| l.plan_id), ..View::new("deltatable", t, s.table, s.observed_generation, s.conditions, s.plan) }
+        View {
+            last_applied: s.last_applied.map(|l| l.plan_id),
+            ..View::new(
+                "deltatable",
+                t,
+                s.table,
+                s.observed_generation,
+                s.conditions,
+                s.plan,
+            )
+        }
     }
 
     fn of_schema(t: &DeltaSchema) -> Self {
         let s = t.status.clone().unwrap_or_default();
-        View { last_applied: s.last_applied.map(|l| l.plan_id), ..View::new("deltaschema", t, s.schema, s.observed_generation, s.conditions, s.plan) }
+        View {
+            last_applied: s.last_applied.map(|l| l.plan_id),
+            ..View::new(
+                "deltaschema",
+                t,
+                s.schema,
+                s.observed_generation,
+                s.conditions,
+                s.plan,
+            )
+        }
     }
 
-    fn new<K: ResourceExt>(kind: &'static str, o: &K, target: Option<String>, observed: Option<i64>, conditions: Vec<Condition>, plan: Option<PlanStatus>) -> Self {
+    fn new<K: ResourceExt>(
+        kind: &'static str,
+        o: &K,
+        target: Option<String>,
+        observed: Option<i64>,
+        conditions: Vec<Condition>,
+        plan: Option<PlanStatus>,
+    ) -> Self {
         View {
             kind,
             namespace: o.namespace().unwrap_or_default(),
@@ -100,12 +132,16 @@ impl View {
     }
 
     fn condition(&self, type_: &str) -> Option<&Condition> {
-        self.conditions.iter().find(|c| c.type_ == type_ && c.status == "True")
+        self.conditions
+            .iter()
+            .find(|c| c.type_ == type_ && c.status == "True")
     }
 
     /// A plan with steps the operator has not run.
     fn pending(&self) -> Option<&PlanStatus> {
-        self.plan.as_ref().filter(|p| !p.steps.is_empty() || p.approve_command.is_some())
+        self.plan
+            .as_ref()
+            .filter(|p| !p.steps.is_empty() || p.approve_command.is_some())
     }
 
     /// Why the pending plan has not run, in a few words.
@@ -116,7 +152,11 @@ impl View {
         if self.paused {
             return "paused".into();
         }
-        if self.plan.as_ref().is_some_and(|p| p.approve_command.is_some()) {
+        if self
+            .plan
+            .as_ref()
+            .is_some_and(|p| p.approve_command.is_some())
+        {
             return "awaiting approval".into();
         }
         if let Some(c) = self.condition("Stalled") {
@@ -140,16 +180,32 @@ pub async fn run(args: KubectlArgs) -> u8 {
 }
 
 async fn run_inner(args: KubectlArgs) -> Result<u8, String> {
-    let client = Client::try_default().await.map_err(|e| format!("cannot reach the cluster from KUBECONFIG: {e}"))?;
-    let ns = args.namespace.clone().unwrap_or_else(|| client.default_namespace().to_string());
+    let client = Client::try_default()
+        .await
+        .map_err(|e| format!("cannot reach the cluster from KUBECONFIG: {e}"))?;
+    let ns = args
+        .namespace
+        .clone()
+        .unwrap_or_else(|| client.default_namespace().to_string());
     match args.command {
         KubectlCommand::Plan { name } => {
             let view = get(&client, &ns, &name).await?;
             print!("{}", show(&view));
-            Ok(if view.pending().is_some() { EXIT_CHANGES } else { EXIT_OK })
+            Ok(if view.pending().is_some() {
+                EXIT_CHANGES
+            } else {
+                EXIT_OK
+            })
         }
-        KubectlCommand::Approve { name, yes, wait, timeout } => approve(&client, &ns, &name, yes, wait.then_some(timeout)).await,
-        KubectlCommand::Drift { all_namespaces } => drift(&client, (!all_namespaces).then_some(ns.as_str())).await,
+        KubectlCommand::Approve {
+            name,
+            yes,
+            wait,
+            timeout,
+        } => approve(&client, &ns, &name, yes, wait.then_some(timeout)).await,
+        KubectlCommand::Drift { all_namespaces } => {
+            drift(&client, (!all_namespaces).then_some(ns.as_str())).await
+        }
     }
 }
 
@@ -157,21 +213,39 @@ async fn run_inner(args: KubectlArgs) -> Result<u8, String> {
 fn parse_name(name: &str) -> Result<(&'static str, &str), String> {
     match name.split_once('/') {
         None => Ok(("deltatable", name)),
-        Some(("dt" | "deltatable" | "deltatables" | "deltatable.delta-operator.io", n)) => Ok(("deltatable", n)),
-        Some(("ds" | "deltaschema" | "deltaschemas" | "deltaschema.delta-operator.io", n)) => Ok(("deltaschema", n)),
-        Some((kind, _)) => Err(format!("unknown kind '{kind}' in '{name}': use NAME (a DeltaTable), deltatable/NAME or deltaschema/NAME")),
+        Some(("dt" | "deltatable" | "deltatables" | "deltatable.delta-operator.io", n)) => {
+            Ok(("deltatable", n))
+        }
+        Some(("ds" | "deltaschema" | "deltaschemas" | "deltaschema.delta-operator.io", n)) => {
+            Ok(("deltaschema", n))
+        }
+        Some((kind, _)) => Err(format!(
+            "unknown kind '{kind}' in '{name}': use NAME (a DeltaTable), deltatable/NAME or deltaschema/NAME"
+        )),
     }
 }
 
 async fn get(client: &Client, ns: &str, name: &str) -> Result<View, String> {
     let (kind, n) = parse_name(name)?;
     let missing = |e: kube::Error| match e {
-        kube::Error::Api(s) if s.code == 404 => format!("{kind} '{n}' not found in namespace '{ns}' (use -n to pick the namespace)"),
+        kube::Error::Api(s) if s.code == 404 => {
+            format!("{kind} '{n}' not found in namespace '{ns}' (use -n to pick the namespace)")
+        }
         e => format!("cannot read {kind} '{n}' in namespace '{ns}': {e}"),
     };
     Ok(match kind {
-        "deltatable" => View::of_table(&Api::<DeltaTable>::namespaced(client.clone(), ns).get(n).await.map_err(missing)?),
-        _ => View::of_schema(&Api::<DeltaSchema>::namespaced(client.clone(), ns).get(n).await.map_err(missing)?),
+        "deltatable" => View::of_table(
+            &Api::<DeltaTable>::namespaced(client.clone(), ns)
+                .get(n)
+                .await
+                .map_err(missing)?,
+        ),
+        _ => View::of_schema(
+            &Api::<DeltaSchema>::namespaced(client.clone(), ns)
+                .get(n)
+                .await
+                .map_err(missing)?,
+        ),
     })
 }
 
@@ -179,10 +253,18 @@ async fn get(client: &Client, ns: &str, name: &str) -> Result<View, String> {
 fn show(v: &View) -> String {
     let who = format!("{}/{} -n {}", v.kind, v.name, v.namespace);
     if v.observed_generation < v.generation {
-        return format!("{who}: the operator has not planned generation {} yet (it has seen {}); try again in a moment.\n", v.generation.unwrap_or(0), v.observed_generation.unwrap_or(0));
+        return format!(
+            "{who}: the operator has not planned generation {} yet (it has seen {}); try again in a moment.\n",
+            v.generation.unwrap_or(0),
+            v.observed_generation.unwrap_or(0)
+        );
     }
     let Some(p) = &v.plan else {
-        let why = v.condition("Stalled").or(v.condition("Reconciling")).map(|c| format!(" ({}: {})", c.reason, c.message)).unwrap_or_default();
+        let why = v
+            .condition("Stalled")
+            .or(v.condition("Reconciling"))
+            .map(|c| format!(" ({}: {})", c.reason, c.message))
+            .unwrap_or_default();
         return format!("{who}: no pending plan{why}.\n");
     };
     let mut out = match &p.text {
@@ -198,15 +280,27 @@ fn show(v: &View) -> String {
     };
     out.push_str(&format!("State: {}\n", v.state()));
     if p.approve_command.is_some() {
-        out.push_str(&format!("Approve: kubectl delta approve {}/{} -n {}\n", v.kind, v.name, v.namespace));
+        out.push_str(&format!(
+            "Approve: kubectl delta approve {}/{} -n {}\n",
+            v.kind, v.name, v.namespace
+        ));
     }
     out
 }
 
-async fn approve(client: &Client, ns: &str, name: &str, yes: bool, wait: Option<Duration>) -> Result<u8, String> {
+async fn approve(
+    client: &Client,
+    ns: &str,
+    name: &str,
+    yes: bool,
+    wait: Option<Duration>,
+) -> Result<u8, String> {
     let v = get(client, ns, name).await?;
     print!("{}", show(&v));
-    let Some(plan) = v.pending().filter(|_| v.observed_generation >= v.generation) else {
+    let Some(plan) = v
+        .pending()
+        .filter(|_| v.observed_generation >= v.generation)
+    else {
         return Err("nothing to approve: there is no pending plan for the current spec".into());
     };
     if plan.approve_command.is_none() {
@@ -216,7 +310,9 @@ async fn approve(client: &Client, ns: &str, name: &str, yes: bool, wait: Option<
     let id = plan.id.clone();
     if !yes {
         if !std::io::stdin().is_terminal() {
-            return Err(format!("not asking on a non-terminal: re-run with --yes to approve plan {id}"));
+            return Err(format!(
+                "not asking on a non-terminal: re-run with --yes to approve plan {id}"
+            ));
         }
         print!("Approve plan {id} for {}/{}? Type yes: ", v.kind, v.name);
         let _ = std::io::stdout().flush();
@@ -228,21 +324,39 @@ async fn approve(client: &Client, ns: &str, name: &str, yes: bool, wait: Option<
         }
     }
     // the resourceVersion makes the patch fail if the object changed since it was shown
-    let patch = json!({"metadata": {"resourceVersion": v.resource_version, "annotations": {APPROVE: id}}});
+    let patch =
+        json!({"metadata": {"resourceVersion": v.resource_version, "annotations": {APPROVE: id}}});
     let params = PatchParams::default();
     let (kind, n) = parse_name(name)?;
     let result = match kind {
-        "deltatable" => Api::<DeltaTable>::namespaced(client.clone(), ns).patch(n, &params, &Patch::Merge(&patch)).await.map(|_| ()),
-        _ => Api::<DeltaSchema>::namespaced(client.clone(), ns).patch(n, &params, &Patch::Merge(&patch)).await.map(|_| ()),
+        "deltatable" => Api::<DeltaTable>::namespaced(client.clone(), ns)
+            .patch(n, &params, &Patch::Merge(&patch))
+            .await
+            .map(|_| ()),
+        _ => Api::<DeltaSchema>::namespaced(client.clone(), ns)
+            .patch(n, &params, &Patch::Merge(&patch))
+            .await
+            .map(|_| ()),
     };
     match result {
-        Ok(()) => println!("Approved plan {id}: {}/{} annotated {APPROVE}={id}", v.kind, v.name),
-        Err(kube::Error::Api(s)) if s.code == 409 => return Err(format!("{}/{} changed while it was shown; nothing was approved. Run the command again to see the current plan.", v.kind, v.name)),
+        Ok(()) => println!(
+            "Approved plan {id}: {}/{} annotated {APPROVE}={id}",
+            v.kind, v.name
+        ),
+        Err(kube::Error::Api(s)) if s.code == 409 => {
+            return Err(format!(
+                "{}/{} changed while it was shown; nothing was approved. Run the command again to see the current plan.",
+                v.kind, v.name
+            ));
+        }
         Err(e) => return Err(format!("cannot annotate {}/{}: {e}", v.kind, v.name)),
     }
     match wait {
         None => {
-            println!("The operator applies it at its next reconcile: kubectl get {} {} -n {} -w", v.kind, v.name, v.namespace);
+            println!(
+                "The operator applies it at its next reconcile: kubectl get {} {} -n {} -w",
+                v.kind, v.name, v.namespace
+            );
             Ok(EXIT_OK)
         }
         Some(timeout) => wait_applied(client, ns, name, &id, timeout).await,
@@ -250,7 +364,13 @@ async fn approve(client: &Client, ns: &str, name: &str, yes: bool, wait: Option<
 }
 
 /// Polls until the approved plan is applied, refused, or replaced.
-async fn wait_applied(client: &Client, ns: &str, name: &str, id: &str, timeout: Duration) -> Result<u8, String> {
+async fn wait_applied(
+    client: &Client,
+    ns: &str,
+    name: &str,
+    id: &str,
+    timeout: Duration,
+) -> Result<u8, String> {
     let start = Instant::now();
     loop {
         let v = get(client, ns, name).await?;
@@ -258,14 +378,23 @@ async fn wait_applied(client: &Client, ns: &str, name: &str, id: &str, timeout: 
             println!("Applied plan {id}.");
             return Ok(EXIT_OK);
         }
-        if let Some(c) = v.condition("Stalled").filter(|c| c.reason != "ApprovalRequired") {
+        if let Some(c) = v
+            .condition("Stalled")
+            .filter(|c| c.reason != "ApprovalRequired")
+        {
             return Err(format!("the operator stopped: {}: {}", c.reason, c.message));
         }
         if v.plan.as_ref().is_some_and(|p| p.id != id) {
-            return Err(format!("the plan changed before it was applied (now {}); nothing of plan {id} ran. Review it again.", v.plan.as_ref().map_or("", |p| p.id.as_str())));
+            return Err(format!(
+                "the plan changed before it was applied (now {}); nothing of plan {id} ran. Review it again.",
+                v.plan.as_ref().map_or("", |p| p.id.as_str())
+            ));
         }
         if start.elapsed() > timeout {
-            return Err(format!("plan {id} not applied after {}s; the annotation stays, the operator may still apply it", timeout.as_secs()));
+            return Err(format!(
+                "plan {id} not applied after {}s; the annotation stays, the operator may still apply it",
+                timeout.as_secs()
+            ));
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
@@ -274,14 +403,39 @@ async fn wait_applied(client: &Client, ns: &str, name: &str, id: &str, timeout: 
 async fn drift(client: &Client, ns: Option<&str>) -> Result<u8, String> {
     let lp = ListParams::default();
     let (tables, schemas) = match ns {
-        Some(ns) => (Api::<DeltaTable>::namespaced(client.clone(), ns), Api::<DeltaSchema>::namespaced(client.clone(), ns)),
-        None => (Api::<DeltaTable>::all(client.clone()), Api::<DeltaSchema>::all(client.clone())),
+        Some(ns) => (
+            Api::<DeltaTable>::namespaced(client.clone(), ns),
+            Api::<DeltaSchema>::namespaced(client.clone(), ns),
+        ),
+        None => (
+            Api::<DeltaTable>::all(client.clone()),
+            Api::<DeltaSchema>::all(client.clone()),
+        ),
     };
-    let mut views: Vec<View> = schemas.list(&lp).await.map_err(|e| format!("cannot list DeltaSchemas: {e}"))?.iter().map(View::of_schema).collect();
-    views.extend(tables.list(&lp).await.map_err(|e| format!("cannot list DeltaTables: {e}"))?.iter().map(View::of_table));
-    let pending: Vec<&View> = views.iter().filter(|v| v.pending().is_some() || v.observed_generation < v.generation).collect();
+    let mut views: Vec<View> = schemas
+        .list(&lp)
+        .await
+        .map_err(|e| format!("cannot list DeltaSchemas: {e}"))?
+        .iter()
+        .map(View::of_schema)
+        .collect();
+    views.extend(
+        tables
+            .list(&lp)
+            .await
+            .map_err(|e| format!("cannot list DeltaTables: {e}"))?
+            .iter()
+            .map(View::of_table),
+    );
+    let pending: Vec<&View> = views
+        .iter()
+        .filter(|v| v.pending().is_some() || v.observed_generation < v.generation)
+        .collect();
     if pending.is_empty() {
-        println!("No pending plans{}.", ns.map(|n| format!(" in namespace {n}")).unwrap_or_default());
+        println!(
+            "No pending plans{}.",
+            ns.map(|n| format!(" in namespace {n}")).unwrap_or_default()
+        );
         return Ok(EXIT_OK);
     }
     let rows: Vec<[String; 7]> = pending
@@ -299,7 +453,21 @@ async fn drift(client: &Client, ns: Option<&str>) -> Result<u8, String> {
             ]
         })
         .collect();
-    print!("{}", columns(["NAMESPACE", "RESOURCE", "TABLE", "PLAN", "RISK", "PLAN ID", "STATE"], &rows));
+    print!(
+        "{}",
+        columns(
+            [
+                "NAMESPACE",
+                "RESOURCE",
+                "TABLE",
+                "PLAN",
+                "RISK",
+                "PLAN ID",
+                "STATE"
+            ],
+            &rows
+        )
+    );
     Ok(EXIT_CHANGES)
 }
 
@@ -312,7 +480,11 @@ fn columns<const N: usize>(header: [&str; N], rows: &[[String; N]]) -> String {
         }
     }
     let line = |cells: Vec<&str>| {
-        let s: Vec<String> = cells.iter().zip(width).map(|(c, w)| format!("{c:<w$}")).collect();
+        let s: Vec<String> = cells
+            .iter()
+            .zip(width)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
         s.join("   ").trim_end().to_string() + "\n"
     };
     let mut out = line(header.to_vec());
@@ -330,15 +502,24 @@ mod tests {
     fn names_take_a_kind_prefix_or_default_to_a_table() {
         assert_eq!(parse_name("orders").unwrap(), ("deltatable", "orders"));
         assert_eq!(parse_name("dt/orders").unwrap(), ("deltatable", "orders"));
-        assert_eq!(parse_name("deltaschema/sales").unwrap(), ("deltaschema", "sales"));
+        assert_eq!(
+            parse_name("deltaschema/sales").unwrap(),
+            ("deltaschema", "sales")
+        );
         assert_eq!(parse_name("ds/sales").unwrap(), ("deltaschema", "sales"));
         let e = parse_name("pod/x").unwrap_err();
-        assert!(e.contains("unknown kind 'pod'") && e.contains("deltaschema/NAME"), "{e}");
+        assert!(
+            e.contains("unknown kind 'pod'") && e.contains("deltaschema/NAME"),
+            "{e}"
+        );
     }
 
     #[test]
     fn columns_line_up() {
-        let out = columns(["A", "BB"], &[["long value".into(), "x".into()], ["s".into(), "yy".into()]]);
+        let out = columns(
+            ["A", "BB"],
+            &[["long value".into(), "x".into()], ["s".into(), "yy".into()]],
+        );
         assert_eq!(out, "A            BB\nlong value   x\ns            yy\n");
     }
 }

@@ -15,8 +15,8 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::backend::AnyBackend;
 use crate::config::Config;
-use crate::engine::{lower, Inputs};
-use crate::spec::{load_paths, Manifests};
+use crate::engine::{Inputs, lower};
+use crate::spec::{Manifests, load_paths};
 
 pub const EXIT_OK: u8 = 0;
 pub const EXIT_ERROR: u8 = 1;
@@ -29,7 +29,11 @@ pub const EXIT_LOCKED: u8 = 5;
 pub const EXIT_INTERRUPTED: u8 = 130;
 
 #[derive(Parser, Debug)]
-#[command(name = "delta-operator", version, about = "Delta Lake tables declared as Kubernetes resources: plan, apply, validate")]
+#[command(
+    name = "delta-operator",
+    version,
+    about = "Delta Lake tables declared as Kubernetes resources: plan, apply, validate"
+)]
 pub struct Cli {
     /// The operator config (targets). Without one, the target `lake` is ./lake.
     #[arg(long, short = 'c', global = true, env = "DELTA_OPERATOR_CONFIG")]
@@ -100,7 +104,9 @@ pub struct RunArgs {
 pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     let s = s.trim();
     let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
-    let n: u64 = num.parse().map_err(|_| format!("'{s}' is not a duration like 30s, 10m or 1h"))?;
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("'{s}' is not a duration like 30s, 10m or 1h"))?;
     let ms = match unit {
         "ms" => n,
         "s" | "" => n * 1000,
@@ -120,7 +126,10 @@ pub enum Format {
 
 pub fn init_tracing() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("DELTA_OPERATOR_LOG").unwrap_or_else(|_| "info,kube=warn,deltalake_core=warn,buoyant_kernel=warn,buoyant_kernel::snapshot::builder=off,datafusion=warn".into());
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
 }
 
 pub async fn run(cli: Cli) -> u8 {
@@ -149,7 +158,9 @@ pub async fn run(cli: Cli) -> u8 {
         Command::Unlock { table, target } => unlock(&config, &table, target.as_deref()).await,
         Command::Run(a) => {
             let identity = a.identity.unwrap_or_else(|| {
-                let host = std::fs::read_to_string("/etc/hostname").map(|h| h.trim().to_string()).unwrap_or_else(|_| "delta-operator".into());
+                let host = std::fs::read_to_string("/etc/hostname")
+                    .map(|h| h.trim().to_string())
+                    .unwrap_or_else(|_| "delta-operator".into());
                 format!("{host}-{}", std::process::id())
             });
             let opts = crate::controller::RunOptions {
@@ -185,7 +196,12 @@ pub fn crds_yaml() -> String {
 fn validate(files: &[PathBuf]) -> u8 {
     match load_and_lower(files) {
         Ok((m, _)) => {
-            println!("{} manifests valid ({} DeltaSchema, {} DeltaTable)", m.schemas.len() + m.tables.len(), m.schemas.len(), m.tables.len());
+            println!(
+                "{} manifests valid ({} DeltaSchema, {} DeltaTable)",
+                m.schemas.len() + m.tables.len(),
+                m.schemas.len(),
+                m.tables.len()
+            );
             EXIT_OK
         }
         Err(code) => code,
@@ -204,7 +220,11 @@ pub fn load_and_lower(files: &[PathBuf]) -> Result<(Manifests, Inputs), u8> {
     for e in &errors {
         eprintln!("error: {e}");
     }
-    eprintln!("{} error{}", errors.len(), if errors.len() == 1 { "" } else { "s" });
+    eprintln!(
+        "{} error{}",
+        errors.len(),
+        if errors.len() == 1 { "" } else { "s" }
+    );
     Err(EXIT_ERROR)
 }
 
@@ -213,23 +233,34 @@ pub fn choose_target(config: &Config, flag: Option<&str>, m: &Manifests) -> Resu
     if let Some(t) = flag {
         return Ok(t.to_string());
     }
-    let named: std::collections::BTreeSet<String> = m.schemas.iter().filter_map(|s| s.resource.spec.target.clone()).collect();
+    let named: std::collections::BTreeSet<String> = m
+        .schemas
+        .iter()
+        .filter_map(|s| s.resource.spec.target.clone())
+        .collect();
     match named.len() {
         0 => Ok(config.default_target_name()),
         1 => Ok(named.into_iter().next().expect("one")),
-        _ => Err(format!("the manifests name several targets ({}); pass --target", named.into_iter().collect::<Vec<_>>().join(", "))),
+        _ => Err(format!(
+            "the manifests name several targets ({}); pass --target",
+            named.into_iter().collect::<Vec<_>>().join(", ")
+        )),
     }
 }
 
 /// Refuses manifests naming a schema outside the target's `schemas:` allow-list, as the operator does.
 pub fn check_allowed(config: &Config, target: &str, inputs: &Inputs) -> Result<(), String> {
     let t = config.target(target).map_err(|e| e.to_string())?;
-    let mut schemas: Vec<crate::model::SchemaRef> = inputs.schemas.iter().map(|s| s.schema.clone()).collect();
+    let mut schemas: Vec<crate::model::SchemaRef> =
+        inputs.schemas.iter().map(|s| s.schema.clone()).collect();
     schemas.extend(inputs.tables.iter().map(|t| t.table.schema_ref()));
     schemas.sort();
     schemas.dedup();
     match schemas.iter().find(|s| !t.allows_schema(s)) {
-        Some(s) => Err(format!("target '{target}' may not touch {s} (its schemas: {}); nothing was read or written", t.schemas.join(", "))),
+        Some(s) => Err(format!(
+            "target '{target}' may not touch {s} (its schemas: {}); nothing was read or written",
+            t.schemas.join(", ")
+        )),
         None => Ok(()),
     }
 }
@@ -237,11 +268,16 @@ pub fn check_allowed(config: &Config, target: &str, inputs: &Inputs) -> Result<(
 async fn unlock(config: &Config, table: &str, target: Option<&str>) -> u8 {
     let parts: Vec<&str> = table.split('.').collect();
     let [catalog, schema, name] = parts[..] else {
-        eprintln!("error: expected catalog.schema.table, not '{}'", crate::model::names::printable(table));
+        eprintln!(
+            "error: expected catalog.schema.table, not '{}'",
+            crate::model::names::printable(table)
+        );
         return EXIT_ERROR;
     };
     let t = crate::model::TableRef::new(catalog, schema, name);
-    let target = target.map(str::to_string).unwrap_or_else(|| config.default_target_name());
+    let target = target
+        .map(str::to_string)
+        .unwrap_or_else(|| config.default_target_name());
     let backend = match open_backend(config, &target) {
         Ok(b) => b,
         Err(e) => {
@@ -249,11 +285,18 @@ async fn unlock(config: &Config, table: &str, target: Option<&str>) -> u8 {
             return EXIT_ERROR;
         }
     };
-    let me = format!("unlock by cli@{}:{}", crate::backend::lake::lock::this_host(), std::process::id());
+    let me = format!(
+        "unlock by cli@{}:{}",
+        crate::backend::lake::lock::this_host(),
+        std::process::id()
+    );
     match &backend {
         AnyBackend::Lake(lake) => match lake.unlock(&t, &me).await {
             Ok(Some(was)) => {
-                println!("unlocked {t}: it was held by {} (run {}, {} pid {})", was.holder, was.run, was.host, was.pid);
+                println!(
+                    "unlocked {t}: it was held by {} (run {}, {} pid {})",
+                    was.holder, was.run, was.host, was.pid
+                );
                 EXIT_OK
             }
             Ok(None) => {
@@ -266,7 +309,9 @@ async fn unlock(config: &Config, table: &str, target: Option<&str>) -> u8 {
             }
         },
         AnyBackend::Databricks(_) => {
-            println!("nothing to unlock: applies to a Databricks target are serialized by the operator's Lease, which expires by itself");
+            println!(
+                "nothing to unlock: applies to a Databricks target are serialized by the operator's Lease, which expires by itself"
+            );
             EXIT_OK
         }
     }
@@ -276,7 +321,11 @@ async fn unlock(config: &Config, table: &str, target: Option<&str>) -> u8 {
 pub fn open_backend(config: &Config, target: &str) -> Result<AnyBackend, String> {
     let t = config.target(target).map_err(|e| e.to_string())?;
     // the CLI names itself in commits and table locks: `cli@<host>:<pid>`
-    let me = format!("cli@{}:{}", crate::backend::lake::lock::this_host(), std::process::id());
+    let me = format!(
+        "cli@{}:{}",
+        crate::backend::lake::lock::this_host(),
+        std::process::id()
+    );
     AnyBackend::open(t, Some(&me)).map_err(|e| format!("target '{target}': {e}"))
 }
 

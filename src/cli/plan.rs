@@ -5,7 +5,10 @@ use std::path::PathBuf;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
-use super::{check_allowed, choose_target, load_and_lower, open_backend, write_file, Format, EXIT_CHANGES, EXIT_ERROR, EXIT_OK};
+use super::{
+    EXIT_CHANGES, EXIT_ERROR, EXIT_OK, Format, check_allowed, choose_target, load_and_lower,
+    open_backend, write_file,
+};
 use crate::config::Config;
 use crate::engine::{observe, plan_against};
 use crate::model::ObservedTable;
@@ -66,11 +69,17 @@ pub fn print_plan(plan: &Plan, format: Format) {
 }
 
 pub async fn plan(config: &Config, a: PlanArgs) -> u8 {
-    let Ok((m, mut inputs)) = load_and_lower(&a.files) else { return EXIT_ERROR };
+    let Ok((m, mut inputs)) = load_and_lower(&a.files) else {
+        return EXIT_ERROR;
+    };
     inputs.clone_before_rewrite(a.clone_before_rewrite);
     let plan = if let Some(path) = &a.observed {
-        let caps = Capabilities::by_name(a.backend.as_deref().unwrap_or("lake")).expect("clap checked the name");
-        let state: StateFile = match std::fs::read_to_string(path).map_err(|e| e.to_string()).and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string())) {
+        let caps = Capabilities::by_name(a.backend.as_deref().unwrap_or("lake"))
+            .expect("clap checked the name");
+        let state: StateFile = match std::fs::read_to_string(path)
+            .map_err(|e| e.to_string())
+            .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()))
+        {
             Ok(s) => s,
             Err(e) => {
                 eprintln!("error: {}: {e}", path.display());
@@ -79,7 +88,9 @@ pub async fn plan(config: &Config, a: PlanArgs) -> u8 {
         };
         plan_against(&inputs, &state.tables, &caps)
     } else {
-        let backend = match choose_target(config, a.target.as_deref(), &m).and_then(|t| check_allowed(config, &t, &inputs).and_then(|_| open_backend(config, &t))) {
+        let backend = match choose_target(config, a.target.as_deref(), &m)
+            .and_then(|t| check_allowed(config, &t, &inputs).and_then(|_| open_backend(config, &t)))
+        {
             Ok(b) => b,
             Err(e) => {
                 eprintln!("error: {e}");
@@ -87,7 +98,11 @@ pub async fn plan(config: &Config, a: PlanArgs) -> u8 {
             }
         };
         match observe(&backend, &inputs).await {
-            Ok(observed) => plan_against(&inputs, &observed, crate::backend::Backend::capabilities(&backend)),
+            Ok(observed) => plan_against(
+                &inputs,
+                &observed,
+                crate::backend::Backend::capabilities(&backend),
+            ),
             Err(e) => {
                 eprintln!("error: reading the tables failed: {e}");
                 return EXIT_ERROR;
@@ -95,11 +110,11 @@ pub async fn plan(config: &Config, a: PlanArgs) -> u8 {
         }
     };
     print_plan(&plan, a.format);
-    if let Some(out) = &a.out {
-        if let Err(e) = write_file(out, &render::json::render(&plan)) {
-            eprintln!("error: {e}");
-            return EXIT_ERROR;
-        }
+    if let Some(out) = &a.out
+        && let Err(e) = write_file(out, &render::json::render(&plan))
+    {
+        eprintln!("error: {e}");
+        return EXIT_ERROR;
     }
     if plan.summary.rejected > 0 {
         EXIT_ERROR
@@ -111,8 +126,12 @@ pub async fn plan(config: &Config, a: PlanArgs) -> u8 {
 }
 
 pub async fn read(config: &Config, a: ReadArgs) -> u8 {
-    let Ok((m, inputs)) = load_and_lower(&a.files) else { return EXIT_ERROR };
-    let backend = match choose_target(config, a.target.as_deref(), &m).and_then(|t| check_allowed(config, &t, &inputs).and_then(|_| open_backend(config, &t))) {
+    let Ok((m, inputs)) = load_and_lower(&a.files) else {
+        return EXIT_ERROR;
+    };
+    let backend = match choose_target(config, a.target.as_deref(), &m)
+        .and_then(|t| check_allowed(config, &t, &inputs).and_then(|_| open_backend(config, &t)))
+    {
         Ok(b) => b,
         Err(e) => {
             eprintln!("error: {e}");
@@ -122,10 +141,20 @@ pub async fn read(config: &Config, a: ReadArgs) -> u8 {
     match observe(&backend, &inputs).await {
         Ok(tables) => {
             let n = tables.len();
-            let state = StateFile { format_version: crate::plan::FORMAT_VERSION, backend: "lake".into(), tables };
-            match write_file(&a.out, &(serde_json::to_string_pretty(&state).expect("serializes") + "\n")) {
+            let state = StateFile {
+                format_version: crate::plan::FORMAT_VERSION,
+                backend: "lake".into(),
+                tables,
+            };
+            match write_file(
+                &a.out,
+                &(serde_json::to_string_pretty(&state).expect("serializes") + "\n"),
+            ) {
                 Ok(()) => {
-                    println!("wrote the observed state of {n} tables to {}", a.out.display());
+                    println!(
+                        "wrote the observed state of {n} tables to {}",
+                        a.out.display()
+                    );
                     EXIT_OK
                 }
                 Err(e) => {

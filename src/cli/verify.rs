@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use serde::Serialize;
 
-use super::{EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK};
 use super::probes::{self, Bench, Flags, Kind, Outcome, Probe};
+use super::{EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK};
 use crate::backend::databricks::DatabricksBackend;
 use crate::config::Config;
 use crate::model::SchemaRef;
@@ -85,7 +85,10 @@ struct ProbeReport {
 
 fn parse_schema(s: &str) -> Result<SchemaRef, String> {
     match s.split_once('.') {
-        Some((c, sch)) if !c.is_empty() && !sch.is_empty() && !sch.contains('.') => Ok(SchemaRef { catalog: c.to_string(), schema: sch.to_string() }),
+        Some((c, sch)) if !c.is_empty() && !sch.is_empty() && !sch.contains('.') => Ok(SchemaRef {
+            catalog: c.to_string(),
+            schema: sch.to_string(),
+        }),
         _ => Err(format!("--schema '{s}': give it as catalog.schema")),
     }
 }
@@ -121,10 +124,18 @@ async fn run(config: &Config, a: &VerifyArgs) -> u8 {
             return EXIT_ERROR;
         }
     };
-    let backend = match config.target(&a.target).map_err(|e| e.to_string()).and_then(|t| {
-        let d = t.databricks.as_ref().ok_or_else(|| format!("target '{}' is not a Databricks target: verify probes Databricks only", a.target))?;
-        DatabricksBackend::from_target(d).map_err(|e| format!("target '{}': {e}", a.target))
-    }) {
+    let backend = match config
+        .target(&a.target)
+        .map_err(|e| e.to_string())
+        .and_then(|t| {
+            let d = t.databricks.as_ref().ok_or_else(|| {
+                format!(
+                    "target '{}' is not a Databricks target: verify probes Databricks only",
+                    a.target
+                )
+            })?;
+            DatabricksBackend::from_target(d).map_err(|e| format!("target '{}': {e}", a.target))
+        }) {
         Ok(b) => b,
         Err(e) => {
             eprintln!("error: {e}");
@@ -132,33 +143,70 @@ async fn run(config: &Config, a: &VerifyArgs) -> u8 {
         }
     };
     let all = probes::all();
-    if let Some(bad) = a.only.iter().find(|o| !all.iter().any(|p| p.name == o.as_str())) {
-        eprintln!("error: --only {bad}: no such probe; the probes are: {}", all.iter().map(|p| p.name).collect::<Vec<_>>().join(", "));
+    if let Some(bad) = a
+        .only
+        .iter()
+        .find(|o| !all.iter().any(|p| p.name == o.as_str()))
+    {
+        eprintln!(
+            "error: --only {bad}: no such probe; the probes are: {}",
+            all.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+        );
         return EXIT_ERROR;
     }
     let started = Instant::now();
-    let run_id = format!("{:06x}", (std::process::id() as u64 ^ chrono::Utc::now().timestamp_millis() as u64) & 0xff_ffff);
+    let run_id = format!(
+        "{:06x}",
+        (std::process::id() as u64 ^ chrono::Utc::now().timestamp_millis() as u64) & 0xff_ffff
+    );
     let bench = Bench::new(backend, schema.clone(), &a.principal, &run_id);
     let mut notes = Vec::new();
 
     // ---- the scratch schema
-    let existed = match bench.client().get_schema(&format!("{}.{}", schema.catalog, schema.schema)).await {
+    let existed = match bench
+        .client()
+        .get_schema(&format!("{}.{}", schema.catalog, schema.schema))
+        .await
+    {
         Ok(s) => s.is_some(),
         Err(e) => {
             eprintln!("error: cannot read schema {}: {e}", a.schema);
             return EXIT_ERROR;
         }
     };
-    eprintln!("verify: {} probes in {} (target {}, run {run_id}){}", all.len(), a.schema, a.target, if existed { ", schema exists already" } else { "" });
-    if let Err(e) = bench.exec(&format!("CREATE SCHEMA IF NOT EXISTS {}", bench.schema_q())).await {
+    eprintln!(
+        "verify: {} probes in {} (target {}, run {run_id}){}",
+        all.len(),
+        a.schema,
+        a.target,
+        if existed {
+            ", schema exists already"
+        } else {
+            ""
+        }
+    );
+    if let Err(e) = bench
+        .exec(&format!("CREATE SCHEMA IF NOT EXISTS {}", bench.schema_q()))
+        .await
+    {
         eprintln!("error: cannot create the scratch schema {}:\n{e}", a.schema);
         return EXIT_ERROR;
     }
-    let runs_dropping = all.iter().any(|p| p.flags.keeps_dropped && skip_reason(p, a).is_none());
+    let runs_dropping = all
+        .iter()
+        .any(|p| p.flags.keeps_dropped && skip_reason(p, a).is_none());
     if runs_dropping {
         // dropped tables count against the quota while they can be UNDROPped (stevin's advice)
-        if let Err(e) = bench.exec(&format!("ALTER SCHEMA {} SET RETAIN DROPPED TO 0 HOURS", bench.schema_q())).await {
-            let note = format!("could not shorten the schema's retention of dropped tables (they count against the quota for 7 days):\n{e}");
+        if let Err(e) = bench
+            .exec(&format!(
+                "ALTER SCHEMA {} SET RETAIN DROPPED TO 0 HOURS",
+                bench.schema_q()
+            ))
+            .await
+        {
+            let note = format!(
+                "could not shorten the schema's retention of dropped tables (they count against the quota for 7 days):\n{e}"
+            );
             eprintln!("note: {note}");
             notes.push(note);
         }
@@ -191,7 +239,10 @@ async fn run(config: &Config, a: &VerifyArgs) -> u8 {
         let t0 = Instant::now();
         let outcome = match tokio::time::timeout(a.probe_timeout, (p.check)(&bench)).await {
             Ok(Ok(o) | Err(o)) => o,
-            Err(_) => probes::unknown(format!("gave up after {}s (--probe-timeout); its statement may still be running", a.probe_timeout.as_secs())),
+            Err(_) => probes::unknown(format!(
+                "gave up after {}s (--probe-timeout); its statement may still be running",
+                a.probe_timeout.as_secs()
+            )),
         };
         let took = t0.elapsed();
         eprintln!("{prefix} {} ({:.1}s)", mark(&outcome), took.as_secs_f64());
@@ -223,8 +274,17 @@ async fn run(config: &Config, a: &VerifyArgs) -> u8 {
             };
             let _ = bench.exec(&format!("DROP {what} IF EXISTS {name}")).await;
         }
-        eprintln!("verify: {} existed before the run, so only the probes' objects were dropped", a.schema);
-    } else if let Err(e) = bench.exec(&format!("DROP SCHEMA IF EXISTS {} CASCADE", bench.schema_q())).await {
+        eprintln!(
+            "verify: {} existed before the run, so only the probes' objects were dropped",
+            a.schema
+        );
+    } else if let Err(e) = bench
+        .exec(&format!(
+            "DROP SCHEMA IF EXISTS {} CASCADE",
+            bench.schema_q()
+        ))
+        .await
+    {
         let note = format!("could not drop the scratch schema {}:\n{e}", a.schema);
         eprintln!("note: {note}");
         notes.push(note);
@@ -246,11 +306,18 @@ async fn run(config: &Config, a: &VerifyArgs) -> u8 {
         probes: reports,
     };
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&report).expect("the report serializes"));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).expect("the report serializes")
+        );
     } else {
         print!("{}", render(&report));
     }
-    if report.differed == 0 && report.unknown == 0 { EXIT_OK } else { EXIT_ERROR }
+    if report.differed == 0 && report.unknown == 0 {
+        EXIT_OK
+    } else {
+        EXIT_ERROR
+    }
 }
 
 fn mark(o: &Outcome) -> &'static str {
@@ -262,7 +329,10 @@ fn mark(o: &Outcome) -> &'static str {
 }
 
 fn indent(text: &str, by: &str) -> String {
-    text.lines().map(|l| format!("{by}{l}")).collect::<Vec<_>>().join("\n")
+    text.lines()
+        .map(|l| format!("{by}{l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The summary table: one line per probe, details under the ones that did not hold.
@@ -277,17 +347,32 @@ fn render(r: &Report) -> String {
         out.push_str(&format!("{m:<10}  {:<width$}  {}\n", p.name, p.assumes));
         match &p.result {
             Some(Outcome::Held { .. }) | None => {}
-            Some(Outcome::Differed { expected, observed, workspace }) => {
-                out.push_str(&format!("            expected: {expected}\n            observed: {observed}\n"));
+            Some(Outcome::Differed {
+                expected,
+                observed,
+                workspace,
+            }) => {
+                out.push_str(&format!(
+                    "            expected: {expected}\n            observed: {observed}\n"
+                ));
                 if let Some(w) = workspace {
-                    out.push_str(&format!("            the workspace said:\n{}\n", indent(&w.message, "              ")));
+                    out.push_str(&format!(
+                        "            the workspace said:\n{}\n",
+                        indent(&w.message, "              ")
+                    ));
                 }
-                out.push_str(&format!("            matters: {}\n            docs: {}\n", p.matters, p.docs_url));
+                out.push_str(&format!(
+                    "            matters: {}\n            docs: {}\n",
+                    p.matters, p.docs_url
+                ));
             }
             Some(Outcome::Unknown { why, workspace }) => {
                 out.push_str(&format!("            why: {why}\n"));
                 if let Some(w) = workspace {
-                    out.push_str(&format!("            the workspace said:\n{}\n", indent(&w.message, "              ")));
+                    out.push_str(&format!(
+                        "            the workspace said:\n{}\n",
+                        indent(&w.message, "              ")
+                    ));
                 }
                 out.push_str(&format!("            matters: {}\n", p.matters));
             }
@@ -302,9 +387,17 @@ fn render(r: &Report) -> String {
         r.held,
         r.differed,
         r.unknown,
-        if r.skipped > 0 { format!(", {} skipped", r.skipped) } else { String::new() },
+        if r.skipped > 0 {
+            format!(", {} skipped", r.skipped)
+        } else {
+            String::new()
+        },
         r.duration_ms as f64 / 1000.0,
-        if r.schema_kept { format!(" · {} kept", r.schema) } else { String::new() },
+        if r.schema_kept {
+            format!(" · {} kept", r.schema)
+        } else {
+            String::new()
+        },
     ));
     out
 }

@@ -13,14 +13,26 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_delta-operator");
 pub fn e2e_dir() -> PathBuf {
     let d = std::env::var_os("DELTA_OPERATOR_E2E_DIR").map(PathBuf::from);
     let d = d.expect("no control plane: run these tests through `make test` (e2e/with-controlplane.sh starts kube-apiserver and etcd)");
-    assert!(d.join("kubeconfig").exists(), "{} has no kubeconfig", d.display());
+    assert!(
+        d.join("kubeconfig").exists(),
+        "{} has no kubeconfig",
+        d.display()
+    );
     d
 }
 
 /// kubectl against the test control plane: success, stdout, stderr.
 pub fn kubectl(args: &[&str]) -> (bool, String, String) {
-    let o = Command::new("kubectl").args(args).env("KUBECONFIG", e2e_dir().join("kubeconfig")).output().expect("kubectl");
-    (o.status.success(), String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+    let o = Command::new("kubectl")
+        .args(args)
+        .env("KUBECONFIG", e2e_dir().join("kubeconfig"))
+        .output()
+        .expect("kubectl");
+    (
+        o.status.success(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
 }
 
 /// kubectl's stdout; panics with its stderr when it fails.
@@ -35,7 +47,16 @@ pub fn get(ns: &str, kind: &str, name: &str) -> Value {
 }
 
 pub fn condition(obj: &Value, t: &str) -> Option<(String, String)> {
-    obj["status"]["conditions"].as_array()?.iter().find(|c| c["type"] == t).map(|c| (c["status"].as_str().unwrap_or("").to_string(), c["reason"].as_str().unwrap_or("").to_string()))
+    obj["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == t)
+        .map(|c| {
+            (
+                c["status"].as_str().unwrap_or("").to_string(),
+                c["reason"].as_str().unwrap_or("").to_string(),
+            )
+        })
 }
 
 /// Polls until `f` holds (or fails with the last object seen).
@@ -52,15 +73,26 @@ pub fn wait_until(what: &str, timeout: Duration, mut f: impl FnMut() -> Result<(
     panic!("timed out after {timeout:?} waiting for {what}: {last}");
 }
 
-pub fn wait_condition(ns: &str, kind: &str, name: &str, t: &str, status: &str, reason: Option<&str>) -> Value {
+pub fn wait_condition(
+    ns: &str,
+    kind: &str,
+    name: &str,
+    t: &str,
+    status: &str,
+    reason: Option<&str>,
+) -> Value {
     let mut seen = Value::Null;
-    wait_until(&format!("{kind}/{name} {t}={status}"), Duration::from_secs(60), || {
-        seen = get(ns, kind, name);
-        match condition(&seen, t) {
-            Some((s, r)) if s == status && reason.is_none_or(|x| x == r) => Ok(()),
-            other => Err(format!("{other:?} in {}", seen["status"])),
-        }
-    });
+    wait_until(
+        &format!("{kind}/{name} {t}={status}"),
+        Duration::from_secs(60),
+        || {
+            seen = get(ns, kind, name);
+            match condition(&seen, t) {
+                Some((s, r)) if s == status && reason.is_none_or(|x| x == r) => Ok(()),
+                other => Err(format!("{other:?} in {}", seen["status"])),
+            }
+        },
+    );
     seen
 }
 
@@ -88,12 +120,23 @@ impl Operator {
 
     pub fn start_in(ns: &str, allowance: &str, extra: &[&str], dir: tempfile::TempDir) -> Self {
         let lake = dir.path().join("lake");
-        Self::start_with_config(ns, &format!("targets:\n  lake:\n    lake: {{root: {}}}\n{allowance}\n", lake.display()), extra, dir)
+        Self::start_with_config(
+            ns,
+            &format!(
+                "targets:\n  lake:\n    lake: {{root: {}}}\n{allowance}\n",
+                lake.display()
+            ),
+            extra,
+            dir,
+        )
     }
 
     /// Sends SIGTERM and waits (up to `timeout`) for the process to end: its exit status.
     pub fn terminate(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
-        let ok = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().is_ok_and(|s| s.success());
+        let ok = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .is_ok_and(|s| s.success());
         assert!(ok, "kill -TERM {}", self.child.id());
         let start = Instant::now();
         while start.elapsed() < timeout {
@@ -106,7 +149,10 @@ impl Operator {
     }
 
     pub fn log(&self) -> String {
-        self.dir.as_ref().map(|d| std::fs::read_to_string(d.path().join("operator.log")).unwrap_or_default()).unwrap_or_default()
+        self.dir
+            .as_ref()
+            .map(|d| std::fs::read_to_string(d.path().join("operator.log")).unwrap_or_default())
+            .unwrap_or_default()
     }
 
     /// Stops the operator, keeping its lake and config for a restart.
@@ -122,8 +168,12 @@ impl Operator {
 
     pub fn http(&self, path: &str) -> String {
         use std::io::{Read, Write};
-        let mut s = std::net::TcpStream::connect(("127.0.0.1", self.port)).expect("the health port answers");
-        s.write_all(format!("GET {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n").as_bytes()).unwrap();
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", self.port))
+            .expect("the health port answers");
+        s.write_all(
+            format!("GET {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n").as_bytes(),
+        )
+        .unwrap();
         let mut out = String::new();
         s.read_to_string(&mut out).unwrap();
         out
@@ -143,9 +193,19 @@ pub fn namespace(name: &str) -> String {
 /// grants Leases in its own namespace only; each test keeps its operators' Leases in
 /// its namespace, so the chart's Lease Role and RoleBinding are copied there unchanged.
 fn grant_chart_leases(ns: &str) {
-    let chart_ns = std::fs::read_to_string(e2e_dir().join("chart-namespace")).expect("chart-namespace: run through e2e/with-controlplane.sh");
+    let chart_ns = std::fs::read_to_string(e2e_dir().join("chart-namespace"))
+        .expect("chart-namespace: run through e2e/with-controlplane.sh");
     for kind in ["role", "rolebinding"] {
-        let mut obj: Value = serde_json::from_str(&kubectl_ok(&["get", kind, "delta-operator-leases", "-n", chart_ns.trim(), "-o", "json"])).unwrap();
+        let mut obj: Value = serde_json::from_str(&kubectl_ok(&[
+            "get",
+            kind,
+            "delta-operator-leases",
+            "-n",
+            chart_ns.trim(),
+            "-o",
+            "json",
+        ]))
+        .unwrap();
         let meta = obj["metadata"].as_object_mut().unwrap();
         meta.retain(|k, _| k == "name" || k == "labels");
         meta.insert("namespace".into(), ns.into());
@@ -158,7 +218,11 @@ fn grant_chart_leases(ns: &str) {
 /// The kubeconfig of the chart's ServiceAccount: what every test operator runs as.
 pub fn operator_kubeconfig() -> PathBuf {
     let k = e2e_dir().join("kubeconfig-chart");
-    assert!(k.exists(), "{} is missing: e2e/with-controlplane.sh writes it (e2e/chart-identity.sh)", k.display());
+    assert!(
+        k.exists(),
+        "{} is missing: e2e/with-controlplane.sh writes it (e2e/chart-identity.sh)",
+        k.display()
+    );
     k
 }
 
@@ -173,10 +237,15 @@ pub fn apply_yaml(ns: &str, yaml: &str) {
     kubectl_ok(&["apply", "-n", ns, "-f", f.to_str().unwrap()]);
 }
 
-
 /// How many commits a Delta table's log holds.
 pub fn delta_versions(table: &Path) -> usize {
-    std::fs::read_dir(table.join("_delta_log")).map(|d| d.flatten().filter(|e| e.path().extension().is_some_and(|x| x == "json")).count()).unwrap_or(0)
+    std::fs::read_dir(table.join("_delta_log"))
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+                .count()
+        })
+        .unwrap_or(0)
 }
 
 impl Operator {
@@ -195,14 +264,27 @@ impl Operator {
     }
 
     /// Like `start_in`, with the whole config file given.
-    pub fn start_with_config(ns: &str, config_yaml: &str, extra: &[&str], dir: tempfile::TempDir) -> Self {
+    pub fn start_with_config(
+        ns: &str,
+        config_yaml: &str,
+        extra: &[&str],
+        dir: tempfile::TempDir,
+    ) -> Self {
         let lake = dir.path().join("lake");
         let config = dir.path().join("config.yaml");
         std::fs::write(&config, config_yaml).unwrap();
         let log_path = dir.path().join("operator.log");
         let log = std::fs::File::create(&log_path).unwrap();
         // port 0: the operator picks a free port and prints it (no race for a port chosen here)
-        let mut args = vec!["run", "--namespace", ns, "--drift-interval", "2s", "--listen", "127.0.0.1:0"];
+        let mut args = vec![
+            "run",
+            "--namespace",
+            ns,
+            "--drift-interval",
+            "2s",
+            "--listen",
+            "127.0.0.1:0",
+        ];
         if !extra.contains(&"--lease-namespace") {
             args.extend(["--lease-namespace", ns]);
         }
@@ -215,7 +297,10 @@ impl Operator {
             .arg("--config")
             .arg(&config)
             .env("KUBECONFIG", operator_kubeconfig())
-            .env("DELTA_OPERATOR_LOG", "info,kube=warn,buoyant_kernel=warn,deltalake_core=warn,datafusion=warn")
+            .env(
+                "DELTA_OPERATOR_LOG",
+                "info,kube=warn,buoyant_kernel=warn,deltalake_core=warn,datafusion=warn",
+            )
             .stdout(Stdio::from(log.try_clone().unwrap()))
             .stderr(Stdio::from(log))
             .spawn()
@@ -223,7 +308,11 @@ impl Operator {
         let mut port = 0;
         wait_until("the operator to listen", Duration::from_secs(30), || {
             let text = std::fs::read_to_string(&log_path).unwrap_or_default();
-            match text.lines().find_map(|l| l.strip_prefix("listening on ")).and_then(|a| a.rsplit(':').next()?.trim().parse().ok()) {
+            match text
+                .lines()
+                .find_map(|l| l.strip_prefix("listening on "))
+                .and_then(|a| a.rsplit(':').next()?.trim().parse().ok())
+            {
                 Some(p) => {
                     port = p;
                     Ok(())
@@ -231,7 +320,12 @@ impl Operator {
                 None => Err(text.lines().rev().take(5).collect::<Vec<_>>().join("\n")),
             }
         });
-        Operator { child, lake, port, dir: Some(dir) }
+        Operator {
+            child,
+            lake,
+            port,
+            dir: Some(dir),
+        }
     }
 }
 

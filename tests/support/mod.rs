@@ -6,14 +6,14 @@ pub mod warehouse;
 
 use std::sync::Arc;
 
-use delta_operator::apply::{apply, ApplyError, ApplyReport, Options, StepStatus};
-use delta_operator::backend::lake::LakeBackend;
+use delta_operator::apply::{ApplyError, ApplyReport, Options, StepStatus, apply};
 use delta_operator::backend::Backend;
-use delta_operator::engine::{lower, read_and_plan, Inputs};
+use delta_operator::backend::lake::LakeBackend;
+use delta_operator::engine::{Inputs, lower, read_and_plan};
 use delta_operator::model::{ObservedTable, TableRef};
-use delta_operator::plan::gate::Policy;
 use delta_operator::plan::Plan;
-use delta_operator::spec::load::{load_str, Manifests};
+use delta_operator::plan::gate::Policy;
+use delta_operator::spec::load::{Manifests, load_str};
 use deltalake::arrow::array::{ArrayRef, RecordBatch};
 use deltalake::arrow::datatypes::{Field, Schema};
 use deltalake::datafusion::prelude::SessionContext;
@@ -38,21 +38,44 @@ impl Lake {
 
     /// Applies; `approve` approves the current plan when it needs it.
     pub async fn apply(&self, inputs: &Inputs, approve: bool) -> Result<ApplyReport, ApplyError> {
-        let id = if approve { Some(self.plan(inputs).await.id) } else { None };
+        let id = if approve {
+            Some(self.plan(inputs).await.id)
+        } else {
+            None
+        };
         let (_, report) = apply(&self.backend, inputs, None, id.as_deref(), &options()).await?;
-        if let Some(failed) = report.steps.iter().find(|s| matches!(s.status, StepStatus::Failed { .. })) {
+        if let Some(failed) = report
+            .steps
+            .iter()
+            .find(|s| matches!(s.status, StepStatus::Failed { .. }))
+        {
             panic!("step failed: {failed:?}");
         }
         Ok(report)
     }
 
-    pub async fn apply_may_fail(&self, inputs: &Inputs, approve: bool) -> Result<ApplyReport, ApplyError> {
-        let id = if approve { Some(self.plan(inputs).await.id) } else { None };
-        apply(&self.backend, inputs, None, id.as_deref(), &options()).await.map(|(_, r)| r)
+    pub async fn apply_may_fail(
+        &self,
+        inputs: &Inputs,
+        approve: bool,
+    ) -> Result<ApplyReport, ApplyError> {
+        let id = if approve {
+            Some(self.plan(inputs).await.id)
+        } else {
+            None
+        };
+        apply(&self.backend, inputs, None, id.as_deref(), &options())
+            .await
+            .map(|(_, r)| r)
     }
 
     pub async fn read(&self, t: &TableRef) -> Option<ObservedTable> {
-        self.backend.read(std::slice::from_ref(t)).await.expect("read").pop().flatten()
+        self.backend
+            .read(std::slice::from_ref(t))
+            .await
+            .expect("read")
+            .pop()
+            .flatten()
     }
 
     pub fn url(&self, t: &TableRef) -> Url {
@@ -64,12 +87,21 @@ impl Lake {
     pub async fn append(&self, t: &TableRef, columns: Vec<(&str, ArrayRef)>) {
         use deltalake::kernel::engine::arrow_conversion::TryIntoArrow;
         let table = deltalake::open_table(self.url(t)).await.expect("open");
-        let schema: Schema = table.snapshot().unwrap().schema().as_ref().try_into_arrow().unwrap();
+        let schema: Schema = table
+            .snapshot()
+            .unwrap()
+            .schema()
+            .as_ref()
+            .try_into_arrow()
+            .unwrap();
         let rows = columns.first().map_or(0, |(_, a)| a.len());
         let mut fields = Vec::new();
         let mut arrays = Vec::new();
         for f in schema.fields() {
-            let given = columns.iter().find(|(n, _)| *n == f.name()).map(|(_, a)| a.clone());
+            let given = columns
+                .iter()
+                .find(|(n, _)| *n == f.name())
+                .map(|(_, a)| a.clone());
             let a = match given {
                 Some(a) => deltalake::arrow::compute::cast(&a, f.data_type()).unwrap(),
                 None => deltalake::arrow::array::new_null_array(f.data_type(), rows),
@@ -78,7 +110,11 @@ impl Lake {
             arrays.push(a);
         }
         let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays).expect("batch");
-        table.write(vec![batch]).with_save_mode(SaveMode::Append).await.expect("append");
+        table
+            .write(vec![batch])
+            .with_save_mode(SaveMode::Append)
+            .await
+            .expect("append");
     }
 
     /// Runs SQL over the table (registered as `t`) and returns the rows as strings.
@@ -86,14 +122,35 @@ impl Lake {
         let table = deltalake::open_table(self.url(t)).await.expect("open");
         let ctx = SessionContext::new();
         table.update_datafusion_session(&ctx.state()).unwrap();
-        ctx.register_table("t", table.table_provider().await.unwrap()).unwrap();
-        let batches = ctx.sql(sql).await.expect("sql").collect().await.expect("collect");
-        let text = deltalake::arrow::util::pretty::pretty_format_batches(&batches).unwrap().to_string();
-        text.lines().filter(|l| l.starts_with('|')).skip(1).map(|l| l.split('|').map(str::trim).filter(|c| !c.is_empty()).collect::<Vec<_>>().join(",")).collect()
+        ctx.register_table("t", table.table_provider().await.unwrap())
+            .unwrap();
+        let batches = ctx
+            .sql(sql)
+            .await
+            .expect("sql")
+            .collect()
+            .await
+            .expect("collect");
+        let text = deltalake::arrow::util::pretty::pretty_format_batches(&batches)
+            .unwrap()
+            .to_string();
+        text.lines()
+            .filter(|l| l.starts_with('|'))
+            .skip(1)
+            .map(|l| {
+                l.split('|')
+                    .map(str::trim)
+                    .filter(|c| !c.is_empty())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            })
+            .collect()
     }
 
     pub async fn count(&self, t: &TableRef) -> i64 {
-        self.query(t, "SELECT count(*) FROM t").await[0].parse().unwrap()
+        self.query(t, "SELECT count(*) FROM t").await[0]
+            .parse()
+            .unwrap()
     }
 
     pub async fn version(&self, t: &TableRef) -> u64 {
@@ -103,7 +160,12 @@ impl Lake {
 
 /// Auto policy, a short lock wait, no events.
 pub fn options() -> Options<'static> {
-    Options { policy: Policy::Auto, lock_wait: std::time::Duration::from_secs(2), on_event: &|_| {}, may_continue: &|| true }
+    Options {
+        policy: Policy::Auto,
+        lock_wait: std::time::Duration::from_secs(2),
+        on_event: &|_| {},
+        may_continue: &|| true,
+    }
 }
 
 /// Lowers manifests given as YAML text (several documents).
@@ -129,7 +191,9 @@ spec: {catalog: main, mode: strict}
 
 /// A DeltaTable manifest named `name` with the given spec body (YAML, indented by 2).
 pub fn table(name: &str, body: &str) -> String {
-    format!("---\napiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {{name: {name}}}\nspec:\n  schemaRef: sales\n{body}\n")
+    format!(
+        "---\napiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {{name: {name}}}\nspec:\n  schemaRef: sales\n{body}\n"
+    )
 }
 
 pub fn tref(name: &str) -> TableRef {

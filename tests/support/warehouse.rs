@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
+use delta_operator::backend::databricks::DatabricksBackend;
 use delta_operator::backend::databricks::auth::{Credentials, Secret};
 use delta_operator::backend::databricks::client::ClientConfig;
-use delta_operator::backend::databricks::DatabricksBackend;
 
 /// A variable `make test` exports for the emulator: DATABRICKS_HOST, DATABRICKS_TOKEN,
 /// DATABRICKS_WAREHOUSE_ID, WAREHOUSE_URL (its admin endpoint).
@@ -20,7 +20,11 @@ pub fn env(k: &str) -> String {
 /// A backend on the emulator with short polls (statements take 0.1–2 s there).
 pub fn backend() -> DatabricksBackend {
     let creds = Credentials::Token(Secret::new(env("DATABRICKS_TOKEN")));
-    let mut cfg = ClientConfig::new(&env("DATABRICKS_HOST"), &env("DATABRICKS_WAREHOUSE_ID"), creds);
+    let mut cfg = ClientConfig::new(
+        &env("DATABRICKS_HOST"),
+        &env("DATABRICKS_WAREHOUSE_ID"),
+        creds,
+    );
     cfg.poll_interval = Duration::from_millis(100);
     cfg.warehouse_poll = Duration::from_millis(200);
     cfg.retry_min_delay = Duration::from_millis(100);

@@ -41,7 +41,13 @@ impl Target {
     /// `catalog` or `catalog.schema` patterns).
     pub fn allows_schema(&self, schema: &delta_operator_core::model::SchemaRef) -> bool {
         let full = schema.to_string();
-        self.schemas.iter().any(|p| if p.contains('.') { matches(p, &full) } else { matches(p, &schema.catalog) })
+        self.schemas.iter().any(|p| {
+            if p.contains('.') {
+                matches(p, &full)
+            } else {
+                matches(p, &schema.catalog)
+            }
+        })
     }
 }
 
@@ -105,25 +111,50 @@ pub enum ConfigError {
 
 impl Default for Config {
     fn default() -> Self {
-        let lake = Target { lake: Some(LakeTarget { root: DEFAULT_LAKE_ROOT.into() }), databricks: None, namespaces: any(), schemas: any() };
-        Config { targets: BTreeMap::from([(DEFAULT_TARGET.to_string(), lake)]), default_target: None }
+        let lake = Target {
+            lake: Some(LakeTarget {
+                root: DEFAULT_LAKE_ROOT.into(),
+            }),
+            databricks: None,
+            namespaces: any(),
+            schemas: any(),
+        };
+        Config {
+            targets: BTreeMap::from([(DEFAULT_TARGET.to_string(), lake)]),
+            default_target: None,
+        }
     }
 }
 
 impl Config {
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Invalid { file: file.clone(), message: e.to_string() })?;
-        let c: Config = serde_saphyr::from_str(&text).map_err(|e| ConfigError::Invalid { file: file.clone(), message: e.to_string() })?;
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Invalid {
+            file: file.clone(),
+            message: e.to_string(),
+        })?;
+        let c: Config = serde_saphyr::from_str(&text).map_err(|e| ConfigError::Invalid {
+            file: file.clone(),
+            message: e.to_string(),
+        })?;
         for (name, t) in &c.targets {
             match (&t.lake, &t.databricks) {
                 (None, None) => {
                     return Err(ConfigError::Invalid {
                         file,
-                        message: format!("target '{name}' names no backend; add `lake: {{root: ./lake}}` or `databricks: {{host: …, warehouseId: …}}`"),
+                        message: format!(
+                            "target '{name}' names no backend; add `lake: {{root: ./lake}}` or `databricks: {{host: …, warehouseId: …}}`"
+                        ),
                     });
                 }
-                (Some(_), Some(_)) => return Err(ConfigError::Invalid { file, message: format!("target '{name}' names two backends; keep one of lake and databricks") }),
+                (Some(_), Some(_)) => {
+                    return Err(ConfigError::Invalid {
+                        file,
+                        message: format!(
+                            "target '{name}' names two backends; keep one of lake and databricks"
+                        ),
+                    });
+                }
                 _ => {}
             }
         }
@@ -134,10 +165,12 @@ impl Config {
     }
 
     pub fn target(&self, name: &str) -> Result<&Target, ConfigError> {
-        self.targets.get(name).ok_or_else(|| ConfigError::UnknownTarget {
-            name: name.to_string(),
-            known: self.targets.keys().cloned().collect::<Vec<_>>().join(", "),
-        })
+        self.targets
+            .get(name)
+            .ok_or_else(|| ConfigError::UnknownTarget {
+                name: name.to_string(),
+                known: self.targets.keys().cloned().collect::<Vec<_>>().join(", "),
+            })
     }
 
     /// The target used when none is named.
@@ -161,7 +194,9 @@ pub fn matches(pattern: &str, s: &str) -> bool {
                 return false;
             }
             let tail = &s[pre.len()..];
-            (0..=tail.len()).filter(|i| tail.is_char_boundary(*i)).any(|i| matches(rest, &tail[i..]))
+            (0..=tail.len())
+                .filter(|i| tail.is_char_boundary(*i))
+                .any(|i| matches(rest, &tail[i..]))
         }
     }
 }
@@ -176,9 +211,16 @@ mod tests {
         let c: Config = serde_saphyr::from_str(text).expect("parses");
         let d = c.targets["dbx"].databricks.as_ref().expect("databricks");
         assert_eq!(d.warehouse_id.as_deref(), Some("abc"));
-        assert_eq!(d.auth.as_ref().and_then(|a| a.token_env.as_deref()), Some("MY_TOKEN"));
+        assert_eq!(
+            d.auth.as_ref().and_then(|a| a.token_env.as_deref()),
+            Some("MY_TOKEN")
+        );
         assert!(c.targets["lake"].lake.is_some());
-        assert!(serde_saphyr::from_str::<Config>("targets:\n  x:\n    databricks: {hots: y}\n").is_err(), "unknown keys are refused");
+        assert!(
+            serde_saphyr::from_str::<Config>("targets:\n  x:\n    databricks: {hots: y}\n")
+                .is_err(),
+            "unknown keys are refused"
+        );
     }
 
     #[test]

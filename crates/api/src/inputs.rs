@@ -4,7 +4,7 @@ use delta_operator_core::model::DesiredTable;
 use delta_operator_core::plan::SchemaScope;
 
 use crate::spec::lower::{lower_schema, lower_table};
-use crate::spec::{validate::validate, Manifests, SpecError};
+use crate::spec::{Manifests, SpecError, validate::validate};
 
 /// What the manifests declare, lowered.
 #[derive(Debug, Clone, Default)]
@@ -40,6 +40,14 @@ pub fn lower(m: &Manifests) -> Result<Inputs, Vec<SpecError>> {
     if !errors.is_empty() {
         return Err(errors);
     }
-    let schemas = m.schemas.iter().map(lower_schema).map(|s| SchemaScope { schema: s.schema, mode: s.mode }).collect();
+    let schemas = m
+        .schemas
+        .iter()
+        .map(lower_schema)
+        .map(|s| SchemaScope {
+            schema: s.schema,
+            mode: s.mode,
+        })
+        .collect();
     Ok(Inputs { tables, schemas })
 }

@@ -26,7 +26,9 @@ spec:
 /// written without indentation (it is indented under `spec:` here).
 fn table(name: &str, spec: &str) -> String {
     let body: String = spec.lines().map(|l| format!("  {l}\n")).collect();
-    format!("apiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata:\n  name: {name}\nspec:\n  schemaRef: sales\n{body}")
+    format!(
+        "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata:\n  name: {name}\nspec:\n  schemaRef: sales\n{body}"
+    )
 }
 
 /// `docs` joined into one multi-document YAML stream.
@@ -53,12 +55,18 @@ fn errors(files: &[(&str, &str)]) -> Vec<SpecError> {
     let validated = validate(&m);
     match engine::lower(&m) {
         Ok(_) => {
-            assert!(validated.is_empty(), "lower accepted what validate refused: {validated:#?}");
+            assert!(
+                validated.is_empty(),
+                "lower accepted what validate refused: {validated:#?}"
+            );
             Vec::new()
         }
         Err(lowered) => {
             if !validated.is_empty() {
-                assert_eq!(lowered, validated, "lower must report exactly validate's errors");
+                assert_eq!(
+                    lowered, validated,
+                    "lower must report exactly validate's errors"
+                );
             }
             lowered
         }
@@ -76,14 +84,24 @@ fn show(errs: &[SpecError]) -> String {
 
 /// The one error in `errs`.
 fn only(errs: Vec<SpecError>) -> SpecError {
-    assert_eq!(errs.len(), 1, "expected exactly one error, got:\n{}", show(&errs));
+    assert_eq!(
+        errs.len(),
+        1,
+        "expected exactly one error, got:\n{}",
+        show(&errs)
+    );
     errs.into_iter().next().unwrap()
 }
 
 /// The error at `path` (there must be exactly one there).
 fn at<'a>(errs: &'a [SpecError], path: &str) -> &'a SpecError {
     let here: Vec<&SpecError> = errs.iter().filter(|e| e.path == path).collect();
-    assert_eq!(here.len(), 1, "expected one error at {path}, got:\n{}", show(errs));
+    assert_eq!(
+        here.len(),
+        1,
+        "expected one error at {path}, got:\n{}",
+        show(errs)
+    );
     here[0]
 }
 
@@ -94,11 +112,17 @@ fn check(e: &SpecError, file: &str, path: &str, message: &[&str], fix: &[&str]) 
     assert_eq!(e.file, file, "file of: {e}");
     assert_eq!(e.path, path, "path of: {e}");
     for m in message {
-        assert!(e.message.to_lowercase().contains(&m.to_lowercase()), "message should mention {m:?}: {e}");
+        assert!(
+            e.message.to_lowercase().contains(&m.to_lowercase()),
+            "message should mention {m:?}: {e}"
+        );
     }
     assert!(!e.fix.trim().is_empty(), "fix is empty: {e}");
     for f in fix {
-        assert!(e.fix.to_lowercase().contains(&f.to_lowercase()), "fix should mention {f:?}: {e}");
+        assert!(
+            e.fix.to_lowercase().contains(&f.to_lowercase()),
+            "fix should mention {f:?}: {e}"
+        );
     }
 }
 
@@ -130,7 +154,11 @@ fn the_fixtures_are_valid() {
 fn examples_validate_clean() {
     let (m, errs) = load_paths(&[examples_dir()]);
     assert!(errs.is_empty(), "{}", show(&errs));
-    assert_eq!((m.schemas.len(), m.tables.len()), (1, 2), "examples/ holds one DeltaSchema and two DeltaTables");
+    assert_eq!(
+        (m.schemas.len(), m.tables.len()),
+        (1, 2),
+        "examples/ holds one DeltaSchema and two DeltaTables"
+    );
     let errs = validate(&m);
     assert!(errs.is_empty(), "{}", show(&errs));
     let inputs = engine::lower(&m).unwrap_or_else(|e| panic!("{}", show(&e)));
@@ -147,7 +175,13 @@ fn unknown_key_at_top_level() {
     // `labels` belongs under metadata
     let doc = format!("{}labels:\n  team: sales\n", table("orders", ORDERS));
     let e = only(errors_with_schema(&doc));
-    check(&e, "table.yaml", "labels", &["unknown key 'labels'"], &["remove it", "spec"]);
+    check(
+        &e,
+        "table.yaml",
+        "labels",
+        &["unknown key 'labels'"],
+        &["remove it", "spec"],
+    );
     assert_eq!(e.resource.as_deref(), Some("DeltaTable default/orders"));
 }
 
@@ -155,63 +189,136 @@ fn unknown_key_at_top_level() {
 fn unknown_key_in_spec_suggests_the_nearest() {
     let doc = table("orders", &format!("{ORDERS}\npartitionBy: [order_date]"));
     let e = only(errors_with_schema(&doc));
-    check(&e, "table.yaml", "spec.partitionBy", &["unknown key 'partitionBy'"], &["did you mean 'partitionedBy'?"]);
+    check(
+        &e,
+        "table.yaml",
+        "spec.partitionBy",
+        &["unknown key 'partitionBy'"],
+        &["did you mean 'partitionedBy'?"],
+    );
 }
 
 #[test]
 fn unknown_key_in_a_column_suggests_the_nearest() {
-    let doc = table("orders", "columns:\n  - name: id\n    type: bigint\n  - name: amount\n    type: int\n    nulable: false");
+    let doc = table(
+        "orders",
+        "columns:\n  - name: id\n    type: bigint\n  - name: amount\n    type: int\n    nulable: false",
+    );
     let e = only(errors_with_schema(&doc));
-    check(&e, "table.yaml", "spec.columns[1].nulable", &["unknown key 'nulable'"], &["did you mean 'nullable'?"]);
+    check(
+        &e,
+        "table.yaml",
+        "spec.columns[1].nulable",
+        &["unknown key 'nulable'"],
+        &["did you mean 'nullable'?"],
+    );
 }
 
 #[test]
 fn unknown_key_far_from_any_lists_the_known_keys() {
     let doc = table("orders", &format!("{ORDERS}\nretention: 30d"));
     let e = only(errors_with_schema(&doc));
-    check(&e, "table.yaml", "spec.retention", &["unknown key 'retention'"], &["remove it", "partitionedBy", "columns"]);
+    check(
+        &e,
+        "table.yaml",
+        "spec.retention",
+        &["unknown key 'retention'"],
+        &["remove it", "partitionedBy", "columns"],
+    );
 }
 
 #[test]
 fn wrong_value_type_a_list_where_a_string_is_expected() {
-    let doc = table("orders", &format!("{ORDERS}\ncomment: [one, two]")).replace("schemaRef: sales", "schemaRef: [sales]");
+    let doc = table("orders", &format!("{ORDERS}\ncomment: [one, two]"))
+        .replace("schemaRef: sales", "schemaRef: [sales]");
     let errs = errors_with_schema(&doc);
     assert_eq!(errs.len(), 2, "{}", show(&errs));
-    check(at(&errs, "spec.schemaRef"), "table.yaml", "spec.schemaRef", &["expected string", "found a list"], &[]);
-    check(at(&errs, "spec.comment"), "table.yaml", "spec.comment", &["expected string", "found a list"], &[]);
+    check(
+        at(&errs, "spec.schemaRef"),
+        "table.yaml",
+        "spec.schemaRef",
+        &["expected string", "found a list"],
+        &[],
+    );
+    check(
+        at(&errs, "spec.comment"),
+        "table.yaml",
+        "spec.comment",
+        &["expected string", "found a list"],
+        &[],
+    );
 }
 
 #[test]
 fn wrong_value_type_scalars() {
-    let doc = table("orders", "columns:\n  - name: id\n    type: bigint\n    nullable: maybe\n    comment: 42");
+    let doc = table(
+        "orders",
+        "columns:\n  - name: id\n    type: bigint\n    nullable: maybe\n    comment: 42",
+    );
     let errs = errors_with_schema(&doc);
     assert_eq!(errs.len(), 2, "{}", show(&errs));
-    check(at(&errs, "spec.columns[0].nullable"), "table.yaml", "spec.columns[0].nullable", &["expected boolean", "found a string"], &["boolean"]);
-    check(at(&errs, "spec.columns[0].comment"), "table.yaml", "spec.columns[0].comment", &["expected string", "found a number"], &["quote"]);
+    check(
+        at(&errs, "spec.columns[0].nullable"),
+        "table.yaml",
+        "spec.columns[0].nullable",
+        &["expected boolean", "found a string"],
+        &["boolean"],
+    );
+    check(
+        at(&errs, "spec.columns[0].comment"),
+        "table.yaml",
+        "spec.columns[0].comment",
+        &["expected string", "found a number"],
+        &["quote"],
+    );
 }
 
 #[test]
 fn wrong_value_type_a_mapping_where_a_list_is_expected() {
     let doc = table("orders", "columns:\n  name: id\n  type: bigint");
     let e = only(errors_with_schema(&doc));
-    check(&e, "table.yaml", "spec.columns", &["expected array", "found a mapping"], &["array"]);
+    check(
+        &e,
+        "table.yaml",
+        "spec.columns",
+        &["expected array", "found a mapping"],
+        &["array"],
+    );
 }
 
 #[test]
 fn bad_enum_value() {
     let doc = table("orders", &format!("{ORDERS}\npolicy: Automatic"));
     let e = only(errors_with_schema(&doc));
-    check(&e, "table.yaml", "spec.policy", &["'Automatic'", "Auto", "Manual", "Observe"], &["Auto"]);
+    check(
+        &e,
+        "table.yaml",
+        "spec.policy",
+        &["'Automatic'", "Auto", "Manual", "Observe"],
+        &["Auto"],
+    );
 }
 
 #[test]
 fn bad_enum_value_in_the_wrong_case_suggests_the_right_one() {
     let doc = table("orders", &format!("{ORDERS}\ndeletionPolicy: delete"));
     let e = only(errors_with_schema(&doc));
-    check(&e, "table.yaml", "spec.deletionPolicy", &["'delete'", "Retain", "Delete"], &["did you mean 'Delete'?"]);
+    check(
+        &e,
+        "table.yaml",
+        "spec.deletionPolicy",
+        &["'delete'", "Retain", "Delete"],
+        &["did you mean 'Delete'?"],
+    );
     let schema = SCHEMA.replace("catalog: main", "catalog: main\n  mode: Strict");
     let e = only(errors(&[("schema.yaml", &schema)]));
-    check(&e, "schema.yaml", "spec.mode", &["'Strict'", "additive", "strict"], &["did you mean 'strict'?"]);
+    check(
+        &e,
+        "schema.yaml",
+        "spec.mode",
+        &["'Strict'", "additive", "strict"],
+        &["did you mean 'strict'?"],
+    );
 }
 
 #[test]
@@ -219,23 +326,50 @@ fn missing_required_fields() {
     let doc = table("orders", "comment: no columns").replace("  schemaRef: sales\n", "");
     let errs = errors_with_schema(&doc);
     assert_eq!(errs.len(), 2, "{}", show(&errs));
-    check(at(&errs, "spec.schemaRef"), "table.yaml", "spec.schemaRef", &["required"], &["schemaRef"]);
-    check(at(&errs, "spec.columns"), "table.yaml", "spec.columns", &["required"], &["columns"]);
+    check(
+        at(&errs, "spec.schemaRef"),
+        "table.yaml",
+        "spec.schemaRef",
+        &["required"],
+        &["schemaRef"],
+    );
+    check(
+        at(&errs, "spec.columns"),
+        "table.yaml",
+        "spec.columns",
+        &["required"],
+        &["columns"],
+    );
 }
 
 #[test]
 fn unknown_kind_and_version() {
     let doc = table("orders", ORDERS).replace("kind: DeltaTable", "kind: DeltaTabel");
     let e = only(errors_with_schema(&doc));
-    check(&e, "table.yaml", "kind", &["unknown kind 'DeltaTabel'"], &["did you mean 'DeltaTable'?"]);
+    check(
+        &e,
+        "table.yaml",
+        "kind",
+        &["unknown kind 'DeltaTabel'"],
+        &["did you mean 'DeltaTable'?"],
+    );
     let doc = table("orders", ORDERS).replace("v1alpha1", "v1beta1");
     let e = only(errors_with_schema(&doc));
-    check(&e, "table.yaml", "apiVersion", &["unsupported version", "v1beta1"], &["delta-operator.io/v1alpha1"]);
+    check(
+        &e,
+        "table.yaml",
+        "apiVersion",
+        &["unsupported version", "v1beta1"],
+        &["delta-operator.io/v1alpha1"],
+    );
 }
 
 #[test]
 fn invalid_yaml_names_the_file() {
-    let e = only(errors(&[("broken.yaml", "apiVersion: delta-operator.io/v1alpha1\nkind: [DeltaTable\n")]));
+    let e = only(errors(&[(
+        "broken.yaml",
+        "apiVersion: delta-operator.io/v1alpha1\nkind: [DeltaTable\n",
+    )]));
     check(&e, "broken.yaml", "", &["not valid YAML"], &["YAML syntax"]);
 }
 
@@ -244,16 +378,34 @@ fn invalid_yaml_names_the_file() {
 
 #[test]
 fn misspelt_type_suggests_the_nearest() {
-    let doc = table("orders", "columns:\n  - name: id\n    type: bigint\n  - name: name\n    type: strng");
+    let doc = table(
+        "orders",
+        "columns:\n  - name: id\n    type: bigint\n  - name: name\n    type: strng",
+    );
     let e = only(errors_with_schema(&doc));
-    check(&e, "table.yaml", "spec.columns[1].type", &["unknown type 'strng'"], &["did you mean 'string'?"]);
+    check(
+        &e,
+        "table.yaml",
+        "spec.columns[1].type",
+        &["unknown type 'strng'"],
+        &["did you mean 'string'?"],
+    );
 }
 
 #[test]
 fn misspelt_type_inside_a_nested_type_string() {
-    let doc = table("orders", "columns:\n  - name: items\n    type: array<struct<sku:strng,qty:int>>");
+    let doc = table(
+        "orders",
+        "columns:\n  - name: items\n    type: array<struct<sku:strng,qty:int>>",
+    );
     let e = only(errors_with_schema(&doc));
-    check(&e, "table.yaml", "spec.columns[0].type", &["unknown type 'strng'"], &["did you mean 'string'?"]);
+    check(
+        &e,
+        "table.yaml",
+        "spec.columns[0].type",
+        &["unknown type 'strng'"],
+        &["did you mean 'string'?"],
+    );
 }
 
 #[test]
@@ -263,33 +415,72 @@ fn misspelt_type_inside_the_nested_notation() {
         "columns:\n  - name: items\n    type:\n      array:\n        struct:\n          - {name: sku, type: strng}\n          - {name: qty, type: int}",
     );
     let e = only(errors_with_schema(&doc));
-    check(&e, "table.yaml", "spec.columns[0].type", &["unknown type 'strng'", "field 'sku'"], &["did you mean 'string'?"]);
+    check(
+        &e,
+        "table.yaml",
+        "spec.columns[0].type",
+        &["unknown type 'strng'", "field 'sku'"],
+        &["did you mean 'string'?"],
+    );
 }
 
 #[test]
 fn unknown_type_with_nothing_near() {
     let doc = table("orders", "columns:\n  - name: place\n    type: geography");
     let e = only(errors_with_schema(&doc));
-    check(&e, "table.yaml", "spec.columns[0].type", &["unknown type 'geography'"], &["type reference", "bigint"]);
+    check(
+        &e,
+        "table.yaml",
+        "spec.columns[0].type",
+        &["unknown type 'geography'"],
+        &["type reference", "bigint"],
+    );
 }
 
 #[test]
 fn not_null_inside_an_array_or_a_map() {
-    let doc = table("orders", "columns:\n  - name: items\n    type: array<struct<a:int not null>>\n  - name: attrs\n    type: map<string,struct<b:int not null>>");
+    let doc = table(
+        "orders",
+        "columns:\n  - name: items\n    type: array<struct<a:int not null>>\n  - name: attrs\n    type: map<string,struct<b:int not null>>",
+    );
     let errs = errors_with_schema(&doc);
     assert_eq!(errs.len(), 2, "{}", show(&errs));
-    check(at(&errs, "spec.columns[0].type"), "table.yaml", "spec.columns[0].type", &["field 'a'", "NOT NULL inside an array or map"], &["not null"]);
-    check(at(&errs, "spec.columns[1].type"), "table.yaml", "spec.columns[1].type", &["field 'b'", "NOT NULL inside an array or map"], &["not null"]);
+    check(
+        at(&errs, "spec.columns[0].type"),
+        "table.yaml",
+        "spec.columns[0].type",
+        &["field 'a'", "NOT NULL inside an array or map"],
+        &["not null"],
+    );
+    check(
+        at(&errs, "spec.columns[1].type"),
+        "table.yaml",
+        "spec.columns[1].type",
+        &["field 'b'", "NOT NULL inside an array or map"],
+        &["not null"],
+    );
     // NOT NULL on a field of a plain struct is fine
-    let doc = table("orders", "columns:\n  - name: address\n    type: struct<street:string not null,city:string>");
+    let doc = table(
+        "orders",
+        "columns:\n  - name: address\n    type: struct<street:string not null,city:string>",
+    );
     assert!(errors_with_schema(&doc).is_empty());
 }
 
 #[test]
 fn duplicate_struct_fields() {
-    let doc = table("orders", "columns:\n  - name: id\n    type: bigint\n  - name: address\n    type: struct<city:string,City:string>");
+    let doc = table(
+        "orders",
+        "columns:\n  - name: id\n    type: bigint\n  - name: address\n    type: struct<city:string,City:string>",
+    );
     let e = only(errors_with_schema(&doc));
-    check(&e, "table.yaml", "spec.columns[1].type", &["duplicate struct field 'City'"], &["rename or remove"]);
+    check(
+        &e,
+        "table.yaml",
+        "spec.columns[1].type",
+        &["duplicate struct field 'City'"],
+        &["rename or remove"],
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -297,49 +488,100 @@ fn duplicate_struct_fields() {
 
 #[test]
 fn duplicate_columns_compare_case_insensitively() {
-    let doc = table("orders", "columns:\n  - name: id\n    type: bigint\n  - name: ID\n    type: string");
+    let doc = table(
+        "orders",
+        "columns:\n  - name: id\n    type: bigint\n  - name: ID\n    type: string",
+    );
     let e = only(errors_with_schema(&doc));
-    check(&e, "table.yaml", "spec.columns[1].name", &["duplicate column 'ID'", "spec.columns[0]"], &["rename or remove"]);
+    check(
+        &e,
+        "table.yaml",
+        "spec.columns[1].name",
+        &["duplicate column 'ID'", "spec.columns[0]"],
+        &["rename or remove"],
+    );
 }
 
 #[test]
 fn partitioned_by_a_missing_column() {
     let doc = table("orders", &format!("{ORDERS}\npartitionedBy: [order_dat]"));
     let e = only(errors_with_schema(&doc));
-    check(&e, "table.yaml", "spec.partitionedBy[0]", &["'order_dat'", "not a declared column"], &["did you mean 'order_date'?"]);
+    check(
+        &e,
+        "table.yaml",
+        "spec.partitionedBy[0]",
+        &["'order_dat'", "not a declared column"],
+        &["did you mean 'order_date'?"],
+    );
 }
 
 #[test]
 fn clustered_by_a_missing_column() {
     let doc = table("orders", &format!("{ORDERS}\nclusterBy: [amount, region]"));
     let e = only(errors_with_schema(&doc));
-    check(&e, "table.yaml", "spec.clusterBy[1]", &["'region'", "not a declared column"], &["id", "amount", "order_date"]);
+    check(
+        &e,
+        "table.yaml",
+        "spec.clusterBy[1]",
+        &["'region'", "not a declared column"],
+        &["id", "amount", "order_date"],
+    );
 }
 
 #[test]
 fn more_than_four_cluster_keys() {
-    let doc = table("orders", "columns:\n  - {name: a, type: int}\n  - {name: b, type: int}\n  - {name: c, type: int}\n  - {name: d, type: int}\n  - {name: e, type: int}\nclusterBy: [a, b, c, d, e]");
+    let doc = table(
+        "orders",
+        "columns:\n  - {name: a, type: int}\n  - {name: b, type: int}\n  - {name: c, type: int}\n  - {name: d, type: int}\n  - {name: e, type: int}\nclusterBy: [a, b, c, d, e]",
+    );
     let e = only(errors_with_schema(&doc));
-    check(&e, "table.yaml", "spec.clusterBy", &["5 keys", "at most 4"], &["4"]);
+    check(
+        &e,
+        "table.yaml",
+        "spec.clusterBy",
+        &["5 keys", "at most 4"],
+        &["4"],
+    );
     let four = doc.replace("[a, b, c, d, e]", "[a, b, c, d]");
     assert!(errors_with_schema(&four).is_empty());
 }
 
 #[test]
 fn partitioned_and_clustered() {
-    let doc = table("orders", &format!("{ORDERS}\npartitionedBy: [order_date]\nclusterBy: [id]"));
+    let doc = table(
+        "orders",
+        &format!("{ORDERS}\npartitionedBy: [order_date]\nclusterBy: [id]"),
+    );
     let e = only(errors_with_schema(&doc));
-    check(&e, "table.yaml", "spec.clusterBy", &["partitioned or clustered, not both"], &["remove partitionedBy or clusterBy"]);
+    check(
+        &e,
+        "table.yaml",
+        "spec.clusterBy",
+        &["partitioned or clustered, not both"],
+        &["remove partitionedBy or clusterBy"],
+    );
     // `[]` on either side says "none", so it does not conflict
-    let doc = table("orders", &format!("{ORDERS}\npartitionedBy: []\nclusterBy: [id]"));
+    let doc = table(
+        "orders",
+        &format!("{ORDERS}\npartitionedBy: []\nclusterBy: [id]"),
+    );
     assert!(errors_with_schema(&doc).is_empty());
 }
 
 #[test]
 fn identity_must_be_bigint() {
-    let doc = table("orders", "columns:\n  - name: id\n    type: int\n    identity: {generated: Always}");
+    let doc = table(
+        "orders",
+        "columns:\n  - name: id\n    type: int\n    identity: {generated: Always}",
+    );
     let e = only(errors_with_schema(&doc));
-    check(&e, "table.yaml", "spec.columns[0].identity", &["must be bigint", "not int"], &["bigint"]);
+    check(
+        &e,
+        "table.yaml",
+        "spec.columns[0].identity",
+        &["must be bigint", "not int"],
+        &["bigint"],
+    );
     let ok = doc.replace("type: int", "type: bigint");
     assert!(errors_with_schema(&ok).is_empty());
 }
@@ -349,33 +591,72 @@ fn identity_must_be_bigint() {
 
 #[test]
 fn primary_key_naming_a_missing_column() {
-    let doc = table("orders", &format!("{ORDERS}\nconstraints:\n  - primaryKey: {{columns: [idd]}}"));
+    let doc = table(
+        "orders",
+        &format!("{ORDERS}\nconstraints:\n  - primaryKey: {{columns: [idd]}}"),
+    );
     let e = only(errors_with_schema(&doc));
-    check(&e, "table.yaml", "spec.constraints[0].primaryKey.columns[0]", &["'idd'", "not a declared column"], &["did you mean 'id'?"]);
+    check(
+        &e,
+        "table.yaml",
+        "spec.constraints[0].primaryKey.columns[0]",
+        &["'idd'", "not a declared column"],
+        &["did you mean 'id'?"],
+    );
 }
 
 #[test]
 fn primary_key_column_must_not_be_nullable() {
-    let doc = table("orders", &format!("{ORDERS}\nconstraints:\n  - primaryKey: {{name: orders_pk, columns: [id, amount]}}"));
+    let doc = table(
+        "orders",
+        &format!(
+            "{ORDERS}\nconstraints:\n  - primaryKey: {{name: orders_pk, columns: [id, amount]}}"
+        ),
+    );
     let e = only(errors_with_schema(&doc));
-    check(&e, "table.yaml", "spec.columns[1].nullable", &["'amount'", "primary key", "cannot be nullable"], &["nullable: false"]);
+    check(
+        &e,
+        "table.yaml",
+        "spec.columns[1].nullable",
+        &["'amount'", "primary key", "cannot be nullable"],
+        &["nullable: false"],
+    );
 }
 
 #[test]
 fn check_naming_a_missing_column() {
-    let doc = table("orders", &format!("{ORDERS}\nconstraints:\n  - check: {{name: positive, expression: \"amout >= 0 AND id > 0\"}}"));
+    let doc = table(
+        "orders",
+        &format!(
+            "{ORDERS}\nconstraints:\n  - check: {{name: positive, expression: \"amout >= 0 AND id > 0\"}}"
+        ),
+    );
     let e = only(errors_with_schema(&doc));
-    check(&e, "table.yaml", "spec.constraints[0].check.expression", &["'amout'", "not a declared column"], &["did you mean 'amount'?"]);
+    check(
+        &e,
+        "table.yaml",
+        "spec.constraints[0].check.expression",
+        &["'amout'", "not a declared column"],
+        &["did you mean 'amount'?"],
+    );
 }
 
 #[test]
 fn a_constraint_item_with_two_kinds() {
     let doc = table(
         "orders",
-        &format!("{ORDERS}\nconstraints:\n  - check: {{name: positive, expression: amount >= 0}}\n    primaryKey: {{columns: [id]}}"),
+        &format!(
+            "{ORDERS}\nconstraints:\n  - check: {{name: positive, expression: amount >= 0}}\n    primaryKey: {{columns: [id]}}"
+        ),
     );
     let e = only(errors_with_schema(&doc));
-    check(&e, "table.yaml", "spec.constraints[0]", &["has 2 of check, primaryKey, foreignKey"], &["exactly one"]);
+    check(
+        &e,
+        "table.yaml",
+        "spec.constraints[0]",
+        &["has 2 of check, primaryKey, foreignKey"],
+        &["exactly one"],
+    );
 }
 
 const CUSTOMERS: &str = "\
@@ -388,10 +669,25 @@ columns:
 
 #[test]
 fn foreign_key_naming_a_missing_column() {
-    let orders = table("orders", &format!("{ORDERS}\nconstraints:\n  - foreignKey: {{columns: [customer], references: customers, referencedColumns: [id]}}"));
-    let errs = errors(&[("schema.yaml", SCHEMA), ("orders.yaml", &orders), ("customers.yaml", &table("customers", CUSTOMERS))]);
+    let orders = table(
+        "orders",
+        &format!(
+            "{ORDERS}\nconstraints:\n  - foreignKey: {{columns: [customer], references: customers, referencedColumns: [id]}}"
+        ),
+    );
+    let errs = errors(&[
+        ("schema.yaml", SCHEMA),
+        ("orders.yaml", &orders),
+        ("customers.yaml", &table("customers", CUSTOMERS)),
+    ]);
     let e = only(errs);
-    check(&e, "orders.yaml", "spec.constraints[0].foreignKey.columns[0]", &["'customer'", "not a declared column"], &["id", "amount"]);
+    check(
+        &e,
+        "orders.yaml",
+        "spec.constraints[0].foreignKey.columns[0]",
+        &["'customer'", "not a declared column"],
+        &["id", "amount"],
+    );
 }
 
 #[test]
@@ -400,7 +696,11 @@ fn foreign_key_naming_a_missing_referenced_column() {
         "orders",
         "columns:\n  - {name: id, type: bigint}\n  - {name: customer_id, type: bigint}\nconstraints:\n  - foreignKey: {columns: [customer_id], references: sales.customers, referencedColumns: [customer_id]}",
     );
-    let errs = errors(&[("schema.yaml", SCHEMA), ("orders.yaml", &orders), ("customers.yaml", &table("customers", CUSTOMERS))]);
+    let errs = errors(&[
+        ("schema.yaml", SCHEMA),
+        ("orders.yaml", &orders),
+        ("customers.yaml", &table("customers", CUSTOMERS)),
+    ]);
     let e = only(errs);
     check(
         &e,
@@ -418,19 +718,49 @@ fn foreign_key_to_an_undeclared_table() {
         "columns:\n  - {name: id, type: bigint}\n  - {name: customer_id, type: bigint}\nconstraints:\n  - foreignKey: {columns: [customer_id], references: main.crm.customers, referencedColumns: [id]}",
     );
     let e = only(errors(&[("schema.yaml", SCHEMA), ("orders.yaml", &orders)]));
-    check(&e, "orders.yaml", "spec.constraints[0].foreignKey.references", &["main.crm.customers", "not declared"], &["declare the referenced table"]);
+    check(
+        &e,
+        "orders.yaml",
+        "spec.constraints[0].foreignKey.references",
+        &["main.crm.customers", "not declared"],
+        &["declare the referenced table"],
+    );
 }
 
 #[test]
 fn foreign_key_cycle_across_two_tables() {
-    let fk = |to: &str| format!("columns:\n  - {{name: id, type: bigint, nullable: false}}\n  - {{name: other_id, type: bigint}}\nconstraints:\n  - foreignKey: {{columns: [other_id], references: {to}, referencedColumns: [id]}}");
+    let fk = |to: &str| {
+        format!(
+            "columns:\n  - {{name: id, type: bigint, nullable: false}}\n  - {{name: other_id, type: bigint}}\nconstraints:\n  - foreignKey: {{columns: [other_id], references: {to}, referencedColumns: [id]}}"
+        )
+    };
     let a = table("alpha", &fk("beta"));
     let b = table("beta", &fk("alpha"));
-    let e = only(errors(&[("schema.yaml", SCHEMA), ("alpha.yaml", &a), ("beta.yaml", &b)]));
-    check(&e, "alpha.yaml", "spec.constraints", &["cycle", "main.sales.alpha", "main.sales.beta"], &["break the cycle"]);
+    let e = only(errors(&[
+        ("schema.yaml", SCHEMA),
+        ("alpha.yaml", &a),
+        ("beta.yaml", &b),
+    ]));
+    check(
+        &e,
+        "alpha.yaml",
+        "spec.constraints",
+        &["cycle", "main.sales.alpha", "main.sales.beta"],
+        &["break the cycle"],
+    );
     // one direction only is fine
-    let b = table("beta", "columns:\n  - {name: id, type: bigint, nullable: false}");
-    assert!(errors(&[("schema.yaml", SCHEMA), ("alpha.yaml", &a), ("beta.yaml", &b)]).is_empty());
+    let b = table(
+        "beta",
+        "columns:\n  - {name: id, type: bigint, nullable: false}",
+    );
+    assert!(
+        errors(&[
+            ("schema.yaml", SCHEMA),
+            ("alpha.yaml", &a),
+            ("beta.yaml", &b)
+        ])
+        .is_empty()
+    );
 }
 
 #[test]
@@ -448,29 +778,67 @@ fn a_self_reference_is_not_a_cycle() {
 
 #[test]
 fn reserved_properties() {
-    let doc = table("orders", &format!("{ORDERS}\nproperties:\n  delta-operator.io/owner: someone/else\n  delta.minReaderVersion: \"3\"\n  delta.appendOnly: \"true\""));
+    let doc = table(
+        "orders",
+        &format!(
+            "{ORDERS}\nproperties:\n  delta-operator.io/owner: someone/else\n  delta.minReaderVersion: \"3\"\n  delta.appendOnly: \"true\""
+        ),
+    );
     let errs = errors_with_schema(&doc);
     assert_eq!(errs.len(), 2, "{}", show(&errs));
     for key in ["delta-operator.io/owner", "delta.minReaderVersion"] {
         let path = format!("spec.properties.{key}");
-        check(at(&errs, &path), "table.yaml", &path, &["managed by Delta or by the operator"], &["remove it"]);
+        check(
+            at(&errs, &path),
+            "table.yaml",
+            &path,
+            &["managed by Delta or by the operator"],
+            &["remove it"],
+        );
     }
-    let schema = SCHEMA.replace("catalog: main", "catalog: main\n  properties:\n    delta.minWriterVersion: \"7\"");
+    let schema = SCHEMA.replace(
+        "catalog: main",
+        "catalog: main\n  properties:\n    delta.minWriterVersion: \"7\"",
+    );
     let e = only(errors(&[("schema.yaml", &schema)]));
-    check(&e, "schema.yaml", "spec.properties.delta.minWriterVersion", &["managed by Delta"], &["remove it"]);
+    check(
+        &e,
+        "schema.yaml",
+        "spec.properties.delta.minWriterVersion",
+        &["managed by Delta"],
+        &["remove it"],
+    );
 }
 
 #[test]
 fn invalid_table_names() {
     let doc = table("orders", &format!("name: orders.v2\n{ORDERS}"));
     let e = only(errors_with_schema(&doc));
-    check(&e, "table.yaml", "spec.name", &["'orders.v2'", "'.'"], &["without '.'"]);
+    check(
+        &e,
+        "table.yaml",
+        "spec.name",
+        &["'orders.v2'", "'.'"],
+        &["without '.'"],
+    );
     let doc = table("orders", &format!("name: orders/v2\n{ORDERS}"));
     let e = only(errors_with_schema(&doc));
-    check(&e, "table.yaml", "spec.name", &["'orders/v2'", "'/'"], &["without '.'", "'/'"]);
+    check(
+        &e,
+        "table.yaml",
+        "spec.name",
+        &["'orders/v2'", "'/'"],
+        &["without '.'", "'/'"],
+    );
     // the table name defaults to metadata.name, which is then checked in its place
     let e = only(errors_with_schema(&table("orders.v2", ORDERS)));
-    check(&e, "table.yaml", "metadata.name", &["'orders.v2'", "'.'"], &["without '.'"]);
+    check(
+        &e,
+        "table.yaml",
+        "metadata.name",
+        &["'orders.v2'", "'.'"],
+        &["without '.'"],
+    );
 }
 
 #[test]
@@ -478,32 +846,70 @@ fn invalid_catalog_and_schema_names() {
     let schema = SCHEMA.replace("catalog: main", "catalog: main/prod\n  name: sales.eu");
     let errs = errors(&[("schema.yaml", &schema)]);
     assert_eq!(errs.len(), 2, "{}", show(&errs));
-    check(at(&errs, "spec.catalog"), "schema.yaml", "spec.catalog", &["'main/prod'", "'/'"], &["without"]);
-    check(at(&errs, "spec.name"), "schema.yaml", "spec.name", &["'sales.eu'", "'.'"], &["without"]);
+    check(
+        at(&errs, "spec.catalog"),
+        "schema.yaml",
+        "spec.catalog",
+        &["'main/prod'", "'/'"],
+        &["without"],
+    );
+    check(
+        at(&errs, "spec.name"),
+        "schema.yaml",
+        "spec.name",
+        &["'sales.eu'", "'.'"],
+        &["without"],
+    );
 }
 
 #[test]
 fn metadata_name_must_be_a_kubernetes_name() {
     let fix = "use a lowercase name like 'order-items' and set spec.name to the table's name";
     let e = only(errors_with_schema(&table("Order_Items", ORDERS)));
-    check(&e, "table.yaml", "metadata.name", &["'Order_Items'", "not a valid Kubernetes name"], &[fix]);
+    check(
+        &e,
+        "table.yaml",
+        "metadata.name",
+        &["'Order_Items'", "not a valid Kubernetes name"],
+        &[fix],
+    );
     // spec.name does not make a bad metadata.name acceptable
-    let e = only(errors_with_schema(&table("Order_Items", &format!("name: Order_Items\n{ORDERS}"))));
-    check(&e, "table.yaml", "metadata.name", &["not a valid Kubernetes name"], &[fix]);
+    let e = only(errors_with_schema(&table(
+        "Order_Items",
+        &format!("name: Order_Items\n{ORDERS}"),
+    )));
+    check(
+        &e,
+        "table.yaml",
+        "metadata.name",
+        &["not a valid Kubernetes name"],
+        &[fix],
+    );
     for bad in ["-orders", "orders-", "orders..v2", "orders.-v2", "ord ers"] {
         let doc = table(&format!("\"{bad}\""), &format!("name: orders\n{ORDERS}"));
         let e = only(errors_with_schema(&doc));
-        check(&e, "table.yaml", "metadata.name", &[&format!("'{bad}'"), "not a valid Kubernetes name"], &[fix]);
+        check(
+            &e,
+            "table.yaml",
+            "metadata.name",
+            &[&format!("'{bad}'"), "not a valid Kubernetes name"],
+            &[fix],
+        );
     }
     let long = "a".repeat(254);
-    let e = only(errors_with_schema(&table(&long, &format!("name: orders\n{ORDERS}"))));
+    let e = only(errors_with_schema(&table(
+        &long,
+        &format!("name: orders\n{ORDERS}"),
+    )));
     check(&e, "table.yaml", "metadata.name", &["at most 253"], &[fix]);
     // what the fix says to do is valid
     for good in ["order-items", "orders.v2", "o", "2024-orders"] {
         let errs = errors_with_schema(&table(good, &format!("name: order_items\n{ORDERS}")));
         assert!(errs.is_empty(), "{good}: {}", show(&errs));
     }
-    assert!(errors_with_schema(&table(&"a".repeat(253), &format!("name: orders\n{ORDERS}"))).is_empty());
+    assert!(
+        errors_with_schema(&table(&"a".repeat(253), &format!("name: orders\n{ORDERS}"))).is_empty()
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -511,25 +917,56 @@ fn metadata_name_must_be_a_kubernetes_name() {
 
 #[test]
 fn two_manifests_for_one_table() {
-    let errs = errors(&[("schema.yaml", SCHEMA), ("a.yaml", &table("orders", ORDERS)), ("b.yaml", &table("orders", ORDERS))]);
+    let errs = errors(&[
+        ("schema.yaml", SCHEMA),
+        ("a.yaml", &table("orders", ORDERS)),
+        ("b.yaml", &table("orders", ORDERS)),
+    ]);
     let e = only(errs);
-    check(&e, "b.yaml", "spec.name", &["main.sales.orders", "also declared by DeltaTable default/orders in a.yaml"], &["exactly one manifest"]);
+    check(
+        &e,
+        "b.yaml",
+        "spec.name",
+        &[
+            "main.sales.orders",
+            "also declared by DeltaTable default/orders in a.yaml",
+        ],
+        &["exactly one manifest"],
+    );
 }
 
 #[test]
 fn spec_name_colliding_with_another_metadata_name() {
     let other = table("orders-v2", &format!("name: Orders\n{ORDERS}"));
-    let errs = errors(&[("schema.yaml", SCHEMA), ("a.yaml", &table("orders", ORDERS)), ("b.yaml", &other)]);
+    let errs = errors(&[
+        ("schema.yaml", SCHEMA),
+        ("a.yaml", &table("orders", ORDERS)),
+        ("b.yaml", &other),
+    ]);
     let e = only(errs);
-    check(&e, "b.yaml", "spec.name", &["main.sales.orders", "DeltaTable default/orders", "a.yaml"], &["exactly one manifest"]);
+    check(
+        &e,
+        "b.yaml",
+        "spec.name",
+        &["main.sales.orders", "DeltaTable default/orders", "a.yaml"],
+        &["exactly one manifest"],
+    );
     assert_eq!(e.resource.as_deref(), Some("DeltaTable default/orders-v2"));
 }
 
 #[test]
 fn the_same_table_name_in_two_schemas_is_fine() {
-    let eu = SCHEMA.replace("name: sales", "name: sales-eu").replace("catalog: main", "catalog: main\n  name: sales_eu");
-    let t2 = table("orders-eu", &format!("name: orders\n{ORDERS}")).replace("schemaRef: sales", "schemaRef: sales-eu");
-    let errs = errors(&[("schema.yaml", SCHEMA), ("eu.yaml", &eu), ("a.yaml", &table("orders", ORDERS)), ("b.yaml", &t2)]);
+    let eu = SCHEMA
+        .replace("name: sales", "name: sales-eu")
+        .replace("catalog: main", "catalog: main\n  name: sales_eu");
+    let t2 = table("orders-eu", &format!("name: orders\n{ORDERS}"))
+        .replace("schemaRef: sales", "schemaRef: sales-eu");
+    let errs = errors(&[
+        ("schema.yaml", SCHEMA),
+        ("eu.yaml", &eu),
+        ("a.yaml", &table("orders", ORDERS)),
+        ("b.yaml", &t2),
+    ]);
     assert!(errs.is_empty(), "{}", show(&errs));
 }
 
@@ -537,7 +974,13 @@ fn the_same_table_name_in_two_schemas_is_fine() {
 fn schema_ref_naming_no_schema() {
     let doc = table("orders", ORDERS).replace("schemaRef: sales", "schemaRef: sale");
     let e = only(errors_with_schema(&doc));
-    check(&e, "table.yaml", "spec.schemaRef", &["no DeltaSchema 'sale'"], &["add a DeltaSchema named 'sale' in namespace 'default'"]);
+    check(
+        &e,
+        "table.yaml",
+        "spec.schemaRef",
+        &["no DeltaSchema 'sale'"],
+        &["add a DeltaSchema named 'sale' in namespace 'default'"],
+    );
 }
 
 #[test]
@@ -545,7 +988,13 @@ fn schema_ref_to_a_schema_in_another_namespace() {
     let schema = SCHEMA.replace("name: sales", "name: sales\n  namespace: analytics");
     let doc = table("orders", ORDERS).replace("name: orders", "name: orders\n  namespace: shop");
     let e = only(errors(&[("schema.yaml", &schema), ("table.yaml", &doc)]));
-    check(&e, "table.yaml", "spec.schemaRef", &["no DeltaSchema 'sales'"], &["namespace 'analytics'", "its schema's namespace"]);
+    check(
+        &e,
+        "table.yaml",
+        "spec.schemaRef",
+        &["no DeltaSchema 'sales'"],
+        &["namespace 'analytics'", "its schema's namespace"],
+    );
     assert_eq!(e.resource.as_deref(), Some("DeltaTable shop/orders"));
 }
 
@@ -560,19 +1009,31 @@ fn manifests_without_a_namespace_are_in_default() {
     assert!(validate(&m).is_empty(), "{}", show(&validate(&m)));
     // and the other way round
     let schema = SCHEMA.replace("name: sales", "name: sales\n  namespace: default");
-    let errs = errors(&[("schema.yaml", &schema), ("table.yaml", &table("orders", ORDERS))]);
+    let errs = errors(&[
+        ("schema.yaml", &schema),
+        ("table.yaml", &table("orders", ORDERS)),
+    ]);
     assert!(errs.is_empty(), "{}", show(&errs));
     // a table in another namespace does not see it
     let doc = table("orders", ORDERS).replace("name: orders", "name: orders\n  namespace: prod");
     let e = only(errors(&[("schema.yaml", SCHEMA), ("table.yaml", &doc)]));
-    check(&e, "table.yaml", "spec.schemaRef", &["no DeltaSchema 'sales'"], &["namespace 'default'"]);
+    check(
+        &e,
+        "table.yaml",
+        "spec.schemaRef",
+        &["no DeltaSchema 'sales'"],
+        &["namespace 'default'"],
+    );
 }
 
 #[test]
 fn duplicate_schemas() {
     let e = only(errors(&[("a.yaml", SCHEMA), ("b.yaml", SCHEMA)]));
     assert_eq!(e.path, "metadata.name");
-    assert!(e.message.contains("2 DeltaSchemas named default/sales"), "{e}");
+    assert!(
+        e.message.contains("2 DeltaSchemas named default/sales"),
+        "{e}"
+    );
     assert!(!e.fix.is_empty());
 }
 
@@ -606,8 +1067,18 @@ fn a_multi_document_file() {
     assert_eq!((m.schemas.len(), m.tables.len()), (1, 2));
     assert!(m.tables.iter().all(|t| t.file == "sales.yaml"));
     let e = only(errors(&[("sales.yaml", &text)]));
-    check(&e, "sales.yaml", "spec.columns[0].type", &["unknown type 'bigit'"], &["did you mean 'bigint'?"]);
-    assert_eq!(e.resource.as_deref(), Some("DeltaTable default/customers"), "the error names the document it is in");
+    check(
+        &e,
+        "sales.yaml",
+        "spec.columns[0].type",
+        &["unknown type 'bigit'"],
+        &["did you mean 'bigint'?"],
+    );
+    assert_eq!(
+        e.resource.as_deref(),
+        Some("DeltaTable default/customers"),
+        "the error names the document it is in"
+    );
 }
 
 #[test]
@@ -629,7 +1100,10 @@ fn files_and_folders_from_disk() {
     fs::create_dir(root.join("tables")).unwrap();
     fs::write(root.join("schema.yaml"), SCHEMA).unwrap();
     fs::write(root.join("tables/orders.yml"), table("orders", ORDERS)).unwrap();
-    let bad = table("customers", "columns:\n  - name: id\n    type: bigint\n    nulable: false");
+    let bad = table(
+        "customers",
+        "columns:\n  - name: id\n    type: bigint\n    nulable: false",
+    );
     fs::write(root.join("tables/customers.yaml"), &bad).unwrap();
     // not a manifest: ignored when its folder is given
     fs::write(root.join("tables/notes.txt"), "kind: [not yaml").unwrap();
@@ -637,16 +1111,38 @@ fn files_and_folders_from_disk() {
     let (m, errs) = load_paths(&[root.to_path_buf()]);
     let e = only(errs);
     let file = root.join("tables/customers.yaml").display().to_string();
-    check(&e, &file, "spec.columns[0].nulable", &["unknown key 'nulable'"], &["did you mean 'nullable'?"]);
+    check(
+        &e,
+        &file,
+        "spec.columns[0].nulable",
+        &["unknown key 'nulable'"],
+        &["did you mean 'nullable'?"],
+    );
     assert_eq!((m.schemas.len(), m.tables.len()), (1, 1));
-    assert_eq!(m.tables[0].file, root.join("tables/orders.yml").display().to_string());
+    assert_eq!(
+        m.tables[0].file,
+        root.join("tables/orders.yml").display().to_string()
+    );
 
     // validation errors carry the file the table came from, too
-    fs::write(root.join("tables/customers.yaml"), table("customers", "columns:\n  - name: id\n    type: int\n    identity: {}")).unwrap();
+    fs::write(
+        root.join("tables/customers.yaml"),
+        table(
+            "customers",
+            "columns:\n  - name: id\n    type: int\n    identity: {}",
+        ),
+    )
+    .unwrap();
     let (m, errs) = load_paths(&[root.to_path_buf()]);
     assert!(errs.is_empty(), "{}", show(&errs));
     let e = only(engine::lower(&m).unwrap_err());
-    check(&e, &file, "spec.columns[0].identity", &["must be bigint"], &["bigint"]);
+    check(
+        &e,
+        &file,
+        "spec.columns[0].identity",
+        &["must be bigint"],
+        &["bigint"],
+    );
 
     // a file named directly is read whatever its extension
     let odd = root.join("manifest.txt");
@@ -678,19 +1174,59 @@ fn all_validation_errors_are_reported_together() {
     );
     let errs = errors_with_schema(&doc);
     assert_eq!(errs.len(), 3, "{}", show(&errs));
-    check(at(&errs, "spec.columns[0].identity"), "table.yaml", "spec.columns[0].identity", &["bigint"], &["bigint"]);
-    check(at(&errs, "spec.partitionedBy[0]"), "table.yaml", "spec.partitionedBy[0]", &["'region'"], &["id"]);
-    check(at(&errs, "spec.properties.delta.minReaderVersion"), "table.yaml", "spec.properties.delta.minReaderVersion", &["managed"], &["remove"]);
+    check(
+        at(&errs, "spec.columns[0].identity"),
+        "table.yaml",
+        "spec.columns[0].identity",
+        &["bigint"],
+        &["bigint"],
+    );
+    check(
+        at(&errs, "spec.partitionedBy[0]"),
+        "table.yaml",
+        "spec.partitionedBy[0]",
+        &["'region'"],
+        &["id"],
+    );
+    check(
+        at(&errs, "spec.properties.delta.minReaderVersion"),
+        "table.yaml",
+        "spec.properties.delta.minReaderVersion",
+        &["managed"],
+        &["remove"],
+    );
 }
 
 #[test]
 fn all_load_errors_are_reported_together() {
-    let doc = table("orders", &format!("{ORDERS}\npolicy: Automatic\ncomment: [a]")).replace("    nullable: false", "    nulable: false");
+    let doc = table(
+        "orders",
+        &format!("{ORDERS}\npolicy: Automatic\ncomment: [a]"),
+    )
+    .replace("    nullable: false", "    nulable: false");
     let errs = errors_with_schema(&doc);
     assert_eq!(errs.len(), 3, "{}", show(&errs));
-    check(at(&errs, "spec.columns[0].nulable"), "table.yaml", "spec.columns[0].nulable", &["unknown key"], &["nullable"]);
-    check(at(&errs, "spec.policy"), "table.yaml", "spec.policy", &["'Automatic'"], &["Auto"]);
-    check(at(&errs, "spec.comment"), "table.yaml", "spec.comment", &["found a list"], &[]);
+    check(
+        at(&errs, "spec.columns[0].nulable"),
+        "table.yaml",
+        "spec.columns[0].nulable",
+        &["unknown key"],
+        &["nullable"],
+    );
+    check(
+        at(&errs, "spec.policy"),
+        "table.yaml",
+        "spec.policy",
+        &["'Automatic'"],
+        &["Auto"],
+    );
+    check(
+        at(&errs, "spec.comment"),
+        "table.yaml",
+        "spec.comment",
+        &["found a list"],
+        &[],
+    );
 }
 
 #[test]
@@ -699,8 +1235,20 @@ fn errors_in_several_files_are_reported_together() {
     let b = table("customers", &format!("{CUSTOMERS}\nclusterBy: [regon]"));
     let errs = errors(&[("schema.yaml", SCHEMA), ("a.yaml", &a), ("b.yaml", &b)]);
     assert_eq!(errs.len(), 2, "{}", show(&errs));
-    check(at(&errs, "spec.columns[0].type"), "a.yaml", "spec.columns[0].type", &["strng"], &["string"]);
-    check(at(&errs, "spec.clusterBy[0]"), "b.yaml", "spec.clusterBy[0]", &["regon"], &["did you mean 'region'?"]);
+    check(
+        at(&errs, "spec.columns[0].type"),
+        "a.yaml",
+        "spec.columns[0].type",
+        &["strng"],
+        &["string"],
+    );
+    check(
+        at(&errs, "spec.clusterBy[0]"),
+        "b.yaml",
+        "spec.clusterBy[0]",
+        &["regon"],
+        &["did you mean 'region'?"],
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -710,32 +1258,71 @@ fn errors_in_several_files_are_reported_together() {
 fn a_misspelt_spec_is_reported_with_a_suggestion() {
     let doc = "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {name: t}\nsepc:\n  schemaRef: sales\n  columns: [{name: a, type: int}]\n";
     let errs = errors_with_schema(doc);
-    check(at(&errs, "sepc"), "table.yaml", "sepc", &["unknown key 'sepc'"], &["did you mean 'spec'"]);
-    check(at(&errs, "spec"), "table.yaml", "spec", &["required"], &["spec"]);
+    check(
+        at(&errs, "sepc"),
+        "table.yaml",
+        "sepc",
+        &["unknown key 'sepc'"],
+        &["did you mean 'spec'"],
+    );
+    check(
+        at(&errs, "spec"),
+        "table.yaml",
+        "spec",
+        &["required"],
+        &["spec"],
+    );
 }
 
 #[test]
 fn a_list_where_a_string_belongs_asks_for_one_string() {
     let doc = "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {name: t}\nspec:\n  schemaRef: [sales]\n  columns: [{name: a, type: int}]\n";
     let e = only(errors_with_schema(doc));
-    check(&e, "table.yaml", "spec.schemaRef", &["expected string", "list"], &["single string"]);
+    check(
+        &e,
+        "table.yaml",
+        "spec.schemaRef",
+        &["expected string", "list"],
+        &["single string"],
+    );
 }
 
 #[test]
 fn a_column_listed_twice_in_partitioned_by_is_an_error() {
-    let e = only(errors_with_schema(&table("t", "columns:\n  - {name: a, type: int}\n  - {name: d, type: date}\npartitionedBy: [d, D]")));
-    check(&e, "table.yaml", "spec.partitionedBy[1]", &["listed twice"], &["once"]);
+    let e = only(errors_with_schema(&table(
+        "t",
+        "columns:\n  - {name: a, type: int}\n  - {name: d, type: date}\npartitionedBy: [d, D]",
+    )));
+    check(
+        &e,
+        "table.yaml",
+        "spec.partitionedBy[1]",
+        &["listed twice"],
+        &["once"],
+    );
 }
 
 #[test]
 fn a_delta_schema_name_must_be_a_kubernetes_name() {
     let schema = "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {name: Sales_EU}\nspec: {catalog: main, name: sales_eu}\n";
     let e = only(errors(&[("schema.yaml", schema)]));
-    check(&e, "schema.yaml", "metadata.name", &["Sales_EU"], &["lowercase"]);
+    check(
+        &e,
+        "schema.yaml",
+        "metadata.name",
+        &["Sales_EU"],
+        &["lowercase"],
+    );
 }
 
 #[test]
 fn two_delta_schemas_with_one_name_name_their_files() {
     let e = only(errors(&[("a.yaml", SCHEMA), ("b.yaml", SCHEMA)]));
-    check(&e, "a.yaml", "metadata.name", &["2 DeltaSchemas", "a.yaml", "b.yaml"], &["keep one"]);
+    check(
+        &e,
+        "a.yaml",
+        "metadata.name",
+        &["2 DeltaSchemas", "a.yaml", "b.yaml"],
+        &["keep one"],
+    );
 }

@@ -8,7 +8,10 @@ use delta_operator_core::plan::{self, Capabilities, Plan};
 use crate::{Backend, BackendError};
 
 /// Reads every declared table and every table of every declared schema.
-pub async fn observe<B: Backend>(backend: &B, inputs: &Inputs) -> Result<Vec<ObservedTable>, BackendError> {
+pub async fn observe<B: Backend>(
+    backend: &B,
+    inputs: &Inputs,
+) -> Result<Vec<ObservedTable>, BackendError> {
     let mut refs: Vec<TableRef> = inputs.tables.iter().map(|t| t.table.clone()).collect();
     for s in &inputs.schemas {
         for t in backend.list_schema(&s.schema).await? {
@@ -26,7 +29,13 @@ pub fn plan_against(inputs: &Inputs, observed: &[ObservedTable], caps: &Capabili
 }
 
 /// Reads and plans.
-pub async fn read_and_plan<B: Backend>(backend: &B, inputs: &Inputs) -> Result<(Plan, Vec<ObservedTable>), BackendError> {
+pub async fn read_and_plan<B: Backend>(
+    backend: &B,
+    inputs: &Inputs,
+) -> Result<(Plan, Vec<ObservedTable>), BackendError> {
     let observed = observe(backend, inputs).await?;
-    Ok((plan_against(inputs, &observed, backend.capabilities()), observed))
+    Ok((
+        plan_against(inputs, &observed, backend.capabilities()),
+        observed,
+    ))
 }

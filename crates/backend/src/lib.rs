@@ -76,7 +76,11 @@ pub struct TableRun {
 impl TableRun {
     /// A run holding a backend's lock on its table.
     pub fn locked(table: &TableRef, id: String, lock: Box<dyn RunLock>) -> Self {
-        TableRun { table: table.clone(), id, lock: Some(lock) }
+        TableRun {
+            table: table.clone(),
+            id,
+            lock: Some(lock),
+        }
     }
 
     /// Gives up the lock, for the backend to release.
@@ -86,7 +90,11 @@ impl TableRun {
 
     /// A run without a lock (backends whose writes are guarded otherwise).
     pub fn unlocked(table: &TableRef) -> Self {
-        TableRun { table: table.clone(), id: new_run_id(), lock: None }
+        TableRun {
+            table: table.clone(),
+            id: new_run_id(),
+            lock: None,
+        }
     }
 
     /// False once the table's lock was lost (broken by `unlock`, or taken over after expiry).
@@ -97,7 +105,10 @@ impl TableRun {
 
 /// `<start ms in base 36>-<8 hex digits>`: sortable by start, unique per run.
 pub fn new_run_id() -> String {
-    let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0);
     let mut n = ms;
     let mut b36 = Vec::new();
     while n > 0 {
@@ -123,22 +134,39 @@ pub trait Backend: Send + Sync {
     fn capabilities(&self) -> &Capabilities;
 
     /// The live state of each table, `None` where it does not exist.
-    fn read(&self, tables: &[TableRef]) -> impl Future<Output = Result<Vec<Option<ObservedTable>>, BackendError>> + Send;
+    fn read(
+        &self,
+        tables: &[TableRef],
+    ) -> impl Future<Output = Result<Vec<Option<ObservedTable>>, BackendError>> + Send;
 
     /// Every table in a schema (for orphans and `import`).
-    fn list_schema(&self, schema: &SchemaRef) -> impl Future<Output = Result<Vec<TableRef>, BackendError>> + Send;
+    fn list_schema(
+        &self,
+        schema: &SchemaRef,
+    ) -> impl Future<Output = Result<Vec<TableRef>, BackendError>> + Send;
 
     /// Starts one table's apply: takes its lock (waiting up to `wait` while
     /// another apply holds it) and names the run.
-    fn begin(&self, table: &TableRef, wait: std::time::Duration) -> impl Future<Output = Result<TableRun, BackendError>> + Send;
+    fn begin(
+        &self,
+        table: &TableRef,
+        wait: std::time::Duration,
+    ) -> impl Future<Output = Result<TableRun, BackendError>> + Send;
 
     /// Ends a table's apply, releasing its lock.
     fn end(&self, run: TableRun) -> impl Future<Output = ()> + Send;
 
     /// Carries out one step of a run.
-    fn run(&self, run: &TableRun, step: &Step, progress: Progress<'_>) -> impl Future<Output = Result<StepOutcome, BackendError>> + Send;
+    fn run(
+        &self,
+        run: &TableRun,
+        step: &Step,
+        progress: Progress<'_>,
+    ) -> impl Future<Output = Result<StepOutcome, BackendError>> + Send;
 
     /// The table's current Delta version: the restore point before a risky step.
-    fn version(&self, table: &TableRef) -> impl Future<Output = Result<Option<u64>, BackendError>> + Send;
+    fn version(
+        &self,
+        table: &TableRef,
+    ) -> impl Future<Output = Result<Option<u64>, BackendError>> + Send;
 }
-

@@ -18,10 +18,21 @@ pub enum Phase {
     /// A human must act: approval, a spec fix, a permission.
     Stalled { reason: String, message: String },
     /// Writes are off (paused or Observe); `ready` when nothing differs.
-    Holding { reason: String, message: String, ready: bool },
+    Holding {
+        reason: String,
+        message: String,
+        ready: bool,
+    },
 }
 
-fn cond(type_: &str, on: bool, reason: &str, message: &str, generation: Option<i64>, now: &str) -> Condition {
+fn cond(
+    type_: &str,
+    on: bool,
+    reason: &str,
+    message: &str,
+    generation: Option<i64>,
+    now: &str,
+) -> Condition {
     Condition {
         type_: type_.into(),
         status: if on { "True" } else { "False" }.into(),
@@ -33,10 +44,23 @@ fn cond(type_: &str, on: bool, reason: &str, message: &str, generation: Option<i
 }
 
 /// The four conditions for a phase, keeping transition times from `previous`.
-pub fn conditions(phase: &Phase, drifted: Option<&str>, generation: Option<i64>, previous: &[Condition], now: &str) -> Vec<Condition> {
+pub fn conditions(
+    phase: &Phase,
+    drifted: Option<&str>,
+    generation: Option<i64>,
+    previous: &[Condition],
+    now: &str,
+) -> Vec<Condition> {
     let mut out = match phase {
         Phase::InSync => vec![
-            cond(READY, true, "InSync", "the table matches the spec", generation, now),
+            cond(
+                READY,
+                true,
+                "InSync",
+                "the table matches the spec",
+                generation,
+                now,
+            ),
             cond(RECONCILING, false, "InSync", "", generation, now),
             cond(STALLED, false, "InSync", "", generation, now),
         ],
@@ -50,7 +74,11 @@ pub fn conditions(phase: &Phase, drifted: Option<&str>, generation: Option<i64>,
             cond(RECONCILING, false, reason, "", generation, now),
             cond(STALLED, true, reason, message, generation, now),
         ],
-        Phase::Holding { reason, message, ready } => vec![
+        Phase::Holding {
+            reason,
+            message,
+            ready,
+        } => vec![
             cond(READY, *ready, reason, message, generation, now),
             cond(RECONCILING, false, reason, "", generation, now),
             cond(STALLED, false, reason, "", generation, now),
@@ -61,7 +89,10 @@ pub fn conditions(phase: &Phase, drifted: Option<&str>, generation: Option<i64>,
         None => cond(DRIFTED, false, "NoDrift", "", generation, now),
     });
     for c in &mut out {
-        if let Some(p) = previous.iter().find(|p| p.type_ == c.type_ && p.status == c.status) {
+        if let Some(p) = previous
+            .iter()
+            .find(|p| p.type_ == c.type_ && p.status == c.status)
+        {
             c.last_transition_time = p.last_transition_time.clone();
         }
     }
@@ -80,13 +111,31 @@ mod tests {
         assert_eq!(ready.last_transition_time, "t1", "Ready stayed True");
         assert_eq!(ready.observed_generation, Some(2));
         let drifted = second.iter().find(|c| c.type_ == DRIFTED).unwrap();
-        assert_eq!((drifted.status.as_str(), drifted.last_transition_time.as_str()), ("True", "t2"));
+        assert_eq!(
+            (
+                drifted.status.as_str(),
+                drifted.last_transition_time.as_str()
+            ),
+            ("True", "t2")
+        );
     }
 
     #[test]
     fn stalled_is_not_ready_and_not_reconciling() {
-        let c = conditions(&Phase::Stalled { reason: "ApprovalRequired".into(), message: "m".into() }, None, Some(3), &[], "t");
+        let c = conditions(
+            &Phase::Stalled {
+                reason: "ApprovalRequired".into(),
+                message: "m".into(),
+            },
+            None,
+            Some(3),
+            &[],
+            "t",
+        );
         let get = |t: &str| c.iter().find(|x| x.type_ == t).unwrap().status.clone();
-        assert_eq!((get(READY), get(RECONCILING), get(STALLED)), ("False".into(), "False".into(), "True".into()));
+        assert_eq!(
+            (get(READY), get(RECONCILING), get(STALLED)),
+            ("False".into(), "False".into(), "True".into())
+        );
     }
 }

@@ -17,13 +17,13 @@ use futures::{StreamExt, TryStreamExt};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::{Event as KubeEvent, EventType, Recorder, Reporter};
 use kube::runtime::reflector::{self, ObjectRef, Store};
-use kube::runtime::{predicates, watcher, Predicate, WatchStreamExt};
+use kube::runtime::{Predicate, WatchStreamExt, predicates, watcher};
 use kube::{Api, Client, Resource, ResourceExt};
 
-use delta_operator_targets::AnyBackend;
 use delta_operator_api::config::Config;
-use delta_operator_api::spec::load::{Loaded, Manifests, DEFAULT_NAMESPACE};
+use delta_operator_api::spec::load::{DEFAULT_NAMESPACE, Loaded, Manifests};
 use delta_operator_api::spec::{DeltaSchema, DeltaTable};
+use delta_operator_targets::AnyBackend;
 
 pub use lock::Locks;
 use metrics::Metrics;
@@ -86,16 +86,47 @@ impl Context {
         let in_ns = |ns: Option<String>| ns.as_deref().unwrap_or(DEFAULT_NAMESPACE) == namespace;
         let mut tables = Vec::new();
         if let Some(t) = table {
-            let refs: Vec<String> = t.spec.constraints.iter().filter_map(|c| c.foreign_key.as_ref()).map(|fk| fk.references.rsplit('.').next().unwrap_or_default().to_lowercase()).collect();
+            let refs: Vec<String> = t
+                .spec
+                .constraints
+                .iter()
+                .filter_map(|c| c.foreign_key.as_ref())
+                .map(|fk| {
+                    fk.references
+                        .rsplit('.')
+                        .next()
+                        .unwrap_or_default()
+                        .to_lowercase()
+                })
+                .collect();
             tables = self
                 .tables
                 .state()
                 .iter()
-                .filter(|o| in_ns(o.namespace()) && (o.name_any() == t.name_any() || refs.contains(&o.spec.name.clone().unwrap_or_else(|| o.name_any()).to_lowercase())))
+                .filter(|o| {
+                    in_ns(o.namespace())
+                        && (o.name_any() == t.name_any()
+                            || refs.contains(
+                                &o.spec
+                                    .name
+                                    .clone()
+                                    .unwrap_or_else(|| o.name_any())
+                                    .to_lowercase(),
+                            ))
+                })
                 .map(|o| loaded(o.as_ref().clone()))
                 .collect();
         }
-        Manifests { schemas: self.schemas.state().iter().filter(|s| in_ns(s.namespace())).map(|s| loaded(s.as_ref().clone())).collect(), tables }
+        Manifests {
+            schemas: self
+                .schemas
+                .state()
+                .iter()
+                .filter(|s| in_ns(s.namespace()))
+                .map(|s| loaded(s.as_ref().clone()))
+                .collect(),
+            tables,
+        }
     }
 
     /// The backend of a target, or the Stalled reason and message saying why there is none.
@@ -106,7 +137,9 @@ impl Context {
         match self.unavailable.get(target) {
             Some(why) => Err((
                 "TargetUnavailable",
-                format!("target '{target}' could not be opened when the operator started: {why}. Fix the operator config or the credentials it names, then restart the operator (it reads them at start)"),
+                format!(
+                    "target '{target}' could not be opened when the operator started: {why}. Fix the operator config or the credentials it names, then restart the operator (it reads them at start)"
+                ),
             )),
             None => Err(("UnknownTarget", format!("target '{target}' has no backend"))),
         }
@@ -122,8 +155,20 @@ impl Context {
             .collect()
     }
 
-    pub async fn publish<K: Resource<DynamicType = ()>>(&self, obj: &K, type_: EventType, reason: &str, note: String) {
-        let ev = KubeEvent { type_, reason: reason.into(), note: Some(note.chars().take(1000).collect()), action: reason.into(), secondary: None };
+    pub async fn publish<K: Resource<DynamicType = ()>>(
+        &self,
+        obj: &K,
+        type_: EventType,
+        reason: &str,
+        note: String,
+    ) {
+        let ev = KubeEvent {
+            type_,
+            reason: reason.into(),
+            note: Some(note.chars().take(1000).collect()),
+            action: reason.into(),
+            secondary: None,
+        };
         if let Err(e) = self.recorder.publish(&ev, &obj.object_ref(&())).await {
             tracing::warn!(error = %e, "publishing an event failed");
         }
@@ -132,14 +177,19 @@ impl Context {
     /// The drift interval with ±10% jitter, so resources do not re-check in lockstep.
     pub fn requeue(&self) -> Action {
         let base = self.drift_interval.as_millis() as u64;
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos() as u64);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos() as u64);
         let jitter = if base >= 10 { nanos % (base / 5) } else { 0 };
         Action::requeue(Duration::from_millis(base - base / 10 + jitter))
     }
 }
 
 fn loaded<T>(resource: T) -> Loaded<T> {
-    Loaded { file: "cluster".into(), resource }
+    Loaded {
+        file: "cluster".into(),
+        resource,
+    }
 }
 
 /// Runs both controllers until SIGTERM / Ctrl-C.
@@ -164,8 +214,18 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
     for (name, backend) in &backends {
         if let AnyBackend::Databricks(_) = backend.as_ref() {
             let b = backend.clone();
-            let count = move || if let AnyBackend::Databricks(d) = b.as_ref() { d.statements() } else { 0 };
-            metrics.statement_counters.lock().expect("not poisoned").push((name.clone(), Box::new(count)));
+            let count = move || {
+                if let AnyBackend::Databricks(d) = b.as_ref() {
+                    d.statements()
+                } else {
+                    0
+                }
+            };
+            metrics
+                .statement_counters
+                .lock()
+                .expect("not poisoned")
+                .push((name.clone(), Box::new(count)));
         }
     }
     // at SIGTERM / Ctrl-C, cancel running warehouse statements instead of waiting for them
@@ -178,8 +238,13 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
             }
         }
     });
-    let listener = tokio::net::TcpListener::bind(&opts.listen).await.map_err(|e| Error::Other(format!("listen on {}: {e}", opts.listen)))?;
-    let addr = listener.local_addr().map(|a| a.to_string()).unwrap_or_default();
+    let listener = tokio::net::TcpListener::bind(&opts.listen)
+        .await
+        .map_err(|e| Error::Other(format!("listen on {}: {e}", opts.listen)))?;
+    let addr = listener
+        .local_addr()
+        .map(|a| a.to_string())
+        .unwrap_or_default();
     tracing::info!(addr = %addr, "serving /metrics, /healthz, /readyz");
     // plain on stdout, so `--listen 127.0.0.1:0` can be used and read back
     println!("listening on {addr}");
@@ -188,7 +253,9 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
     // a standby replica is ready too: otherwise a rollout waits forever for a pod that
     // cannot lead until the old leader goes
     if opts.leader_elect {
-        metrics.ready.store(true, std::sync::atomic::Ordering::Relaxed);
+        metrics
+            .ready
+            .store(true, std::sync::atomic::Ordering::Relaxed);
     }
     // a standby stopped while it waits ends at once (the signal handler above keeps SIGTERM
     // from ending the process by itself, and a waiting standby has nothing to finish)
@@ -219,21 +286,38 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
         .default_backoff()
         .reflect(tables_writer)
         .applied_objects()
-        .predicate_filter(predicates::generation.combine(predicates::annotations), Default::default());
+        .predicate_filter(
+            predicates::generation.combine(predicates::annotations),
+            Default::default(),
+        );
     let (schemas_store, schemas_writer) = reflector::store();
     let schemas_stream = watcher(schemas_api.clone(), wc.clone())
         .default_backoff()
         .reflect(schemas_writer)
         .applied_objects()
-        .predicate_filter(predicates::generation.combine(predicates::annotations), Default::default());
+        .predicate_filter(
+            predicates::generation.combine(predicates::annotations),
+            Default::default(),
+        );
 
-    let locks = Locks::new(client.clone(), &opts.lease_namespace, &opts.identity, opts.lease_seconds);
+    let locks = Locks::new(
+        client.clone(),
+        &opts.lease_namespace,
+        &opts.identity,
+        opts.lease_seconds,
+    );
     let ctx = Arc::new(Context {
         client: client.clone(),
         config,
         backends,
         unavailable,
-        recorder: Recorder::new(client.clone(), Reporter { controller: "delta-operator".into(), instance: Some(opts.identity.clone()) }),
+        recorder: Recorder::new(
+            client.clone(),
+            Reporter {
+                controller: "delta-operator".into(),
+                instance: Some(opts.identity.clone()),
+            },
+        ),
         metrics: metrics.clone(),
         drift_interval: opts.drift_interval,
         tables: tables_store.clone(),
@@ -276,15 +360,20 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
     // schemas: orphans (strict mode) and schema status. Only a DeltaTable's
     // deletion can make an orphan, so only deletions re-trigger its schema
     // (not every status write of every table).
-    let table_deletions = watcher(tables_api, wc.clone()).default_backoff().try_filter_map(|ev| async move {
-        Ok(match ev {
-            watcher::Event::Delete(t) => Some(t),
-            _ => None,
-        })
-    });
+    let table_deletions = watcher(tables_api, wc.clone())
+        .default_backoff()
+        .try_filter_map(|ev| async move {
+            Ok(match ev {
+                watcher::Event::Delete(t) => Some(t),
+                _ => None,
+            })
+        });
     let schema_controller = Controller::new(schemas_api, wc.clone())
         .watches_stream(table_deletions, |t: DeltaTable| {
-            Some(ObjectRef::<DeltaSchema>::new(&t.spec.schema_ref).within(&t.namespace().unwrap_or_else(|| DEFAULT_NAMESPACE.into())))
+            Some(
+                ObjectRef::<DeltaSchema>::new(&t.spec.schema_ref)
+                    .within(&t.namespace().unwrap_or_else(|| DEFAULT_NAMESPACE.into())),
+            )
         })
         .shutdown_on_signal()
         .run(schema::reconcile, schema::error_policy, ctx.clone())
@@ -294,7 +383,9 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
             }
         });
 
-    metrics.ready.store(true, std::sync::atomic::Ordering::Relaxed);
+    metrics
+        .ready
+        .store(true, std::sync::atomic::Ordering::Relaxed);
     tracing::info!("controllers started");
     futures::join!(table_controller, schema_controller);
     if let Some(leader) = leader {
@@ -332,7 +423,9 @@ impl Leader {
         let _ = self.stop.send(());
         match tokio::time::timeout(Duration::from_secs(5), self.watcher).await {
             Ok(_) => tracing::info!("released the leader Lease"),
-            Err(_) => tracing::warn!("could not release the leader Lease in 5s; it expires by itself"),
+            Err(_) => {
+                tracing::warn!("could not release the leader Lease in 5s; it expires by itself")
+            }
         }
     }
 }
@@ -341,17 +434,27 @@ impl Leader {
 /// lead ends the process (its replacement waits for the Lease).
 async fn leader_election(client: &Client, opts: &RunOptions) -> Result<Leader, Error> {
     tracing::info!("waiting to become the leader");
-    lock::wait_until_free(client, &opts.lease_namespace, "delta-operator-leader", &opts.identity).await;
-    let manager = kube_lease_manager::LeaseManagerBuilder::new(client.clone(), "delta-operator-leader")
-        .with_namespace(opts.lease_namespace.clone())
-        .with_identity(opts.identity.clone())
-        .with_duration(opts.lease_seconds)
-        .with_grace((opts.lease_seconds / 3).max(1))
-        .build()
-        .await?;
+    lock::wait_until_free(
+        client,
+        &opts.lease_namespace,
+        "delta-operator-leader",
+        &opts.identity,
+    )
+    .await;
+    let manager =
+        kube_lease_manager::LeaseManagerBuilder::new(client.clone(), "delta-operator-leader")
+            .with_namespace(opts.lease_namespace.clone())
+            .with_identity(opts.identity.clone())
+            .with_duration(opts.lease_seconds)
+            .with_grace((opts.lease_seconds / 3).max(1))
+            .build()
+            .await?;
     let (mut channel, task) = manager.watch().await;
     while !*channel.borrow_and_update() {
-        channel.changed().await.map_err(|e| Error::Other(e.to_string()))?;
+        channel
+            .changed()
+            .await
+            .map_err(|e| Error::Other(e.to_string()))?;
     }
     tracing::info!("leading");
     let (stop, mut stopped) = tokio::sync::oneshot::channel();

@@ -4,8 +4,8 @@
 //! (the Lease identity is per process).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
 
 use k8s_openapi::api::coordination::v1::Lease;
@@ -36,23 +36,49 @@ pub struct Held {
 
 impl Locks {
     pub fn new(client: Client, namespace: &str, identity: &str, duration: u64) -> Self {
-        Locks { client, namespace: namespace.into(), identity: identity.into(), duration, local: Mutex::new(HashMap::new()), held: Default::default() }
+        Locks {
+            client,
+            namespace: namespace.into(),
+            identity: identity.into(),
+            duration,
+            local: Mutex::new(HashMap::new()),
+            held: Default::default(),
+        }
     }
 
     /// The Lease's name for a target.
     pub fn lease_name(target: &str) -> String {
-        let clean: String = target.to_lowercase().chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '-' }).collect();
+        let clean: String = target
+            .to_lowercase()
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '-'
+                }
+            })
+            .collect();
         format!("delta-operator-target-{clean}")
     }
 
     /// Waits for the target's lock (the local mutex, then the Lease).
-    pub async fn acquire(&self, target: &str) -> Result<Held, kube_lease_manager::LeaseManagerError> {
+    pub async fn acquire(
+        &self,
+        target: &str,
+    ) -> Result<Held, kube_lease_manager::LeaseManagerError> {
         let local = {
             let mut map = self.local.lock().await;
             map.entry(target.to_string()).or_default().clone()
         };
         let guard = local.lock_owned().await;
-        wait_until_free(&self.client, &self.namespace, &Self::lease_name(target), &self.identity).await;
+        wait_until_free(
+            &self.client,
+            &self.namespace,
+            &Self::lease_name(target),
+            &self.identity,
+        )
+        .await;
         let manager = Arc::new(
             LeaseManagerBuilder::new(self.client.clone(), Self::lease_name(target))
                 .with_namespace(self.namespace.clone())
@@ -70,8 +96,18 @@ impl Locks {
             let _ = m.changed().await;
             a.store(false, Ordering::SeqCst);
         });
-        self.held.lock().expect("not poisoned").push(target.to_string());
-        Ok(Held { manager, alive, renew, target: target.into(), held: self.held.clone(), _local: guard })
+        self.held
+            .lock()
+            .expect("not poisoned")
+            .push(target.to_string());
+        Ok(Held {
+            manager,
+            alive,
+            renew,
+            target: target.into(),
+            held: self.held.clone(),
+            _local: guard,
+        })
     }
 }
 
@@ -98,7 +134,10 @@ pub async fn wait_until_free(client: &Client, namespace: &str, name: &str, ident
         let spec = lease.spec.unwrap_or_default();
         let holder = spec.holder_identity.unwrap_or_default();
         let expired = match (spec.renew_time, spec.lease_duration_seconds) {
-            (Some(renewed), Some(secs)) => SystemTime::from(renewed.0) + Duration::from_secs(secs.max(0) as u64) < SystemTime::now(),
+            (Some(renewed), Some(secs)) => {
+                SystemTime::from(renewed.0) + Duration::from_secs(secs.max(0) as u64)
+                    < SystemTime::now()
+            }
             _ => true,
         };
         if holder.is_empty() || holder == identity || expired {
@@ -121,6 +160,9 @@ impl Held {
     pub async fn release(self) {
         self.renew.abort();
         let _ = self.manager.release().await;
-        self.held.lock().expect("not poisoned").retain(|t| t != &self.target);
+        self.held
+            .lock()
+            .expect("not poisoned")
+            .retain(|t| t != &self.target);
     }
 }

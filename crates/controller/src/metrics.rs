@@ -8,11 +8,14 @@ use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
+/// Reads one target's count of warehouse statements.
+pub type StatementCounter = Box<dyn Fn() -> u64 + Send + Sync>;
+
 #[derive(Default)]
 pub struct Metrics {
     pub reconciles: AtomicU64,
     /// Per target: a counter of SQL statements sent (Databricks targets only).
-    pub statement_counters: Mutex<Vec<(String, Box<dyn Fn() -> u64 + Send + Sync>)>>,
+    pub statement_counters: Mutex<Vec<(String, StatementCounter)>>,
     failures: Mutex<BTreeMap<String, u64>>,
     /// Sum and count of reconcile durations, in seconds.
     duration_sum_ms: AtomicU64,
@@ -24,13 +27,21 @@ pub struct Metrics {
 
 impl Metrics {
     pub fn failed(&self, reason: &str) {
-        *self.failures.lock().expect("not poisoned").entry(reason.to_string()).or_default() += 1;
+        *self
+            .failures
+            .lock()
+            .expect("not poisoned")
+            .entry(reason.to_string())
+            .or_default() += 1;
     }
 
     pub fn observe(&self, key: String, millis: u64, drifted: bool, awaiting: bool) {
         self.reconciles.fetch_add(1, Ordering::Relaxed);
         self.duration_sum_ms.fetch_add(millis, Ordering::Relaxed);
-        self.states.lock().expect("not poisoned").insert(key, (drifted, awaiting));
+        self.states
+            .lock()
+            .expect("not poisoned")
+            .insert(key, (drifted, awaiting));
     }
 
     pub fn forget(&self, key: &str) {
@@ -47,21 +58,33 @@ impl Metrics {
         out.push_str(&format!("delta_operator_reconciles_total {n}\n"));
         out.push_str("# HELP delta_operator_reconcile_failures_total Failed reconciles by reason.\n# TYPE delta_operator_reconcile_failures_total counter\n");
         for (reason, count) in self.failures.lock().expect("not poisoned").iter() {
-            out.push_str(&format!("delta_operator_reconcile_failures_total{{reason=\"{reason}\"}} {count}\n"));
+            out.push_str(&format!(
+                "delta_operator_reconcile_failures_total{{reason=\"{reason}\"}} {count}\n"
+            ));
         }
         out.push_str("# HELP delta_operator_reconcile_duration_seconds Time spent reconciling.\n# TYPE delta_operator_reconcile_duration_seconds summary\n");
-        out.push_str(&format!("delta_operator_reconcile_duration_seconds_sum {:.3}\n", self.duration_sum_ms.load(Ordering::Relaxed) as f64 / 1e3));
-        out.push_str(&format!("delta_operator_reconcile_duration_seconds_count {n}\n"));
+        out.push_str(&format!(
+            "delta_operator_reconcile_duration_seconds_sum {:.3}\n",
+            self.duration_sum_ms.load(Ordering::Relaxed) as f64 / 1e3
+        ));
+        out.push_str(&format!(
+            "delta_operator_reconcile_duration_seconds_count {n}\n"
+        ));
         out.push_str("# HELP delta_operator_tables_drifted Resources whose live table differs from the spec.\n# TYPE delta_operator_tables_drifted gauge\n");
         out.push_str(&format!("delta_operator_tables_drifted {drifted}\n"));
         out.push_str("# HELP delta_operator_plans_awaiting_approval Plans waiting for an approval annotation.\n# TYPE delta_operator_plans_awaiting_approval gauge\n");
-        out.push_str(&format!("delta_operator_plans_awaiting_approval {awaiting}\n"));
+        out.push_str(&format!(
+            "delta_operator_plans_awaiting_approval {awaiting}\n"
+        ));
         out.push_str("# HELP delta_operator_lease_held Targets whose apply Lease this process holds.\n# TYPE delta_operator_lease_held gauge\n");
         let held = self.lease_targets.lock().expect("not poisoned");
         out.push_str(&format!("delta_operator_lease_held {}\n", held.len()));
         out.push_str("# HELP delta_operator_statements_total SQL statements sent to a warehouse, by target.\n# TYPE delta_operator_statements_total counter\n");
         for (target, count) in self.statement_counters.lock().expect("not poisoned").iter() {
-            out.push_str(&format!("delta_operator_statements_total{{target=\"{target}\"}} {}\n", count()));
+            out.push_str(&format!(
+                "delta_operator_statements_total{{target=\"{target}\"}} {}\n",
+                count()
+            ));
         }
         out
     }
@@ -70,7 +93,9 @@ impl Metrics {
 /// Serves /metrics, /healthz and /readyz until the process ends.
 pub async fn serve(listener: TcpListener, metrics: Arc<Metrics>) {
     loop {
-        let Ok((mut sock, _)) = listener.accept().await else { continue };
+        let Ok((mut sock, _)) = listener.accept().await else {
+            continue;
+        };
         let metrics = metrics.clone();
         tokio::spawn(async move {
             let head = read_head(&mut sock).await;
@@ -79,11 +104,16 @@ pub async fn serve(listener: TcpListener, metrics: Arc<Metrics>) {
             let (code, body) = match path {
                 "/metrics" => ("200 OK", metrics.render()),
                 "/healthz" => ("200 OK", "ok\n".to_string()),
-                "/readyz" if metrics.ready.load(Ordering::Relaxed) => ("200 OK", "ok\n".to_string()),
+                "/readyz" if metrics.ready.load(Ordering::Relaxed) => {
+                    ("200 OK", "ok\n".to_string())
+                }
                 "/readyz" => ("503 Service Unavailable", "not ready\n".to_string()),
                 _ => ("404 Not Found", "not found\n".to_string()),
             };
-            let resp = format!("HTTP/1.1 {code}\r\ncontent-type: text/plain; version=0.0.4\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len());
+            let resp = format!(
+                "HTTP/1.1 {code}\r\ncontent-type: text/plain; version=0.0.4\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
             let _ = sock.write_all(resp.as_bytes()).await;
         });
     }
@@ -122,7 +152,9 @@ mod tests {
         sock.set_nodelay(true).unwrap();
         sock.write_all(b"GET ").await.unwrap();
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        sock.write_all(b"/healthz HTTP/1.1\r\nhost: x\r\n").await.unwrap();
+        sock.write_all(b"/healthz HTTP/1.1\r\nhost: x\r\n")
+            .await
+            .unwrap();
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         sock.write_all(b"\r\n").await.unwrap();
         let mut out = String::new();

@@ -9,21 +9,23 @@ use kube::runtime::events::EventType;
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
-use super::conditions::{conditions, Phase};
-use super::{tenancy, Context, Error, APPROVE, FIELD_MANAGER, FINALIZER, PAUSED, REQUESTED_AT};
-use delta_operator_backend::apply::{self, ApplyError, StepStatus};
-use delta_operator_targets::AnyBackend;
-use delta_operator_backend::Backend;
-use delta_operator_backend::engine::read_and_plan;
+use super::conditions::{Phase, conditions};
+use super::{APPROVE, Context, Error, FIELD_MANAGER, FINALIZER, PAUSED, REQUESTED_AT, tenancy};
 use delta_operator_api::inputs::Inputs;
-use delta_operator_core::model::DesiredTable;
-use delta_operator_core::plan::gate::{gate, Decision, Policy};
-use delta_operator_core::plan::render::text::step_lines;
-use delta_operator_core::plan::{plan_delete, Plan};
-use delta_operator_api::spec::crd::{DeletionPolicy, DeltaTableStatus, LastApplied, PlanStatus, Policy as SpecPolicy};
+use delta_operator_api::spec::DeltaTable;
+use delta_operator_api::spec::crd::{
+    DeletionPolicy, DeltaTableStatus, LastApplied, PlanStatus, Policy as SpecPolicy,
+};
 use delta_operator_api::spec::lower::{lower_table, schema_of};
 use delta_operator_api::spec::validate::validate;
-use delta_operator_api::spec::DeltaTable;
+use delta_operator_backend::Backend;
+use delta_operator_backend::apply::{self, ApplyError, StepStatus};
+use delta_operator_backend::engine::read_and_plan;
+use delta_operator_core::model::DesiredTable;
+use delta_operator_core::plan::gate::{Decision, Policy, gate};
+use delta_operator_core::plan::render::text::step_lines;
+use delta_operator_core::plan::{Plan, plan_delete};
+use delta_operator_targets::AnyBackend;
 
 /// At most this many step lines go into status (the object stays far below etcd's limit).
 const MAX_STATUS_STEPS: usize = 50;
@@ -42,11 +44,27 @@ struct Report {
 
 impl Report {
     fn stalled(reason: &str, message: impl Into<String>) -> Self {
-        Report { phase: Phase::Stalled { reason: reason.into(), message: message.into() }, drifted: None, plan: None, last_applied: None, table: None, awaiting: false }
+        Report {
+            phase: Phase::Stalled {
+                reason: reason.into(),
+                message: message.into(),
+            },
+            drifted: None,
+            plan: None,
+            last_applied: None,
+            table: None,
+            awaiting: false,
+        }
     }
     /// Waiting for something that arrives by itself (a schema applied later, the cache).
     fn waiting(reason: &str, message: impl Into<String>) -> Self {
-        Report { phase: Phase::Progressing { reason: reason.into(), message: message.into() }, ..Self::stalled(reason, "") }
+        Report {
+            phase: Phase::Progressing {
+                reason: reason.into(),
+                message: message.into(),
+            },
+            ..Self::stalled(reason, "")
+        }
     }
 }
 
@@ -55,11 +73,34 @@ pub fn approve_command(kind: &str, ns: &str, name: &str, id: &str) -> String {
 }
 
 pub fn plan_status(plan: &Plan, approve: Option<String>) -> PlanStatus {
-    let mut steps: Vec<String> = plan.tables.iter().flat_map(|t| step_lines(t).into_iter().map(move |l| if plan.tables.len() > 1 { format!("{} {l}", t.table) } else { l })).collect();
+    let mut steps: Vec<String> = plan
+        .tables
+        .iter()
+        .flat_map(|t| {
+            step_lines(t).into_iter().map(move |l| {
+                if plan.tables.len() > 1 {
+                    format!("{} {l}", t.table)
+                } else {
+                    l
+                }
+            })
+        })
+        .collect();
     let omitted = steps.len().saturating_sub(MAX_STATUS_STEPS);
     steps.truncate(MAX_STATUS_STEPS);
-    let text = Some(cut_text(delta_operator_core::plan::render::text::render(plan), MAX_STATUS_TEXT));
-    PlanStatus { id: plan.id.clone(), summary: plan.summary.short(), risk: plan.risk().map(|r| r.to_string()), steps, steps_omitted: omitted as i32, approve_command: approve, text }
+    let text = Some(cut_text(
+        delta_operator_core::plan::render::text::render(plan),
+        MAX_STATUS_TEXT,
+    ));
+    PlanStatus {
+        id: plan.id.clone(),
+        summary: plan.summary.short(),
+        risk: plan.risk().map(|r| r.to_string()),
+        steps,
+        steps_omitted: omitted as i32,
+        approve_command: approve,
+        text,
+    }
 }
 
 /// Cuts at a line boundary below `max` bytes and says so.
@@ -72,7 +113,11 @@ fn cut_text(text: String, max: usize) -> String {
         end -= 1;
     }
     let end = text[..end].rfind('\n').map_or(end, |i| i + 1);
-    format!("{}… cut at {} KiB: `delta-operator plan` prints the whole plan\n", &text[..end], max / 1024)
+    format!(
+        "{}… cut at {} KiB: `delta-operator plan` prints the whole plan\n",
+        &text[..end],
+        max / 1024
+    )
 }
 
 pub fn now() -> String {
@@ -93,7 +138,12 @@ pub async fn reconcile(obj: Arc<DeltaTable>, ctx: Arc<Context>) -> Result<Action
         evaluate(&obj, &ctx, &api, &ns, &name).await?
     };
     let key = format!("DeltaTable/{ns}/{name}");
-    ctx.metrics.observe(key, start.elapsed().as_millis() as u64, report.drifted.is_some(), report.awaiting);
+    ctx.metrics.observe(
+        key,
+        start.elapsed().as_millis() as u64,
+        report.drifted.is_some(),
+        report.awaiting,
+    );
     if let Phase::Stalled { reason, .. } = &report.phase {
         ctx.metrics.failed(reason);
     }
@@ -107,19 +157,36 @@ pub fn error_policy(_obj: Arc<DeltaTable>, err: &Error, ctx: Arc<Context>) -> Ac
     Action::requeue(Duration::from_secs(5))
 }
 
-async fn write_status(obj: &DeltaTable, api: &Api<DeltaTable>, name: &str, r: Report) -> Result<(), Error> {
+async fn write_status(
+    obj: &DeltaTable,
+    api: &Api<DeltaTable>,
+    name: &str,
+    r: Report,
+) -> Result<(), Error> {
     let previous = obj.status.clone().unwrap_or_default();
     let generation = obj.metadata.generation;
     let status = DeltaTableStatus {
         observed_generation: generation,
-        conditions: conditions(&r.phase, r.drifted.as_deref(), generation, &previous.conditions, &now()),
+        conditions: conditions(
+            &r.phase,
+            r.drifted.as_deref(),
+            generation,
+            &previous.conditions,
+            &now(),
+        ),
         table: r.table.or(previous.table),
         plan: r.plan,
         last_applied: r.last_applied.or(previous.last_applied),
         last_handled_reconcile_at: obj.annotations().get(REQUESTED_AT).cloned(),
     };
-    let patch = json!({"apiVersion": "delta-operator.io/v1alpha1", "kind": "DeltaTable", "status": status});
-    api.patch_status(name, &PatchParams::apply(FIELD_MANAGER).force(), &Patch::Apply(&patch)).await?;
+    let patch =
+        json!({"apiVersion": "delta-operator.io/v1alpha1", "kind": "DeltaTable", "status": status});
+    api.patch_status(
+        name,
+        &PatchParams::apply(FIELD_MANAGER).force(),
+        &Patch::Apply(&patch),
+    )
+    .await?;
     Ok(())
 }
 
@@ -131,7 +198,10 @@ async fn read_telling_waits(
     name: &str,
     backend: &Arc<AnyBackend>,
     inputs: &Inputs,
-) -> Result<(Plan, Vec<delta_operator_core::model::ObservedTable>), delta_operator_backend::BackendError> {
+) -> Result<
+    (Plan, Vec<delta_operator_core::model::ObservedTable>),
+    delta_operator_backend::BackendError,
+> {
     let read = read_and_plan(backend.as_ref(), inputs);
     tokio::pin!(read);
     let mut told = false;
@@ -151,28 +221,67 @@ async fn read_telling_waits(
 }
 
 /// Resolves a table's desired state, target and backend, or says why not.
-fn resolve(obj: &DeltaTable, ctx: &Context, ns: &str) -> Result<(DesiredTable, String, Arc<AnyBackend>), Report> {
+fn resolve(
+    obj: &DeltaTable,
+    ctx: &Context,
+    ns: &str,
+) -> Result<(DesiredTable, String, Arc<AnyBackend>), Box<Report>> {
     let m = ctx.manifests_for(ns, Some(obj));
     let Some(me) = m.tables.iter().find(|t| t.name() == obj.name_any()) else {
-        return Err(Report::waiting("NotCached", "the resource is not in the operator's cache yet"));
+        return Err(Box::new(Report::waiting(
+            "NotCached",
+            "the resource is not in the operator's cache yet",
+        )));
     };
     // a table applied before its schema (kubectl apply -f dir/ sorts by file name) waits, it is not stuck
     if schema_of(&m, me).is_none() {
-        return Err(Report::waiting("SchemaNotFound", format!("waiting for DeltaSchema '{}' in namespace {ns}", obj.spec.schema_ref)));
+        return Err(Box::new(Report::waiting(
+            "SchemaNotFound",
+            format!(
+                "waiting for DeltaSchema '{}' in namespace {ns}",
+                obj.spec.schema_ref
+            ),
+        )));
     }
     let label = me.label();
-    let errors: Vec<String> = validate(&m).into_iter().filter(|e| e.resource.as_deref() == Some(label.as_str())).map(|e| format!("{}: {} (fix: {})", e.path, e.message, e.fix)).collect();
+    let errors: Vec<String> = validate(&m)
+        .into_iter()
+        .filter(|e| e.resource.as_deref() == Some(label.as_str()))
+        .map(|e| format!("{}: {} (fix: {})", e.path, e.message, e.fix))
+        .collect();
     if !errors.is_empty() {
-        return Err(Report::stalled("InvalidSpec", errors.join("; ")));
+        return Err(Box::new(Report::stalled("InvalidSpec", errors.join("; "))));
     }
     let Some(schema) = schema_of(&m, me) else {
-        return Err(Report::stalled("SchemaNotFound", format!("no DeltaSchema '{}' in namespace {ns}", obj.spec.schema_ref)));
+        return Err(Box::new(Report::stalled(
+            "SchemaNotFound",
+            format!("no DeltaSchema '{}' in namespace {ns}", obj.spec.schema_ref),
+        )));
     };
-    let desired = lower_table(&m, me).map_err(|e| Report::stalled("InvalidSpec", e.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")))?;
-    let target = schema.resource.spec.target.clone().unwrap_or_else(|| ctx.config.default_target_name());
-    let t = ctx.config.target(&target).map_err(|e| Report::stalled("UnknownTarget", e.to_string()))?;
-    tenancy::check(&target, t, ns, &desired.table.schema_ref()).map_err(|m| Report::stalled("Forbidden", m))?;
-    let backend = ctx.backend(&target).map_err(|(reason, message)| Report::stalled(reason, message))?;
+    let desired = lower_table(&m, me).map_err(|e| {
+        Box::new(Report::stalled(
+            "InvalidSpec",
+            e.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; "),
+        ))
+    })?;
+    let target = schema
+        .resource
+        .spec
+        .target
+        .clone()
+        .unwrap_or_else(|| ctx.config.default_target_name());
+    let t = ctx
+        .config
+        .target(&target)
+        .map_err(|e| Box::new(Report::stalled("UnknownTarget", e.to_string())))?;
+    tenancy::check(&target, t, ns, &desired.table.schema_ref())
+        .map_err(|m| Box::new(Report::stalled("Forbidden", m)))?;
+    let backend = ctx
+        .backend(&target)
+        .map_err(|(reason, message)| Box::new(Report::stalled(reason, message)))?;
     Ok((desired, target, backend))
 }
 
@@ -181,26 +290,51 @@ async fn set_finalizer(api: &Api<DeltaTable>, obj: &DeltaTable, want: bool) -> R
     if has == want {
         return Ok(());
     }
-    let mut finalizers: Vec<String> = obj.finalizers().iter().filter(|f| *f != FINALIZER).cloned().collect();
+    let mut finalizers: Vec<String> = obj
+        .finalizers()
+        .iter()
+        .filter(|f| *f != FINALIZER)
+        .cloned()
+        .collect();
     if want {
         finalizers.push(FINALIZER.into());
     }
-    let patch = json!({"metadata": {"finalizers": finalizers, "resourceVersion": obj.resource_version()}});
-    api.patch(&obj.name_any(), &PatchParams::default(), &Patch::Merge(&patch)).await?;
+    let patch =
+        json!({"metadata": {"finalizers": finalizers, "resourceVersion": obj.resource_version()}});
+    api.patch(
+        &obj.name_any(),
+        &PatchParams::default(),
+        &Patch::Merge(&patch),
+    )
+    .await?;
     Ok(())
 }
 
-async fn evaluate(obj: &DeltaTable, ctx: &Context, api: &Api<DeltaTable>, ns: &str, name: &str) -> Result<Report, Error> {
+async fn evaluate(
+    obj: &DeltaTable,
+    ctx: &Context,
+    api: &Api<DeltaTable>,
+    ns: &str,
+    name: &str,
+) -> Result<Report, Error> {
     let (desired, target, backend) = match resolve(obj, ctx, ns) {
         Ok(x) => x,
-        Err(r) => return Ok(r),
+        Err(r) => return Ok(*r),
     };
     set_finalizer(api, obj, obj.spec.deletion_policy == DeletionPolicy::Delete).await?;
     let table = Some(desired.table.to_string());
-    let inputs = Inputs { tables: vec![desired], schemas: vec![] };
+    let inputs = Inputs {
+        tables: vec![desired],
+        schemas: vec![],
+    };
     let (plan, _) = match read_telling_waits(obj, api, name, &backend, &inputs).await {
         Ok(p) => p,
-        Err(e) => return Ok(Report { table, ..Report::stalled("ReadFailed", e.to_string()) }),
+        Err(e) => {
+            return Ok(Report {
+                table,
+                ..Report::stalled("ReadFailed", e.to_string())
+            });
+        }
     };
     let drifted = plan.has_changes().then(|| plan.summary.short());
     let approval = obj.annotations().get(APPROVE).cloned();
@@ -209,29 +343,86 @@ async fn evaluate(obj: &DeltaTable, ctx: &Context, api: &Api<DeltaTable>, ns: &s
         SpecPolicy::Manual => Policy::Manual,
         SpecPolicy::Observe => Policy::Observe,
     };
-    let status_plan = |approve: bool| Some(plan_status(&plan, approve.then(|| approve_command("deltatable", ns, name, &plan.id))));
-    let last_id = obj.status.as_ref().and_then(|s| s.plan.as_ref()).map(|p| p.id.clone());
-    let was_drifted = obj.status.as_ref().is_some_and(|s| s.conditions.iter().any(|c| c.type_ == super::conditions::DRIFTED && c.status == "True"));
+    let status_plan = |approve: bool| {
+        Some(plan_status(
+            &plan,
+            approve.then(|| approve_command("deltatable", ns, name, &plan.id)),
+        ))
+    };
+    let last_id = obj
+        .status
+        .as_ref()
+        .and_then(|s| s.plan.as_ref())
+        .map(|p| p.id.clone());
+    let was_drifted = obj.status.as_ref().is_some_and(|s| {
+        s.conditions
+            .iter()
+            .any(|c| c.type_ == super::conditions::DRIFTED && c.status == "True")
+    });
     // drift after the table was in sync (not a spec change): say so
-    if drifted.is_some() && !was_drifted && obj.status.as_ref().and_then(|s| s.observed_generation) == obj.metadata.generation && obj.status.as_ref().is_some_and(|s| s.last_applied.is_some()) {
-        ctx.publish(obj, EventType::Normal, "DriftDetected", format!("the live table differs from the spec: {}", plan.summary.short())).await;
+    if drifted.is_some()
+        && !was_drifted
+        && obj.status.as_ref().and_then(|s| s.observed_generation) == obj.metadata.generation
+        && obj
+            .status
+            .as_ref()
+            .is_some_and(|s| s.last_applied.is_some())
+    {
+        ctx.publish(
+            obj,
+            EventType::Normal,
+            "DriftDetected",
+            format!(
+                "the live table differs from the spec: {}",
+                plan.summary.short()
+            ),
+        )
+        .await;
     }
     if drifted.is_some() && last_id.as_deref() != Some(plan.id.as_str()) {
-        ctx.publish(obj, EventType::Normal, "PlanCreated", format!("plan {} ({}): {}", plan.id, plan.summary.short(), step_lines(&plan.tables[0]).join("; "))).await;
+        ctx.publish(
+            obj,
+            EventType::Normal,
+            "PlanCreated",
+            format!(
+                "plan {} ({}): {}",
+                plan.id,
+                plan.summary.short(),
+                step_lines(&plan.tables[0]).join("; ")
+            ),
+        )
+        .await;
     }
     if let Some(rejected) = plan.rejected().next() {
         let failures = match &rejected.outcome {
             delta_operator_core::plan::Outcome::Rejected { failures } => failures.clone(),
             _ => vec![],
         };
-        let reason = failures.first().map_or("PlanRejected".to_string(), |f| f.rule.clone());
-        let message = failures.iter().map(|f| format!("{} ({}): {} — fix: {}", f.rule, f.subject, f.message, f.fix)).collect::<Vec<_>>().join("; ");
-        return Ok(Report { phase: Phase::Stalled { reason, message }, drifted, plan: status_plan(false), last_applied: None, table, awaiting: false });
+        let reason = failures
+            .first()
+            .map_or("PlanRejected".to_string(), |f| f.rule.clone());
+        let message = failures
+            .iter()
+            .map(|f| format!("{} ({}): {} — fix: {}", f.rule, f.subject, f.message, f.fix))
+            .collect::<Vec<_>>()
+            .join("; ");
+        return Ok(Report {
+            phase: Phase::Stalled { reason, message },
+            drifted,
+            plan: status_plan(false),
+            last_applied: None,
+            table,
+            awaiting: false,
+        });
     }
     if obj.annotations().get(PAUSED).is_some_and(|v| v == "true") {
         let ready = drifted.is_none();
         return Ok(Report {
-            phase: Phase::Holding { reason: "Paused".into(), message: format!("{PAUSED} is \"true\": no writes"), ready },
+            phase: Phase::Holding {
+                reason: "Paused".into(),
+                message: format!("{PAUSED} is \"true\": no writes"),
+                ready,
+            },
             drifted,
             plan: status_plan(false),
             last_applied: None,
@@ -240,15 +431,35 @@ async fn evaluate(obj: &DeltaTable, ctx: &Context, api: &Api<DeltaTable>, ns: &s
         });
     }
     match gate(&plan, policy, approval.as_deref()) {
-        Decision::NothingToDo => Ok(Report { phase: Phase::InSync, drifted: None, plan: None, last_applied: None, table, awaiting: false }),
+        Decision::NothingToDo => Ok(Report {
+            phase: Phase::InSync,
+            drifted: None,
+            plan: None,
+            last_applied: None,
+            table,
+            awaiting: false,
+        }),
         Decision::Rejected => unreachable!("handled above"),
         Decision::Observe => {
             if drifted.is_some() && last_id.as_deref() != Some(plan.id.as_str()) {
-                ctx.publish(obj, EventType::Normal, "DriftDetected", format!("observed drift {}; policy Observe never applies", plan.summary.short())).await;
+                ctx.publish(
+                    obj,
+                    EventType::Normal,
+                    "DriftDetected",
+                    format!(
+                        "observed drift {}; policy Observe never applies",
+                        plan.summary.short()
+                    ),
+                )
+                .await;
             }
             // Observe has done its job once the drift is in status: Ready, so GitOps health checks pass
             Ok(Report {
-                phase: Phase::Holding { reason: "Observing".into(), message: "policy Observe: drift is shown, never applied".into(), ready: true },
+                phase: Phase::Holding {
+                    reason: "Observing".into(),
+                    message: "policy Observe: drift is shown, never applied".into(),
+                    ready: true,
+                },
                 drifted,
                 plan: status_plan(false),
                 last_applied: None,
@@ -256,18 +467,40 @@ async fn evaluate(obj: &DeltaTable, ctx: &Context, api: &Api<DeltaTable>, ns: &s
                 awaiting: false,
             })
         }
-        Decision::NeedsApproval { id, reason } | Decision::WrongApproval { id, approved: reason } => {
+        Decision::NeedsApproval { id, reason }
+        | Decision::WrongApproval {
+            id,
+            approved: reason,
+        } => {
             let cmd = approve_command("deltatable", ns, name, &id);
             let message = match &approval {
-                Some(a) if a != &id => format!("the annotation approves {a}, but the plan is now {id}; review it, then: {cmd}"),
+                Some(a) if a != &id => format!(
+                    "the annotation approves {a}, but the plan is now {id}; review it, then: {cmd}"
+                ),
                 _ => format!("plan {id} needs approval ({reason}): {cmd}"),
             };
             if last_id.as_deref() != Some(id.as_str()) {
-                ctx.publish(obj, EventType::Warning, "ApprovalRequired", message.clone()).await;
+                ctx.publish(obj, EventType::Warning, "ApprovalRequired", message.clone())
+                    .await;
             }
-            Ok(Report { phase: Phase::Stalled { reason: "ApprovalRequired".into(), message }, drifted, plan: status_plan(true), last_applied: None, table, awaiting: true })
+            Ok(Report {
+                phase: Phase::Stalled {
+                    reason: "ApprovalRequired".into(),
+                    message,
+                },
+                drifted,
+                plan: status_plan(true),
+                last_applied: None,
+                table,
+                awaiting: true,
+            })
         }
-        Decision::Apply => apply_plan(obj, ctx, &backend, &target, &inputs, &plan, approval, policy, table).await,
+        Decision::Apply => {
+            apply_plan(
+                obj, ctx, &backend, &target, &inputs, &plan, approval, policy, table,
+            )
+            .await
+        }
     }
 }
 
@@ -288,25 +521,65 @@ async fn apply_plan(
 ) -> Result<Report, Error> {
     let lock = ctx.locks.acquire(target).await?;
     let alive = lock.flag();
-    ctx.publish(obj, EventType::Normal, "ApplyStarted", format!("applying plan {} ({} steps)", plan.id, plan.summary.steps)).await;
+    ctx.publish(
+        obj,
+        EventType::Normal,
+        "ApplyStarted",
+        format!("applying plan {} ({} steps)", plan.id, plan.summary.steps),
+    )
+    .await;
     let may_continue = move || alive.load(std::sync::atomic::Ordering::SeqCst);
-    let opts = apply::Options { policy, lock_wait: LOCK_WAIT, on_event: &|_| {}, may_continue: &may_continue };
-    let result = apply::apply(backend.as_ref(), inputs, Some(&plan.id), approval.as_deref(), &opts).await;
+    let opts = apply::Options {
+        policy,
+        lock_wait: LOCK_WAIT,
+        on_event: &|_| {},
+        may_continue: &may_continue,
+    };
+    let result = apply::apply(
+        backend.as_ref(),
+        inputs,
+        Some(&plan.id),
+        approval.as_deref(),
+        &opts,
+    )
+    .await;
     lock.release().await;
     let drifted = Some(plan.summary.short());
     match result {
         Ok((_, report)) => {
-            let applied = LastApplied { plan_id: plan.id.clone(), time: now(), steps_applied: report.applied() as i32, restore_points: report.restore_points() };
+            let applied = LastApplied {
+                plan_id: plan.id.clone(),
+                time: now(),
+                steps_applied: report.applied() as i32,
+                restore_points: report.restore_points(),
+            };
             if let Some(failed) = report.steps.iter().find_map(|s| match &s.status {
-                StepStatus::Failed { error } => Some(format!("step {} {} failed: {error}", s.number, s.title)),
+                StepStatus::Failed { error } => {
+                    Some(format!("step {} {} failed: {error}", s.number, s.title))
+                }
                 _ => None,
             }) {
-                ctx.publish(obj, EventType::Warning, "ApplyFailed", failed.clone()).await;
-                return Ok(Report { phase: Phase::Stalled { reason: "ApplyFailed".into(), message: failed }, drifted, plan: Some(plan_status(plan, None)), last_applied: Some(applied), table, awaiting: false });
+                ctx.publish(obj, EventType::Warning, "ApplyFailed", failed.clone())
+                    .await;
+                return Ok(Report {
+                    phase: Phase::Stalled {
+                        reason: "ApplyFailed".into(),
+                        message: failed,
+                    },
+                    drifted,
+                    plan: Some(plan_status(plan, None)),
+                    last_applied: Some(applied),
+                    table,
+                    awaiting: false,
+                });
             }
             if report.steps.iter().any(|s| s.status == StepStatus::NotRun) {
                 return Ok(Report {
-                    phase: Phase::Progressing { reason: "LeaseLost".into(), message: "the apply lock was lost; the rest runs in the next reconcile".into() },
+                    phase: Phase::Progressing {
+                        reason: "LeaseLost".into(),
+                        message: "the apply lock was lost; the rest runs in the next reconcile"
+                            .into(),
+                    },
                     drifted,
                     plan: Some(plan_status(plan, None)),
                     last_applied: Some(applied),
@@ -315,13 +588,41 @@ async fn apply_plan(
                 });
             }
             if approval.as_deref() == Some(plan.id.as_str()) {
-                ctx.publish(obj, EventType::Normal, "ApprovalConsumed", format!("plan {} approved and applied", plan.id)).await;
+                ctx.publish(
+                    obj,
+                    EventType::Normal,
+                    "ApprovalConsumed",
+                    format!("plan {} approved and applied", plan.id),
+                )
+                .await;
             }
-            ctx.publish(obj, EventType::Normal, "ApplyFinished", format!("plan {}: {} steps applied, {} already true; restore points: {}", plan.id, report.applied(), report.skipped(), applied.restore_points.join(", "))).await;
-            Ok(Report { phase: Phase::InSync, drifted: None, plan: None, last_applied: Some(applied), table, awaiting: false })
+            ctx.publish(
+                obj,
+                EventType::Normal,
+                "ApplyFinished",
+                format!(
+                    "plan {}: {} steps applied, {} already true; restore points: {}",
+                    plan.id,
+                    report.applied(),
+                    report.skipped(),
+                    applied.restore_points.join(", ")
+                ),
+            )
+            .await;
+            Ok(Report {
+                phase: Phase::InSync,
+                drifted: None,
+                plan: None,
+                last_applied: Some(applied),
+                table,
+                awaiting: false,
+            })
         }
         Err(ApplyError::Locked(message)) => Ok(Report {
-            phase: Phase::Progressing { reason: "Locked".into(), message },
+            phase: Phase::Progressing {
+                reason: "Locked".into(),
+                message,
+            },
             drifted,
             plan: Some(plan_status(plan, None)),
             last_applied: None,
@@ -329,7 +630,10 @@ async fn apply_plan(
             awaiting: false,
         }),
         Err(ApplyError::Stale { .. }) => Ok(Report {
-            phase: Phase::Progressing { reason: "PlanStale".into(), message: "the table moved while applying; planning again".into() },
+            phase: Phase::Progressing {
+                reason: "PlanStale".into(),
+                message: "the table moved while applying; planning again".into(),
+            },
             drifted,
             plan: Some(plan_status(plan, None)),
             last_applied: None,
@@ -337,15 +641,32 @@ async fn apply_plan(
             awaiting: false,
         }),
         Err(e) => {
-            ctx.publish(obj, EventType::Warning, "ApplyFailed", e.to_string()).await;
-            Ok(Report { phase: Phase::Stalled { reason: "ApplyFailed".into(), message: e.to_string() }, drifted, plan: Some(plan_status(plan, None)), last_applied: None, table, awaiting: false })
+            ctx.publish(obj, EventType::Warning, "ApplyFailed", e.to_string())
+                .await;
+            Ok(Report {
+                phase: Phase::Stalled {
+                    reason: "ApplyFailed".into(),
+                    message: e.to_string(),
+                },
+                drifted,
+                plan: Some(plan_status(plan, None)),
+                last_applied: None,
+                table,
+                awaiting: false,
+            })
         }
     }
 }
 
 /// A DeltaTable being deleted with our finalizer: drop the table (destructive,
 /// so only with the approval of that drop's plan id), then let it go.
-async fn delete(obj: &DeltaTable, ctx: &Context, api: &Api<DeltaTable>, ns: &str, name: &str) -> Result<Option<Report>, Error> {
+async fn delete(
+    obj: &DeltaTable,
+    ctx: &Context,
+    api: &Api<DeltaTable>,
+    ns: &str,
+    name: &str,
+) -> Result<Option<Report>, Error> {
     if !obj.finalizers().iter().any(|f| f == FINALIZER) {
         return Ok(None);
     }
@@ -360,9 +681,25 @@ async fn delete(obj: &DeltaTable, ctx: &Context, api: &Api<DeltaTable>, ns: &str
         }
     };
     if obj.annotations().get(PAUSED).is_some_and(|v| v == "true") {
-        return Ok(Some(Report { phase: Phase::Holding { reason: "Paused".into(), message: "deletion waits while paused".into(), ready: false }, drifted: None, plan: None, last_applied: None, table: None, awaiting: false }));
+        return Ok(Some(Report {
+            phase: Phase::Holding {
+                reason: "Paused".into(),
+                message: "deletion waits while paused".into(),
+                ready: false,
+            },
+            drifted: None,
+            plan: None,
+            last_applied: None,
+            table: None,
+            awaiting: false,
+        }));
     }
-    let live = backend.read(std::slice::from_ref(&desired.table)).await.map_err(|e| Error::Other(e.to_string()))?.pop().flatten();
+    let live = backend
+        .read(std::slice::from_ref(&desired.table))
+        .await
+        .map_err(|e| Error::Other(e.to_string()))?
+        .pop()
+        .flatten();
     let Some(live) = live.filter(|l| l.owner_marker() == Some(marker.as_str())) else {
         // gone already, or not ours: never drop another resource's table
         set_finalizer(api, obj, false).await?;
@@ -373,19 +710,46 @@ async fn delete(obj: &DeltaTable, ctx: &Context, api: &Api<DeltaTable>, ns: &str
     let approval = obj.annotations().get(APPROVE).cloned();
     if approval.as_deref() != Some(plan.id.as_str()) {
         let cmd = approve_command("deltatable", ns, name, &plan.id);
-        let message = format!("deletionPolicy Delete: dropping {} needs approval of plan {}: {cmd}", desired.table, plan.id);
-        return Ok(Some(Report { phase: Phase::Stalled { reason: "ApprovalRequired".into(), message }, drifted: None, plan: Some(plan_status(&plan, Some(cmd))), last_applied: None, table: Some(desired.table.to_string()), awaiting: true }));
+        let message = format!(
+            "deletionPolicy Delete: dropping {} needs approval of plan {}: {cmd}",
+            desired.table, plan.id
+        );
+        return Ok(Some(Report {
+            phase: Phase::Stalled {
+                reason: "ApprovalRequired".into(),
+                message,
+            },
+            drifted: None,
+            plan: Some(plan_status(&plan, Some(cmd))),
+            last_applied: None,
+            table: Some(desired.table.to_string()),
+            awaiting: true,
+        }));
     }
     let lock = ctx.locks.acquire(&target).await?;
     let alive = lock.flag();
     let may_continue = move || alive.load(std::sync::atomic::Ordering::SeqCst);
-    let opts = apply::Options { policy: Policy::Auto, lock_wait: LOCK_WAIT, on_event: &|_| {}, may_continue: &may_continue };
+    let opts = apply::Options {
+        policy: Policy::Auto,
+        lock_wait: LOCK_WAIT,
+        on_event: &|_| {},
+        may_continue: &may_continue,
+    };
     let report = apply::run_plan(backend.as_ref(), &plan, &opts).await;
     lock.release().await;
     if report.failed() || report.applied() == 0 {
-        return Ok(Some(Report::stalled("DeleteFailed", format!("{:?}", report.steps))));
+        return Ok(Some(Report::stalled(
+            "DeleteFailed",
+            format!("{:?}", report.steps),
+        )));
     }
-    ctx.publish(obj, EventType::Normal, "TableDropped", format!("dropped {} (plan {})", desired.table, plan.id)).await;
+    ctx.publish(
+        obj,
+        EventType::Normal,
+        "TableDropped",
+        format!("dropped {} (plan {})", desired.table, plan.id),
+    )
+    .await;
     set_finalizer(api, obj, false).await?;
     Ok(None)
 }
@@ -400,9 +764,19 @@ mod tests {
         let cut = cut_text(text.clone(), 100);
         assert!(cut.len() < 200, "{cut}");
         assert!(cut.starts_with("line 0 é\nline 1 é\n"));
-        assert!(cut.ends_with("`delta-operator plan` prints the whole plan\n"), "{cut}");
+        assert!(
+            cut.ends_with("`delta-operator plan` prints the whole plan\n"),
+            "{cut}"
+        );
         let kept = cut.lines().filter(|l| l.starts_with("line ")).count();
-        assert!(kept > 0 && cut.lines().filter(|l| l.starts_with("line ")).all(|l| l.ends_with('é')), "{cut}");
+        assert!(
+            kept > 0
+                && cut
+                    .lines()
+                    .filter(|l| l.starts_with("line "))
+                    .all(|l| l.ends_with('é')),
+            "{cut}"
+        );
         assert_eq!(cut_text("short\n".into(), 100), "short\n");
     }
 }

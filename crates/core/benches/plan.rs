@@ -6,25 +6,55 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use delta_operator_core::model::{DataType, DesiredColumn, DesiredTable, ObservedColumn, ObservedTable, SchemaMode, StructField, TableRef, OWNER_PROPERTY};
-use delta_operator_core::plan::{plan, Capabilities, SchemaScope};
+use delta_operator_core::model::{
+    DataType, DesiredColumn, DesiredTable, OWNER_PROPERTY, ObservedColumn, ObservedTable,
+    SchemaMode, StructField, TableRef,
+};
+use delta_operator_core::plan::{Capabilities, SchemaScope, plan};
 
 fn column_type(i: usize) -> DataType {
     match i % 10 {
         0 => DataType::Long,
         1 => DataType::String,
-        2 => DataType::Decimal { precision: 18, scale: 2 },
+        2 => DataType::Decimal {
+            precision: 18,
+            scale: 2,
+        },
         3 => DataType::Struct {
             fields: vec![
-                StructField { name: "a".into(), data_type: DataType::Int, nullable: true, comment: None },
-                StructField { name: "b".into(), data_type: DataType::Array { element: Box::new(DataType::String), contains_null: true }, nullable: true, comment: None },
+                StructField {
+                    name: "a".into(),
+                    data_type: DataType::Int,
+                    nullable: true,
+                    comment: None,
+                },
+                StructField {
+                    name: "b".into(),
+                    data_type: DataType::Array {
+                        element: Box::new(DataType::String),
+                        contains_null: true,
+                    },
+                    nullable: true,
+                    comment: None,
+                },
             ],
         },
         4 => DataType::Array {
-            element: Box::new(DataType::Struct { fields: vec![StructField { name: "sku".into(), data_type: DataType::String, nullable: true, comment: None }] }),
+            element: Box::new(DataType::Struct {
+                fields: vec![StructField {
+                    name: "sku".into(),
+                    data_type: DataType::String,
+                    nullable: true,
+                    comment: None,
+                }],
+            }),
             contains_null: true,
         },
-        5 => DataType::Map { key: Box::new(DataType::String), value: Box::new(DataType::Long), value_contains_null: true },
+        5 => DataType::Map {
+            key: Box::new(DataType::String),
+            value: Box::new(DataType::Long),
+            value_contains_null: true,
+        },
         6 => DataType::Date,
         7 => DataType::TimestampNtz,
         8 => DataType::Int,
@@ -39,12 +69,18 @@ fn tables(n: usize, cols: usize) -> (Vec<DesiredTable>, Vec<ObservedTable>) {
         let table = TableRef::new("main", &format!("s{}", t % 10), &format!("t{t}"));
         let marker = format!("default/t{t}");
         let columns: Vec<DesiredColumn> = (0..cols)
-            .map(|c| DesiredColumn { comment: Some(format!("column {c}")), ..DesiredColumn::new(&format!("c{c}"), column_type(c), c != 0) })
+            .map(|c| DesiredColumn {
+                comment: Some(format!("column {c}")),
+                ..DesiredColumn::new(&format!("c{c}"), column_type(c), c != 0)
+            })
             .collect();
         // live: every third table drifted (a comment, a widened type, an extra column)
         let mut live_cols: Vec<ObservedColumn> = columns
             .iter()
-            .map(|c| ObservedColumn { comment: c.comment.clone(), ..ObservedColumn::new(&c.name, c.data_type.clone(), c.nullable) })
+            .map(|c| ObservedColumn {
+                comment: c.comment.clone(),
+                ..ObservedColumn::new(&c.name, c.data_type.clone(), c.nullable)
+            })
             .collect();
         if t % 3 == 0 {
             live_cols[1].comment = Some("old".into());
@@ -66,7 +102,12 @@ fn main() {
     let full = std::env::args().any(|a| a == "--bench");
     let (n, cols, runs) = if full { (1000, 50, 5) } else { (20, 50, 1) };
     let (desired, observed) = tables(n, cols);
-    let schemas: Vec<SchemaScope> = (0..10).map(|s| SchemaScope { schema: TableRef::new("main", &format!("s{s}"), "x").schema_ref(), mode: SchemaMode::Additive }).collect();
+    let schemas: Vec<SchemaScope> = (0..10)
+        .map(|s| SchemaScope {
+            schema: TableRef::new("main", &format!("s{s}"), "x").schema_ref(),
+            mode: SchemaMode::Additive,
+        })
+        .collect();
     for caps in [Capabilities::lake(), Capabilities::databricks()] {
         let mut times = Vec::new();
         let mut last = None;

@@ -10,16 +10,17 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use delta_operator_core::model::type_syntax::parse_type;
 use delta_operator_core::model::{
-    Check, DataType, DesiredColumn, DesiredTable, ForeignKey, Grant, Identity, Mask, ObservedColumn, ObservedTable,
-    PrimaryKey, SchemaMode, SchemaRef, StructField, TableRef, OWNER_PROPERTY,
+    Check, DataType, DesiredColumn, DesiredTable, ForeignKey, Grant, Identity, Mask,
+    OWNER_PROPERTY, ObservedColumn, ObservedTable, PrimaryKey, SchemaMode, SchemaRef, StructField,
+    TableRef,
 };
 use delta_operator_core::plan::change::DropReason;
-use delta_operator_core::plan::gate::{gate, Decision, Policy};
+use delta_operator_core::plan::gate::{Decision, Policy, gate};
 use delta_operator_core::plan::holds::holds;
 use delta_operator_core::plan::steps::{Action, Rewrite, RewritePhase, Source};
 use delta_operator_core::plan::{
-    self, plan_delete, plan_orphan, plan_table, Capabilities, Change, Outcome, Plan, RiskClass, SchemaScope, Strategy,
-    TableAction, TablePlan,
+    self, Capabilities, Change, Outcome, Plan, RiskClass, SchemaScope, Strategy, TableAction,
+    TablePlan, plan_delete, plan_orphan, plan_table,
 };
 
 // ---------------------------------------------------------------------------
@@ -77,17 +78,37 @@ fn live(name: &str, columns: Vec<ObservedColumn>) -> ObservedTable {
 
 /// `orders` as declared and as live, identical: `id bigint not null, amount int, note string`.
 fn orders() -> (DesiredTable, ObservedTable) {
-    let d = desired("orders", vec![not_null(col("id", "bigint")), col("amount", "int"), col("note", "string")]);
-    let o = live("orders", vec![onot_null(ocol("id", "bigint")), ocol("amount", "int"), ocol("note", "string")]);
+    let d = desired(
+        "orders",
+        vec![
+            not_null(col("id", "bigint")),
+            col("amount", "int"),
+            col("note", "string"),
+        ],
+    );
+    let o = live(
+        "orders",
+        vec![
+            onot_null(ocol("id", "bigint")),
+            ocol("amount", "int"),
+            ocol("note", "string"),
+        ],
+    );
     (d, o)
 }
 
 fn dcol<'a>(d: &'a mut DesiredTable, name: &str) -> &'a mut DesiredColumn {
-    d.columns.iter_mut().find(|c| c.name == name).unwrap_or_else(|| panic!("no declared column {name}"))
+    d.columns
+        .iter_mut()
+        .find(|c| c.name == name)
+        .unwrap_or_else(|| panic!("no declared column {name}"))
 }
 
 fn lcol<'a>(o: &'a mut ObservedTable, name: &str) -> &'a mut ObservedColumn {
-    o.columns.iter_mut().find(|c| c.name == name).unwrap_or_else(|| panic!("no live column {name}"))
+    o.columns
+        .iter_mut()
+        .find(|c| c.name == name)
+        .unwrap_or_else(|| panic!("no live column {name}"))
 }
 
 fn lake() -> Capabilities {
@@ -100,7 +121,10 @@ fn dbx() -> Capabilities {
 
 /// `1. TITLE [class]` for every step, as a reviewer reads them.
 fn steps(p: &TablePlan) -> Vec<String> {
-    p.steps().iter().map(|s| format!("{}. {} [{}]", s.number, s.action.title(), s.class)).collect()
+    p.steps()
+        .iter()
+        .map(|s| format!("{}. {} [{}]", s.number, s.action.title(), s.class))
+        .collect()
 }
 
 fn failures(p: &TablePlan) -> Vec<String> {
@@ -112,13 +136,19 @@ fn failures(p: &TablePlan) -> Vec<String> {
 
 fn failure<'a>(p: &'a TablePlan, rule: &str) -> &'a delta_operator_core::plan::RuleFailure {
     match &p.outcome {
-        Outcome::Rejected { failures } => failures.iter().find(|f| f.rule == rule).unwrap_or_else(|| panic!("no {rule} in {failures:#?}")),
+        Outcome::Rejected { failures } => failures
+            .iter()
+            .find(|f| f.rule == rule)
+            .unwrap_or_else(|| panic!("no {rule} in {failures:#?}")),
         other => panic!("expected a rejection with {rule}, got {other:#?}"),
     }
 }
 
 fn step<'a>(p: &'a TablePlan, title: &str) -> &'a delta_operator_core::plan::Step {
-    p.steps().iter().find(|s| s.action.title() == title).unwrap_or_else(|| panic!("no step {title:?} in {:#?}", steps(p)))
+    p.steps()
+        .iter()
+        .find(|s| s.action.title() == title)
+        .unwrap_or_else(|| panic!("no step {title:?} in {:#?}", steps(p)))
 }
 
 fn restore() -> String {
@@ -231,17 +261,33 @@ fn orders_case(
 ) -> ChangeCase {
     let (mut d, mut o) = orders();
     edit(&mut d, &mut o);
-    ChangeCase { name, plan: plan_table(&d, Some(&o), &caps), changes, steps }
+    ChangeCase {
+        name,
+        plan: plan_table(&d, Some(&o), &caps),
+        changes,
+        steps,
+    }
 }
 
 fn change_cases() -> Vec<ChangeCase> {
     let (d0, o0) = orders();
     let s = |v: &str| v.to_string();
     let customers = tref("customers");
-    let fk = ForeignKey { name: None, columns: vec![s("id")], references: customers.clone(), referenced_columns: vec![s("id")] };
-    let positive = Check { name: s("positive"), expression: s("amount > 0") };
+    let fk = ForeignKey {
+        name: None,
+        columns: vec![s("id")],
+        references: customers.clone(),
+        referenced_columns: vec![s("id")],
+    };
+    let positive = Check {
+        name: s("positive"),
+        expression: s("amount > 0"),
+    };
     let note_live = ocol("note", "string");
-    let mask = Mask { function: s("main.sec.redact"), using_columns: vec![] };
+    let mask = Mask {
+        function: s("main.sec.redact"),
+        using_columns: vec![],
+    };
     vec![
         ChangeCase {
             name: "create",
@@ -255,14 +301,19 @@ fn change_cases() -> Vec<ChangeCase> {
             |_, o| {
                 o.properties.remove(OWNER_PROPERTY);
             },
-            vec![Change::Claim { marker: marker("orders") }],
+            vec![Change::Claim {
+                marker: marker("orders"),
+            }],
             vec!["1. CLAIM ownership [meta]"],
         ),
         orders_case(
             "table comment",
             dbx(),
             |d, _| d.comment = Some(s("All orders")),
-            vec![Change::SetTableComment { from: None, to: s("All orders") }],
+            vec![Change::SetTableComment {
+                from: None,
+                to: s("All orders"),
+            }],
             vec!["1. COMMENT ON TABLE [meta]"],
         ),
         orders_case(
@@ -271,7 +322,11 @@ fn change_cases() -> Vec<ChangeCase> {
             |d, _| {
                 d.properties.insert(s("delta.appendOnly"), Some(s("true")));
             },
-            vec![Change::SetProperty { key: s("delta.appendOnly"), from: None, to: s("true") }],
+            vec![Change::SetProperty {
+                key: s("delta.appendOnly"),
+                from: None,
+                to: s("true"),
+            }],
             vec!["1. SET TBLPROPERTIES (delta.appendOnly) [meta]"],
         ),
         orders_case(
@@ -281,7 +336,10 @@ fn change_cases() -> Vec<ChangeCase> {
                 d.properties.insert(s("delta.appendOnly"), None);
                 o.properties.insert(s("delta.appendOnly"), s("true"));
             },
-            vec![Change::UnsetProperty { key: s("delta.appendOnly"), from: s("true") }],
+            vec![Change::UnsetProperty {
+                key: s("delta.appendOnly"),
+                from: s("true"),
+            }],
             vec!["1. UNSET TBLPROPERTIES (delta.appendOnly) [meta]"],
         ),
         orders_case(
@@ -290,7 +348,11 @@ fn change_cases() -> Vec<ChangeCase> {
             |d, _| {
                 d.tags.insert(s("pii"), Some(s("no")));
             },
-            vec![Change::SetTableTag { key: s("pii"), from: None, to: s("no") }],
+            vec![Change::SetTableTag {
+                key: s("pii"),
+                from: None,
+                to: s("no"),
+            }],
             vec!["1. SET TAGS (pii) [meta]"],
         ),
         orders_case(
@@ -300,7 +362,10 @@ fn change_cases() -> Vec<ChangeCase> {
                 d.tags.insert(s("pii"), None);
                 o.tags.insert(s("pii"), s("no"));
             },
-            vec![Change::UnsetTableTag { key: s("pii"), from: s("no") }],
+            vec![Change::UnsetTableTag {
+                key: s("pii"),
+                from: s("no"),
+            }],
             vec!["1. UNSET TAGS (pii) [meta]"],
         ),
         orders_case(
@@ -309,7 +374,12 @@ fn change_cases() -> Vec<ChangeCase> {
             |d, _| d.columns.push(col("status", "string")),
             vec![Change::AddColumn {
                 path: vec![s("status")],
-                field: StructField { name: s("status"), data_type: DataType::String, nullable: true, comment: None },
+                field: StructField {
+                    name: s("status"),
+                    data_type: DataType::String,
+                    nullable: true,
+                    comment: None,
+                },
             }],
             vec!["1. ADD COLUMN status [meta]"],
         ),
@@ -317,12 +387,18 @@ fn change_cases() -> Vec<ChangeCase> {
             "add a nested field",
             dbx(),
             |d, o| {
-                d.columns.push(col("address", "struct<city:string,zip:string>"));
+                d.columns
+                    .push(col("address", "struct<city:string,zip:string>"));
                 o.columns.push(ocol("address", "struct<city:string>"));
             },
             vec![Change::AddColumn {
                 path: vec![s("address"), s("zip")],
-                field: StructField { name: s("zip"), data_type: DataType::String, nullable: true, comment: None },
+                field: StructField {
+                    name: s("zip"),
+                    data_type: DataType::String,
+                    nullable: true,
+                    comment: None,
+                },
             }],
             vec!["1. ADD COLUMN address.zip [meta]"],
         ),
@@ -330,14 +406,21 @@ fn change_cases() -> Vec<ChangeCase> {
             "drop a column on databricks: column mapping first, destructive",
             dbx(),
             |d, _| d.columns.retain(|c| c.name != "note"),
-            vec![Change::DropColumn { column: note_live.clone() }],
-            vec!["1. enable columnMapping [feature]", "2. DROP COLUMN note [destructive]"],
+            vec![Change::DropColumn {
+                column: note_live.clone(),
+            }],
+            vec![
+                "1. enable columnMapping [feature]",
+                "2. DROP COLUMN note [destructive]",
+            ],
         ),
         orders_case(
             "drop a column on the lake: a destructive write-once rewrite",
             lake(),
             |d, _| d.columns.retain(|c| c.name != "note"),
-            vec![Change::DropColumn { column: note_live.clone() }],
+            vec![Change::DropColumn {
+                column: note_live.clone(),
+            }],
             vec!["1. REPLACE TABLE (from itself) [destructive]"],
         ),
         orders_case(
@@ -348,8 +431,14 @@ fn change_cases() -> Vec<ChangeCase> {
                 c.name = s("remark");
                 c.renamed_from = Some(s("note"));
             },
-            vec![Change::RenameColumn { from: s("note"), to: s("remark") }],
-            vec!["1. enable columnMapping [feature]", "2. RENAME COLUMN note TO remark [meta]"],
+            vec![Change::RenameColumn {
+                from: s("note"),
+                to: s("remark"),
+            }],
+            vec![
+                "1. enable columnMapping [feature]",
+                "2. RENAME COLUMN note TO remark [meta]",
+            ],
         ),
         orders_case(
             "rename on the lake: a write-once rewrite",
@@ -359,21 +448,35 @@ fn change_cases() -> Vec<ChangeCase> {
                 c.name = s("remark");
                 c.renamed_from = Some(s("note"));
             },
-            vec![Change::RenameColumn { from: s("note"), to: s("remark") }],
+            vec![Change::RenameColumn {
+                from: s("note"),
+                to: s("remark"),
+            }],
             vec!["1. REPLACE TABLE (from itself) [rewrite]"],
         ),
         orders_case(
             "int to bigint on databricks: type widening, then ALTER",
             dbx(),
             |d, _| dcol(d, "amount").data_type = DataType::Long,
-            vec![Change::ChangeType { path: vec![s("amount")], from: DataType::Int, to: DataType::Long }],
-            vec!["1. enable typeWidening [feature]", "2. ALTER COLUMN amount TYPE bigint [meta]"],
+            vec![Change::ChangeType {
+                path: vec![s("amount")],
+                from: DataType::Int,
+                to: DataType::Long,
+            }],
+            vec![
+                "1. enable typeWidening [feature]",
+                "2. ALTER COLUMN amount TYPE bigint [meta]",
+            ],
         ),
         orders_case(
             "int to bigint on the lake: lossless, written once",
             lake(),
             |d, _| dcol(d, "amount").data_type = DataType::Long,
-            vec![Change::ChangeType { path: vec![s("amount")], from: DataType::Int, to: DataType::Long }],
+            vec![Change::ChangeType {
+                path: vec![s("amount")],
+                from: DataType::Int,
+                to: DataType::Long,
+            }],
             vec!["1. REPLACE TABLE (from itself) [rewrite]"],
         ),
         orders_case(
@@ -383,35 +486,56 @@ fn change_cases() -> Vec<ChangeCase> {
                 dcol(d, "amount").data_type = DataType::Int;
                 lcol(o, "amount").data_type = DataType::Long;
             },
-            vec![Change::ChangeType { path: vec![s("amount")], from: DataType::Long, to: DataType::Int }],
-            vec!["1. STAGE rewritten data [rewrite]", "2. REPLACE TABLE (from staging) [rewrite]", "3. DROP staging [meta]"],
+            vec![Change::ChangeType {
+                path: vec![s("amount")],
+                from: DataType::Long,
+                to: DataType::Int,
+            }],
+            vec![
+                "1. STAGE rewritten data [rewrite]",
+                "2. REPLACE TABLE (from staging) [rewrite]",
+                "3. DROP staging [meta]",
+            ],
         ),
         orders_case(
             "set NOT NULL on databricks",
             dbx(),
             |d, _| dcol(d, "amount").nullable = false,
-            vec![Change::SetNullability { path: vec![s("amount")], nullable: false }],
+            vec![Change::SetNullability {
+                path: vec![s("amount")],
+                nullable: false,
+            }],
             vec!["1. SET NOT NULL amount [meta]"],
         ),
         orders_case(
             "set NOT NULL on the lake is a rewrite",
             lake(),
             |d, _| dcol(d, "amount").nullable = false,
-            vec![Change::SetNullability { path: vec![s("amount")], nullable: false }],
+            vec![Change::SetNullability {
+                path: vec![s("amount")],
+                nullable: false,
+            }],
             vec!["1. REPLACE TABLE (from itself) [rewrite]"],
         ),
         orders_case(
             "drop NOT NULL is metadata on both",
             lake(),
             |d, _| dcol(d, "id").nullable = true,
-            vec![Change::SetNullability { path: vec![s("id")], nullable: true }],
+            vec![Change::SetNullability {
+                path: vec![s("id")],
+                nullable: true,
+            }],
             vec!["1. DROP NOT NULL id [meta]"],
         ),
         orders_case(
             "column comment",
             lake(),
             |d, _| dcol(d, "note").comment = Some(s("free text")),
-            vec![Change::SetColumnComment { path: vec![s("note")], from: None, to: s("free text") }],
+            vec![Change::SetColumnComment {
+                path: vec![s("note")],
+                from: None,
+                to: s("free text"),
+            }],
             vec!["1. COMMENT ON COLUMN note [meta]"],
         ),
         orders_case(
@@ -420,7 +544,12 @@ fn change_cases() -> Vec<ChangeCase> {
             |d, _| {
                 dcol(d, "note").tags.insert(s("pii"), Some(s("yes")));
             },
-            vec![Change::SetColumnTag { column: s("note"), key: s("pii"), from: None, to: s("yes") }],
+            vec![Change::SetColumnTag {
+                column: s("note"),
+                key: s("pii"),
+                from: None,
+                to: s("yes"),
+            }],
             vec!["1. SET TAGS on note [meta]"],
         ),
         orders_case(
@@ -430,7 +559,11 @@ fn change_cases() -> Vec<ChangeCase> {
                 dcol(d, "note").tags.insert(s("pii"), None);
                 lcol(o, "note").tags.insert(s("pii"), s("yes"));
             },
-            vec![Change::UnsetColumnTag { column: s("note"), key: s("pii"), from: s("yes") }],
+            vec![Change::UnsetColumnTag {
+                column: s("note"),
+                key: s("pii"),
+                from: s("yes"),
+            }],
             vec!["1. UNSET TAGS on note [meta]"],
         ),
         orders_case(
@@ -440,14 +573,22 @@ fn change_cases() -> Vec<ChangeCase> {
                 let mask = mask.clone();
                 move |d, _| dcol(d, "note").mask = Some(mask)
             },
-            vec![Change::SetMask { column: s("note"), from: None, to: mask.clone() }],
+            vec![Change::SetMask {
+                column: s("note"),
+                from: None,
+                to: mask.clone(),
+            }],
             vec!["1. SET MASK on note [meta]"],
         ),
         orders_case(
             "column default",
             dbx(),
             |d, _| dcol(d, "note").default = Some(s("'n/a'")),
-            vec![Change::SetDefault { column: s("note"), from: None, to: s("'n/a'") }],
+            vec![Change::SetDefault {
+                column: s("note"),
+                from: None,
+                to: s("'n/a'"),
+            }],
             vec!["1. SET DEFAULT on note [meta]"],
         ),
         orders_case(
@@ -457,7 +598,9 @@ fn change_cases() -> Vec<ChangeCase> {
                 let positive = positive.clone();
                 move |d, _| d.checks.push(positive)
             },
-            vec![Change::AddCheck { check: positive.clone() }],
+            vec![Change::AddCheck {
+                check: positive.clone(),
+            }],
             vec!["1. ADD CONSTRAINT positive CHECK [meta]"],
         ),
         orders_case(
@@ -467,7 +610,9 @@ fn change_cases() -> Vec<ChangeCase> {
                 let positive = positive.clone();
                 move |_, o| o.checks.push(positive)
             },
-            vec![Change::DropCheck { check: positive.clone() }],
+            vec![Change::DropCheck {
+                check: positive.clone(),
+            }],
             vec!["1. DROP CONSTRAINT positive [meta]"],
         ),
         orders_case(
@@ -477,20 +622,44 @@ fn change_cases() -> Vec<ChangeCase> {
                 let positive = positive.clone();
                 move |d, o| {
                     d.checks.push(positive);
-                    o.checks.push(Check { name: s("positive"), expression: s("amount >= 0") });
+                    o.checks.push(Check {
+                        name: s("positive"),
+                        expression: s("amount >= 0"),
+                    });
                 }
             },
             vec![
-                Change::DropCheck { check: Check { name: s("positive"), expression: s("amount >= 0") } },
-                Change::AddCheck { check: positive.clone() },
+                Change::DropCheck {
+                    check: Check {
+                        name: s("positive"),
+                        expression: s("amount >= 0"),
+                    },
+                },
+                Change::AddCheck {
+                    check: positive.clone(),
+                },
             ],
-            vec!["1. DROP CONSTRAINT positive [meta]", "2. ADD CONSTRAINT positive CHECK [meta]"],
+            vec![
+                "1. DROP CONSTRAINT positive [meta]",
+                "2. ADD CONSTRAINT positive CHECK [meta]",
+            ],
         ),
         orders_case(
             "primary key",
             dbx(),
-            |d, _| d.primary_key = Some(PrimaryKey { name: Some(s("orders_pk")), columns: vec![s("id")] }),
-            vec![Change::SetPrimaryKey { from: None, to: PrimaryKey { name: Some(s("orders_pk")), columns: vec![s("id")] } }],
+            |d, _| {
+                d.primary_key = Some(PrimaryKey {
+                    name: Some(s("orders_pk")),
+                    columns: vec![s("id")],
+                })
+            },
+            vec![Change::SetPrimaryKey {
+                from: None,
+                to: PrimaryKey {
+                    name: Some(s("orders_pk")),
+                    columns: vec![s("id")],
+                },
+            }],
             vec!["1. ADD PRIMARY KEY [meta]"],
         ),
         orders_case(
@@ -517,32 +686,59 @@ fn change_cases() -> Vec<ChangeCase> {
             "partitioning is a rewrite on databricks too",
             dbx(),
             |d, _| d.partitioned_by = Some(vec![s("note")]),
-            vec![Change::SetPartitioning { from: vec![], to: vec![s("note")] }],
+            vec![Change::SetPartitioning {
+                from: vec![],
+                to: vec![s("note")],
+            }],
             // REPLACE TABLE … AS SELECT loses NOT NULL and properties: put back
-            vec!["1. REPLACE TABLE (from itself) [rewrite]", "2. SET NOT NULL id [meta]", "3. SET TBLPROPERTIES (delta-operator.io/owner) [meta]"],
+            vec![
+                "1. REPLACE TABLE (from itself) [rewrite]",
+                "2. SET NOT NULL id [meta]",
+                "3. SET TBLPROPERTIES (delta-operator.io/owner) [meta]",
+            ],
         ),
         orders_case(
             "clustering",
             dbx(),
             |d, _| d.cluster_by = Some(vec![s("id")]),
-            vec![Change::SetClustering { from: None, to: vec![s("id")] }],
+            vec![Change::SetClustering {
+                from: None,
+                to: vec![s("id")],
+            }],
             vec!["1. CLUSTER BY (id) [meta]"],
         ),
         orders_case(
             "grant",
             dbx(),
-            |d, _| d.grants.push(Grant { principal: s("analysts"), privileges: vec![s("select")] }),
-            vec![Change::Grant { principal: s("analysts"), privileges: vec![s("SELECT")] }],
+            |d, _| {
+                d.grants.push(Grant {
+                    principal: s("analysts"),
+                    privileges: vec![s("select")],
+                })
+            },
+            vec![Change::Grant {
+                principal: s("analysts"),
+                privileges: vec![s("SELECT")],
+            }],
             vec!["1. GRANT SELECT TO analysts [meta]"],
         ),
         orders_case(
             "a named principal gets exactly what is listed: revoke the rest",
             dbx(),
             |d, o| {
-                d.grants.push(Grant { principal: s("analysts"), privileges: vec![s("SELECT")] });
-                o.grants.push(Grant { principal: s("Analysts"), privileges: vec![s("SELECT"), s("MODIFY")] });
+                d.grants.push(Grant {
+                    principal: s("analysts"),
+                    privileges: vec![s("SELECT")],
+                });
+                o.grants.push(Grant {
+                    principal: s("Analysts"),
+                    privileges: vec![s("SELECT"), s("MODIFY")],
+                });
             },
-            vec![Change::Revoke { principal: s("analysts"), privileges: vec![s("MODIFY")] }],
+            vec![Change::Revoke {
+                principal: s("analysts"),
+                privileges: vec![s("MODIFY")],
+            }],
             vec!["1. REVOKE MODIFY FROM analysts [meta]"],
         ),
         orders_case(
@@ -552,26 +748,37 @@ fn change_cases() -> Vec<ChangeCase> {
                 d.owner = Some(s("data-eng"));
                 o.owner = Some(s("alice"));
             },
-            vec![Change::SetOwner { from: Some(s("alice")), to: s("data-eng") }],
+            vec![Change::SetOwner {
+                from: Some(s("alice")),
+                to: s("data-eng"),
+            }],
             vec!["1. SET OWNER data-eng [meta]"],
         ),
         ChangeCase {
             name: "strict orphan",
             plan: plan_orphan(&o0, true, &dbx()),
-            changes: vec![Change::DropTable { reason: DropReason::Orphan, columns: 3 }],
+            changes: vec![Change::DropTable {
+                reason: DropReason::Orphan,
+                columns: 3,
+            }],
             steps: vec!["1. DROP TABLE [destructive]"],
         },
         ChangeCase {
             name: "deleted resource with deletionPolicy Delete",
             plan: plan_delete(&o0, &lake()),
-            changes: vec![Change::DropTable { reason: DropReason::Deleted, columns: 3 }],
+            changes: vec![Change::DropTable {
+                reason: DropReason::Deleted,
+                columns: 3,
+            }],
             steps: vec!["1. DROP TABLE [destructive]"],
         },
         orders_case(
             "what an interrupted run left",
             lake(),
             |_, o| o.leftovers = vec![leftover()],
-            vec![Change::RemoveLeftovers { leftovers: vec![leftover()] }],
+            vec![Change::RemoveLeftovers {
+                leftovers: vec![leftover()],
+            }],
             vec!["1. REMOVE leftovers of interrupted runs (1) [meta]"],
         ),
     ]
@@ -598,15 +805,27 @@ fn every_change_kind_is_diffed_and_planned() {
             continue;
         }
         if p.changes != case.changes {
-            errors.push(format!("{}: changes\n  got      {:?}\n  expected {:?}", case.name, p.changes, case.changes));
+            errors.push(format!(
+                "{}: changes\n  got      {:?}\n  expected {:?}",
+                case.name, p.changes, case.changes
+            ));
         }
         if steps(p) != case.steps {
-            errors.push(format!("{}: steps\n  got      {:?}\n  expected {:?}", case.name, steps(p), case.steps));
+            errors.push(format!(
+                "{}: steps\n  got      {:?}\n  expected {:?}",
+                case.name,
+                steps(p),
+                case.steps
+            ));
         }
         // every change is served by some step (prerequisites serve none)
         for (i, c) in p.changes.iter().enumerate() {
             if !p.steps().iter().any(|s| s.serves.contains(&i)) {
-                errors.push(format!("{}: change {i} ({}) is served by no step", case.name, kind(c)));
+                errors.push(format!(
+                    "{}: change {i} ({}) is served by no step",
+                    case.name,
+                    kind(c)
+                ));
             }
         }
         seen.extend(p.changes.iter().map(kind));
@@ -624,14 +843,34 @@ fn rename_on_the_lake_copies_the_old_column_once() {
     c.renamed_from = Some("note".into());
     let p = plan_table(&d, Some(&o), &lake());
     let s = step(&p, "REPLACE TABLE (from itself)");
-    let Action::Rewrite { rewrite, phase: RewritePhase::WriteOnce } = &s.action else { panic!("{:?}", s.action) };
-    let sources: Vec<(&str, &Source)> = rewrite.columns.iter().map(|c| (c.field.name.as_str(), &c.source)).collect();
+    let Action::Rewrite {
+        rewrite,
+        phase: RewritePhase::WriteOnce,
+    } = &s.action
+    else {
+        panic!("{:?}", s.action)
+    };
+    let sources: Vec<(&str, &Source)> = rewrite
+        .columns
+        .iter()
+        .map(|c| (c.field.name.as_str(), &c.source))
+        .collect();
     assert_eq!(
         sources,
         vec![
             ("id", &Source::Copy { from: "id".into() }),
-            ("amount", &Source::Copy { from: "amount".into() }),
-            ("remark", &Source::Copy { from: "note".into() }),
+            (
+                "amount",
+                &Source::Copy {
+                    from: "amount".into()
+                }
+            ),
+            (
+                "remark",
+                &Source::Copy {
+                    from: "note".into()
+                }
+            ),
         ]
     );
     assert!(rewrite.drops.is_empty());
@@ -647,12 +886,19 @@ fn a_lossy_cast_on_the_lake_is_staged_with_sizes_and_a_restore_point() {
     lcol(&mut o, "amount").data_type = DataType::Long;
     dcol(&mut d, "amount").data_type = DataType::Int;
     let p = plan_table(&d, Some(&o), &lake());
-    let phases: Vec<(RewritePhase, Option<u64>, Option<&str>, Vec<usize>)> = p
+    type Phase<'a> = (RewritePhase, Option<u64>, Option<&'a str>, Vec<usize>);
+    let phases: Vec<Phase> = p
         .steps()
         .iter()
         .map(|s| match &s.action {
             Action::Rewrite { phase, rewrite } => {
-                assert_eq!(rewrite.columns[1].source, Source::Cast { from: "amount".into(), from_type: DataType::Long });
+                assert_eq!(
+                    rewrite.columns[1].source,
+                    Source::Cast {
+                        from: "amount".into(),
+                        from_type: DataType::Long
+                    }
+                );
                 (*phase, s.est_bytes, s.undo.as_deref(), s.serves.clone())
             }
             other => panic!("not a rewrite: {other:?}"),
@@ -668,7 +914,10 @@ fn a_lossy_cast_on_the_lake_is_staged_with_sizes_and_a_restore_point() {
         ]
     );
     let plan = plan::finish(&lake(), vec![p], vec![]);
-    assert_eq!(plan.summary.rewrites, 1, "stage + replace + drop staging is one rewrite");
+    assert_eq!(
+        plan.summary.rewrites, 1,
+        "stage + replace + drop staging is one rewrite"
+    );
     assert_eq!(plan.summary.steps, 3);
     assert_eq!(plan.risk(), Some(RiskClass::Rewrite));
 }
@@ -679,10 +928,29 @@ fn a_lossless_cast_on_the_lake_is_written_once() {
     dcol(&mut d, "amount").data_type = DataType::Long;
     let p = plan_table(&d, Some(&o), &lake());
     assert_eq!(steps(&p), vec!["1. REPLACE TABLE (from itself) [rewrite]"]);
-    let Action::Rewrite { rewrite, phase: RewritePhase::WriteOnce } = &p.steps()[0].action else { panic!("{:?}", p.steps()) };
-    assert_eq!(rewrite.columns[1].source, Source::Cast { from: "amount".into(), from_type: DataType::Int });
+    let Action::Rewrite {
+        rewrite,
+        phase: RewritePhase::WriteOnce,
+    } = &p.steps()[0].action
+    else {
+        panic!("{:?}", p.steps())
+    };
+    assert_eq!(
+        rewrite.columns[1].source,
+        Source::Cast {
+            from: "amount".into(),
+            from_type: DataType::Int
+        }
+    );
     assert!(!rewrite.converts(), "int → bigint cannot lose a value");
-    assert!(p.steps()[0].notes.iter().any(|n| n.contains("cannot lose a value") && n.contains("amount")), "{:?}", p.steps()[0].notes);
+    assert!(
+        p.steps()[0]
+            .notes
+            .iter()
+            .any(|n| n.contains("cannot lose a value") && n.contains("amount")),
+        "{:?}",
+        p.steps()[0].notes
+    );
     assert_eq!(p.steps()[0].undo.as_deref(), Some(restore().as_str()));
 }
 
@@ -691,30 +959,59 @@ fn source_of(p: &TablePlan, name: &str) -> Source {
     p.steps()
         .iter()
         .find_map(|s| match &s.action {
-            Action::Rewrite { rewrite, .. } => rewrite.columns.iter().find(|c| c.field.name == name).map(|c| c.source.clone()),
+            Action::Rewrite { rewrite, .. } => rewrite
+                .columns
+                .iter()
+                .find(|c| c.field.name == name)
+                .map(|c| c.source.clone()),
             _ => None,
         })
         .unwrap_or_else(|| panic!("no rewrite of {name}: {:?}", steps(p)))
 }
 
 fn proj(name: &str, t: &str, source: Source) -> delta_operator_core::plan::steps::Projection {
-    delta_operator_core::plan::steps::Projection { field: StructField { name: name.into(), data_type: ty(t), nullable: true, comment: None }, source }
+    delta_operator_core::plan::steps::Projection {
+        field: StructField {
+            name: name.into(),
+            data_type: ty(t),
+            nullable: true,
+            comment: None,
+        },
+        source,
+    }
 }
 
 #[test]
 fn projections_rebuild_structs_by_name_and_arrays_of_structs_by_transform() {
     // a struct whose fields are reordered, one widened, one new, one left out
     let (mut d, mut o) = orders();
-    o.columns.push(ocol("address", "struct<zip:int,city:string,old:string>"));
-    d.columns.push(col("address", "struct<city:string,zip:bigint,country:string>"));
+    o.columns
+        .push(ocol("address", "struct<zip:int,city:string,old:string>"));
+    d.columns.push(col(
+        "address",
+        "struct<city:string,zip:bigint,country:string>",
+    ));
     let p = plan_table(&d, Some(&o), &lake());
     assert_eq!(
         source_of(&p, "address"),
         Source::Struct {
             from: "address".into(),
             fields: vec![
-                proj("city", "string", Source::Copy { from: "city".into() }),
-                proj("zip", "bigint", Source::Cast { from: "zip".into(), from_type: DataType::Int }),
+                proj(
+                    "city",
+                    "string",
+                    Source::Copy {
+                        from: "city".into()
+                    }
+                ),
+                proj(
+                    "zip",
+                    "bigint",
+                    Source::Cast {
+                        from: "zip".into(),
+                        from_type: DataType::Int
+                    }
+                ),
                 proj("country", "string", Source::Null),
             ]
         },
@@ -723,28 +1020,55 @@ fn projections_rebuild_structs_by_name_and_arrays_of_structs_by_transform() {
     // leaving a nested field out loses its data: destructive, named
     let s = step(&p, "REPLACE TABLE (from itself)");
     assert_eq!(s.class, RiskClass::Destructive);
-    assert!(s.warnings.iter().any(|w| w.contains("address.old")), "{:?}", s.warnings);
+    assert!(
+        s.warnings.iter().any(|w| w.contains("address.old")),
+        "{:?}",
+        s.warnings
+    );
 
     // an array of structs: transform, each element rebuilt by name
     let (mut d, mut o) = orders();
-    o.columns.push(ocol("items", "array<struct<sku:string,qty:int>>"));
-    d.columns.push(col("items", "array<struct<qty:bigint,sku:string>>"));
+    o.columns
+        .push(ocol("items", "array<struct<sku:string,qty:int>>"));
+    d.columns
+        .push(col("items", "array<struct<qty:bigint,sku:string>>"));
     let p = plan_table(&d, Some(&o), &lake());
     assert_eq!(
         source_of(&p, "items"),
         Source::Transform {
             from: "items".into(),
-            fields: vec![proj("qty", "bigint", Source::Cast { from: "qty".into(), from_type: DataType::Int }), proj("sku", "string", Source::Copy { from: "sku".into() })]
+            fields: vec![
+                proj(
+                    "qty",
+                    "bigint",
+                    Source::Cast {
+                        from: "qty".into(),
+                        from_type: DataType::Int
+                    }
+                ),
+                proj("sku", "string", Source::Copy { from: "sku".into() })
+            ]
         }
     );
-    assert_eq!(steps(&p), vec!["1. REPLACE TABLE (from itself) [rewrite]"], "lossless inside: written once");
+    assert_eq!(
+        steps(&p),
+        vec!["1. REPLACE TABLE (from itself) [rewrite]"],
+        "lossless inside: written once"
+    );
 
     // a lossy cast inside a struct is staged
     let (mut d, mut o) = orders();
     o.columns.push(ocol("address", "struct<zip:string>"));
     d.columns.push(col("address", "struct<zip:int>"));
     let p = plan_table(&d, Some(&o), &lake());
-    assert_eq!(steps(&p), vec!["1. STAGE rewritten data [rewrite]", "2. REPLACE TABLE (from staging) [rewrite]", "3. DROP staging [meta]"]);
+    assert_eq!(
+        steps(&p),
+        vec![
+            "1. STAGE rewritten data [rewrite]",
+            "2. REPLACE TABLE (from staging) [rewrite]",
+            "3. DROP staging [meta]"
+        ]
+    );
 
     // a new column in a rewrite is CAST(NULL AS T): no ADD COLUMN step first
     let (mut d, mut o) = orders();
@@ -753,7 +1077,11 @@ fn projections_rebuild_structs_by_name_and_arrays_of_structs_by_transform() {
     d.columns.push(col("extra", "date"));
     let p = plan_table(&d, Some(&o), &lake());
     assert_eq!(source_of(&p, "extra"), Source::Null);
-    assert!(!steps(&p).iter().any(|s| s.contains("ADD COLUMN")), "{:?}", steps(&p));
+    assert!(
+        !steps(&p).iter().any(|s| s.contains("ADD COLUMN")),
+        "{:?}",
+        steps(&p)
+    );
 }
 
 #[test]
@@ -762,28 +1090,49 @@ fn what_has_no_honest_conversion_asks_for_using() {
         ("struct<a:int>", "array<int>"),
         ("map<string,int>", "map<string,struct<v:int>>"),
         ("map<string,struct<v:int>>", "map<string,struct<v:bigint>>"),
-        ("array<array<struct<a:int>>>", "array<array<struct<a:bigint>>>"),
+        (
+            "array<array<struct<a:int>>>",
+            "array<array<struct<a:bigint>>>",
+        ),
         ("int", "struct<a:int>"),
     ] {
         let (mut d, mut o) = orders();
         o.columns.push(ocol("x", from));
         d.columns.push(col("x", to));
         let p = plan_table(&d, Some(&o), &lake());
-        assert_eq!(failures(&p), vec!["ConversionNeedsUsing"], "{from} → {to}: {:?}", steps(&p));
-        let Outcome::Rejected { failures } = &p.outcome else { unreachable!() };
+        assert_eq!(
+            failures(&p),
+            vec!["ConversionNeedsUsing"],
+            "{from} → {to}: {:?}",
+            steps(&p)
+        );
+        let Outcome::Rejected { failures } = &p.outcome else {
+            unreachable!()
+        };
         assert!(failures[0].fix.contains("using:"), "{}", failures[0].fix);
         // with `using:` it is accepted, and the expression is the projection
         dcol(&mut d, "x").using = Some("NULL".into());
         let p = plan_table(&d, Some(&o), &lake());
         assert!(p.is_accepted(), "{from} → {to} with using: {:?}", p.outcome);
-        assert_eq!(source_of(&p, "x"), Source::Using { expression: "NULL".into() });
+        assert_eq!(
+            source_of(&p, "x"),
+            Source::Using {
+                expression: "NULL".into()
+            }
+        );
     }
     // maps of scalars are cast whole
     let (mut d, mut o) = orders();
     o.columns.push(ocol("m", "map<string,int>"));
     d.columns.push(col("m", "map<string,bigint>"));
     let p = plan_table(&d, Some(&o), &lake());
-    assert_eq!(source_of(&p, "m"), Source::Cast { from: "m".into(), from_type: ty("map<string,int>") });
+    assert_eq!(
+        source_of(&p, "m"),
+        Source::Cast {
+            from: "m".into(),
+            from_type: ty("map<string,int>")
+        }
+    );
 }
 
 #[test]
@@ -804,20 +1153,37 @@ fn clone_before_rewrite_adds_a_shallow_clone_before_the_first_step_that_could_lo
         ],
         "the stage leaves the original untouched: the clone goes right before the replace"
     );
-    assert_eq!(p.steps()[1].undo.as_deref(), Some("DROP TABLE main.sales.orders__delta_operator_clone_v7"));
-    assert_ne!(plan::finish(&lake(), vec![p], vec![]).id, plan::finish(&lake(), vec![without], vec![]).id, "the clone is part of the plan");
+    assert_eq!(
+        p.steps()[1].undo.as_deref(),
+        Some("DROP TABLE main.sales.orders__delta_operator_clone_v7")
+    );
+    assert_ne!(
+        plan::finish(&lake(), vec![p], vec![]).id,
+        plan::finish(&lake(), vec![without], vec![]).id,
+        "the clone is part of the plan"
+    );
     // a write-once drop: the clone comes first
     let (mut d, o) = orders();
     d.columns.retain(|c| c.name != "note");
     d.clone_before_rewrite = true;
     let p = plan_table(&d, Some(&o), &lake());
-    assert_eq!(steps(&p), vec!["1. SHALLOW CLONE to orders__delta_operator_clone_v7 [meta]", "2. REPLACE TABLE (from itself) [destructive]"]);
+    assert_eq!(
+        steps(&p),
+        vec![
+            "1. SHALLOW CLONE to orders__delta_operator_clone_v7 [meta]",
+            "2. REPLACE TABLE (from itself) [destructive]"
+        ]
+    );
     // nothing that could lose data: no clone
     let (mut d, o) = orders();
     d.comment = Some("x".into());
     d.clone_before_rewrite = true;
     let p = plan_table(&d, Some(&o), &lake());
-    assert!(!steps(&p).iter().any(|s| s.contains("CLONE")), "{:?}", steps(&p));
+    assert!(
+        !steps(&p).iter().any(|s| s.contains("CLONE")),
+        "{:?}",
+        steps(&p)
+    );
 }
 
 #[test]
@@ -825,8 +1191,12 @@ fn put_backs_follow_a_replace_that_loses_metadata() {
     // Databricks: REPLACE TABLE … AS SELECT loses NOT NULL, CHECKs, comments of
     // converted columns, a renamed column's tags and properties others set
     let (mut d, mut o) = orders();
-    o.checks.push(delta_operator_core::model::Check { name: "theirs".into(), expression: "id > 0".into() });
-    o.properties.insert("their.retention".into(), "30 days".into());
+    o.checks.push(delta_operator_core::model::Check {
+        name: "theirs".into(),
+        expression: "id > 0".into(),
+    });
+    o.properties
+        .insert("their.retention".into(), "30 days".into());
     lcol(&mut o, "amount").comment = Some("in cents".into());
     lcol(&mut o, "note").tags.insert("pii".into(), "yes".into());
     dcol(&mut d, "amount").data_type = DataType::String;
@@ -837,22 +1207,43 @@ fn put_backs_follow_a_replace_that_loses_metadata() {
     d.partitioned_by = Some(vec!["remark".to_string()]);
     let p = plan_table(&d, Some(&o), &dbx());
     let titles: Vec<String> = p.steps().iter().map(|s| s.action.title()).collect();
-    let at = |t: &str| titles.iter().position(|x| x == t).unwrap_or_else(|| panic!("no {t} in {titles:?}"));
+    let at = |t: &str| {
+        titles
+            .iter()
+            .position(|x| x == t)
+            .unwrap_or_else(|| panic!("no {t} in {titles:?}"))
+    };
     let replace = at("REPLACE TABLE (from itself, rows checked)");
-    for put in ["SET NOT NULL id", "COMMENT ON COLUMN amount", "SET TAGS on remark", "ADD CONSTRAINT theirs CHECK", "SET TBLPROPERTIES (delta-operator.io/owner, their.retention)"] {
+    for put in [
+        "SET NOT NULL id",
+        "COMMENT ON COLUMN amount",
+        "SET TAGS on remark",
+        "ADD CONSTRAINT theirs CHECK",
+        "SET TBLPROPERTIES (delta-operator.io/owner, their.retention)",
+    ] {
         let i = at(put);
-        assert!(i > replace && i < at("DROP staging"), "{put} is put back between the replace and the drop of staging: {titles:?}");
+        assert!(
+            i > replace && i < at("DROP staging"),
+            "{put} is put back between the replace and the drop of staging: {titles:?}"
+        );
     }
     // the lake's replace keeps them itself: no put-back steps
     let p = plan_table(&d, Some(&o), &lake());
-    assert!(p.steps().iter().all(|s| !s.notes.iter().any(|n| n == "put back after the replace")), "{:?}", steps(&p));
+    assert!(
+        p.steps()
+            .iter()
+            .all(|s| !s.notes.iter().any(|n| n == "put back after the replace")),
+        "{:?}",
+        steps(&p)
+    );
 }
 
 #[test]
 fn widening_on_databricks_skips_the_prerequisite_when_already_enabled() {
     let (mut d, mut o) = orders();
     dcol(&mut d, "amount").data_type = DataType::Long;
-    o.properties.insert("delta.enableTypeWidening".into(), "true".into());
+    o.properties
+        .insert("delta.enableTypeWidening".into(), "true".into());
     let p = plan_table(&d, Some(&o), &dbx());
     assert_eq!(steps(&p), vec!["1. ALTER COLUMN amount TYPE bigint [meta]"]);
 }
@@ -866,16 +1257,38 @@ fn drop_column_is_destructive_on_both_backends_with_a_restore_hint() {
     let s = step(&p, "DROP COLUMN note");
     assert_eq!(s.class, RiskClass::Destructive);
     assert_eq!(s.undo.as_deref(), Some(restore().as_str()));
-    assert_eq!(s.warnings, vec!["drops column note and its data".to_string()]);
+    assert_eq!(
+        s.warnings,
+        vec!["drops column note and its data".to_string()]
+    );
     let prereq = step(&p, "enable columnMapping");
-    assert!(prereq.serves.is_empty(), "a prerequisite serves no change of its own");
-    assert!(prereq.warnings.iter().any(|w| w.contains("streaming")), "column mapping warns about streaming readers: {:?}", prereq.warnings);
+    assert!(
+        prereq.serves.is_empty(),
+        "a prerequisite serves no change of its own"
+    );
+    assert!(
+        prereq.warnings.iter().any(|w| w.contains("streaming")),
+        "column mapping warns about streaming readers: {:?}",
+        prereq.warnings
+    );
 
     let p = plan_table(&d, Some(&o), &lake());
     let s = step(&p, "REPLACE TABLE (from itself)");
-    assert_eq!(s.class, RiskClass::Destructive, "a rewrite that drops a column is destructive");
-    assert!(s.warnings.iter().any(|w| w == "drops note along with the rewrite"), "{:?}", s.warnings);
-    let Action::Rewrite { rewrite, .. } = &s.action else { unreachable!() };
+    assert_eq!(
+        s.class,
+        RiskClass::Destructive,
+        "a rewrite that drops a column is destructive"
+    );
+    assert!(
+        s.warnings
+            .iter()
+            .any(|w| w == "drops note along with the rewrite"),
+        "{:?}",
+        s.warnings
+    );
+    let Action::Rewrite { rewrite, .. } = &s.action else {
+        unreachable!()
+    };
     assert_eq!(rewrite.drops, vec!["note".to_string()]);
     assert_eq!(rewrite.columns.len(), 2);
     let plan = plan::finish(&lake(), vec![p], vec![]);
@@ -902,37 +1315,64 @@ fn restore_hints_carry_the_observed_version() {
     let p = plan_table(&d, Some(&o), &lake());
     assert_eq!(p.version, Some(1234));
     assert_eq!(p.size_bytes, Some(SIZE));
-    assert_eq!(p.steps()[0].undo.as_deref(), Some("RESTORE TABLE main.sales.orders TO VERSION AS OF 1234"));
+    assert_eq!(
+        p.steps()[0].undo.as_deref(),
+        Some("RESTORE TABLE main.sales.orders TO VERSION AS OF 1234")
+    );
 }
 
 #[test]
 fn undo_hints_of_metadata_steps() {
     let (mut d, mut o) = orders();
     o.properties.remove(OWNER_PROPERTY);
-    o.properties.insert("delta.appendOnly".into(), "false".into());
+    o.properties
+        .insert("delta.appendOnly".into(), "false".into());
     o.comment = Some("old".into());
-    o.checks.push(Check { name: "stale".into(), expression: "id > 0".into() });
-    d.properties.insert("delta.appendOnly".into(), Some("true".into()));
-    d.properties.insert("delta.logRetentionDuration".into(), Some("interval 30 days".into()));
+    o.checks.push(Check {
+        name: "stale".into(),
+        expression: "id > 0".into(),
+    });
+    d.properties
+        .insert("delta.appendOnly".into(), Some("true".into()));
+    d.properties.insert(
+        "delta.logRetentionDuration".into(),
+        Some("interval 30 days".into()),
+    );
     d.comment = Some("new".into());
     let c = dcol(&mut d, "note");
     c.name = "remark".into();
     c.renamed_from = Some("note".into());
     let p = plan_table(&d, Some(&o), &dbx());
     let undo = |title: &str| step(&p, title).undo.clone().unwrap_or_default();
-    assert_eq!(undo("CLAIM ownership"), format!("UNSET TBLPROPERTIES ('{OWNER_PROPERTY}')"));
+    assert_eq!(
+        undo("CLAIM ownership"),
+        format!("UNSET TBLPROPERTIES ('{OWNER_PROPERTY}')")
+    );
     assert_eq!(undo("COMMENT ON TABLE"), "comment was 'old'");
     assert_eq!(
         undo("SET TBLPROPERTIES (delta.appendOnly, delta.logRetentionDuration)"),
         "was: 'delta.appendOnly'='false', unset 'delta.logRetentionDuration'"
     );
-    assert_eq!(undo("DROP CONSTRAINT stale"), "ADD CONSTRAINT stale CHECK (id > 0)");
-    assert_eq!(undo("RENAME COLUMN note TO remark"), "RENAME COLUMN remark TO note");
+    assert_eq!(
+        undo("DROP CONSTRAINT stale"),
+        "ADD CONSTRAINT stale CHECK (id > 0)"
+    );
+    assert_eq!(
+        undo("RENAME COLUMN note TO remark"),
+        "RENAME COLUMN remark TO note"
+    );
     // two property changes are one SET TBLPROPERTIES step serving both
-    let set = step(&p, "SET TBLPROPERTIES (delta.appendOnly, delta.logRetentionDuration)");
+    let set = step(
+        &p,
+        "SET TBLPROPERTIES (delta.appendOnly, delta.logRetentionDuration)",
+    );
     assert_eq!(set.serves.len(), 2);
     for i in &set.serves {
-        assert!(matches!(p.changes[*i], Change::SetProperty { .. }), "{:?}", p.changes[*i]);
+        assert!(
+            matches!(p.changes[*i], Change::SetProperty { .. }),
+            "{:?}",
+            p.changes[*i]
+        );
     }
 }
 
@@ -943,10 +1383,19 @@ fn undo_hints_of_metadata_steps() {
 fn steps_follow_the_fixed_order_and_are_numbered_from_one() {
     let (mut d, mut o) = orders();
     o.columns.push(ocol("legacy", "string"));
-    o.checks.push(Check { name: "stale".into(), expression: "id > 0".into() });
-    d.grants.push(Grant { principal: "analysts".into(), privileges: vec!["SELECT".into()] });
+    o.checks.push(Check {
+        name: "stale".into(),
+        expression: "id > 0".into(),
+    });
+    d.grants.push(Grant {
+        principal: "analysts".into(),
+        privileges: vec!["SELECT".into()],
+    });
     d.owner = Some("data-eng".into());
-    d.checks.push(Check { name: "positive".into(), expression: "amount > 0".into() });
+    d.checks.push(Check {
+        name: "positive".into(),
+        expression: "amount > 0".into(),
+    });
     d.cluster_by = Some(vec!["id".into()]);
     d.columns.push(col("status", "string"));
     dcol(&mut d, "id").comment = Some("the key".into());
@@ -976,7 +1425,11 @@ fn steps_follow_the_fixed_order_and_are_numbered_from_one() {
         ]
     );
     // the rename and the drop both need column mapping: one prerequisite step, not two
-    let n = p.steps().iter().filter(|s| s.action == Action::EnableColumnMapping).count();
+    let n = p
+        .steps()
+        .iter()
+        .filter(|s| s.action == Action::EnableColumnMapping)
+        .count();
     assert_eq!(n, 1);
     // serves points each step at a change of the matching kind
     for s in p.steps() {
@@ -1011,12 +1464,19 @@ fn steps_follow_the_fixed_order_and_are_numbered_from_one() {
 #[test]
 fn column_mapping_already_on_means_no_prerequisite() {
     let (mut d, mut o) = orders();
-    o.properties.insert("delta.columnMapping.mode".into(), "name".into());
+    o.properties
+        .insert("delta.columnMapping.mode".into(), "name".into());
     d.columns.retain(|c| c.name != "note");
     let p = plan_table(&d, Some(&o), &dbx());
     assert_eq!(steps(&p), vec!["1. DROP COLUMN note [destructive]"]);
     // the live property the spec is silent about is left alone, and said out loud
-    assert!(p.notes.iter().any(|n| n.contains("delta.columnMapping.mode")), "{:?}", p.notes);
+    assert!(
+        p.notes
+            .iter()
+            .any(|n| n.contains("delta.columnMapping.mode")),
+        "{:?}",
+        p.notes
+    );
 }
 
 #[test]
@@ -1024,11 +1484,25 @@ fn create_steps_in_order() {
     let (mut d, _) = orders();
     d.tags.insert("domain".into(), Some("sales".into()));
     d.tags.insert("gone".into(), None);
-    dcol(&mut d, "note").tags.insert("pii".into(), Some("yes".into()));
-    dcol(&mut d, "note").mask = Some(Mask { function: "main.sec.redact".into(), using_columns: vec![] });
-    d.checks.push(Check { name: "positive".into(), expression: "amount > 0".into() });
-    d.primary_key = Some(PrimaryKey { name: None, columns: vec!["id".into()] });
-    d.grants.push(Grant { principal: "analysts".into(), privileges: vec!["SELECT".into()] });
+    dcol(&mut d, "note")
+        .tags
+        .insert("pii".into(), Some("yes".into()));
+    dcol(&mut d, "note").mask = Some(Mask {
+        function: "main.sec.redact".into(),
+        using_columns: vec![],
+    });
+    d.checks.push(Check {
+        name: "positive".into(),
+        expression: "amount > 0".into(),
+    });
+    d.primary_key = Some(PrimaryKey {
+        name: None,
+        columns: vec!["id".into()],
+    });
+    d.grants.push(Grant {
+        principal: "analysts".into(),
+        privileges: vec!["SELECT".into()],
+    });
     d.owner = Some("data-eng".into());
     let p = plan_table(&d, None, &dbx());
     assert_eq!(p.action, TableAction::Create);
@@ -1047,7 +1521,14 @@ fn create_steps_in_order() {
     );
     let create = &p.steps()[0];
     assert_eq!(create.undo.as_deref(), Some("DROP TABLE main.sales.orders"));
-    assert!(create.notes.iter().any(|n| n.contains(OWNER_PROPERTY) && n.contains("sales/orders")), "{:?}", create.notes);
+    assert!(
+        create
+            .notes
+            .iter()
+            .any(|n| n.contains(OWNER_PROPERTY) && n.contains("sales/orders")),
+        "{:?}",
+        create.notes
+    );
     assert_eq!(create.est_bytes, None);
     assert_eq!(p.size_bytes, None);
     assert_eq!(p.version, None);
@@ -1059,25 +1540,43 @@ fn create_steps_in_order() {
 #[test]
 fn what_the_spec_is_silent_about_is_left_alone() {
     let (d, mut o) = orders();
-    o.properties.insert("delta.logRetentionDuration".into(), "interval 60 days".into());
-    o.properties.insert("delta.feature.deletionVectors".into(), "supported".into());
-    o.properties.insert("delta.columnMapping.maxColumnId".into(), "3".into());
+    o.properties.insert(
+        "delta.logRetentionDuration".into(),
+        "interval 60 days".into(),
+    );
+    o.properties
+        .insert("delta.feature.deletionVectors".into(), "supported".into());
+    o.properties
+        .insert("delta.columnMapping.maxColumnId".into(), "3".into());
     o.tags.insert("cost-center".into(), "42".into());
-    o.grants.push(Grant { principal: "auditors".into(), privileges: vec!["SELECT".into()] });
+    o.grants.push(Grant {
+        principal: "auditors".into(),
+        privileges: vec!["SELECT".into()],
+    });
     o.comment = Some("set by hand".into());
     o.owner = Some("alice".into());
     lcol(&mut o, "note").comment = Some("hand-written".into());
-    lcol(&mut o, "note").tags.insert("pii".into(), "maybe".into());
+    lcol(&mut o, "note")
+        .tags
+        .insert("pii".into(), "maybe".into());
     lcol(&mut o, "note").default = Some("'x'".into());
     o.cluster_by = Some(vec!["id".into()]);
     for caps in [lake(), dbx()] {
         let p = plan_table(&d, Some(&o), &caps);
-        assert_eq!(p.changes, vec![], "{}: nothing is diffed away by omission", caps.backend);
+        assert_eq!(
+            p.changes,
+            vec![],
+            "{}: nothing is diffed away by omission",
+            caps.backend
+        );
         assert_eq!(p.action, TableAction::Unchanged);
         assert!(p.is_accepted() && p.steps().is_empty());
         assert_eq!(
             p.notes,
-            vec!["properties not in the spec, left untouched: delta.logRetentionDuration".to_string()],
+            vec![
+                "properties not in the spec, left untouched: delta.logRetentionDuration"
+                    .to_string()
+            ],
             "internal properties and the owner marker are not reported; managed-elsewhere ones are"
         );
     }
@@ -1086,18 +1585,39 @@ fn what_the_spec_is_silent_about_is_left_alone() {
 #[test]
 fn grants_to_principals_the_spec_does_not_name_are_left_alone() {
     let (mut d, mut o) = orders();
-    o.grants.push(Grant { principal: "auditors".into(), privileges: vec!["SELECT".into(), "MODIFY".into()] });
-    o.grants.push(Grant { principal: "analysts".into(), privileges: vec!["SELECT".into()] });
-    d.grants.push(Grant { principal: "analysts".into(), privileges: vec!["SELECT".into(), "MODIFY".into()] });
+    o.grants.push(Grant {
+        principal: "auditors".into(),
+        privileges: vec!["SELECT".into(), "MODIFY".into()],
+    });
+    o.grants.push(Grant {
+        principal: "analysts".into(),
+        privileges: vec!["SELECT".into()],
+    });
+    d.grants.push(Grant {
+        principal: "analysts".into(),
+        privileges: vec!["SELECT".into(), "MODIFY".into()],
+    });
     let p = plan_table(&d, Some(&o), &dbx());
-    assert_eq!(p.changes, vec![Change::Grant { principal: "analysts".into(), privileges: vec!["MODIFY".into()] }]);
+    assert_eq!(
+        p.changes,
+        vec![Change::Grant {
+            principal: "analysts".into(),
+            privileges: vec!["MODIFY".into()]
+        }]
+    );
 }
 
 #[test]
 fn revoke_is_visible_with_a_warning_and_its_undo() {
     let (mut d, mut o) = orders();
-    o.grants.push(Grant { principal: "analysts".into(), privileges: vec!["SELECT".into(), "MODIFY".into()] });
-    d.grants.push(Grant { principal: "analysts".into(), privileges: vec!["SELECT".into()] });
+    o.grants.push(Grant {
+        principal: "analysts".into(),
+        privileges: vec!["SELECT".into(), "MODIFY".into()],
+    });
+    d.grants.push(Grant {
+        principal: "analysts".into(),
+        privileges: vec!["SELECT".into()],
+    });
     let p = plan_table(&d, Some(&o), &dbx());
     let s = step(&p, "REVOKE MODIFY FROM analysts");
     assert_eq!(s.warnings, vec!["analysts loses MODIFY".to_string()]);
@@ -1113,34 +1633,62 @@ fn null_removes_only_what_is_live() {
     // nothing of it is live: nothing to remove
     let p = plan_table(&d, Some(&o), &dbx());
     assert_eq!(p.changes, vec![]);
-    o.properties.insert("delta.appendOnly".into(), "true".into());
+    o.properties
+        .insert("delta.appendOnly".into(), "true".into());
     o.tags.insert("pii".into(), "no".into());
     lcol(&mut o, "note").tags.insert("pii".into(), "yes".into());
     let p = plan_table(&d, Some(&o), &dbx());
     assert_eq!(
         p.changes,
         vec![
-            Change::UnsetProperty { key: "delta.appendOnly".into(), from: "true".into() },
-            Change::UnsetTableTag { key: "pii".into(), from: "no".into() },
-            Change::UnsetColumnTag { column: "note".into(), key: "pii".into(), from: "yes".into() },
+            Change::UnsetProperty {
+                key: "delta.appendOnly".into(),
+                from: "true".into()
+            },
+            Change::UnsetTableTag {
+                key: "pii".into(),
+                from: "no".into()
+            },
+            Change::UnsetColumnTag {
+                column: "note".into(),
+                key: "pii".into(),
+                from: "yes".into()
+            },
         ]
     );
-    assert_eq!(step(&p, "UNSET TBLPROPERTIES (delta.appendOnly)").undo.as_deref(), Some("SET TBLPROPERTIES ('delta.appendOnly'='true')"));
-    assert_eq!(step(&p, "UNSET TAGS (pii)").undo.as_deref(), Some("SET TAGS ('pii' = 'no')"));
+    assert_eq!(
+        step(&p, "UNSET TBLPROPERTIES (delta.appendOnly)")
+            .undo
+            .as_deref(),
+        Some("SET TBLPROPERTIES ('delta.appendOnly'='true')")
+    );
+    assert_eq!(
+        step(&p, "UNSET TAGS (pii)").undo.as_deref(),
+        Some("SET TAGS ('pii' = 'no')")
+    );
 }
 
 #[test]
 fn equivalent_sql_is_not_a_change() {
     let (mut d, mut o) = orders();
-    d.checks.push(Check { name: "Positive".into(), expression: "amount   >  0".into() });
-    o.checks.push(Check { name: "positive".into(), expression: "AMOUNT > 0".into() });
+    d.checks.push(Check {
+        name: "Positive".into(),
+        expression: "amount   >  0".into(),
+    });
+    o.checks.push(Check {
+        name: "positive".into(),
+        expression: "AMOUNT > 0".into(),
+    });
     let p = plan_table(&d, Some(&o), &lake());
     assert_eq!(p.changes, vec![]);
     // but a string literal's case is significant
     d.checks[0].expression = "note = 'A'".into();
     o.checks[0].expression = "note = 'a'".into();
     let p = plan_table(&d, Some(&o), &lake());
-    assert_eq!(p.changes.iter().map(kind).collect::<Vec<_>>(), vec!["DropCheck", "AddCheck"]);
+    assert_eq!(
+        p.changes.iter().map(kind).collect::<Vec<_>>(),
+        vec!["DropCheck", "AddCheck"]
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -1159,14 +1707,23 @@ fn ownership_missing_marker_claims_matching_is_nothing_other_is_refused() {
     let p = plan_table(&d, Some(&o), &dbx());
     assert_eq!(p.action, TableAction::Update);
     assert_eq!(steps(&p), vec!["1. CLAIM ownership [meta]"]);
-    assert_eq!(p.steps()[0].action, Action::Claim { marker: "sales/orders".into() });
+    assert_eq!(
+        p.steps()[0].action,
+        Action::Claim {
+            marker: "sales/orders".into()
+        }
+    );
 
     // another resource's marker: refused, with who owns it
-    o.properties.insert(OWNER_PROPERTY.into(), "billing/orders".into());
+    o.properties
+        .insert(OWNER_PROPERTY.into(), "billing/orders".into());
     let p = plan_table(&d, Some(&o), &dbx());
     assert_eq!(failures(&p), vec!["OwnedByAnotherResource"]);
     let f = failure(&p, "OwnedByAnotherResource");
-    assert!(f.message.contains("billing/orders") && f.fix.contains("billing/orders"), "{f:?}");
+    assert!(
+        f.message.contains("billing/orders") && f.fix.contains("billing/orders"),
+        "{f:?}"
+    );
     assert!(p.steps().is_empty());
 }
 
@@ -1180,29 +1737,59 @@ struct RuleCase {
     rules: Vec<&'static str>,
 }
 
-fn rule_case(name: &'static str, caps: Capabilities, edit: impl FnOnce(&mut DesiredTable, &mut ObservedTable), rules: Vec<&'static str>) -> RuleCase {
+fn rule_case(
+    name: &'static str,
+    caps: Capabilities,
+    edit: impl FnOnce(&mut DesiredTable, &mut ObservedTable),
+    rules: Vec<&'static str>,
+) -> RuleCase {
     let (mut d, mut o) = orders();
     edit(&mut d, &mut o);
-    RuleCase { name, plan: plan_table(&d, Some(&o), &caps), rules }
+    RuleCase {
+        name,
+        plan: plan_table(&d, Some(&o), &caps),
+        rules,
+    }
 }
 
 fn rule_cases() -> Vec<RuleCase> {
     let s = |v: &str| v.to_string();
-    let identity = Identity { always: true, start: 1, increment: 1 };
+    let identity = Identity {
+        always: true,
+        start: 1,
+        increment: 1,
+    };
     let mut create_on_lake = orders().0;
     create_on_lake.tags.insert(s("pii"), Some(s("no")));
     create_on_lake.tags.insert(s("unset-is-fine"), None);
-    create_on_lake.grants.push(Grant { principal: s("analysts"), privileges: vec![s("SELECT")] });
+    create_on_lake.grants.push(Grant {
+        principal: s("analysts"),
+        privileges: vec![s("SELECT")],
+    });
     create_on_lake.owner = Some(s("data-eng"));
     create_on_lake.cluster_by = Some(vec![s("id")]);
-    create_on_lake.primary_key = Some(PrimaryKey { name: None, columns: vec![s("id")] });
-    dcol(&mut create_on_lake, "note").mask = Some(Mask { function: s("f"), using_columns: vec![] });
+    create_on_lake.primary_key = Some(PrimaryKey {
+        name: None,
+        columns: vec![s("id")],
+    });
+    dcol(&mut create_on_lake, "note").mask = Some(Mask {
+        function: s("f"),
+        using_columns: vec![],
+    });
     dcol(&mut create_on_lake, "note").default = Some(s("'x'"));
     dcol(&mut create_on_lake, "id").identity = Some(identity.clone());
-    let no_drops = Capabilities { drop_column: Strategy::Unsupported, ..lake() };
+    let no_drops = Capabilities {
+        drop_column: Strategy::Unsupported,
+        ..lake()
+    };
     vec![
         // laws
-        rule_case("case drift", dbx(), |d, _| dcol(d, "amount").name = s("Amount"), vec!["ColumnSpellingMustMatchCatalog"]),
+        rule_case(
+            "case drift",
+            dbx(),
+            |d, _| dcol(d, "amount").name = s("Amount"),
+            vec!["ColumnSpellingMustMatchCatalog"],
+        ),
         rule_case(
             "case drift of a nested field",
             dbx(),
@@ -1216,7 +1803,8 @@ fn rule_cases() -> Vec<RuleCase> {
             "owned by another resource",
             dbx(),
             |_, o| {
-                o.properties.insert(OWNER_PROPERTY.into(), s("billing/orders"));
+                o.properties
+                    .insert(OWNER_PROPERTY.into(), s("billing/orders"));
             },
             vec!["OwnedByAnotherResource"],
         ),
@@ -1309,12 +1897,21 @@ fn rule_cases() -> Vec<RuleCase> {
             "grants, tags, masks, defaults, keys, clustering, owner on a lake update",
             lake(),
             |d, _| {
-                d.grants.push(Grant { principal: s("analysts"), privileges: vec![s("SELECT")] });
+                d.grants.push(Grant {
+                    principal: s("analysts"),
+                    privileges: vec![s("SELECT")],
+                });
                 d.tags.insert(s("pii"), Some(s("no")));
                 dcol(d, "note").tags.insert(s("pii"), Some(s("yes")));
-                dcol(d, "note").mask = Some(Mask { function: s("f"), using_columns: vec![] });
+                dcol(d, "note").mask = Some(Mask {
+                    function: s("f"),
+                    using_columns: vec![],
+                });
                 dcol(d, "note").default = Some(s("'x'"));
-                d.primary_key = Some(PrimaryKey { name: None, columns: vec![s("id")] });
+                d.primary_key = Some(PrimaryKey {
+                    name: None,
+                    columns: vec![s("id")],
+                });
                 d.cluster_by = Some(vec![s("id")]);
                 d.owner = Some(s("data-eng"));
             },
@@ -1347,7 +1944,8 @@ fn rule_cases() -> Vec<RuleCase> {
             "nested NOT NULL on the lake",
             lake(),
             |d, o| {
-                d.columns.push(col("address", "struct<city:string not null>"));
+                d.columns
+                    .push(col("address", "struct<city:string not null>"));
                 o.columns.push(ocol("address", "struct<city:string>"));
             },
             vec!["NestedNotNullNeedsInPlaceAlter"],
@@ -1356,7 +1954,8 @@ fn rule_cases() -> Vec<RuleCase> {
             "column mapping turned on on the lake",
             lake(),
             |d, _| {
-                d.properties.insert(s("delta.columnMapping.mode"), Some(s("name")));
+                d.properties
+                    .insert(s("delta.columnMapping.mode"), Some(s("name")));
             },
             vec!["PropertyTransitionNotSupported"],
         ),
@@ -1364,8 +1963,10 @@ fn rule_cases() -> Vec<RuleCase> {
             "column mapping name to id on databricks",
             dbx(),
             |d, o| {
-                d.properties.insert(s("delta.columnMapping.mode"), Some(s("id")));
-                o.properties.insert(s("delta.columnMapping.mode"), s("name"));
+                d.properties
+                    .insert(s("delta.columnMapping.mode"), Some(s("id")));
+                o.properties
+                    .insert(s("delta.columnMapping.mode"), s("name"));
             },
             vec!["PropertyTransitionNotSupported"],
         ),
@@ -1374,7 +1975,8 @@ fn rule_cases() -> Vec<RuleCase> {
             dbx(),
             |d, o| {
                 d.properties.insert(s("delta.columnMapping.mode"), None);
-                o.properties.insert(s("delta.columnMapping.mode"), s("name"));
+                o.properties
+                    .insert(s("delta.columnMapping.mode"), s("name"));
             },
             vec!["PropertyTransitionNotSupported"],
         ),
@@ -1401,7 +2003,10 @@ fn rule_cases() -> Vec<RuleCase> {
                 let identity = identity.clone();
                 move |d, o| {
                     d.partitioned_by = Some(vec![s("note")]);
-                    lcol(o, "note").mask = Some(Mask { function: s("f"), using_columns: vec![] });
+                    lcol(o, "note").mask = Some(Mask {
+                        function: s("f"),
+                        using_columns: vec![],
+                    });
                     lcol(o, "id").identity = Some(identity);
                     o.row_filter = Some(s("main.sec.only_mine"));
                 }
@@ -1410,22 +2015,44 @@ fn rule_cases() -> Vec<RuleCase> {
         ),
         RuleCase {
             name: "a table whose Delta log cannot be read",
-            plan: plan_table(&orders().0, Some(&ObservedTable::unreadable(tref("orders"), s("the commit file _delta_log/00000000000000000003.json is empty"))), &lake()),
+            plan: plan_table(
+                &orders().0,
+                Some(&ObservedTable::unreadable(
+                    tref("orders"),
+                    s("the commit file _delta_log/00000000000000000003.json is empty"),
+                )),
+                &lake(),
+            ),
             rules: vec!["TableUnreadable"],
         },
         RuleCase {
             name: "a column name Delta refuses without column mapping, at create",
-            plan: plan_table(&desired("orders", vec![col("id", "bigint"), col("unit price", "int")]), None, &lake()),
+            plan: plan_table(
+                &desired(
+                    "orders",
+                    vec![col("id", "bigint"), col("unit price", "int")],
+                ),
+                None,
+                &lake(),
+            ),
             rules: vec!["NameNeedsColumnMapping"],
         },
-        rule_case("an added column whose name needs column mapping, on the lake", lake(), |d, _| d.columns.push(col("a=b", "int")), vec!["NameNeedsColumnMapping"]),
+        rule_case(
+            "an added column whose name needs column mapping, on the lake",
+            lake(),
+            |d, _| d.columns.push(col("a=b", "int")),
+            vec!["NameNeedsColumnMapping"],
+        ),
         rule_case(
             "a rewrite of a column-mapped table on the lake",
             lake(),
             |d, o| {
-                o.properties.insert(s("delta.columnMapping.mode"), s("name"));
-                d.properties.insert(s("delta.columnMapping.mode"), Some(s("name")));
-                dcol(d, "amount").data_type = delta_operator_core::model::type_syntax::parse_type("bigint").unwrap();
+                o.properties
+                    .insert(s("delta.columnMapping.mode"), s("name"));
+                d.properties
+                    .insert(s("delta.columnMapping.mode"), Some(s("name")));
+                dcol(d, "amount").data_type =
+                    delta_operator_core::model::type_syntax::parse_type("bigint").unwrap();
             },
             vec!["ColumnMappingNotWritable"],
         ),
@@ -1433,7 +2060,8 @@ fn rule_cases() -> Vec<RuleCase> {
             "a column added to a column-mapped table on the lake",
             lake(),
             |d, o| {
-                o.properties.insert(s("delta.columnMapping.mode"), s("name"));
+                o.properties
+                    .insert(s("delta.columnMapping.mode"), s("name"));
                 d.columns.push(col("extra", "int"));
             },
             vec!["ColumnMappingNotWritable"],
@@ -1443,7 +2071,8 @@ fn rule_cases() -> Vec<RuleCase> {
             lake(),
             |d, _| {
                 let c = dcol(d, "amount");
-                c.data_type = delta_operator_core::model::type_syntax::parse_type("string").unwrap();
+                c.data_type =
+                    delta_operator_core::model::type_syntax::parse_type("string").unwrap();
                 c.using = Some(s("CAST(amont AS STRING)"));
                 c.using_columns = vec![s("amont")];
             },
@@ -1460,15 +2089,25 @@ fn every_rule_fires_alone_and_rejects_the_whole_table() {
         let p = &case.plan;
         let got = failures(p);
         if got != case.rules {
-            errors.push(format!("{}:\n  got      {got:?}\n  expected {:?}\n  outcome  {:#?}", case.name, case.rules, p.outcome));
+            errors.push(format!(
+                "{}:\n  got      {got:?}\n  expected {:?}\n  outcome  {:#?}",
+                case.name, case.rules, p.outcome
+            ));
         }
         if !p.steps().is_empty() {
-            errors.push(format!("{}: a rejected table has steps: {:?}", case.name, steps(p)));
+            errors.push(format!(
+                "{}: a rejected table has steps: {:?}",
+                case.name,
+                steps(p)
+            ));
         }
         if let Outcome::Rejected { failures } = &p.outcome {
             for f in failures {
                 if f.subject.is_empty() || f.message.is_empty() || f.fix.is_empty() {
-                    errors.push(format!("{}: a failure without subject, message or fix: {f:?}", case.name));
+                    errors.push(format!(
+                        "{}: a failure without subject, message or fix: {f:?}",
+                        case.name
+                    ));
                 }
             }
         }
@@ -1485,14 +2124,21 @@ fn rule_failures_name_what_to_do() {
     dcol(&mut d, "amount").name = "Amount".into();
     let p = plan_table(&d, Some(&o), &dbx());
     let f = failure(&p, "ColumnSpellingMustMatchCatalog");
-    assert_eq!((f.subject.as_str(), f.fix.as_str()), ("Amount", "spell it 'amount' in the spec"));
+    assert_eq!(
+        (f.subject.as_str(), f.fix.as_str()),
+        ("Amount", "spell it 'amount' in the spec")
+    );
 
     let (mut d, mut o) = orders();
     o.unsupported_features = vec!["deletionVectors".into(), "v2Checkpoint".into()];
     d.comment = Some("x".into());
     let p = plan_table(&d, Some(&o), &lake());
     let f = failure(&p, "UnsupportedTableFeatures");
-    assert!(f.message.contains("lake") && f.message.contains("deletionVectors, v2Checkpoint"), "{}", f.message);
+    assert!(
+        f.message.contains("lake") && f.message.contains("deletionVectors, v2Checkpoint"),
+        "{}",
+        f.message
+    );
 
     let (mut d, o) = orders();
     d.columns.push(not_null(col("status", "string")));
@@ -1516,22 +2162,32 @@ fn laws_short_circuit_the_rules() {
     let (mut d, o) = orders();
     dcol(&mut d, "amount").name = "AMOUNT".into();
     d.columns.push(not_null(col("status", "string")));
-    d.properties.insert("delta.columnMapping.mode".into(), Some("name".into()));
+    d.properties
+        .insert("delta.columnMapping.mode".into(), Some("name".into()));
     d.tags.insert("pii".into(), Some("no".into()));
     let p = plan_table(&d, Some(&o), &lake());
     assert_eq!(failures(&p), vec!["ColumnSpellingMustMatchCatalog"]);
     assert!(p.steps().is_empty());
-    assert_eq!(p.changes.len(), 3, "the changes are still listed: {:?}", p.changes);
+    assert_eq!(
+        p.changes.len(),
+        3,
+        "the changes are still listed: {:?}",
+        p.changes
+    );
 
     // two laws at once are both reported, still without the rules
     let (mut d, mut o) = orders();
     dcol(&mut d, "amount").name = "AMOUNT".into();
     d.columns.push(not_null(col("status", "string")));
-    o.properties.insert(OWNER_PROPERTY.into(), "billing/orders".into());
+    o.properties
+        .insert(OWNER_PROPERTY.into(), "billing/orders".into());
     let p = plan_table(&d, Some(&o), &dbx());
     let mut got = failures(&p);
     got.sort();
-    assert_eq!(got, vec!["ColumnSpellingMustMatchCatalog", "OwnedByAnotherResource"]);
+    assert_eq!(
+        got,
+        vec!["ColumnSpellingMustMatchCatalog", "OwnedByAnotherResource"]
+    );
 }
 
 #[test]
@@ -1540,19 +2196,43 @@ fn all_failures_of_a_table_are_reported_together_and_no_safe_subset_runs() {
     d.comment = Some("a perfectly safe change".into());
     d.columns.push(col("safe", "string"));
     d.columns.push(not_null(col("status", "string")));
-    d.properties.insert("delta.columnMapping.mode".into(), Some("name".into()));
+    d.properties
+        .insert("delta.columnMapping.mode".into(), Some("name".into()));
     d.tags.insert("pii".into(), Some("no".into()));
     let p = plan_table(&d, Some(&o), &lake());
     let mut got = failures(&p);
     got.sort();
-    assert_eq!(got, vec!["NonNullableColumnAdd", "NotSupportedByBackend", "PropertyTransitionNotSupported"]);
-    assert!(p.steps().is_empty(), "never a partial safe subset: {:?}", steps(&p));
+    assert_eq!(
+        got,
+        vec![
+            "NonNullableColumnAdd",
+            "NotSupportedByBackend",
+            "PropertyTransitionNotSupported"
+        ]
+    );
+    assert!(
+        p.steps().is_empty(),
+        "never a partial safe subset: {:?}",
+        steps(&p)
+    );
     assert_eq!(p.action, TableAction::Update);
-    assert!(p.changes.iter().any(|c| matches!(c, Change::SetTableComment { .. })), "the safe changes are still shown");
+    assert!(
+        p.changes
+            .iter()
+            .any(|c| matches!(c, Change::SetTableComment { .. })),
+        "the safe changes are still shown"
+    );
 
     let plan = plan::finish(&lake(), vec![p], vec![]);
     // a refused table is counted as refused, not as a change that will happen
-    assert_eq!((plan.summary.steps, plan.summary.rejected, plan.summary.change), (0, 1, 0));
+    assert_eq!(
+        (
+            plan.summary.steps,
+            plan.summary.rejected,
+            plan.summary.change
+        ),
+        (0, 1, 0)
+    );
     assert!(plan.has_changes());
     assert_eq!(plan.risk(), None);
 }
@@ -1569,7 +2249,11 @@ fn what_satisfies_a_rule_is_accepted() {
     for caps in [lake(), dbx()] {
         let p = plan_table(&d, Some(&o), &caps);
         let expected = if caps.replace_keeps_metadata {
-            vec!["1. STAGE rewritten data [rewrite]", "2. REPLACE TABLE (from staging) [rewrite]", "3. DROP staging [meta]"]
+            vec![
+                "1. STAGE rewritten data [rewrite]",
+                "2. REPLACE TABLE (from staging) [rewrite]",
+                "3. DROP staging [meta]",
+            ]
         } else {
             // Databricks' REPLACE … AS SELECT loses NOT NULL and properties: put back before dropping staging
             vec![
@@ -1582,9 +2266,20 @@ fn what_satisfies_a_rule_is_accepted() {
             ]
         };
         assert_eq!(steps(&p), expected, "{}", caps.backend);
-        let Action::Rewrite { rewrite, .. } = &p.steps()[1].action else { unreachable!() };
-        let status = rewrite.columns.iter().find(|c| c.field.name == "status").unwrap();
-        assert_eq!(status.source, Source::Using { expression: "'open'".into() });
+        let Action::Rewrite { rewrite, .. } = &p.steps()[1].action else {
+            unreachable!()
+        };
+        let status = rewrite
+            .columns
+            .iter()
+            .find(|c| c.field.name == "status")
+            .unwrap();
+        assert_eq!(
+            status.source,
+            Source::Using {
+                expression: "'open'".into()
+            }
+        );
         assert!(!status.field.nullable, "the rewrite sets NOT NULL");
     }
 
@@ -1608,15 +2303,21 @@ fn what_satisfies_a_rule_is_accepted() {
 
     // NestedNotNullNeedsInPlaceAlter: databricks alters the nested field in place
     let (mut d, mut o) = orders();
-    d.columns.push(col("address", "struct<city:string not null>"));
+    d.columns
+        .push(col("address", "struct<city:string not null>"));
     o.columns.push(ocol("address", "struct<city:string>"));
     let p = plan_table(&d, Some(&o), &dbx());
     assert_eq!(steps(&p), vec!["1. SET NOT NULL address.city [meta]"]);
-    assert_eq!(p.steps()[0].est_bytes, Some(SIZE), "SET NOT NULL scans the table");
+    assert_eq!(
+        p.steps()[0].est_bytes,
+        Some(SIZE),
+        "SET NOT NULL scans the table"
+    );
 
     // PropertyTransitionNotSupported: none → name is allowed on databricks
     let (mut d, o) = orders();
-    d.properties.insert("delta.columnMapping.mode".into(), Some("name".into()));
+    d.properties
+        .insert("delta.columnMapping.mode".into(), Some("name".into()));
     let p = plan_table(&d, Some(&o), &dbx());
     assert!(p.is_accepted(), "{:?}", p.outcome);
 
@@ -1634,7 +2335,10 @@ fn what_satisfies_a_rule_is_accepted() {
 
     // RewriteRefused: the same table without a rewrite is fine
     let (mut d, mut o) = orders();
-    lcol(&mut o, "note").mask = Some(Mask { function: "f".into(), using_columns: vec![] });
+    lcol(&mut o, "note").mask = Some(Mask {
+        function: "f".into(),
+        using_columns: vec![],
+    });
     d.comment = Some("x".into());
     let p = plan_table(&d, Some(&o), &dbx());
     assert!(p.is_accepted(), "{:?}", p.outcome);
@@ -1644,14 +2348,28 @@ fn what_satisfies_a_rule_is_accepted() {
 // Whole plans: orphans, unmanaged tables, summary
 
 fn scope(schema: &str, mode: SchemaMode) -> SchemaScope {
-    SchemaScope { schema: SchemaRef { catalog: "main".into(), schema: schema.into() }, mode }
+    SchemaScope {
+        schema: SchemaRef {
+            catalog: "main".into(),
+            schema: schema.into(),
+        },
+        mode,
+    }
 }
 
 /// orders (declared, unchanged), retired (marked, no spec), manual (no marker),
 /// and a marked table in an undeclared schema.
 fn orphan_world() -> (Vec<DesiredTable>, Vec<ObservedTable>) {
     let (d, o) = orders();
-    let retired = live("retired", vec![ocol("a", "int"), ocol("b", "int"), ocol("c", "int"), ocol("d", "int")]);
+    let retired = live(
+        "retired",
+        vec![
+            ocol("a", "int"),
+            ocol("b", "int"),
+            ocol("c", "int"),
+            ocol("d", "int"),
+        ],
+    );
     let mut manual = live("manual", vec![ocol("a", "int")]);
     manual.properties.clear();
     let mut elsewhere = live("elsewhere", vec![ocol("a", "int")]);
@@ -1663,16 +2381,30 @@ fn orphan_world() -> (Vec<DesiredTable>, Vec<ObservedTable>) {
 fn orphans_in_an_additive_schema_are_kept_and_listed() {
     let (d, o) = orphan_world();
     let plan = plan::plan(&d, &o, &[scope("sales", SchemaMode::Additive)], &dbx());
-    let names: Vec<(String, TableAction)> = plan.tables.iter().map(|t| (t.table.to_string(), t.action)).collect();
+    let names: Vec<(String, TableAction)> = plan
+        .tables
+        .iter()
+        .map(|t| (t.table.to_string(), t.action))
+        .collect();
     assert_eq!(
         names,
-        vec![("main.sales.orders".to_string(), TableAction::Unchanged), ("main.sales.retired".to_string(), TableAction::Keep)]
+        vec![
+            ("main.sales.orders".to_string(), TableAction::Unchanged),
+            ("main.sales.retired".to_string(), TableAction::Keep)
+        ]
     );
     let retired = &plan.tables[1];
     assert!(retired.steps().is_empty() && retired.changes.is_empty() && retired.is_accepted());
     assert_eq!(retired.resource.as_deref(), Some("sales/retired"));
-    assert!(retired.notes.iter().any(|n| n.contains("additive")), "{:?}", retired.notes);
-    assert_eq!(plan.unmanaged, vec![TableRef::new("main", "sales", "manual")]);
+    assert!(
+        retired.notes.iter().any(|n| n.contains("additive")),
+        "{:?}",
+        retired.notes
+    );
+    assert_eq!(
+        plan.unmanaged,
+        vec![TableRef::new("main", "sales", "manual")]
+    );
     assert_eq!(plan.summary, plan::Summary::default());
     assert!(!plan.has_changes());
     assert_eq!(gate(&plan, Policy::Auto, None), Decision::NothingToDo);
@@ -1683,21 +2415,48 @@ fn orphans_in_a_strict_schema_are_dropped_destructively() {
     let (d, o) = orphan_world();
     for (caps, undo) in [
         (dbx(), "UNDROP TABLE main.sales.retired".to_string()),
-        (lake(), "the table's folder is moved to the lake's .trash folder; move it back to undo".to_string()),
+        (
+            lake(),
+            "the table's folder is moved to the lake's .trash folder; move it back to undo"
+                .to_string(),
+        ),
     ] {
         let plan = plan::plan(&d, &o, &[scope("sales", SchemaMode::Strict)], &caps);
-        let retired = plan.tables.iter().find(|t| t.table == tref("retired")).unwrap();
+        let retired = plan
+            .tables
+            .iter()
+            .find(|t| t.table == tref("retired"))
+            .unwrap();
         assert_eq!(retired.action, TableAction::Destroy);
-        assert_eq!(retired.changes, vec![Change::DropTable { reason: DropReason::Orphan, columns: 4 }]);
+        assert_eq!(
+            retired.changes,
+            vec![Change::DropTable {
+                reason: DropReason::Orphan,
+                columns: 4
+            }]
+        );
         assert_eq!(steps(retired), vec!["1. DROP TABLE [destructive]"]);
         let s = &retired.steps()[0];
         assert_eq!(s.undo.as_deref(), Some(undo.as_str()), "{}", caps.backend);
         assert_eq!(s.est_bytes, Some(SIZE));
-        assert_eq!(s.warnings, vec!["drops the table and its 4 columns".to_string()]);
+        assert_eq!(
+            s.warnings,
+            vec!["drops the table and its 4 columns".to_string()]
+        );
         // strict never reaches a table the operator did not create, nor another schema
-        assert_eq!(plan.unmanaged, vec![TableRef::new("main", "sales", "manual")]);
+        assert_eq!(
+            plan.unmanaged,
+            vec![TableRef::new("main", "sales", "manual")]
+        );
         assert!(!plan.tables.iter().any(|t| t.table.schema == "finance"));
-        assert_eq!((plan.summary.destroy, plan.summary.steps, plan.summary.warnings), (1, 1, 1));
+        assert_eq!(
+            (
+                plan.summary.destroy,
+                plan.summary.steps,
+                plan.summary.warnings
+            ),
+            (1, 1, 1)
+        );
         assert_eq!(plan.risk(), Some(RiskClass::Destructive));
     }
 }
@@ -1707,9 +2466,15 @@ fn a_deleted_resource_drops_with_its_own_reason() {
     let (_, o) = orders();
     let p = plan_delete(&o, &dbx());
     assert_eq!(p.action, TableAction::Destroy);
-    assert_eq!(p.notes, vec!["its resource was deleted with deletionPolicy Delete".to_string()]);
+    assert_eq!(
+        p.notes,
+        vec!["its resource was deleted with deletionPolicy Delete".to_string()]
+    );
     assert!(p.changes[0].describe().contains("deletionPolicy Delete"));
-    assert_eq!(p.steps()[0].undo.as_deref(), Some("UNDROP TABLE main.sales.orders"));
+    assert_eq!(
+        p.steps()[0].undo.as_deref(),
+        Some("UNDROP TABLE main.sales.orders")
+    );
 }
 
 #[test]
@@ -1731,18 +2496,31 @@ fn summary_counts_every_kind_of_table() {
         &lake(),
     );
     let s = plan.summary;
-    assert_eq!((s.add, s.change, s.destroy, s.rejected), (1, 1, 1, 1), "{s:?}");
+    assert_eq!(
+        (s.add, s.change, s.destroy, s.rejected),
+        (1, 1, 1, 1),
+        "{s:?}"
+    );
     // create 1 + write-once rewrite 1 (int → bigint is lossless) + drop table 1
     assert_eq!((s.steps, s.rewrites, s.warnings), (3, 1, 1), "{s:?}");
     assert_eq!(s.short(), "+1 ~1 -1");
-    assert_eq!(gate(&plan, Policy::Auto, Some(&plan.id)), Decision::Rejected, "a rejected table stops the whole plan");
+    assert_eq!(
+        gate(&plan, Policy::Auto, Some(&plan.id)),
+        Decision::Rejected,
+        "a rejected table stops the whole plan"
+    );
 }
 
 // ---------------------------------------------------------------------------
 // Foreign keys: parents first, and a child blocked by its parent
 
 fn fk_to(parent: &str) -> ForeignKey {
-    ForeignKey { name: None, columns: vec!["parent_id".into()], references: tref(parent), referenced_columns: vec!["id".into()] }
+    ForeignKey {
+        name: None,
+        columns: vec!["parent_id".into()],
+        references: tref(parent),
+        referenced_columns: vec!["id".into()],
+    }
 }
 
 #[test]
@@ -1752,13 +2530,22 @@ fn resolve_order_puts_parents_first_ties_by_name() {
     let mut grandchild = desired("0_grandchild", vec![col("parent_id", "bigint")]);
     grandchild.foreign_keys.push(fk_to("a_child"));
     let parent = desired("z_parent", vec![col("id", "bigint")]);
-    let mut selfref = desired("m_tree", vec![col("parent_id", "bigint"), col("id", "bigint")]);
+    let mut selfref = desired(
+        "m_tree",
+        vec![col("parent_id", "bigint"), col("id", "bigint")],
+    );
     selfref.foreign_keys.push(fk_to("m_tree"));
     let mut external = desired("b_ext", vec![col("parent_id", "bigint")]);
     external.foreign_keys.push(fk_to("not_declared"));
     let all = vec![grandchild, child, selfref, parent, external];
-    let order: Vec<String> = plan::resolve_order(&all).iter().map(|d| d.table.table.clone()).collect();
-    assert_eq!(order, vec!["b_ext", "m_tree", "z_parent", "a_child", "0_grandchild"]);
+    let order: Vec<String> = plan::resolve_order(&all)
+        .iter()
+        .map(|d| d.table.table.clone())
+        .collect();
+    assert_eq!(
+        order,
+        vec!["b_ext", "m_tree", "z_parent", "a_child", "0_grandchild"]
+    );
 
     // the whole plan follows the same order
     let plan = plan::plan(&all, &[], &[], &dbx());
@@ -1774,7 +2561,10 @@ fn a_cycle_falls_back_to_name_order() {
     y.foreign_keys.push(fk_to("x"));
     let first = desired("a", vec![col("id", "bigint")]);
     let all = [y, x, first];
-    let order: Vec<&str> = plan::resolve_order(&all).iter().map(|d| d.table.table.as_str()).collect();
+    let order: Vec<&str> = plan::resolve_order(&all)
+        .iter()
+        .map(|d| d.table.table.as_str())
+        .collect();
     assert_eq!(order, vec!["a", "x", "y"]);
 }
 
@@ -1788,7 +2578,12 @@ fn a_child_is_blocked_when_its_parent_is_rejected() {
     let mut grandchild = desired("b_grandchild", vec![col("parent_id", "bigint")]);
     grandchild.foreign_keys.push(fk_to("a_child"));
     let unrelated = desired("c_other", vec![col("id", "bigint")]);
-    let plan = plan::plan(&[child, grandchild, parent, unrelated], &[parent_live], &[], &dbx());
+    let plan = plan::plan(
+        &[child, grandchild, parent, unrelated],
+        &[parent_live],
+        &[],
+        &dbx(),
+    );
     let outcomes: Vec<(String, String)> = plan
         .tables
         .iter()
@@ -1796,7 +2591,13 @@ fn a_child_is_blocked_when_its_parent_is_rejected() {
             let o = match &t.outcome {
                 Outcome::Accepted { .. } => "accepted".to_string(),
                 Outcome::Rejected { failures } => format!("rejected {}", failures[0].rule),
-                Outcome::Blocked { by } => format!("blocked by {}", by.iter().map(|b| b.table.as_str()).collect::<Vec<_>>().join(",")),
+                Outcome::Blocked { by } => format!(
+                    "blocked by {}",
+                    by.iter()
+                        .map(|b| b.table.as_str())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                ),
             };
             (t.table.table.clone(), o)
         })
@@ -1811,7 +2612,10 @@ fn a_child_is_blocked_when_its_parent_is_rejected() {
     .map(|(a, b)| (a.to_string(), b.to_string()))
     .collect();
     assert_eq!(outcomes, expected);
-    assert!(plan.tables[2].steps().is_empty(), "a blocked table has no steps");
+    assert!(
+        plan.tables[2].steps().is_empty(),
+        "a blocked table has no steps"
+    );
     assert_eq!(plan.summary.rejected, 3);
     assert_eq!(gate(&plan, Policy::Auto, None), Decision::Rejected);
 }
@@ -1822,13 +2626,18 @@ fn a_child_is_blocked_when_its_parent_is_rejected() {
 /// (no steps, meta-only, destructive, rejected) plans.
 fn gate_plans() -> (Plan, Plan, Plan, Plan) {
     let (d, o) = orders();
-    let empty = plan::plan(&[d.clone()], &[o.clone()], &[], &dbx());
+    let empty = plan::plan(
+        std::slice::from_ref(&d),
+        std::slice::from_ref(&o),
+        &[],
+        &dbx(),
+    );
     let mut d_add = d.clone();
     d_add.columns.push(col("status", "string"));
-    let meta = plan::plan(&[d_add], &[o.clone()], &[], &dbx());
+    let meta = plan::plan(&[d_add], std::slice::from_ref(&o), &[], &dbx());
     let mut d_drop = d.clone();
     d_drop.columns.retain(|c| c.name != "note");
-    let destructive = plan::plan(&[d_drop], &[o.clone()], &[], &dbx());
+    let destructive = plan::plan(&[d_drop], std::slice::from_ref(&o), &[], &dbx());
     let mut d_bad = d;
     d_bad.columns.push(not_null(col("status", "string")));
     let rejected = plan::plan(&[d_bad], &[o], &[], &dbx());
@@ -1843,39 +2652,165 @@ fn gate_decisions() {
     let wrong = "0123456789abcdef";
     assert_ne!(wrong, meta.id);
     assert_ne!(wrong, destructive.id);
-    let needs = |p: &Plan, reason: &str| Decision::NeedsApproval { id: p.id.clone(), reason: reason.into() };
-    let wrong_for = |p: &Plan| Decision::WrongApproval { id: p.id.clone(), approved: wrong.into() };
+    let needs = |p: &Plan, reason: &str| Decision::NeedsApproval {
+        id: p.id.clone(),
+        reason: reason.into(),
+    };
+    let wrong_for = |p: &Plan| Decision::WrongApproval {
+        id: p.id.clone(),
+        approved: wrong.into(),
+    };
     let cases: Vec<(&str, &Plan, Policy, Option<&str>, Decision)> = vec![
         // nothing to do, whatever the policy
-        ("empty auto", &empty, Policy::Auto, None, Decision::NothingToDo),
-        ("empty manual", &empty, Policy::Manual, None, Decision::NothingToDo),
-        ("empty observe", &empty, Policy::Observe, None, Decision::NothingToDo),
+        (
+            "empty auto",
+            &empty,
+            Policy::Auto,
+            None,
+            Decision::NothingToDo,
+        ),
+        (
+            "empty manual",
+            &empty,
+            Policy::Manual,
+            None,
+            Decision::NothingToDo,
+        ),
+        (
+            "empty observe",
+            &empty,
+            Policy::Observe,
+            None,
+            Decision::NothingToDo,
+        ),
         // rejected beats everything, even a correct approval
-        ("rejected auto", &rejected, Policy::Auto, None, Decision::Rejected),
-        ("rejected manual approved", &rejected, Policy::Manual, Some(rejected.id.as_str()), Decision::Rejected),
-        ("rejected observe", &rejected, Policy::Observe, None, Decision::Rejected),
+        (
+            "rejected auto",
+            &rejected,
+            Policy::Auto,
+            None,
+            Decision::Rejected,
+        ),
+        (
+            "rejected manual approved",
+            &rejected,
+            Policy::Manual,
+            Some(rejected.id.as_str()),
+            Decision::Rejected,
+        ),
+        (
+            "rejected observe",
+            &rejected,
+            Policy::Observe,
+            None,
+            Decision::Rejected,
+        ),
         // Auto: meta runs, with or without any approval
         ("auto meta", &meta, Policy::Auto, None, Decision::Apply),
-        ("auto meta wrong approval", &meta, Policy::Auto, Some(wrong), Decision::Apply),
-        ("auto meta right approval", &meta, Policy::Auto, Some(meta.id.as_str()), Decision::Apply),
+        (
+            "auto meta wrong approval",
+            &meta,
+            Policy::Auto,
+            Some(wrong),
+            Decision::Apply,
+        ),
+        (
+            "auto meta right approval",
+            &meta,
+            Policy::Auto,
+            Some(meta.id.as_str()),
+            Decision::Apply,
+        ),
         // Auto: destructive waits for this exact plan's id
-        ("auto destructive", &destructive, Policy::Auto, None, needs(&destructive, "the plan has destructive steps")),
-        ("auto destructive wrong", &destructive, Policy::Auto, Some(wrong), wrong_for(&destructive)),
-        ("auto destructive other plan's id", &destructive, Policy::Auto, Some(meta.id.as_str()), Decision::WrongApproval {
-            id: destructive.id.clone(),
-            approved: meta.id.clone(),
-        }),
-        ("auto destructive right", &destructive, Policy::Auto, Some(destructive.id.as_str()), Decision::Apply),
+        (
+            "auto destructive",
+            &destructive,
+            Policy::Auto,
+            None,
+            needs(&destructive, "the plan has destructive steps"),
+        ),
+        (
+            "auto destructive wrong",
+            &destructive,
+            Policy::Auto,
+            Some(wrong),
+            wrong_for(&destructive),
+        ),
+        (
+            "auto destructive other plan's id",
+            &destructive,
+            Policy::Auto,
+            Some(meta.id.as_str()),
+            Decision::WrongApproval {
+                id: destructive.id.clone(),
+                approved: meta.id.clone(),
+            },
+        ),
+        (
+            "auto destructive right",
+            &destructive,
+            Policy::Auto,
+            Some(destructive.id.as_str()),
+            Decision::Apply,
+        ),
         // Manual: every non-empty plan waits
-        ("manual meta", &meta, Policy::Manual, None, needs(&meta, "policy Manual approves every plan")),
-        ("manual meta wrong", &meta, Policy::Manual, Some(wrong), wrong_for(&meta)),
-        ("manual meta right", &meta, Policy::Manual, Some(meta.id.as_str()), Decision::Apply),
-        ("manual destructive", &destructive, Policy::Manual, None, needs(&destructive, "the plan has destructive steps")),
-        ("manual destructive right", &destructive, Policy::Manual, Some(destructive.id.as_str()), Decision::Apply),
+        (
+            "manual meta",
+            &meta,
+            Policy::Manual,
+            None,
+            needs(&meta, "policy Manual approves every plan"),
+        ),
+        (
+            "manual meta wrong",
+            &meta,
+            Policy::Manual,
+            Some(wrong),
+            wrong_for(&meta),
+        ),
+        (
+            "manual meta right",
+            &meta,
+            Policy::Manual,
+            Some(meta.id.as_str()),
+            Decision::Apply,
+        ),
+        (
+            "manual destructive",
+            &destructive,
+            Policy::Manual,
+            None,
+            needs(&destructive, "the plan has destructive steps"),
+        ),
+        (
+            "manual destructive right",
+            &destructive,
+            Policy::Manual,
+            Some(destructive.id.as_str()),
+            Decision::Apply,
+        ),
         // Observe never applies, even approved
-        ("observe meta", &meta, Policy::Observe, None, Decision::Observe),
-        ("observe meta right", &meta, Policy::Observe, Some(meta.id.as_str()), Decision::Observe),
-        ("observe destructive right", &destructive, Policy::Observe, Some(destructive.id.as_str()), Decision::Observe),
+        (
+            "observe meta",
+            &meta,
+            Policy::Observe,
+            None,
+            Decision::Observe,
+        ),
+        (
+            "observe meta right",
+            &meta,
+            Policy::Observe,
+            Some(meta.id.as_str()),
+            Decision::Observe,
+        ),
+        (
+            "observe destructive right",
+            &destructive,
+            Policy::Observe,
+            Some(destructive.id.as_str()),
+            Decision::Observe,
+        ),
     ];
     let errors: Vec<String> = cases
         .into_iter()
@@ -1916,15 +2851,25 @@ fn holds_cases() -> Vec<HoldsCase> {
     after.columns.retain(|c| c.name != "id");
     lcol(&mut after, "note").name = s("remark");
     lcol(&mut after, "amount").data_type = DataType::Long;
-    after.properties.insert(s("delta.columnMapping.mode"), s("name"));
-    after.properties.insert(s("delta.enableTypeWidening"), s("true"));
+    after
+        .properties
+        .insert(s("delta.columnMapping.mode"), s("name"));
+    after
+        .properties
+        .insert(s("delta.enableTypeWidening"), s("true"));
     out.push(HoldsCase {
         name: "databricks column changes",
         caps: dbx(),
         desired: d,
         before,
         after,
-        expect: vec!["enable columnMapping", "enable typeWidening", "RENAME COLUMN note TO remark", "ALTER COLUMN amount TYPE bigint", "DROP COLUMN id"],
+        expect: vec![
+            "enable columnMapping",
+            "enable typeWidening",
+            "RENAME COLUMN note TO remark",
+            "ALTER COLUMN amount TYPE bigint",
+            "DROP COLUMN id",
+        ],
     });
 
     // metadata of every kind
@@ -1932,20 +2877,32 @@ fn holds_cases() -> Vec<HoldsCase> {
     before.properties.remove(OWNER_PROPERTY);
     before.properties.insert(s("delta.appendOnly"), s("true"));
     before.tags.insert(s("old"), s("1"));
-    before.checks.push(Check { name: s("stale"), expression: s("id > 0") });
-    before.grants.push(Grant { principal: s("analysts"), privileges: vec![s("SELECT"), s("MODIFY")] });
+    before.checks.push(Check {
+        name: s("stale"),
+        expression: s("id > 0"),
+    });
+    before.grants.push(Grant {
+        principal: s("analysts"),
+        privileges: vec![s("SELECT"), s("MODIFY")],
+    });
     before.foreign_keys.push(fk_to("gone"));
     lcol(&mut before, "note").tags.insert(s("old"), s("1"));
     d.comment = Some(s("All orders"));
     d.properties.insert(s("delta.appendOnly"), None);
-    d.properties.insert(s("delta.logRetentionDuration"), Some(s("interval 30 days")));
+    d.properties
+        .insert(s("delta.logRetentionDuration"), Some(s("interval 30 days")));
     d.tags.insert(s("old"), None);
     d.tags.insert(s("domain"), Some(s("sales")));
     d.columns.push(col("status", "string"));
     d.columns.push(col("address", "struct<city:string>"));
     before.columns.push(ocol("address", "struct<city:string>"));
     if let DataType::Struct { fields } = &mut dcol(&mut d, "address").data_type {
-        fields.push(StructField { name: s("zip"), data_type: DataType::String, nullable: true, comment: None });
+        fields.push(StructField {
+            name: s("zip"),
+            data_type: DataType::String,
+            nullable: true,
+            comment: None,
+        });
     }
     dcol(&mut d, "amount").nullable = false;
     dcol(&mut d, "id").nullable = true;
@@ -1953,18 +2910,39 @@ fn holds_cases() -> Vec<HoldsCase> {
     note.comment = Some(s("free text"));
     note.tags.insert(s("old"), None);
     note.tags.insert(s("pii"), Some(s("yes")));
-    note.mask = Some(Mask { function: s("main.sec.redact"), using_columns: vec![] });
+    note.mask = Some(Mask {
+        function: s("main.sec.redact"),
+        using_columns: vec![],
+    });
     note.default = Some(s("'n/a'"));
-    d.checks.push(Check { name: s("positive"), expression: s("amount > 0") });
-    d.primary_key = Some(PrimaryKey { name: None, columns: vec![s("id")] });
-    d.foreign_keys.push(ForeignKey { name: None, columns: vec![s("id")], references: tref("customers"), referenced_columns: vec![s("id")] });
+    d.checks.push(Check {
+        name: s("positive"),
+        expression: s("amount > 0"),
+    });
+    d.primary_key = Some(PrimaryKey {
+        name: None,
+        columns: vec![s("id")],
+    });
+    d.foreign_keys.push(ForeignKey {
+        name: None,
+        columns: vec![s("id")],
+        references: tref("customers"),
+        referenced_columns: vec![s("id")],
+    });
     d.cluster_by = Some(vec![s("id")]);
-    d.grants.push(Grant { principal: s("analysts"), privileges: vec![s("SELECT")] });
+    d.grants.push(Grant {
+        principal: s("analysts"),
+        privileges: vec![s("SELECT")],
+    });
     d.owner = Some(s("data-eng"));
     let mut after = before.clone();
-    after.properties.insert(OWNER_PROPERTY.into(), marker("orders"));
+    after
+        .properties
+        .insert(OWNER_PROPERTY.into(), marker("orders"));
     after.properties.remove("delta.appendOnly");
-    after.properties.insert(s("delta.logRetentionDuration"), s("interval 30 days"));
+    after
+        .properties
+        .insert(s("delta.logRetentionDuration"), s("interval 30 days"));
     after.comment = Some(s("All orders"));
     after.tags = BTreeMap::from([(s("domain"), s("sales"))]);
     after.columns.push(ocol("status", "string"));
@@ -1974,13 +2952,22 @@ fn holds_cases() -> Vec<HoldsCase> {
     let n = lcol(&mut after, "note");
     n.comment = Some(s("free text"));
     n.tags = BTreeMap::from([(s("pii"), s("yes"))]);
-    n.mask = Some(Mask { function: s("main.sec.redact"), using_columns: vec![] });
+    n.mask = Some(Mask {
+        function: s("main.sec.redact"),
+        using_columns: vec![],
+    });
     n.default = Some(s("'n/a'"));
-    after.checks = vec![Check { name: s("positive"), expression: s("amount > 0") }];
+    after.checks = vec![Check {
+        name: s("positive"),
+        expression: s("amount > 0"),
+    }];
     after.primary_key = d.primary_key.clone();
     after.foreign_keys = d.foreign_keys.clone();
     after.cluster_by = Some(vec![s("id")]);
-    after.grants = vec![Grant { principal: s("analysts"), privileges: vec![s("SELECT")] }];
+    after.grants = vec![Grant {
+        principal: s("analysts"),
+        privileges: vec![s("SELECT")],
+    }];
     after.owner = Some(s("data-eng"));
     out.push(HoldsCase {
         name: "databricks metadata",
@@ -2017,10 +3004,23 @@ fn holds_cases() -> Vec<HoldsCase> {
 
     // a grant that adds
     let (mut d, before) = orders();
-    d.grants.push(Grant { principal: s("analysts"), privileges: vec![s("SELECT")] });
+    d.grants.push(Grant {
+        principal: s("analysts"),
+        privileges: vec![s("SELECT")],
+    });
     let mut after = before.clone();
-    after.grants.push(Grant { principal: s("ANALYSTS"), privileges: vec![s("select")] });
-    out.push(HoldsCase { name: "grant", caps: dbx(), desired: d, before, after, expect: vec!["GRANT SELECT TO analysts"] });
+    after.grants.push(Grant {
+        principal: s("ANALYSTS"),
+        privileges: vec![s("select")],
+    });
+    out.push(HoldsCase {
+        name: "grant",
+        caps: dbx(),
+        desired: d,
+        before,
+        after,
+        expect: vec!["GRANT SELECT TO analysts"],
+    });
 
     // lake rewrites: write-once (rename, drop) and staged (widen)
     let (mut d, before) = orders();
@@ -2029,7 +3029,14 @@ fn holds_cases() -> Vec<HoldsCase> {
     c.renamed_from = Some(s("note"));
     let mut after = before.clone();
     lcol(&mut after, "note").name = s("remark");
-    out.push(HoldsCase { name: "lake rename", caps: lake(), desired: d, before, after, expect: vec!["REPLACE TABLE (from itself)"] });
+    out.push(HoldsCase {
+        name: "lake rename",
+        caps: lake(),
+        desired: d,
+        before,
+        after,
+        expect: vec!["REPLACE TABLE (from itself)"],
+    });
 
     let (mut d, mut before) = orders();
     lcol(&mut before, "amount").data_type = DataType::Long;
@@ -2061,7 +3068,13 @@ fn holds_is_false_before_and_true_after_every_step() {
             }
         }
         for s in p.steps() {
-            if matches!(s.action, Action::Rewrite { phase: RewritePhase::DropStaging, .. }) {
+            if matches!(
+                s.action,
+                Action::Rewrite {
+                    phase: RewritePhase::DropStaging,
+                    ..
+                }
+            ) {
                 // the staging copy is not part of the table: never "already true"
                 if holds(&s.action, Some(&case.after)) {
                     errors.push(format!("{}: DROP staging holds", case.name));
@@ -2069,16 +3082,29 @@ fn holds_is_false_before_and_true_after_every_step() {
                 continue;
             }
             if holds(&s.action, Some(&case.before)) {
-                errors.push(format!("{}: {} already holds before", case.name, s.action.title()));
+                errors.push(format!(
+                    "{}: {} already holds before",
+                    case.name,
+                    s.action.title()
+                ));
             }
             if !holds(&s.action, Some(&case.after)) {
-                errors.push(format!("{}: {} does not hold after", case.name, s.action.title()));
+                errors.push(format!(
+                    "{}: {} does not hold after",
+                    case.name,
+                    s.action.title()
+                ));
             }
         }
         // plan → apply → re-plan is empty
         let again = plan_table(&case.desired, Some(&case.after), &case.caps);
         if !again.steps().is_empty() || !again.changes.is_empty() {
-            errors.push(format!("{}: re-plan after is not empty: {:?} {:?}", case.name, again.changes, steps(&again)));
+            errors.push(format!(
+                "{}: re-plan after is not empty: {:?} {:?}",
+                case.name,
+                again.changes,
+                steps(&again)
+            ));
         }
     }
     assert!(errors.is_empty(), "{}", errors.join("\n"));
@@ -2093,33 +3119,86 @@ fn holds_for_whole_tables() {
     assert!(!holds(&Action::DropTable, Some(&o)));
     assert!(holds(&Action::DropTable, None));
     // anything else on a missing table does not hold
-    assert!(!holds(&Action::SetTableComment { comment: "x".into() }, None));
+    assert!(!holds(
+        &Action::SetTableComment {
+            comment: "x".into()
+        },
+        None
+    ));
 }
 
 #[test]
 fn holds_for_a_rewrite_checks_the_whole_shape() {
     let (_, o) = orders();
-    let rewrite = Rewrite { columns: vec![], partitioned_by: vec![], drops: vec![] };
-    let write_once = |columns: Vec<(&str, &str, bool)>, partitioned_by: Vec<&str>| Action::Rewrite {
-        rewrite: Rewrite {
-            columns: columns
-                .into_iter()
-                .map(|(n, t, nullable)| delta_operator_core::plan::steps::Projection {
-                    field: StructField { name: n.into(), data_type: ty(t), nullable, comment: None },
-                    source: Source::Copy { from: n.into() },
-                })
-                .collect(),
-            partitioned_by: partitioned_by.into_iter().map(String::from).collect(),
-            ..rewrite.clone()
-        },
-        phase: RewritePhase::WriteOnce,
+    let rewrite = Rewrite {
+        columns: vec![],
+        partitioned_by: vec![],
+        drops: vec![],
     };
-    let same = vec![("id", "bigint", false), ("amount", "int", true), ("note", "string", true)];
+    let write_once =
+        |columns: Vec<(&str, &str, bool)>, partitioned_by: Vec<&str>| Action::Rewrite {
+            rewrite: Rewrite {
+                columns: columns
+                    .into_iter()
+                    .map(
+                        |(n, t, nullable)| delta_operator_core::plan::steps::Projection {
+                            field: StructField {
+                                name: n.into(),
+                                data_type: ty(t),
+                                nullable,
+                                comment: None,
+                            },
+                            source: Source::Copy { from: n.into() },
+                        },
+                    )
+                    .collect(),
+                partitioned_by: partitioned_by.into_iter().map(String::from).collect(),
+                ..rewrite.clone()
+            },
+            phase: RewritePhase::WriteOnce,
+        };
+    let same = vec![
+        ("id", "bigint", false),
+        ("amount", "int", true),
+        ("note", "string", true),
+    ];
     assert!(holds(&write_once(same.clone(), vec![]), Some(&o)));
-    assert!(!holds(&write_once(same.clone(), vec!["note"]), Some(&o)), "partitioning differs");
-    assert!(!holds(&write_once(vec![("id", "bigint", true), ("amount", "int", true), ("note", "string", true)], vec![]), Some(&o)), "nullability differs");
-    assert!(!holds(&write_once(vec![("id", "bigint", false), ("amount", "int", true), ("NOTE", "string", true)], vec![]), Some(&o)), "spelling differs");
-    assert!(!holds(&write_once(same[..2].to_vec(), vec![]), Some(&o)), "a column too many live");
+    assert!(
+        !holds(&write_once(same.clone(), vec!["note"]), Some(&o)),
+        "partitioning differs"
+    );
+    assert!(
+        !holds(
+            &write_once(
+                vec![
+                    ("id", "bigint", true),
+                    ("amount", "int", true),
+                    ("note", "string", true)
+                ],
+                vec![]
+            ),
+            Some(&o)
+        ),
+        "nullability differs"
+    );
+    assert!(
+        !holds(
+            &write_once(
+                vec![
+                    ("id", "bigint", false),
+                    ("amount", "int", true),
+                    ("NOTE", "string", true)
+                ],
+                vec![]
+            ),
+            Some(&o)
+        ),
+        "spelling differs"
+    );
+    assert!(
+        !holds(&write_once(same[..2].to_vec(), vec![]), Some(&o)),
+        "a column too many live"
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -2128,7 +3207,10 @@ fn holds_for_a_rewrite_checks_the_whole_shape() {
 fn id_input() -> (Vec<DesiredTable>, Vec<ObservedTable>) {
     let (mut d, o) = orders();
     d.columns.push(col("status", "string"));
-    let new = desired("customers", vec![not_null(col("id", "bigint")), col("name", "string")]);
+    let new = desired(
+        "customers",
+        vec![not_null(col("id", "bigint")), col("name", "string")],
+    );
     (vec![d, new], vec![o])
 }
 
@@ -2140,7 +3222,12 @@ fn the_plan_id_is_deterministic() {
     assert_eq!(a.id, b.id);
     assert_eq!(a, b);
     assert_eq!(a.id.len(), 16);
-    assert!(a.id.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()), "{}", a.id);
+    assert!(
+        a.id.chars()
+            .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()),
+        "{}",
+        a.id
+    );
     // the order of the declarations does not matter (tables are planned in name order)
     let reversed: Vec<DesiredTable> = d.iter().rev().cloned().collect();
     assert_eq!(plan::plan(&reversed, &o, &[], &dbx()).id, a.id);
@@ -2154,22 +3241,54 @@ fn the_plan_id_moves_with_the_world() {
     let mut appended = o.clone();
     appended[0].version = Some(VERSION + 1);
     appended[0].size_bytes = Some(SIZE + 1);
-    assert_eq!(plan::plan(&d, &appended, &[], &dbx()).id, base, "data appended is not a new plan");
+    assert_eq!(
+        plan::plan(&d, &appended, &[], &dbx()).id,
+        base,
+        "data appended is not a new plan"
+    );
     let mut moved = o.clone();
     moved[0].comment = Some("changed by someone else".into());
-    assert_ne!(plan::plan(&d, &moved, &[], &dbx()).id, base, "anything else observed is part of the id");
+    assert_ne!(
+        plan::plan(&d, &moved, &[], &dbx()).id,
+        base,
+        "anything else observed is part of the id"
+    );
     let mut altered = o.clone();
     altered[0].columns.push(ocol("added_outside", "int"));
-    assert_ne!(plan::plan(&d, &altered, &[], &dbx()).id, base, "a schema changed outside is a new plan");
+    assert_ne!(
+        plan::plan(&d, &altered, &[], &dbx()).id,
+        base,
+        "a schema changed outside is a new plan"
+    );
     let mut changed = d.clone();
     changed[0].comment = Some("x".into());
-    assert_ne!(plan::plan(&changed, &o, &[], &dbx()).id, base, "anything desired is part of the id");
-    assert_ne!(plan::plan(&d, &o, &[], &lake()).id, base, "the backend is part of the id");
+    assert_ne!(
+        plan::plan(&changed, &o, &[], &dbx()).id,
+        base,
+        "anything desired is part of the id"
+    );
+    assert_ne!(
+        plan::plan(&d, &o, &[], &lake()).id,
+        base,
+        "the backend is part of the id"
+    );
     // strict vs additive changes an orphan's action, so the id
     let mut with_orphan = o.clone();
     with_orphan.push(live("retired", vec![ocol("a", "int")]));
-    let additive = plan::plan(&d, &with_orphan, &[scope("sales", SchemaMode::Additive)], &dbx()).id;
-    let strict = plan::plan(&d, &with_orphan, &[scope("sales", SchemaMode::Strict)], &dbx()).id;
+    let additive = plan::plan(
+        &d,
+        &with_orphan,
+        &[scope("sales", SchemaMode::Additive)],
+        &dbx(),
+    )
+    .id;
+    let strict = plan::plan(
+        &d,
+        &with_orphan,
+        &[scope("sales", SchemaMode::Strict)],
+        &dbx(),
+    )
+    .id;
     assert_ne!(additive, strict);
 }
 
@@ -2194,7 +3313,10 @@ fn the_plan_id_is_pinned() {
 
 fn bug_a_not_null_add_with_using_rewrites_a_masked_table() {
     let (mut d, mut o) = orders();
-    lcol(&mut o, "note").mask = Some(Mask { function: "main.sec.redact".into(), using_columns: vec![] });
+    lcol(&mut o, "note").mask = Some(Mask {
+        function: "main.sec.redact".into(),
+        using_columns: vec![],
+    });
     o.row_filter = Some("main.sec.only_mine".into());
     let mut c = not_null(col("status", "string"));
     c.using = Some("'open'".into());
@@ -2203,7 +3325,13 @@ fn bug_a_not_null_add_with_using_rewrites_a_masked_table() {
         let p = plan_table(&d, Some(&o), &caps);
         // today: accepted, ADD COLUMN + STAGE + REPLACE TABLE (from staging) + DROP staging,
         // i.e. the masked, row-filtered table is rebuilt from a query
-        assert_eq!(failures(&p), vec!["RewriteRefused"], "{}: steps {:?}", caps.backend, steps(&p));
+        assert_eq!(
+            failures(&p),
+            vec!["RewriteRefused"],
+            "{}: steps {:?}",
+            caps.backend,
+            steps(&p)
+        );
     }
 }
 
@@ -2228,9 +3356,18 @@ fn doubtful_a_leftover_using_is_reapplied_by_an_unrelated_rewrite() {
             _ => None,
         })
         .expect("a rewrite");
-    let amount = rewrite.columns.iter().find(|c| c.field.name == "amount").unwrap();
+    let amount = rewrite
+        .columns
+        .iter()
+        .find(|c| c.field.name == "amount")
+        .unwrap();
     // today: Source::Using { "amount * 100" } and a staged rewrite: every amount is multiplied again
-    assert_eq!(amount.source, Source::Copy { from: "amount".into() });
+    assert_eq!(
+        amount.source,
+        Source::Copy {
+            from: "amount".into()
+        }
+    );
     assert_eq!(steps(&p), vec!["1. REPLACE TABLE (from itself) [rewrite]"]);
 }
 
@@ -2245,21 +3382,36 @@ fn doubtful_the_plan_id_depends_on_the_order_observed_tables_are_listed() {
     let mut m2 = live("m2", vec![ocol("x", "int")]);
     m2.properties.clear();
     let scopes = [scope("sales", SchemaMode::Strict)];
-    let one = plan::plan(&[d.clone()], &[o.clone(), a.clone(), b.clone(), m1.clone(), m2.clone()], &scopes, &dbx());
+    let one = plan::plan(
+        std::slice::from_ref(&d),
+        &[o.clone(), a.clone(), b.clone(), m1.clone(), m2.clone()],
+        &scopes,
+        &dbx(),
+    );
     let two = plan::plan(&[d], &[b, o, m2, a, m1], &scopes, &dbx());
     assert_eq!(one.unmanaged, two.unmanaged);
-    assert_eq!(one.id, two.id, "the same world listed in another order is the same plan");
+    assert_eq!(
+        one.id, two.id,
+        "the same world listed in another order is the same plan"
+    );
 }
 
 #[test]
 
 fn doubtful_enabling_column_mapping_by_property_is_a_plain_meta_step() {
     let (mut d, o) = orders();
-    d.properties.insert("delta.columnMapping.mode".into(), Some("name".into()));
+    d.properties
+        .insert("delta.columnMapping.mode".into(), Some("name".into()));
     let p = plan_table(&d, Some(&o), &dbx());
     // today: ["1. SET TBLPROPERTIES (delta.columnMapping.mode) [meta]"], no warning
     assert_eq!(p.risk(), Some(RiskClass::Feature), "{:?}", steps(&p));
-    assert!(p.steps().iter().any(|s| s.warnings.iter().any(|w| w.contains("streaming"))), "{:?}", p.steps());
+    assert!(
+        p.steps()
+            .iter()
+            .any(|s| s.warnings.iter().any(|w| w.contains("streaming"))),
+        "{:?}",
+        p.steps()
+    );
 
     let c = dcol(&mut d, "note");
     c.name = "remark".into();
@@ -2271,7 +3423,9 @@ fn doubtful_enabling_column_mapping_by_property_is_a_plain_meta_step() {
         .iter()
         .filter(|s| match &s.action {
             Action::EnableColumnMapping => true,
-            Action::SetProperties { properties } => properties.contains_key("delta.columnMapping.mode"),
+            Action::SetProperties { properties } => {
+                properties.contains_key("delta.columnMapping.mode")
+            }
             _ => false,
         })
         .count();
@@ -2293,15 +3447,32 @@ fn a_new_column_gets_its_tags_mask_and_default_in_the_same_plan() {
     let (mut d, o) = orders();
     let mut c = col("region", "string");
     c.tags.insert("pii".into(), Some("low".into()));
-    c.mask = Some(delta_operator_core::model::Mask { function: "main.sec.mask_region".into(), using_columns: vec![] });
+    c.mask = Some(delta_operator_core::model::Mask {
+        function: "main.sec.mask_region".into(),
+        using_columns: vec![],
+    });
     c.default = Some("'EU'".into());
     d.columns.push(c);
     let p = plan_table(&d, Some(&o), &dbx());
     let titles = steps(&p);
-    let at = |t: &str| titles.iter().position(|s| s.contains(t)).unwrap_or_else(|| panic!("no step '{t}' in {titles:?}"));
-    assert!(at("ADD COLUMN region") < at("SET TAGS on region"), "{titles:?}");
-    assert!(at("ADD COLUMN region") < at("SET MASK on region"), "{titles:?}");
-    assert!(at("ADD COLUMN region") < at("SET DEFAULT on region"), "{titles:?}");
+    let at = |t: &str| {
+        titles
+            .iter()
+            .position(|s| s.contains(t))
+            .unwrap_or_else(|| panic!("no step '{t}' in {titles:?}"))
+    };
+    assert!(
+        at("ADD COLUMN region") < at("SET TAGS on region"),
+        "{titles:?}"
+    );
+    assert!(
+        at("ADD COLUMN region") < at("SET MASK on region"),
+        "{titles:?}"
+    );
+    assert!(
+        at("ADD COLUMN region") < at("SET DEFAULT on region"),
+        "{titles:?}"
+    );
 }
 
 #[test]
@@ -2313,12 +3484,25 @@ fn names_spark_would_substitute_are_refused_on_databricks_only() {
     let f = failure(&p, "NameWouldBeSubstituted");
     assert!(f.message.contains("variable substitution"), "{}", f.message);
     let subjects: Vec<String> = match &p.outcome {
-        Outcome::Rejected { failures } => failures.iter().filter(|f| f.rule == "NameWouldBeSubstituted").map(|f| f.subject.clone()).collect(),
+        Outcome::Rejected { failures } => failures
+            .iter()
+            .filter(|f| f.rule == "NameWouldBeSubstituted")
+            .map(|f| f.subject.clone())
+            .collect(),
         _ => vec![],
     };
-    assert!(subjects.iter().any(|s| s.contains("price_${currency}")) && subjects.iter().any(|s| s.contains("meta.${x}")), "{subjects:?}");
+    assert!(
+        subjects.iter().any(|s| s.contains("price_${currency}"))
+            && subjects.iter().any(|s| s.contains("meta.${x}")),
+        "{subjects:?}"
+    );
     let p = plan_table(&d, Some(&o), &lake());
-    assert!(!failures(&p).iter().any(|s| s.contains("NameWouldBeSubstituted")), "the lake writes such names as they are");
+    assert!(
+        !failures(&p)
+            .iter()
+            .any(|s| s.contains("NameWouldBeSubstituted")),
+        "the lake writes such names as they are"
+    );
 }
 
 #[test]
@@ -2326,12 +3510,23 @@ fn widening_to_timestamp_ntz_on_databricks_enables_the_feature_first() {
     let (mut d, mut o) = orders();
     d.columns.push(col("placed", "timestamp_ntz"));
     o.columns.push(ocol("placed", "date"));
-    o.properties.insert("delta.enableTypeWidening".into(), "true".into());
+    o.properties
+        .insert("delta.enableTypeWidening".into(), "true".into());
     let p = plan_table(&d, Some(&o), &dbx());
-    assert_eq!(steps(&p), vec!["1. enable timestampNtz [feature]", "2. ALTER COLUMN placed TYPE timestamp_ntz [meta]"]);
-    o.properties.insert("delta.feature.timestampNtz".into(), "supported".into());
+    assert_eq!(
+        steps(&p),
+        vec![
+            "1. enable timestampNtz [feature]",
+            "2. ALTER COLUMN placed TYPE timestamp_ntz [meta]"
+        ]
+    );
+    o.properties
+        .insert("delta.feature.timestampNtz".into(), "supported".into());
     let p = plan_table(&d, Some(&o), &dbx());
-    assert_eq!(steps(&p), vec!["1. ALTER COLUMN placed TYPE timestamp_ntz [meta]"]);
+    assert_eq!(
+        steps(&p),
+        vec!["1. ALTER COLUMN placed TYPE timestamp_ntz [meta]"]
+    );
 }
 
 #[test]
@@ -2339,7 +3534,13 @@ fn a_name_that_needs_column_mapping_turns_it_on_first_where_the_backend_can() {
     let (mut d, o) = orders();
     d.columns.push(col("unit price", "int"));
     let p = plan_table(&d, Some(&o), &dbx());
-    assert_eq!(steps(&p), vec!["1. enable columnMapping [feature]", "2. ADD COLUMN unit price [meta]"]);
+    assert_eq!(
+        steps(&p),
+        vec![
+            "1. enable columnMapping [feature]",
+            "2. ADD COLUMN unit price [meta]"
+        ]
+    );
     // the lake cannot turn it on: refused by name (see every_rule_fires_alone…)
     assert!(!plan_table(&d, Some(&o), &lake()).is_accepted());
 }

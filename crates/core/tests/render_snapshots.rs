@@ -12,7 +12,8 @@ use std::path::PathBuf;
 
 use delta_operator_core::model::type_syntax::parse_type;
 use delta_operator_core::model::{
-    Check, DesiredColumn, DesiredTable, ObservedColumn, ObservedTable, SchemaMode, SchemaRef, TableRef, OWNER_PROPERTY,
+    Check, DesiredColumn, DesiredTable, OWNER_PROPERTY, ObservedColumn, ObservedTable, SchemaMode,
+    SchemaRef, TableRef,
 };
 use delta_operator_core::plan::render::{json, markdown, text};
 use delta_operator_core::plan::{self, Capabilities, Plan, SchemaScope, TableAction};
@@ -29,10 +30,23 @@ fn ocol(name: &str, t: &str, nullable: bool) -> ObservedColumn {
 }
 
 fn desired(schema: &str, name: &str, columns: Vec<DesiredColumn>) -> DesiredTable {
-    DesiredTable { mode: SchemaMode::Strict, ..DesiredTable::new(TableRef::new("main", schema, name), &format!("{schema}/{name}"), columns) }
+    DesiredTable {
+        mode: SchemaMode::Strict,
+        ..DesiredTable::new(
+            TableRef::new("main", schema, name),
+            &format!("{schema}/{name}"),
+            columns,
+        )
+    }
 }
 
-fn live(schema: &str, name: &str, columns: Vec<ObservedColumn>, version: u64, size: u64) -> ObservedTable {
+fn live(
+    schema: &str,
+    name: &str,
+    columns: Vec<ObservedColumn>,
+    version: u64,
+    size: u64,
+) -> ObservedTable {
     ObservedTable {
         properties: BTreeMap::from([(OWNER_PROPERTY.to_string(), format!("{schema}/{name}"))]),
         version: Some(version),
@@ -43,49 +57,126 @@ fn live(schema: &str, name: &str, columns: Vec<ObservedColumn>, version: u64, si
 
 fn fixed_plan() -> Plan {
     // + customers: created, with a CHECK
-    let mut customers = desired("sales", "customers", vec![col("id", "bigint", false), col("name", "string", true)]);
+    let mut customers = desired(
+        "sales",
+        "customers",
+        vec![col("id", "bigint", false), col("name", "string", true)],
+    );
     customers.comment = Some("Who buys".into());
-    customers.checks.push(Check { name: "id_positive".into(), expression: "id > 0".into() });
+    customers.checks.push(Check {
+        name: "id_positive".into(),
+        expression: "id > 0".into(),
+    });
 
     // ~ orders: amount bigint → int (may lose values: a staged rewrite on the lake), note dropped
     //   (so the replace is destructive), a comment and a property; one
     //   property set by someone else is left alone
-    let mut orders = desired("sales", "orders", vec![col("id", "bigint", false), col("amount", "int", true), col("placed_at", "timestamp", true)]);
+    let mut orders = desired(
+        "sales",
+        "orders",
+        vec![
+            col("id", "bigint", false),
+            col("amount", "int", true),
+            col("placed_at", "timestamp", true),
+        ],
+    );
     orders.comment = Some("One row per order".into());
-    orders.properties.insert("delta.logRetentionDuration".into(), Some("interval 30 days".into()));
+    orders.properties.insert(
+        "delta.logRetentionDuration".into(),
+        Some("interval 30 days".into()),
+    );
     let mut orders_live = live(
         "sales",
         "orders",
-        vec![ocol("id", "bigint", false), ocol("amount", "bigint", true), ocol("placed_at", "timestamp", true), ocol("note", "string", true)],
+        vec![
+            ocol("id", "bigint", false),
+            ocol("amount", "bigint", true),
+            ocol("placed_at", "timestamp", true),
+            ocol("note", "string", true),
+        ],
         41,
         412_000_000_000,
     );
-    orders_live.properties.insert("delta.appendOnly".into(), "false".into());
+    orders_live
+        .properties
+        .insert("delta.appendOnly".into(), "false".into());
 
     // ✗ events: a NOT NULL column without `using:`, and tags the lake cannot store
-    let mut events = desired("sales", "events", vec![col("id", "bigint", false), col("kind", "string", false)]);
+    let mut events = desired(
+        "sales",
+        "events",
+        vec![col("id", "bigint", false), col("kind", "string", false)],
+    );
     events.tags.insert("pii".into(), Some("no".into()));
-    let events_live = live("sales", "events", vec![ocol("id", "bigint", false)], 3, 1_500_000);
+    let events_live = live(
+        "sales",
+        "events",
+        vec![ocol("id", "bigint", false)],
+        3,
+        1_500_000,
+    );
 
     // = regions: unchanged, so not shown
     let regions = desired("sales", "regions", vec![col("code", "string", false)]);
-    let regions_live = live("sales", "regions", vec![ocol("code", "string", false)], 9, 2_000);
+    let regions_live = live(
+        "sales",
+        "regions",
+        vec![ocol("code", "string", false)],
+        9,
+        2_000,
+    );
 
     // - retired: marked, its spec is gone, the schema is strict
-    let retired = live("sales", "retired", vec![ocol("a", "int", true), ocol("b", "int", true), ocol("c", "int", true), ocol("d", "int", true)], 12, 12_000_000_000);
+    let retired = live(
+        "sales",
+        "retired",
+        vec![
+            ocol("a", "int", true),
+            ocol("b", "int", true),
+            ocol("c", "int", true),
+            ocol("d", "int", true),
+        ],
+        12,
+        12_000_000_000,
+    );
     // · scratch: marked, its spec is gone, the schema is additive
-    let scratch = live("staging", "scratch", vec![ocol("x", "string", true)], 1, 3_400);
+    let scratch = live(
+        "staging",
+        "scratch",
+        vec![ocol("x", "string", true)],
+        1,
+        3_400,
+    );
     // manual: no marker, no spec
     let mut manual = live("sales", "manual", vec![ocol("x", "string", true)], 5, 100);
     manual.properties.clear();
 
     let schemas = [
-        SchemaScope { schema: SchemaRef { catalog: "main".into(), schema: "sales".into() }, mode: SchemaMode::Strict },
-        SchemaScope { schema: SchemaRef { catalog: "main".into(), schema: "staging".into() }, mode: SchemaMode::Additive },
+        SchemaScope {
+            schema: SchemaRef {
+                catalog: "main".into(),
+                schema: "sales".into(),
+            },
+            mode: SchemaMode::Strict,
+        },
+        SchemaScope {
+            schema: SchemaRef {
+                catalog: "main".into(),
+                schema: "staging".into(),
+            },
+            mode: SchemaMode::Additive,
+        },
     ];
     plan::plan(
         &[orders, customers, events, regions],
-        &[orders_live, events_live, regions_live, retired, manual, scratch],
+        &[
+            orders_live,
+            events_live,
+            regions_live,
+            retired,
+            manual,
+            scratch,
+        ],
         &schemas,
         &Capabilities::lake(),
     )
@@ -95,7 +186,10 @@ fn fixed_plan() -> Plan {
 // Snapshots
 
 fn snapshot_path(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests").join("snapshots").join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join("snapshots")
+        .join(name)
 }
 
 fn updating() -> bool {
@@ -112,10 +206,18 @@ fn check_snapshot(name: &str, actual: &str) {
         assert!(!written.trim().is_empty(), "{} is empty", path.display());
         return;
     }
-    let expected = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e}; run with UPDATE_SNAPSHOTS=1 to create it", path.display()));
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}; run with UPDATE_SNAPSHOTS=1 to create it",
+            path.display()
+        )
+    });
     if expected != actual {
-        let first = expected.lines().zip(actual.lines()).position(|(a, b)| a != b).unwrap_or_else(|| expected.lines().count().min(actual.lines().count()));
+        let first = expected
+            .lines()
+            .zip(actual.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or_else(|| expected.lines().count().min(actual.lines().count()));
         panic!(
             "{name} differs from {} at line {}:\n  snapshot: {:?}\n  rendered: {:?}\n\nrendered in full:\n{actual}\n(run with UPDATE_SNAPSHOTS=1 to accept)",
             path.display(),
@@ -129,7 +231,12 @@ fn check_snapshot(name: &str, actual: &str) {
 #[test]
 fn the_fixed_plan_covers_what_the_snapshots_are_for() {
     let p = fixed_plan();
-    let action = |name: &str| p.tables.iter().find(|t| t.table.table == name).map(|t| (t.action, t.is_accepted()));
+    let action = |name: &str| {
+        p.tables
+            .iter()
+            .find(|t| t.table.table == name)
+            .map(|t| (t.action, t.is_accepted()))
+    };
     assert_eq!(action("customers"), Some((TableAction::Create, true)));
     assert_eq!(action("orders"), Some((TableAction::Update, true)));
     assert_eq!(action("events"), Some((TableAction::Update, false)));
@@ -138,8 +245,16 @@ fn the_fixed_plan_covers_what_the_snapshots_are_for() {
     assert_eq!(action("scratch"), Some((TableAction::Keep, true)));
     assert_eq!(p.unmanaged, vec![TableRef::new("main", "sales", "manual")]);
     let s = p.summary;
-    assert_eq!((s.add, s.change, s.destroy, s.rejected, s.rewrites), (1, 1, 1, 1, 1), "{s:?}");
-    assert_eq!(p.destructive_steps().count(), 2, "the destructive replace and the DROP TABLE");
+    assert_eq!(
+        (s.add, s.change, s.destroy, s.rejected, s.rewrites),
+        (1, 1, 1, 1, 1),
+        "{s:?}"
+    );
+    assert_eq!(
+        p.destructive_steps().count(),
+        2,
+        "the destructive replace and the DROP TABLE"
+    );
 }
 
 #[test]
@@ -163,7 +278,11 @@ fn json_round_trips_to_an_equal_plan() {
     let rendered = json::render(&p);
     let parsed = json::parse(&rendered).expect("the rendered JSON parses");
     assert_eq!(parsed, p);
-    assert_eq!(json::render(&parsed), rendered, "rendering is stable through a round trip");
+    assert_eq!(
+        json::render(&parsed),
+        rendered,
+        "rendering is stable through a round trip"
+    );
     let value: serde_json::Value = serde_json::from_str(&rendered).unwrap();
     assert_eq!(value["id"], serde_json::Value::String(p.id.clone()));
     assert_eq!(value["format_version"], serde_json::json!(1));
@@ -178,8 +297,15 @@ fn text_ends_with_the_summary_and_the_plan_id() {
     let out = text::render(&p);
     assert!(out.ends_with('\n'));
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(*lines.last().unwrap(), format!("Plan id: {}", p.id), "the last line is the plan id");
-    let summary_at = lines.iter().rposition(|l| l.starts_with("Plan: ")).expect("a `Plan: ` line");
+    assert_eq!(
+        *lines.last().unwrap(),
+        format!("Plan id: {}", p.id),
+        "the last line is the plan id"
+    );
+    let summary_at = lines
+        .iter()
+        .rposition(|l| l.starts_with("Plan: "))
+        .expect("a `Plan: ` line");
     let s = p.summary;
     assert_eq!(
         lines[summary_at],
@@ -188,7 +314,10 @@ fn text_ends_with_the_summary_and_the_plan_id() {
             s.add, s.change, s.destroy, s.steps, s.rewrites, s.warnings
         )
     );
-    assert_eq!(lines[summary_at], "Plan: 1 to add, 1 to change, 1 to destroy · 8 steps · 1 rewrite · 2 warnings");
+    assert_eq!(
+        lines[summary_at],
+        "Plan: 1 to add, 1 to change, 1 to destroy · 8 steps · 1 rewrite · 2 warnings"
+    );
     // The summary line is followed by the plan id line; with a rejected table
     // and destructive steps, the refusal and approval lines sit between them
     // (see the report: the brief asked for `Plan id:` right after `Plan: `).
@@ -196,7 +325,8 @@ fn text_ends_with_the_summary_and_the_plan_id() {
     assert_eq!(
         between,
         vec![
-            "✗ 1 table refused by the rules above: nothing is applied until the spec is fixed.".to_string(),
+            "✗ 1 table refused by the rules above: nothing is applied until the spec is fixed."
+                .to_string(),
             format!(
                 "⚠ Destroys something (main.sales.orders step 4, main.sales.retired step 1): apply needs --approve {} (in a cluster: the annotation delta-operator.io/approve={})",
                 p.id, p.id
@@ -213,26 +343,54 @@ fn text_summary_line_is_directly_followed_by_the_plan_id_for_a_clean_plan() {
     let out = text::render(&p);
     let lines: Vec<&str> = out.lines().collect();
     let n = lines.len();
-    assert_eq!(lines[n - 2], "Plan: 1 to add, 0 to change, 0 to destroy · 1 step · 0 rewrites · 0 warnings");
+    assert_eq!(
+        lines[n - 2],
+        "Plan: 1 to add, 0 to change, 0 to destroy · 1 step · 0 rewrites · 0 warnings"
+    );
     assert_eq!(lines[n - 1], format!("Plan id: {}", p.id));
 }
 
 #[test]
 fn every_rendering_names_the_plan_id_and_every_shown_table() {
     let p = fixed_plan();
-    let shown = ["main.sales.customers", "main.sales.orders", "main.sales.events", "main.sales.retired", "main.staging.scratch", "main.sales.manual"];
-    for (name, r) in [("text", text::render(&p)), ("markdown", markdown::render(&p))] {
+    let shown = [
+        "main.sales.customers",
+        "main.sales.orders",
+        "main.sales.events",
+        "main.sales.retired",
+        "main.staging.scratch",
+        "main.sales.manual",
+    ];
+    for (name, r) in [
+        ("text", text::render(&p)),
+        ("markdown", markdown::render(&p)),
+    ] {
         assert!(r.contains(&p.id), "{name} lacks the plan id");
         for t in shown {
             assert!(r.contains(t), "{name} lacks {t}");
         }
         // an unchanged, accepted table is not shown
-        assert!(!r.contains("main.sales.regions"), "{name} shows the unchanged table");
+        assert!(
+            !r.contains("main.sales.regions"),
+            "{name} shows the unchanged table"
+        );
     }
     // JSON carries every table, the unchanged one included (the id covers it)
     let v: serde_json::Value = serde_json::from_str(&json::render(&p)).unwrap();
-    let name = |t: &serde_json::Value| format!("{}.{}.{}", t["catalog"].as_str().unwrap(), t["schema"].as_str().unwrap(), t["table"].as_str().unwrap());
-    let mut names: Vec<String> = v["tables"].as_array().unwrap().iter().map(|t| name(&t["table"])).collect();
+    let name = |t: &serde_json::Value| {
+        format!(
+            "{}.{}.{}",
+            t["catalog"].as_str().unwrap(),
+            t["schema"].as_str().unwrap(),
+            t["table"].as_str().unwrap()
+        )
+    };
+    let mut names: Vec<String> = v["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| name(&t["table"]))
+        .collect();
     names.extend(v["unmanaged"].as_array().unwrap().iter().map(name));
     for t in shown.iter().chain(&["main.sales.regions"]) {
         assert!(names.iter().any(|n| n == t), "json lacks {t}: {names:?}");

@@ -30,7 +30,10 @@ pub enum Credentials {
     /// `Authorization: Bearer <token>` on every request.
     Token(Secret),
     /// `POST {host}/oidc/v1/token` (client_credentials, scope all-apis, HTTP Basic).
-    OAuth { client_id: String, client_secret: Secret },
+    OAuth {
+        client_id: String,
+        client_secret: Secret,
+    },
 }
 
 impl Credentials {
@@ -62,7 +65,10 @@ pub struct CachedToken {
 impl CachedToken {
     pub fn new(token: Secret, expires_in: Duration, now: Instant) -> Self {
         let margin = (expires_in / 5).min(Duration::from_secs(60));
-        CachedToken { token, refresh_at: now + expires_in.saturating_sub(margin) }
+        CachedToken {
+            token,
+            refresh_at: now + expires_in.saturating_sub(margin),
+        }
     }
     pub fn fresh(&self, now: Instant) -> bool {
         now < self.refresh_at
@@ -75,7 +81,10 @@ mod tests {
 
     #[test]
     fn secrets_never_print() {
-        let c = Credentials::OAuth { client_id: "id".into(), client_secret: Secret::new("s3cr3t") };
+        let c = Credentials::OAuth {
+            client_id: "id".into(),
+            client_secret: Secret::new("s3cr3t"),
+        };
         let dbg = format!("{c:?} {:?}", Credentials::Token(Secret::new("dapi123")));
         assert!(!dbg.contains("s3cr3t") && !dbg.contains("dapi123"), "{dbg}");
         assert!(dbg.contains("***"));

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use backon::{ExponentialBuilder, Retryable};
 use reqwest::{Method, StatusCode};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use url::Url;
 
 use super::auth::{CachedToken, Credentials, Secret};
@@ -70,7 +70,7 @@ impl ClientConfig {
 pub enum ClientError {
     /// The workspace refused, in its own words.
     #[error("{0}")]
-    Workspace(WorkspaceError),
+    Workspace(Box<WorkspaceError>),
     /// Worth another try later (network trouble, rate limits past the budget).
     #[error("{0}")]
     Transient(String),
@@ -84,15 +84,28 @@ pub enum ClientError {
 }
 
 /// Error codes that mean "not now" rather than "no".
-const TRANSIENT_CODES: &[&str] = &["TEMPORARILY_UNAVAILABLE", "WORKSPACE_TEMPORARILY_UNAVAILABLE", "SERVICE_UNDER_MAINTENANCE", "REQUEST_LIMIT_EXCEEDED", "RESOURCE_EXHAUSTED"];
+const TRANSIENT_CODES: &[&str] = &[
+    "TEMPORARILY_UNAVAILABLE",
+    "WORKSPACE_TEMPORARILY_UNAVAILABLE",
+    "SERVICE_UNDER_MAINTENANCE",
+    "REQUEST_LIMIT_EXCEEDED",
+    "RESOURCE_EXHAUSTED",
+];
 
 impl From<ClientError> for BackendError {
     fn from(e: ClientError) -> Self {
         match e {
-            ClientError::Workspace(w) if w.error_code.as_deref().is_some_and(|c| TRANSIENT_CODES.contains(&c)) || matches!(w.http_status, Some(429 | 503)) => {
+            ClientError::Workspace(w)
+                if w.error_code
+                    .as_deref()
+                    .is_some_and(|c| TRANSIENT_CODES.contains(&c))
+                    || matches!(w.http_status, Some(429 | 503)) =>
+            {
                 BackendError::Transient(w.to_string())
             }
-            ClientError::Workspace(w) => BackendError::Refused { message: w.to_string() },
+            ClientError::Workspace(w) => BackendError::Refused {
+                message: w.to_string(),
+            },
             // the executor re-reads and skips a step that already holds, so a retry is safe
             ClientError::Transient(m) | ClientError::MayHaveRun(m) => BackendError::Transient(m),
             ClientError::Canceled(m) => BackendError::Refused { message: m },
@@ -120,7 +133,11 @@ struct Attempt {
 
 impl Attempt {
     fn stop(error: ClientError) -> Self {
-        Attempt { error, retry: false, after: None }
+        Attempt {
+            error,
+            retry: false,
+            after: None,
+        }
     }
 }
 
@@ -135,7 +152,9 @@ pub struct StatementResult {
 impl StatementResult {
     /// The index of a result column by name.
     pub fn column(&self, name: &str) -> Option<usize> {
-        self.columns.iter().position(|c| c.eq_ignore_ascii_case(name))
+        self.columns
+            .iter()
+            .position(|c| c.eq_ignore_ascii_case(name))
     }
 }
 
@@ -158,7 +177,10 @@ pub struct DatabricksClient {
 
 impl std::fmt::Debug for DatabricksClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DatabricksClient").field("host", &self.base.as_str()).field("warehouse_id", &self.cfg.warehouse_id).finish_non_exhaustive()
+        f.debug_struct("DatabricksClient")
+            .field("host", &self.base.as_str())
+            .field("warehouse_id", &self.cfg.warehouse_id)
+            .finish_non_exhaustive()
     }
 }
 
@@ -168,12 +190,21 @@ impl DatabricksClient {
         let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
         let host = cfg.host.trim().trim_end_matches('/');
         if host.is_empty() {
-            return Err(ClientError::Config("no Databricks host: set the target's host or DATABRICKS_HOST".into()));
+            return Err(ClientError::Config(
+                "no Databricks host: set the target's host or DATABRICKS_HOST".into(),
+            ));
         }
-        let with_scheme = if host.contains("://") { host.to_string() } else { format!("https://{host}") };
-        let base = Url::parse(&format!("{with_scheme}/")).map_err(|e| ClientError::Config(format!("Databricks host '{host}': {e}")))?;
+        let with_scheme = if host.contains("://") {
+            host.to_string()
+        } else {
+            format!("https://{host}")
+        };
+        let base = Url::parse(&format!("{with_scheme}/"))
+            .map_err(|e| ClientError::Config(format!("Databricks host '{host}': {e}")))?;
         if cfg.warehouse_id.trim().is_empty() {
-            return Err(ClientError::Config("no SQL warehouse: set the target's warehouseId".into()));
+            return Err(ClientError::Config(
+                "no SQL warehouse: set the target's warehouseId".into(),
+            ));
         }
         let http = reqwest::Client::builder()
             .timeout(cfg.request_timeout)
@@ -217,7 +248,12 @@ impl DatabricksClient {
     /// `base` + path segments, each percent-encoded (table names may hold anything).
     fn url(&self, segments: &[&str]) -> Result<Url, ClientError> {
         let mut u = self.base.clone();
-        u.path_segments_mut().map_err(|_| ClientError::Config(format!("Databricks host {} cannot take a path", self.base)))?.pop_if_empty().extend(segments);
+        u.path_segments_mut()
+            .map_err(|_| {
+                ClientError::Config(format!("Databricks host {} cannot take a path", self.base))
+            })?
+            .pop_if_empty()
+            .extend(segments);
         Ok(u)
     }
 
@@ -226,7 +262,10 @@ impl DatabricksClient {
     async fn bearer(&self) -> Result<Secret, Attempt> {
         let (client_id, client_secret) = match &self.cfg.credentials {
             Credentials::Token(t) => return Ok(t.clone()),
-            Credentials::OAuth { client_id, client_secret } => (client_id, client_secret),
+            Credentials::OAuth {
+                client_id,
+                client_secret,
+            } => (client_id, client_secret),
         };
         // held across the fetch, so concurrent callers wait for one token
         let mut cached = self.token.lock().await;
@@ -240,18 +279,40 @@ impl DatabricksClient {
             .http
             .post(url)
             .basic_auth(client_id, Some(client_secret.expose()))
-            .header(reqwest::header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .header(
+                reqwest::header::CONTENT_TYPE,
+                "application/x-www-form-urlencoded",
+            )
             .body("grant_type=client_credentials&scope=all-apis")
             .send()
             .await
-            .map_err(|e| Attempt { error: ClientError::Transient(format!("fetching an OAuth token: {}", without_url(&e))), retry: true, after: None })?;
-        let answer = read(resp).await.map_err(|m| Attempt { error: ClientError::Transient(format!("fetching an OAuth token: {m}")), retry: true, after: None })?;
+            .map_err(|e| Attempt {
+                error: ClientError::Transient(format!(
+                    "fetching an OAuth token: {}",
+                    without_url(&e)
+                )),
+                retry: true,
+                after: None,
+            })?;
+        let answer = read(resp).await.map_err(|m| Attempt {
+            error: ClientError::Transient(format!("fetching an OAuth token: {m}")),
+            retry: true,
+            after: None,
+        })?;
         if !answer.status.is_success() {
             return Err(http_failure(answer));
         }
         let v: Value = serde_json::from_str(&answer.text).unwrap_or(Value::Null);
-        let token = v.get("access_token").and_then(Value::as_str).ok_or_else(|| Attempt::stop(ClientError::Config("the OAuth token response has no access_token".into())))?;
-        let expires_in = Duration::from_secs(v.get("expires_in").and_then(Value::as_u64).unwrap_or(3600));
+        let token = v
+            .get("access_token")
+            .and_then(Value::as_str)
+            .ok_or_else(|| {
+                Attempt::stop(ClientError::Config(
+                    "the OAuth token response has no access_token".into(),
+                ))
+            })?;
+        let expires_in =
+            Duration::from_secs(v.get("expires_in").and_then(Value::as_u64).unwrap_or(3600));
         let fresh = CachedToken::new(Secret::new(token), expires_in, Instant::now());
         let secret = fresh.token.clone();
         *cached = Some(fresh);
@@ -261,23 +322,45 @@ impl DatabricksClient {
     // ------------------------------------------------------------ requests
 
     /// One API call with retries; the parsed JSON body (Null when empty).
-    async fn call(&self, method: Method, url: Url, body: Option<&Value>, resend: Resend) -> Result<Value, ClientError> {
-        self.call_with_id(method, url, body, resend).await.map(|(v, _)| v)
+    async fn call(
+        &self,
+        method: Method,
+        url: Url,
+        body: Option<&Value>,
+        resend: Resend,
+    ) -> Result<Value, ClientError> {
+        self.call_with_id(method, url, body, resend)
+            .await
+            .map(|(v, _)| v)
     }
 
     /// `call`, with the answer's `x-request-id`.
-    async fn call_with_id(&self, method: Method, url: Url, body: Option<&Value>, resend: Resend) -> Result<(Value, Option<String>), ClientError> {
+    async fn call_with_id(
+        &self,
+        method: Method,
+        url: Url,
+        body: Option<&Value>,
+        resend: Resend,
+    ) -> Result<(Value, Option<String>), ClientError> {
         let started = Instant::now();
         let budget = self.cfg.retry_budget;
         let attempt = || async {
             let token = self.bearer().await?;
-            let mut req = self.http.request(method.clone(), url.clone()).bearer_auth(token.expose());
+            let mut req = self
+                .http
+                .request(method.clone(), url.clone())
+                .bearer_auth(token.expose());
             if let Some(b) = body {
                 req = req.json(b);
             }
             self.requests.fetch_add(1, Ordering::Relaxed);
-            let resp = req.send().await.map_err(|e| lost(&e, resend, &method, &url))?;
-            let answer = read(resp).await.map_err(|m| lost_body(m, resend, &method, &url))?;
+            let resp = req
+                .send()
+                .await
+                .map_err(|e| lost(&e, resend, &method, &url))?;
+            let answer = read(resp)
+                .await
+                .map_err(|m| lost_body(m, resend, &method, &url))?;
             if answer.status == StatusCode::UNAUTHORIZED {
                 // a refused OAuth token is fetched again next time
                 *self.token.lock().await = None;
@@ -289,7 +372,13 @@ impl DatabricksClient {
                 return Ok((Value::Null, answer.request_id));
             }
             serde_json::from_str(&answer.text)
-                .map(|v| (v, answer.request_id)).map_err(|e| Attempt::stop(ClientError::Transient(format!("{method} {}: unreadable answer: {e}", url.path()))))
+                .map(|v| (v, answer.request_id))
+                .map_err(|e| {
+                    Attempt::stop(ClientError::Transient(format!(
+                        "{method} {}: unreadable answer: {e}",
+                        url.path()
+                    )))
+                })
         };
         attempt
             .retry(ExponentialBuilder::default().with_min_delay(self.cfg.retry_min_delay).with_max_delay(Duration::from_secs(30)).with_max_times(self.cfg.max_retries).with_jitter())
@@ -313,8 +402,16 @@ impl DatabricksClient {
 
     /// The warehouse's `state` (STARTING | RUNNING | STOPPING | STOPPED | DELETING | DELETED).
     pub async fn warehouse_state(&self) -> Result<String, ClientError> {
-        let v = self.get(&["api", "2.0", "sql", "warehouses", &self.cfg.warehouse_id], &[]).await?;
-        Ok(v.get("state").and_then(Value::as_str).unwrap_or("UNKNOWN").to_string())
+        let v = self
+            .get(
+                &["api", "2.0", "sql", "warehouses", &self.cfg.warehouse_id],
+                &[],
+            )
+            .await?;
+        Ok(v.get("state")
+            .and_then(Value::as_str)
+            .unwrap_or("UNKNOWN")
+            .to_string())
     }
 
     /// Makes sure the warehouse runs: a stopped one is started and waited for
@@ -327,44 +424,78 @@ impl DatabricksClient {
             match state.as_str() {
                 "RUNNING" => {
                     self.warehouse_ready.store(true, Ordering::Relaxed);
-                    *self.warehouse_waiting.lock().unwrap_or_else(|p| p.into_inner()) = None;
+                    *self
+                        .warehouse_waiting
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner()) = None;
                     return Ok(());
                 }
-                "DELETED" | "DELETING" => return Err(ClientError::Config(format!("SQL warehouse {} is {state}", self.cfg.warehouse_id))),
+                "DELETED" | "DELETING" => {
+                    return Err(ClientError::Config(format!(
+                        "SQL warehouse {} is {state}",
+                        self.cfg.warehouse_id
+                    )));
+                }
                 "STOPPED" if !started => {
                     tracing::info!(warehouse = %self.cfg.warehouse_id, "starting the SQL warehouse");
-                    let url = self.url(&["api", "2.0", "sql", "warehouses", &self.cfg.warehouse_id, "start"])?;
-                    self.call(Method::POST, url, Some(&json!({})), Resend::Safe).await?;
+                    let url = self.url(&[
+                        "api",
+                        "2.0",
+                        "sql",
+                        "warehouses",
+                        &self.cfg.warehouse_id,
+                        "start",
+                    ])?;
+                    self.call(Method::POST, url, Some(&json!({})), Resend::Safe)
+                        .await?;
                     started = true;
                 }
                 _ => {}
             }
             self.warehouse_ready.store(false, Ordering::Relaxed);
-            *self.warehouse_waiting.lock().unwrap_or_else(|p| p.into_inner()) = Some(state.clone());
+            *self
+                .warehouse_waiting
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()) = Some(state.clone());
             progress(&format!("warehouse starting ({state})"));
             if Instant::now() >= deadline {
-                *self.warehouse_waiting.lock().unwrap_or_else(|p| p.into_inner()) = None;
+                *self
+                    .warehouse_waiting
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner()) = None;
                 return Err(ClientError::Transient(format!(
                     "SQL warehouse {} did not start within {}s (last state {state}); nothing was run",
                     self.cfg.warehouse_id,
                     self.cfg.warehouse_start_timeout.as_secs()
                 )));
             }
-            tokio::time::sleep(self.cfg.warehouse_poll.min(deadline.saturating_duration_since(Instant::now()))).await;
+            tokio::time::sleep(
+                self.cfg
+                    .warehouse_poll
+                    .min(deadline.saturating_duration_since(Instant::now())),
+            )
+            .await;
         }
     }
 
     /// `Some(state)` while a call waits for the warehouse to start.
     pub fn warehouse_waiting(&self) -> Option<String> {
-        self.warehouse_waiting.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.warehouse_waiting
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// After a refusal that may mean "not started": asks the Warehouses API.
     /// Running → the refusal stands, at once. Stopped or starting → nothing ran;
     /// wait for it and say so (`Ok`: send again).
-    async fn refused_or_starting(&self, refusal: WorkspaceError, progress: Progress<'_>) -> Result<(), ClientError> {
+    async fn refused_or_starting(
+        &self,
+        refusal: WorkspaceError,
+        progress: Progress<'_>,
+    ) -> Result<(), ClientError> {
         if self.warehouse_state().await? == "RUNNING" {
-            return Err(ClientError::Workspace(refusal));
+            return Err(ClientError::Workspace(Box::new(refusal)));
         }
         self.ensure_warehouse(progress).await
     }
@@ -372,11 +503,19 @@ impl DatabricksClient {
     // ------------------------------------------------------------ statements
 
     /// Runs one statement to its end and returns all its rows.
-    pub async fn execute(&self, statement: &str, progress: Progress<'_>) -> Result<StatementResult, ClientError> {
+    pub async fn execute(
+        &self,
+        statement: &str,
+        progress: Progress<'_>,
+    ) -> Result<StatementResult, ClientError> {
         if !self.warehouse_ready.load(Ordering::Relaxed) {
             self.ensure_warehouse(progress).await?;
         }
-        let resend = if is_read_only(statement) { Resend::Safe } else { Resend::Never };
+        let resend = if is_read_only(statement) {
+            Resend::Safe
+        } else {
+            Resend::Never
+        };
         self.statements.fetch_add(1, Ordering::Relaxed);
         let wait = self.cfg.wait_timeout.as_secs();
         let wait = if wait == 0 { 0 } else { wait.clamp(5, 50) };
@@ -392,24 +531,33 @@ impl DatabricksClient {
         loop {
             self.submitting.store(true, Ordering::Relaxed);
             let sent = Instant::now();
-            let submitted = self.call_with_id(Method::POST, url.clone(), Some(&body), resend).await;
+            let submitted = self
+                .call_with_id(Method::POST, url.clone(), Some(&body), resend)
+                .await;
             self.submitting.store(false, Ordering::Relaxed);
             let (v, request_id) = match submitted {
                 Ok(answer) => answer,
                 Err(ClientError::Workspace(w)) if starting_words(&w) => {
-                    self.refused_or_starting(w, progress).await?;
+                    self.refused_or_starting(*w, progress).await?;
                     continue;
                 }
                 Err(e) => return Err(e),
             };
-            let id = v.get("statement_id").and_then(Value::as_str).unwrap_or_default().to_string();
+            let id = v
+                .get("statement_id")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
             *self.running.lock().unwrap_or_else(|p| p.into_inner()) = Some(id.clone());
             let outcome = self.follow(&id, v, request_id, progress, sent).await;
             *self.running.lock().unwrap_or_else(|p| p.into_inner()) = None;
-            *self.warehouse_waiting.lock().unwrap_or_else(|p| p.into_inner()) = None;
+            *self
+                .warehouse_waiting
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()) = None;
             match outcome {
                 Err(ClientError::Workspace(w)) if starting_words(&w) => {
-                    self.refused_or_starting(w, progress).await?;
+                    self.refused_or_starting(*w, progress).await?;
                 }
                 other => return other,
             }
@@ -417,31 +565,70 @@ impl DatabricksClient {
     }
 
     /// Polls a submitted statement (sent at `since`) to a terminal state and gathers its chunks.
-    async fn follow(&self, id: &str, mut v: Value, mut request_id: Option<String>, progress: Progress<'_>, since: Instant) -> Result<StatementResult, ClientError> {
+    async fn follow(
+        &self,
+        id: &str,
+        mut v: Value,
+        mut request_id: Option<String>,
+        progress: Progress<'_>,
+        since: Instant,
+    ) -> Result<StatementResult, ClientError> {
         let mut asked_warehouse = false;
         loop {
             let status = v.get("status").cloned().unwrap_or(Value::Null);
-            let state = status.get("state").and_then(Value::as_str).unwrap_or("UNKNOWN");
+            let state = status
+                .get("state")
+                .and_then(Value::as_str)
+                .unwrap_or("UNKNOWN");
             match state {
                 "SUCCEEDED" => return self.collect(id, &v).await,
-                "FAILED" => return Err(ClientError::Workspace(WorkspaceError::from_statement(id, &status, request_id))),
-                "CANCELED" => return Err(ClientError::Canceled(format!("statement {id} was canceled"))),
-                "CLOSED" => return Err(ClientError::Transient(format!("statement {id} finished but its result is gone (CLOSED)"))),
+                "FAILED" => {
+                    return Err(ClientError::Workspace(Box::new(
+                        WorkspaceError::from_statement(id, &status, request_id),
+                    )));
+                }
+                "CANCELED" => {
+                    return Err(ClientError::Canceled(format!(
+                        "statement {id} was canceled"
+                    )));
+                }
+                "CLOSED" => {
+                    return Err(ClientError::Transient(format!(
+                        "statement {id} finished but its result is gone (CLOSED)"
+                    )));
+                }
                 "PENDING" | "RUNNING" => {}
-                other => return Err(ClientError::Transient(format!("statement {id} is in an unknown state '{other}'"))),
+                other => {
+                    return Err(ClientError::Transient(format!(
+                        "statement {id} is in an unknown state '{other}'"
+                    )));
+                }
             }
             // PENDING also covers a warehouse that is starting: tell the user which
-            if state == "PENDING" && !asked_warehouse && since.elapsed() >= self.cfg.pending_check_after {
+            if state == "PENDING"
+                && !asked_warehouse
+                && since.elapsed() >= self.cfg.pending_check_after
+            {
                 asked_warehouse = true;
-                if let Ok(w) = self.warehouse_state().await {
-                    if w != "RUNNING" {
-                        *self.warehouse_waiting.lock().unwrap_or_else(|p| p.into_inner()) = Some(w.clone());
-                        progress(&format!("warehouse starting ({w})"));
-                    }
+                if let Ok(w) = self.warehouse_state().await
+                    && w != "RUNNING"
+                {
+                    *self
+                        .warehouse_waiting
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner()) = Some(w.clone());
+                    progress(&format!("warehouse starting ({w})"));
                 }
             }
             tokio::time::sleep(self.cfg.poll_interval).await;
-            (v, request_id) = self.call_with_id(Method::GET, self.url(&["api", "2.0", "sql", "statements", id])?, None, Resend::Safe).await?;
+            (v, request_id) = self
+                .call_with_id(
+                    Method::GET,
+                    self.url(&["api", "2.0", "sql", "statements", id])?,
+                    None,
+                    Resend::Safe,
+                )
+                .await?;
         }
     }
 
@@ -449,26 +636,77 @@ impl DatabricksClient {
         let columns = v
             .pointer("/manifest/schema/columns")
             .and_then(Value::as_array)
-            .map(|cs| cs.iter().map(|c| c.get("name").and_then(Value::as_str).unwrap_or_default().to_string()).collect())
+            .map(|cs| {
+                cs.iter()
+                    .map(|c| {
+                        c.get("name")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_string()
+                    })
+                    .collect()
+            })
             .unwrap_or_default();
-        let total = v.pointer("/manifest/total_chunk_count").and_then(Value::as_u64).unwrap_or(0);
-        let mut out = StatementResult { statement_id: id.to_string(), columns, rows: vec![] };
+        let total = v
+            .pointer("/manifest/total_chunk_count")
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
+        let mut out = StatementResult {
+            statement_id: id.to_string(),
+            columns,
+            rows: vec![],
+        };
         let mut chunk = match v.get("result") {
             Some(r) if !r.is_null() => r.clone(),
-            _ if total > 0 => self.get(&["api", "2.0", "sql", "statements", id, "result", "chunks", "0"], &[]).await?,
+            _ if total > 0 => {
+                self.get(
+                    &[
+                        "api",
+                        "2.0",
+                        "sql",
+                        "statements",
+                        id,
+                        "result",
+                        "chunks",
+                        "0",
+                    ],
+                    &[],
+                )
+                .await?
+            }
             _ => return Ok(out),
         };
         loop {
             out.rows.extend(rows(&chunk));
-            let Some(next) = chunk.get("next_chunk_index").and_then(Value::as_u64) else { break };
-            chunk = self.get(&["api", "2.0", "sql", "statements", id, "result", "chunks", &next.to_string()], &[]).await?;
+            let Some(next) = chunk.get("next_chunk_index").and_then(Value::as_u64) else {
+                break;
+            };
+            chunk = self
+                .get(
+                    &[
+                        "api",
+                        "2.0",
+                        "sql",
+                        "statements",
+                        id,
+                        "result",
+                        "chunks",
+                        &next.to_string(),
+                    ],
+                    &[],
+                )
+                .await?;
         }
         Ok(out)
     }
 
     /// Cancels the running statement. The answer says what happened, for the user.
     pub async fn cancel(&self) -> String {
-        let id = self.running.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let id = self
+            .running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
         match id {
             Some(id) => {
                 let sent = match self.url(&["api", "2.0", "sql", "statements", &id, "cancel"]) {
@@ -491,18 +729,37 @@ impl DatabricksClient {
     // ------------------------------------------------------------ Unity Catalog
 
     /// Every table of a schema with columns and properties, page by page.
-    pub async fn list_tables(&self, catalog: &str, schema: &str) -> Result<Vec<Value>, ClientError> {
+    pub async fn list_tables(
+        &self,
+        catalog: &str,
+        schema: &str,
+    ) -> Result<Vec<Value>, ClientError> {
         let mut out = Vec::new();
         let mut token = String::new();
         loop {
-            let mut q = vec![("catalog_name", catalog), ("schema_name", schema), ("max_results", "0")];
+            let mut q = vec![
+                ("catalog_name", catalog),
+                ("schema_name", schema),
+                ("max_results", "0"),
+            ];
             if !token.is_empty() {
                 q.push(("page_token", token.as_str()));
             }
-            let v = self.get(&["api", "2.1", "unity-catalog", "tables"], &q).await?;
-            out.extend(v.get("tables").and_then(Value::as_array).cloned().unwrap_or_default());
+            let v = self
+                .get(&["api", "2.1", "unity-catalog", "tables"], &q)
+                .await?;
+            out.extend(
+                v.get("tables")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default(),
+            );
             // a page may be empty and still carry a token: follow it until it is gone
-            match v.get("next_page_token").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+            match v
+                .get("next_page_token")
+                .and_then(Value::as_str)
+                .filter(|t| !t.is_empty())
+            {
                 Some(t) if t != token => token = t.to_string(),
                 _ => return Ok(out),
             }
@@ -511,7 +768,10 @@ impl DatabricksClient {
 
     /// One table, `None` when it does not exist.
     pub async fn get_table(&self, full_name: &str) -> Result<Option<Value>, ClientError> {
-        match self.get(&["api", "2.1", "unity-catalog", "tables", full_name], &[]).await {
+        match self
+            .get(&["api", "2.1", "unity-catalog", "tables", full_name], &[])
+            .await
+        {
             Ok(v) => Ok(Some(v)),
             Err(ClientError::Workspace(w)) if w.http_status == Some(404) => Ok(None),
             Err(e) => Err(e),
@@ -520,7 +780,10 @@ impl DatabricksClient {
 
     /// One schema, `None` when it does not exist.
     pub async fn get_schema(&self, full_name: &str) -> Result<Option<Value>, ClientError> {
-        match self.get(&["api", "2.1", "unity-catalog", "schemas", full_name], &[]).await {
+        match self
+            .get(&["api", "2.1", "unity-catalog", "schemas", full_name], &[])
+            .await
+        {
             Ok(v) => Ok(Some(v)),
             Err(ClientError::Workspace(w)) if w.http_status == Some(404) => Ok(None),
             Err(e) => Err(e),
@@ -535,7 +798,16 @@ fn rows(chunk: &Value) -> Vec<Vec<Option<String>>> {
         .and_then(Value::as_array)
         .map(|rs| {
             rs.iter()
-                .map(|r| r.as_array().map(|cells| cells.iter().map(|c| c.as_str().map(str::to_string)).collect()).unwrap_or_default())
+                .map(|r| {
+                    r.as_array()
+                        .map(|cells| {
+                            cells
+                                .iter()
+                                .map(|c| c.as_str().map(str::to_string))
+                                .collect()
+                        })
+                        .unwrap_or_default()
+                })
                 .collect()
         })
         .unwrap_or_default()
@@ -544,7 +816,9 @@ fn rows(chunk: &Value) -> Vec<Vec<Option<String>>> {
 /// Refusals that may only mean the warehouse is not up yet (stevin's words, live).
 fn starting_words(w: &WorkspaceError) -> bool {
     let m = w.message.to_lowercase();
-    m.contains("could not be processed by the warehouse") || m.contains("cannot create the resource, please try again later") || m.contains("warehouse is not running")
+    m.contains("could not be processed by the warehouse")
+        || m.contains("cannot create the resource, please try again later")
+        || m.contains("warehouse is not running")
 }
 
 /// What came back: status, request id, Retry-After and the body.
@@ -558,34 +832,70 @@ struct Answer {
 async fn read(resp: reqwest::Response) -> Result<Answer, String> {
     let status = resp.status();
     let h = resp.headers();
-    let request_id = h.get("x-request-id").and_then(|v| v.to_str().ok()).map(str::to_string);
-    let retry_after = h.get(reqwest::header::RETRY_AFTER).and_then(|v| v.to_str().ok()).and_then(|s| s.trim().parse().ok()).map(Duration::from_secs);
+    let request_id = h
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let retry_after = h
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|s| s.trim().parse().ok())
+        .map(Duration::from_secs);
     let text = resp.text().await.map_err(|e| without_url(&e))?;
-    Ok(Answer { status, request_id, retry_after, text })
+    Ok(Answer {
+        status,
+        request_id,
+        retry_after,
+        text,
+    })
 }
 
 /// A non-2xx answer: retried for 429 and 503, else the workspace's refusal.
 fn http_failure(a: Answer) -> Attempt {
     let code = a.status.as_u16();
-    let error = ClientError::Workspace(WorkspaceError::from_response(code, &a.text, a.request_id));
+    let error = ClientError::Workspace(Box::new(WorkspaceError::from_response(
+        code,
+        &a.text,
+        a.request_id,
+    )));
     let retry = code == 429 || code == 503;
     // the Python SDK's default when a 429/503 names no delay
-    let after = if retry { a.retry_after.or(Some(Duration::from_secs(1))) } else { None };
-    Attempt { error, retry, after }
+    let after = if retry {
+        a.retry_after.or(Some(Duration::from_secs(1)))
+    } else {
+        None
+    };
+    Attempt {
+        error,
+        retry,
+        after,
+    }
 }
 
 /// A send that failed. Before the request left (connect) it is always safe to
 /// resend; after, only when the request is safe to repeat.
 fn lost(e: &reqwest::Error, resend: Resend, method: &Method, url: &Url) -> Attempt {
     if e.is_connect() {
-        return Attempt { error: ClientError::Transient(format!("{method} {}: cannot connect: {}", url.path(), without_url(e))), retry: true, after: None };
+        return Attempt {
+            error: ClientError::Transient(format!(
+                "{method} {}: cannot connect: {}",
+                url.path(),
+                without_url(e)
+            )),
+            retry: true,
+            after: None,
+        };
     }
     lost_body(without_url(e), resend, method, url)
 }
 
 fn lost_body(why: String, resend: Resend, method: &Method, url: &Url) -> Attempt {
     match resend {
-        Resend::Safe => Attempt { error: ClientError::Transient(format!("{method} {}: no answer: {why}", url.path())), retry: true, after: None },
+        Resend::Safe => Attempt {
+            error: ClientError::Transient(format!("{method} {}: no answer: {why}", url.path())),
+            retry: true,
+            after: None,
+        },
         Resend::Never => Attempt::stop(ClientError::MayHaveRun(format!(
             "the statement was sent but no answer came back ({why}); it may have run. It is not sent again: the next attempt re-reads the table first, so a step that took effect is skipped"
         ))),

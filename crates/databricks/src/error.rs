@@ -31,18 +31,29 @@ impl WorkspaceError {
         let v: Value = serde_json::from_str(body).unwrap_or(Value::Null);
         let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
         // some legacy endpoints put the HTTP status (a number) in error_code: treat it as absent
-        let error_code = s("error_code").or_else(|| s("error").filter(|_| v.get("error_description").is_some()));
+        let error_code =
+            s("error_code").or_else(|| s("error").filter(|_| v.get("error_description").is_some()));
         let message = s("message")
             .or_else(|| s("error_description"))
             .or_else(|| s("detail"))
             .or_else(|| s("error"))
-            .unwrap_or_else(|| if body.trim().is_empty() { format!("HTTP {status} with an empty body") } else { body.trim().to_string() });
+            .unwrap_or_else(|| {
+                if body.trim().is_empty() {
+                    format!("HTTP {status} with an empty body")
+                } else {
+                    body.trim().to_string()
+                }
+            });
         let detail_request_id = v
             .get("details")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
-            .find_map(|d| d.get("request_id").and_then(Value::as_str).map(str::to_string));
+            .find_map(|d| {
+                d.get("request_id")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            });
         WorkspaceError {
             http_status: Some(status),
             error_code,
@@ -56,12 +67,17 @@ impl WorkspaceError {
     /// Parses `status` of a statement that ended FAILED.
     pub fn from_statement(statement_id: &str, status: &Value, request_id: Option<String>) -> Self {
         let err = status.get("error");
-        let get = |v: Option<&Value>, k: &str| v.and_then(|v| v.get(k)).and_then(Value::as_str).map(str::to_string);
+        let get = |v: Option<&Value>, k: &str| {
+            v.and_then(|v| v.get(k))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
         WorkspaceError {
             http_status: None,
             error_code: get(err, "error_code"),
             sql_state: get(Some(status), "sql_state").or_else(|| get(err, "sql_state")),
-            message: get(err, "message").unwrap_or_else(|| "the statement failed without a message".into()),
+            message: get(err, "message")
+                .unwrap_or_else(|| "the statement failed without a message".into()),
             request_id,
             statement_id: Some(statement_id.to_string()),
         }
@@ -73,13 +89,19 @@ impl WorkspaceError {
         if let Some(rest) = m.strip_prefix('[') {
             let end = rest.find(']')?;
             let class = &rest[..end];
-            if !class.is_empty() && class.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_' || c == '.') {
+            if !class.is_empty()
+                && class
+                    .chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_' || c == '.')
+            {
                 return Some(class);
             }
         }
         let at = m.find("ErrorClass=")? + "ErrorClass=".len();
         let class = &m[at..];
-        let end = class.find(|c: char| !(c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_' || c == '.')).unwrap_or(class.len());
+        let end = class
+            .find(|c: char| !(c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_' || c == '.'))
+            .unwrap_or(class.len());
         (end > 0).then(|| &class[..end])
     }
 
@@ -131,7 +153,10 @@ enum Trigger {
 
 /// stevin's list (anchors.md §1.12), then ours. Order matters: the first match wins.
 const ADVICE: &[(Trigger, &str)] = &[
-    (Trigger::Class("QUOTA_EXCEEDED_EXCEPTION"), "This is the limit on active pipelines (materialized views and streaming tables), not on tables."),
+    (
+        Trigger::Class("QUOTA_EXCEEDED_EXCEPTION"),
+        "This is the limit on active pipelines (materialized views and streaming tables), not on tables.",
+    ),
     (
         Trigger::Class("QUOTA_EXCEEDED"),
         "Unity Catalog counts a created table at once and a dropped one late: a dropped table still counts while it can be UNDROPped. Reading the quota (resource-quotas API) triggers a recount, which takes about 30 minutes. On test schemas, ALTER SCHEMA … SET RETAIN DROPPED TO 0 HOURS; the limits can be raised with Databricks support.",
@@ -144,8 +169,14 @@ const ADVICE: &[(Trigger, &str)] = &[
         Trigger::Class("DELTA_FEATURES_REQUIRE_MANUAL_ENABLEMENT"),
         "Column mapping, type widening and column defaults are enabled by their own planned steps; any other table feature has to be enabled by hand (the property delta.feature.<name> = 'supported') or declared in the table's properties.",
     ),
-    (Trigger::Class("UNSUPPORTED_OVERWRITE"), "This runtime will not let a statement read the table it overwrites, so a rewrite from the table itself cannot run here."),
-    (Trigger::Class("SPECIFY_CLUSTER_BY_WITH_PARTITIONED_BY_IS_NOT_ALLOWED"), "A table is either partitioned or clustered: declare partitionedBy: [] to cluster it."),
+    (
+        Trigger::Class("UNSUPPORTED_OVERWRITE"),
+        "This runtime will not let a statement read the table it overwrites, so a rewrite from the table itself cannot run here.",
+    ),
+    (
+        Trigger::Class("SPECIFY_CLUSTER_BY_WITH_PARTITIONED_BY_IS_NOT_ALLOWED"),
+        "A table is either partitioned or clustered: declare partitionedBy: [] to cluster it.",
+    ),
     (
         Trigger::Class("DELTA_ALTER_TABLE_CLUSTER_BY_ON_PARTITIONED_TABLE_NOT_ALLOWED"),
         "A partitioned table can only become clustered by a rebuild; the plan should have said so. Please report this plan as a bug.",
@@ -230,7 +261,8 @@ fn advice(e: &WorkspaceError) -> Option<&'static str> {
     let lower = e.message.to_lowercase();
     ADVICE.iter().find_map(|(t, a)| {
         let hit = match t {
-            Trigger::Class(c) => class.is_some_and(|k| k == *c || k.strip_prefix(c).is_some_and(|r| r.starts_with('.'))),
+            Trigger::Class(c) => class
+                .is_some_and(|k| k == *c || k.strip_prefix(c).is_some_and(|r| r.starts_with('.'))),
             Trigger::Code(c) => e.error_code.as_deref() == Some(*c),
             Trigger::Text(s) => lower.contains(&s.to_lowercase()),
             Trigger::Http(s) => e.http_status == Some(*s),
@@ -254,7 +286,12 @@ mod tests {
         assert!(text.starts_with("Warehouse abc does not exist.\n(error_code RESOURCE_DOES_NOT_EXIST · HTTP 404 · request id r-1)"), "{text}");
         assert!(text.contains("advice: "), "{text}");
         // the header wins over the detail
-        assert_eq!(WorkspaceError::from_response(404, body, Some("h-2".into())).request_id.as_deref(), Some("h-2"));
+        assert_eq!(
+            WorkspaceError::from_response(404, body, Some("h-2".into()))
+                .request_id
+                .as_deref(),
+            Some("h-2")
+        );
     }
 
     #[test]
@@ -262,9 +299,14 @@ mod tests {
         let e = WorkspaceError::from_response(502, "<html>Bad Gateway</html>", None);
         assert_eq!(e.message, "<html>Bad Gateway</html>");
         assert_eq!(e.advice(), None);
-        let e = WorkspaceError::from_response(400, r#"{"error_code": 400, "message": "legacy"}"#, None);
+        let e =
+            WorkspaceError::from_response(400, r#"{"error_code": 400, "message": "legacy"}"#, None);
         assert_eq!(e.error_code, None);
-        let e = WorkspaceError::from_response(401, r#"{"error":"invalid_client","error_description":"Client authentication failed"}"#, None);
+        let e = WorkspaceError::from_response(
+            401,
+            r#"{"error":"invalid_client","error_description":"Client authentication failed"}"#,
+            None,
+        );
         assert_eq!(e.message, "Client authentication failed");
         assert!(e.advice().is_some());
     }
@@ -280,12 +322,30 @@ mod tests {
 
     #[test]
     fn classes_match_by_prefix_and_unknown_gets_nothing() {
-        let e = |m: &str| WorkspaceError { message: m.into(), ..Default::default() };
-        assert!(e("[QUOTA_EXCEEDED.TABLES] too many").advice().is_some_and(|a| a.contains("UNDROP")));
-        assert!(e("[QUOTA_EXCEEDED_EXCEPTION] pipelines").advice().is_some_and(|a| a.contains("pipelines")));
-        assert_eq!(e("org.apache.spark.SparkException: ErrorClass=UNSUPPORTED_OVERWRITE x").error_class(), Some("UNSUPPORTED_OVERWRITE"));
+        let e = |m: &str| WorkspaceError {
+            message: m.into(),
+            ..Default::default()
+        };
+        assert!(
+            e("[QUOTA_EXCEEDED.TABLES] too many")
+                .advice()
+                .is_some_and(|a| a.contains("UNDROP"))
+        );
+        assert!(
+            e("[QUOTA_EXCEEDED_EXCEPTION] pipelines")
+                .advice()
+                .is_some_and(|a| a.contains("pipelines"))
+        );
+        assert_eq!(
+            e("org.apache.spark.SparkException: ErrorClass=UNSUPPORTED_OVERWRITE x").error_class(),
+            Some("UNSUPPORTED_OVERWRITE")
+        );
         assert_eq!(e("[SOMETHING_NEW] who knows").advice(), None);
         assert_eq!(e("plain words").error_class(), None);
-        assert!(e("Statement could not be processed by the warehouse").advice().is_some());
+        assert!(
+            e("Statement could not be processed by the warehouse")
+                .advice()
+                .is_some()
+        );
     }
 }

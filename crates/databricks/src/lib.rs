@@ -22,8 +22,8 @@ use std::time::{Duration, Instant};
 use auth::{Credentials, Secret};
 use client::{ClientConfig, DatabricksClient};
 
-use delta_operator_backend::{Backend, BackendError, Progress, StepOutcome, TableRun};
 use delta_operator_api::config::DatabricksTarget;
+use delta_operator_backend::{Backend, BackendError, Progress, StepOutcome, TableRun};
 use delta_operator_core::model::{ObservedTable, SchemaRef, TableRef};
 use delta_operator_core::plan::steps::{Rewrite, RewritePhase};
 use delta_operator_core::plan::{Action, Capabilities, Step};
@@ -53,20 +53,32 @@ pub struct DatabricksBackend {
 
 impl std::fmt::Debug for DatabricksBackend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DatabricksBackend").field("client", &self.client).finish_non_exhaustive()
+        f.debug_struct("DatabricksBackend")
+            .field("client", &self.client)
+            .finish_non_exhaustive()
     }
 }
 
 fn env(k: &str) -> Option<String> {
-    std::env::var(k).ok().map(|v| v.trim().to_string()).filter(|v| !v.is_empty())
+    std::env::var(k)
+        .ok()
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
 }
 
-fn secret_from(env_name: Option<&str>, file: Option<&str>, what: &str) -> Result<Option<Secret>, BackendError> {
+fn secret_from(
+    env_name: Option<&str>,
+    file: Option<&str>,
+    what: &str,
+) -> Result<Option<Secret>, BackendError> {
     if let Some(e) = env_name {
-        return env(e).map(|v| Some(Secret::new(v))).ok_or_else(|| BackendError::Config(format!("{what}: the environment variable {e} is not set")));
+        return env(e).map(|v| Some(Secret::new(v))).ok_or_else(|| {
+            BackendError::Config(format!("{what}: the environment variable {e} is not set"))
+        });
     }
     if let Some(f) = file {
-        let text = std::fs::read_to_string(f).map_err(|e| BackendError::Config(format!("{what}: reading {f}: {e}")))?;
+        let text = std::fs::read_to_string(f)
+            .map_err(|e| BackendError::Config(format!("{what}: reading {f}: {e}")))?;
         return Ok(Some(Secret::new(text.trim())));
     }
     Ok(None)
@@ -74,20 +86,41 @@ fn secret_from(env_name: Option<&str>, file: Option<&str>, what: &str) -> Result
 
 /// The credential a target names, else the environment's.
 fn credentials(t: &DatabricksTarget) -> Result<Credentials, BackendError> {
-    let Some(a) = &t.auth else { return Credentials::from_env().map_err(BackendError::Config) };
-    if let Some(token) = secret_from(a.token_env.as_deref(), a.token_file.as_deref(), "the Databricks token")? {
+    let Some(a) = &t.auth else {
+        return Credentials::from_env().map_err(BackendError::Config);
+    };
+    if let Some(token) = secret_from(
+        a.token_env.as_deref(),
+        a.token_file.as_deref(),
+        "the Databricks token",
+    )? {
         return Ok(Credentials::Token(token));
     }
     let client_id = match (&a.client_id, &a.client_id_env) {
         (Some(id), _) => Some(id.clone()),
-        (None, Some(e)) => Some(env(e).ok_or_else(|| BackendError::Config(format!("the OAuth client id: the environment variable {e} is not set")))?),
+        (None, Some(e)) => Some(env(e).ok_or_else(|| {
+            BackendError::Config(format!(
+                "the OAuth client id: the environment variable {e} is not set"
+            ))
+        })?),
         (None, None) => None,
     };
-    let secret = secret_from(a.client_secret_env.as_deref(), a.client_secret_file.as_deref(), "the OAuth client secret")?;
+    let secret = secret_from(
+        a.client_secret_env.as_deref(),
+        a.client_secret_file.as_deref(),
+        "the OAuth client secret",
+    )?;
     match (client_id, secret) {
-        (Some(client_id), Some(client_secret)) => Ok(Credentials::OAuth { client_id, client_secret }),
-        (Some(_), None) => Err(BackendError::Config("auth names an OAuth client id but no clientSecretEnv or clientSecretFile".into())),
-        (None, Some(_)) => Err(BackendError::Config("auth names an OAuth client secret but no clientId or clientIdEnv".into())),
+        (Some(client_id), Some(client_secret)) => Ok(Credentials::OAuth {
+            client_id,
+            client_secret,
+        }),
+        (Some(_), None) => Err(BackendError::Config(
+            "auth names an OAuth client id but no clientSecretEnv or clientSecretFile".into(),
+        )),
+        (None, Some(_)) => Err(BackendError::Config(
+            "auth names an OAuth client secret but no clientId or clientIdEnv".into(),
+        )),
         (None, None) => Credentials::from_env().map_err(BackendError::Config),
     }
 }
@@ -106,12 +139,22 @@ impl DatabricksBackend {
 
     /// From a config target, filling gaps from DATABRICKS_* variables.
     pub fn from_target(t: &DatabricksTarget) -> Result<Self, BackendError> {
-        let host = t.host.clone().or_else(|| env("DATABRICKS_HOST")).ok_or_else(|| BackendError::Config("no Databricks host: set `host` or DATABRICKS_HOST".into()))?;
+        let host = t
+            .host
+            .clone()
+            .or_else(|| env("DATABRICKS_HOST"))
+            .ok_or_else(|| {
+                BackendError::Config("no Databricks host: set `host` or DATABRICKS_HOST".into())
+            })?;
         let warehouse = t
             .warehouse_id
             .clone()
             .or_else(|| env("DATABRICKS_WAREHOUSE_ID"))
-            .ok_or_else(|| BackendError::Config("no SQL warehouse: set `warehouseId` or DATABRICKS_WAREHOUSE_ID".into()))?;
+            .ok_or_else(|| {
+                BackendError::Config(
+                    "no SQL warehouse: set `warehouseId` or DATABRICKS_WAREHOUSE_ID".into(),
+                )
+            })?;
         let mut cfg = ClientConfig::new(&host, &warehouse, credentials(t)?);
         if let Some(s) = t.warehouse_start_timeout_seconds {
             cfg.warehouse_start_timeout = Duration::from_secs(s);
@@ -159,13 +202,20 @@ impl DatabricksBackend {
         let lock = self.schema_lock(s);
         let mut guard = lock.lock().await;
         let epoch = self.epoch.load(Ordering::SeqCst);
-        if let Some(snap) = guard.as_ref().filter(|snap| snap.epoch == epoch && snap.at.elapsed() < self.share_window) {
+        if let Some(snap) = guard
+            .as_ref()
+            .filter(|snap| snap.epoch == epoch && snap.at.elapsed() < self.share_window)
+        {
             return Ok(snap.tables.clone());
         }
         let tables = self.read_schema(s).await?;
         // the window runs from the answer: a read slower than the window (a cold warehouse)
         // is still shared by the caller right behind it (listing, then reading, the same schema)
-        *guard = Some(Snapshot { at: Instant::now(), epoch, tables: tables.clone() });
+        *guard = Some(Snapshot {
+            at: Instant::now(),
+            epoch,
+            tables: tables.clone(),
+        });
         Ok(tables)
     }
 
@@ -175,13 +225,18 @@ impl DatabricksBackend {
         {
             let mut parsed = self.parsed.lock().unwrap_or_else(|p| p.into_inner());
             for info in infos.iter().filter(|i| read::is_delta_table(i)) {
-                let Some(name) = read::listed_name(info) else { continue };
+                let Some(name) = read::listed_name(info) else {
+                    continue;
+                };
                 let tref = TableRef::new(&s.catalog, &s.schema, &name);
                 let stamp = read::stamp(info);
                 let table = match parsed.get(&tref) {
                     Some((st, t)) if *st == stamp => t.clone(),
                     _ => {
-                        let t = read::table_from_info(s, info).map_err(|e| BackendError::Refused { message: e.to_string() })?;
+                        let t =
+                            read::table_from_info(s, info).map_err(|e| BackendError::Refused {
+                                message: e.to_string(),
+                            })?;
                         parsed.insert(tref, (stamp, t.clone()));
                         t
                     }
@@ -190,7 +245,13 @@ impl DatabricksBackend {
             }
         }
         if !tables.is_empty() {
-            let extras = self.client.execute(&read::extras_sql(s), &|m: &str| tracing::info!(schema = %s, "{m}")).await?;
+            let extras = self
+                .client
+                .execute(
+                    &read::extras_sql(s),
+                    &|m: &str| tracing::info!(schema = %s, "{m}"),
+                )
+                .await?;
             read::apply_extras(&mut tables, &extras.rows);
         }
         read::attach_leftovers(s, &mut tables);
@@ -200,31 +261,62 @@ impl DatabricksBackend {
     /// The staged check: one SELECT comparing the original with its staging
     /// copy (rows, NULLs of converted columns, NULLs in NOT NULL columns). A
     /// failure leaves the original untouched and the copy kept, named.
-    async fn check_stage(&self, run: &TableRun, rw: &Rewrite, live: Option<&ObservedTable>, progress: Progress<'_>) -> Result<String, BackendError> {
+    async fn check_stage(
+        &self,
+        run: &TableRun,
+        rw: &Rewrite,
+        live: Option<&ObservedTable>,
+        progress: Progress<'_>,
+    ) -> Result<String, BackendError> {
         let t = &run.table;
         let staging = sql::staging_table(t, &run.id);
-        let r = self.client.execute(&sql::stage_check(t, rw, live, &run.id), progress).await?;
-        let row = r.rows.first().ok_or_else(|| BackendError::Refused { message: "the staged check returned no row".into() })?;
+        let r = self
+            .client
+            .execute(&sql::stage_check(t, rw, live, &run.id), progress)
+            .await?;
+        let row = r.rows.first().ok_or_else(|| BackendError::Refused {
+            message: "the staged check returned no row".into(),
+        })?;
         match sql::stage_problem(rw, live, &r.columns, row) {
             Ok(None) => {
-                let rows = r.column("s_rows").and_then(|i| row.get(i).cloned().flatten()).unwrap_or_default();
-                Ok(format!("staged {rows} rows at {staging}, checked (statement {})", r.statement_id))
+                let rows = r
+                    .column("s_rows")
+                    .and_then(|i| row.get(i).cloned().flatten())
+                    .unwrap_or_default();
+                Ok(format!(
+                    "staged {rows} rows at {staging}, checked (statement {})",
+                    r.statement_id
+                ))
             }
             Ok(Some(problem)) => Err(BackendError::CheckFailed {
-                message: format!("{problem}; the original table is untouched; the staging copy is kept at {staging} to inspect"),
+                message: format!(
+                    "{problem}; the original table is untouched; the staging copy is kept at {staging} to inspect"
+                ),
             }),
-            Err(e) => Err(BackendError::Refused { message: format!("the staged check of {staging}: {e}") }),
+            Err(e) => Err(BackendError::Refused {
+                message: format!("the staged check of {staging}: {e}"),
+            }),
         }
     }
 
     async fn live(&self, t: &TableRef) -> Result<Option<ObservedTable>, BackendError> {
-        Ok(self.schema_state(&t.schema_ref()).await?.get(&t.table).cloned())
+        Ok(self
+            .schema_state(&t.schema_ref())
+            .await?
+            .get(&t.table)
+            .cloned())
     }
 }
 
 /// Actions whose SQL depends on the live table (see `sql::compile`).
 fn needs_live(a: &Action) -> bool {
-    matches!(a, Action::EnableColumnMapping | Action::SetDefault { .. } | Action::SetPrimaryKey { .. } | Action::Rewrite { .. })
+    matches!(
+        a,
+        Action::EnableColumnMapping
+            | Action::SetDefault { .. }
+            | Action::SetPrimaryKey { .. }
+            | Action::Rewrite { .. }
+    )
 }
 
 impl Backend for DatabricksBackend {
@@ -236,24 +328,38 @@ impl Backend for DatabricksBackend {
         let mut by_schema: BTreeMap<SchemaRef, SchemaState> = BTreeMap::new();
         for t in tables {
             let s = t.schema_ref();
-            if !by_schema.contains_key(&s) {
-                let state = self.schema_state(&s).await?;
-                by_schema.insert(s, state);
+            if let std::collections::btree_map::Entry::Vacant(e) = by_schema.entry(s) {
+                let state = self.schema_state(e.key()).await?;
+                e.insert(state);
             }
         }
-        Ok(tables.iter().map(|t| by_schema.get(&t.schema_ref()).and_then(|m| m.get(&t.table)).cloned()).collect())
+        Ok(tables
+            .iter()
+            .map(|t| {
+                by_schema
+                    .get(&t.schema_ref())
+                    .and_then(|m| m.get(&t.table))
+                    .cloned()
+            })
+            .collect())
     }
 
     async fn list_schema(&self, s: &SchemaRef) -> Result<Vec<TableRef>, BackendError> {
         let state = self.schema_state(s).await?;
-        Ok(state.keys().map(|n| TableRef::new(&s.catalog, &s.schema, n)).collect())
+        Ok(state
+            .keys()
+            .map(|n| TableRef::new(&s.catalog, &s.schema, n))
+            .collect())
     }
 
     async fn version(&self, t: &TableRef) -> Result<Option<u64>, BackendError> {
         if self.live(t).await?.is_none() {
             return Ok(None);
         }
-        let r = self.client.execute(&sql::history_head(t), &|_: &str| {}).await?;
+        let r = self
+            .client
+            .execute(&sql::history_head(t), &|_: &str| {})
+            .await?;
         Ok(read::history_version(&r.columns, &r.rows))
     }
 
@@ -264,16 +370,37 @@ impl Backend for DatabricksBackend {
 
     async fn end(&self, _run: TableRun) {}
 
-    async fn run(&self, run: &TableRun, step: &Step, progress: Progress<'_>) -> Result<StepOutcome, BackendError> {
+    async fn run(
+        &self,
+        run: &TableRun,
+        step: &Step,
+        progress: Progress<'_>,
+    ) -> Result<StepOutcome, BackendError> {
         let t = &run.table;
-        let live = if needs_live(&step.action) { self.live(t).await? } else { None };
-        let statements = sql::compile_for(t, &step.action, live.as_ref(), &run.id).map_err(|e| match e {
-            sql::SqlError::Unsupported(what) => BackendError::Unsupported { backend: "databricks".into(), what },
-            other => BackendError::Refused { message: other.to_string() },
-        })?;
+        let live = if needs_live(&step.action) {
+            self.live(t).await?
+        } else {
+            None
+        };
+        let statements =
+            sql::compile_for(t, &step.action, live.as_ref(), &run.id).map_err(|e| match e {
+                sql::SqlError::Unsupported(what) => BackendError::Unsupported {
+                    backend: "databricks".into(),
+                    what,
+                },
+                other => BackendError::Refused {
+                    message: other.to_string(),
+                },
+            })?;
         // a replace Delta refused because another writer committed meanwhile
         // ran nothing: it is safe to run again, a bounded number of times
-        let replaces = matches!(&step.action, Action::Rewrite { phase: RewritePhase::WriteOnce | RewritePhase::ReplaceChecked, .. });
+        let replaces = matches!(
+            &step.action,
+            Action::Rewrite {
+                phase: RewritePhase::WriteOnce | RewritePhase::ReplaceChecked,
+                ..
+            }
+        );
         let mut ids = Vec::new();
         let mut outcome = Ok(());
         for s in &statements {
@@ -285,8 +412,12 @@ impl Backend for DatabricksBackend {
                         ids.push(r.statement_id);
                         break;
                     }
-                    Err(client::ClientError::Workspace(w)) if replaces && is_write_conflict(&w) && attempt < REPLACE_ATTEMPTS => {
-                        progress(&format!("another writer committed while the replace ran (attempt {attempt} of {REPLACE_ATTEMPTS}); nothing was replaced, trying again"));
+                    Err(client::ClientError::Workspace(w))
+                        if replaces && is_write_conflict(&w) && attempt < REPLACE_ATTEMPTS =>
+                    {
+                        progress(&format!(
+                            "another writer committed while the replace ran (attempt {attempt} of {REPLACE_ATTEMPTS}); nothing was replaced, trying again"
+                        ));
                         tokio::time::sleep(Duration::from_secs(1 << attempt.min(4))).await;
                         attempt += 1;
                     }
@@ -312,8 +443,15 @@ impl Backend for DatabricksBackend {
         self.invalidate();
         outcome?;
         let mut detail = (!ids.is_empty()).then(|| format!("statement {}", ids.join(", ")));
-        if let Action::Rewrite { rewrite, phase: RewritePhase::Stage } = &step.action {
-            detail = Some(self.check_stage(run, rewrite, live.as_ref(), progress).await?);
+        if let Action::Rewrite {
+            rewrite,
+            phase: RewritePhase::Stage,
+        } = &step.action
+        {
+            detail = Some(
+                self.check_stage(run, rewrite, live.as_ref(), progress)
+                    .await?,
+            );
         }
         Ok(StepOutcome { detail })
     }
@@ -325,7 +463,15 @@ const REPLACE_ATTEMPTS: u32 = 5;
 /// Delta's refusal of a commit because a concurrent one changed what it read.
 fn is_write_conflict(w: &error::WorkspaceError) -> bool {
     let m = &w.message;
-    ["DELTA_CONCURRENT_APPEND", "DELTA_METADATA_CHANGED", "DELTA_CONCURRENT_DELETE_READ", "DELTA_CONCURRENT_DELETE_DELETE", "DELTA_CONCURRENT_TRANSACTION", "ConcurrentAppendException", "MetadataChangedException"]
-        .iter()
-        .any(|c| m.contains(c))
+    [
+        "DELTA_CONCURRENT_APPEND",
+        "DELTA_METADATA_CHANGED",
+        "DELTA_CONCURRENT_DELETE_READ",
+        "DELTA_CONCURRENT_DELETE_DELETE",
+        "DELTA_CONCURRENT_TRANSACTION",
+        "ConcurrentAppendException",
+        "MetadataChangedException",
+    ]
+    .iter()
+    .any(|c| m.contains(c))
 }

@@ -19,9 +19,12 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::sql::{ident, literal};
-use delta_operator_core::model::delta_schema::{type_from_json, COMMENT_KEY, GENERATION_KEY};
+use delta_operator_core::model::delta_schema::{COMMENT_KEY, GENERATION_KEY, type_from_json};
 use delta_operator_core::model::type_syntax::parse_type;
-use delta_operator_core::model::{Check, ForeignKey, Grant, Identity, Mask, ObservedColumn, ObservedTable, PrimaryKey, SchemaRef, TableRef};
+use delta_operator_core::model::{
+    Check, ForeignKey, Grant, Identity, Mask, ObservedColumn, ObservedTable, PrimaryKey, SchemaRef,
+    TableRef,
+};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("reading {table}: {message}")]
@@ -32,7 +35,12 @@ pub struct ReadError {
 
 /// Properties the service maintains and that change on every commit: they
 /// would make every plan id differ without anything changing.
-const VOLATILE: &[&str] = &["delta.lastCommitTimestamp", "delta.lastUpdateVersion", "clusteringColumns", "delta.liquid.clusteringColumns"];
+const VOLATILE: &[&str] = &[
+    "delta.lastCommitTimestamp",
+    "delta.lastUpdateVersion",
+    "clusteringColumns",
+    "delta.liquid.clusteringColumns",
+];
 
 /// The Delta field-metadata keys Databricks uses for defaults and identity.
 const DEFAULT_KEY: &str = "CURRENT_DEFAULT";
@@ -47,8 +55,14 @@ fn s<'a>(v: &'a Value, k: &str) -> Option<&'a str> {
 /// What identifies one version of a table's listing: when the Delta version
 /// and `updated_at` are both unchanged, the parsed table can be reused.
 pub fn stamp(info: &Value) -> String {
-    let version = info.pointer("/properties/delta.lastUpdateVersion").and_then(Value::as_str).unwrap_or("");
-    let updated = info.get("updated_at").map(Value::to_string).unwrap_or_default();
+    let version = info
+        .pointer("/properties/delta.lastUpdateVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let updated = info
+        .get("updated_at")
+        .map(Value::to_string)
+        .unwrap_or_default();
     format!("{version}@{updated}")
 }
 
@@ -69,9 +83,20 @@ pub fn is_delta_table(info: &Value) -> bool {
 pub fn table_from_info(schema: &SchemaRef, info: &Value) -> Result<ObservedTable, ReadError> {
     let name = s(info, "name").unwrap_or_default();
     let table = TableRef::new(&schema.catalog, &schema.schema, name);
-    let err = |m: String| ReadError { table: table.to_string(), message: m };
-    let mut cols: Vec<&Value> = info.get("columns").and_then(Value::as_array).map(|c| c.iter().collect()).unwrap_or_default();
-    cols.sort_by_key(|c| c.get("position").and_then(Value::as_u64).unwrap_or(u64::MAX));
+    let err = |m: String| ReadError {
+        table: table.to_string(),
+        message: m,
+    };
+    let mut cols: Vec<&Value> = info
+        .get("columns")
+        .and_then(Value::as_array)
+        .map(|c| c.iter().collect())
+        .unwrap_or_default();
+    cols.sort_by_key(|c| {
+        c.get("position")
+            .and_then(Value::as_u64)
+            .unwrap_or(u64::MAX)
+    });
     let mut columns = Vec::with_capacity(cols.len());
     let mut partitions: Vec<(u64, String)> = Vec::new();
     for c in cols {
@@ -88,7 +113,10 @@ pub fn table_from_info(schema: &SchemaRef, info: &Value) -> Result<ObservedTable
     for (k, v) in props.into_iter().flatten() {
         let Some(v) = v.as_str() else { continue };
         match k.strip_prefix("delta.constraints.") {
-            Some(n) => checks.push(Check { name: n.to_string(), expression: v.to_string() }),
+            Some(n) => checks.push(Check {
+                name: n.to_string(),
+                expression: v.to_string(),
+            }),
             None if VOLATILE.contains(&k.as_str()) => {}
             None => {
                 properties.insert(k.clone(), v.to_string());
@@ -96,7 +124,12 @@ pub fn table_from_info(schema: &SchemaRef, info: &Value) -> Result<ObservedTable
         }
     }
     checks.sort_by(|a, b| a.name.cmp(&b.name));
-    let cluster_by = props.and_then(|p| p.get("clusteringColumns")).and_then(Value::as_str).map(clustering_columns).transpose().map_err(err)?;
+    let cluster_by = props
+        .and_then(|p| p.get("clusteringColumns"))
+        .and_then(Value::as_str)
+        .map(clustering_columns)
+        .transpose()
+        .map_err(err)?;
     let (primary_key, foreign_keys) = constraints(info);
     Ok(ObservedTable {
         table,
@@ -104,16 +137,24 @@ pub fn table_from_info(schema: &SchemaRef, info: &Value) -> Result<ObservedTable
         partitioned_by: partitions.into_iter().map(|(_, n)| n).collect(),
         cluster_by,
         properties,
-        comment: s(info, "comment").filter(|c| !c.is_empty()).map(str::to_string),
+        comment: s(info, "comment")
+            .filter(|c| !c.is_empty())
+            .map(str::to_string),
         tags: BTreeMap::new(),
         grants: vec![],
         owner: s(info, "owner").map(str::to_string),
         checks,
         primary_key,
         foreign_keys,
-        row_filter: info.pointer("/row_filter/function_name").and_then(Value::as_str).map(str::to_string),
+        row_filter: info
+            .pointer("/row_filter/function_name")
+            .and_then(Value::as_str)
+            .map(str::to_string),
         unsupported_features: vec![],
-        version: props.and_then(|p| p.get("delta.lastUpdateVersion")).and_then(Value::as_str).and_then(|v| v.parse().ok()),
+        version: props
+            .and_then(|p| p.get("delta.lastUpdateVersion"))
+            .and_then(Value::as_str)
+            .and_then(|v| v.parse().ok()),
         size_bytes: None,
         leftovers: vec![],
         unreadable: None,
@@ -128,25 +169,53 @@ fn column_from_info(c: &Value) -> Result<ObservedColumn, String> {
     let (data_type, nullable, md) = match &tj {
         Some(f) => {
             let md = f.get("metadata").cloned().unwrap_or(Value::Null);
-            let t = type_from_json(&f["type"], Some(&md)).map_err(|e| format!("column {name}: {e}"))?;
-            (t, f.get("nullable").and_then(Value::as_bool).unwrap_or(true), md)
+            let t =
+                type_from_json(&f["type"], Some(&md)).map_err(|e| format!("column {name}: {e}"))?;
+            (
+                t,
+                f.get("nullable").and_then(Value::as_bool).unwrap_or(true),
+                md,
+            )
         }
         None => {
-            let text = s(c, "type_text").ok_or_else(|| format!("column {name} has no type_json or type_text"))?;
+            let text = s(c, "type_text")
+                .ok_or_else(|| format!("column {name} has no type_json or type_text"))?;
             let t = parse_type(text).map_err(|e| format!("column {name}: type '{text}': {e}"))?;
-            (t, c.get("nullable").and_then(Value::as_bool).unwrap_or(true), Value::Null)
+            (
+                t,
+                c.get("nullable").and_then(Value::as_bool).unwrap_or(true),
+                Value::Null,
+            )
         }
     };
-    let comment = s(c, "comment").or_else(|| s(&md, COMMENT_KEY)).filter(|c| !c.is_empty()).map(str::to_string);
-    let identity = md.get(IDENTITY_START).and_then(as_i64).map(|start| Identity {
-        always: !md.get(IDENTITY_EXPLICIT).and_then(Value::as_bool).unwrap_or(false),
-        start,
-        increment: md.get(IDENTITY_STEP).and_then(as_i64).unwrap_or(1),
-    });
+    let comment = s(c, "comment")
+        .or_else(|| s(&md, COMMENT_KEY))
+        .filter(|c| !c.is_empty())
+        .map(str::to_string);
+    let identity = md
+        .get(IDENTITY_START)
+        .and_then(as_i64)
+        .map(|start| Identity {
+            always: !md
+                .get(IDENTITY_EXPLICIT)
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+            start,
+            increment: md.get(IDENTITY_STEP).and_then(as_i64).unwrap_or(1),
+        });
     let mask = c.get("mask").filter(|m| !m.is_null()).and_then(|m| {
         Some(Mask {
             function: s(m, "function_name")?.to_string(),
-            using_columns: m.get("using_column_names").and_then(Value::as_array).map(|u| u.iter().filter_map(Value::as_str).map(str::to_string).collect()).unwrap_or_default(),
+            using_columns: m
+                .get("using_column_names")
+                .and_then(Value::as_array)
+                .map(|u| {
+                    u.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default(),
         })
     });
     Ok(ObservedColumn {
@@ -162,17 +231,24 @@ fn column_from_info(c: &Value) -> Result<ObservedColumn, String> {
 
 /// Delta writes numbers in metadata as JSON numbers; accept strings too.
 fn as_i64(v: &Value) -> Option<i64> {
-    v.as_i64().or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+    v.as_i64()
+        .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
 }
 
 /// The `clusteringColumns` property: a JSON list of field paths, `[["a"],["b","c"]]`.
 fn clustering_columns(p: &str) -> Result<Vec<String>, String> {
     let v: Value = serde_json::from_str(p).map_err(|e| format!("clusteringColumns '{p}': {e}"))?;
-    let paths = v.as_array().ok_or_else(|| format!("clusteringColumns '{p}' is not a list"))?;
+    let paths = v
+        .as_array()
+        .ok_or_else(|| format!("clusteringColumns '{p}' is not a list"))?;
     Ok(paths
         .iter()
         .map(|path| match path {
-            Value::Array(parts) => parts.iter().filter_map(Value::as_str).collect::<Vec<_>>().join("."),
+            Value::Array(parts) => parts
+                .iter()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join("."),
             Value::String(s) => s.clone(),
             other => other.to_string(),
         })
@@ -180,7 +256,14 @@ fn clustering_columns(p: &str) -> Result<Vec<String>, String> {
 }
 
 fn strings(v: Option<&Value>) -> Vec<String> {
-    v.and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect()).unwrap_or_default()
+    v.and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// `cat.sch.tbl` (backticks allowed) as a table reference.
@@ -195,19 +278,27 @@ fn table_ref(full: &str) -> Option<TableRef> {
 fn constraints(info: &Value) -> (Option<PrimaryKey>, Vec<ForeignKey>) {
     let mut pk = None;
     let mut fks = Vec::new();
-    for c in info.get("table_constraints").and_then(Value::as_array).into_iter().flatten() {
+    for c in info
+        .get("table_constraints")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         if let Some(p) = c.get("primary_key_constraint") {
-            pk = Some(PrimaryKey { name: s(p, "name").map(str::to_string), columns: strings(p.get("child_columns")) });
+            pk = Some(PrimaryKey {
+                name: s(p, "name").map(str::to_string),
+                columns: strings(p.get("child_columns")),
+            });
         }
-        if let Some(f) = c.get("foreign_key_constraint") {
-            if let Some(references) = s(f, "parent_table").and_then(table_ref) {
-                fks.push(ForeignKey {
-                    name: s(f, "name").map(str::to_string),
-                    columns: strings(f.get("child_columns")),
-                    references,
-                    referenced_columns: strings(f.get("parent_columns")),
-                });
-            }
+        if let Some(f) = c.get("foreign_key_constraint")
+            && let Some(references) = s(f, "parent_table").and_then(table_ref)
+        {
+            fks.push(ForeignKey {
+                name: s(f, "name").map(str::to_string),
+                columns: strings(f.get("child_columns")),
+                references,
+                referenced_columns: strings(f.get("parent_columns")),
+            });
         }
     }
     (pk, fks)
@@ -230,20 +321,33 @@ pub fn apply_extras(tables: &mut BTreeMap<String, ObservedTable>, rows: &[Vec<Op
     let mut grants: BTreeMap<String, BTreeMap<String, Vec<String>>> = BTreeMap::new();
     for r in rows {
         let cell = |i: usize| r.get(i).cloned().flatten();
-        let (Some(kind), Some(table), Some(key)) = (cell(0), cell(1), cell(3)) else { continue };
+        let (Some(kind), Some(table), Some(key)) = (cell(0), cell(1), cell(3)) else {
+            continue;
+        };
         let tname = table.to_lowercase();
-        let Some(t) = tables.get_mut(&tname) else { continue };
+        let Some(t) = tables.get_mut(&tname) else {
+            continue;
+        };
         let value = cell(4).unwrap_or_default();
         match kind.as_str() {
             "table_tag" => {
                 t.tags.insert(key, value);
             }
             "column_tag" => {
-                if let Some(c) = cell(2).and_then(|c| t.columns.iter_mut().find(|col| col.name.eq_ignore_ascii_case(&c))) {
+                if let Some(c) = cell(2).and_then(|c| {
+                    t.columns
+                        .iter_mut()
+                        .find(|col| col.name.eq_ignore_ascii_case(&c))
+                }) {
                     c.tags.insert(key, value);
                 }
             }
-            "grant" => grants.entry(tname).or_default().entry(key).or_default().push(value),
+            "grant" => grants
+                .entry(tname)
+                .or_default()
+                .entry(key)
+                .or_default()
+                .push(value),
             _ => {}
         }
     }
@@ -254,7 +358,10 @@ pub fn apply_extras(tables: &mut BTreeMap<String, ObservedTable>, rows: &[Vec<Op
                 .map(|(principal, mut privileges)| {
                     privileges.sort();
                     privileges.dedup();
-                    Grant { principal, privileges }
+                    Grant {
+                        principal,
+                        privileges,
+                    }
                 })
                 .collect();
         }
@@ -263,8 +370,47 @@ pub fn apply_extras(tables: &mut BTreeMap<String, ObservedTable>, rows: &[Vec<Op
 
 /// The `version` column of `DESCRIBE HISTORY … LIMIT 1`.
 pub fn history_version(columns: &[String], rows: &[Vec<Option<String>>]) -> Option<u64> {
-    let i = columns.iter().position(|c| c.eq_ignore_ascii_case("version")).unwrap_or(0);
+    let i = columns
+        .iter()
+        .position(|c| c.eq_ignore_ascii_case("version"))
+        .unwrap_or(0);
     rows.first()?.get(i)?.as_deref()?.parse().ok()
+}
+
+/// Staging copies (`<table>__delta_operator_staging_<8 hex digits>`) are no
+/// tables of their own: each is taken out of the listing and attached to its
+/// table as a leftover, which the plan removes (a finished run drops its own
+/// copy; one still there was left by a run that stopped).
+pub fn attach_leftovers(s: &SchemaRef, tables: &mut BTreeMap<String, ObservedTable>) {
+    let marker = "__delta_operator_staging_";
+    let staging: Vec<String> = tables
+        .keys()
+        .filter(|n| {
+            n.rfind(marker).is_some_and(|at| {
+                n.len() == at + marker.len() + 8
+                    && n[at + marker.len()..]
+                        .chars()
+                        .all(|c| c.is_ascii_hexdigit())
+            })
+        })
+        .cloned()
+        .collect();
+    for name in staging {
+        let at = name.rfind(marker).expect("filtered above");
+        let (base, run) = (&name[..at], &name[at + marker.len()..]);
+        let Some(copy) = tables.remove(&name) else {
+            continue;
+        };
+        if let Some(t) = tables.get_mut(base) {
+            t.leftovers.push(delta_operator_core::model::Leftover {
+                kind: delta_operator_core::model::LeftoverKind::StagingCopy,
+                run: run.to_string(),
+                location: format!("{}.{}.{name}", s.catalog, s.schema),
+                files: 0,
+                bytes: copy.size_bytes.unwrap_or(0),
+            });
+        }
+    }
 }
 
 #[cfg(test)]
@@ -274,7 +420,10 @@ mod tests {
     use serde_json::json;
 
     fn schema() -> SchemaRef {
-        SchemaRef { catalog: "main".into(), schema: "sales".into() }
+        SchemaRef {
+            catalog: "main".into(),
+            schema: "sales".into(),
+        }
     }
 
     /// A `tables` list page shaped as the UC REST reference shows it.
@@ -324,34 +473,80 @@ mod tests {
     fn parses_a_table_info() {
         let t = table_from_info(&schema(), &orders()).expect("parses");
         assert_eq!(t.table, TableRef::new("main", "sales", "orders"));
-        assert_eq!(t.columns.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), vec!["order_id", "email", "day", "items", "code"]);
+        assert_eq!(
+            t.columns
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect::<Vec<_>>(),
+            vec!["order_id", "email", "day", "items", "code"]
+        );
         let id = &t.columns[0];
         assert_eq!(id.data_type, DataType::Long);
         assert!(!id.nullable);
-        assert_eq!(id.identity, Some(Identity { always: true, start: 1, increment: 1 }));
+        assert_eq!(
+            id.identity,
+            Some(Identity {
+                always: true,
+                start: 1,
+                increment: 1
+            })
+        );
         let email = &t.columns[1];
         assert_eq!(email.comment.as_deref(), Some("who's\nthere ${x}"));
         assert_eq!(email.default.as_deref(), Some("'none'"));
-        assert_eq!(email.mask, Some(Mask { function: "main.sec.mask_email".into(), using_columns: vec!["region".into()] }));
+        assert_eq!(
+            email.mask,
+            Some(Mask {
+                function: "main.sec.mask_email".into(),
+                using_columns: vec!["region".into()]
+            })
+        );
         assert_eq!(t.columns[2].generated.as_deref(), Some("CAST(ts AS DATE)"));
         let items = &t.columns[3].data_type;
-        let DataType::Array { element, .. } = items else { panic!("array") };
-        let DataType::Struct { fields } = element.as_ref() else { panic!("struct") };
+        let DataType::Array { element, .. } = items else {
+            panic!("array")
+        };
+        let DataType::Struct { fields } = element.as_ref() else {
+            panic!("struct")
+        };
         assert_eq!(fields[0].comment.as_deref(), Some("stock unit"));
         assert!(!fields[0].nullable);
         assert_eq!(fields[1].data_type, DataType::Int);
         assert_eq!(t.columns[4].data_type, DataType::Varchar { length: 10 });
         assert_eq!(t.partitioned_by, vec!["day".to_string()]);
         assert_eq!(t.cluster_by, Some(vec!["order_id".to_string()]));
-        assert_eq!(t.checks, vec![Check { name: "positive".into(), expression: "amount >= 0".into() }]);
+        assert_eq!(
+            t.checks,
+            vec![Check {
+                name: "positive".into(),
+                expression: "amount >= 0".into()
+            }]
+        );
         assert_eq!(t.owner_marker(), Some("default/orders"));
-        assert!(!t.properties.contains_key("delta.lastUpdateVersion") && !t.properties.contains_key("clusteringColumns"));
-        assert_eq!(t.properties.get("delta.minWriterVersion").map(String::as_str), Some("7"));
+        assert!(
+            !t.properties.contains_key("delta.lastUpdateVersion")
+                && !t.properties.contains_key("clusteringColumns")
+        );
+        assert_eq!(
+            t.properties
+                .get("delta.minWriterVersion")
+                .map(String::as_str),
+            Some("7")
+        );
         assert_eq!(t.version, Some(12));
         assert_eq!(t.comment.as_deref(), Some("Orders ✓ it's"));
         assert_eq!(t.owner.as_deref(), Some("data-eng"));
-        assert_eq!(t.primary_key, Some(PrimaryKey { name: Some("orders_pk".into()), columns: vec!["order_id".into()] }));
-        assert_eq!(t.foreign_keys[0].references, TableRef::new("main", "sales", "customers"));
+        assert_eq!(
+            t.primary_key,
+            Some(PrimaryKey {
+                name: Some("orders_pk".into()),
+                columns: vec!["order_id".into()]
+            })
+        );
+        assert_eq!(
+            t.foreign_keys[0].references,
+            TableRef::new("main", "sales", "customers")
+        );
         assert_eq!(t.row_filter.as_deref(), Some("main.sec.only_mine"));
     }
 
@@ -359,25 +554,49 @@ mod tests {
     fn kinds_and_stamps() {
         assert!(is_delta_table(&orders()));
         assert!(!is_delta_table(&json!({"name": "v", "table_type": "VIEW"})));
-        assert!(!is_delta_table(&json!({"name": "p", "table_type": "EXTERNAL", "data_source_format": "PARQUET"})));
+        assert!(!is_delta_table(
+            &json!({"name": "p", "table_type": "EXTERNAL", "data_source_format": "PARQUET"})
+        ));
         let mut moved = orders();
         moved["properties"]["delta.lastUpdateVersion"] = json!("13");
         assert_ne!(stamp(&orders()), stamp(&moved));
         assert_eq!(stamp(&orders()), stamp(&orders()));
-        assert_eq!(listed_name(&json!({"name": "Orders"})).as_deref(), Some("orders"));
+        assert_eq!(
+            listed_name(&json!({"name": "Orders"})).as_deref(),
+            Some("orders")
+        );
     }
 
     #[test]
     fn extras_statement_is_quoted() {
-        let sql = extras_sql(&SchemaRef { catalog: "ma`in".into(), schema: "sa'les".into() });
-        assert!(sql.contains("FROM `ma``in`.information_schema.table_tags WHERE schema_name = 'sa\\'les'"), "{sql}");
+        let sql = extras_sql(&SchemaRef {
+            catalog: "ma`in".into(),
+            schema: "sa'les".into(),
+        });
+        assert!(
+            sql.contains(
+                "FROM `ma``in`.information_schema.table_tags WHERE schema_name = 'sa\\'les'"
+            ),
+            "{sql}"
+        );
         assert_eq!(sql.matches("information_schema").count(), 3);
     }
 
     #[test]
     fn extras_land_on_their_tables() {
-        let mut tables = BTreeMap::from([("orders".to_string(), table_from_info(&schema(), &orders()).expect("parses"))]);
-        let row = |k: &str, t: &str, c: Option<&str>, key: &str, v: &str| vec![Some(k.into()), Some(t.into()), c.map(str::to_string), Some(key.into()), Some(v.into())];
+        let mut tables = BTreeMap::from([(
+            "orders".to_string(),
+            table_from_info(&schema(), &orders()).expect("parses"),
+        )]);
+        let row = |k: &str, t: &str, c: Option<&str>, key: &str, v: &str| {
+            vec![
+                Some(k.into()),
+                Some(t.into()),
+                c.map(str::to_string),
+                Some(key.into()),
+                Some(v.into()),
+            ]
+        };
         let rows = vec![
             row("table_tag", "orders", None, "domain", "sales"),
             row("column_tag", "orders", Some("EMAIL"), "pii", "email"),
@@ -389,41 +608,26 @@ mod tests {
         apply_extras(&mut tables, &rows);
         let t = &tables["orders"];
         assert_eq!(t.tags.get("domain").map(String::as_str), Some("sales"));
-        assert_eq!(t.columns[1].tags.get("pii").map(String::as_str), Some("email"));
-        assert_eq!(t.grants, vec![Grant { principal: "analysts".into(), privileges: vec!["MODIFY".into(), "SELECT".into()] }]);
+        assert_eq!(
+            t.columns[1].tags.get("pii").map(String::as_str),
+            Some("email")
+        );
+        assert_eq!(
+            t.grants,
+            vec![Grant {
+                principal: "analysts".into(),
+                privileges: vec!["MODIFY".into(), "SELECT".into()]
+            }]
+        );
     }
 
     #[test]
     fn history() {
         let cols = vec!["version".to_string(), "timestamp".to_string()];
-        assert_eq!(history_version(&cols, &[vec![Some("7".into()), Some("2026-01-01".into())]]), Some(7));
+        assert_eq!(
+            history_version(&cols, &[vec![Some("7".into()), Some("2026-01-01".into())]]),
+            Some(7)
+        );
         assert_eq!(history_version(&cols, &[]), None);
-    }
-}
-
-/// Staging copies (`<table>__delta_operator_staging_<8 hex digits>`) are no
-/// tables of their own: each is taken out of the listing and attached to its
-/// table as a leftover, which the plan removes (a finished run drops its own
-/// copy; one still there was left by a run that stopped).
-pub fn attach_leftovers(s: &SchemaRef, tables: &mut BTreeMap<String, ObservedTable>) {
-    let marker = "__delta_operator_staging_";
-    let staging: Vec<String> = tables
-        .keys()
-        .filter(|n| n.rfind(marker).is_some_and(|at| n.len() == at + marker.len() + 8 && n[at + marker.len()..].chars().all(|c| c.is_ascii_hexdigit())))
-        .cloned()
-        .collect();
-    for name in staging {
-        let at = name.rfind(marker).expect("filtered above");
-        let (base, run) = (&name[..at], &name[at + marker.len()..]);
-        let Some(copy) = tables.remove(&name) else { continue };
-        if let Some(t) = tables.get_mut(base) {
-            t.leftovers.push(delta_operator_core::model::Leftover {
-                kind: delta_operator_core::model::LeftoverKind::StagingCopy,
-                run: run.to_string(),
-                location: format!("{}.{}.{name}", s.catalog, s.schema),
-                files: 0,
-                bytes: copy.size_bytes.unwrap_or(0),
-            });
-        }
     }
 }

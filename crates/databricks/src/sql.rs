@@ -11,10 +11,16 @@
 
 use std::collections::BTreeMap;
 
-use delta_operator_core::model::names::{needs_column_mapping as needs_mapping, type_needs_column_mapping as type_needs_mapping};
-use delta_operator_core::model::{DataType, DesiredColumn, DesiredTable, ObservedTable, StructField, TableRef, OWNER_PROPERTY};
+use delta_operator_core::model::names::{
+    needs_column_mapping as needs_mapping, type_needs_column_mapping as type_needs_mapping,
+};
+use delta_operator_core::model::{
+    DataType, DesiredColumn, DesiredTable, OWNER_PROPERTY, ObservedTable, StructField, TableRef,
+};
 use delta_operator_core::plan::change::FieldPath;
-use delta_operator_core::plan::steps::{staging_name, Action, Projection, Rewrite, RewritePhase, Source};
+use delta_operator_core::plan::steps::{
+    Action, Projection, Rewrite, RewritePhase, Source, staging_name,
+};
 
 /// Why a step has no SQL.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -29,7 +35,15 @@ pub enum SqlError {
 
 /// Table privileges that may be granted or revoked. They are SQL keywords and
 /// cannot be quoted, so only these are ever written into a statement.
-pub const PRIVILEGES: &[&str] = &["SELECT", "MODIFY", "ALL PRIVILEGES", "APPLY TAG", "MANAGE", "BROWSE", "READ METADATA"];
+pub const PRIVILEGES: &[&str] = &[
+    "SELECT",
+    "MODIFY",
+    "ALL PRIVILEGES",
+    "APPLY TAG",
+    "MANAGE",
+    "BROWSE",
+    "READ METADATA",
+];
 
 /// `` `name` `` with inner backticks doubled.
 pub fn ident(name: &str) -> String {
@@ -38,7 +52,12 @@ pub fn ident(name: &str) -> String {
 
 /// `` `catalog`.`schema`.`table` ``.
 pub fn table_name(t: &TableRef) -> String {
-    format!("{}.{}.{}", ident(&t.catalog), ident(&t.schema), ident(&t.table))
+    format!(
+        "{}.{}.{}",
+        ident(&t.catalog),
+        ident(&t.schema),
+        ident(&t.table)
+    )
 }
 
 /// A nested field path: `` `a`.`b`.`c` ``.
@@ -48,7 +67,10 @@ pub fn field_path(path: &[String]) -> String {
 
 /// A dotted name written by a user (`cat.sch.fn`), each part quoted.
 pub fn dotted(name: &str) -> String {
-    name.split('.').map(|p| ident(p.trim().trim_matches('`'))).collect::<Vec<_>>().join(".")
+    name.split('.')
+        .map(|p| ident(p.trim().trim_matches('`')))
+        .collect::<Vec<_>>()
+        .join(".")
 }
 
 /// A string literal that reads back as exactly `s` (see the module comment).
@@ -73,8 +95,18 @@ pub fn literal(s: &str) -> String {
 
 /// A privilege as SQL: upper case, `_` as a space, checked against the allow-list.
 pub fn privilege(p: &str) -> Result<&'static str, SqlError> {
-    let norm = p.trim().replace('_', " ").split_whitespace().collect::<Vec<_>>().join(" ").to_uppercase();
-    PRIVILEGES.iter().copied().find(|k| *k == norm).ok_or_else(|| SqlError::UnknownPrivilege(p.to_string()))
+    let norm = p
+        .trim()
+        .replace('_', " ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_uppercase();
+    PRIVILEGES
+        .iter()
+        .copied()
+        .find(|k| *k == norm)
+        .ok_or_else(|| SqlError::UnknownPrivilege(p.to_string()))
 }
 
 /// A type in DDL: like the model's notation, but every struct field name in
@@ -105,11 +137,18 @@ pub fn sql_type(t: &DataType) -> String {
 }
 
 fn list(items: &[String]) -> String {
-    items.iter().map(|i| ident(i)).collect::<Vec<_>>().join(", ")
+    items
+        .iter()
+        .map(|i| ident(i))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn props(p: &BTreeMap<String, String>) -> String {
-    p.iter().map(|(k, v)| format!("{} = {}", literal(k), literal(v))).collect::<Vec<_>>().join(", ")
+    p.iter()
+        .map(|(k, v)| format!("{} = {}", literal(k), literal(v)))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn keys(k: &[String]) -> String {
@@ -120,65 +159,172 @@ fn alter(t: &TableRef, rest: impl AsRef<str>) -> String {
     format!("ALTER TABLE {} {}", table_name(t), rest.as_ref())
 }
 
-
 fn prop_num(live: Option<&ObservedTable>, key: &str) -> Option<u32> {
-    live.and_then(|l| l.properties.get(key)).and_then(|v| v.parse().ok())
+    live.and_then(|l| l.properties.get(key))
+        .and_then(|v| v.parse().ok())
 }
 
 /// The statements that carry out one action, in order. `live` is the table as
 /// last read: it decides prerequisites inside a step (protocol versions, the
 /// defaults feature, a primary key to replace); `None` means unknown.
-pub fn compile(t: &TableRef, action: &Action, live: Option<&ObservedTable>) -> Result<Vec<String>, SqlError> {
+pub fn compile(
+    t: &TableRef,
+    action: &Action,
+    live: Option<&ObservedTable>,
+) -> Result<Vec<String>, SqlError> {
     compile_for(t, action, live, "")
 }
 
 /// The statements of a step in one run (the run names its staging copy).
-pub fn compile_for(t: &TableRef, action: &Action, live: Option<&ObservedTable>, run: &str) -> Result<Vec<String>, SqlError> {
+pub fn compile_for(
+    t: &TableRef,
+    action: &Action,
+    live: Option<&ObservedTable>,
+    run: &str,
+) -> Result<Vec<String>, SqlError> {
     let one = |s: String| Ok(vec![s]);
     match action {
         Action::CreateTable { table } => one(create_table(table)),
-        Action::Claim { marker } => one(alter(t, format!("SET TBLPROPERTIES ({} = {})", literal(OWNER_PROPERTY), literal(marker)))),
-        Action::SetTableComment { comment } if comment.is_empty() => one(format!("COMMENT ON TABLE {} IS NULL", table_name(t))),
-        Action::SetTableComment { comment } => one(format!("COMMENT ON TABLE {} IS {}", table_name(t), literal(comment))),
-        Action::SetProperties { properties } => nonempty(properties.is_empty(), "SET TBLPROPERTIES")
-            .and_then(|_| one(alter(t, format!("SET TBLPROPERTIES ({})", props(properties))))),
-        Action::UnsetProperties { keys: k } => {
-            nonempty(k.is_empty(), "UNSET TBLPROPERTIES").and_then(|_| one(alter(t, format!("UNSET TBLPROPERTIES IF EXISTS ({})", keys(k)))))
+        Action::Claim { marker } => one(alter(
+            t,
+            format!(
+                "SET TBLPROPERTIES ({} = {})",
+                literal(OWNER_PROPERTY),
+                literal(marker)
+            ),
+        )),
+        Action::SetTableComment { comment } if comment.is_empty() => {
+            one(format!("COMMENT ON TABLE {} IS NULL", table_name(t)))
         }
-        Action::SetTableTags { tags } => nonempty(tags.is_empty(), "SET TAGS").and_then(|_| one(alter(t, format!("SET TAGS ({})", props(tags))))),
-        Action::UnsetTableTags { keys: k } => nonempty(k.is_empty(), "UNSET TAGS").and_then(|_| one(alter(t, format!("UNSET TAGS ({})", keys(k))))),
+        Action::SetTableComment { comment } => one(format!(
+            "COMMENT ON TABLE {} IS {}",
+            table_name(t),
+            literal(comment)
+        )),
+        Action::SetProperties { properties } => {
+            nonempty(properties.is_empty(), "SET TBLPROPERTIES").and_then(|_| {
+                one(alter(
+                    t,
+                    format!("SET TBLPROPERTIES ({})", props(properties)),
+                ))
+            })
+        }
+        Action::UnsetProperties { keys: k } => nonempty(k.is_empty(), "UNSET TBLPROPERTIES")
+            .and_then(|_| {
+                one(alter(
+                    t,
+                    format!("UNSET TBLPROPERTIES IF EXISTS ({})", keys(k)),
+                ))
+            }),
+        Action::SetTableTags { tags } => nonempty(tags.is_empty(), "SET TAGS")
+            .and_then(|_| one(alter(t, format!("SET TAGS ({})", props(tags))))),
+        Action::UnsetTableTags { keys: k } => nonempty(k.is_empty(), "UNSET TAGS")
+            .and_then(|_| one(alter(t, format!("UNSET TAGS ({})", keys(k))))),
         Action::EnableColumnMapping => one(enable_column_mapping(t, live)),
-        Action::EnableTypeWidening => one(alter(t, format!("SET TBLPROPERTIES ({} = 'true')", literal("delta.enableTypeWidening")))),
-        Action::EnableTimestampNtz => one(alter(t, format!("SET TBLPROPERTIES ({} = 'supported')", literal("delta.feature.timestampNtz")))),
-        Action::AddColumn { path, field } => one(alter(t, format!("ADD COLUMN {}", field_def(path, field)))),
-        Action::RenameColumn { from, to } => one(alter(t, format!("RENAME COLUMN {} TO {}", ident(from), ident(to)))),
+        Action::EnableTypeWidening => one(alter(
+            t,
+            format!(
+                "SET TBLPROPERTIES ({} = 'true')",
+                literal("delta.enableTypeWidening")
+            ),
+        )),
+        Action::EnableTimestampNtz => one(alter(
+            t,
+            format!(
+                "SET TBLPROPERTIES ({} = 'supported')",
+                literal("delta.feature.timestampNtz")
+            ),
+        )),
+        Action::AddColumn { path, field } => {
+            one(alter(t, format!("ADD COLUMN {}", field_def(path, field))))
+        }
+        Action::RenameColumn { from, to } => one(alter(
+            t,
+            format!("RENAME COLUMN {} TO {}", ident(from), ident(to)),
+        )),
         Action::DropColumn { name } => one(alter(t, format!("DROP COLUMN {}", ident(name)))),
-        Action::AlterColumnType { path, to } => one(alter(t, format!("ALTER COLUMN {} TYPE {}", field_path(path), sql_type(to)))),
-        Action::DropNotNull { path } => one(alter(t, format!("ALTER COLUMN {} DROP NOT NULL", field_path(path)))),
-        Action::SetNotNull { path } => one(alter(t, format!("ALTER COLUMN {} SET NOT NULL", field_path(path)))),
+        Action::AlterColumnType { path, to } => one(alter(
+            t,
+            format!("ALTER COLUMN {} TYPE {}", field_path(path), sql_type(to)),
+        )),
+        Action::DropNotNull { path } => one(alter(
+            t,
+            format!("ALTER COLUMN {} DROP NOT NULL", field_path(path)),
+        )),
+        Action::SetNotNull { path } => one(alter(
+            t,
+            format!("ALTER COLUMN {} SET NOT NULL", field_path(path)),
+        )),
         // ALTER COLUMN … COMMENT works on nested fields too (COMMENT ON COLUMN does not);
         // warehouses reject UNSET COMMENT, so a cleared comment is ''
-        Action::SetColumnComment { path, comment } => one(alter(t, format!("ALTER COLUMN {} COMMENT {}", field_path(path), literal(comment)))),
-        Action::SetColumnTags { column, tags } => nonempty(tags.is_empty(), "SET TAGS")
-            .and_then(|_| one(alter(t, format!("ALTER COLUMN {} SET TAGS ({})", ident(column), props(tags))))),
-        Action::UnsetColumnTags { column, keys: k } => {
-            nonempty(k.is_empty(), "UNSET TAGS").and_then(|_| one(alter(t, format!("ALTER COLUMN {} UNSET TAGS ({})", ident(column), keys(k)))))
+        Action::SetColumnComment { path, comment } => one(alter(
+            t,
+            format!(
+                "ALTER COLUMN {} COMMENT {}",
+                field_path(path),
+                literal(comment)
+            ),
+        )),
+        Action::SetColumnTags { column, tags } => {
+            nonempty(tags.is_empty(), "SET TAGS").and_then(|_| {
+                one(alter(
+                    t,
+                    format!("ALTER COLUMN {} SET TAGS ({})", ident(column), props(tags)),
+                ))
+            })
         }
+        Action::UnsetColumnTags { column, keys: k } => nonempty(k.is_empty(), "UNSET TAGS")
+            .and_then(|_| {
+                one(alter(
+                    t,
+                    format!("ALTER COLUMN {} UNSET TAGS ({})", ident(column), keys(k)),
+                ))
+            }),
         Action::SetMask { column, mask } => {
-            let using = if mask.using_columns.is_empty() { String::new() } else { format!(" USING COLUMNS ({})", list(&mask.using_columns)) };
-            one(alter(t, format!("ALTER COLUMN {} SET MASK {}{using}", ident(column), dotted(&mask.function))))
+            let using = if mask.using_columns.is_empty() {
+                String::new()
+            } else {
+                format!(" USING COLUMNS ({})", list(&mask.using_columns))
+            };
+            one(alter(
+                t,
+                format!(
+                    "ALTER COLUMN {} SET MASK {}{using}",
+                    ident(column),
+                    dotted(&mask.function)
+                ),
+            ))
         }
         Action::SetDefault { column, expression } => {
             let mut out = Vec::new();
             let enabled = live.is_some_and(|l| l.properties.contains_key(DEFAULTS_FEATURE));
             if !enabled {
-                out.push(alter(t, format!("SET TBLPROPERTIES ({} = 'supported')", literal(DEFAULTS_FEATURE))));
+                out.push(alter(
+                    t,
+                    format!(
+                        "SET TBLPROPERTIES ({} = 'supported')",
+                        literal(DEFAULTS_FEATURE)
+                    ),
+                ));
             }
-            out.push(alter(t, format!("ALTER COLUMN {} SET DEFAULT {expression}", ident(column))));
+            out.push(alter(
+                t,
+                format!("ALTER COLUMN {} SET DEFAULT {expression}", ident(column)),
+            ));
             Ok(out)
         }
-        Action::AddCheck { check } => one(alter(t, format!("ADD CONSTRAINT {} CHECK ({})", ident(&check.name), check.expression))),
-        Action::DropCheck { name } => one(alter(t, format!("DROP CONSTRAINT IF EXISTS {}", ident(name)))),
+        Action::AddCheck { check } => one(alter(
+            t,
+            format!(
+                "ADD CONSTRAINT {} CHECK ({})",
+                ident(&check.name),
+                check.expression
+            ),
+        )),
+        Action::DropCheck { name } => one(alter(
+            t,
+            format!("DROP CONSTRAINT IF EXISTS {}", ident(name)),
+        )),
         Action::SetPrimaryKey { key } => {
             nonempty(key.columns.is_empty(), "PRIMARY KEY")?;
             let mut out = Vec::new();
@@ -186,44 +332,102 @@ pub fn compile_for(t: &TableRef, action: &Action, live: Option<&ObservedTable>, 
             if live.is_none_or(|l| l.primary_key.is_some()) {
                 out.push(alter(t, "DROP PRIMARY KEY IF EXISTS"));
             }
-            let name = key.name.clone().unwrap_or_else(|| format!("{}_pk", t.table));
-            out.push(alter(t, format!("ADD CONSTRAINT {} PRIMARY KEY ({})", ident(&name), list(&key.columns))));
+            let name = key
+                .name
+                .clone()
+                .unwrap_or_else(|| format!("{}_pk", t.table));
+            out.push(alter(
+                t,
+                format!(
+                    "ADD CONSTRAINT {} PRIMARY KEY ({})",
+                    ident(&name),
+                    list(&key.columns)
+                ),
+            ));
             Ok(out)
         }
         Action::AddForeignKey { key } => {
             nonempty(key.columns.is_empty(), "FOREIGN KEY")?;
-            let name = key.name.clone().unwrap_or_else(|| format!("{}_{}_fk", t.table, key.columns.join("_")));
+            let name = key
+                .name
+                .clone()
+                .unwrap_or_else(|| format!("{}_{}_fk", t.table, key.columns.join("_")));
             one(alter(
                 t,
-                format!("ADD CONSTRAINT {} FOREIGN KEY ({}) REFERENCES {} ({})", ident(&name), list(&key.columns), table_name(&key.references), list(&key.referenced_columns)),
+                format!(
+                    "ADD CONSTRAINT {} FOREIGN KEY ({}) REFERENCES {} ({})",
+                    ident(&name),
+                    list(&key.columns),
+                    table_name(&key.references),
+                    list(&key.referenced_columns)
+                ),
             ))
         }
-        Action::DropForeignKey { key } => one(alter(t, format!("DROP FOREIGN KEY IF EXISTS ({})", list(&key.columns)))),
+        Action::DropForeignKey { key } => one(alter(
+            t,
+            format!("DROP FOREIGN KEY IF EXISTS ({})", list(&key.columns)),
+        )),
         Action::SetClustering { keys: k } if k.is_empty() => one(alter(t, "CLUSTER BY NONE")),
         Action::SetClustering { keys: k } => one(alter(t, format!("CLUSTER BY ({})", list(k)))),
         Action::Rewrite { rewrite, phase } => rewrite_sql(t, rewrite, *phase, live, run),
-        Action::CloneTable { name } => {
-            one(format!("CREATE TABLE IF NOT EXISTS {} SHALLOW CLONE {}", table_name(&TableRef::new(&t.catalog, &t.schema, name)), table_name(t)))
-        }
-        Action::Grant { principal, privileges } => {
+        Action::CloneTable { name } => one(format!(
+            "CREATE TABLE IF NOT EXISTS {} SHALLOW CLONE {}",
+            table_name(&TableRef::new(&t.catalog, &t.schema, name)),
+            table_name(t)
+        )),
+        Action::Grant {
+            principal,
+            privileges,
+        } => {
             nonempty(privileges.is_empty(), "GRANT")?;
-            let p = privileges.iter().map(|p| privilege(p)).collect::<Result<Vec<_>, _>>()?;
-            one(format!("GRANT {} ON TABLE {} TO {}", p.join(", "), table_name(t), ident(principal)))
+            let p = privileges
+                .iter()
+                .map(|p| privilege(p))
+                .collect::<Result<Vec<_>, _>>()?;
+            one(format!(
+                "GRANT {} ON TABLE {} TO {}",
+                p.join(", "),
+                table_name(t),
+                ident(principal)
+            ))
         }
-        Action::Revoke { principal, privileges } => {
+        Action::Revoke {
+            principal,
+            privileges,
+        } => {
             nonempty(privileges.is_empty(), "REVOKE")?;
-            let p = privileges.iter().map(|p| privilege(p)).collect::<Result<Vec<_>, _>>()?;
-            one(format!("REVOKE {} ON TABLE {} FROM {}", p.join(", "), table_name(t), ident(principal)))
+            let p = privileges
+                .iter()
+                .map(|p| privilege(p))
+                .collect::<Result<Vec<_>, _>>()?;
+            one(format!(
+                "REVOKE {} ON TABLE {} FROM {}",
+                p.join(", "),
+                table_name(t),
+                ident(principal)
+            ))
         }
         Action::SetOwner { owner } => one(alter(t, format!("SET OWNER TO {}", ident(owner)))),
         Action::DropTable => one(format!("DROP TABLE IF EXISTS {}", table_name(t))),
         // staging copies of runs that stopped: each its own DROP
-        Action::RemoveLeftovers { leftovers } => Ok(leftovers.iter().map(|l| format!("DROP TABLE IF EXISTS {}", table_name(&staging_table(t, &l.run)))).collect()),
+        Action::RemoveLeftovers { leftovers } => Ok(leftovers
+            .iter()
+            .map(|l| {
+                format!(
+                    "DROP TABLE IF EXISTS {}",
+                    table_name(&staging_table(t, &l.run))
+                )
+            })
+            .collect()),
     }
 }
 
 fn nonempty(empty: bool, what: &'static str) -> Result<(), SqlError> {
-    if empty { Err(SqlError::Empty(what)) } else { Ok(()) }
+    if empty {
+        Err(SqlError::Empty(what))
+    } else {
+        Ok(())
+    }
 }
 
 /// The writer feature a column DEFAULT needs (Databricks spells its value `supported`).
@@ -269,7 +473,10 @@ fn column_def(c: &DesiredColumn) -> String {
     }
     if let Some(i) = &c.identity {
         let how = if i.always { "ALWAYS" } else { "BY DEFAULT" };
-        s.push_str(&format!(" GENERATED {how} AS IDENTITY (START WITH {} INCREMENT BY {})", i.start, i.increment));
+        s.push_str(&format!(
+            " GENERATED {how} AS IDENTITY (START WITH {} INCREMENT BY {})",
+            i.start, i.increment
+        ));
     }
     if let Some(d) = &c.default {
         s.push_str(&format!(" DEFAULT {d}"));
@@ -286,8 +493,16 @@ fn column_def(c: &DesiredColumn) -> String {
 /// tags, masks, grants and the owner are their own steps (a CHECK cannot be
 /// declared inside CREATE TABLE).
 pub fn create_table(d: &DesiredTable) -> String {
-    let cols: Vec<String> = d.columns.iter().map(|c| format!("  {}", column_def(c))).collect();
-    let mut s = format!("CREATE TABLE {} (\n{}\n) USING DELTA", table_name(&d.table), cols.join(",\n"));
+    let cols: Vec<String> = d
+        .columns
+        .iter()
+        .map(|c| format!("  {}", column_def(c)))
+        .collect();
+    let mut s = format!(
+        "CREATE TABLE {} (\n{}\n) USING DELTA",
+        table_name(&d.table),
+        cols.join(",\n")
+    );
     if let Some(p) = d.partitioned_by.as_ref().filter(|p| !p.is_empty()) {
         s.push_str(&format!("\nPARTITIONED BY ({})", list(p)));
     }
@@ -297,12 +512,21 @@ pub fn create_table(d: &DesiredTable) -> String {
     if let Some(c) = d.comment.as_ref().filter(|c| !c.is_empty()) {
         s.push_str(&format!("\nCOMMENT {}", literal(c)));
     }
-    let mut p: BTreeMap<String, String> = d.properties.iter().filter_map(|(k, v)| v.clone().map(|v| (k.clone(), v))).collect();
+    let mut p: BTreeMap<String, String> = d
+        .properties
+        .iter()
+        .filter_map(|(k, v)| v.clone().map(|v| (k.clone(), v)))
+        .collect();
     if d.columns.iter().any(|c| c.default.is_some()) {
-        p.entry(DEFAULTS_FEATURE.into()).or_insert_with(|| "supported".into());
+        p.entry(DEFAULTS_FEATURE.into())
+            .or_insert_with(|| "supported".into());
     }
-    if d.columns.iter().any(|c| needs_mapping(&c.name) || type_needs_mapping(&c.data_type)) {
-        p.entry("delta.columnMapping.mode".into()).or_insert_with(|| "name".into());
+    if d.columns
+        .iter()
+        .any(|c| needs_mapping(&c.name) || type_needs_mapping(&c.data_type))
+    {
+        p.entry("delta.columnMapping.mode".into())
+            .or_insert_with(|| "name".into());
     }
     p.insert(OWNER_PROPERTY.into(), d.owner_marker.clone());
     s.push_str(&format!("\nTBLPROPERTIES ({})", props(&p)));
@@ -314,9 +538,18 @@ pub fn create_table(d: &DesiredTable) -> String {
 pub fn cast_type(t: &DataType) -> String {
     match t {
         DataType::Array { element, .. } => format!("array<{}>", cast_type(element)),
-        DataType::Map { key, value, .. } => format!("map<{}, {}>", cast_type(key), cast_type(value)),
+        DataType::Map { key, value, .. } => {
+            format!("map<{}, {}>", cast_type(key), cast_type(value))
+        }
         DataType::Struct { fields } => {
-            format!("struct<{}>", fields.iter().map(|f| format!("{}: {}", ident(&f.name), cast_type(&f.data_type))).collect::<Vec<_>>().join(", "))
+            format!(
+                "struct<{}>",
+                fields
+                    .iter()
+                    .map(|f| format!("{}: {}", ident(&f.name), cast_type(&f.data_type)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
         }
         other => other.to_string(),
     }
@@ -335,7 +568,13 @@ pub enum CastMode {
 /// The SQL expression for one projected value. `scope` is the expression
 /// the source's `from` is a field of (None: a top-level column); `depth`
 /// numbers lambda variables so nested `transform`s do not shadow each other.
-pub fn source_expr(src: &Source, to: &DataType, scope: Option<&str>, depth: usize, mode: CastMode) -> String {
+pub fn source_expr(
+    src: &Source,
+    to: &DataType,
+    scope: Option<&str>,
+    depth: usize,
+    mode: CastMode,
+) -> String {
     let at = |from: &str| match scope {
         Some(s) => format!("{s}.{}", ident(from)),
         None => ident(from),
@@ -343,35 +582,76 @@ pub fn source_expr(src: &Source, to: &DataType, scope: Option<&str>, depth: usiz
     match src {
         Source::Copy { from } => at(from),
         Source::Cast { from, .. } => {
-            let f = if mode == CastMode::Try { "try_cast" } else { "CAST" };
+            let f = if mode == CastMode::Try {
+                "try_cast"
+            } else {
+                "CAST"
+            };
             format!("{f}({} AS {})", at(from), cast_type(to))
         }
         Source::Using { expression } => format!("({expression})"),
         Source::Null => format!("CAST(NULL AS {})", cast_type(to)),
         Source::Struct { from, fields } => {
             let x = at(from);
-            let DataType::Struct { fields: tf } = to else { return format!("CAST(NULL AS {})", cast_type(to)) };
-            format!("CASE WHEN {x} IS NULL THEN NULL ELSE {} END", named_struct(&x, fields, tf, depth, mode))
+            let DataType::Struct { fields: tf } = to else {
+                return format!("CAST(NULL AS {})", cast_type(to));
+            };
+            format!(
+                "CASE WHEN {x} IS NULL THEN NULL ELSE {} END",
+                named_struct(&x, fields, tf, depth, mode)
+            )
         }
         Source::Transform { from, fields } => {
-            let DataType::Array { element, .. } = to else { return format!("CAST(NULL AS {})", cast_type(to)) };
-            let DataType::Struct { fields: tf } = &**element else { return format!("CAST(NULL AS {})", cast_type(to)) };
+            let DataType::Array { element, .. } = to else {
+                return format!("CAST(NULL AS {})", cast_type(to));
+            };
+            let DataType::Struct { fields: tf } = &**element else {
+                return format!("CAST(NULL AS {})", cast_type(to));
+            };
             let e = format!("__e{depth}");
-            format!("transform({}, {e} -> CASE WHEN {e} IS NULL THEN NULL ELSE {} END)", at(from), named_struct(&e, fields, tf, depth + 1, mode))
+            format!(
+                "transform({}, {e} -> CASE WHEN {e} IS NULL THEN NULL ELSE {} END)",
+                at(from),
+                named_struct(&e, fields, tf, depth + 1, mode)
+            )
         }
     }
 }
 
 /// `named_struct('f', <value of x.f>, …)`: every target field by NAME.
-fn named_struct(x: &str, fields: &[Projection], _target: &[StructField], depth: usize, mode: CastMode) -> String {
-    let parts: Vec<String> =
-        fields.iter().map(|p| format!("{}, {}", literal(&p.field.name), source_expr(&p.source, &p.field.data_type, Some(x), depth, mode))).collect();
+fn named_struct(
+    x: &str,
+    fields: &[Projection],
+    _target: &[StructField],
+    depth: usize,
+    mode: CastMode,
+) -> String {
+    let parts: Vec<String> = fields
+        .iter()
+        .map(|p| {
+            format!(
+                "{}, {}",
+                literal(&p.field.name),
+                source_expr(&p.source, &p.field.data_type, Some(x), depth, mode)
+            )
+        })
+        .collect();
     format!("named_struct({})", parts.join(", "))
 }
 
 /// The SELECT list of a rewrite: each target column from its source.
 pub fn projection(rw: &Rewrite, mode: CastMode) -> String {
-    rw.columns.iter().map(|p| format!("{} AS {}", source_expr(&p.source, &p.field.data_type, None, 0, mode), ident(&p.field.name))).collect::<Vec<_>>().join(", ")
+    rw.columns
+        .iter()
+        .map(|p| {
+            format!(
+                "{} AS {}",
+                source_expr(&p.source, &p.field.data_type, None, 0, mode),
+                ident(&p.field.name)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The staging copy's property naming the Delta version of the table it was made from.
@@ -381,8 +661,19 @@ pub const STAGED_FROM: &str = "delta-operator.io/staged-from-version";
 /// `<table>__delta_operator_staging_<8 hex digits of the run>`, so two runs
 /// never share one.
 pub fn staging_table(t: &TableRef, run: &str) -> TableRef {
-    let tail: String = run.chars().rev().take(8).collect::<Vec<_>>().into_iter().rev().collect();
-    TableRef::new(&t.catalog, &t.schema, &format!("{}_{tail}", staging_name(&t.table)))
+    let tail: String = run
+        .chars()
+        .rev()
+        .take(8)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    TableRef::new(
+        &t.catalog,
+        &t.schema,
+        &format!("{}_{tail}", staging_name(&t.table)),
+    )
 }
 
 /// Properties a replace must carry in the same statement: the owner marker
@@ -391,7 +682,14 @@ pub fn staging_table(t: &TableRef, run: &str) -> TableRef {
 /// else is put back by the planner's put-back steps.
 fn replace_properties(live: Option<&ObservedTable>) -> BTreeMap<String, String> {
     let keep = [OWNER_PROPERTY, "delta.columnMapping.mode"];
-    live.map(|l| l.properties.iter().filter(|(k, _)| keep.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect()).unwrap_or_default()
+    live.map(|l| {
+        l.properties
+            .iter()
+            .filter(|(k, _)| keep.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    })
+    .unwrap_or_default()
 }
 
 /// `CREATE OR REPLACE TABLE t USING DELTA [PARTITIONED BY | CLUSTER BY] [TBLPROPERTIES] AS <query>`:
@@ -400,9 +698,20 @@ fn replace_as(t: &TableRef, rw: &Rewrite, live: Option<&ObservedTable>, query: &
     let mut s = format!("CREATE OR REPLACE TABLE {} USING DELTA", table_name(t));
     if !rw.partitioned_by.is_empty() {
         s.push_str(&format!(" PARTITIONED BY ({})", list(&rw.partitioned_by)));
-    } else if let Some(k) = live.and_then(|l| l.cluster_by.as_ref()).filter(|k| !k.is_empty()) {
+    } else if let Some(k) = live
+        .and_then(|l| l.cluster_by.as_ref())
+        .filter(|k| !k.is_empty())
+    {
         // the replace would drop the clustering; a changed clustering is its own step after
-        let kept: Vec<String> = k.iter().filter(|c| rw.columns.iter().any(|p| p.field.name.eq_ignore_ascii_case(c))).cloned().collect();
+        let kept: Vec<String> = k
+            .iter()
+            .filter(|c| {
+                rw.columns
+                    .iter()
+                    .any(|p| p.field.name.eq_ignore_ascii_case(c))
+            })
+            .cloned()
+            .collect();
         if !kept.is_empty() {
             s.push_str(&format!(" CLUSTER BY ({})", list(&kept)));
         }
@@ -449,7 +758,13 @@ pub fn checked_projection(rw: &Rewrite, live: Option<&ObservedTable>) -> String 
 /// replace if another writer commits while it runs. What the replace loses
 /// (NOT NULL, CHECKs, comments of converted columns, properties) is put back
 /// by the planner's following steps.
-fn rewrite_sql(t: &TableRef, rw: &Rewrite, phase: RewritePhase, live: Option<&ObservedTable>, run: &str) -> Result<Vec<String>, SqlError> {
+fn rewrite_sql(
+    t: &TableRef,
+    rw: &Rewrite,
+    phase: RewritePhase,
+    live: Option<&ObservedTable>,
+    run: &str,
+) -> Result<Vec<String>, SqlError> {
     nonempty(rw.columns.is_empty(), "the rewritten column list")?;
     let staging = table_name(&staging_table(t, run));
     Ok(vec![match phase {
@@ -475,7 +790,9 @@ fn rewrite_sql(t: &TableRef, rw: &Rewrite, phase: RewritePhase, live: Option<&Ob
 /// or for `using:` the live column of the same name (None: a new column).
 fn baseline<'a>(p: &'a Projection, live: Option<&'a ObservedTable>) -> Option<&'a str> {
     match &p.source {
-        Source::Using { .. } => live.and_then(|l| l.column(&p.field.name)).map(|c| c.name.as_str()),
+        Source::Using { .. } => live
+            .and_then(|l| l.column(&p.field.name))
+            .map(|c| c.name.as_str()),
         s => s.from(),
     }
 }
@@ -496,26 +813,54 @@ pub fn stage_check(t: &TableRef, rw: &Rewrite, live: Option<&ObservedTable>, run
             s.push(format!("count({}) AS `s_n{i}`", ident(&p.field.name)));
         }
     }
-    let at = live.and_then(|l| l.version).map(|v| format!(" VERSION AS OF {v}")).unwrap_or_default();
-    format!("SELECT * FROM (SELECT {} FROM {}{at}) AS o CROSS JOIN (SELECT {} FROM {}) AS s", o.join(", "), table_name(t), s.join(", "), table_name(&staging_table(t, run)))
+    let at = live
+        .and_then(|l| l.version)
+        .map(|v| format!(" VERSION AS OF {v}"))
+        .unwrap_or_default();
+    format!(
+        "SELECT * FROM (SELECT {} FROM {}{at}) AS o CROSS JOIN (SELECT {} FROM {}) AS s",
+        o.join(", "),
+        table_name(t),
+        s.join(", "),
+        table_name(&staging_table(t, run))
+    )
 }
 
 /// Why the staging copy does not match the original (from `stage_check`'s
 /// one row), or None when it does.
-pub fn stage_problem(rw: &Rewrite, live: Option<&ObservedTable>, columns: &[String], row: &[Option<String>]) -> Result<Option<String>, String> {
+pub fn stage_problem(
+    rw: &Rewrite,
+    live: Option<&ObservedTable>,
+    columns: &[String],
+    row: &[Option<String>],
+) -> Result<Option<String>, String> {
     let get = |name: &str| -> Result<i64, String> {
-        let i = columns.iter().position(|c| c.eq_ignore_ascii_case(name)).ok_or_else(|| format!("the check returned no column {name}"))?;
-        row.get(i).cloned().flatten().and_then(|v| v.parse().ok()).ok_or_else(|| format!("the check returned no number for {name}"))
+        let i = columns
+            .iter()
+            .position(|c| c.eq_ignore_ascii_case(name))
+            .ok_or_else(|| format!("the check returned no column {name}"))?;
+        row.get(i)
+            .cloned()
+            .flatten()
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| format!("the check returned no number for {name}"))
     };
     let (before, after) = (get("o_rows")?, get("s_rows")?);
     if before != after {
-        return Ok(Some(format!("the staging copy has {after} rows but the table has {before}")));
+        return Ok(Some(format!(
+            "the staging copy has {after} rows but the table has {before}"
+        )));
     }
     for (i, p) in rw.columns.iter().enumerate() {
         if let (true, Some(b)) = (p.converts(), baseline(p, live)) {
             let (n, m) = (get(&format!("o_c{i}"))?, get(&format!("s_c{i}"))?);
             if m < n {
-                return Ok(Some(format!("converting {b} to {} ({}) would turn {} values into NULL", p.field.name, p.field.data_type, n - m)));
+                return Ok(Some(format!(
+                    "converting {b} to {} ({}) would turn {} values into NULL",
+                    p.field.name,
+                    p.field.data_type,
+                    n - m
+                )));
             }
         }
     }
@@ -523,7 +868,11 @@ pub fn stage_problem(rw: &Rewrite, live: Option<&ObservedTable>, columns: &[Stri
         if !p.field.nullable {
             let m = get(&format!("s_n{i}"))?;
             if m < after {
-                return Ok(Some(format!("column {} is declared NOT NULL but {} rows would have no value", p.field.name, after - m)));
+                return Ok(Some(format!(
+                    "column {} is declared NOT NULL but {} rows would have no value",
+                    p.field.name,
+                    after - m
+                )));
             }
         }
     }
@@ -549,15 +898,21 @@ pub fn history_head(t: &TableRef) -> String {
 
 /// A statement that only reads: safe to send again when a connection drops.
 pub fn is_read_only(statement: &str) -> bool {
-    let first = statement.trim_start().split(|c: char| c.is_whitespace() || c == '(').next().unwrap_or("");
-    ["SELECT", "DESCRIBE", "SHOW", "WITH", "DESC", "EXPLAIN"].iter().any(|k| k.eq_ignore_ascii_case(first))
+    let first = statement
+        .trim_start()
+        .split(|c: char| c.is_whitespace() || c == '(')
+        .next()
+        .unwrap_or("");
+    ["SELECT", "DESCRIBE", "SHOW", "WITH", "DESC", "EXPLAIN"]
+        .iter()
+        .any(|k| k.eq_ignore_ascii_case(first))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use delta_operator_core::model::{Check, ForeignKey, Identity, Mask, PrimaryKey};
     use delta_operator_core::model::type_syntax::parse_type;
+    use delta_operator_core::model::{Check, ForeignKey, Identity, Mask, PrimaryKey};
 
     fn t() -> TableRef {
         TableRef::new("main", "sales", "orders")
@@ -588,7 +943,19 @@ mod tests {
         out
     }
 
-    const HOSTILE: &[&str] = &["O'Reilly", "back\\slash", "tick`tock", "${x} and ${env:HOME}", "line1\nline2", "ünïcødé ✓ 表", "\\'", "'; DROP TABLE x; --", "$", "${", "\\${y}"];
+    const HOSTILE: &[&str] = &[
+        "O'Reilly",
+        "back\\slash",
+        "tick`tock",
+        "${x} and ${env:HOME}",
+        "line1\nline2",
+        "ünïcødé ✓ 表",
+        "\\'",
+        "'; DROP TABLE x; --",
+        "$",
+        "${",
+        "\\${y}",
+    ];
 
     #[test]
     fn literals_round_trip_and_hide_substitution() {
@@ -607,140 +974,348 @@ mod tests {
     fn identifiers_double_backticks() {
         assert_eq!(ident("a`b"), "`a``b`");
         assert_eq!(ident("O'Reilly"), "`O'Reilly`");
-        assert_eq!(table_name(&TableRef::new("c", "s", "t`x")), "`c`.`s`.`t``x`");
-        assert_eq!(field_path(&["a".into(), "b c".into(), "d`".into()]), "`a`.`b c`.`d```");
+        assert_eq!(
+            table_name(&TableRef::new("c", "s", "t`x")),
+            "`c`.`s`.`t``x`"
+        );
+        assert_eq!(
+            field_path(&["a".into(), "b c".into(), "d`".into()]),
+            "`a`.`b c`.`d```"
+        );
     }
 
     #[test]
     fn comments_and_properties() {
-        assert_eq!(sql(Action::SetTableComment { comment: "it's \\ ${x}".into() }), vec![r"COMMENT ON TABLE `main`.`sales`.`orders` IS 'it\'s \\ $\{x}'"]);
-        assert_eq!(sql(Action::SetTableComment { comment: String::new() }), vec!["COMMENT ON TABLE `main`.`sales`.`orders` IS NULL"]);
         assert_eq!(
-            sql(Action::SetColumnComment { path: vec!["a".into(), "b".into()], comment: "x\ny".into() }),
+            sql(Action::SetTableComment {
+                comment: "it's \\ ${x}".into()
+            }),
+            vec![r"COMMENT ON TABLE `main`.`sales`.`orders` IS 'it\'s \\ $\{x}'"]
+        );
+        assert_eq!(
+            sql(Action::SetTableComment {
+                comment: String::new()
+            }),
+            vec!["COMMENT ON TABLE `main`.`sales`.`orders` IS NULL"]
+        );
+        assert_eq!(
+            sql(Action::SetColumnComment {
+                path: vec!["a".into(), "b".into()],
+                comment: "x\ny".into()
+            }),
             vec!["ALTER TABLE `main`.`sales`.`orders` ALTER COLUMN `a`.`b` COMMENT 'x\ny'"]
         );
         let p = BTreeMap::from([("k'".to_string(), "v\\".to_string())]);
-        assert_eq!(sql(Action::SetProperties { properties: p }), vec![r"ALTER TABLE `main`.`sales`.`orders` SET TBLPROPERTIES ('k\'' = 'v\\')"]);
-        assert_eq!(sql(Action::UnsetProperties { keys: vec!["a".into(), "b".into()] }), vec!["ALTER TABLE `main`.`sales`.`orders` UNSET TBLPROPERTIES IF EXISTS ('a', 'b')"]);
         assert_eq!(
-            sql(Action::Claim { marker: "ns/orders".into() }),
-            vec!["ALTER TABLE `main`.`sales`.`orders` SET TBLPROPERTIES ('delta-operator.io/owner' = 'ns/orders')"]
+            sql(Action::SetProperties { properties: p }),
+            vec![r"ALTER TABLE `main`.`sales`.`orders` SET TBLPROPERTIES ('k\'' = 'v\\')"]
+        );
+        assert_eq!(
+            sql(Action::UnsetProperties {
+                keys: vec!["a".into(), "b".into()]
+            }),
+            vec!["ALTER TABLE `main`.`sales`.`orders` UNSET TBLPROPERTIES IF EXISTS ('a', 'b')"]
+        );
+        assert_eq!(
+            sql(Action::Claim {
+                marker: "ns/orders".into()
+            }),
+            vec![
+                "ALTER TABLE `main`.`sales`.`orders` SET TBLPROPERTIES ('delta-operator.io/owner' = 'ns/orders')"
+            ]
         );
     }
 
     #[test]
     fn tags() {
         let tags = BTreeMap::from([("pii".to_string(), "e'mail".to_string())]);
-        assert_eq!(sql(Action::SetTableTags { tags: tags.clone() }), vec![r"ALTER TABLE `main`.`sales`.`orders` SET TAGS ('pii' = 'e\'mail')"]);
-        assert_eq!(sql(Action::UnsetTableTags { keys: vec!["pii".into()] }), vec!["ALTER TABLE `main`.`sales`.`orders` UNSET TAGS ('pii')"]);
         assert_eq!(
-            sql(Action::SetColumnTags { column: "e`mail".into(), tags }),
-            vec![r"ALTER TABLE `main`.`sales`.`orders` ALTER COLUMN `e``mail` SET TAGS ('pii' = 'e\'mail')"]
+            sql(Action::SetTableTags { tags: tags.clone() }),
+            vec![r"ALTER TABLE `main`.`sales`.`orders` SET TAGS ('pii' = 'e\'mail')"]
         );
         assert_eq!(
-            sql(Action::UnsetColumnTags { column: "c".into(), keys: vec!["a".into()] }),
+            sql(Action::UnsetTableTags {
+                keys: vec!["pii".into()]
+            }),
+            vec!["ALTER TABLE `main`.`sales`.`orders` UNSET TAGS ('pii')"]
+        );
+        assert_eq!(
+            sql(Action::SetColumnTags {
+                column: "e`mail".into(),
+                tags
+            }),
+            vec![
+                r"ALTER TABLE `main`.`sales`.`orders` ALTER COLUMN `e``mail` SET TAGS ('pii' = 'e\'mail')"
+            ]
+        );
+        assert_eq!(
+            sql(Action::UnsetColumnTags {
+                column: "c".into(),
+                keys: vec!["a".into()]
+            }),
             vec!["ALTER TABLE `main`.`sales`.`orders` ALTER COLUMN `c` UNSET TAGS ('a')"]
         );
-        assert_eq!(compile(&t(), &Action::SetTableTags { tags: BTreeMap::new() }, None), Err(SqlError::Empty("SET TAGS")));
+        assert_eq!(
+            compile(
+                &t(),
+                &Action::SetTableTags {
+                    tags: BTreeMap::new()
+                },
+                None
+            ),
+            Err(SqlError::Empty("SET TAGS"))
+        );
     }
 
     #[test]
     fn grants_use_the_allow_list() {
         assert_eq!(
-            sql(Action::Grant { principal: "data `team`".into(), privileges: vec!["select".into(), "all_privileges".into(), "APPLY TAG".into()] }),
-            vec!["GRANT SELECT, ALL PRIVILEGES, APPLY TAG ON TABLE `main`.`sales`.`orders` TO `data ``team```"]
+            sql(Action::Grant {
+                principal: "data `team`".into(),
+                privileges: vec!["select".into(), "all_privileges".into(), "APPLY TAG".into()]
+            }),
+            vec![
+                "GRANT SELECT, ALL PRIVILEGES, APPLY TAG ON TABLE `main`.`sales`.`orders` TO `data ``team```"
+            ]
         );
         assert_eq!(
-            sql(Action::Revoke { principal: "a@b.com".into(), privileges: vec!["MODIFY".into()] }),
+            sql(Action::Revoke {
+                principal: "a@b.com".into(),
+                privileges: vec!["MODIFY".into()]
+            }),
             vec!["REVOKE MODIFY ON TABLE `main`.`sales`.`orders` FROM `a@b.com`"]
         );
-        let bad = compile(&t(), &Action::Grant { principal: "x".into(), privileges: vec!["SELECT; DROP TABLE y".into()] }, None);
+        let bad = compile(
+            &t(),
+            &Action::Grant {
+                principal: "x".into(),
+                privileges: vec!["SELECT; DROP TABLE y".into()],
+            },
+            None,
+        );
         assert!(matches!(bad, Err(SqlError::UnknownPrivilege(_))));
     }
 
     #[test]
     fn columns() {
-        let ty = parse_type("struct<`a b`:int not null comment 'it\\'s',c:array<string>>").expect("a type");
-        let f = StructField { name: "s".into(), data_type: ty, nullable: true, comment: Some("c'".into()) };
+        let ty = parse_type("struct<`a b`:int not null comment 'it\\'s',c:array<string>>")
+            .expect("a type");
+        let f = StructField {
+            name: "s".into(),
+            data_type: ty,
+            nullable: true,
+            comment: Some("c'".into()),
+        };
         assert_eq!(
-            sql(Action::AddColumn { path: vec!["p".into(), "s".into()], field: f }),
-            vec![r"ALTER TABLE `main`.`sales`.`orders` ADD COLUMN `p`.`s` struct<`a b`: int NOT NULL COMMENT 'it\'s', `c`: array<string>> COMMENT 'c\''"]
+            sql(Action::AddColumn {
+                path: vec!["p".into(), "s".into()],
+                field: f
+            }),
+            vec![
+                r"ALTER TABLE `main`.`sales`.`orders` ADD COLUMN `p`.`s` struct<`a b`: int NOT NULL COMMENT 'it\'s', `c`: array<string>> COMMENT 'c\''"
+            ]
         );
-        assert_eq!(sql(Action::RenameColumn { from: "a`".into(), to: "b".into() }), vec!["ALTER TABLE `main`.`sales`.`orders` RENAME COLUMN `a``` TO `b`"]);
-        assert_eq!(sql(Action::DropColumn { name: "x".into() }), vec!["ALTER TABLE `main`.`sales`.`orders` DROP COLUMN `x`"]);
         assert_eq!(
-            sql(Action::AlterColumnType { path: vec!["a".into()], to: DataType::Decimal { precision: 18, scale: 2 } }),
+            sql(Action::RenameColumn {
+                from: "a`".into(),
+                to: "b".into()
+            }),
+            vec!["ALTER TABLE `main`.`sales`.`orders` RENAME COLUMN `a``` TO `b`"]
+        );
+        assert_eq!(
+            sql(Action::DropColumn { name: "x".into() }),
+            vec!["ALTER TABLE `main`.`sales`.`orders` DROP COLUMN `x`"]
+        );
+        assert_eq!(
+            sql(Action::AlterColumnType {
+                path: vec!["a".into()],
+                to: DataType::Decimal {
+                    precision: 18,
+                    scale: 2
+                }
+            }),
             vec!["ALTER TABLE `main`.`sales`.`orders` ALTER COLUMN `a` TYPE decimal(18,2)"]
         );
-        assert_eq!(sql(Action::SetNotNull { path: vec!["s".into(), "f".into()] }), vec!["ALTER TABLE `main`.`sales`.`orders` ALTER COLUMN `s`.`f` SET NOT NULL"]);
-        assert_eq!(sql(Action::DropNotNull { path: vec!["a".into()] }), vec!["ALTER TABLE `main`.`sales`.`orders` ALTER COLUMN `a` DROP NOT NULL"]);
+        assert_eq!(
+            sql(Action::SetNotNull {
+                path: vec!["s".into(), "f".into()]
+            }),
+            vec!["ALTER TABLE `main`.`sales`.`orders` ALTER COLUMN `s`.`f` SET NOT NULL"]
+        );
+        assert_eq!(
+            sql(Action::DropNotNull {
+                path: vec!["a".into()]
+            }),
+            vec!["ALTER TABLE `main`.`sales`.`orders` ALTER COLUMN `a` DROP NOT NULL"]
+        );
     }
 
     #[test]
     fn prerequisites() {
         assert_eq!(
             sql(Action::EnableColumnMapping),
-            vec!["ALTER TABLE `main`.`sales`.`orders` SET TBLPROPERTIES ('delta.columnMapping.mode' = 'name')"]
+            vec![
+                "ALTER TABLE `main`.`sales`.`orders` SET TBLPROPERTIES ('delta.columnMapping.mode' = 'name')"
+            ]
         );
         let mut live = ObservedTable::new(t(), vec![]);
-        live.properties.insert("delta.minReaderVersion".into(), "1".into());
-        live.properties.insert("delta.minWriterVersion".into(), "2".into());
+        live.properties
+            .insert("delta.minReaderVersion".into(), "1".into());
+        live.properties
+            .insert("delta.minWriterVersion".into(), "2".into());
         assert_eq!(
             compile(&t(), &Action::EnableColumnMapping, Some(&live)).unwrap_or_default(),
-            vec!["ALTER TABLE `main`.`sales`.`orders` SET TBLPROPERTIES ('delta.columnMapping.mode' = 'name', 'delta.minReaderVersion' = '2', 'delta.minWriterVersion' = '5')"]
+            vec![
+                "ALTER TABLE `main`.`sales`.`orders` SET TBLPROPERTIES ('delta.columnMapping.mode' = 'name', 'delta.minReaderVersion' = '2', 'delta.minWriterVersion' = '5')"
+            ]
         );
-        live.properties.insert("delta.minReaderVersion".into(), "3".into());
-        live.properties.insert("delta.minWriterVersion".into(), "7".into());
-        assert_eq!(compile(&t(), &Action::EnableColumnMapping, Some(&live)).unwrap_or_default().len(), 1);
-        assert!(!compile(&t(), &Action::EnableColumnMapping, Some(&live)).unwrap_or_default()[0].contains("Version"));
+        live.properties
+            .insert("delta.minReaderVersion".into(), "3".into());
+        live.properties
+            .insert("delta.minWriterVersion".into(), "7".into());
+        assert_eq!(
+            compile(&t(), &Action::EnableColumnMapping, Some(&live))
+                .unwrap_or_default()
+                .len(),
+            1
+        );
+        assert!(
+            !compile(&t(), &Action::EnableColumnMapping, Some(&live)).unwrap_or_default()[0]
+                .contains("Version")
+        );
         assert_eq!(
             sql(Action::EnableTypeWidening),
-            vec!["ALTER TABLE `main`.`sales`.`orders` SET TBLPROPERTIES ('delta.enableTypeWidening' = 'true')"]
+            vec![
+                "ALTER TABLE `main`.`sales`.`orders` SET TBLPROPERTIES ('delta.enableTypeWidening' = 'true')"
+            ]
         );
         assert_eq!(
-            sql(Action::SetDefault { column: "c".into(), expression: "current_date()".into() }),
+            sql(Action::SetDefault {
+                column: "c".into(),
+                expression: "current_date()".into()
+            }),
             vec![
                 "ALTER TABLE `main`.`sales`.`orders` SET TBLPROPERTIES ('delta.feature.allowColumnDefaults' = 'supported')",
                 "ALTER TABLE `main`.`sales`.`orders` ALTER COLUMN `c` SET DEFAULT current_date()",
             ]
         );
-        live.properties.insert(DEFAULTS_FEATURE.into(), "supported".into());
-        assert_eq!(compile(&t(), &Action::SetDefault { column: "c".into(), expression: "1".into() }, Some(&live)).unwrap_or_default().len(), 1);
+        live.properties
+            .insert(DEFAULTS_FEATURE.into(), "supported".into());
+        assert_eq!(
+            compile(
+                &t(),
+                &Action::SetDefault {
+                    column: "c".into(),
+                    expression: "1".into()
+                },
+                Some(&live)
+            )
+            .unwrap_or_default()
+            .len(),
+            1
+        );
     }
 
     #[test]
     fn constraints_masks_clustering() {
         assert_eq!(
-            sql(Action::AddCheck { check: Check { name: "pos".into(), expression: "amount >= 0".into() } }),
+            sql(Action::AddCheck {
+                check: Check {
+                    name: "pos".into(),
+                    expression: "amount >= 0".into()
+                }
+            }),
             vec!["ALTER TABLE `main`.`sales`.`orders` ADD CONSTRAINT `pos` CHECK (amount >= 0)"]
         );
-        assert_eq!(sql(Action::DropCheck { name: "pos".into() }), vec!["ALTER TABLE `main`.`sales`.`orders` DROP CONSTRAINT IF EXISTS `pos`"]);
+        assert_eq!(
+            sql(Action::DropCheck { name: "pos".into() }),
+            vec!["ALTER TABLE `main`.`sales`.`orders` DROP CONSTRAINT IF EXISTS `pos`"]
+        );
         let live = ObservedTable::new(t(), vec![]);
         assert_eq!(
-            compile(&t(), &Action::SetPrimaryKey { key: PrimaryKey { name: None, columns: vec!["id".into()] } }, Some(&live)).unwrap_or_default(),
-            vec!["ALTER TABLE `main`.`sales`.`orders` ADD CONSTRAINT `orders_pk` PRIMARY KEY (`id`)"]
+            compile(
+                &t(),
+                &Action::SetPrimaryKey {
+                    key: PrimaryKey {
+                        name: None,
+                        columns: vec!["id".into()]
+                    }
+                },
+                Some(&live)
+            )
+            .unwrap_or_default(),
+            vec![
+                "ALTER TABLE `main`.`sales`.`orders` ADD CONSTRAINT `orders_pk` PRIMARY KEY (`id`)"
+            ]
         );
-        assert_eq!(sql(Action::SetPrimaryKey { key: PrimaryKey { name: Some("pk".into()), columns: vec!["a".into(), "b".into()] } }).len(), 2);
-        let fk = ForeignKey { name: Some("fk".into()), columns: vec!["cid".into()], references: TableRef::new("main", "sales", "customers"), referenced_columns: vec!["id".into()] };
+        assert_eq!(
+            sql(Action::SetPrimaryKey {
+                key: PrimaryKey {
+                    name: Some("pk".into()),
+                    columns: vec!["a".into(), "b".into()]
+                }
+            })
+            .len(),
+            2
+        );
+        let fk = ForeignKey {
+            name: Some("fk".into()),
+            columns: vec!["cid".into()],
+            references: TableRef::new("main", "sales", "customers"),
+            referenced_columns: vec!["id".into()],
+        };
         assert_eq!(
             sql(Action::AddForeignKey { key: fk.clone() }),
-            vec!["ALTER TABLE `main`.`sales`.`orders` ADD CONSTRAINT `fk` FOREIGN KEY (`cid`) REFERENCES `main`.`sales`.`customers` (`id`)"]
+            vec![
+                "ALTER TABLE `main`.`sales`.`orders` ADD CONSTRAINT `fk` FOREIGN KEY (`cid`) REFERENCES `main`.`sales`.`customers` (`id`)"
+            ]
         );
-        assert_eq!(sql(Action::DropForeignKey { key: fk }), vec!["ALTER TABLE `main`.`sales`.`orders` DROP FOREIGN KEY IF EXISTS (`cid`)"]);
         assert_eq!(
-            sql(Action::SetMask { column: "email".into(), mask: Mask { function: "main.sec.mask_email".into(), using_columns: vec!["region".into()] } }),
-            vec!["ALTER TABLE `main`.`sales`.`orders` ALTER COLUMN `email` SET MASK `main`.`sec`.`mask_email` USING COLUMNS (`region`)"]
+            sql(Action::DropForeignKey { key: fk }),
+            vec!["ALTER TABLE `main`.`sales`.`orders` DROP FOREIGN KEY IF EXISTS (`cid`)"]
         );
-        assert_eq!(sql(Action::SetClustering { keys: vec![] }), vec!["ALTER TABLE `main`.`sales`.`orders` CLUSTER BY NONE"]);
-        assert_eq!(sql(Action::SetClustering { keys: vec!["a".into(), "b".into()] }), vec!["ALTER TABLE `main`.`sales`.`orders` CLUSTER BY (`a`, `b`)"]);
-        assert_eq!(sql(Action::SetOwner { owner: "team`x".into() }), vec!["ALTER TABLE `main`.`sales`.`orders` SET OWNER TO `team``x`"]);
-        assert_eq!(sql(Action::DropTable), vec!["DROP TABLE IF EXISTS `main`.`sales`.`orders`"]);
+        assert_eq!(
+            sql(Action::SetMask {
+                column: "email".into(),
+                mask: Mask {
+                    function: "main.sec.mask_email".into(),
+                    using_columns: vec!["region".into()]
+                }
+            }),
+            vec![
+                "ALTER TABLE `main`.`sales`.`orders` ALTER COLUMN `email` SET MASK `main`.`sec`.`mask_email` USING COLUMNS (`region`)"
+            ]
+        );
+        assert_eq!(
+            sql(Action::SetClustering { keys: vec![] }),
+            vec!["ALTER TABLE `main`.`sales`.`orders` CLUSTER BY NONE"]
+        );
+        assert_eq!(
+            sql(Action::SetClustering {
+                keys: vec!["a".into(), "b".into()]
+            }),
+            vec!["ALTER TABLE `main`.`sales`.`orders` CLUSTER BY (`a`, `b`)"]
+        );
+        assert_eq!(
+            sql(Action::SetOwner {
+                owner: "team`x".into()
+            }),
+            vec!["ALTER TABLE `main`.`sales`.`orders` SET OWNER TO `team``x`"]
+        );
+        assert_eq!(
+            sql(Action::DropTable),
+            vec!["DROP TABLE IF EXISTS `main`.`sales`.`orders`"]
+        );
     }
 
     #[test]
     fn create_table_inline() {
         let mut id = DesiredColumn::new("id", DataType::Long, false);
-        id.identity = Some(Identity { always: true, start: 1, increment: 1 });
+        id.identity = Some(Identity {
+            always: true,
+            start: 1,
+            increment: 1,
+        });
         let mut day = DesiredColumn::new("day", DataType::Date, true);
         day.generated = Some("CAST(ts AS DATE)".into());
         let mut st = DesiredColumn::new("odd name", DataType::String, true);
@@ -749,7 +1324,8 @@ mod tests {
         let mut d = DesiredTable::new(t(), "ns/orders", vec![id, day, st]);
         d.cluster_by = Some(vec!["id".into()]);
         d.comment = Some("Orders ✓".into());
-        d.properties.insert("delta.enableChangeDataFeed".into(), Some("true".into()));
+        d.properties
+            .insert("delta.enableChangeDataFeed".into(), Some("true".into()));
         d.properties.insert("gone".into(), None);
         let s = create_table(&d);
         assert_eq!(
@@ -757,17 +1333,36 @@ mod tests {
             "CREATE TABLE `main`.`sales`.`orders` (\n  `id` bigint NOT NULL GENERATED ALWAYS AS IDENTITY (START WITH 1 INCREMENT BY 1),\n  `day` date GENERATED ALWAYS AS (CAST(ts AS DATE)),\n  `odd name` string DEFAULT 'new' COMMENT 'it\\'s $\\{x}\nok'\n) USING DELTA\nCLUSTER BY (`id`)\nCOMMENT 'Orders ✓'\nTBLPROPERTIES ('delta-operator.io/owner' = 'ns/orders', 'delta.columnMapping.mode' = 'name', 'delta.enableChangeDataFeed' = 'true', 'delta.feature.allowColumnDefaults' = 'supported')"
         );
         let mut by_default = DesiredColumn::new("n", DataType::Long, true);
-        by_default.identity = Some(Identity { always: false, start: 10, increment: 5 });
-        let mut d2 = DesiredTable::new(t(), "ns/o", vec![by_default, DesiredColumn::new("p", DataType::Date, true)]);
+        by_default.identity = Some(Identity {
+            always: false,
+            start: 10,
+            increment: 5,
+        });
+        let mut d2 = DesiredTable::new(
+            t(),
+            "ns/o",
+            vec![by_default, DesiredColumn::new("p", DataType::Date, true)],
+        );
         d2.partitioned_by = Some(vec!["p".into()]);
         let s2 = create_table(&d2);
-        assert!(s2.contains("GENERATED BY DEFAULT AS IDENTITY (START WITH 10 INCREMENT BY 5)"), "{s2}");
+        assert!(
+            s2.contains("GENERATED BY DEFAULT AS IDENTITY (START WITH 10 INCREMENT BY 5)"),
+            "{s2}"
+        );
         assert!(s2.contains("\nPARTITIONED BY (`p`)\n"), "{s2}");
         assert!(!s2.contains("columnMapping"), "{s2}");
     }
 
     fn proj(name: &str, ty: &str, nullable: bool, source: Source) -> Projection {
-        Projection { field: StructField { name: name.into(), data_type: parse_type(ty).expect("a type"), nullable, comment: None }, source }
+        Projection {
+            field: StructField {
+                name: name.into(),
+                data_type: parse_type(ty).expect("a type"),
+                nullable,
+                comment: None,
+            },
+            source,
+        }
     }
 
     /// Every projection kind, with names that need quoting.
@@ -776,9 +1371,31 @@ mod tests {
         Rewrite {
             columns: vec![
                 proj("i`d", "bigint", false, Source::Copy { from: "i`d".into() }),
-                proj("re mark", "string", true, Source::Copy { from: "no'te".into() }),
-                proj("n", "int", true, Source::Cast { from: "n`".into(), from_type: long.clone() }),
-                proj("c", "string", true, Source::Using { expression: "upper(`c`)".into() }),
+                proj(
+                    "re mark",
+                    "string",
+                    true,
+                    Source::Copy {
+                        from: "no'te".into(),
+                    },
+                ),
+                proj(
+                    "n",
+                    "int",
+                    true,
+                    Source::Cast {
+                        from: "n`".into(),
+                        from_type: long.clone(),
+                    },
+                ),
+                proj(
+                    "c",
+                    "string",
+                    true,
+                    Source::Using {
+                        expression: "upper(`c`)".into(),
+                    },
+                ),
                 proj("new", "date", true, Source::Null),
                 proj(
                     "a`ddr",
@@ -787,8 +1404,23 @@ mod tests {
                     Source::Struct {
                         from: "a`ddr".into(),
                         fields: vec![
-                            proj("ci'ty", "string", true, Source::Copy { from: "ci'ty".into() }),
-                            proj("zip", "bigint", true, Source::Cast { from: "zip".into(), from_type: DataType::Int }),
+                            proj(
+                                "ci'ty",
+                                "string",
+                                true,
+                                Source::Copy {
+                                    from: "ci'ty".into(),
+                                },
+                            ),
+                            proj(
+                                "zip",
+                                "bigint",
+                                true,
+                                Source::Cast {
+                                    from: "zip".into(),
+                                    from_type: DataType::Int,
+                                },
+                            ),
                             proj("country", "string", true, Source::Null),
                         ],
                     },
@@ -799,7 +1431,18 @@ mod tests {
                     true,
                     Source::Transform {
                         from: "it`ems".into(),
-                        fields: vec![proj("q", "bigint", true, Source::Cast { from: "q".into(), from_type: DataType::Int }), proj("sku", "string", true, Source::Copy { from: "sku".into() })],
+                        fields: vec![
+                            proj(
+                                "q",
+                                "bigint",
+                                true,
+                                Source::Cast {
+                                    from: "q".into(),
+                                    from_type: DataType::Int,
+                                },
+                            ),
+                            proj("sku", "string", true, Source::Copy { from: "sku".into() }),
+                        ],
                     },
                 ),
             ],
@@ -821,18 +1464,38 @@ mod tests {
              CASE WHEN `a``ddr` IS NULL THEN NULL ELSE named_struct('ci\\'ty', `a``ddr`.`ci'ty`, 'zip', CAST(`a``ddr`.`zip` AS bigint), 'country', CAST(NULL AS string)) END AS `a``ddr`, \
              transform(`it``ems`, __e0 -> CASE WHEN __e0 IS NULL THEN NULL ELSE named_struct('q', CAST(__e0.`q` AS bigint), 'sku', __e0.`sku`) END) AS `items`"
         );
-        assert!(projection(&rw, CastMode::Try).contains("try_cast(`n``` AS int)"), "the stage never fails on a value: it becomes NULL and the check finds it");
-        assert_eq!(cast_type(&parse_type("array<struct<`a b`:int not null comment 'x'>>").expect("a type")), "array<struct<`a b`: int>>");
+        assert!(
+            projection(&rw, CastMode::Try).contains("try_cast(`n``` AS int)"),
+            "the stage never fails on a value: it becomes NULL and the check finds it"
+        );
+        assert_eq!(
+            cast_type(
+                &parse_type("array<struct<`a b`:int not null comment 'x'>>").expect("a type")
+            ),
+            "array<struct<`a b`: int>>"
+        );
     }
 
     #[test]
     fn rewrite_phases_compile_to_create_or_replace() {
         let rw = hostile_rewrite();
         let mut live = ObservedTable::new(ht(), vec![]);
-        live.properties.insert(OWNER_PROPERTY.into(), "ns/o'rders".into());
+        live.properties
+            .insert(OWNER_PROPERTY.into(), "ns/o'rders".into());
         live.properties.insert("other".into(), "x".into());
         live.version = Some(12);
-        let c = |phase| compile_for(&ht(), &Action::Rewrite { rewrite: rw.clone(), phase }, Some(&live), "m1abc-0011aabb").expect("compiles");
+        let c = |phase| {
+            compile_for(
+                &ht(),
+                &Action::Rewrite {
+                    rewrite: rw.clone(),
+                    phase,
+                },
+                Some(&live),
+                "m1abc-0011aabb",
+            )
+            .expect("compiles")
+        };
         let t = "`ma``in`.`s'ales`.`or``ders`";
         let st = "`ma``in`.`s'ales`.`or``ders__delta_operator_staging_0011aabb`";
         let once = c(RewritePhase::WriteOnce);
@@ -842,42 +1505,132 @@ mod tests {
             "{}",
             once[0]
         );
-        assert!(once[0].ends_with(&format!(" FROM {t}")) && once[0].contains("CAST(`n``` AS int)"), "{}", once[0]);
-        assert!(!once[0].contains("'other'"), "other properties are put back by their own step");
+        assert!(
+            once[0].ends_with(&format!(" FROM {t}")) && once[0].contains("CAST(`n``` AS int)"),
+            "{}",
+            once[0]
+        );
+        assert!(
+            !once[0].contains("'other'"),
+            "other properties are put back by their own step"
+        );
         // the stage: a copy of this run only, created only if absent, of exactly the version read
         let stage = c(RewritePhase::Stage);
         assert!(stage[0].starts_with(&format!("CREATE TABLE {st} USING DELTA TBLPROPERTIES ('delta-operator.io/staged-from-version' = '12') AS SELECT ")), "{}", stage[0]);
-        assert!(stage[0].ends_with(&format!(" FROM {t} VERSION AS OF 12")) && stage[0].contains("try_cast(`n``` AS int)"), "{}", stage[0]);
+        assert!(
+            stage[0].ends_with(&format!(" FROM {t} VERSION AS OF 12"))
+                && stage[0].contains("try_cast(`n``` AS int)"),
+            "{}",
+            stage[0]
+        );
         // the replace: from the table itself (rows appended since the stage included), every row checked
         let replace = c(RewritePhase::ReplaceChecked);
         assert!(replace[0].starts_with(&format!("CREATE OR REPLACE TABLE {t} USING DELTA PARTITIONED BY (`p``x`) TBLPROPERTIES ('delta-operator.io/owner' = 'ns/o\\'rders') AS SELECT ")), "{}", replace[0]);
-        assert!(replace[0].ends_with(&format!(" FROM {t}")), "{}", replace[0]);
+        assert!(
+            replace[0].ends_with(&format!(" FROM {t}")),
+            "{}",
+            replace[0]
+        );
         assert!(replace[0].contains("CASE WHEN `n``` IS NOT NULL AND (try_cast(`n``` AS int)) IS NULL THEN raise_error('converting n` to n (int) would turn a value into NULL; nothing was replaced') ELSE (try_cast(`n``` AS int)) END AS `n`"), "{}", replace[0]);
-        assert!(replace[0].contains("raise_error('column i`d is declared NOT NULL"), "{}", replace[0]);
-        assert!(compile_for(&ht(), &Action::Rewrite { rewrite: rw.clone(), phase: RewritePhase::Replace }, Some(&live), "r").is_err(), "never from the staging copy");
-        assert_eq!(c(RewritePhase::DropStaging), vec![format!("DROP TABLE IF EXISTS {st}")]);
-        assert_ne!(staging_table(&ht(), "m1abc-0011aabb"), staging_table(&ht(), "m1abc-2233ccdd"), "two runs never share a staging copy");
+        assert!(
+            replace[0].contains("raise_error('column i`d is declared NOT NULL"),
+            "{}",
+            replace[0]
+        );
+        assert!(
+            compile_for(
+                &ht(),
+                &Action::Rewrite {
+                    rewrite: rw.clone(),
+                    phase: RewritePhase::Replace
+                },
+                Some(&live),
+                "r"
+            )
+            .is_err(),
+            "never from the staging copy"
+        );
+        assert_eq!(
+            c(RewritePhase::DropStaging),
+            vec![format!("DROP TABLE IF EXISTS {st}")]
+        );
+        assert_ne!(
+            staging_table(&ht(), "m1abc-0011aabb"),
+            staging_table(&ht(), "m1abc-2233ccdd"),
+            "two runs never share a staging copy"
+        );
         live.version = None;
         // clustering survives a replace that does not repartition
         let mut rw2 = rw.clone();
         rw2.partitioned_by.clear();
         live.cluster_by = Some(vec!["i`d".into(), "gone".into()]);
-        let s = compile(&ht(), &Action::Rewrite { rewrite: rw2, phase: RewritePhase::WriteOnce }, Some(&live)).expect("compiles");
-        assert!(s[0].contains(" USING DELTA CLUSTER BY (`i``d`) TBLPROPERTIES"), "{}", s[0]);
-        assert_eq!(
-            compile(&ht(), &Action::CloneTable { name: "or`ders__delta_operator_clone_v3".into() }, None).expect("compiles"),
-            vec![format!("CREATE TABLE IF NOT EXISTS `ma``in`.`s'ales`.`or``ders__delta_operator_clone_v3` SHALLOW CLONE {t}")]
+        let s = compile(
+            &ht(),
+            &Action::Rewrite {
+                rewrite: rw2,
+                phase: RewritePhase::WriteOnce,
+            },
+            Some(&live),
+        )
+        .expect("compiles");
+        assert!(
+            s[0].contains(" USING DELTA CLUSTER BY (`i``d`) TBLPROPERTIES"),
+            "{}",
+            s[0]
         );
-        assert_eq!(undo(&ht(), &Action::Rewrite { rewrite: rw, phase: RewritePhase::Replace }, Some(4)).as_deref(), Some(format!("RESTORE TABLE {t} TO VERSION AS OF 4").as_str()));
-        let empty = Rewrite { columns: vec![], partitioned_by: vec![], drops: vec![] };
-        assert!(compile(&ht(), &Action::Rewrite { rewrite: empty, phase: RewritePhase::WriteOnce }, None).is_err());
+        assert_eq!(
+            compile(
+                &ht(),
+                &Action::CloneTable {
+                    name: "or`ders__delta_operator_clone_v3".into()
+                },
+                None
+            )
+            .expect("compiles"),
+            vec![format!(
+                "CREATE TABLE IF NOT EXISTS `ma``in`.`s'ales`.`or``ders__delta_operator_clone_v3` SHALLOW CLONE {t}"
+            )]
+        );
+        assert_eq!(
+            undo(
+                &ht(),
+                &Action::Rewrite {
+                    rewrite: rw,
+                    phase: RewritePhase::Replace
+                },
+                Some(4)
+            )
+            .as_deref(),
+            Some(format!("RESTORE TABLE {t} TO VERSION AS OF 4").as_str())
+        );
+        let empty = Rewrite {
+            columns: vec![],
+            partitioned_by: vec![],
+            drops: vec![],
+        };
+        assert!(
+            compile(
+                &ht(),
+                &Action::Rewrite {
+                    rewrite: empty,
+                    phase: RewritePhase::WriteOnce
+                },
+                None
+            )
+            .is_err()
+        );
     }
 
     #[test]
     fn the_stage_check_compares_counts_and_names_the_loss() {
         let rw = hostile_rewrite();
         let mut live = ObservedTable::new(ht(), vec![]);
-        live.columns.push(delta_operator_core::model::ObservedColumn::new("c", DataType::Int, true));
+        live.columns
+            .push(delta_operator_core::model::ObservedColumn::new(
+                "c",
+                DataType::Int,
+                true,
+            ));
         live.version = Some(7);
         let q = stage_check(&ht(), &rw, Some(&live), "m1abc-0011aabb");
         assert_eq!(
@@ -886,22 +1639,75 @@ mod tests {
              CROSS JOIN (SELECT count(*) AS `s_rows`, count(`i``d`) AS `s_n0`, count(`n`) AS `s_c2`, count(`c`) AS `s_c3`, count(`a``ddr`) AS `s_c5`, count(`items`) AS `s_c6` FROM `ma``in`.`s'ales`.`or``ders__delta_operator_staging_0011aabb`) AS s"
         );
         assert!(is_read_only(&q));
-        let cols: Vec<String> = ["o_rows", "o_c2", "o_c3", "o_c5", "o_c6", "s_rows", "s_n0", "s_c2", "s_c3", "s_c5", "s_c6"].iter().map(|c| c.to_string()).collect();
+        let cols: Vec<String> = [
+            "o_rows", "o_c2", "o_c3", "o_c5", "o_c6", "s_rows", "s_n0", "s_c2", "s_c3", "s_c5",
+            "s_c6",
+        ]
+        .iter()
+        .map(|c| c.to_string())
+        .collect();
         let row = |v: [i64; 11]| v.iter().map(|n| Some(n.to_string())).collect::<Vec<_>>();
-        assert_eq!(stage_problem(&rw, Some(&live), &cols, &row([10, 9, 8, 7, 6, 10, 10, 9, 8, 7, 6])), Ok(None));
-        let lost = stage_problem(&rw, Some(&live), &cols, &row([10, 9, 8, 7, 6, 10, 10, 7, 8, 7, 6])).expect("a verdict").expect("a problem");
-        assert!(lost.contains("would turn 2 values into NULL") && lost.contains("n`"), "{lost}");
-        let rows = stage_problem(&rw, Some(&live), &cols, &row([10, 9, 8, 7, 6, 9, 9, 9, 8, 7, 6])).expect("a verdict").expect("a problem");
+        assert_eq!(
+            stage_problem(
+                &rw,
+                Some(&live),
+                &cols,
+                &row([10, 9, 8, 7, 6, 10, 10, 9, 8, 7, 6])
+            ),
+            Ok(None)
+        );
+        let lost = stage_problem(
+            &rw,
+            Some(&live),
+            &cols,
+            &row([10, 9, 8, 7, 6, 10, 10, 7, 8, 7, 6]),
+        )
+        .expect("a verdict")
+        .expect("a problem");
+        assert!(
+            lost.contains("would turn 2 values into NULL") && lost.contains("n`"),
+            "{lost}"
+        );
+        let rows = stage_problem(
+            &rw,
+            Some(&live),
+            &cols,
+            &row([10, 9, 8, 7, 6, 9, 9, 9, 8, 7, 6]),
+        )
+        .expect("a verdict")
+        .expect("a problem");
         assert!(rows.contains("9 rows but the table has 10"), "{rows}");
-        let nn = stage_problem(&rw, Some(&live), &cols, &row([10, 9, 8, 7, 6, 10, 8, 9, 8, 7, 6])).expect("a verdict").expect("a problem");
+        let nn = stage_problem(
+            &rw,
+            Some(&live),
+            &cols,
+            &row([10, 9, 8, 7, 6, 10, 8, 9, 8, 7, 6]),
+        )
+        .expect("a verdict")
+        .expect("a problem");
         assert!(nn.contains("declared NOT NULL but 2 rows"), "{nn}");
-        assert!(stage_problem(&rw, Some(&live), &cols[..3], &row([10, 9, 8, 7, 6, 10, 10, 9, 8, 7, 6])[..3]).is_err(), "a missing column is an error, never a pass");
+        assert!(
+            stage_problem(
+                &rw,
+                Some(&live),
+                &cols[..3],
+                &row([10, 9, 8, 7, 6, 10, 10, 9, 8, 7, 6])[..3]
+            )
+            .is_err(),
+            "a missing column is an error, never a pass"
+        );
     }
 
     #[test]
     fn undo_hints() {
-        assert_eq!(undo(&t(), &Action::DropTable, None).as_deref(), Some("UNDROP TABLE `main`.`sales`.`orders`"));
-        assert_eq!(undo(&t(), &Action::DropColumn { name: "x".into() }, Some(7)).as_deref(), Some("RESTORE TABLE `main`.`sales`.`orders` TO VERSION AS OF 7"));
+        assert_eq!(
+            undo(&t(), &Action::DropTable, None).as_deref(),
+            Some("UNDROP TABLE `main`.`sales`.`orders`")
+        );
+        assert_eq!(
+            undo(&t(), &Action::DropColumn { name: "x".into() }, Some(7)).as_deref(),
+            Some("RESTORE TABLE `main`.`sales`.`orders` TO VERSION AS OF 7")
+        );
         assert_eq!(undo(&t(), &Action::EnableTypeWidening, Some(7)), None);
     }
 

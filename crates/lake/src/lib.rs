@@ -12,26 +12,40 @@ mod storage;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
+use deltalake::DeltaTable;
 use deltalake::kernel::transaction::{CommitBuilder, CommitProperties};
-use deltalake::kernel::{Action as DeltaAction, MetadataExt, StructField as KernelField, StructType};
+use deltalake::kernel::{
+    Action as DeltaAction, MetadataExt, StructField as KernelField, StructType,
+};
 use deltalake::operations::update_table_metadata::TableMetadataUpdate;
 use deltalake::protocol::DeltaOperation;
-use deltalake::DeltaTable;
 use serde_json::Value;
 use url::Url;
 
 use delta_operator_backend::{Backend, BackendError, Progress, StepOutcome, TableRun};
 use delta_operator_core::model::delta_schema as schema;
-use storage::Root;
-use delta_operator_core::model::{Check, DataType, DesiredTable, ObservedTable, SchemaRef, StructField, TableRef, OWNER_PROPERTY};
+use delta_operator_core::model::{
+    Check, DataType, DesiredTable, OWNER_PROPERTY, ObservedTable, SchemaRef, StructField, TableRef,
+};
 use delta_operator_core::plan::change::FieldPath;
 use delta_operator_core::plan::{Action, Capabilities, Step};
+use storage::Root;
 
 /// Writer features delta-rs 1.1 can commit to (with `datafusion`); a table
 /// with any other cannot be changed by this backend.
 const WRITABLE_FEATURES: &[&str] = &[
-    "appendOnly", "invariants", "checkConstraints", "changeDataFeed", "generatedColumns", "columnMapping",
-    "timestampNtz", "deletionVectors", "v2Checkpoint", "variantType", "variantType-preview", "checkpointProtection",
+    "appendOnly",
+    "invariants",
+    "checkConstraints",
+    "changeDataFeed",
+    "generatedColumns",
+    "columnMapping",
+    "timestampNtz",
+    "deletionVectors",
+    "v2Checkpoint",
+    "variantType",
+    "variantType-preview",
+    "checkpointProtection",
 ];
 
 /// The folder the lake backend moves dropped tables into (our UNDROP).
@@ -63,7 +77,11 @@ pub(crate) fn trash_root(t: &TableRef) -> String {
 /// schema folder (never listed as a table), one folder per table so a long
 /// table name never grows past the file-name limit.
 fn clone_rel(t: &TableRef, name: &str) -> String {
-    let short = name.strip_prefix(&t.table).map(|s| s.trim_start_matches('_')).filter(|s| !s.is_empty()).unwrap_or(name);
+    let short = name
+        .strip_prefix(&t.table)
+        .map(|s| s.trim_start_matches('_'))
+        .filter(|s| !s.is_empty())
+        .unwrap_or(name);
     format!("{CLONES}/{}/{}/{}/{short}", t.catalog, t.schema, t.table)
 }
 
@@ -71,7 +89,12 @@ impl LakeBackend {
     /// A lake rooted at a local path, a file:// URL or an s3:// URL (endpoint
     /// and credentials from AWS_* variables). Nothing is created until a write.
     pub fn open(root: &str) -> Result<Self, BackendError> {
-        Ok(LakeBackend { root: Root::parse(root)?, caps: Capabilities::lake(), writer: "cli".into(), committed_runs: Default::default() })
+        Ok(LakeBackend {
+            root: Root::parse(root)?,
+            caps: Capabilities::lake(),
+            writer: "cli".into(),
+            committed_runs: Default::default(),
+        })
     }
 
     /// Names the writer in every commit's info (`delta-operator.writer`) and in table locks.
@@ -105,11 +128,15 @@ impl LakeBackend {
     }
 
     async fn open_table(&self, t: &TableRef) -> Result<DeltaTable, BackendError> {
-        deltalake::open_table(self.table_url(t)?).await.map_err(delta_err)
+        deltalake::open_table(self.table_url(t)?)
+            .await
+            .map_err(delta_err)
     }
 
     async fn open_table_at(&self, t: &TableRef, version: u64) -> Result<DeltaTable, BackendError> {
-        deltalake::open_table_with_version(self.table_url(t)?, version).await.map_err(delta_err)
+        deltalake::open_table_with_version(self.table_url(t)?, version)
+            .await
+            .map_err(delta_err)
     }
 
     async fn read_one(&self, t: &TableRef) -> Result<Option<ObservedTable>, BackendError> {
@@ -125,7 +152,10 @@ impl LakeBackend {
             Err(e @ BackendError::Transient(_)) => return Err(e),
             Err(e) => {
                 let file = self.find_bad_commit(t).await.unwrap_or_default();
-                return Ok(Some(ObservedTable::unreadable(t.clone(), format!("the Delta log cannot be read: {e}{file}"))));
+                return Ok(Some(ObservedTable::unreadable(
+                    t.clone(),
+                    format!("the Delta log cannot be read: {e}{file}"),
+                )));
             }
         };
         let mut observed = observe(t, &table)?;
@@ -134,7 +164,11 @@ impl LakeBackend {
     }
 
     /// Breaks a table's lock (`delta-operator unlock`): who held it, if anyone.
-    pub async fn unlock(&self, t: &TableRef, by: &str) -> Result<Option<lock::Entry>, BackendError> {
+    pub async fn unlock(
+        &self,
+        t: &TableRef,
+        by: &str,
+    ) -> Result<Option<lock::Entry>, BackendError> {
         lock::unlock(&self.root, t, by).await
     }
 
@@ -170,15 +204,28 @@ impl LakeBackend {
             .and_then(|v| v.get("version").and_then(Value::as_u64))
             .unwrap_or(0);
         for (name, _) in self.root.list_files(&log).await.ok()? {
-            let Some(n) = name.strip_suffix(".json").and_then(|n| n.parse::<u64>().ok()) else { continue };
+            let Some(n) = name
+                .strip_suffix(".json")
+                .and_then(|n| n.parse::<u64>().ok())
+            else {
+                continue;
+            };
             if n < checkpoint {
                 continue;
             }
             let bytes = self.root.read_file(&format!("{log}/{name}")).await.ok()??;
             let text = String::from_utf8_lossy(&bytes);
-            for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+            for (i, line) in text
+                .lines()
+                .enumerate()
+                .filter(|(_, l)| !l.trim().is_empty())
+            {
                 if serde_json::from_str::<Value>(line).is_err() {
-                    return Some(format!("; {} is not valid JSON (line {})", self.root.display(&format!("{log}/{name}")), i + 1));
+                    return Some(format!(
+                        "; {} is not valid JSON (line {})",
+                        self.root.display(&format!("{log}/{name}")),
+                        i + 1
+                    ));
                 }
             }
         }
@@ -189,28 +236,44 @@ impl LakeBackend {
 /// Delta errors are storage or protocol trouble; a conflict is worth a retry.
 fn delta_err(e: deltalake::DeltaTableError) -> BackendError {
     match e {
-        deltalake::DeltaTableError::ObjectStore { .. } | deltalake::DeltaTableError::Io { .. } => BackendError::Transient(e.to_string()),
-        deltalake::DeltaTableError::VersionAlreadyExists(_) => BackendError::Transient(e.to_string()),
-        other => BackendError::Refused { message: other.to_string() },
+        deltalake::DeltaTableError::ObjectStore { .. } | deltalake::DeltaTableError::Io { .. } => {
+            BackendError::Transient(e.to_string())
+        }
+        deltalake::DeltaTableError::VersionAlreadyExists(_) => {
+            BackendError::Transient(e.to_string())
+        }
+        other => BackendError::Refused {
+            message: other.to_string(),
+        },
     }
 }
 
 /// Any other error, in its own words.
 fn refused(e: impl std::fmt::Display) -> BackendError {
-    BackendError::Refused { message: e.to_string() }
+    BackendError::Refused {
+        message: e.to_string(),
+    }
 }
 
 /// Reads everything the planner compares from a loaded table.
 fn observe(t: &TableRef, table: &DeltaTable) -> Result<ObservedTable, BackendError> {
     let snap = table.snapshot().map_err(delta_err)?;
-    let schema_json = serde_json::to_value(snap.schema().as_ref()).map_err(|e| BackendError::Refused { message: e.to_string() })?;
-    let columns = schema::columns_from_json(&schema_json).map_err(|e| BackendError::Refused { message: e.to_string() })?;
+    let schema_json =
+        serde_json::to_value(snap.schema().as_ref()).map_err(|e| BackendError::Refused {
+            message: e.to_string(),
+        })?;
+    let columns = schema::columns_from_json(&schema_json).map_err(|e| BackendError::Refused {
+        message: e.to_string(),
+    })?;
     let md = snap.metadata();
     let mut properties = BTreeMap::new();
     let mut checks = Vec::new();
     for (k, v) in md.configuration() {
         match k.strip_prefix("delta.constraints.") {
-            Some(name) => checks.push(Check { name: name.to_string(), expression: v.clone() }),
+            Some(name) => checks.push(Check {
+                name: name.to_string(),
+                expression: v.clone(),
+            }),
             None => {
                 properties.insert(k.clone(), v.clone());
             }
@@ -218,7 +281,10 @@ fn observe(t: &TableRef, table: &DeltaTable) -> Result<ObservedTable, BackendErr
     }
     checks.sort_by(|a, b| a.name.cmp(&b.name));
     let protocol = serde_json::to_value(snap.protocol()).unwrap_or_default();
-    let writer_version = protocol.get("minWriterVersion").and_then(Value::as_u64).unwrap_or(2);
+    let writer_version = protocol
+        .get("minWriterVersion")
+        .and_then(Value::as_u64)
+        .unwrap_or(2);
     let mut unsupported: Vec<String> = protocol
         .get("writerFeatures")
         .and_then(Value::as_array)
@@ -238,7 +304,10 @@ fn observe(t: &TableRef, table: &DeltaTable) -> Result<ObservedTable, BackendErr
         partitioned_by: md.partition_columns().to_vec(),
         cluster_by: None,
         properties,
-        comment: md.description().map(str::to_string).filter(|d| !d.is_empty()),
+        comment: md
+            .description()
+            .map(str::to_string)
+            .filter(|d| !d.is_empty()),
         tags: BTreeMap::new(),
         grants: vec![],
         owner: None,
@@ -260,36 +329,70 @@ impl LakeBackend {
         self.commit_props_with(step, [])
     }
 
-    fn commit_props_with(&self, step: &Step, extra: impl IntoIterator<Item = (String, Value)>) -> CommitProperties {
+    fn commit_props_with(
+        &self,
+        step: &Step,
+        extra: impl IntoIterator<Item = (String, Value)>,
+    ) -> CommitProperties {
         let mut m = vec![
-            ("delta-operator.step".to_string(), Value::String(step.action.title())),
-            ("delta-operator.class".to_string(), Value::String(step.class.to_string())),
-            ("delta-operator.writer".to_string(), Value::String(self.writer.clone())),
+            (
+                "delta-operator.step".to_string(),
+                Value::String(step.action.title()),
+            ),
+            (
+                "delta-operator.class".to_string(),
+                Value::String(step.class.to_string()),
+            ),
+            (
+                "delta-operator.writer".to_string(),
+                Value::String(self.writer.clone()),
+            ),
         ];
         m.extend(extra);
         CommitProperties::default().with_metadata(m)
     }
 }
 
-fn kernel_fields(fields: &[(StructField, Option<String>)]) -> Result<Vec<KernelField>, BackendError> {
+fn kernel_fields(
+    fields: &[(StructField, Option<String>)],
+) -> Result<Vec<KernelField>, BackendError> {
     let v = schema::struct_to_json(fields);
-    let st: StructType = serde_json::from_value(v).map_err(|e| BackendError::Refused { message: format!("schema: {e}") })?;
+    let st: StructType = serde_json::from_value(v).map_err(|e| BackendError::Refused {
+        message: format!("schema: {e}"),
+    })?;
     Ok(st.fields().cloned().collect())
 }
 
 impl LakeBackend {
-    async fn create(&self, t: &TableRef, d: &DesiredTable, step: &Step) -> Result<StepOutcome, BackendError> {
+    async fn create(
+        &self,
+        t: &TableRef,
+        d: &DesiredTable,
+        step: &Step,
+    ) -> Result<StepOutcome, BackendError> {
         let fields: Vec<(StructField, Option<String>)> = d
             .columns
             .iter()
             .map(|c| {
-                let f = StructField { name: c.name.clone(), data_type: c.data_type.clone(), nullable: c.nullable, comment: c.comment.clone().filter(|s| !s.is_empty()) };
+                let f = StructField {
+                    name: c.name.clone(),
+                    data_type: c.data_type.clone(),
+                    nullable: c.nullable,
+                    comment: c.comment.clone().filter(|s| !s.is_empty()),
+                };
                 (f, c.generated.clone())
             })
             .collect();
-        let mut config: HashMap<String, Option<String>> = d.properties.iter().filter(|(_, v)| v.is_some()).map(|(k, v)| (k.clone(), v.clone())).collect();
+        let mut config: HashMap<String, Option<String>> = d
+            .properties
+            .iter()
+            .filter(|(_, v)| v.is_some())
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
         config.insert(OWNER_PROPERTY.to_string(), Some(d.owner_marker.clone()));
-        let table = DeltaTable::try_from_url(self.root.url_for_write(&rel(t))?).await.map_err(delta_err)?;
+        let table = DeltaTable::try_from_url(self.root.url_for_write(&rel(t))?)
+            .await
+            .map_err(delta_err)?;
         let mut b = table
             .create()
             .with_table_name(&t.table)
@@ -314,19 +417,31 @@ impl LakeBackend {
     ) -> Result<StepOutcome, BackendError> {
         let table = self.open_table(t).await?;
         let snap = table.snapshot().map_err(delta_err)?;
-        let mut schema = serde_json::to_value(snap.schema().as_ref()).map_err(|e| BackendError::Refused { message: e.to_string() })?;
+        let mut schema =
+            serde_json::to_value(snap.schema().as_ref()).map_err(|e| BackendError::Refused {
+                message: e.to_string(),
+            })?;
         let mut remove_keys = Vec::new();
         let mut description = None;
         edit(&mut schema, &mut remove_keys, &mut description)?;
-        let new_schema: StructType = serde_json::from_value(schema).map_err(|e| BackendError::Refused { message: format!("schema: {e}") })?;
-        let mut md = snap.metadata().clone().with_schema(&new_schema).map_err(refused)?;
+        let new_schema: StructType =
+            serde_json::from_value(schema).map_err(|e| BackendError::Refused {
+                message: format!("schema: {e}"),
+            })?;
+        let mut md = snap
+            .metadata()
+            .clone()
+            .with_schema(&new_schema)
+            .map_err(refused)?;
         for k in &remove_keys {
             md = md.remove_config_key(k).map_err(refused)?;
         }
         if let Some(d) = description {
             md = md.with_description(d).map_err(refused)?;
         }
-        let op = DeltaOperation::SetTableProperties { properties: HashMap::new() };
+        let op = DeltaOperation::SetTableProperties {
+            properties: HashMap::new(),
+        };
         CommitBuilder::from(self.commit_props(step))
             .with_actions(vec![DeltaAction::Metadata(md)])
             .build(Some(snap), table.log_store(), op)
@@ -337,20 +452,38 @@ impl LakeBackend {
 }
 
 /// The JSON object of the field at `path` inside a schema JSON.
-fn field_json_mut<'a>(schema: &'a mut Value, path: &FieldPath) -> Result<&'a mut Value, BackendError> {
+fn field_json_mut<'a>(
+    schema: &'a mut Value,
+    path: &FieldPath,
+) -> Result<&'a mut Value, BackendError> {
     let mut node = schema;
     for (i, name) in path.iter().enumerate() {
-        let fields = node.get_mut("fields").and_then(Value::as_array_mut).ok_or_else(|| BackendError::Refused { message: format!("{} is not a struct", path[..i].join(".")) })?;
+        let fields = node
+            .get_mut("fields")
+            .and_then(Value::as_array_mut)
+            .ok_or_else(|| BackendError::Refused {
+                message: format!("{} is not a struct", path[..i].join(".")),
+            })?;
         let f = fields
             .iter_mut()
-            .find(|f| f["name"].as_str().is_some_and(|n| n.eq_ignore_ascii_case(name)))
-            .ok_or_else(|| BackendError::Refused { message: format!("no field {}", path.join(".")) })?;
+            .find(|f| {
+                f["name"]
+                    .as_str()
+                    .is_some_and(|n| n.eq_ignore_ascii_case(name))
+            })
+            .ok_or_else(|| BackendError::Refused {
+                message: format!("no field {}", path.join(".")),
+            })?;
         if i + 1 == path.len() {
             return Ok(f);
         }
-        node = f.get_mut("type").ok_or_else(|| BackendError::Refused { message: "field without type".into() })?;
+        node = f.get_mut("type").ok_or_else(|| BackendError::Refused {
+            message: "field without type".into(),
+        })?;
     }
-    Err(BackendError::Refused { message: "empty path".into() })
+    Err(BackendError::Refused {
+        message: "empty path".into(),
+    })
 }
 
 impl Backend for LakeBackend {
@@ -367,8 +500,14 @@ impl Backend for LakeBackend {
     }
 
     async fn list_schema(&self, s: &SchemaRef) -> Result<Vec<TableRef>, BackendError> {
-        let names = self.root.tables_under(&format!("{}/{}", s.catalog, s.schema)).await?;
-        Ok(names.iter().map(|n| TableRef::new(&s.catalog, &s.schema, n)).collect())
+        let names = self
+            .root
+            .tables_under(&format!("{}/{}", s.catalog, s.schema))
+            .await?;
+        Ok(names
+            .iter()
+            .map(|n| TableRef::new(&s.catalog, &s.schema, n))
+            .collect())
     }
 
     async fn version(&self, t: &TableRef) -> Result<Option<u64>, BackendError> {
@@ -378,7 +517,11 @@ impl Backend for LakeBackend {
         Ok(self.open_table(t).await?.version())
     }
 
-    async fn begin(&self, t: &TableRef, wait: std::time::Duration) -> Result<TableRun, BackendError> {
+    async fn begin(
+        &self,
+        t: &TableRef,
+        wait: std::time::Duration,
+    ) -> Result<TableRun, BackendError> {
         let id = delta_operator_backend::new_run_id();
         match lock::acquire(&self.root, t, &self.writer, &id, lock::DEFAULT_TTL, wait).await? {
             Ok(held) => Ok(TableRun::locked(t, id, Box::new(held))),
@@ -392,13 +535,32 @@ impl Backend for LakeBackend {
         }
     }
 
-    async fn run(&self, run: &TableRun, step: &Step, progress: Progress<'_>) -> Result<StepOutcome, BackendError> {
+    async fn run(
+        &self,
+        run: &TableRun,
+        step: &Step,
+        progress: Progress<'_>,
+    ) -> Result<StepOutcome, BackendError> {
         let t = &run.table;
-        let unsupported = |what: &str| Err(BackendError::Unsupported { backend: "lake".into(), what: what.into() });
+        let unsupported = |what: &str| {
+            Err(BackendError::Unsupported {
+                backend: "lake".into(),
+                what: what.into(),
+            })
+        };
         match &step.action {
             Action::CreateTable { table } => self.create(t, table, step).await,
-            Action::Claim { marker } => self.set_properties(t, step, BTreeMap::from([(OWNER_PROPERTY.to_string(), marker.clone())])).await,
-            Action::SetProperties { properties } => self.set_properties(t, step, properties.clone()).await,
+            Action::Claim { marker } => {
+                self.set_properties(
+                    t,
+                    step,
+                    BTreeMap::from([(OWNER_PROPERTY.to_string(), marker.clone())]),
+                )
+                .await
+            }
+            Action::SetProperties { properties } => {
+                self.set_properties(t, step, properties.clone()).await
+            }
             Action::UnsetProperties { keys } => {
                 let keys = keys.clone();
                 self.commit_metadata(t, step, move |_, remove, _| {
@@ -409,8 +571,16 @@ impl Backend for LakeBackend {
             }
             Action::SetTableComment { comment } => {
                 let table = self.open_table(t).await?;
-                let update = TableMetadataUpdate { name: None, description: Some(comment.clone()) };
-                table.update_table_metadata().with_update(update).with_commit_properties(self.commit_props(step)).await.map_err(delta_err)?;
+                let update = TableMetadataUpdate {
+                    name: None,
+                    description: Some(comment.clone()),
+                };
+                table
+                    .update_table_metadata()
+                    .with_update(update)
+                    .with_commit_properties(self.commit_props(step))
+                    .await
+                    .map_err(delta_err)?;
                 Ok(StepOutcome::default())
             }
             Action::AddColumn { path, field } => self.add_column(t, step, path, field).await,
@@ -451,10 +621,18 @@ impl Backend for LakeBackend {
             }
             Action::DropCheck { name } => {
                 let table = self.open_table(t).await?;
-                table.drop_constraints().with_constraint(name.clone()).with_raise_if_not_exists(false).with_commit_properties(self.commit_props(step)).await.map_err(delta_err)?;
+                table
+                    .drop_constraints()
+                    .with_constraint(name.clone())
+                    .with_raise_if_not_exists(false)
+                    .with_commit_properties(self.commit_props(step))
+                    .await
+                    .map_err(delta_err)?;
                 Ok(StepOutcome::default())
             }
-            Action::Rewrite { rewrite, phase } => self.rewrite(run, step, rewrite, *phase, progress).await,
+            Action::Rewrite { rewrite, phase } => {
+                self.rewrite(run, step, rewrite, *phase, progress).await
+            }
             Action::RemoveLeftovers { .. } => self.remove_leftovers(run).await,
             Action::CloneTable { name } => self.clone_table(t, step, name).await,
             Action::DropTable => self.drop_table(t).await,
@@ -464,7 +642,12 @@ impl Backend for LakeBackend {
 }
 
 impl LakeBackend {
-    async fn set_properties(&self, t: &TableRef, step: &Step, props: BTreeMap<String, String>) -> Result<StepOutcome, BackendError> {
+    async fn set_properties(
+        &self,
+        t: &TableRef,
+        step: &Step,
+        props: BTreeMap<String, String>,
+    ) -> Result<StepOutcome, BackendError> {
         let table = self.open_table(t).await?;
         table
             .set_tbl_properties()
@@ -477,29 +660,54 @@ impl LakeBackend {
     }
 
     /// Adds a top-level column, or a nested field by merging its whole top-level struct.
-    async fn add_column(&self, t: &TableRef, step: &Step, path: &FieldPath, field: &StructField) -> Result<StepOutcome, BackendError> {
+    async fn add_column(
+        &self,
+        t: &TableRef,
+        step: &Step,
+        path: &FieldPath,
+        field: &StructField,
+    ) -> Result<StepOutcome, BackendError> {
         let table = self.open_table(t).await?;
         let live = observe(t, &table)?;
         let top = if path.len() == 1 {
             field.clone()
         } else {
-            let c = live.column(&path[0]).ok_or_else(|| BackendError::Refused { message: format!("no column {}", path[0]) })?;
-            let mut top = StructField { name: c.name.clone(), data_type: c.data_type.clone(), nullable: c.nullable, comment: c.comment.clone() };
+            let c = live.column(&path[0]).ok_or_else(|| BackendError::Refused {
+                message: format!("no column {}", path[0]),
+            })?;
+            let mut top = StructField {
+                name: c.name.clone(),
+                data_type: c.data_type.clone(),
+                nullable: c.nullable,
+                comment: c.comment.clone(),
+            };
             insert_field(&mut top.data_type, &path[1..], field)?;
             top
         };
         let fields = kernel_fields(&[(top, None)])?;
-        table.add_columns().with_fields(fields).with_commit_properties(self.commit_props(step)).await.map_err(delta_err)?;
+        table
+            .add_columns()
+            .with_fields(fields)
+            .with_commit_properties(self.commit_props(step))
+            .await
+            .map_err(delta_err)?;
         Ok(StepOutcome::default())
     }
 
     /// A shallow clone on the lake: a new Delta table under `.clones/` whose
     /// first commit adds the table's current files by absolute URI (the Delta
     /// protocol allows absolute paths; no data is copied). Idempotent.
-    async fn clone_table(&self, t: &TableRef, step: &Step, name: &str) -> Result<StepOutcome, BackendError> {
+    async fn clone_table(
+        &self,
+        t: &TableRef,
+        step: &Step,
+        name: &str,
+    ) -> Result<StepOutcome, BackendError> {
         let rel = clone_rel(t, name);
         if self.root.is_table(&rel).await? {
-            return Ok(StepOutcome { detail: Some(format!("already at {}", self.root.display(&rel))) });
+            return Ok(StepOutcome {
+                detail: Some(format!("already at {}", self.root.display(&rel))),
+            });
         }
         let table = self.open_table(t).await?;
         let snap = table.snapshot().map_err(delta_err)?;
@@ -516,9 +724,19 @@ impl LakeBackend {
             adds.push(DeltaAction::Add(add));
         }
         let md = snap.metadata();
-        let mut config: HashMap<String, Option<String>> =
-            md.configuration().iter().filter(|(k, _)| k.as_str() != OWNER_PROPERTY).map(|(k, v)| (k.clone(), Some(v.clone()))).collect();
-        config.insert("delta-operator.clone-of".into(), Some(format!("{t}@{}", table.version().map_or("?".into(), |v| v.to_string()))));
+        let mut config: HashMap<String, Option<String>> = md
+            .configuration()
+            .iter()
+            .filter(|(k, _)| k.as_str() != OWNER_PROPERTY)
+            .map(|(k, v)| (k.clone(), Some(v.clone())))
+            .collect();
+        config.insert(
+            "delta-operator.clone-of".into(),
+            Some(format!(
+                "{t}@{}",
+                table.version().map_or("?".into(), |v| v.to_string())
+            )),
+        );
         let files = adds.len();
         DeltaTable::try_from_url(self.root.url_for_write(&rel)?)
             .await
@@ -533,7 +751,12 @@ impl LakeBackend {
             .with_commit_properties(self.commit_props(step))
             .await
             .map_err(delta_err)?;
-        Ok(StepOutcome { detail: Some(format!("shallow clone at {} referencing {files} files", self.root.display(&rel))) })
+        Ok(StepOutcome {
+            detail: Some(format!(
+                "shallow clone at {} referencing {files} files",
+                self.root.display(&rel)
+            )),
+        })
     }
 
     /// Moves the table's folder into the lake's trash: recoverable by moving it back.
@@ -548,14 +771,22 @@ impl LakeBackend {
         self.root.move_folder(&rel(t), &to).await?;
         // staging copies of a dropped table can never be used
         self.root.remove_folder(&phases::staging_root(t)).await?;
-        Ok(StepOutcome { detail: Some(format!("moved to {}", self.root.display(&to))) })
+        Ok(StepOutcome {
+            detail: Some(format!("moved to {}", self.root.display(&to))),
+        })
     }
 }
 
 /// Inserts `field` into the struct at `path` (the last element is the new field's name).
-fn insert_field(t: &mut DataType, path: &[String], field: &StructField) -> Result<(), BackendError> {
+fn insert_field(
+    t: &mut DataType,
+    path: &[String],
+    field: &StructField,
+) -> Result<(), BackendError> {
     let DataType::Struct { fields } = t else {
-        return Err(BackendError::Refused { message: "nested fields can only be added to structs".into() });
+        return Err(BackendError::Refused {
+            message: "nested fields can only be added to structs".into(),
+        });
     };
     if path.len() == 1 {
         fields.push(field.clone());
@@ -564,6 +795,8 @@ fn insert_field(t: &mut DataType, path: &[String], field: &StructField) -> Resul
     let inner = fields
         .iter_mut()
         .find(|f| f.name.eq_ignore_ascii_case(&path[0]))
-        .ok_or_else(|| BackendError::Refused { message: format!("no field {}", path[0]) })?;
+        .ok_or_else(|| BackendError::Refused {
+            message: format!("no field {}", path[0]),
+        })?;
     insert_field(&mut inner.data_type, &path[1..], field)
 }

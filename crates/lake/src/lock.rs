@@ -10,8 +10,8 @@
 //! (its holder stopped renewing) may be taken over; `delta-operator unlock`
 //! writes a release for a holder that died.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
@@ -65,11 +65,18 @@ impl Entry {
 }
 
 fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
 }
 
 pub fn this_host() -> String {
-    std::fs::read_to_string("/etc/hostname").map(|h| h.trim().to_string()).ok().filter(|h| !h.is_empty()).unwrap_or_else(|| "localhost".into())
+    std::fs::read_to_string("/etc/hostname")
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into())
 }
 
 /// The start time of a process (field 22 of /proc/<pid>/stat), `None` when it does not run.
@@ -100,7 +107,9 @@ async fn newest(root: &Root, t: &TableRef) -> Result<Option<(u64, Entry)>, Backe
     numbers.sort_unstable();
     // newest first; an entry that cannot be read (a torn write) counts as released
     for n in numbers.into_iter().rev() {
-        let Some(bytes) = root.read_file(&entry_rel(t, n)).await? else { continue };
+        let Some(bytes) = root.read_file(&entry_rel(t, n)).await? else {
+            continue;
+        };
         let entry = serde_json::from_slice(&bytes).unwrap_or_else(|_| Entry {
             state: "released".into(),
             holder: "?".into(),
@@ -128,7 +137,12 @@ impl LockedBy {
         let left = self.entry.expires_ms.saturating_sub(now_ms()) / 1000;
         format!(
             "{} is being applied by {} (run {}, on {} pid {}; the lock expires in {left}s unless renewed). Wait for it, or if that process is dead: delta-operator unlock {}",
-            self.table, self.entry.holder, self.entry.run, self.entry.host, self.entry.pid, self.table
+            self.table,
+            self.entry.holder,
+            self.entry.run,
+            self.entry.host,
+            self.entry.pid,
+            self.table
         )
     }
 }
@@ -166,39 +180,62 @@ impl TableLock {
         if !self.alive.load(Ordering::SeqCst) {
             return;
         }
-        let released = Entry { state: "released".into(), written_ms: now_ms(), expires_ms: 0, ..self.me.clone() };
+        let released = Entry {
+            state: "released".into(),
+            written_ms: now_ms(),
+            expires_ms: 0,
+            ..self.me.clone()
+        };
         let bytes = serde_json::to_vec(&released).unwrap_or_default();
-        let _ = self.root.create_file(&entry_rel(&self.table, seq + 1), &bytes).await;
+        let _ = self
+            .root
+            .create_file(&entry_rel(&self.table, seq + 1), &bytes)
+            .await;
         prune(&self.root, &self.table, seq + 1).await;
     }
 }
 
 /// Removes entries older than the one before `seq` (the newest two stay, for messages).
 async fn prune(root: &Root, t: &TableRef, seq: u64) {
-    let Ok(files) = root.list_files(&lock_rel(t)).await else { return };
+    let Ok(files) = root.list_files(&lock_rel(t)).await else {
+        return;
+    };
     for (name, _) in files {
-        if let Some(n) = name.strip_suffix(".json").and_then(|n| n.parse::<u64>().ok()) {
-            if n + 1 < seq {
-                let _ = root.delete_file(&entry_rel(t, n)).await;
-            }
+        if let Some(n) = name
+            .strip_suffix(".json")
+            .and_then(|n| n.parse::<u64>().ok())
+            && n + 1 < seq
+        {
+            let _ = root.delete_file(&entry_rel(t, n)).await;
         }
     }
 }
 
 /// Takes the table's lock for `holder`, waiting up to `wait` while another holds it.
-pub async fn acquire(root: &Root, t: &TableRef, holder: &str, run: &str, ttl: Duration, wait: Duration) -> Result<Result<TableLock, LockedBy>, BackendError> {
+pub async fn acquire(
+    root: &Root,
+    t: &TableRef,
+    holder: &str,
+    run: &str,
+    ttl: Duration,
+    wait: Duration,
+) -> Result<Result<TableLock, LockedBy>, BackendError> {
     let deadline = std::time::Instant::now() + wait;
     loop {
         let newest = newest(root, t).await?;
         let now = now_ms();
-        if let Some((_, e)) = &newest {
-            if e.holds(now) && !e.holder_is_dead_here() {
-                if std::time::Instant::now() >= deadline {
-                    return Ok(Err(LockedBy { table: t.clone(), entry: e.clone() }));
-                }
-                tokio::time::sleep(Duration::from_millis(250)).await;
-                continue;
+        if let Some((_, e)) = &newest
+            && e.holds(now)
+            && !e.holder_is_dead_here()
+        {
+            if std::time::Instant::now() >= deadline {
+                return Ok(Err(LockedBy {
+                    table: t.clone(),
+                    entry: e.clone(),
+                }));
             }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+            continue;
         }
         let n = newest.as_ref().map_or(1, |(n, _)| n + 1);
         let me = Entry {
@@ -218,19 +255,44 @@ pub async fn acquire(root: &Root, t: &TableRef, holder: &str, run: &str, ttl: Du
         prune(root, t, n).await;
         let seq = Arc::new(tokio::sync::Mutex::new(n));
         let alive = Arc::new(AtomicBool::new(true));
-        let renew = tokio::spawn(renew_loop(root.clone(), t.clone(), me.clone(), ttl, seq.clone(), alive.clone()));
-        return Ok(Ok(TableLock { root: root.clone(), table: t.clone(), me, seq, alive, renew }));
+        let renew = tokio::spawn(renew_loop(
+            root.clone(),
+            t.clone(),
+            me.clone(),
+            ttl,
+            seq.clone(),
+            alive.clone(),
+        ));
+        return Ok(Ok(TableLock {
+            root: root.clone(),
+            table: t.clone(),
+            me,
+            seq,
+            alive,
+            renew,
+        }));
     }
 }
 
 /// Every third of the lifetime: the next entry, still ours. Failing to write
 /// it means someone else wrote that number (an unlock, a takeover): lost.
-async fn renew_loop(root: Root, t: TableRef, me: Entry, ttl: Duration, seq: Arc<tokio::sync::Mutex<u64>>, alive: Arc<AtomicBool>) {
+async fn renew_loop(
+    root: Root,
+    t: TableRef,
+    me: Entry,
+    ttl: Duration,
+    seq: Arc<tokio::sync::Mutex<u64>>,
+    alive: Arc<AtomicBool>,
+) {
     loop {
         tokio::time::sleep(ttl / 3).await;
         let mut n = seq.lock().await;
         let now = now_ms();
-        let next = Entry { written_ms: now, expires_ms: now + ttl.as_millis() as u64, ..me.clone() };
+        let next = Entry {
+            written_ms: now,
+            expires_ms: now + ttl.as_millis() as u64,
+            ..me.clone()
+        };
         let bytes = serde_json::to_vec(&next).unwrap_or_default();
         match root.create_file(&entry_rel(&t, *n + 1), &bytes).await {
             Ok(true) => {
@@ -252,7 +314,9 @@ async fn renew_loop(root: Root, t: TableRef, me: Entry, ttl: Duration, seq: Arc<
 /// who held it, or `None` when nobody did.
 pub async fn unlock(root: &Root, t: &TableRef, by: &str) -> Result<Option<Entry>, BackendError> {
     loop {
-        let Some((n, e)) = newest(root, t).await? else { return Ok(None) };
+        let Some((n, e)) = newest(root, t).await? else {
+            return Ok(None);
+        };
         if e.state != "held" {
             return Ok(None);
         }
@@ -267,7 +331,8 @@ pub async fn unlock(root: &Root, t: &TableRef, by: &str) -> Result<Option<Entry>
             written_ms: now,
             expires_ms: 0,
         };
-        let bytes = serde_json::to_vec(&released).map_err(|e| BackendError::Transient(e.to_string()))?;
+        let bytes =
+            serde_json::to_vec(&released).map_err(|e| BackendError::Transient(e.to_string()))?;
         if root.create_file(&entry_rel(t, n + 1), &bytes).await? {
             return Ok(Some(e));
         }
@@ -277,5 +342,8 @@ pub async fn unlock(root: &Root, t: &TableRef, by: &str) -> Result<Option<Entry>
 /// The holder of a table's lock right now, if any: a held entry that has not
 /// expired and whose holder is not a dead process on this machine.
 pub async fn holder(root: &Root, t: &TableRef) -> Result<Option<Entry>, BackendError> {
-    Ok(newest(root, t).await?.map(|(_, e)| e).filter(|e| e.holds(now_ms()) && !e.holder_is_dead_here()))
+    Ok(newest(root, t)
+        .await?
+        .map(|(_, e)| e)
+        .filter(|e| e.holds(now_ms()) && !e.holder_is_dead_here()))
 }

@@ -9,19 +9,19 @@
 
 use std::collections::HashSet;
 
-use deltalake::kernel::transaction::CommitProperties;
-use deltalake::kernel::Action as DeltaAction;
 use deltalake::DeltaTable;
+use deltalake::kernel::Action as DeltaAction;
+use deltalake::kernel::transaction::CommitProperties;
 use futures::StreamExt;
 use serde_json::Value;
 
-use super::replace::{self, NotCommitted, Since, MAX_CATCH_UP_ROUNDS};
-use super::rewrite::{self, Checks, Sink, StreamSpec, RUN_FOLDER_PREFIX};
-use super::{delta_err, lock, rel, LakeBackend, STAGING};
-use delta_operator_backend::{failpoint, BackendError, Progress, StepOutcome, TableRun};
+use super::replace::{self, MAX_CATCH_UP_ROUNDS, NotCommitted, Since};
+use super::rewrite::{self, Checks, RUN_FOLDER_PREFIX, Sink, StreamSpec};
+use super::{LakeBackend, STAGING, delta_err, lock, rel};
+use delta_operator_backend::{BackendError, Progress, StepOutcome, TableRun, failpoint};
 use delta_operator_core::model::{Leftover, LeftoverKind, TableRef};
-use delta_operator_core::plan::steps::{Rewrite, RewritePhase};
 use delta_operator_core::plan::Step;
+use delta_operator_core::plan::steps::{Rewrite, RewritePhase};
 
 /// Commit info keys: the table version a staging copy was made from, and the run that wrote a commit.
 pub const STAGED_FROM: &str = "delta-operator.staged-from-version";
@@ -63,33 +63,62 @@ enum FirstPass<'a> {
 
 impl LakeBackend {
     /// The commit properties of a run's step (step, class, writer, and the run).
-    fn run_props(&self, run: &TableRun, step: &Step, mut extra: Vec<(String, Value)>) -> CommitProperties {
+    fn run_props(
+        &self,
+        run: &TableRun,
+        step: &Step,
+        mut extra: Vec<(String, Value)>,
+    ) -> CommitProperties {
         extra.push((RUN.to_string(), Value::String(run.id.clone())));
         self.commit_props_with(step, extra)
     }
 
-    pub(super) async fn rewrite(&self, run: &TableRun, step: &Step, rw: &Rewrite, phase: RewritePhase, progress: Progress<'_>) -> Result<StepOutcome, BackendError> {
+    pub(super) async fn rewrite(
+        &self,
+        run: &TableRun,
+        step: &Step,
+        rw: &Rewrite,
+        phase: RewritePhase,
+        progress: Progress<'_>,
+    ) -> Result<StepOutcome, BackendError> {
         let t = &run.table;
         match phase {
             RewritePhase::WriteOnce => {
                 let base = self.open_table(t).await?;
-                self.replace(run, step, rw, base, FirstPass::Table, progress).await
+                self.replace(run, step, rw, base, FirstPass::Table, progress)
+                    .await
             }
             RewritePhase::Stage => self.stage(run, step, rw, progress).await,
             RewritePhase::Replace => {
                 let srel = staging_rel(t, &run.id);
                 let at = self.root.display(&srel);
                 if !self.root.is_table(&srel).await? {
-                    return Err(BackendError::Refused { message: format!("no staging copy of this run at {at}; nothing was replaced; plan and apply again") });
+                    return Err(BackendError::Refused {
+                        message: format!(
+                            "no staging copy of this run at {at}; nothing was replaced; plan and apply again"
+                        ),
+                    });
                 }
-                let staging = deltalake::open_table(self.root.url(&srel)?).await.map_err(delta_err)?;
+                let staging = deltalake::open_table(self.root.url(&srel)?)
+                    .await
+                    .map_err(delta_err)?;
                 let Some(from) = staged_from(&staging).await else {
-                    return Err(BackendError::Refused { message: format!("the staging copy at {at} does not say which version it was made from; nothing was replaced; apply again") });
+                    return Err(BackendError::Refused {
+                        message: format!(
+                            "the staging copy at {at} does not say which version it was made from; nothing was replaced; apply again"
+                        ),
+                    });
                 };
                 let base = self.open_table_at(t, from).await?;
-                self.replace(run, step, rw, base, FirstPass::Staging(&staging), progress).await
+                self.replace(run, step, rw, base, FirstPass::Staging(&staging), progress)
+                    .await
             }
-            RewritePhase::ReplaceChecked => Err(BackendError::Unsupported { backend: "lake".into(), what: "a replace from itself after a stage (the lake replaces from the staging copy)".into() }),
+            RewritePhase::ReplaceChecked => Err(BackendError::Unsupported {
+                backend: "lake".into(),
+                what:
+                    "a replace from itself after a stage (the lake replaces from the staging copy)"
+                        .into(),
+            }),
             RewritePhase::DropStaging => {
                 self.root.remove_folder(&staging_rel(t, &run.id)).await?;
                 self.root.remove_if_empty(&staging_root(t));
@@ -100,19 +129,34 @@ impl LakeBackend {
 
     /// Writes the converted rows into the staging table of this run (created
     /// only if absent) and checks them against the original, which is untouched.
-    async fn stage(&self, run: &TableRun, step: &Step, rw: &Rewrite, progress: Progress<'_>) -> Result<StepOutcome, BackendError> {
+    async fn stage(
+        &self,
+        run: &TableRun,
+        step: &Step,
+        rw: &Rewrite,
+        progress: Progress<'_>,
+    ) -> Result<StepOutcome, BackendError> {
         let t = &run.table;
         let srel = staging_rel(t, &run.id);
         let at = self.root.display(&srel);
         if self.root.is_table(&srel).await? {
-            return Err(BackendError::Refused { message: format!("a staging copy of this run already exists at {at}; nothing was staged") });
+            return Err(BackendError::Refused {
+                message: format!(
+                    "a staging copy of this run already exists at {at}; nothing was staged"
+                ),
+            });
         }
         let source = self.open_table(t).await?;
         let from = source.version().unwrap_or(0) as u64;
         let baseline = rewrite::baseline_of(&source, None, rw).await?;
         progress(&format!("staging {} rows at {at}", baseline.rows));
         let target = rewrite::target_schema(rw, true)?;
-        let config = source.snapshot().map_err(delta_err)?.metadata().configuration().clone();
+        let config = source
+            .snapshot()
+            .map_err(delta_err)?
+            .metadata()
+            .configuration()
+            .clone();
         let checks = Checks::for_table(&config, &target)?;
         let url = self.root.url_for_write(&srel)?;
         let mut sink = Sink::new(&url, "", target.clone(), rw.partitioned_by.clone())?;
@@ -129,7 +173,10 @@ impl LakeBackend {
         if let Err(e) = written {
             self.root.remove_folder(&srel).await?;
             return Err(match e {
-                BackendError::CheckFailed { message } => BackendError::CheckFailed { message: message.replace("the table is untouched", "the original table is untouched") },
+                BackendError::CheckFailed { message } => BackendError::CheckFailed {
+                    message: message
+                        .replace("the table is untouched", "the original table is untouched"),
+                },
                 other => other,
             });
         }
@@ -143,26 +190,54 @@ impl LakeBackend {
             .with_columns(schema.fields().cloned())
             .with_partition_columns(rw.partitioned_by.clone())
             .with_actions(sink.adds().iter().cloned().map(DeltaAction::Add))
-            .with_commit_properties(self.run_props(run, step, vec![(STAGED_FROM.to_string(), Value::from(from))]))
+            .with_commit_properties(self.run_props(
+                run,
+                step,
+                vec![(STAGED_FROM.to_string(), Value::from(from))],
+            ))
             .await
             .map_err(delta_err)?;
-        let staging = deltalake::open_table(self.root.url(&srel)?).await.map_err(delta_err)?;
+        let staging = deltalake::open_table(self.root.url(&srel)?)
+            .await
+            .map_err(delta_err)?;
         if let Err(problem) = rewrite::check_staged(&staging, rw, &baseline).await {
-            return Err(BackendError::CheckFailed { message: format!("{problem}; the original table is untouched; the staging copy is kept at {at} to inspect") });
+            return Err(BackendError::CheckFailed {
+                message: format!(
+                    "{problem}; the original table is untouched; the staging copy is kept at {at} to inspect"
+                ),
+            });
         }
         failpoint("after-stage");
-        Ok(StepOutcome { detail: Some(format!("staged {} rows at {at} from version {from}, checked", baseline.rows)) })
+        Ok(StepOutcome {
+            detail: Some(format!(
+                "staged {} rows at {at} from version {from}, checked",
+                baseline.rows
+            )),
+        })
     }
 
     /// Replaces the table with the rewritten rows in one commit conditioned on
     /// the version they were read from; appends that land meanwhile are
     /// converted too and the commit tried again (bounded), anything else ends
     /// it with nothing committed.
-    async fn replace(&self, run: &TableRun, step: &Step, rw: &Rewrite, base: DeltaTable, first: FirstPass<'_>, progress: Progress<'_>) -> Result<StepOutcome, BackendError> {
+    async fn replace(
+        &self,
+        run: &TableRun,
+        step: &Step,
+        rw: &Rewrite,
+        base: DeltaTable,
+        first: FirstPass<'_>,
+        progress: Progress<'_>,
+    ) -> Result<StepOutcome, BackendError> {
         let t = &run.table;
         let target = rewrite::target_schema(rw, false)?;
         let schema = rewrite::target_struct(rw, false)?;
-        let config = base.snapshot().map_err(delta_err)?.metadata().configuration().clone();
+        let config = base
+            .snapshot()
+            .map_err(delta_err)?
+            .metadata()
+            .configuration()
+            .clone();
         let checks = Checks::for_table(&config, &target)?;
         let folder = rewrite::run_folder(&run.id);
         let folder_rel = run_rel(t, &run.id);
@@ -192,8 +267,13 @@ impl LakeBackend {
                     Ok(s) => s,
                     Err(e) => return Err(discard(untouched(e)).await),
                 };
-                if let Some(problem) = rewrite::compare(rw, &baseline, stats.rows, &stats.non_null, &stats.present) {
-                    return Err(discard(BackendError::CheckFailed { message: format!("{problem}; the table is untouched") }).await);
+                if let Some(problem) =
+                    rewrite::compare(rw, &baseline, stats.rows, &stats.non_null, &stats.present)
+                {
+                    return Err(discard(BackendError::CheckFailed {
+                        message: format!("{problem}; the table is untouched"),
+                    })
+                    .await);
                 }
                 stats.rows
             }
@@ -210,13 +290,23 @@ impl LakeBackend {
                     })
                     .await);
                 }
-                progress(&format!("replacing the table from {staged_rows} staged rows"));
+                progress(&format!(
+                    "replacing the table from {staged_rows} staged rows"
+                ));
                 let copy = rewrite::passthrough(rw);
-                let spec = StreamSpec { select: &copy, target: target.clone(), strict: true, converted: vec![], checks: &checks, crash_mid_stream: Some("during-replace") };
-                let stats = match rewrite::convert_into(staging, None, &spec, &mut sink, progress).await {
-                    Ok(s) => s,
-                    Err(e) => return Err(discard(untouched(e)).await),
+                let spec = StreamSpec {
+                    select: &copy,
+                    target: target.clone(),
+                    strict: true,
+                    converted: vec![],
+                    checks: &checks,
+                    crash_mid_stream: Some("during-replace"),
                 };
+                let stats =
+                    match rewrite::convert_into(staging, None, &spec, &mut sink, progress).await {
+                        Ok(s) => s,
+                        Err(e) => return Err(discard(untouched(e)).await),
+                    };
                 if stats.rows != original {
                     return Err(discard(BackendError::CheckFailed { message: format!("{} rows were copied from the staging copy, expected {original}; the table is untouched", stats.rows) }).await);
                 }
@@ -227,13 +317,31 @@ impl LakeBackend {
         let mut base = base;
         let mut caught_up = 0i64;
         for round in 0..=MAX_CATCH_UP_ROUNDS {
-            let read = base.version().unwrap_or(0) as u64;
-            match replace::commit(&base, &schema, &rw.partitioned_by, sink.adds(), self.run_props(run, step, vec![])).await {
+            let read = base.version().unwrap_or(0);
+            match replace::commit(
+                &base,
+                &schema,
+                &rw.partitioned_by,
+                sink.adds(),
+                self.run_props(run, step, vec![]),
+            )
+            .await
+            {
                 Ok(version) => {
                     failpoint("after-replace");
-                    let also = if caught_up > 0 { format!(", plus {caught_up} rows appended meanwhile ({round} catch-up rounds)") } else { String::new() };
+                    let also = if caught_up > 0 {
+                        format!(
+                            ", plus {caught_up} rows appended meanwhile ({round} catch-up rounds)"
+                        )
+                    } else {
+                        String::new()
+                    };
                     let from = if staged { "replaced from" } else { "rewrote" };
-                    return Ok(StepOutcome { detail: Some(format!("{from} {first_rows} rows{also}; committed as version {version}, read from version {read}")) });
+                    return Ok(StepOutcome {
+                        detail: Some(format!(
+                            "{from} {first_rows} rows{also}; committed as version {version}, read from version {read}"
+                        )),
+                    });
                 }
                 Err(NotCommitted::Failed(e)) => return Err(discard(e).await),
                 Err(NotCommitted::Moved) if round == MAX_CATCH_UP_ROUNDS => break,
@@ -249,7 +357,10 @@ impl LakeBackend {
                 }
                 Ok(Since::Appends { latest, adds }) => {
                     let newer = self.open_table_at(t, latest).await?;
-                    progress(&format!("{} files appended since version {read}: converting them too", adds.len()));
+                    progress(&format!(
+                        "{} files appended since version {read}: converting them too",
+                        adds.len()
+                    ));
                     let b = rewrite::baseline_of(&newer, Some(&adds), rw).await?;
                     // appended rows are converted as the first pass was: strictly when writing
                     // once, with safe casts and the stage's check when staged
@@ -261,12 +372,27 @@ impl LakeBackend {
                         checks: &checks,
                         crash_mid_stream: None,
                     };
-                    let stats = match rewrite::convert_into(&newer, Some(&adds), &spec, &mut sink, progress).await {
+                    let stats = match rewrite::convert_into(
+                        &newer,
+                        Some(&adds),
+                        &spec,
+                        &mut sink,
+                        progress,
+                    )
+                    .await
+                    {
                         Ok(s) => s,
                         Err(e) => return Err(discard(untouched(e)).await),
                     };
-                    if let Some(problem) = rewrite::compare(rw, &b, stats.rows, &stats.non_null, &stats.present) {
-                        return Err(discard(BackendError::CheckFailed { message: format!("rows appended meanwhile: {problem}; the table is untouched") }).await);
+                    if let Some(problem) =
+                        rewrite::compare(rw, &b, stats.rows, &stats.non_null, &stats.present)
+                    {
+                        return Err(discard(BackendError::CheckFailed {
+                            message: format!(
+                                "rows appended meanwhile: {problem}; the table is untouched"
+                            ),
+                        })
+                        .await);
                     }
                     caught_up += stats.rows;
                     base = newer;
@@ -284,9 +410,19 @@ impl LakeBackend {
     /// What interrupted runs left for this table: staging copies and rewritten
     /// files never committed. The run holding the table's lock right now is
     /// not interrupted, so its files are not listed.
-    pub(super) async fn leftovers(&self, t: &TableRef, table: &DeltaTable) -> Result<Vec<Leftover>, BackendError> {
+    pub(super) async fn leftovers(
+        &self,
+        t: &TableRef,
+        table: &DeltaTable,
+    ) -> Result<Vec<Leftover>, BackendError> {
         let staging_runs = self.root.folders_under(&staging_root(t)).await?;
-        let run_folders: Vec<String> = self.root.folders_under(&rel(t)).await?.into_iter().filter(|f| f.starts_with(RUN_FOLDER_PREFIX)).collect();
+        let run_folders: Vec<String> = self
+            .root
+            .folders_under(&rel(t))
+            .await?
+            .into_iter()
+            .filter(|f| f.starts_with(RUN_FOLDER_PREFIX))
+            .collect();
         if staging_runs.is_empty() && run_folders.is_empty() {
             return Ok(vec![]);
         }
@@ -307,10 +443,17 @@ impl LakeBackend {
         }
         if !run_folders.is_empty() {
             let snap = table.snapshot().map_err(delta_err)?;
-            let live: HashSet<String> = snap.log_data().iter().filter_map(|f| f.path().split('/').next().map(str::to_string)).collect();
+            let live: HashSet<String> = snap
+                .log_data()
+                .iter()
+                .filter_map(|f| f.path().split('/').next().map(str::to_string))
+                .collect();
             for folder in run_folders {
                 let run = folder.trim_start_matches(RUN_FOLDER_PREFIX).to_string();
-                if active.as_deref() == Some(run.as_str()) || live.contains(&folder) || self.committed(t, table, &run).await? {
+                if active.as_deref() == Some(run.as_str())
+                    || live.contains(&folder)
+                    || self.committed(t, table, &run).await?
+                {
                     continue;
                 }
                 let files = self.root.list_files(&run_rel(t, &run)).await?;
@@ -329,9 +472,19 @@ impl LakeBackend {
     /// Whether some commit of the table was written by `run` (its files then
     /// belong to the table's history, for time travel, until a VACUUM).
     /// Looks back only to the run's start; remembered once found.
-    async fn committed(&self, t: &TableRef, table: &DeltaTable, run: &str) -> Result<bool, BackendError> {
+    async fn committed(
+        &self,
+        t: &TableRef,
+        table: &DeltaTable,
+        run: &str,
+    ) -> Result<bool, BackendError> {
         let key = (t.clone(), run.to_string());
-        if self.committed_runs.lock().map(|c| c.contains(&key)).unwrap_or(false) {
+        if self
+            .committed_runs
+            .lock()
+            .map(|c| c.contains(&key))
+            .unwrap_or(false)
+        {
             return Ok(true);
         }
         let since = run_started_ms(run).unwrap_or(0);
@@ -352,26 +505,43 @@ impl LakeBackend {
     }
 
     /// Removes what the plan listed as left over, if it still is (read again under the lock).
-    pub(super) async fn remove_leftovers(&self, run: &TableRun) -> Result<StepOutcome, BackendError> {
+    pub(super) async fn remove_leftovers(
+        &self,
+        run: &TableRun,
+    ) -> Result<StepOutcome, BackendError> {
         let t = &run.table;
         let table = self.open_table(t).await?;
         let now = self.leftovers(t, &table).await?;
         let mut removed = Vec::new();
         for l in &now {
             match l.kind {
-                LeftoverKind::StagingCopy => self.root.remove_folder(&staging_rel(t, &l.run)).await?,
-                LeftoverKind::UncommittedFiles => self.root.remove_folder(&run_rel(t, &l.run)).await?,
+                LeftoverKind::StagingCopy => {
+                    self.root.remove_folder(&staging_rel(t, &l.run)).await?
+                }
+                LeftoverKind::UncommittedFiles => {
+                    self.root.remove_folder(&run_rel(t, &l.run)).await?
+                }
             }
             removed.push(format!("{} ({} files)", l.location, l.files));
         }
         self.root.remove_if_empty(&staging_root(t));
-        Ok(StepOutcome { detail: Some(if removed.is_empty() { "nothing was left over any more".into() } else { format!("removed {}", removed.join(", ")) }) })
+        Ok(StepOutcome {
+            detail: Some(if removed.is_empty() {
+                "nothing was left over any more".into()
+            } else {
+                format!("removed {}", removed.join(", "))
+            }),
+        })
     }
 }
 
 fn untouched(e: BackendError) -> BackendError {
     match e {
-        BackendError::CheckFailed { message } if !message.contains("untouched") => BackendError::CheckFailed { message: format!("{message}; the table is untouched") },
+        BackendError::CheckFailed { message } if !message.contains("untouched") => {
+            BackendError::CheckFailed {
+                message: format!("{message}; the table is untouched"),
+            }
+        }
         other => other,
     }
 }

@@ -11,13 +11,13 @@
 //! delete, an OPTIMIZE, a schema change) ends the replace: it is reported,
 //! nothing is committed, and the next apply plans against the new state.
 
+use deltalake::DeltaTable;
 use deltalake::kernel::transaction::{CommitBuilder, CommitProperties};
 use deltalake::kernel::{Action as DeltaAction, Add, Metadata, Protocol, StructType};
 use deltalake::protocol::{DeltaOperation, SaveMode};
-use deltalake::DeltaTable;
 use serde_json::Value;
 
-use super::{delta_err, BackendError};
+use super::{BackendError, delta_err};
 
 /// How often a replace converts appends that landed meanwhile and tries again.
 pub const MAX_CATCH_UP_ROUNDS: usize = 20;
@@ -38,33 +38,54 @@ pub async fn since(table: &DeltaTable, base: u64) -> Result<Since, BackendError>
     let mut adds = Vec::new();
     for v in base + 1..=latest {
         let Some(bytes) = store.read_commit_entry(v).await.map_err(delta_err)? else {
-            return Ok(Since::Other { version: v, what: "its commit file is missing".into() });
+            return Ok(Since::Other {
+                version: v,
+                what: "its commit file is missing".into(),
+            });
         };
         let text = String::from_utf8_lossy(&bytes);
         let mut operation = String::from("a commit");
         let mut other: Option<String> = None;
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
-            let action: Value = serde_json::from_str(line).map_err(|e| BackendError::Transient(format!("version {v} of the table is not valid JSON: {e}")))?;
-            let Some((kind, body)) = action.as_object().and_then(|o| o.iter().next()) else { continue };
+            let action: Value = serde_json::from_str(line).map_err(|e| {
+                BackendError::Transient(format!("version {v} of the table is not valid JSON: {e}"))
+            })?;
+            let Some((kind, body)) = action.as_object().and_then(|o| o.iter().next()) else {
+                continue;
+            };
             match kind.as_str() {
                 "commitInfo" => {
                     if let Some(op) = body.get("operation").and_then(Value::as_str) {
-                        operation = format!("{op} by {}", body.get("engineInfo").or(body.get("clientVersion")).and_then(Value::as_str).unwrap_or("another writer"));
+                        operation = format!(
+                            "{op} by {}",
+                            body.get("engineInfo")
+                                .or(body.get("clientVersion"))
+                                .and_then(Value::as_str)
+                                .unwrap_or("another writer")
+                        );
                     }
                 }
                 "txn" => {}
                 "add" => {
-                    let add: Add = serde_json::from_value(body.clone()).map_err(|e| BackendError::Transient(format!("version {v}: an add action cannot be read: {e}")))?;
+                    let add: Add = serde_json::from_value(body.clone()).map_err(|e| {
+                        BackendError::Transient(format!(
+                            "version {v}: an add action cannot be read: {e}"
+                        ))
+                    })?;
                     if add.deletion_vector.is_some() || !add.data_change {
                         other.get_or_insert_with(|| "it rearranged files (an add with a deletion vector or without data change)".into());
                     }
                     adds.push(add);
                 }
                 "remove" => {
-                    other.get_or_insert_with(|| "it removed files (a DELETE, UPDATE, MERGE, OPTIMIZE or overwrite)".into());
+                    other.get_or_insert_with(|| {
+                        "it removed files (a DELETE, UPDATE, MERGE, OPTIMIZE or overwrite)".into()
+                    });
                 }
                 "metaData" => {
-                    other.get_or_insert_with(|| "it changed the table's schema or properties".into());
+                    other.get_or_insert_with(|| {
+                        "it changed the table's schema or properties".into()
+                    });
                 }
                 "protocol" => {
                     other.get_or_insert_with(|| "it changed the table's protocol".into());
@@ -75,7 +96,10 @@ pub async fn since(table: &DeltaTable, base: u64) -> Result<Since, BackendError>
             }
         }
         if let Some(why) = other {
-            return Ok(Since::Other { version: v, what: format!("{operation}: {why}") });
+            return Ok(Since::Other {
+                version: v,
+                what: format!("{operation}: {why}"),
+            });
         }
     }
     Ok(Since::Appends { latest, adds })
@@ -92,11 +116,25 @@ pub enum NotCommitted {
 /// The metadata of the replace: the table's own (its id, description and
 /// configuration, CHECKs and owner marker included) with the new schema and
 /// partitioning, so nothing else is lost by the replace.
-fn replaced_metadata(base: &Metadata, schema: &StructType, partitioned_by: &[String]) -> Result<Metadata, BackendError> {
-    let mut value = serde_json::to_value(base).map_err(|e| BackendError::Refused { message: e.to_string() })?;
-    value["schemaString"] = Value::String(serde_json::to_string(schema).map_err(|e| BackendError::Refused { message: e.to_string() })?);
-    value["partitionColumns"] = Value::Array(partitioned_by.iter().cloned().map(Value::String).collect());
-    serde_json::from_value(value).map_err(|e| BackendError::Refused { message: format!("metadata: {e}") })
+fn replaced_metadata(
+    base: &Metadata,
+    schema: &StructType,
+    partitioned_by: &[String],
+) -> Result<Metadata, BackendError> {
+    let mut value = serde_json::to_value(base).map_err(|e| BackendError::Refused {
+        message: e.to_string(),
+    })?;
+    value["schemaString"] =
+        Value::String(
+            serde_json::to_string(schema).map_err(|e| BackendError::Refused {
+                message: e.to_string(),
+            })?,
+        );
+    value["partitionColumns"] =
+        Value::Array(partitioned_by.iter().cloned().map(Value::String).collect());
+    serde_json::from_value(value).map_err(|e| BackendError::Refused {
+        message: format!("metadata: {e}"),
+    })
 }
 
 /// Table features the new schema's types need: (feature, also a reader feature).
@@ -111,62 +149,126 @@ fn features_for(schema: &Value, out: &mut Vec<&'static str>) {
 }
 
 /// Writer features a legacy writer version implies (Delta protocol, "Table Features").
-const LEGACY_WRITER: &[(u64, &str)] =
-    &[(2, "appendOnly"), (2, "invariants"), (3, "checkConstraints"), (4, "changeDataFeed"), (4, "generatedColumns"), (5, "columnMapping"), (6, "identityColumns")];
+const LEGACY_WRITER: &[(u64, &str)] = &[
+    (2, "appendOnly"),
+    (2, "invariants"),
+    (3, "checkConstraints"),
+    (4, "changeDataFeed"),
+    (4, "generatedColumns"),
+    (5, "columnMapping"),
+    (6, "identityColumns"),
+];
 
 /// The protocol the replace needs when its schema uses a type the table's
 /// protocol does not allow yet (as delta-rs's own schema overwrite upgrades it).
-fn upgraded_protocol(protocol: &Protocol, schema: &StructType) -> Result<Option<Protocol>, BackendError> {
+fn upgraded_protocol(
+    protocol: &Protocol,
+    schema: &StructType,
+) -> Result<Option<Protocol>, BackendError> {
     let mut needed = Vec::new();
-    features_for(&serde_json::to_value(schema).unwrap_or_default(), &mut needed);
+    features_for(
+        &serde_json::to_value(schema).unwrap_or_default(),
+        &mut needed,
+    );
     needed.sort_unstable();
     needed.dedup();
-    let mut p = serde_json::to_value(protocol).map_err(|e| BackendError::Refused { message: e.to_string() })?;
-    let listed = |p: &Value, key: &str, f: &str| p.get(key).and_then(Value::as_array).is_some_and(|a| a.iter().any(|x| x.as_str() == Some(f)));
-    let missing: Vec<&str> = needed.into_iter().filter(|f| !listed(&p, "writerFeatures", f)).collect();
+    let mut p = serde_json::to_value(protocol).map_err(|e| BackendError::Refused {
+        message: e.to_string(),
+    })?;
+    let listed = |p: &Value, key: &str, f: &str| {
+        p.get(key)
+            .and_then(Value::as_array)
+            .is_some_and(|a| a.iter().any(|x| x.as_str() == Some(f)))
+    };
+    let missing: Vec<&str> = needed
+        .into_iter()
+        .filter(|f| !listed(&p, "writerFeatures", f))
+        .collect();
     if missing.is_empty() {
         return Ok(None);
     }
-    let reader = p.get("minReaderVersion").and_then(Value::as_u64).unwrap_or(1);
-    let writer = p.get("minWriterVersion").and_then(Value::as_u64).unwrap_or(2);
+    let reader = p
+        .get("minReaderVersion")
+        .and_then(Value::as_u64)
+        .unwrap_or(1);
+    let writer = p
+        .get("minWriterVersion")
+        .and_then(Value::as_u64)
+        .unwrap_or(2);
     if writer < 7 {
-        let implied: Vec<Value> = LEGACY_WRITER.iter().filter(|(v, _)| *v <= writer).map(|(_, f)| Value::from(*f)).collect();
+        let implied: Vec<Value> = LEGACY_WRITER
+            .iter()
+            .filter(|(v, _)| *v <= writer)
+            .map(|(_, f)| Value::from(*f))
+            .collect();
         p["writerFeatures"] = Value::Array(implied);
         p["minWriterVersion"] = Value::from(7);
     }
     if reader < 3 {
-        p["readerFeatures"] = Value::Array(if reader >= 2 { vec![Value::from("columnMapping")] } else { vec![] });
+        p["readerFeatures"] = Value::Array(if reader >= 2 {
+            vec![Value::from("columnMapping")]
+        } else {
+            vec![]
+        });
         p["minReaderVersion"] = Value::from(3);
     }
     for f in missing {
         for key in ["readerFeatures", "writerFeatures"] {
             if !listed(&p, key, f) {
-                p[key].as_array_mut().expect("set above").push(Value::from(f));
+                p[key]
+                    .as_array_mut()
+                    .expect("set above")
+                    .push(Value::from(f));
             }
         }
     }
-    serde_json::from_value(p).map(Some).map_err(|e| BackendError::Refused { message: format!("protocol: {e}") })
+    serde_json::from_value(p)
+        .map(Some)
+        .map_err(|e| BackendError::Refused {
+            message: format!("protocol: {e}"),
+        })
 }
 
 /// Commits the replace against `base`'s version, or reports that it moved.
-pub async fn commit(base: &DeltaTable, schema: &StructType, partitioned_by: &[String], adds: &[Add], props: CommitProperties) -> Result<u64, NotCommitted> {
+pub async fn commit(
+    base: &DeltaTable,
+    schema: &StructType,
+    partitioned_by: &[String],
+    adds: &[Add],
+    props: CommitProperties,
+) -> Result<u64, NotCommitted> {
     let fail = NotCommitted::Failed;
     let snap = base.snapshot().map_err(|e| fail(delta_err(e)))?;
-    let mut actions = vec![DeltaAction::Metadata(replaced_metadata(snap.metadata(), schema, partitioned_by).map_err(fail)?)];
+    let mut actions = vec![DeltaAction::Metadata(
+        replaced_metadata(snap.metadata(), schema, partitioned_by).map_err(fail)?,
+    )];
     if let Some(p) = upgraded_protocol(snap.protocol(), schema).map_err(fail)? {
         actions.push(DeltaAction::Protocol(p));
     }
-    actions.extend(snap.log_data().iter().map(|f| DeltaAction::Remove(f.remove_action(true))));
+    actions.extend(
+        snap.log_data()
+            .iter()
+            .map(|f| DeltaAction::Remove(f.remove_action(true))),
+    );
     actions.extend(adds.iter().cloned().map(DeltaAction::Add));
     let op = DeltaOperation::Write {
         mode: SaveMode::Overwrite,
-        partition_by: if partitioned_by.is_empty() { None } else { Some(partitioned_by.to_vec()) },
+        partition_by: if partitioned_by.is_empty() {
+            None
+        } else {
+            Some(partitioned_by.to_vec())
+        },
         predicate: None,
     };
-    let committed = CommitBuilder::from(props.with_max_retries(0)).with_actions(actions).build(Some(snap), base.log_store(), op).await;
+    let committed = CommitBuilder::from(props.with_max_retries(0))
+        .with_actions(actions)
+        .build(Some(snap), base.log_store(), op)
+        .await;
     match committed {
-        Ok(done) => Ok(done.version() as u64),
-        Err(deltalake::DeltaTableError::Transaction { source: deltalake::kernel::transaction::TransactionError::MaxCommitAttempts(_) })
+        Ok(done) => Ok(done.version()),
+        Err(deltalake::DeltaTableError::Transaction {
+            source: deltalake::kernel::transaction::TransactionError::MaxCommitAttempts(_),
+        })
         | Err(deltalake::DeltaTableError::VersionAlreadyExists(_)) => Err(NotCommitted::Moved),
         Err(e) => {
             // the same, in the words some versions use

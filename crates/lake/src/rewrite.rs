@@ -25,25 +25,28 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
-use deltalake::arrow::array::{new_null_array, Array, ArrayRef, AsArray, BooleanArray, Int64Array, LargeListArray, ListArray, StructArray};
-use deltalake::arrow::compute::{cast_with_options, CastOptions};
+use deltalake::DeltaTable;
+use deltalake::arrow::array::{
+    Array, ArrayRef, AsArray, BooleanArray, Int64Array, LargeListArray, ListArray, StructArray,
+    new_null_array,
+};
+use deltalake::arrow::compute::{CastOptions, cast_with_options};
 use deltalake::arrow::datatypes::{DataType as ArrowType, Field, Schema as ArrowSchema, SchemaRef};
 use deltalake::arrow::record_batch::RecordBatch;
 use deltalake::datafusion::common::{DFSchema, ScalarValue};
 use deltalake::datafusion::functions_aggregate::expr_fn::count;
-use deltalake::datafusion::logical_expr::{ident, lit, Expr};
+use deltalake::datafusion::logical_expr::{Expr, ident, lit};
 use deltalake::datafusion::physical_plan::PhysicalExpr;
 use deltalake::datafusion::prelude::{SessionConfig, SessionContext};
 use deltalake::kernel::engine::arrow_conversion::TryIntoArrow;
 use deltalake::kernel::{Add, StructType};
 use deltalake::writer::{DeltaWriter, RecordBatchWriter};
-use deltalake::DeltaTable;
 use futures::StreamExt;
 use url::Url;
 
-use delta_operator_core::model::delta_schema::struct_to_json;
-use super::{delta_err, BackendError, Progress};
+use super::{BackendError, Progress, delta_err};
 use delta_operator_backend::failpoint;
+use delta_operator_core::model::delta_schema::struct_to_json;
 use delta_operator_core::plan::steps::{Projection, Rewrite, Source};
 
 /// The folder inside a table that holds one run's rewritten files. Not hidden
@@ -58,7 +61,9 @@ pub fn run_folder(run: &str) -> String {
 const TARGET_FILE_SIZE: u64 = 128 * 1024 * 1024;
 
 fn df_err(e: impl fmt::Display) -> BackendError {
-    BackendError::Refused { message: e.to_string() }
+    BackendError::Refused {
+        message: e.to_string(),
+    }
 }
 
 /// A DataFusion session whose SQL keeps identifiers as written (Delta column
@@ -93,8 +98,14 @@ pub fn target_struct(rw: &Rewrite, relaxed: bool) -> Result<StructType, BackendE
 }
 
 /// A DataFrame over the table, or over only `files` of it.
-async fn frame(ctx: &SessionContext, table: &DeltaTable, files: Option<&[Add]>) -> Result<deltalake::datafusion::dataframe::DataFrame, BackendError> {
-    table.update_datafusion_session(&ctx.state()).map_err(delta_err)?;
+async fn frame(
+    ctx: &SessionContext,
+    table: &DeltaTable,
+    files: Option<&[Add]>,
+) -> Result<deltalake::datafusion::dataframe::DataFrame, BackendError> {
+    table
+        .update_datafusion_session(&ctx.state())
+        .map_err(delta_err)?;
     let builder = table.table_provider();
     let provider = match files {
         Some(f) => builder.with_adds(f.to_vec()).await,
@@ -105,16 +116,37 @@ async fn frame(ctx: &SessionContext, table: &DeltaTable, files: Option<&[Add]>) 
 }
 
 /// Counts over a table (or some of its files): rows, and non-NULL values of each column.
-async fn counts(table: &DeltaTable, files: Option<&[Add]>, columns: &[String]) -> Result<(i64, Vec<i64>), BackendError> {
+async fn counts(
+    table: &DeltaTable,
+    files: Option<&[Add]>,
+    columns: &[String],
+) -> Result<(i64, Vec<i64>), BackendError> {
     let ctx = session();
     let df = frame(&ctx, table, files).await?;
     let mut aggs = vec![count(lit(1)).alias("__rows")];
-    aggs.extend(columns.iter().enumerate().map(|(i, c)| count(ident(c)).alias(format!("__n{i}"))));
-    let batches = df.aggregate(vec![], aggs).map_err(df_err)?.collect().await.map_err(df_err)?;
+    aggs.extend(
+        columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| count(ident(c)).alias(format!("__n{i}"))),
+    );
+    let batches = df
+        .aggregate(vec![], aggs)
+        .map_err(df_err)?
+        .collect()
+        .await
+        .map_err(df_err)?;
     let at = |name: &str| -> i64 {
-        batches.first().and_then(|b| b.column_by_name(name)).and_then(|c| c.as_any().downcast_ref::<Int64Array>().map(|a| a.value(0))).unwrap_or(0)
+        batches
+            .first()
+            .and_then(|b| b.column_by_name(name))
+            .and_then(|c| c.as_any().downcast_ref::<Int64Array>().map(|a| a.value(0)))
+            .unwrap_or(0)
     };
-    Ok((at("__rows"), (0..columns.len()).map(|i| at(&format!("__n{i}"))).collect()))
+    Ok((
+        at("__rows"),
+        (0..columns.len()).map(|i| at(&format!("__n{i}"))).collect(),
+    ))
 }
 
 /// Rows in a table.
@@ -126,7 +158,11 @@ pub async fn row_count(table: &DeltaTable) -> Result<i64, BackendError> {
 /// for `using:` a live column of the same name. None: nothing to lose (new).
 fn baseline_column<'a>(p: &'a Projection, live: &ArrowSchema) -> Option<&'a str> {
     match &p.source {
-        Source::Using { .. } => live.fields().iter().any(|f| f.name() == &p.field.name).then_some(p.field.name.as_str()),
+        Source::Using { .. } => live
+            .fields()
+            .iter()
+            .any(|f| f.name() == &p.field.name)
+            .then_some(p.field.name.as_str()),
         s => s.from(),
     }
 }
@@ -141,37 +177,82 @@ pub struct Baseline {
 }
 
 /// Counts the original (all of it, or only `files`) for the check.
-pub async fn baseline_of(table: &DeltaTable, files: Option<&[Add]>, rw: &Rewrite) -> Result<Baseline, BackendError> {
-    let live: ArrowSchema = table.snapshot().map_err(delta_err)?.schema().as_ref().try_into_arrow().map_err(df_err)?;
-    let converted: Vec<(usize, String)> =
-        rw.columns.iter().enumerate().filter(|(_, p)| p.converts()).filter_map(|(i, p)| baseline_column(p, &live).map(|c| (i, c.to_string()))).collect();
+pub async fn baseline_of(
+    table: &DeltaTable,
+    files: Option<&[Add]>,
+    rw: &Rewrite,
+) -> Result<Baseline, BackendError> {
+    let live: ArrowSchema = table
+        .snapshot()
+        .map_err(delta_err)?
+        .schema()
+        .as_ref()
+        .try_into_arrow()
+        .map_err(df_err)?;
+    let converted: Vec<(usize, String)> = rw
+        .columns
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.converts())
+        .filter_map(|(i, p)| baseline_column(p, &live).map(|c| (i, c.to_string())))
+        .collect();
     let names: Vec<String> = converted.iter().map(|(_, c)| c.clone()).collect();
     let (rows, non_null) = counts(table, files, &names).await?;
-    Ok(Baseline { rows, converted: converted.into_iter().zip(non_null).map(|((i, c), n)| (i, c, n)).collect() })
+    Ok(Baseline {
+        rows,
+        converted: converted
+            .into_iter()
+            .zip(non_null)
+            .map(|((i, c), n)| (i, c, n))
+            .collect(),
+    })
 }
 
 /// Why the rewritten rows do not match the original, or None when they do.
-pub fn compare(rw: &Rewrite, before: &Baseline, rows: i64, non_null_after: &[i64], present_after: &[i64]) -> Option<String> {
+pub fn compare(
+    rw: &Rewrite,
+    before: &Baseline,
+    rows: i64,
+    non_null_after: &[i64],
+    present_after: &[i64],
+) -> Option<String> {
     if rows != before.rows {
-        return Some(format!("the rewritten rows number {rows} but the table has {}", before.rows));
+        return Some(format!(
+            "the rewritten rows number {rows} but the table has {}",
+            before.rows
+        ));
     }
     for (k, (i, from, n)) in before.converted.iter().enumerate() {
         let after = non_null_after[k];
         if after < *n {
             let p = &rw.columns[*i];
-            return Some(format!("converting {from} to {} ({}) would turn {} values into NULL", p.field.name, p.field.data_type, n - after));
+            return Some(format!(
+                "converting {from} to {} ({}) would turn {} values into NULL",
+                p.field.name,
+                p.field.data_type,
+                n - after
+            ));
         }
     }
     for (i, p) in rw.columns.iter().enumerate() {
         if !p.field.nullable && present_after[i] < rows {
-            return Some(format!("column {} is declared NOT NULL but {} rows would have no value", p.field.name, rows - present_after[i]));
+            return Some(format!(
+                "column {} is declared NOT NULL but {} rows would have no value",
+                p.field.name,
+                rows - present_after[i]
+            ));
         }
     }
     None
 }
 
 /// Converts one input array (the value a projection reads) to the target type.
-fn convert(input: &ArrayRef, source: &Source, to: &ArrowType, opts: &CastOptions) -> Result<ArrayRef, String> {
+fn convert(
+    input: &ArrayRef,
+    source: &Source,
+    to: &ArrowType,
+    opts: &CastOptions,
+) -> Result<ArrayRef, String> {
     match source {
         Source::Null => Ok(new_null_array(to, input.len())),
         Source::Copy { .. } | Source::Cast { .. } | Source::Using { .. } => {
@@ -182,40 +263,80 @@ fn convert(input: &ArrayRef, source: &Source, to: &ArrowType, opts: &CastOptions
             }
         }
         Source::Struct { fields, .. } => {
-            let s = input.as_struct_opt().ok_or_else(|| format!("expected a struct, read {}", input.data_type()))?;
-            let ArrowType::Struct(target) = to else { return Err(format!("expected a struct target, got {to}")) };
+            let s = input
+                .as_struct_opt()
+                .ok_or_else(|| format!("expected a struct, read {}", input.data_type()))?;
+            let ArrowType::Struct(target) = to else {
+                return Err(format!("expected a struct target, got {to}"));
+            };
             let mut children = Vec::with_capacity(fields.len());
             for (p, tf) in fields.iter().zip(target.iter()) {
                 let child = match p.source.from() {
                     None => new_null_array(tf.data_type(), s.len()),
                     Some(name) => {
                         // by NAME, never by position
-                        let idx = s.fields().iter().position(|f| f.name().eq_ignore_ascii_case(name)).ok_or_else(|| format!("no field {name} in the live struct"))?;
-                        convert(s.column(idx), &p.source, tf.data_type(), opts).map_err(|e| format!("{}: {e}", p.field.name))?
+                        let idx = s
+                            .fields()
+                            .iter()
+                            .position(|f| f.name().eq_ignore_ascii_case(name))
+                            .ok_or_else(|| format!("no field {name} in the live struct"))?;
+                        convert(s.column(idx), &p.source, tf.data_type(), opts)
+                            .map_err(|e| format!("{}: {e}", p.field.name))?
                     }
                 };
                 children.push(child);
             }
-            Ok(Arc::new(StructArray::try_new(target.clone(), children, s.nulls().cloned()).map_err(|e| e.to_string())?))
+            Ok(Arc::new(
+                StructArray::try_new(target.clone(), children, s.nulls().cloned())
+                    .map_err(|e| e.to_string())?,
+            ))
         }
         Source::Transform { fields, .. } => {
-            let element = Source::Struct { from: String::new(), fields: fields.clone() };
+            let element = Source::Struct {
+                from: String::new(),
+                fields: fields.clone(),
+            };
             match (input.data_type(), to) {
                 (ArrowType::List(_), ArrowType::List(tf)) => {
                     let l = input.as_list::<i32>();
                     let values = convert(l.values(), &element, tf.data_type(), opts)?;
-                    Ok(Arc::new(ListArray::try_new(tf.clone(), l.offsets().clone(), values, l.nulls().cloned()).map_err(|e| e.to_string())?))
+                    Ok(Arc::new(
+                        ListArray::try_new(
+                            tf.clone(),
+                            l.offsets().clone(),
+                            values,
+                            l.nulls().cloned(),
+                        )
+                        .map_err(|e| e.to_string())?,
+                    ))
                 }
                 (ArrowType::LargeList(_), ArrowType::LargeList(tf)) => {
                     let l = input.as_list::<i64>();
                     let values = convert(l.values(), &element, tf.data_type(), opts)?;
-                    Ok(Arc::new(LargeListArray::try_new(tf.clone(), l.offsets().clone(), values, l.nulls().cloned()).map_err(|e| e.to_string())?))
+                    Ok(Arc::new(
+                        LargeListArray::try_new(
+                            tf.clone(),
+                            l.offsets().clone(),
+                            values,
+                            l.nulls().cloned(),
+                        )
+                        .map_err(|e| e.to_string())?,
+                    ))
                 }
-                (ArrowType::List(_), ArrowType::LargeList(_)) | (ArrowType::LargeList(_), ArrowType::List(_)) => {
+                (ArrowType::List(_), ArrowType::LargeList(_))
+                | (ArrowType::LargeList(_), ArrowType::List(_)) => {
                     // the reader and the writer disagree on offsets: convert, then cast the list
                     let same_kind = match input.data_type() {
-                        ArrowType::List(_) => ArrowType::List(Arc::new(Field::new("element", list_element(to).clone(), true))),
-                        _ => ArrowType::LargeList(Arc::new(Field::new("element", list_element(to).clone(), true))),
+                        ArrowType::List(_) => ArrowType::List(Arc::new(Field::new(
+                            "element",
+                            list_element(to).clone(),
+                            true,
+                        ))),
+                        _ => ArrowType::LargeList(Arc::new(Field::new(
+                            "element",
+                            list_element(to).clone(),
+                            true,
+                        ))),
                     };
                     let mid = convert(input, source, &same_kind, opts)?;
                     cast_with_options(&mid, to, opts).map_err(|e| e.to_string())
@@ -242,20 +363,33 @@ pub struct Checks {
 impl Checks {
     /// From the table configuration's `delta.constraints.*` keys. A CHECK that no
     /// longer makes sense against the new schema refuses the rewrite.
-    pub fn for_table(configuration: &HashMap<String, String>, target: &SchemaRef) -> Result<Self, BackendError> {
+    pub fn for_table(
+        configuration: &HashMap<String, String>,
+        target: &SchemaRef,
+    ) -> Result<Self, BackendError> {
         let ctx = session();
         let state = ctx.state();
         let schema = DFSchema::try_from(target.as_ref().clone()).map_err(df_err)?;
         let mut checks = Vec::new();
-        let mut keys: Vec<_> = configuration.iter().filter_map(|(k, v)| k.strip_prefix("delta.constraints.").map(|n| (n.to_string(), v.clone()))).collect();
+        let mut keys: Vec<_> = configuration
+            .iter()
+            .filter_map(|(k, v)| {
+                k.strip_prefix("delta.constraints.")
+                    .map(|n| (n.to_string(), v.clone()))
+            })
+            .collect();
         keys.sort();
         for (name, sql) in keys {
-            let planned = state.create_logical_expr(&sql, &schema).and_then(|e| state.create_physical_expr(e, &schema));
+            let planned = state
+                .create_logical_expr(&sql, &schema)
+                .and_then(|e| state.create_physical_expr(e, &schema));
             match planned {
                 Ok(p) => checks.push((name, sql, p)),
                 Err(e) => {
                     return Err(BackendError::Refused {
-                        message: format!("CHECK {name} ({sql}) cannot be evaluated against the rewritten columns: {e}; nothing was changed. Drop or change the constraint in the spec together with this change"),
+                        message: format!(
+                            "CHECK {name} ({sql}) cannot be evaluated against the rewritten columns: {e}; nothing was changed. Drop or change the constraint in the spec together with this change"
+                        ),
                     });
                 }
             }
@@ -266,17 +400,23 @@ impl Checks {
     /// The first CHECK some row of the batch violates.
     fn violation(&self, batch: &RecordBatch) -> Option<String> {
         for (name, sql, expr) in &self.checks {
-            let result = expr.evaluate(batch).and_then(|v| v.into_array(batch.num_rows()));
+            let result = expr
+                .evaluate(batch)
+                .and_then(|v| v.into_array(batch.num_rows()));
             let failed = match result {
                 Ok(a) => match a.as_any().downcast_ref::<BooleanArray>() {
                     // NULL passes a CHECK, as in SQL
                     Some(b) => b.iter().filter(|v| *v == Some(false)).count(),
-                    None => return Some(format!("CHECK {name} ({sql}) is not a boolean expression")),
+                    None => {
+                        return Some(format!("CHECK {name} ({sql}) is not a boolean expression"));
+                    }
                 },
                 Err(e) => return Some(format!("CHECK {name} ({sql}) failed to evaluate: {e}")),
             };
             if failed > 0 {
-                return Some(format!("{failed} rewritten rows would violate CHECK {name} ({sql})"));
+                return Some(format!(
+                    "{failed} rewritten rows would violate CHECK {name} ({sql})"
+                ));
             }
         }
         None
@@ -294,9 +434,20 @@ pub struct Sink {
 
 impl Sink {
     /// A sink writing to `url`, which is `prefix` under the table root.
-    pub fn new(url: &Url, prefix: &str, schema: SchemaRef, partitions: Vec<String>) -> Result<Self, BackendError> {
-        let writer = RecordBatchWriter::try_new(url.as_str(), schema, Some(partitions), None).map_err(delta_err)?.with_target_file_size(TARGET_FILE_SIZE);
-        Ok(Sink { writer, prefix: prefix.trim_end_matches('/').to_string(), adds: Vec::new() })
+    pub fn new(
+        url: &Url,
+        prefix: &str,
+        schema: SchemaRef,
+        partitions: Vec<String>,
+    ) -> Result<Self, BackendError> {
+        let writer = RecordBatchWriter::try_new(url.as_str(), schema, Some(partitions), None)
+            .map_err(delta_err)?
+            .with_target_file_size(TARGET_FILE_SIZE);
+        Ok(Sink {
+            writer,
+            prefix: prefix.trim_end_matches('/').to_string(),
+            adds: Vec::new(),
+        })
     }
 
     async fn write(&mut self, batch: RecordBatch) -> Result<(), BackendError> {
@@ -345,7 +496,11 @@ pub struct StreamSpec<'a> {
 }
 
 /// The select list: each projection's value under the alias `__c<i>`.
-fn select_exprs(ctx: &SessionContext, schema: &DFSchema, select: &Rewrite) -> Result<Vec<Expr>, BackendError> {
+fn select_exprs(
+    ctx: &SessionContext,
+    schema: &DFSchema,
+    select: &Rewrite,
+) -> Result<Vec<Expr>, BackendError> {
     let state = ctx.state();
     select
         .columns
@@ -368,37 +523,79 @@ fn select_exprs(ctx: &SessionContext, schema: &DFSchema, select: &Rewrite) -> Re
 /// Streams the rows of `source` (all of it, or only `files`) through the
 /// projection into `sink`, checking CHECK constraints and NOT NULL on every
 /// batch. Returns the counts; nothing is committed here.
-pub async fn convert_into(source: &DeltaTable, files: Option<&[Add]>, spec: &StreamSpec<'_>, sink: &mut Sink, progress: Progress<'_>) -> Result<StreamStats, BackendError> {
+pub async fn convert_into(
+    source: &DeltaTable,
+    files: Option<&[Add]>,
+    spec: &StreamSpec<'_>,
+    sink: &mut Sink,
+    progress: Progress<'_>,
+) -> Result<StreamStats, BackendError> {
     let ctx = session();
     let df = frame(&ctx, source, files).await?;
     let exprs = select_exprs(&ctx, df.schema(), spec.select)?;
-    let df = df.select(exprs).map_err(|e| BackendError::CheckFailed { message: format!("the projection failed, the table is untouched: {e}") })?;
-    let mut input = df.execute_stream().await.map_err(|e| BackendError::CheckFailed { message: format!("reading the table failed, the table is untouched: {e}") })?;
-    let opts = CastOptions { safe: !spec.strict, ..Default::default() };
-    let mut stats = StreamStats { non_null: vec![0; spec.converted.len()], present: vec![0; spec.select.columns.len()], ..Default::default() };
+    let df = df.select(exprs).map_err(|e| BackendError::CheckFailed {
+        message: format!("the projection failed, the table is untouched: {e}"),
+    })?;
+    let mut input = df
+        .execute_stream()
+        .await
+        .map_err(|e| BackendError::CheckFailed {
+            message: format!("reading the table failed, the table is untouched: {e}"),
+        })?;
+    let opts = CastOptions {
+        safe: !spec.strict,
+        ..Default::default()
+    };
+    let mut stats = StreamStats {
+        non_null: vec![0; spec.converted.len()],
+        present: vec![0; spec.select.columns.len()],
+        ..Default::default()
+    };
     let mut batches = 0usize;
     let mut last_report = std::time::Instant::now();
     while let Some(batch) = input.next().await {
         batches += 1;
-        if batches == 2 {
-            if let Some(fp) = spec.crash_mid_stream {
-                failpoint(fp);
-            }
+        if batches == 2
+            && let Some(fp) = spec.crash_mid_stream
+        {
+            failpoint(fp);
         }
-        let batch = batch.map_err(|e| BackendError::CheckFailed { message: format!("reading the table failed, the table is untouched: {e}") })?;
+        let batch = batch.map_err(|e| BackendError::CheckFailed {
+            message: format!("reading the table failed, the table is untouched: {e}"),
+        })?;
         let mut columns = Vec::with_capacity(spec.select.columns.len());
-        for (i, (p, tf)) in spec.select.columns.iter().zip(spec.target.fields().iter()).enumerate() {
+        for (i, (p, tf)) in spec
+            .select
+            .columns
+            .iter()
+            .zip(spec.target.fields().iter())
+            .enumerate()
+        {
             // by alias, never by position
-            let input = batch.column_by_name(&format!("__c{i}")).ok_or_else(|| df_err(format!("the projection lost column __c{i}")))?;
-            let converted = convert(input, &p.source, tf.data_type(), &opts).map_err(|e| BackendError::CheckFailed {
-                message: format!("column {} cannot be converted to {}: {e}; the table is untouched", p.field.name, p.field.data_type),
+            let input = batch
+                .column_by_name(&format!("__c{i}"))
+                .ok_or_else(|| df_err(format!("the projection lost column __c{i}")))?;
+            let converted = convert(input, &p.source, tf.data_type(), &opts).map_err(|e| {
+                BackendError::CheckFailed {
+                    message: format!(
+                        "column {} cannot be converted to {}: {e}; the table is untouched",
+                        p.field.name, p.field.data_type
+                    ),
+                }
             })?;
             columns.push(converted);
         }
-        let out = RecordBatch::try_new(spec.target.clone(), columns)
-            .map_err(|e| BackendError::CheckFailed { message: format!("{e} (a column declared NOT NULL has NULLs); the table is untouched") })?;
+        let out = RecordBatch::try_new(spec.target.clone(), columns).map_err(|e| {
+            BackendError::CheckFailed {
+                message: format!(
+                    "{e} (a column declared NOT NULL has NULLs); the table is untouched"
+                ),
+            }
+        })?;
         if let Some(v) = spec.checks.violation(&out) {
-            return Err(BackendError::CheckFailed { message: format!("{v}; the table is untouched") });
+            return Err(BackendError::CheckFailed {
+                message: format!("{v}; the table is untouched"),
+            });
         }
         stats.rows += out.num_rows() as i64;
         for (k, i) in spec.converted.iter().enumerate() {
@@ -418,10 +615,20 @@ pub async fn convert_into(source: &DeltaTable, files: Option<&[Add]>, spec: &Str
 }
 
 /// Counts of a staged copy, checked against the original's baseline.
-pub async fn check_staged(staging: &DeltaTable, rw: &Rewrite, before: &Baseline) -> Result<(), String> {
-    let mut names: Vec<String> = before.converted.iter().map(|(i, _, _)| rw.columns[*i].field.name.clone()).collect();
+pub async fn check_staged(
+    staging: &DeltaTable,
+    rw: &Rewrite,
+    before: &Baseline,
+) -> Result<(), String> {
+    let mut names: Vec<String> = before
+        .converted
+        .iter()
+        .map(|(i, _, _)| rw.columns[*i].field.name.clone())
+        .collect();
     names.extend(rw.columns.iter().map(|p| p.field.name.clone()));
-    let (rows, n) = counts(staging, None, &names).await.map_err(|e| e.to_string())?;
+    let (rows, n) = counts(staging, None, &names)
+        .await
+        .map_err(|e| e.to_string())?;
     let (conv, present) = n.split_at(before.converted.len());
     match compare(rw, before, rows, conv, present) {
         Some(p) => Err(p),
@@ -433,7 +640,16 @@ pub async fn check_staged(staging: &DeltaTable, rw: &Rewrite, before: &Baseline)
 /// (reading the staging copy back).
 pub fn passthrough(rw: &Rewrite) -> Rewrite {
     Rewrite {
-        columns: rw.columns.iter().map(|p| Projection { field: p.field.clone(), source: Source::Copy { from: p.field.name.clone() } }).collect(),
+        columns: rw
+            .columns
+            .iter()
+            .map(|p| Projection {
+                field: p.field.clone(),
+                source: Source::Copy {
+                    from: p.field.name.clone(),
+                },
+            })
+            .collect(),
         partitioned_by: rw.partitioned_by.clone(),
         drops: vec![],
     }

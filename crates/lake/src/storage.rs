@@ -6,8 +6,8 @@
 use std::path::PathBuf;
 
 use deltalake::{ObjectStore, Path as StorePath};
-use object_store::ObjectStoreExt;
 use futures::TryStreamExt;
+use object_store::ObjectStoreExt;
 use url::Url;
 
 use delta_operator_backend::BackendError;
@@ -26,7 +26,9 @@ impl Root {
     /// A local path, a file:// URL, or an object-store URL this binary supports.
     pub fn parse(root: &str) -> Result<Self, BackendError> {
         let local = match Url::parse(root) {
-            Ok(u) if u.scheme() == "file" => u.to_file_path().map_err(|_| BackendError::Config(format!("bad file URL '{root}'")))?,
+            Ok(u) if u.scheme() == "file" => u
+                .to_file_path()
+                .map_err(|_| BackendError::Config(format!("bad file URL '{root}'")))?,
             Ok(u) if u.scheme() == "s3" || u.scheme() == "s3a" => {
                 deltalake::aws::register_handlers(None);
                 let mut u = u;
@@ -47,10 +49,14 @@ impl Root {
         // first write creates the folders it needs
         let local = match local.canonicalize() {
             Ok(p) => p,
-            Err(_) => std::path::absolute(&local).map_err(|e| BackendError::Config(format!("lake root {}: {e}", local.display())))?,
+            Err(_) => std::path::absolute(&local)
+                .map_err(|e| BackendError::Config(format!("lake root {}: {e}", local.display())))?,
         };
         if local.exists() && !local.is_dir() {
-            return Err(BackendError::Config(format!("lake root {} is a file, not a folder", local.display())));
+            return Err(BackendError::Config(format!(
+                "lake root {} is a file, not a folder",
+                local.display()
+            )));
         }
         Ok(Root::Local(local))
     }
@@ -67,9 +73,13 @@ impl Root {
         match self {
             Root::Local(p) => {
                 let dir = p.join(rel);
-                Url::from_directory_path(&dir).map_err(|_| BackendError::Config(format!("not a usable path: {}", dir.display())))
+                Url::from_directory_path(&dir).map_err(|_| {
+                    BackendError::Config(format!("not a usable path: {}", dir.display()))
+                })
             }
-            Root::Remote(u) => u.join(&format!("{rel}/")).map_err(|e| BackendError::Config(e.to_string())),
+            Root::Remote(u) => u
+                .join(&format!("{rel}/"))
+                .map_err(|e| BackendError::Config(e.to_string())),
         }
     }
 
@@ -77,7 +87,8 @@ impl Root {
     pub fn url_for_write(&self, rel: &str) -> Result<Url, BackendError> {
         if let Root::Local(p) = self {
             let dir = p.join(rel);
-            std::fs::create_dir_all(&dir).map_err(|e| transient(format!("{}: {e}", dir.display())))?;
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| transient(format!("{}: {e}", dir.display())))?;
         }
         self.url(rel)
     }
@@ -92,13 +103,20 @@ impl Root {
 
     /// The object store, already scoped to the root (delta-rs wraps it in a prefix store).
     fn store(&self) -> Result<(std::sync::Arc<dyn ObjectStore>, String), BackendError> {
-        let Root::Remote(u) = self else { unreachable!("only remote roots use the object store") };
-        let store = deltalake::logstore::store_for(u, std::iter::empty::<(String, String)>()).map_err(|e| BackendError::Config(e.to_string()))?;
+        let Root::Remote(u) = self else {
+            unreachable!("only remote roots use the object store")
+        };
+        let store = deltalake::logstore::store_for(u, std::iter::empty::<(String, String)>())
+            .map_err(|e| BackendError::Config(e.to_string()))?;
         Ok((store, String::new()))
     }
 
     fn key(prefix: &str, rel: &str) -> StorePath {
-        StorePath::from(if prefix.is_empty() { rel.to_string() } else { format!("{prefix}/{rel}") })
+        StorePath::from(if prefix.is_empty() {
+            rel.to_string()
+        } else {
+            format!("{prefix}/{rel}")
+        })
     }
 
     /// True when `rel` holds a Delta table (a `_delta_log` with something in it).
@@ -108,7 +126,12 @@ impl Root {
             Root::Remote(_) => {
                 let (store, prefix) = self.store()?;
                 let log = Self::key(&prefix, &format!("{rel}/_delta_log"));
-                Ok(store.list(Some(&log)).try_next().await.map_err(transient)?.is_some())
+                Ok(store
+                    .list(Some(&log))
+                    .try_next()
+                    .await
+                    .map_err(transient)?
+                    .is_some())
             }
         }
     }
@@ -118,7 +141,9 @@ impl Root {
         let mut out = Vec::new();
         match self {
             Root::Local(p) => {
-                let Ok(rd) = std::fs::read_dir(p.join(rel)) else { return Ok(out) };
+                let Ok(rd) = std::fs::read_dir(p.join(rel)) else {
+                    return Ok(out);
+                };
                 for e in rd.flatten() {
                     if e.path().join("_delta_log").is_dir() {
                         out.push(e.file_name().to_string_lossy().to_string());
@@ -127,9 +152,14 @@ impl Root {
             }
             Root::Remote(_) => {
                 let (store, prefix) = self.store()?;
-                let listing = store.list_with_delimiter(Some(&Self::key(&prefix, rel))).await.map_err(transient)?;
+                let listing = store
+                    .list_with_delimiter(Some(&Self::key(&prefix, rel)))
+                    .await
+                    .map_err(transient)?;
                 for dir in listing.common_prefixes {
-                    let Some(name) = dir.filename().map(str::to_string) else { continue };
+                    let Some(name) = dir.filename().map(str::to_string) else {
+                        continue;
+                    };
                     if self.is_table(&format!("{rel}/{name}")).await? {
                         out.push(name);
                     }
@@ -146,16 +176,30 @@ impl Root {
             Root::Local(p) => {
                 let (a, b) = (p.join(from), p.join(to));
                 std::fs::create_dir_all(b.parent().expect("has a parent")).map_err(transient)?;
-                std::fs::rename(&a, &b).map_err(|e| transient(format!("moving {} to {}: {e}", a.display(), b.display())))
+                std::fs::rename(&a, &b).map_err(|e| {
+                    transient(format!("moving {} to {}: {e}", a.display(), b.display()))
+                })
             }
             Root::Remote(_) => {
                 let (store, prefix) = self.store()?;
                 let src = Self::key(&prefix, from);
-                let objects: Vec<_> = store.list(Some(&src)).try_collect().await.map_err(transient)?;
+                let objects: Vec<_> = store
+                    .list(Some(&src))
+                    .try_collect()
+                    .await
+                    .map_err(transient)?;
                 // copy every object first: the table is intact until all copies exist
                 for o in &objects {
-                    let rest = o.location.as_ref().strip_prefix(src.as_ref()).unwrap_or(o.location.as_ref()).trim_start_matches('/');
-                    store.copy(&o.location, &Self::key(&prefix, &format!("{to}/{rest}"))).await.map_err(transient)?;
+                    let rest = o
+                        .location
+                        .as_ref()
+                        .strip_prefix(src.as_ref())
+                        .unwrap_or(o.location.as_ref())
+                        .trim_start_matches('/');
+                    store
+                        .copy(&o.location, &Self::key(&prefix, &format!("{to}/{rest}")))
+                        .await
+                        .map_err(transient)?;
                 }
                 for o in &objects {
                     store.delete(&o.location).await.map_err(transient)?;
@@ -171,13 +215,18 @@ impl Root {
             Root::Local(p) => {
                 let dir = p.join(rel);
                 if dir.exists() {
-                    std::fs::remove_dir_all(&dir).map_err(|e| transient(format!("{}: {e}", dir.display())))?;
+                    std::fs::remove_dir_all(&dir)
+                        .map_err(|e| transient(format!("{}: {e}", dir.display())))?;
                 }
                 Ok(())
             }
             Root::Remote(_) => {
                 let (store, prefix) = self.store()?;
-                let objects: Vec<_> = store.list(Some(&Self::key(&prefix, rel))).try_collect().await.map_err(transient)?;
+                let objects: Vec<_> = store
+                    .list(Some(&Self::key(&prefix, rel)))
+                    .try_collect()
+                    .await
+                    .map_err(transient)?;
                 for o in objects {
                     store.delete(&o.location).await.map_err(transient)?;
                 }
@@ -194,7 +243,9 @@ impl Root {
                 let base = p.join(rel);
                 let mut stack = vec![base.clone()];
                 while let Some(dir) = stack.pop() {
-                    let Ok(rd) = std::fs::read_dir(&dir) else { continue };
+                    let Ok(rd) = std::fs::read_dir(&dir) else {
+                        continue;
+                    };
                     for e in rd.flatten() {
                         let path = e.path();
                         let Ok(md) = e.metadata() else { continue };
@@ -209,9 +260,19 @@ impl Root {
             Root::Remote(_) => {
                 let (store, prefix) = self.store()?;
                 let base = Self::key(&prefix, rel);
-                let objects: Vec<_> = store.list(Some(&base)).try_collect().await.map_err(transient)?;
+                let objects: Vec<_> = store
+                    .list(Some(&base))
+                    .try_collect()
+                    .await
+                    .map_err(transient)?;
                 for o in objects {
-                    let rest = o.location.as_ref().strip_prefix(base.as_ref()).unwrap_or(o.location.as_ref()).trim_start_matches('/').to_string();
+                    let rest = o
+                        .location
+                        .as_ref()
+                        .strip_prefix(base.as_ref())
+                        .unwrap_or(o.location.as_ref())
+                        .trim_start_matches('/')
+                        .to_string();
                     out.push((rest, o.size));
                 }
             }
@@ -225,7 +286,9 @@ impl Root {
         let mut out = Vec::new();
         match self {
             Root::Local(p) => {
-                let Ok(rd) = std::fs::read_dir(p.join(rel)) else { return Ok(out) };
+                let Ok(rd) = std::fs::read_dir(p.join(rel)) else {
+                    return Ok(out);
+                };
                 for e in rd.flatten() {
                     if e.file_type().is_ok_and(|t| t.is_dir()) {
                         out.push(e.file_name().to_string_lossy().to_string());
@@ -234,8 +297,16 @@ impl Root {
             }
             Root::Remote(_) => {
                 let (store, prefix) = self.store()?;
-                let listing = store.list_with_delimiter(Some(&Self::key(&prefix, rel))).await.map_err(transient)?;
-                out.extend(listing.common_prefixes.iter().filter_map(|d| d.filename().map(str::to_string)));
+                let listing = store
+                    .list_with_delimiter(Some(&Self::key(&prefix, rel)))
+                    .await
+                    .map_err(transient)?;
+                out.extend(
+                    listing
+                        .common_prefixes
+                        .iter()
+                        .filter_map(|d| d.filename().map(str::to_string)),
+                );
             }
         }
         out.sort();
@@ -270,11 +341,18 @@ impl Root {
                 use std::io::Write;
                 let path = p.join(rel);
                 if let Some(parent) = path.parent() {
-                    std::fs::create_dir_all(parent).map_err(|e| transient(format!("{}: {e}", parent.display())))?;
+                    std::fs::create_dir_all(parent)
+                        .map_err(|e| transient(format!("{}: {e}", parent.display())))?;
                 }
-                match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+                match std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(&path)
+                {
                     Ok(mut f) => {
-                        f.write_all(bytes).and_then(|_| f.sync_all()).map_err(|e| transient(format!("{}: {e}", path.display())))?;
+                        f.write_all(bytes)
+                            .and_then(|_| f.sync_all())
+                            .map_err(|e| transient(format!("{}: {e}", path.display())))?;
                         Ok(true)
                     }
                     Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
@@ -283,10 +361,19 @@ impl Root {
             }
             Root::Remote(_) => {
                 let (store, prefix) = self.store()?;
-                let opts = object_store::PutOptions { mode: object_store::PutMode::Create, ..Default::default() };
-                match store.put_opts(&Self::key(&prefix, rel), bytes.to_vec().into(), opts).await {
+                let opts = object_store::PutOptions {
+                    mode: object_store::PutMode::Create,
+                    ..Default::default()
+                };
+                match store
+                    .put_opts(&Self::key(&prefix, rel), bytes.to_vec().into(), opts)
+                    .await
+                {
                     Ok(_) => Ok(true),
-                    Err(object_store::Error::AlreadyExists { .. } | object_store::Error::Precondition { .. }) => Ok(false),
+                    Err(
+                        object_store::Error::AlreadyExists { .. }
+                        | object_store::Error::Precondition { .. },
+                    ) => Ok(false),
                     Err(e) => Err(transient(e)),
                 }
             }

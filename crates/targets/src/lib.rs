@@ -26,7 +26,9 @@ impl AnyBackend {
                     None => lake,
                 }))
             }
-            (None, Some(d)) => Ok(AnyBackend::Databricks(databricks::DatabricksBackend::from_target(d)?)),
+            (None, Some(d)) => Ok(AnyBackend::Databricks(
+                databricks::DatabricksBackend::from_target(d)?,
+            )),
             (None, None) => Err(BackendError::Config("the target names no backend".into())),
         }
     }
@@ -35,7 +37,12 @@ impl AnyBackend {
     pub fn waiting_for(&self) -> Option<String> {
         match self {
             AnyBackend::Lake(_) => None,
-            AnyBackend::Databricks(d) => d.client().warehouse_waiting().map(|state| format!("warehouse {} is starting ({state})", d.client().config().warehouse_id)),
+            AnyBackend::Databricks(d) => d.client().warehouse_waiting().map(|state| {
+                format!(
+                    "warehouse {} is starting ({state})",
+                    d.client().config().warehouse_id
+                )
+            }),
         }
     }
 
@@ -70,7 +77,11 @@ impl Backend for AnyBackend {
         }
     }
 
-    async fn begin(&self, table: &TableRef, wait: std::time::Duration) -> Result<TableRun, BackendError> {
+    async fn begin(
+        &self,
+        table: &TableRef,
+        wait: std::time::Duration,
+    ) -> Result<TableRun, BackendError> {
         match self {
             AnyBackend::Lake(b) => b.begin(table, wait).await,
             AnyBackend::Databricks(b) => b.begin(table, wait).await,
@@ -84,7 +95,12 @@ impl Backend for AnyBackend {
         }
     }
 
-    async fn run(&self, run: &TableRun, step: &Step, progress: Progress<'_>) -> Result<StepOutcome, BackendError> {
+    async fn run(
+        &self,
+        run: &TableRun,
+        step: &Step,
+        progress: Progress<'_>,
+    ) -> Result<StepOutcome, BackendError> {
         match self {
             AnyBackend::Lake(b) => b.run(run, step, progress).await,
             AnyBackend::Databricks(b) => b.run(run, step, progress).await,

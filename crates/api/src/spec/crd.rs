@@ -375,7 +375,12 @@ pub fn with_status_default(
 ) -> k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition {
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSON;
     for v in &mut crd.spec.versions {
-        let status = v.schema.as_mut().and_then(|s| s.open_api_v3_schema.as_mut()).and_then(|s| s.properties.as_mut()).and_then(|p| p.get_mut("status"));
+        let status = v
+            .schema
+            .as_mut()
+            .and_then(|s| s.open_api_v3_schema.as_mut())
+            .and_then(|s| s.properties.as_mut())
+            .and_then(|p| p.get_mut("status"));
         if let Some(status) = status {
             status.default = Some(JSON(serde_json::json!({"observedGeneration": 0})));
         }
@@ -384,7 +389,12 @@ pub fn with_status_default(
 }
 
 /// Both CRDs as installed: DeltaSchema, then DeltaTable.
-pub fn all() -> Vec<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> {
+pub fn all()
+-> Vec<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition>
+{
     use kube::CustomResourceExt;
-    vec![with_status_default(DeltaSchema::crd()), with_status_default(DeltaTable::crd())]
+    vec![
+        with_status_default(DeltaSchema::crd()),
+        with_status_default(DeltaTable::crd()),
+    ]
 }

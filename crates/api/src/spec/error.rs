@@ -20,8 +20,18 @@ pub struct SpecError {
 }
 
 impl SpecError {
-    pub fn new(path: impl Into<String>, message: impl Into<String>, fix: impl Into<String>) -> Self {
-        SpecError { file: String::new(), resource: None, path: path.into(), message: message.into(), fix: fix.into() }
+    pub fn new(
+        path: impl Into<String>,
+        message: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> Self {
+        SpecError {
+            file: String::new(),
+            resource: None,
+            path: path.into(),
+            message: message.into(),
+            fix: fix.into(),
+        }
     }
 
     pub fn in_file(mut self, file: &str, resource: Option<&str>) -> Self {
@@ -38,7 +48,12 @@ impl fmt::Display for SpecError {
         if let Some(r) = &self.resource {
             write!(f, ": {}", printable(r))?;
         }
-        write!(f, ": {}: {}", printable(&self.path), printable(&self.message))?;
+        write!(
+            f,
+            ": {}: {}",
+            printable(&self.path),
+            printable(&self.message)
+        )?;
         if !self.fix.is_empty() {
             write!(f, "\n    fix: {}", printable(&self.fix))?;
         }

@@ -31,14 +31,25 @@ pub fn parse_using(text: &str) -> Result<UsingExpr, String> {
         return Err("is empty".into());
     }
     if text.len() > MAX_EXPRESSION_BYTES {
-        return Err(format!("is {} bytes long; the limit is {MAX_EXPRESSION_BYTES}", text.len()));
+        return Err(format!(
+            "is {} bytes long; the limit is {MAX_EXPRESSION_BYTES}",
+            text.len()
+        ));
     }
     let dialect = GenericDialect {};
-    let mut parser = Parser::new(&dialect).with_recursion_limit(RECURSION_LIMIT).try_with_sql(text).map_err(|e| format!("is not SQL: {e}"))?;
-    let expr = parser.parse_expr().map_err(|e| format!("is not one SQL expression: {e}"))?;
+    let mut parser = Parser::new(&dialect)
+        .with_recursion_limit(RECURSION_LIMIT)
+        .try_with_sql(text)
+        .map_err(|e| format!("is not SQL: {e}"))?;
+    let expr = parser
+        .parse_expr()
+        .map_err(|e| format!("is not one SQL expression: {e}"))?;
     let next = parser.peek_token();
     if next.token != Token::EOF {
-        return Err(format!("is more than one expression: '{}' follows it (a `using:` holds exactly one expression, without AS or a trailing comma)", next.token));
+        return Err(format!(
+            "is more than one expression: '{}' follows it (a `using:` holds exactly one expression, without AS or a trailing comma)",
+            next.token
+        ));
     }
     let mut v = Columns::default();
     if let ControlFlow::Break(why) = expr.visit(&mut v) {
@@ -50,7 +61,10 @@ pub fn parse_using(text: &str) -> Result<UsingExpr, String> {
             columns.push(c);
         }
     }
-    Ok(UsingExpr { sql: expr.to_string(), columns })
+    Ok(UsingExpr {
+        sql: expr.to_string(),
+        columns,
+    })
 }
 
 /// Collects column references, and stops at what a row expression cannot hold.
@@ -64,9 +78,18 @@ impl Visitor for Columns {
 
     fn pre_visit_expr(&mut self, expr: &Expr) -> ControlFlow<String> {
         match expr {
-            Expr::Subquery(_) | Expr::Exists { .. } | Expr::InSubquery { .. } => ControlFlow::Break("holds a subquery; it may only read the row's own columns".into()),
-            Expr::Wildcard(_) | Expr::QualifiedWildcard(_, _) => ControlFlow::Break("holds '*'; name the columns it reads".into()),
-            Expr::Function(f) if f.over.is_some() => ControlFlow::Break(format!("holds the window function {}; it may only read the row's own columns", f.name)),
+            Expr::Subquery(_) | Expr::Exists { .. } | Expr::InSubquery { .. } => {
+                ControlFlow::Break(
+                    "holds a subquery; it may only read the row's own columns".into(),
+                )
+            }
+            Expr::Wildcard(_) | Expr::QualifiedWildcard(_, _) => {
+                ControlFlow::Break("holds '*'; name the columns it reads".into())
+            }
+            Expr::Function(f) if f.over.is_some() => ControlFlow::Break(format!(
+                "holds the window function {}; it may only read the row's own columns",
+                f.name
+            )),
             Expr::Identifier(id) => {
                 self.columns.push(id.value.clone());
                 ControlFlow::Continue(())
@@ -121,7 +144,11 @@ mod tests {
             assert!(parse_using(bad).is_err(), "{bad:?} was accepted");
         }
         // deep nesting within the size limit stops at the parser's recursion limit
-        assert!(parse_using(&format!("{}1{}", "(".repeat(2000), ")".repeat(2000))).unwrap_err().contains("not one SQL expression"));
+        assert!(
+            parse_using(&format!("{}1{}", "(".repeat(2000), ")".repeat(2000)))
+                .unwrap_err()
+                .contains("not one SQL expression")
+        );
         assert!(parse_using(&"a+".repeat(3000)).is_err());
     }
 }

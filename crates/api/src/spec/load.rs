@@ -30,7 +30,11 @@ pub struct Loaded<T> {
 
 impl<T: kube::Resource<DynamicType = ()>> Loaded<T> {
     pub fn namespace(&self) -> String {
-        self.resource.meta().namespace.clone().unwrap_or_else(|| DEFAULT_NAMESPACE.to_string())
+        self.resource
+            .meta()
+            .namespace
+            .clone()
+            .unwrap_or_else(|| DEFAULT_NAMESPACE.to_string())
     }
     pub fn name(&self) -> String {
         self.resource.meta().name.clone().unwrap_or_default()
@@ -69,7 +73,14 @@ pub fn load_paths(paths: &[PathBuf]) -> (Manifests, Vec<SpecError>) {
         }
         match std::fs::read_to_string(&file) {
             Ok(text) => load_str(&label, &text, &mut out, &mut errors),
-            Err(e) => errors.push(SpecError::new("", format!("cannot read: {e}"), "check the path and permissions").in_file(&label, None)),
+            Err(e) => errors.push(
+                SpecError::new(
+                    "",
+                    format!("cannot read: {e}"),
+                    "check the path and permissions",
+                )
+                .in_file(&label, None),
+            ),
         }
     }
     (out, errors)
@@ -80,7 +91,10 @@ fn collect_files(path: &Path, files: &mut Vec<PathBuf>, errors: &mut Vec<SpecErr
         let mut entries: Vec<PathBuf> = match std::fs::read_dir(path) {
             Ok(rd) => rd.filter_map(|e| e.ok().map(|e| e.path())).collect(),
             Err(e) => {
-                errors.push(SpecError::new("", format!("cannot read folder: {e}"), "").in_file(&path.display().to_string(), None));
+                errors.push(
+                    SpecError::new("", format!("cannot read folder: {e}"), "")
+                        .in_file(&path.display().to_string(), None),
+                );
                 return;
             }
         };
@@ -94,21 +108,34 @@ fn collect_files(path: &Path, files: &mut Vec<PathBuf>, errors: &mut Vec<SpecErr
     } else if path.exists() {
         files.push(path.to_path_buf());
     } else {
-        errors.push(SpecError::new("", "no such file or folder", "check the path given to -f").in_file(&path.display().to_string(), None));
+        errors.push(
+            SpecError::new("", "no such file or folder", "check the path given to -f")
+                .in_file(&path.display().to_string(), None),
+        );
     }
 }
 
 /// Parses one file's text (several documents) into `out`.
 pub fn load_str(file: &str, text: &str, out: &mut Manifests, errors: &mut Vec<SpecError>) {
     if text.len() as u64 > MAX_FILE_BYTES {
-        let e = SpecError::new("", format!("is {} bytes; the limit is {MAX_FILE_BYTES} bytes (1 MiB) per file", text.len()), "split it: one file per DeltaTable (the API server refuses objects over about 1.5 MiB)");
+        let e = SpecError::new(
+            "",
+            format!(
+                "is {} bytes; the limit is {MAX_FILE_BYTES} bytes (1 MiB) per file",
+                text.len()
+            ),
+            "split it: one file per DeltaTable (the API server refuses objects over about 1.5 MiB)",
+        );
         errors.push(e.in_file(file, None));
         return;
     }
     let docs: Vec<Value> = match serde_saphyr::from_multiple(text) {
         Ok(d) => d,
         Err(e) => {
-            errors.push(SpecError::new("", format!("not valid YAML: {e}"), "fix the YAML syntax").in_file(file, None));
+            errors.push(
+                SpecError::new("", format!("not valid YAML: {e}"), "fix the YAML syntax")
+                    .in_file(file, None),
+            );
             return;
         }
     };
@@ -118,19 +145,40 @@ pub fn load_str(file: &str, text: &str, out: &mut Manifests, errors: &mut Vec<Sp
 }
 
 fn load_document(file: &str, doc: Value, out: &mut Manifests, errors: &mut Vec<SpecError>) {
-    let api_version = doc.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
+    let api_version = doc
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     let kind = doc.get("kind").and_then(Value::as_str).unwrap_or_default();
     if !api_version.starts_with(&format!("{GROUP}/")) {
         return; // not ours: kustomizations, namespaces and the like live beside our manifests
     }
-    let ns = doc.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or(DEFAULT_NAMESPACE);
-    let name = doc.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("<no name>");
+    let ns = doc
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or(DEFAULT_NAMESPACE);
+    let name = doc
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("<no name>");
     let label = format!("{kind} {ns}/{name}");
     let mut found = Vec::new();
     if api_version != API_VERSION {
-        found.push(SpecError::new("apiVersion", format!("unsupported version '{api_version}'"), format!("use '{API_VERSION}'")));
-    } else if doc.pointer("/metadata/name").and_then(Value::as_str).is_none_or(str::is_empty) {
-        found.push(SpecError::new("metadata.name", "is required", "give the resource a name"));
+        found.push(SpecError::new(
+            "apiVersion",
+            format!("unsupported version '{api_version}'"),
+            format!("use '{API_VERSION}'"),
+        ));
+    } else if doc
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+    {
+        found.push(SpecError::new(
+            "metadata.name",
+            "is required",
+            "give the resource a name",
+        ));
     }
     let crd = match kind {
         "DeltaSchema" => DeltaSchema::crd(),
@@ -140,7 +188,10 @@ fn load_document(file: &str, doc: Value, out: &mut Manifests, errors: &mut Vec<S
                 Some(n) => format!("did you mean '{n}'?"),
                 None => "use DeltaSchema or DeltaTable".to_string(),
             };
-            errors.push(SpecError::new("kind", format!("unknown kind '{other}'"), fix).in_file(file, Some(&label)));
+            errors.push(
+                SpecError::new("kind", format!("unknown kind '{other}'"), fix)
+                    .in_file(file, Some(&label)),
+            );
             return;
         }
     };
@@ -167,11 +218,25 @@ fn load_document(file: &str, doc: Value, out: &mut Manifests, errors: &mut Vec<S
     }
     if found.is_empty() {
         let parsed = match kind {
-            "DeltaSchema" => serde_json::from_value(doc).map(|r| out.schemas.push(Loaded { file: file.to_string(), resource: r })),
-            _ => serde_json::from_value(doc).map(|r| out.tables.push(Loaded { file: file.to_string(), resource: r })),
+            "DeltaSchema" => serde_json::from_value(doc).map(|r| {
+                out.schemas.push(Loaded {
+                    file: file.to_string(),
+                    resource: r,
+                })
+            }),
+            _ => serde_json::from_value(doc).map(|r| {
+                out.tables.push(Loaded {
+                    file: file.to_string(),
+                    resource: r,
+                })
+            }),
         };
         if let Err(e) = parsed {
-            found.push(SpecError::new("spec", e.to_string(), "check the field types against the spec reference"));
+            found.push(SpecError::new(
+                "spec",
+                e.to_string(),
+                "check the field types against the spec reference",
+            ));
         }
     }
     errors.extend(found.into_iter().map(|e| e.in_file(file, Some(&label))));
@@ -180,11 +245,20 @@ fn load_document(file: &str, doc: Value, out: &mut Manifests, errors: &mut Vec<S
 /// Type errors in `spec.columns[*].type` of a raw document.
 fn raw_column_type_errors(doc: &Value) -> Vec<SpecError> {
     let mut out = Vec::new();
-    for (i, c) in doc.pointer("/spec/columns").and_then(Value::as_array).into_iter().flatten().enumerate() {
-        if let Some(t) = c.get("type") {
-            if let Err(e) = delta_operator_core::model::type_syntax::type_from_value(t) {
-                out.push(super::validate::type_error(&format!("spec.columns[{i}].type"), &e));
-            }
+    for (i, c) in doc
+        .pointer("/spec/columns")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        if let Some(t) = c.get("type")
+            && let Err(e) = delta_operator_core::model::type_syntax::type_from_value(t)
+        {
+            out.push(super::validate::type_error(
+                &format!("spec.columns[{i}].type"),
+                &e,
+            ));
         }
     }
     out

@@ -6,7 +6,8 @@ use super::error::SpecError;
 use super::load::{Loaded, Manifests};
 use super::validate::column_type;
 use delta_operator_core::model::{
-    Check, DesiredColumn, DesiredTable, ForeignKey, Grant, Identity, Mask, PrimaryKey, SchemaMode, SchemaRef, TableRef,
+    Check, DesiredColumn, DesiredTable, ForeignKey, Grant, Identity, Mask, PrimaryKey, SchemaMode,
+    SchemaRef, TableRef,
 };
 
 /// A schema as declared.
@@ -23,12 +24,17 @@ pub struct DesiredSchema {
 
 /// The DeltaSchema a table's `schemaRef` names (same namespace).
 pub fn schema_of<'a>(m: &'a Manifests, t: &Loaded<DeltaTable>) -> Option<&'a Loaded<DeltaSchema>> {
-    m.schemas.iter().find(|s| s.name() == t.resource.spec.schema_ref && s.namespace() == t.namespace())
+    m.schemas
+        .iter()
+        .find(|s| s.name() == t.resource.spec.schema_ref && s.namespace() == t.namespace())
 }
 
 pub fn schema_ref_of(s: &Loaded<DeltaSchema>) -> SchemaRef {
     let name = s.resource.spec.name.clone().unwrap_or_else(|| s.name());
-    SchemaRef { catalog: s.resource.spec.catalog.to_lowercase(), schema: name.to_lowercase() }
+    SchemaRef {
+        catalog: s.resource.spec.catalog.to_lowercase(),
+        schema: name.to_lowercase(),
+    }
 }
 
 /// The fully qualified table a DeltaTable declares, when its schema resolves.
@@ -63,7 +69,9 @@ pub fn lower_schema(s: &Loaded<DeltaSchema>) -> DesiredSchema {
         },
         owner_marker: format!("{}/{}", s.namespace(), s.name()),
         comment: spec.comment.clone(),
-        has_governance: !spec.properties.is_empty() || spec.owner.is_some() || !spec.grants.is_empty(),
+        has_governance: !spec.properties.is_empty()
+            || spec.owner.is_some()
+            || !spec.grants.is_empty(),
     }
 }
 
@@ -72,22 +80,38 @@ pub fn lower_table(m: &Manifests, t: &Loaded<DeltaTable>) -> Result<DesiredTable
     let spec = &t.resource.spec;
     let mut errors = Vec::new();
     let Some(schema) = schema_of(m, t) else {
-        let e = SpecError::new("spec.schemaRef", format!("no DeltaSchema '{}' in namespace '{}'", spec.schema_ref, t.namespace()), "add the DeltaSchema");
+        let e = SpecError::new(
+            "spec.schemaRef",
+            format!(
+                "no DeltaSchema '{}' in namespace '{}'",
+                spec.schema_ref,
+                t.namespace()
+            ),
+            "add the DeltaSchema",
+        );
         return Err(vec![e.in_file(&t.file, Some(&t.label()))]);
     };
     let table = table_ref_of(m, t).expect("schema resolved above");
     let mut columns = Vec::new();
     for (i, c) in spec.columns.iter().enumerate() {
-        let Some(data_type) = column_type(c, &format!("spec.columns[{i}]"), &mut errors) else { continue };
+        let Some(data_type) = column_type(c, &format!("spec.columns[{i}]"), &mut errors) else {
+            continue;
+        };
         // validate() refused an expression that does not parse
-        let using = c.using.as_deref().and_then(|u| super::expression::parse_using(u).ok());
+        let using = c
+            .using
+            .as_deref()
+            .and_then(|u| super::expression::parse_using(u).ok());
         columns.push(DesiredColumn {
             name: c.name.clone(),
             data_type,
             nullable: c.nullable,
             comment: c.comment.clone(),
             tags: c.tags.clone(),
-            mask: c.mask.as_ref().map(|m| Mask { function: m.function.clone(), using_columns: m.using_columns.clone() }),
+            mask: c.mask.as_ref().map(|m| Mask {
+                function: m.function.clone(),
+                using_columns: m.using_columns.clone(),
+            }),
             identity: c.identity.as_ref().map(|i| Identity {
                 always: i.generated == IdentityGeneration::Always,
                 start: i.start,
@@ -105,24 +129,33 @@ pub fn lower_table(m: &Manifests, t: &Loaded<DeltaTable>) -> Result<DesiredTable
     let mut foreign_keys = Vec::new();
     for c in &spec.constraints {
         if let Some(ch) = &c.check {
-            checks.push(Check { name: ch.name.to_lowercase(), expression: ch.expression.clone() });
+            checks.push(Check {
+                name: ch.name.to_lowercase(),
+                expression: ch.expression.clone(),
+            });
         }
         if let Some(pk) = &c.primary_key {
-            primary_key = Some(PrimaryKey { name: pk.name.clone(), columns: pk.columns.clone() });
+            primary_key = Some(PrimaryKey {
+                name: pk.name.clone(),
+                columns: pk.columns.clone(),
+            });
         }
-        if let Some(fk) = &c.foreign_key {
-            if let Some(references) = qualified_reference(&table, &fk.references) {
-                foreign_keys.push(ForeignKey {
-                    name: fk.name.clone(),
-                    columns: fk.columns.clone(),
-                    references,
-                    referenced_columns: fk.referenced_columns.clone(),
-                });
-            }
+        if let Some(fk) = &c.foreign_key
+            && let Some(references) = qualified_reference(&table, &fk.references)
+        {
+            foreign_keys.push(ForeignKey {
+                name: fk.name.clone(),
+                columns: fk.columns.clone(),
+                references,
+                referenced_columns: fk.referenced_columns.clone(),
+            });
         }
     }
     if !errors.is_empty() {
-        return Err(errors.into_iter().map(|e| e.in_file(&t.file, Some(&t.label()))).collect());
+        return Err(errors
+            .into_iter()
+            .map(|e| e.in_file(&t.file, Some(&t.label())))
+            .collect());
     }
     Ok(DesiredTable {
         table,
@@ -133,7 +166,14 @@ pub fn lower_table(m: &Manifests, t: &Loaded<DeltaTable>) -> Result<DesiredTable
         properties: spec.properties.clone(),
         comment: spec.comment.clone(),
         tags: spec.tags.clone(),
-        grants: spec.grants.iter().map(|g| Grant { principal: g.principal.clone(), privileges: g.privileges.clone() }).collect(),
+        grants: spec
+            .grants
+            .iter()
+            .map(|g| Grant {
+                principal: g.principal.clone(),
+                privileges: g.privileges.clone(),
+            })
+            .collect(),
         owner: spec.owner.clone(),
         checks,
         primary_key,

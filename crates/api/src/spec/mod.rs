@@ -11,4 +11,4 @@ pub mod validate;
 
 pub use crd::{DeltaSchema, DeltaSchemaSpec, DeltaTable, DeltaTableSpec};
 pub use error::SpecError;
-pub use load::{load_paths, Loaded, Manifests};
+pub use load::{Loaded, Manifests, load_paths};

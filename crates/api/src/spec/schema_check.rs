@@ -9,12 +9,18 @@ use delta_operator_core::model::names::edit_distance;
 
 /// Every problem in `value` against `schema`, `path` being where `value` sits.
 pub fn check(value: &Value, schema: &Value, path: &str, out: &mut Vec<SpecError>) {
-    if schema.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true)) && schema.get("type").is_none() {
+    if schema.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true))
+        && schema.get("type").is_none()
+    {
         return;
     }
     if value.is_null() {
         if schema.get("nullable") != Some(&Value::Bool(true)) {
-            out.push(SpecError::new(path, "is null", "give it a value, or remove the key"));
+            out.push(SpecError::new(
+                path,
+                "is null",
+                "give it a value, or remove the key",
+            ));
         }
         return;
     }
@@ -36,14 +42,22 @@ pub fn check(value: &Value, schema: &Value, path: &str, out: &mut Vec<SpecError>
             Some(t) => format!("write a{} {t}", if t.starts_with(['a', 'e', 'i', 'o']) { "n" } else { "" }),
             None => String::new(),
         };
-        out.push(SpecError::new(path, format!("expected {}, found {}", ty.unwrap_or("?"), json_kind(value)), fix));
+        out.push(SpecError::new(
+            path,
+            format!("expected {}, found {}", ty.unwrap_or("?"), json_kind(value)),
+            fix,
+        ));
         return;
     }
-    if let (Some(allowed), Some(s)) = (schema.get("enum").and_then(Value::as_array), value.as_str()) {
-        if !allowed.iter().any(|a| a.as_str() == Some(s)) {
-            let names: Vec<&str> = allowed.iter().filter_map(Value::as_str).collect();
-            out.push(SpecError::new(path, format!("'{s}' is not one of {}", names.join(", ")), suggest(s, &names)));
-        }
+    if let (Some(allowed), Some(s)) = (schema.get("enum").and_then(Value::as_array), value.as_str())
+        && !allowed.iter().any(|a| a.as_str() == Some(s))
+    {
+        let names: Vec<&str> = allowed.iter().filter_map(Value::as_str).collect();
+        out.push(SpecError::new(
+            path,
+            format!("'{s}' is not one of {}", names.join(", ")),
+            suggest(s, &names),
+        ));
     }
     match value {
         Value::Object(map) => {
@@ -55,8 +69,8 @@ pub fn check(value: &Value, schema: &Value, path: &str, out: &mut Vec<SpecError>
                     check(v, s, &child, out);
                 } else if let Some(s) = additional.filter(|a| a.is_object()) {
                     check(v, s, &child, out);
-                } else if props.is_some() {
-                    let known: Vec<&str> = props.unwrap().keys().map(String::as_str).collect();
+                } else if let Some(props) = props {
+                    let known: Vec<&str> = props.keys().map(String::as_str).collect();
                     let fix = match nearest(key, &known) {
                         Some(n) => format!("did you mean '{n}'?"),
                         None => format!("remove it; known keys here: {}", known.join(", ")),
@@ -64,11 +78,20 @@ pub fn check(value: &Value, schema: &Value, path: &str, out: &mut Vec<SpecError>
                     out.push(SpecError::new(child, format!("unknown key '{key}'"), fix));
                 }
             }
-            for req in schema.get("required").and_then(Value::as_array).into_iter().flatten() {
-                if let Some(r) = req.as_str() {
-                    if !map.contains_key(r) {
-                        out.push(SpecError::new(format!("{path}.{r}"), "is required", format!("add '{r}'")));
-                    }
+            for req in schema
+                .get("required")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                if let Some(r) = req.as_str()
+                    && !map.contains_key(r)
+                {
+                    out.push(SpecError::new(
+                        format!("{path}.{r}"),
+                        "is required",
+                        format!("add '{r}'"),
+                    ));
                 }
             }
         }

@@ -7,13 +7,19 @@ use super::crd::{ColumnSpec, DeltaTable};
 use super::error::SpecError;
 use super::load::{Loaded, Manifests};
 use super::lower::{qualified_reference, schema_of, table_ref_of};
-use delta_operator_core::model::names::{column_name_problem, object_name_problem, printable, MAX_NAME_BYTES, MAX_TABLE_NAME_BYTES};
-use delta_operator_core::model::type_syntax::{type_from_value, TypeError};
+use delta_operator_core::model::names::{
+    MAX_NAME_BYTES, MAX_TABLE_NAME_BYTES, column_name_problem, object_name_problem, printable,
+};
+use delta_operator_core::model::type_syntax::{TypeError, type_from_value};
 use delta_operator_core::model::{DataType, OWNER_PROPERTY, TableRef};
 
 /// Properties a spec may not set: the protocol and our own bookkeeping.
-pub const RESERVED_PROPERTIES: &[&str] =
-    &[OWNER_PROPERTY, "delta.minReaderVersion", "delta.minWriterVersion", "delta.columnMapping.maxColumnId"];
+pub const RESERVED_PROPERTIES: &[&str] = &[
+    OWNER_PROPERTY,
+    "delta.minReaderVersion",
+    "delta.minWriterVersion",
+    "delta.columnMapping.maxColumnId",
+];
 
 pub const MAX_CLUSTER_KEYS: usize = 4;
 
@@ -32,8 +38,22 @@ pub fn validate(m: &Manifests) -> Vec<SpecError> {
         *schemas.entry(key).or_default() += 1;
         let name = s.resource.spec.name.clone().unwrap_or_else(|| s.name());
         let mut e = Vec::new();
-        check_name(&s.resource.spec.catalog, "spec.catalog", MAX_NAME_BYTES, &mut e);
-        check_name(&name, if s.resource.spec.name.is_some() { "spec.name" } else { "metadata.name" }, MAX_NAME_BYTES, &mut e);
+        check_name(
+            &s.resource.spec.catalog,
+            "spec.catalog",
+            MAX_NAME_BYTES,
+            &mut e,
+        );
+        check_name(
+            &name,
+            if s.resource.spec.name.is_some() {
+                "spec.name"
+            } else {
+                "metadata.name"
+            },
+            MAX_NAME_BYTES,
+            &mut e,
+        );
         check_comment(s.resource.spec.comment.as_deref(), "spec.comment", &mut e);
         check_properties(&s.resource.spec.properties, &mut e);
         check_object_name(&s.name(), &mut e);
@@ -45,22 +65,47 @@ pub fn validate(m: &Manifests) -> Vec<SpecError> {
         let spec = &t.resource.spec;
         if schema_of(m, t).is_none() {
             let fix = match m.schemas.iter().find(|s| s.name() == spec.schema_ref) {
-                Some(s) => format!("the DeltaSchema '{}' is in namespace '{}'; a table must be in its schema's namespace", spec.schema_ref, s.namespace()),
-                None => format!("add a DeltaSchema named '{}' in namespace '{}', or correct the name", spec.schema_ref, t.namespace()),
+                Some(s) => format!(
+                    "the DeltaSchema '{}' is in namespace '{}'; a table must be in its schema's namespace",
+                    spec.schema_ref,
+                    s.namespace()
+                ),
+                None => format!(
+                    "add a DeltaSchema named '{}' in namespace '{}', or correct the name",
+                    spec.schema_ref,
+                    t.namespace()
+                ),
             };
-            e.push(SpecError::new("spec.schemaRef", format!("no DeltaSchema '{}' in these manifests", spec.schema_ref), fix));
+            e.push(SpecError::new(
+                "spec.schemaRef",
+                format!("no DeltaSchema '{}' in these manifests", spec.schema_ref),
+                fix,
+            ));
         } else if let Some(r) = table_ref_of(m, t) {
             if let Some(other) = seen.get(&r) {
                 e.push(SpecError::new(
                     "spec.name",
-                    format!("table {r} is also declared by {} in {}", other.label(), other.file),
+                    format!(
+                        "table {r} is also declared by {} in {}",
+                        other.label(),
+                        other.file
+                    ),
                     "declare each table in exactly one manifest",
                 ));
             } else {
                 seen.insert(r, t);
             }
         }
-        check_name(spec.name.as_deref().unwrap_or(&t.name()), if spec.name.is_some() { "spec.name" } else { "metadata.name" }, MAX_TABLE_NAME_BYTES, &mut e);
+        check_name(
+            spec.name.as_deref().unwrap_or(&t.name()),
+            if spec.name.is_some() {
+                "spec.name"
+            } else {
+                "metadata.name"
+            },
+            MAX_TABLE_NAME_BYTES,
+            &mut e,
+        );
         check_object_name(&t.name(), &mut e);
         check_table(t, &mut e);
         errors.extend(e.into_iter().map(|x| x.in_file(&t.file, Some(&t.label()))));
@@ -68,8 +113,20 @@ pub fn validate(m: &Manifests) -> Vec<SpecError> {
     let mut duplicates: Vec<_> = schemas.into_iter().filter(|(_, n)| *n > 1).collect();
     duplicates.sort();
     for ((ns, name), n) in duplicates {
-        let files: Vec<&str> = m.schemas.iter().filter(|s| s.namespace() == ns && s.name() == name).map(|s| s.file.as_str()).collect();
-        let e = SpecError::new("metadata.name", format!("{n} DeltaSchemas named {ns}/{name} (in {})", files.join(", ")), "keep one");
+        let files: Vec<&str> = m
+            .schemas
+            .iter()
+            .filter(|s| s.namespace() == ns && s.name() == name)
+            .map(|s| s.file.as_str())
+            .collect();
+        let e = SpecError::new(
+            "metadata.name",
+            format!(
+                "{n} DeltaSchemas named {ns}/{name} (in {})",
+                files.join(", ")
+            ),
+            "keep one",
+        );
         errors.push(e.in_file(files[0], Some(&format!("DeltaSchema {ns}/{name}"))));
     }
     errors.extend(check_foreign_keys(m));
@@ -82,7 +139,10 @@ pub fn validate(m: &Manifests) -> Vec<SpecError> {
 fn check_name(name: &str, path: &str, max_bytes: usize, e: &mut Vec<SpecError>) {
     if let Some((message, fix)) = object_name_problem(name, max_bytes) {
         let message = if max_bytes < MAX_NAME_BYTES && name.len() > max_bytes {
-            format!("{message} (255, less {} for the operator's clone and staging copies beside the table)", MAX_NAME_BYTES - max_bytes)
+            format!(
+                "{message} (255, less {} for the operator's clone and staging copies beside the table)",
+                MAX_NAME_BYTES - max_bytes
+            )
         } else {
             message
         };
@@ -94,9 +154,20 @@ fn check_name(name: &str, path: &str, max_bytes: usize, e: &mut Vec<SpecError>) 
 fn check_comment(comment: Option<&str>, path: &str, e: &mut Vec<SpecError>) {
     let Some(c) = comment else { return };
     if c.len() > MAX_COMMENT_BYTES {
-        e.push(SpecError::new(path, format!("is {} bytes; the limit is {MAX_COMMENT_BYTES}", c.len()), "shorten it, and keep long documentation outside the table (a link in the comment)"));
-    } else if let Some(ch) = c.chars().find(|ch| ch.is_control() && *ch != '\n' && *ch != '\t') {
-        e.push(SpecError::new(path, format!("contains the control character {}", ch.escape_unicode()), "remove it (newlines and tabs are fine)"));
+        e.push(SpecError::new(
+            path,
+            format!("is {} bytes; the limit is {MAX_COMMENT_BYTES}", c.len()),
+            "shorten it, and keep long documentation outside the table (a link in the comment)",
+        ));
+    } else if let Some(ch) = c
+        .chars()
+        .find(|ch| ch.is_control() && *ch != '\n' && *ch != '\t')
+    {
+        e.push(SpecError::new(
+            path,
+            format!("contains the control character {}", ch.escape_unicode()),
+            "remove it (newlines and tabs are fine)",
+        ));
     }
 }
 
@@ -105,7 +176,9 @@ fn check_comment(comment: Option<&str>, path: &str, e: &mut Vec<SpecError>) {
 /// ending with a letter or digit, at most 253 characters.
 fn check_object_name(name: &str, e: &mut Vec<SpecError>) {
     let alnum = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
-    let label_ok = |l: &str| l.starts_with(alnum) && l.ends_with(alnum) && l.chars().all(|c| alnum(c) || c == '-');
+    let label_ok = |l: &str| {
+        l.starts_with(alnum) && l.ends_with(alnum) && l.chars().all(|c| alnum(c) || c == '-')
+    };
     if name.len() > 253 || !name.split('.').all(label_ok) {
         e.push(SpecError::new(
             "metadata.name",
@@ -118,7 +191,11 @@ fn check_object_name(name: &str, e: &mut Vec<SpecError>) {
 fn check_properties(props: &BTreeMap<String, Option<String>>, e: &mut Vec<SpecError>) {
     for key in props.keys() {
         if RESERVED_PROPERTIES.contains(&key.as_str()) {
-            e.push(SpecError::new(format!("spec.properties.{key}"), "is managed by Delta or by the operator", "remove it"));
+            e.push(SpecError::new(
+                format!("spec.properties.{key}"),
+                "is managed by Delta or by the operator",
+                "remove it",
+            ));
         }
     }
 }
@@ -146,10 +223,18 @@ pub fn type_error(path: &str, err: &TypeError) -> SpecError {
 fn check_table(t: &Loaded<DeltaTable>, e: &mut Vec<SpecError>) {
     let spec = &t.resource.spec;
     if spec.columns.is_empty() {
-        e.push(SpecError::new("spec.columns", "a table needs at least one column", "declare its columns"));
+        e.push(SpecError::new(
+            "spec.columns",
+            "a table needs at least one column",
+            "declare its columns",
+        ));
     }
     if spec.columns.len() > MAX_COLUMNS {
-        e.push(SpecError::new("spec.columns", format!("{} columns; the limit is {MAX_COLUMNS}", spec.columns.len()), "split the table, or group related columns into structs"));
+        e.push(SpecError::new(
+            "spec.columns",
+            format!("{} columns; the limit is {MAX_COLUMNS}", spec.columns.len()),
+            "split the table, or group related columns into structs",
+        ));
     }
     check_comment(spec.comment.as_deref(), "spec.comment", e);
     let mut names: HashMap<String, usize> = HashMap::new();
@@ -163,29 +248,57 @@ fn check_table(t: &Loaded<DeltaTable>, e: &mut Vec<SpecError>) {
             e.push(SpecError::new(format!("{path}.name"), message, fix));
         }
         check_comment(c.comment.as_deref(), &format!("{path}.comment"), e);
-        if let Some(u) = &c.using {
-            if let Err(why) = super::expression::parse_using(u) {
-                e.push(SpecError::new(
+        if let Some(u) = &c.using
+            && let Err(why) = super::expression::parse_using(u)
+        {
+            e.push(SpecError::new(
                     format!("{path}.using"),
                     format!("'{}' {why}", printable(u)),
                     "write exactly one SQL expression over the live row's columns, e.g. CAST(amount AS BIGINT) or coalesce(note, '')",
                 ));
-            }
         }
-        let Some(ty) = column_type(c, &path, e) else { continue };
+        let Some(ty) = column_type(c, &path, e) else {
+            continue;
+        };
         check_nested(&ty, &format!("{path}.type"), false, e);
-        let kinds = [c.identity.is_some(), c.generated.is_some(), c.default.is_some()];
+        let kinds = [
+            c.identity.is_some(),
+            c.generated.is_some(),
+            c.default.is_some(),
+        ];
         if kinds.iter().filter(|k| **k).count() > 1 {
-            e.push(SpecError::new(&path, "identity, generated and default exclude each other", "keep one of them"));
+            e.push(SpecError::new(
+                &path,
+                "identity, generated and default exclude each other",
+                "keep one of them",
+            ));
         }
         if c.identity.is_some() && ty != DataType::Long {
-            e.push(SpecError::new(format!("{path}.identity"), format!("an identity column must be bigint, not {ty}"), "change the type to bigint"));
+            e.push(SpecError::new(
+                format!("{path}.identity"),
+                format!("an identity column must be bigint, not {ty}"),
+                "change the type to bigint",
+            ));
         }
         if let Some(from) = &c.renamed_from {
             if from.eq_ignore_ascii_case(&c.name) {
-                e.push(SpecError::new(format!("{path}.renamedFrom"), "names the column itself", "remove renamedFrom"));
-            } else if let Some(j) = spec.columns.iter().position(|o| o.name.eq_ignore_ascii_case(from)) {
-                e.push(SpecError::new(format!("{path}.renamedFrom"), format!("'{from}' is also declared (spec.columns[{j}]), so the rename is ambiguous"), "remove renamedFrom or the other column"));
+                e.push(SpecError::new(
+                    format!("{path}.renamedFrom"),
+                    "names the column itself",
+                    "remove renamedFrom",
+                ));
+            } else if let Some(j) = spec
+                .columns
+                .iter()
+                .position(|o| o.name.eq_ignore_ascii_case(from))
+            {
+                e.push(SpecError::new(
+                    format!("{path}.renamedFrom"),
+                    format!(
+                        "'{from}' is also declared (spec.columns[{j}]), so the rename is ambiguous"
+                    ),
+                    "remove renamedFrom or the other column",
+                ));
             }
         }
         types.insert(c.name.to_lowercase(), ty);
@@ -196,15 +309,29 @@ fn check_table(t: &Loaded<DeltaTable>, e: &mut Vec<SpecError>) {
     let missing = |path: String, col: &str| {
         let fix = match super::schema_check::nearest(col, &column_list) {
             Some(n) => format!("did you mean '{n}'?"),
-            None => format!("name one of the declared columns: {}", column_list.join(", ")),
+            None => format!(
+                "name one of the declared columns: {}",
+                column_list.join(", ")
+            ),
         };
-        SpecError::new(path, format!("names '{col}', which is not a declared column"), fix)
+        SpecError::new(
+            path,
+            format!("names '{col}', which is not a declared column"),
+            fix,
+        )
     };
-    for (field, list) in [("partitionedBy", &spec.partitioned_by), ("clusterBy", &spec.cluster_by)] {
+    for (field, list) in [
+        ("partitionedBy", &spec.partitioned_by),
+        ("clusterBy", &spec.cluster_by),
+    ] {
         let mut seen = BTreeSet::new();
         for (i, col) in list.iter().flatten().enumerate() {
             if !seen.insert(col.to_lowercase()) {
-                e.push(SpecError::new(format!("spec.{field}[{i}]"), format!("'{col}' is listed twice"), "list each column once"));
+                e.push(SpecError::new(
+                    format!("spec.{field}[{i}]"),
+                    format!("'{col}' is listed twice"),
+                    "list each column once",
+                ));
             }
         }
     }
@@ -213,10 +340,13 @@ fn check_table(t: &Loaded<DeltaTable>, e: &mut Vec<SpecError>) {
             e.push(missing(format!("spec.partitionedBy[{i}]"), col));
         }
     }
-    if let Some(parts) = spec.partitioned_by.as_ref().filter(|p| !p.is_empty()) {
-        if spec.columns.iter().all(|c| parts.iter().any(|p| p.eq_ignore_ascii_case(&c.name))) {
-            e.push(SpecError::new("spec.partitionedBy", "every column is a partition column", "keep at least one column out of partitionedBy: Delta keeps partition values in folder names, so a table needs one data column"));
-        }
+    if let Some(parts) = spec.partitioned_by.as_ref().filter(|p| !p.is_empty())
+        && spec
+            .columns
+            .iter()
+            .all(|c| parts.iter().any(|p| p.eq_ignore_ascii_case(&c.name)))
+    {
+        e.push(SpecError::new("spec.partitionedBy", "every column is a partition column", "keep at least one column out of partitionedBy: Delta keeps partition values in folder names, so a table needs one data column"));
     }
     if let Some(keys) = &spec.cluster_by {
         for (i, col) in keys.iter().enumerate() {
@@ -225,24 +355,50 @@ fn check_table(t: &Loaded<DeltaTable>, e: &mut Vec<SpecError>) {
             }
         }
         if keys.len() > MAX_CLUSTER_KEYS {
-            e.push(SpecError::new("spec.clusterBy", format!("{} keys; liquid clustering takes at most {MAX_CLUSTER_KEYS}", keys.len()), "keep the 4 most selective keys"));
+            e.push(SpecError::new(
+                "spec.clusterBy",
+                format!(
+                    "{} keys; liquid clustering takes at most {MAX_CLUSTER_KEYS}",
+                    keys.len()
+                ),
+                "keep the 4 most selective keys",
+            ));
         }
         if !keys.is_empty() && spec.partitioned_by.as_ref().is_some_and(|p| !p.is_empty()) {
-            e.push(SpecError::new("spec.clusterBy", "a table is either partitioned or clustered, not both", "remove partitionedBy or clusterBy"));
+            e.push(SpecError::new(
+                "spec.clusterBy",
+                "a table is either partitioned or clustered, not both",
+                "remove partitionedBy or clusterBy",
+            ));
         }
     }
     let mut pks = 0;
     let mut check_names = BTreeSet::new();
     for (i, c) in spec.constraints.iter().enumerate() {
         let path = format!("spec.constraints[{i}]");
-        let set = [c.check.is_some(), c.primary_key.is_some(), c.foreign_key.is_some()].iter().filter(|x| **x).count();
+        let set = [
+            c.check.is_some(),
+            c.primary_key.is_some(),
+            c.foreign_key.is_some(),
+        ]
+        .iter()
+        .filter(|x| **x)
+        .count();
         if set != 1 {
-            e.push(SpecError::new(&path, format!("has {set} of check, primaryKey, foreignKey"), "give each constraint item exactly one of them"));
+            e.push(SpecError::new(
+                &path,
+                format!("has {set} of check, primaryKey, foreignKey"),
+                "give each constraint item exactly one of them",
+            ));
             continue;
         }
         if let Some(ch) = &c.check {
             if !check_names.insert(ch.name.to_lowercase()) {
-                e.push(SpecError::new(format!("{path}.check.name"), format!("duplicate CHECK name '{}'", ch.name), "rename one"));
+                e.push(SpecError::new(
+                    format!("{path}.check.name"),
+                    format!("duplicate CHECK name '{}'", ch.name),
+                    "rename one",
+                ));
             }
             for col in expression_columns(&ch.expression) {
                 let root = col.split('.').next().unwrap_or(&col).to_string();
@@ -256,13 +412,25 @@ fn check_table(t: &Loaded<DeltaTable>, e: &mut Vec<SpecError>) {
             for (j, col) in pk.columns.iter().enumerate() {
                 if !known(col) {
                     e.push(missing(format!("{path}.primaryKey.columns[{j}]"), col));
-                } else if spec.columns.iter().any(|x| x.name.eq_ignore_ascii_case(col) && x.nullable) {
+                } else if spec
+                    .columns
+                    .iter()
+                    .any(|x| x.name.eq_ignore_ascii_case(col) && x.nullable)
+                {
                     let k = names[&col.to_lowercase()];
-                    e.push(SpecError::new(format!("spec.columns[{k}].nullable"), format!("'{col}' is in the primary key, so it cannot be nullable"), "set nullable: false"));
+                    e.push(SpecError::new(
+                        format!("spec.columns[{k}].nullable"),
+                        format!("'{col}' is in the primary key, so it cannot be nullable"),
+                        "set nullable: false",
+                    ));
                 }
             }
             if pk.columns.is_empty() {
-                e.push(SpecError::new(format!("{path}.primaryKey.columns"), "is empty", "name the key's columns"));
+                e.push(SpecError::new(
+                    format!("{path}.primaryKey.columns"),
+                    "is empty",
+                    "name the key's columns",
+                ));
             }
         }
         if let Some(fk) = &c.foreign_key {
@@ -272,12 +440,20 @@ fn check_table(t: &Loaded<DeltaTable>, e: &mut Vec<SpecError>) {
                 }
             }
             if fk.columns.len() != fk.referenced_columns.len() || fk.columns.is_empty() {
-                e.push(SpecError::new(format!("{path}.foreignKey"), "columns and referencedColumns must be non-empty and the same length", "pair each column with the column it references"));
+                e.push(SpecError::new(
+                    format!("{path}.foreignKey"),
+                    "columns and referencedColumns must be non-empty and the same length",
+                    "pair each column with the column it references",
+                ));
             }
         }
     }
     if pks > 1 {
-        e.push(SpecError::new("spec.constraints", format!("{pks} primary keys"), "declare at most one primaryKey"));
+        e.push(SpecError::new(
+            "spec.constraints",
+            format!("{pks} primary keys"),
+            "declare at most one primaryKey",
+        ));
     }
 }
 
@@ -291,14 +467,28 @@ fn check_nested(t: &DataType, path: &str, under_collection: bool, e: &mut Vec<Sp
                 if let Some((message, fix)) = column_name_problem(&f.name) {
                     e.push(SpecError::new(path, format!("struct field {message}"), fix));
                 }
-                if f.comment.as_deref().is_some_and(|c| c.len() > MAX_COMMENT_BYTES) {
+                if f.comment
+                    .as_deref()
+                    .is_some_and(|c| c.len() > MAX_COMMENT_BYTES)
+                {
                     e.push(SpecError::new(path, format!("the comment of struct field '{}' is longer than {MAX_COMMENT_BYTES} bytes", printable(&f.name)), "shorten it"));
                 }
                 if seen.insert(f.name.to_lowercase(), ()).is_some() {
-                    e.push(SpecError::new(path, format!("duplicate struct field '{}' (names compare case-insensitively)", f.name), "rename or remove one"));
+                    e.push(SpecError::new(
+                        path,
+                        format!(
+                            "duplicate struct field '{}' (names compare case-insensitively)",
+                            f.name
+                        ),
+                        "rename or remove one",
+                    ));
                 }
                 if under_collection && !f.nullable {
-                    e.push(SpecError::new(path, format!("field '{}' is NOT NULL inside an array or map", f.name), "drop 'not null' on fields inside arrays and maps"));
+                    e.push(SpecError::new(
+                        path,
+                        format!("field '{}' is NOT NULL inside an array or map", f.name),
+                        "drop 'not null' on fields inside arrays and maps",
+                    ));
                 }
                 check_nested(&f.data_type, path, under_collection, e);
             }
@@ -316,12 +506,65 @@ fn check_nested(t: &DataType, path: &str, under_collection: bool, e: &mut Vec<Sp
 /// allowed) outside string literals that are neither keywords nor function names.
 pub fn expression_columns(expr: &str) -> Vec<String> {
     const KEYWORDS: &[&str] = &[
-        "and", "or", "not", "null", "is", "in", "like", "ilike", "rlike", "between", "true", "false", "case", "when",
-        "then", "else", "end", "as", "distinct", "from", "interval", "date", "timestamp", "escape", "div", "regexp",
-        "year", "month", "day", "hour", "minute", "second", "current_date", "current_timestamp",
+        "and",
+        "or",
+        "not",
+        "null",
+        "is",
+        "in",
+        "like",
+        "ilike",
+        "rlike",
+        "between",
+        "true",
+        "false",
+        "case",
+        "when",
+        "then",
+        "else",
+        "end",
+        "as",
+        "distinct",
+        "from",
+        "interval",
+        "date",
+        "timestamp",
+        "escape",
+        "div",
+        "regexp",
+        "year",
+        "month",
+        "day",
+        "hour",
+        "minute",
+        "second",
+        "current_date",
+        "current_timestamp",
         // type names inside CAST(... AS T)
-        "int", "integer", "bigint", "long", "smallint", "short", "tinyint", "byte", "float", "real", "double",
-        "decimal", "dec", "numeric", "string", "varchar", "char", "binary", "boolean", "bool", "timestamp_ntz", "array", "map", "struct",
+        "int",
+        "integer",
+        "bigint",
+        "long",
+        "smallint",
+        "short",
+        "tinyint",
+        "byte",
+        "float",
+        "real",
+        "double",
+        "decimal",
+        "dec",
+        "numeric",
+        "string",
+        "varchar",
+        "char",
+        "binary",
+        "boolean",
+        "bool",
+        "timestamp_ntz",
+        "array",
+        "map",
+        "struct",
     ];
     let chars: Vec<char> = expr.chars().collect();
     let mut out = Vec::new();
@@ -356,7 +599,10 @@ pub fn expression_columns(expr: &str) -> Vec<String> {
                         i += 1;
                     }
                 }
-                if i + 1 < chars.len() && chars[i] == '.' && (chars[i + 1].is_alphabetic() || chars[i + 1] == '_' || chars[i + 1] == '`') {
+                if i + 1 < chars.len()
+                    && chars[i] == '.'
+                    && (chars[i + 1].is_alphabetic() || chars[i + 1] == '_' || chars[i + 1] == '`')
+                {
                     path.push('.');
                     i += 1;
                 } else {
@@ -386,8 +632,11 @@ pub fn expression_columns(expr: &str) -> Vec<String> {
 /// columns exist, and the references form no cycle (a self-reference is fine).
 fn check_foreign_keys(m: &Manifests) -> Vec<SpecError> {
     let mut errors = Vec::new();
-    let declared: BTreeMap<TableRef, &Loaded<DeltaTable>> =
-        m.tables.iter().filter_map(|t| table_ref_of(m, t).map(|r| (r, t))).collect();
+    let declared: BTreeMap<TableRef, &Loaded<DeltaTable>> = m
+        .tables
+        .iter()
+        .filter_map(|t| table_ref_of(m, t).map(|r| (r, t)))
+        .collect();
     let mut edges: BTreeMap<TableRef, BTreeSet<TableRef>> = BTreeMap::new();
     for (from, t) in &declared {
         for (i, c) in t.resource.spec.constraints.iter().enumerate() {
@@ -396,7 +645,17 @@ fn check_foreign_keys(m: &Manifests) -> Vec<SpecError> {
             let to = match qualified_reference(from, &fk.references) {
                 Some(r) => r,
                 None => {
-                    errors.push(SpecError::new(path, format!("'{}' is not table, schema.table or catalog.schema.table", fk.references), "write the referenced table's name").in_file(&t.file, Some(&t.label())));
+                    errors.push(
+                        SpecError::new(
+                            path,
+                            format!(
+                                "'{}' is not table, schema.table or catalog.schema.table",
+                                fk.references
+                            ),
+                            "write the referenced table's name",
+                        )
+                        .in_file(&t.file, Some(&t.label())),
+                    );
                     continue;
                 }
             };
@@ -418,7 +677,18 @@ fn check_foreign_keys(m: &Manifests) -> Vec<SpecError> {
     for cycle in find_cycles(&edges) {
         let names: Vec<String> = cycle.iter().map(ToString::to_string).collect();
         let t = declared[&cycle[0]];
-        errors.push(SpecError::new("spec.constraints", format!("foreign keys form a cycle: {} -> {}", names.join(" -> "), names[0]), "break the cycle: one of these tables must not reference the others").in_file(&t.file, Some(&t.label())));
+        errors.push(
+            SpecError::new(
+                "spec.constraints",
+                format!(
+                    "foreign keys form a cycle: {} -> {}",
+                    names.join(" -> "),
+                    names[0]
+                ),
+                "break the cycle: one of these tables must not reference the others",
+            )
+            .in_file(&t.file, Some(&t.label())),
+        );
     }
     errors
 }
@@ -459,9 +729,18 @@ mod tests {
 
     #[test]
     fn columns_in_expressions() {
-        assert_eq!(expression_columns("amount >= 0 AND status IN ('a', 'b')"), vec!["amount", "status"]);
-        assert_eq!(expression_columns("length(`odd name`) > 2 or x.y is not null"), vec!["odd name", "x.y"]);
-        assert_eq!(expression_columns("CAST(ts AS DATE) = DATE'2024-01-01'"), vec!["ts"]);
+        assert_eq!(
+            expression_columns("amount >= 0 AND status IN ('a', 'b')"),
+            vec!["amount", "status"]
+        );
+        assert_eq!(
+            expression_columns("length(`odd name`) > 2 or x.y is not null"),
+            vec!["odd name", "x.y"]
+        );
+        assert_eq!(
+            expression_columns("CAST(ts AS DATE) = DATE'2024-01-01'"),
+            vec!["ts"]
+        );
         assert_eq!(expression_columns("'it''s' = note"), vec!["note"]);
     }
 }

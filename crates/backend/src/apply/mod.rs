@@ -7,11 +7,11 @@ use serde::Serialize;
 
 use std::time::Duration;
 
-use crate::{failpoint, Backend, BackendError, TableRun};
 use crate::engine::read_and_plan;
+use crate::{Backend, BackendError, TableRun, failpoint};
 use delta_operator_api::inputs::Inputs;
 use delta_operator_core::model::TableRef;
-use delta_operator_core::plan::gate::{gate, Decision, Policy};
+use delta_operator_core::plan::gate::{Decision, Policy, gate};
 use delta_operator_core::plan::holds::holds;
 use delta_operator_core::plan::{Outcome, Plan, RiskClass, Step};
 
@@ -22,7 +22,9 @@ pub enum StepStatus {
     Applied,
     /// The change already held; nothing was run.
     Skipped,
-    Failed { error: String },
+    Failed {
+        error: String,
+    },
     /// Not run: an earlier step of the table failed.
     NotRun,
 }
@@ -48,27 +50,42 @@ pub struct ApplyReport {
 
 impl ApplyReport {
     pub fn failed(&self) -> bool {
-        self.steps.iter().any(|s| matches!(s.status, StepStatus::Failed { .. }))
+        self.steps
+            .iter()
+            .any(|s| matches!(s.status, StepStatus::Failed { .. }))
     }
     pub fn applied(&self) -> usize {
-        self.steps.iter().filter(|s| s.status == StepStatus::Applied).count()
+        self.steps
+            .iter()
+            .filter(|s| s.status == StepStatus::Applied)
+            .count()
     }
     pub fn skipped(&self) -> usize {
-        self.steps.iter().filter(|s| s.status == StepStatus::Skipped).count()
+        self.steps
+            .iter()
+            .filter(|s| s.status == StepStatus::Skipped)
+            .count()
     }
     /// `catalog.schema.table@version` for every restore point taken.
     pub fn restore_points(&self) -> Vec<String> {
-        self.steps.iter().filter_map(|s| s.restore_point.map(|v| format!("{}@{v}", s.table))).collect()
+        self.steps
+            .iter()
+            .filter_map(|s| s.restore_point.map(|v| format!("{}@{v}", s.table)))
+            .collect()
     }
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApplyError {
-    #[error("the plan is stale: it was {expected}, but the tables now plan as {actual}; plan again")]
+    #[error(
+        "the plan is stale: it was {expected}, but the tables now plan as {actual}; plan again"
+    )]
     Stale { expected: String, actual: String },
     #[error("plan {id} needs approval ({reason}); rerun with --approve {id}")]
     NeedsApproval { id: String, reason: String },
-    #[error("--approve {approved} approves nothing: the plan is {id}. Review it, then approve {id}")]
+    #[error(
+        "--approve {approved} approves nothing: the plan is {id}. Review it, then approve {id}"
+    )]
     WrongApproval { id: String, approved: String },
     #[error("the plan is refused by the safety rules; fix the spec and plan again")]
     Rejected,
@@ -81,8 +98,15 @@ pub enum ApplyError {
 
 /// Events for progress output.
 pub enum Event<'a> {
-    Started { table: &'a TableRef, step: &'a Step },
-    Progress { table: &'a TableRef, step: &'a Step, message: &'a str },
+    Started {
+        table: &'a TableRef,
+        step: &'a Step,
+    },
+    Progress {
+        table: &'a TableRef,
+        step: &'a Step,
+        message: &'a str,
+    },
     Finished(&'a StepReport),
 }
 
@@ -102,22 +126,48 @@ pub struct Options<'a> {
 /// what runs is planned from what no other apply can change any more), and
 /// applies. `expected` is the id the caller showed (a stale plan is refused);
 /// `approved` approves a plan that needs it.
-pub async fn apply<B: Backend>(backend: &B, inputs: &Inputs, expected: Option<&str>, approved: Option<&str>, opts: &Options<'_>) -> Result<(Plan, ApplyReport), ApplyError> {
+pub async fn apply<B: Backend>(
+    backend: &B,
+    inputs: &Inputs,
+    expected: Option<&str>,
+    approved: Option<&str>,
+    opts: &Options<'_>,
+) -> Result<(Plan, ApplyReport), ApplyError> {
     let (plan, _) = read_and_plan(backend, inputs).await?;
-    if let Some(e) = expected {
-        if e != plan.id {
-            return Err(ApplyError::Stale { expected: e.to_string(), actual: plan.id.clone() });
-        }
+    if let Some(e) = expected
+        && e != plan.id
+    {
+        return Err(ApplyError::Stale {
+            expected: e.to_string(),
+            actual: plan.id.clone(),
+        });
     }
     match gate(&plan, opts.policy, approved) {
         Decision::Rejected => return Err(ApplyError::Rejected),
-        Decision::NeedsApproval { id, reason } => return Err(ApplyError::NeedsApproval { id, reason }),
-        Decision::WrongApproval { id, approved } => return Err(ApplyError::WrongApproval { id, approved }),
-        Decision::NothingToDo | Decision::Observe => return Ok((plan.clone(), ApplyReport { plan_id: plan.id, steps: vec![] })),
+        Decision::NeedsApproval { id, reason } => {
+            return Err(ApplyError::NeedsApproval { id, reason });
+        }
+        Decision::WrongApproval { id, approved } => {
+            return Err(ApplyError::WrongApproval { id, approved });
+        }
+        Decision::NothingToDo | Decision::Observe => {
+            return Ok((
+                plan.clone(),
+                ApplyReport {
+                    plan_id: plan.id,
+                    steps: vec![],
+                },
+            ));
+        }
         Decision::Apply => {}
     }
     // locks in table order, so two applies never wait on each other
-    let mut tables: Vec<&TableRef> = plan.tables.iter().filter(|t| !t.steps().is_empty()).map(|t| &t.table).collect();
+    let mut tables: Vec<&TableRef> = plan
+        .tables
+        .iter()
+        .filter(|t| !t.steps().is_empty())
+        .map(|t| &t.table)
+        .collect();
     tables.sort();
     let mut runs = Vec::new();
     for t in tables {
@@ -137,7 +187,10 @@ pub async fn apply<B: Backend>(backend: &B, inputs: &Inputs, expected: Option<&s
         Ok((p, _)) if p.id == plan.id => p,
         Ok((p, _)) => {
             end_all(backend, runs).await;
-            return Err(ApplyError::Stale { expected: plan.id, actual: p.id });
+            return Err(ApplyError::Stale {
+                expected: plan.id,
+                actual: p.id,
+            });
         }
         Err(e) => {
             end_all(backend, runs).await;
@@ -167,15 +220,26 @@ pub async fn run_plan<B: Backend>(backend: &B, plan: &Plan, opts: &Options<'_>) 
 
 /// Runs the steps; `runs` holds the tables already begun, and a table without
 /// one is begun here (and added).
-async fn run_locked<B: Backend>(backend: &B, plan: &Plan, runs: &mut Vec<TableRun>, opts: &Options<'_>) -> ApplyReport {
+async fn run_locked<B: Backend>(
+    backend: &B,
+    plan: &Plan,
+    runs: &mut Vec<TableRun>,
+    opts: &Options<'_>,
+) -> ApplyReport {
     let mut steps = Vec::new();
     let mut failed_tables: Vec<TableRef> = Vec::new();
     for t in &plan.tables {
-        let Outcome::Accepted { steps: planned } = &t.outcome else { continue };
+        let Outcome::Accepted { steps: planned } = &t.outcome else {
+            continue;
+        };
         if planned.is_empty() {
             continue;
         }
-        let blocked = t.desired.as_ref().is_some_and(|d| d.foreign_keys.iter().any(|fk| failed_tables.contains(&fk.references)));
+        let blocked = t.desired.as_ref().is_some_and(|d| {
+            d.foreign_keys
+                .iter()
+                .any(|fk| failed_tables.contains(&fk.references))
+        });
         let mut stop = blocked;
         let mut stop_reason: Option<String> = None;
         if !stop && !runs.iter().any(|r| r.table == t.table) {
@@ -207,13 +271,19 @@ async fn run_locked<B: Backend>(backend: &B, plan: &Plan, runs: &mut Vec<TableRu
                 report.detail = Some("not run: the apply lock was lost".into());
             }
             if let (false, Some(run)) = (stop, run) {
-                (opts.on_event)(Event::Started { table: &t.table, step });
-                report.status = match run_step(backend, run, step, &mut report, opts.on_event).await {
+                (opts.on_event)(Event::Started {
+                    table: &t.table,
+                    step,
+                });
+                report.status = match run_step(backend, run, step, &mut report, opts.on_event).await
+                {
                     Ok(s) => s,
                     Err(e) => {
                         stop = true;
                         failed_tables.push(t.table.clone());
-                        StepStatus::Failed { error: e.to_string() }
+                        StepStatus::Failed {
+                            error: e.to_string(),
+                        }
                     }
                 };
                 (opts.on_event)(Event::Finished(&report));
@@ -222,19 +292,38 @@ async fn run_locked<B: Backend>(backend: &B, plan: &Plan, runs: &mut Vec<TableRu
             steps.push(report);
         }
     }
-    ApplyReport { plan_id: plan.id.clone(), steps }
+    ApplyReport {
+        plan_id: plan.id.clone(),
+        steps,
+    }
 }
 
-async fn run_step<B: Backend>(backend: &B, run: &TableRun, step: &Step, report: &mut StepReport, on_event: &(dyn Fn(Event<'_>) + Send + Sync)) -> Result<StepStatus, BackendError> {
+async fn run_step<B: Backend>(
+    backend: &B,
+    run: &TableRun,
+    step: &Step,
+    report: &mut StepReport,
+    on_event: &(dyn Fn(Event<'_>) + Send + Sync),
+) -> Result<StepStatus, BackendError> {
     let table = &run.table;
-    let live = backend.read(std::slice::from_ref(table)).await?.pop().flatten();
+    let live = backend
+        .read(std::slice::from_ref(table))
+        .await?
+        .pop()
+        .flatten();
     if holds(&step.action, live.as_ref()) {
         return Ok(StepStatus::Skipped);
     }
     if step.class >= RiskClass::Rewrite {
         report.restore_point = backend.version(table).await?;
     }
-    let progress = |m: &str| on_event(Event::Progress { table, step, message: m });
+    let progress = |m: &str| {
+        on_event(Event::Progress {
+            table,
+            step,
+            message: m,
+        })
+    };
     let outcome = backend.run(run, step, &progress).await?;
     report.detail = outcome.detail;
     Ok(StepStatus::Applied)

@@ -2,7 +2,7 @@
 //! published format every Delta reader shares. Converting through it keeps us
 //! independent of delta-kernel's Rust API churn.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 
 use super::{DataType, ObservedColumn, StructField};
 
@@ -29,13 +29,22 @@ pub fn type_to_json(t: &DataType) -> Value {
         DataType::TimestampNtz => json!("timestamp_ntz"),
         DataType::Variant => json!("variant"),
         DataType::Void => json!("void"),
-        DataType::Array { element, contains_null } => {
+        DataType::Array {
+            element,
+            contains_null,
+        } => {
             json!({"type": "array", "elementType": type_to_json(element), "containsNull": contains_null})
         }
-        DataType::Map { key, value, value_contains_null } => json!({
+        DataType::Map {
+            key,
+            value,
+            value_contains_null,
+        } => json!({
             "type": "map", "keyType": type_to_json(key), "valueType": type_to_json(value), "valueContainsNull": value_contains_null
         }),
-        DataType::Struct { fields } => json!({"type": "struct", "fields": fields.iter().map(|f| field_to_json(f, None)).collect::<Vec<_>>()}),
+        DataType::Struct { fields } => {
+            json!({"type": "struct", "fields": fields.iter().map(|f| field_to_json(f, None)).collect::<Vec<_>>()})
+        }
     }
 }
 
@@ -70,10 +79,13 @@ pub struct SchemaError(String);
 
 pub fn type_from_json(v: &Value, metadata: Option<&Value>) -> Result<DataType, SchemaError> {
     if let Some(s) = v.as_str() {
-        if s == "string" {
-            if let Some(cv) = metadata.and_then(|m| m.get(CHAR_VARCHAR_KEY)).and_then(Value::as_str) {
-                return crate::model::type_syntax::parse_type(cv).map_err(|e| SchemaError(e.to_string()));
-            }
+        if s == "string"
+            && let Some(cv) = metadata
+                .and_then(|m| m.get(CHAR_VARCHAR_KEY))
+                .and_then(Value::as_str)
+        {
+            return crate::model::type_syntax::parse_type(cv)
+                .map_err(|e| SchemaError(e.to_string()));
         }
         return Ok(match s {
             "boolean" => DataType::Boolean,
@@ -90,7 +102,9 @@ pub fn type_from_json(v: &Value, metadata: Option<&Value>) -> Result<DataType, S
             "timestamp_ntz" => DataType::TimestampNtz,
             "variant" => DataType::Variant,
             "void" => DataType::Void,
-            d if d.starts_with("decimal") => crate::model::type_syntax::parse_type(d).map_err(|e| SchemaError(e.to_string()))?,
+            d if d.starts_with("decimal") => {
+                crate::model::type_syntax::parse_type(d).map_err(|e| SchemaError(e.to_string()))?
+            }
             other => return Err(SchemaError(format!("unknown type '{other}'"))),
         });
     }
@@ -104,7 +118,9 @@ pub fn type_from_json(v: &Value, metadata: Option<&Value>) -> Result<DataType, S
             value: Box::new(type_from_json(&v["valueType"], None)?),
             value_contains_null: v["valueContainsNull"].as_bool().unwrap_or(true),
         }),
-        Some("struct") => Ok(DataType::Struct { fields: fields_from_json(v)?.into_iter().map(|(f, _)| f).collect() }),
+        Some("struct") => Ok(DataType::Struct {
+            fields: fields_from_json(v)?.into_iter().map(|(f, _)| f).collect(),
+        }),
         Some("variant") => Ok(DataType::Variant),
         _ => Err(SchemaError(format!("unknown type {v}"))),
     }
@@ -112,18 +128,30 @@ pub fn type_from_json(v: &Value, metadata: Option<&Value>) -> Result<DataType, S
 
 /// The fields of a struct, each with its generation expression.
 pub fn fields_from_json(v: &Value) -> Result<Vec<(StructField, Option<String>)>, SchemaError> {
-    let fields = v.get("fields").and_then(Value::as_array).ok_or_else(|| SchemaError("a struct without fields".into()))?;
+    let fields = v
+        .get("fields")
+        .and_then(Value::as_array)
+        .ok_or_else(|| SchemaError("a struct without fields".into()))?;
     fields
         .iter()
         .map(|f| {
             let md = f.get("metadata");
             let field = StructField {
-                name: f["name"].as_str().ok_or_else(|| SchemaError("a field without a name".into()))?.to_string(),
+                name: f["name"]
+                    .as_str()
+                    .ok_or_else(|| SchemaError("a field without a name".into()))?
+                    .to_string(),
                 data_type: type_from_json(&f["type"], md)?,
                 nullable: f["nullable"].as_bool().unwrap_or(true),
-                comment: md.and_then(|m| m.get(COMMENT_KEY)).and_then(Value::as_str).map(str::to_string),
+                comment: md
+                    .and_then(|m| m.get(COMMENT_KEY))
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
             };
-            let generated = md.and_then(|m| m.get(GENERATION_KEY)).and_then(Value::as_str).map(str::to_string);
+            let generated = md
+                .and_then(|m| m.get(GENERATION_KEY))
+                .and_then(Value::as_str)
+                .map(str::to_string);
             Ok((field, generated))
         })
         .collect()
@@ -133,6 +161,10 @@ pub fn fields_from_json(v: &Value) -> Result<Vec<(StructField, Option<String>)>,
 pub fn columns_from_json(schema: &Value) -> Result<Vec<ObservedColumn>, SchemaError> {
     Ok(fields_from_json(schema)?
         .into_iter()
-        .map(|(f, generated)| ObservedColumn { comment: f.comment, generated, ..ObservedColumn::new(&f.name, f.data_type, f.nullable) })
+        .map(|(f, generated)| ObservedColumn {
+            comment: f.comment,
+            generated,
+            ..ObservedColumn::new(&f.name, f.data_type, f.nullable)
+        })
         .collect())
 }

@@ -10,6 +10,6 @@ pub mod names;
 pub mod table;
 
 pub use table::{
-    Check, DesiredColumn, DesiredTable, ForeignKey, Grant, Identity, Leftover, LeftoverKind, Mask, ObservedColumn, ObservedTable,
-    PrimaryKey, SchemaMode, SchemaRef, TableRef, OWNER_PROPERTY,
+    Check, DesiredColumn, DesiredTable, ForeignKey, Grant, Identity, Leftover, LeftoverKind, Mask,
+    OWNER_PROPERTY, ObservedColumn, ObservedTable, PrimaryKey, SchemaMode, SchemaRef, TableRef,
 };

@@ -25,9 +25,13 @@ pub fn needs_column_mapping(name: &str) -> bool {
 pub fn type_needs_column_mapping(t: &crate::model::DataType) -> bool {
     use crate::model::DataType;
     match t {
-        DataType::Struct { fields } => fields.iter().any(|f| needs_column_mapping(&f.name) || type_needs_column_mapping(&f.data_type)),
+        DataType::Struct { fields } => fields
+            .iter()
+            .any(|f| needs_column_mapping(&f.name) || type_needs_column_mapping(&f.data_type)),
         DataType::Array { element, .. } => type_needs_column_mapping(element),
-        DataType::Map { key, value, .. } => type_needs_column_mapping(key) || type_needs_column_mapping(value),
+        DataType::Map { key, value, .. } => {
+            type_needs_column_mapping(key) || type_needs_column_mapping(value)
+        }
         _ => false,
     }
 }
@@ -37,7 +41,9 @@ pub fn type_needs_column_mapping(t: &crate::model::DataType) -> bool {
 pub fn printable(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
-        if c.is_control() || matches!(c, '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}') {
+        if c.is_control()
+            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
+        {
             out.extend(c.escape_unicode());
         } else {
             out.push(c);
@@ -55,16 +61,31 @@ pub fn object_name_problem(name: &str, max_bytes: usize) -> Option<(String, Stri
         return Some(("is empty".into(), "give it a name".into()));
     }
     if name.len() > max_bytes {
-        return Some((format!("is {} bytes long; the limit is {max_bytes}", name.len()), format!("shorten it to at most {max_bytes} bytes")));
+        return Some((
+            format!("is {} bytes long; the limit is {max_bytes}", name.len()),
+            format!("shorten it to at most {max_bytes} bytes"),
+        ));
     }
     if let Some(c) = name.chars().find(|c| c.is_control()) {
-        return Some((format!("'{shown}' contains the control character {}", c.escape_unicode()), "use a name without control characters".into()));
+        return Some((
+            format!(
+                "'{shown}' contains the control character {}",
+                c.escape_unicode()
+            ),
+            "use a name without control characters".into(),
+        ));
     }
     if let Some(c) = name.chars().find(|c| matches!(c, '.' | ' ' | '/' | '\\')) {
-        return Some((format!("'{shown}' contains {c:?}"), "use a name without '.', spaces, '/' or '\\'".into()));
+        return Some((
+            format!("'{shown}' contains {c:?}"),
+            "use a name without '.', spaces, '/' or '\\'".into(),
+        ));
     }
     if name.eq_ignore_ascii_case("_delta_log") {
-        return Some(("'_delta_log' is the folder of a Delta table's log".into(), "choose another name".into()));
+        return Some((
+            "'_delta_log' is the folder of a Delta table's log".into(),
+            "choose another name".into(),
+        ));
     }
     None
 }
@@ -75,10 +96,23 @@ pub fn column_name_problem(name: &str) -> Option<(String, String)> {
         return Some(("is empty".into(), "name the column".into()));
     }
     if name.len() > MAX_NAME_BYTES {
-        return Some((format!("is {} bytes long; the limit is {MAX_NAME_BYTES}", name.len()), format!("shorten it to at most {MAX_NAME_BYTES} bytes")));
+        return Some((
+            format!(
+                "is {} bytes long; the limit is {MAX_NAME_BYTES}",
+                name.len()
+            ),
+            format!("shorten it to at most {MAX_NAME_BYTES} bytes"),
+        ));
     }
     if let Some(c) = name.chars().find(|c| c.is_control()) {
-        return Some((format!("'{}' contains the control character {}", printable(name), c.escape_unicode()), "use a name without control characters".into()));
+        return Some((
+            format!(
+                "'{}' contains the control character {}",
+                printable(name),
+                c.escape_unicode()
+            ),
+            "use a name without control characters".into(),
+        ));
     }
     None
 }
@@ -102,14 +136,41 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
 mod tests {
     use super::edit_distance;
 
-
     #[test]
     fn names_that_would_escape_or_break_the_lake_are_refused() {
-        for bad in ["", "a.b", "a/b", "a\\b", "..", ".staging", "_delta_log", "_DELTA_LOG", "a b", "esc\u{1b}[31m", "nul\0", "new\nline"] {
-            assert!(super::object_name_problem(bad, super::MAX_TABLE_NAME_BYTES).is_some(), "{bad:?} passed");
+        for bad in [
+            "",
+            "a.b",
+            "a/b",
+            "a\\b",
+            "..",
+            ".staging",
+            "_delta_log",
+            "_DELTA_LOG",
+            "a b",
+            "esc\u{1b}[31m",
+            "nul\0",
+            "new\nline",
+        ] {
+            assert!(
+                super::object_name_problem(bad, super::MAX_TABLE_NAME_BYTES).is_some(),
+                "{bad:?} passed"
+            );
         }
-        assert!(super::object_name_problem(&"x".repeat(super::MAX_TABLE_NAME_BYTES), super::MAX_TABLE_NAME_BYTES).is_none());
-        assert!(super::object_name_problem(&"x".repeat(super::MAX_TABLE_NAME_BYTES + 1), super::MAX_TABLE_NAME_BYTES).is_some());
+        assert!(
+            super::object_name_problem(
+                &"x".repeat(super::MAX_TABLE_NAME_BYTES),
+                super::MAX_TABLE_NAME_BYTES
+            )
+            .is_none()
+        );
+        assert!(
+            super::object_name_problem(
+                &"x".repeat(super::MAX_TABLE_NAME_BYTES + 1),
+                super::MAX_TABLE_NAME_BYTES
+            )
+            .is_some()
+        );
         assert!(super::object_name_problem("orders_2024", super::MAX_TABLE_NAME_BYTES).is_none());
         assert_eq!(super::printable("a\u{1b}b\n"), "a\\u{1b}b\\u{a}");
     }

@@ -22,10 +22,17 @@ pub struct TableRef {
 
 impl TableRef {
     pub fn new(catalog: &str, schema: &str, table: &str) -> Self {
-        TableRef { catalog: catalog.to_lowercase(), schema: schema.to_lowercase(), table: table.to_lowercase() }
+        TableRef {
+            catalog: catalog.to_lowercase(),
+            schema: schema.to_lowercase(),
+            table: table.to_lowercase(),
+        }
     }
     pub fn schema_ref(&self) -> SchemaRef {
-        SchemaRef { catalog: self.catalog.clone(), schema: self.schema.clone() }
+        SchemaRef {
+            catalog: self.catalog.clone(),
+            schema: self.schema.clone(),
+        }
     }
 }
 
@@ -202,7 +209,17 @@ pub struct ObservedColumn {
 impl ObservedColumn {
     /// A live column with a name, a type and nullability, and nothing else.
     pub fn new(name: &str, data_type: DataType, nullable: bool) -> Self {
-        ObservedColumn { name: name.into(), data_type, nullable, comment: None, tags: BTreeMap::new(), mask: None, identity: None, generated: None, default: None }
+        ObservedColumn {
+            name: name.into(),
+            data_type,
+            nullable,
+            comment: None,
+            tags: BTreeMap::new(),
+            mask: None,
+            identity: None,
+            generated: None,
+            default: None,
+        }
     }
 }
 
@@ -276,7 +293,10 @@ pub struct ObservedTable {
 impl ObservedTable {
     /// A table that exists but cannot be read.
     pub fn unreadable(table: TableRef, why: String) -> Self {
-        ObservedTable { unreadable: Some(why), ..ObservedTable::new(table, vec![]) }
+        ObservedTable {
+            unreadable: Some(why),
+            ..ObservedTable::new(table, vec![])
+        }
     }
 
     /// A live table with these columns and nothing else (no marker, version or size).
@@ -310,7 +330,9 @@ impl ObservedTable {
 
     /// A live column by name, case-insensitively.
     pub fn column(&self, name: &str) -> Option<&ObservedColumn> {
-        self.columns.iter().find(|c| c.name.eq_ignore_ascii_case(name))
+        self.columns
+            .iter()
+            .find(|c| c.name.eq_ignore_ascii_case(name))
     }
 }
 
@@ -338,6 +360,8 @@ impl DesiredTable {
 
     /// A declared column by name, case-insensitively.
     pub fn column(&self, name: &str) -> Option<&DesiredColumn> {
-        self.columns.iter().find(|c| c.name.eq_ignore_ascii_case(name))
+        self.columns
+            .iter()
+            .find(|c| c.name.eq_ignore_ascii_case(name))
     }
 }

@@ -63,7 +63,9 @@ pub const MAX_TYPE_BYTES: usize = 256 * 1024;
 fn too_deep(offset: usize) -> TypeError {
     TypeError::new(
         offset,
-        format!("the type nests struct, array and map deeper than {MAX_TYPE_NESTING} levels, more than Delta readers can read back"),
+        format!(
+            "the type nests struct, array and map deeper than {MAX_TYPE_NESTING} levels, more than Delta readers can read back"
+        ),
     )
 }
 
@@ -206,9 +208,19 @@ fn adjacent_swaps(s: &str) -> Vec<String> {
 /// Parse a type in Spark DDL notation, e.g. `map<string, array<decimal(18,2)>>`.
 pub fn parse_type(s: &str) -> Result<DataType, TypeError> {
     if s.len() > MAX_TYPE_BYTES {
-        return Err(TypeError::new(0, format!("the type is {} bytes long; the limit is {MAX_TYPE_BYTES}", s.len())));
+        return Err(TypeError::new(
+            0,
+            format!(
+                "the type is {} bytes long; the limit is {MAX_TYPE_BYTES}",
+                s.len()
+            ),
+        ));
     }
-    let mut p = Parser { src: s, pos: 0, depth: 0 };
+    let mut p = Parser {
+        src: s,
+        pos: 0,
+        depth: 0,
+    };
     let t = p.data_type()?;
     p.skip_ws();
     if p.pos < s.len() {
@@ -574,9 +586,19 @@ fn value_at(v: &Value, depth: usize) -> Result<DataType, TypeError> {
     let obj = match v {
         Value::String(s) => {
             if s.len() > MAX_TYPE_BYTES {
-                return Err(TypeError::new(0, format!("the type is {} bytes long; the limit is {MAX_TYPE_BYTES}", s.len())));
+                return Err(TypeError::new(
+                    0,
+                    format!(
+                        "the type is {} bytes long; the limit is {MAX_TYPE_BYTES}",
+                        s.len()
+                    ),
+                ));
             }
-            let mut p = Parser { src: s, pos: 0, depth };
+            let mut p = Parser {
+                src: s,
+                pos: 0,
+                depth,
+            };
             let t = p.data_type()?;
             p.skip_ws();
             if p.pos < s.len() {
@@ -1224,19 +1246,41 @@ mod tests {
     fn nesting_is_capped_without_recursing_past_the_cap() {
         let deep = |n: usize| format!("{}int{}", "struct<a:".repeat(n), ">".repeat(n));
         assert!(parse_type(&deep(MAX_TYPE_NESTING)).is_ok());
-        assert!(err(&deep(MAX_TYPE_NESTING + 1)).message.contains("deeper than"));
+        assert!(
+            err(&deep(MAX_TYPE_NESTING + 1))
+                .message
+                .contains("deeper than")
+        );
         // far past the cap, as a hostile manifest would: an error, not a stack overflow
         assert!(err(&deep(20_000)).message.contains("deeper than"));
         assert!(err(&deep(100_000)).message.contains("bytes long"));
-        assert!(err(&format!("{}int{}", "array<".repeat(30_000), ">".repeat(30_000))).message.contains("deeper than"));
+        assert!(
+            err(&format!(
+                "{}int{}",
+                "array<".repeat(30_000),
+                ">".repeat(30_000)
+            ))
+            .message
+            .contains("deeper than")
+        );
         let mut v = json!("int");
         for _ in 0..MAX_TYPE_NESTING + 1 {
             v = json!({ "array": v });
         }
-        assert!(type_from_value(&v).unwrap_err().message.contains("deeper than"));
+        assert!(
+            type_from_value(&v)
+                .unwrap_err()
+                .message
+                .contains("deeper than")
+        );
         // a string inside the nested notation counts the levels around it
         let mixed = json!({ "array": deep(MAX_TYPE_NESTING) });
-        assert!(type_from_value(&mixed).unwrap_err().message.contains("deeper than"));
+        assert!(
+            type_from_value(&mixed)
+                .unwrap_err()
+                .message
+                .contains("deeper than")
+        );
     }
 
     #[test]

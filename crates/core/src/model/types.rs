@@ -22,9 +22,16 @@ pub enum DataType {
     Long,
     Float,
     Double,
-    Decimal { precision: u8, scale: u8 },
-    Char { length: u32 },
-    Varchar { length: u32 },
+    Decimal {
+        precision: u8,
+        scale: u8,
+    },
+    Char {
+        length: u32,
+    },
+    Varchar {
+        length: u32,
+    },
     String,
     Binary,
     Date,
@@ -32,9 +39,18 @@ pub enum DataType {
     TimestampNtz,
     Variant,
     Void,
-    Array { element: Box<DataType>, contains_null: bool },
-    Map { key: Box<DataType>, value: Box<DataType>, value_contains_null: bool },
-    Struct { fields: Vec<StructField> },
+    Array {
+        element: Box<DataType>,
+        contains_null: bool,
+    },
+    Map {
+        key: Box<DataType>,
+        value: Box<DataType>,
+        value_contains_null: bool,
+    },
+    Struct {
+        fields: Vec<StructField>,
+    },
 }
 
 /// A field of a struct type.
@@ -51,7 +67,10 @@ pub struct StructField {
 impl DataType {
     /// True for struct, array and map.
     pub fn is_nested(&self) -> bool {
-        matches!(self, DataType::Struct { .. } | DataType::Array { .. } | DataType::Map { .. })
+        matches!(
+            self,
+            DataType::Struct { .. } | DataType::Array { .. } | DataType::Map { .. }
+        )
     }
 
     /// The fields when this is a struct.

@@ -3,7 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{Check, DataType, ForeignKey, Leftover, LeftoverKind, Mask, ObservedColumn, PrimaryKey, StructField};
+use crate::model::{
+    Check, DataType, ForeignKey, Leftover, LeftoverKind, Mask, ObservedColumn, PrimaryKey,
+    StructField,
+};
 
 /// A path to a column or nested struct field: `["address", "city"]`.
 pub type FieldPath = Vec<String>;
@@ -27,44 +30,142 @@ pub enum DropReason {
 pub enum Change {
     CreateTable,
     /// The table exists without an owner marker; the spec takes it over.
-    Claim { marker: String },
-    SetTableComment { from: Option<String>, to: String },
-    SetProperty { key: String, from: Option<String>, to: String },
-    UnsetProperty { key: String, from: String },
-    SetTableTag { key: String, from: Option<String>, to: String },
-    UnsetTableTag { key: String, from: String },
+    Claim {
+        marker: String,
+    },
+    SetTableComment {
+        from: Option<String>,
+        to: String,
+    },
+    SetProperty {
+        key: String,
+        from: Option<String>,
+        to: String,
+    },
+    UnsetProperty {
+        key: String,
+        from: String,
+    },
+    SetTableTag {
+        key: String,
+        from: Option<String>,
+        to: String,
+    },
+    UnsetTableTag {
+        key: String,
+        from: String,
+    },
     /// `path` is the new field's full path; its parent exists.
-    AddColumn { path: FieldPath, field: StructField },
-    DropColumn { column: ObservedColumn },
-    RenameColumn { from: String, to: String },
-    ChangeType { path: FieldPath, from: DataType, to: DataType },
-    SetNullability { path: FieldPath, nullable: bool },
-    SetColumnComment { path: FieldPath, from: Option<String>, to: String },
-    SetColumnTag { column: String, key: String, from: Option<String>, to: String },
-    UnsetColumnTag { column: String, key: String, from: String },
-    SetMask { column: String, from: Option<Mask>, to: Mask },
-    SetDefault { column: String, from: Option<String>, to: String },
-    AddCheck { check: Check },
-    DropCheck { check: Check },
-    SetPrimaryKey { from: Option<PrimaryKey>, to: PrimaryKey },
-    AddForeignKey { key: ForeignKey },
-    DropForeignKey { key: ForeignKey },
-    SetPartitioning { from: Vec<String>, to: Vec<String> },
-    SetClustering { from: Option<Vec<String>>, to: Vec<String> },
-    Grant { principal: String, privileges: Vec<String> },
-    Revoke { principal: String, privileges: Vec<String> },
-    SetOwner { from: Option<String>, to: String },
-    DropTable { reason: DropReason, columns: usize },
+    AddColumn {
+        path: FieldPath,
+        field: StructField,
+    },
+    DropColumn {
+        column: ObservedColumn,
+    },
+    RenameColumn {
+        from: String,
+        to: String,
+    },
+    ChangeType {
+        path: FieldPath,
+        from: DataType,
+        to: DataType,
+    },
+    SetNullability {
+        path: FieldPath,
+        nullable: bool,
+    },
+    SetColumnComment {
+        path: FieldPath,
+        from: Option<String>,
+        to: String,
+    },
+    SetColumnTag {
+        column: String,
+        key: String,
+        from: Option<String>,
+        to: String,
+    },
+    UnsetColumnTag {
+        column: String,
+        key: String,
+        from: String,
+    },
+    SetMask {
+        column: String,
+        from: Option<Mask>,
+        to: Mask,
+    },
+    SetDefault {
+        column: String,
+        from: Option<String>,
+        to: String,
+    },
+    AddCheck {
+        check: Check,
+    },
+    DropCheck {
+        check: Check,
+    },
+    SetPrimaryKey {
+        from: Option<PrimaryKey>,
+        to: PrimaryKey,
+    },
+    AddForeignKey {
+        key: ForeignKey,
+    },
+    DropForeignKey {
+        key: ForeignKey,
+    },
+    SetPartitioning {
+        from: Vec<String>,
+        to: Vec<String>,
+    },
+    SetClustering {
+        from: Option<Vec<String>>,
+        to: Vec<String>,
+    },
+    Grant {
+        principal: String,
+        privileges: Vec<String>,
+    },
+    Revoke {
+        principal: String,
+        privileges: Vec<String>,
+    },
+    SetOwner {
+        from: Option<String>,
+        to: String,
+    },
+    DropTable {
+        reason: DropReason,
+        columns: usize,
+    },
     /// What interrupted runs left beside the table (staging copies, uncommitted files).
-    RemoveLeftovers { leftovers: Vec<Leftover> },
+    RemoveLeftovers {
+        leftovers: Vec<Leftover>,
+    },
 }
 
 impl Change {
     /// `+`, `~`, `-` or `→`, as the text renderer marks it.
     pub fn marker(&self) -> &'static str {
         match self {
-            Change::CreateTable | Change::AddColumn { .. } | Change::AddCheck { .. } | Change::AddForeignKey { .. } | Change::Grant { .. } => "+",
-            Change::DropColumn { .. } | Change::DropCheck { .. } | Change::DropForeignKey { .. } | Change::Revoke { .. } | Change::DropTable { .. } | Change::UnsetProperty { .. } | Change::UnsetTableTag { .. } | Change::UnsetColumnTag { .. } | Change::RemoveLeftovers { .. } => "-",
+            Change::CreateTable
+            | Change::AddColumn { .. }
+            | Change::AddCheck { .. }
+            | Change::AddForeignKey { .. }
+            | Change::Grant { .. } => "+",
+            Change::DropColumn { .. }
+            | Change::DropCheck { .. }
+            | Change::DropForeignKey { .. }
+            | Change::Revoke { .. }
+            | Change::DropTable { .. }
+            | Change::UnsetProperty { .. }
+            | Change::UnsetTableTag { .. }
+            | Change::UnsetColumnTag { .. }
+            | Change::RemoveLeftovers { .. } => "-",
             Change::RenameColumn { .. } => "→",
             _ => "~",
         }
@@ -73,56 +174,116 @@ impl Change {
     /// One line describing the change, both sides where it has them.
     pub fn describe(&self) -> String {
         fn opt(s: &Option<String>) -> String {
-            s.as_deref().map_or("(none)".to_string(), |v| format!("'{v}'"))
+            s.as_deref()
+                .map_or("(none)".to_string(), |v| format!("'{v}'"))
         }
         match self {
             Change::CreateTable => "new table".into(),
-            Change::Claim { marker } => format!("ownership — the operator manages this table from now on ({marker})"),
+            Change::Claim { marker } => {
+                format!("ownership — the operator manages this table from now on ({marker})")
+            }
             Change::SetTableComment { from, to } => format!("table comment {} → '{to}'", opt(from)),
-            Change::SetProperty { key, from, to } => format!("property {key} {} → '{to}'", opt(from)),
+            Change::SetProperty { key, from, to } => {
+                format!("property {key} {} → '{to}'", opt(from))
+            }
             Change::UnsetProperty { key, from } => format!("property {key} '{from}' removed"),
             Change::SetTableTag { key, from, to } => format!("tag {key} {} → '{to}'", opt(from)),
             Change::UnsetTableTag { key, from } => format!("tag {key} '{from}' removed"),
             Change::AddColumn { path, field } => {
-                format!("{} {}{}", path_string(path), field.data_type, if field.nullable { "" } else { " not null" })
+                format!(
+                    "{} {}{}",
+                    path_string(path),
+                    field.data_type,
+                    if field.nullable { "" } else { " not null" }
+                )
             }
             Change::DropColumn { column } => format!("{} {}", column.name, column.data_type),
             Change::RenameColumn { from, to } => format!("{to} (was {from})"),
-            Change::ChangeType { path, from, to } => format!("{}  {from} → {to}", path_string(path)),
-            Change::SetNullability { path, nullable } => {
-                format!("{}  {}", path_string(path), if *nullable { "NOT NULL → nullable" } else { "nullable → NOT NULL" })
+            Change::ChangeType { path, from, to } => {
+                format!("{}  {from} → {to}", path_string(path))
             }
-            Change::SetColumnComment { path, from, to } => format!("{}  comment {} → '{to}'", path_string(path), opt(from)),
-            Change::SetColumnTag { column, key, from, to } => format!("{column}  tag {key} {} → '{to}'", opt(from)),
-            Change::UnsetColumnTag { column, key, from } => format!("{column}  tag {key} '{from}' removed"),
+            Change::SetNullability { path, nullable } => {
+                format!(
+                    "{}  {}",
+                    path_string(path),
+                    if *nullable {
+                        "NOT NULL → nullable"
+                    } else {
+                        "nullable → NOT NULL"
+                    }
+                )
+            }
+            Change::SetColumnComment { path, from, to } => {
+                format!("{}  comment {} → '{to}'", path_string(path), opt(from))
+            }
+            Change::SetColumnTag {
+                column,
+                key,
+                from,
+                to,
+            } => format!("{column}  tag {key} {} → '{to}'", opt(from)),
+            Change::UnsetColumnTag { column, key, from } => {
+                format!("{column}  tag {key} '{from}' removed")
+            }
             Change::SetMask { column, to, .. } => format!("{column}  mask {}", to.function),
-            Change::SetDefault { column, from, to } => format!("{column}  default {} → {to}", opt(from)),
-            Change::AddCheck { check } => format!("constraint CHECK ({}) {}", check.expression, check.name),
-            Change::DropCheck { check } => format!("constraint CHECK ({}) {}", check.expression, check.name),
+            Change::SetDefault { column, from, to } => {
+                format!("{column}  default {} → {to}", opt(from))
+            }
+            Change::AddCheck { check } => {
+                format!("constraint CHECK ({}) {}", check.expression, check.name)
+            }
+            Change::DropCheck { check } => {
+                format!("constraint CHECK ({}) {}", check.expression, check.name)
+            }
             Change::SetPrimaryKey { to, .. } => format!("primary key ({})", to.columns.join(", ")),
             Change::AddForeignKey { key } | Change::DropForeignKey { key } => {
-                format!("foreign key ({}) → {} ({})", key.columns.join(", "), key.references, key.referenced_columns.join(", "))
+                format!(
+                    "foreign key ({}) → {} ({})",
+                    key.columns.join(", "),
+                    key.references,
+                    key.referenced_columns.join(", ")
+                )
             }
-            Change::SetPartitioning { from, to } => format!("partitioned by ({}) → ({})", from.join(", "), to.join(", ")),
+            Change::SetPartitioning { from, to } => {
+                format!("partitioned by ({}) → ({})", from.join(", "), to.join(", "))
+            }
             Change::SetClustering { from, to } => {
-                format!("clustered by ({}) → ({})", from.clone().unwrap_or_default().join(", "), to.join(", "))
+                format!(
+                    "clustered by ({}) → ({})",
+                    from.clone().unwrap_or_default().join(", "),
+                    to.join(", ")
+                )
             }
-            Change::Grant { principal, privileges } => format!("grant {} to {principal}", privileges.join(", ")),
-            Change::Revoke { principal, privileges } => format!("revoke {} from {principal}", privileges.join(", ")),
+            Change::Grant {
+                principal,
+                privileges,
+            } => format!("grant {} to {principal}", privileges.join(", ")),
+            Change::Revoke {
+                principal,
+                privileges,
+            } => format!("revoke {} from {principal}", privileges.join(", ")),
             Change::SetOwner { from, to } => format!("owner {} → {to}", opt(from)),
             Change::RemoveLeftovers { leftovers } => {
                 let what: Vec<String> = leftovers
                     .iter()
                     .map(|l| match l.kind {
-                        LeftoverKind::StagingCopy => format!("a staging copy of run {} ({} files)", l.run, l.files),
-                        LeftoverKind::UncommittedFiles => format!("{} uncommitted files of run {}", l.files, l.run),
+                        LeftoverKind::StagingCopy => {
+                            format!("a staging copy of run {} ({} files)", l.run, l.files)
+                        }
+                        LeftoverKind::UncommittedFiles => {
+                            format!("{} uncommitted files of run {}", l.files, l.run)
+                        }
                     })
                     .collect();
                 format!("left by interrupted runs: {}", what.join(", "))
             }
             Change::DropTable { reason, columns } => match reason {
-                DropReason::Orphan => format!("{columns} columns — its spec is gone and the schema is strict"),
-                DropReason::Deleted => format!("{columns} columns — its resource was deleted with deletionPolicy Delete"),
+                DropReason::Orphan => {
+                    format!("{columns} columns — its spec is gone and the schema is strict")
+                }
+                DropReason::Deleted => format!(
+                    "{columns} columns — its resource was deleted with deletionPolicy Delete"
+                ),
             },
         }
     }

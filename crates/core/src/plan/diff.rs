@@ -6,7 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::change::{Change, Difference, FieldPath};
 use crate::model::{
-    DataType, DesiredColumn, DesiredTable, Grant, ObservedColumn, ObservedTable, StructField, OWNER_PROPERTY,
+    DataType, DesiredColumn, DesiredTable, Grant, OWNER_PROPERTY, ObservedColumn, ObservedTable,
+    StructField,
 };
 
 /// Everything that differs between a declared table and its live state.
@@ -21,25 +22,36 @@ pub struct TableDiff {
 /// The live column a declared column corresponds to: same name
 /// (case-insensitive), else the column it was renamed from.
 pub fn matching_live<'a>(d: &DesiredColumn, live: &'a ObservedTable) -> Option<&'a ObservedColumn> {
-    live.column(&d.name).or_else(|| d.renamed_from.as_deref().and_then(|from| live.column(from)))
+    live.column(&d.name)
+        .or_else(|| d.renamed_from.as_deref().and_then(|from| live.column(from)))
 }
 
 pub fn diff(desired: &DesiredTable, observed: Option<&ObservedTable>) -> TableDiff {
     let Some(live) = observed else {
-        return TableDiff { changes: vec![Change::CreateTable], ..Default::default() };
+        return TableDiff {
+            changes: vec![Change::CreateTable],
+            ..Default::default()
+        };
     };
     let mut out = TableDiff::default();
     if let Some(why) = &live.unreadable {
         // nothing of the live table is known: nothing is compared
-        out.differences.push(Difference::Unreadable { why: why.clone() });
+        out.differences
+            .push(Difference::Unreadable { why: why.clone() });
         return out;
     }
     if !live.leftovers.is_empty() {
-        out.changes.push(Change::RemoveLeftovers { leftovers: live.leftovers.clone() });
+        out.changes.push(Change::RemoveLeftovers {
+            leftovers: live.leftovers.clone(),
+        });
     }
     match live.owner_marker() {
-        None => out.changes.push(Change::Claim { marker: desired.owner_marker.clone() }),
-        Some(m) if m != desired.owner_marker => out.differences.push(Difference::OwnedElsewhere { owner: m.to_string() }),
+        None => out.changes.push(Change::Claim {
+            marker: desired.owner_marker.clone(),
+        }),
+        Some(m) if m != desired.owner_marker => out.differences.push(Difference::OwnedElsewhere {
+            owner: m.to_string(),
+        }),
         Some(_) => {}
     }
     diff_table_aspects(desired, live, &mut out);
@@ -47,40 +59,58 @@ pub fn diff(desired: &DesiredTable, observed: Option<&ObservedTable>) -> TableDi
     diff_constraints(desired, live, &mut out);
     diff_layout(desired, live, &mut out);
     diff_grants(&desired.grants, &live.grants, &mut out);
-    if let Some(owner) = &desired.owner {
-        if live.owner.as_deref() != Some(owner.as_str()) {
-            out.changes.push(Change::SetOwner { from: live.owner.clone(), to: owner.clone() });
-        }
+    if let Some(owner) = &desired.owner
+        && live.owner.as_deref() != Some(owner.as_str())
+    {
+        out.changes.push(Change::SetOwner {
+            from: live.owner.clone(),
+            to: owner.clone(),
+        });
     }
     if !out.changes.is_empty() && !live.unsupported_features.is_empty() {
-        out.differences.push(Difference::UnsupportedFeatures { features: live.unsupported_features.clone() });
+        out.differences.push(Difference::UnsupportedFeatures {
+            features: live.unsupported_features.clone(),
+        });
     }
     out
 }
 
 fn diff_table_aspects(desired: &DesiredTable, live: &ObservedTable, out: &mut TableDiff) {
-    if let Some(c) = &desired.comment {
-        if live.comment.as_deref().unwrap_or("") != c {
-            out.changes.push(Change::SetTableComment { from: live.comment.clone(), to: c.clone() });
-        }
+    if let Some(c) = &desired.comment
+        && live.comment.as_deref().unwrap_or("") != c
+    {
+        out.changes.push(Change::SetTableComment {
+            from: live.comment.clone(),
+            to: c.clone(),
+        });
     }
     for (key, want) in &desired.properties {
         match (want, live.properties.get(key)) {
-            (Some(v), have) if have != Some(v) => {
-                out.changes.push(Change::SetProperty { key: key.clone(), from: have.cloned(), to: v.clone() })
-            }
-            (None, Some(have)) => out.changes.push(Change::UnsetProperty { key: key.clone(), from: have.clone() }),
+            (Some(v), have) if have != Some(v) => out.changes.push(Change::SetProperty {
+                key: key.clone(),
+                from: have.cloned(),
+                to: v.clone(),
+            }),
+            (None, Some(have)) => out.changes.push(Change::UnsetProperty {
+                key: key.clone(),
+                from: have.clone(),
+            }),
             _ => {}
         }
     }
     let unmanaged: Vec<&String> = live
         .properties
         .keys()
-        .filter(|k| !desired.properties.contains_key(*k) && *k != OWNER_PROPERTY && !is_internal_property(k))
+        .filter(|k| {
+            !desired.properties.contains_key(*k) && *k != OWNER_PROPERTY && !is_internal_property(k)
+        })
         .collect();
     if !unmanaged.is_empty() {
         let names: Vec<&str> = unmanaged.iter().map(|s| s.as_str()).collect();
-        out.notes.push(format!("properties not in the spec, left untouched: {}", names.join(", ")));
+        out.notes.push(format!(
+            "properties not in the spec, left untouched: {}",
+            names.join(", ")
+        ));
     }
     diff_tags(&desired.tags, &live.tags, None, out);
 }
@@ -95,20 +125,37 @@ pub fn is_internal_property(key: &str) -> bool {
         || key.ends_with(".internal")
 }
 
-fn diff_tags(want: &BTreeMap<String, Option<String>>, have: &BTreeMap<String, String>, column: Option<&str>, out: &mut TableDiff) {
+fn diff_tags(
+    want: &BTreeMap<String, Option<String>>,
+    have: &BTreeMap<String, String>,
+    column: Option<&str>,
+    out: &mut TableDiff,
+) {
     for (key, v) in want {
         let from = have.get(key).cloned();
         match (v, column) {
-            (Some(v), None) if from.as_ref() != Some(v) => {
-                out.changes.push(Change::SetTableTag { key: key.clone(), from, to: v.clone() })
-            }
+            (Some(v), None) if from.as_ref() != Some(v) => out.changes.push(Change::SetTableTag {
+                key: key.clone(),
+                from,
+                to: v.clone(),
+            }),
             (Some(v), Some(c)) if from.as_ref() != Some(v) => {
-                out.changes.push(Change::SetColumnTag { column: c.to_string(), key: key.clone(), from, to: v.clone() })
+                out.changes.push(Change::SetColumnTag {
+                    column: c.to_string(),
+                    key: key.clone(),
+                    from,
+                    to: v.clone(),
+                })
             }
-            (None, None) if from.is_some() => out.changes.push(Change::UnsetTableTag { key: key.clone(), from: from.unwrap() }),
-            (None, Some(c)) if from.is_some() => {
-                out.changes.push(Change::UnsetColumnTag { column: c.to_string(), key: key.clone(), from: from.unwrap() })
-            }
+            (None, None) if from.is_some() => out.changes.push(Change::UnsetTableTag {
+                key: key.clone(),
+                from: from.unwrap(),
+            }),
+            (None, Some(c)) if from.is_some() => out.changes.push(Change::UnsetColumnTag {
+                column: c.to_string(),
+                key: key.clone(),
+                from: from.unwrap(),
+            }),
             _ => {}
         }
     }
@@ -121,18 +168,27 @@ fn diff_columns(desired: &DesiredTable, live: &ObservedTable, out: &mut TableDif
         let renamed_source = d.renamed_from.as_deref().and_then(|f| live.column(f));
         let l = match (same_name, renamed_source) {
             (Some(l), Some(src)) => {
-                out.differences.push(Difference::RenameConflict { from: src.name.clone(), to: d.name.clone() });
+                out.differences.push(Difference::RenameConflict {
+                    from: src.name.clone(),
+                    to: d.name.clone(),
+                });
                 matched.insert(src.name.to_lowercase());
                 l
             }
             (Some(l), None) => {
                 if l.name != d.name {
-                    out.differences.push(Difference::ColumnCaseDrift { declared: d.name.clone(), live: l.name.clone() });
+                    out.differences.push(Difference::ColumnCaseDrift {
+                        declared: d.name.clone(),
+                        live: l.name.clone(),
+                    });
                 }
                 l
             }
             (None, Some(src)) => {
-                out.changes.push(Change::RenameColumn { from: src.name.clone(), to: d.name.clone() });
+                out.changes.push(Change::RenameColumn {
+                    from: src.name.clone(),
+                    to: d.name.clone(),
+                });
                 src
             }
             (None, None) => {
@@ -142,14 +198,25 @@ fn diff_columns(desired: &DesiredTable, live: &ObservedTable, out: &mut TableDif
                     nullable: d.nullable,
                     comment: d.comment.clone().filter(|c| !c.is_empty()),
                 };
-                out.changes.push(Change::AddColumn { path: vec![d.name.clone()], field });
+                out.changes.push(Change::AddColumn {
+                    path: vec![d.name.clone()],
+                    field,
+                });
                 // what ADD COLUMN cannot say comes as its own steps, in the same plan
                 diff_tags(&d.tags, &BTreeMap::new(), Some(&d.name), out);
                 if let Some(m) = &d.mask {
-                    out.changes.push(Change::SetMask { column: d.name.clone(), from: None, to: m.clone() });
+                    out.changes.push(Change::SetMask {
+                        column: d.name.clone(),
+                        from: None,
+                        to: m.clone(),
+                    });
                 }
                 if let Some(def) = &d.default {
-                    out.changes.push(Change::SetDefault { column: d.name.clone(), from: None, to: def.clone() });
+                    out.changes.push(Change::SetDefault {
+                        column: d.name.clone(),
+                        from: None,
+                        to: def.clone(),
+                    });
                 }
                 continue;
             }
@@ -168,31 +235,52 @@ fn diff_column(d: &DesiredColumn, l: &ObservedColumn, out: &mut TableDiff) {
     let path = vec![d.name.clone()];
     diff_type(&path, &d.data_type, &l.data_type, out);
     if d.nullable != l.nullable {
-        out.changes.push(Change::SetNullability { path: path.clone(), nullable: d.nullable });
+        out.changes.push(Change::SetNullability {
+            path: path.clone(),
+            nullable: d.nullable,
+        });
     }
-    if let Some(c) = &d.comment {
-        if l.comment.as_deref().unwrap_or("") != c {
-            out.changes.push(Change::SetColumnComment { path: path.clone(), from: l.comment.clone(), to: c.clone() });
-        }
+    if let Some(c) = &d.comment
+        && l.comment.as_deref().unwrap_or("") != c
+    {
+        out.changes.push(Change::SetColumnComment {
+            path: path.clone(),
+            from: l.comment.clone(),
+            to: c.clone(),
+        });
     }
     diff_tags(&d.tags, &l.tags, Some(&d.name), out);
-    if let Some(m) = &d.mask {
-        if l.mask.as_ref() != Some(m) {
-            out.changes.push(Change::SetMask { column: d.name.clone(), from: l.mask.clone(), to: m.clone() });
-        }
+    if let Some(m) = &d.mask
+        && l.mask.as_ref() != Some(m)
+    {
+        out.changes.push(Change::SetMask {
+            column: d.name.clone(),
+            from: l.mask.clone(),
+            to: m.clone(),
+        });
     }
-    if let Some(def) = &d.default {
-        if l.default.as_ref() != Some(def) {
-            out.changes.push(Change::SetDefault { column: d.name.clone(), from: l.default.clone(), to: def.clone() });
-        }
+    if let Some(def) = &d.default
+        && l.default.as_ref() != Some(def)
+    {
+        out.changes.push(Change::SetDefault {
+            column: d.name.clone(),
+            from: l.default.clone(),
+            to: def.clone(),
+        });
     }
     if d.identity.is_some() && d.identity != l.identity {
-        out.differences.push(Difference::ColumnKindChange { column: d.name.clone(), what: "identity".into() });
+        out.differences.push(Difference::ColumnKindChange {
+            column: d.name.clone(),
+            what: "identity".into(),
+        });
     }
-    if let Some(g) = &d.generated {
-        if l.generated.as_deref().map(normalize_sql) != Some(normalize_sql(g)) {
-            out.differences.push(Difference::ColumnKindChange { column: d.name.clone(), what: "generation expression".into() });
-        }
+    if let Some(g) = &d.generated
+        && l.generated.as_deref().map(normalize_sql) != Some(normalize_sql(g))
+    {
+        out.differences.push(Difference::ColumnKindChange {
+            column: d.name.clone(),
+            what: "generation expression".into(),
+        });
     }
 }
 
@@ -208,49 +296,83 @@ fn diff_type(path: &FieldPath, want: &DataType, have: &DataType, out: &mut Table
             for wf in w {
                 let p: FieldPath = path.iter().cloned().chain([wf.name.clone()]).collect();
                 match h.iter().find(|hf| hf.name.eq_ignore_ascii_case(&wf.name)) {
-                    None => nested.changes.push(Change::AddColumn { path: p, field: wf.clone() }),
+                    None => nested.changes.push(Change::AddColumn {
+                        path: p,
+                        field: wf.clone(),
+                    }),
                     Some(hf) => {
                         if hf.name != wf.name {
-                            out.differences.push(Difference::ColumnCaseDrift { declared: path_join(&p), live: hf.name.clone() });
+                            out.differences.push(Difference::ColumnCaseDrift {
+                                declared: path_join(&p),
+                                live: hf.name.clone(),
+                            });
                         }
                         diff_type(&p, &wf.data_type, &hf.data_type, &mut nested);
                         if wf.nullable != hf.nullable {
-                            nested.changes.push(Change::SetNullability { path: p.clone(), nullable: wf.nullable });
+                            nested.changes.push(Change::SetNullability {
+                                path: p.clone(),
+                                nullable: wf.nullable,
+                            });
                         }
-                        if let Some(c) = &wf.comment {
-                            if hf.comment.as_deref().unwrap_or("") != c {
-                                nested.changes.push(Change::SetColumnComment { path: p.clone(), from: hf.comment.clone(), to: c.clone() });
-                            }
+                        if let Some(c) = &wf.comment
+                            && hf.comment.as_deref().unwrap_or("") != c
+                        {
+                            nested.changes.push(Change::SetColumnComment {
+                                path: p.clone(),
+                                from: hf.comment.clone(),
+                                to: c.clone(),
+                            });
                         }
                     }
                 }
             }
             // a dropped nested field, or a reorder, changes the struct's shape
-            let dropped = h.iter().any(|hf| !w.iter().any(|wf| wf.name.eq_ignore_ascii_case(&hf.name)));
+            let dropped = h
+                .iter()
+                .any(|hf| !w.iter().any(|wf| wf.name.eq_ignore_ascii_case(&hf.name)));
             structural |= dropped;
             if structural {
                 out.changes.truncate(before);
-                out.changes.push(Change::ChangeType { path: path.clone(), from: have.clone(), to: want.clone() });
+                out.changes.push(Change::ChangeType {
+                    path: path.clone(),
+                    from: have.clone(),
+                    to: want.clone(),
+                });
             } else {
                 out.changes.extend(nested.changes);
                 out.differences.extend(nested.differences);
             }
         }
         _ if same_shape(want, have) => {}
-        _ => out.changes.push(Change::ChangeType { path: path.clone(), from: have.clone(), to: want.clone() }),
+        _ => out.changes.push(Change::ChangeType {
+            path: path.clone(),
+            from: have.clone(),
+            to: want.clone(),
+        }),
     }
 }
 
 /// Equal ignoring `containsNull` flags and nested comments (never diffed inside arrays and maps).
 pub fn same_shape(a: &DataType, b: &DataType) -> bool {
     match (a, b) {
-        (DataType::Array { element: x, .. }, DataType::Array { element: y, .. }) => same_shape(x, y),
-        (DataType::Map { key: k1, value: v1, .. }, DataType::Map { key: k2, value: v2, .. }) => {
-            same_shape(k1, k2) && same_shape(v1, v2)
+        (DataType::Array { element: x, .. }, DataType::Array { element: y, .. }) => {
+            same_shape(x, y)
         }
+        (
+            DataType::Map {
+                key: k1, value: v1, ..
+            },
+            DataType::Map {
+                key: k2, value: v2, ..
+            },
+        ) => same_shape(k1, k2) && same_shape(v1, v2),
         (DataType::Struct { fields: f1 }, DataType::Struct { fields: f2 }) => {
             f1.len() == f2.len()
-                && f1.iter().zip(f2).all(|(x, y)| x.name.eq_ignore_ascii_case(&y.name) && x.nullable == y.nullable && same_shape(&x.data_type, &y.data_type))
+                && f1.iter().zip(f2).all(|(x, y)| {
+                    x.name.eq_ignore_ascii_case(&y.name)
+                        && x.nullable == y.nullable
+                        && same_shape(&x.data_type, &y.data_type)
+                })
         }
         _ => a == b,
     }
@@ -263,24 +385,46 @@ fn path_join(p: &FieldPath) -> String {
 fn diff_constraints(desired: &DesiredTable, live: &ObservedTable, out: &mut TableDiff) {
     // The declared CHECKs are the whole set: undeclared ones are dropped (metadata only).
     for want in &desired.checks {
-        match live.checks.iter().find(|c| c.name.eq_ignore_ascii_case(&want.name)) {
+        match live
+            .checks
+            .iter()
+            .find(|c| c.name.eq_ignore_ascii_case(&want.name))
+        {
             Some(have) if normalize_sql(&have.expression) == normalize_sql(&want.expression) => {}
             Some(have) => {
-                out.changes.push(Change::DropCheck { check: have.clone() });
-                out.changes.push(Change::AddCheck { check: want.clone() });
+                out.changes.push(Change::DropCheck {
+                    check: have.clone(),
+                });
+                out.changes.push(Change::AddCheck {
+                    check: want.clone(),
+                });
             }
-            None => out.changes.push(Change::AddCheck { check: want.clone() }),
+            None => out.changes.push(Change::AddCheck {
+                check: want.clone(),
+            }),
         }
     }
     for have in &live.checks {
-        if !desired.checks.iter().any(|c| c.name.eq_ignore_ascii_case(&have.name)) {
-            out.changes.push(Change::DropCheck { check: have.clone() });
+        if !desired
+            .checks
+            .iter()
+            .any(|c| c.name.eq_ignore_ascii_case(&have.name))
+        {
+            out.changes.push(Change::DropCheck {
+                check: have.clone(),
+            });
         }
     }
     if let Some(pk) = &desired.primary_key {
-        let same = live.primary_key.as_ref().is_some_and(|l| eq_names(&l.columns, &pk.columns));
+        let same = live
+            .primary_key
+            .as_ref()
+            .is_some_and(|l| eq_names(&l.columns, &pk.columns));
         if !same {
-            out.changes.push(Change::SetPrimaryKey { from: live.primary_key.clone(), to: pk.clone() });
+            out.changes.push(Change::SetPrimaryKey {
+                from: live.primary_key.clone(),
+                to: pk.clone(),
+            });
         }
     }
     for fk in &desired.foreign_keys {
@@ -297,7 +441,9 @@ fn diff_constraints(desired: &DesiredTable, live: &ObservedTable, out: &mut Tabl
 
 /// Foreign keys match on structure; an unnamed declared key accepts any live name.
 fn same_fk(a: &crate::model::ForeignKey, b: &crate::model::ForeignKey) -> bool {
-    a.references == b.references && eq_names(&a.columns, &b.columns) && eq_names(&a.referenced_columns, &b.referenced_columns)
+    a.references == b.references
+        && eq_names(&a.columns, &b.columns)
+        && eq_names(&a.referenced_columns, &b.referenced_columns)
 }
 
 fn eq_names(a: &[String], b: &[String]) -> bool {
@@ -307,15 +453,25 @@ fn eq_names(a: &[String], b: &[String]) -> bool {
 fn diff_layout(desired: &DesiredTable, live: &ObservedTable, out: &mut TableDiff) {
     if let Some(want) = &desired.partitioned_by {
         // compared under the names the columns will have after renames
-        let have: Vec<String> = live.partitioned_by.iter().map(|p| renamed(desired, p)).collect();
+        let have: Vec<String> = live
+            .partitioned_by
+            .iter()
+            .map(|p| renamed(desired, p))
+            .collect();
         if !eq_names(want, &have) {
-            out.changes.push(Change::SetPartitioning { from: live.partitioned_by.clone(), to: want.clone() });
+            out.changes.push(Change::SetPartitioning {
+                from: live.partitioned_by.clone(),
+                to: want.clone(),
+            });
         }
     }
     if let Some(want) = &desired.cluster_by {
         let have = live.cluster_by.clone().unwrap_or_default();
         if !eq_names(want, &have) {
-            out.changes.push(Change::SetClustering { from: live.cluster_by.clone(), to: want.clone() });
+            out.changes.push(Change::SetClustering {
+                from: live.cluster_by.clone(),
+                to: want.clone(),
+            });
         }
     }
 }
@@ -325,7 +481,12 @@ pub fn renamed(desired: &DesiredTable, live_name: &str) -> String {
     desired
         .columns
         .iter()
-        .find(|c| c.renamed_from.as_deref().is_some_and(|f| f.eq_ignore_ascii_case(live_name)) && !c.name.eq_ignore_ascii_case(live_name))
+        .find(|c| {
+            c.renamed_from
+                .as_deref()
+                .is_some_and(|f| f.eq_ignore_ascii_case(live_name))
+                && !c.name.eq_ignore_ascii_case(live_name)
+        })
         .map_or_else(|| live_name.to_string(), |c| c.name.clone())
 }
 
@@ -341,10 +502,16 @@ fn diff_grants(want: &[Grant], have: &[Grant], out: &mut TableDiff) {
         let add: Vec<String> = wanted.difference(&live).cloned().collect();
         let remove: Vec<String> = live.difference(&wanted).cloned().collect();
         if !add.is_empty() {
-            out.changes.push(Change::Grant { principal: g.principal.clone(), privileges: add });
+            out.changes.push(Change::Grant {
+                principal: g.principal.clone(),
+                privileges: add,
+            });
         }
         if !remove.is_empty() {
-            out.changes.push(Change::Revoke { principal: g.principal.clone(), privileges: remove });
+            out.changes.push(Change::Revoke {
+                principal: g.principal.clone(),
+                privileges: remove,
+            });
         }
     }
 }
@@ -391,8 +558,14 @@ mod normalize_tests {
     fn spacing_between_tokens_does_not_matter_but_words_stay_apart() {
         assert_eq!(normalize_sql("num > -100"), normalize_sql("num > - 100"));
         assert_eq!(normalize_sql("( a+b )*2"), normalize_sql("(a + b) * 2"));
-        assert_eq!(normalize_sql("A IS NOT NULL"), normalize_sql("a  is not\nnull"));
-        assert_ne!(normalize_sql("a is not null"), normalize_sql("a isnot null"));
+        assert_eq!(
+            normalize_sql("A IS NOT NULL"),
+            normalize_sql("a  is not\nnull")
+        );
+        assert_ne!(
+            normalize_sql("a is not null"),
+            normalize_sql("a isnot null")
+        );
         assert_ne!(normalize_sql("x = 'a b'"), normalize_sql("x = 'ab'"));
         assert_ne!(normalize_sql("x = 'A'"), normalize_sql("x = 'a'"));
         assert_ne!(normalize_sql("`a b` > 1"), normalize_sql("`ab` > 1"));

@@ -25,9 +25,15 @@ pub enum Decision {
     Rejected,
     Apply,
     /// Waits for `delta-operator.io/approve: <id>` (or `--approve <id>`).
-    NeedsApproval { id: String, reason: String },
+    NeedsApproval {
+        id: String,
+        reason: String,
+    },
     /// The approval names another plan: it approves nothing.
-    WrongApproval { id: String, approved: String },
+    WrongApproval {
+        id: String,
+        approved: String,
+    },
     Observe,
 }
 
@@ -53,7 +59,13 @@ pub fn gate(plan: &Plan, policy: Policy, approved: Option<&str>) -> Decision {
     match (reason, approved) {
         (None, _) => Decision::Apply,
         (Some(_), Some(a)) if a == plan.id => Decision::Apply,
-        (Some(_), Some(a)) => Decision::WrongApproval { id: plan.id.clone(), approved: a.to_string() },
-        (Some(r), None) => Decision::NeedsApproval { id: plan.id.clone(), reason: r.to_string() },
+        (Some(_), Some(a)) => Decision::WrongApproval {
+            id: plan.id.clone(),
+            approved: a.to_string(),
+        },
+        (Some(r), None) => Decision::NeedsApproval {
+            id: plan.id.clone(),
+            reason: r.to_string(),
+        },
     }
 }

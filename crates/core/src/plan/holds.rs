@@ -4,15 +4,25 @@
 use super::change::FieldPath;
 use super::diff::same_shape;
 use super::steps::{Action, RewritePhase};
-use crate::model::{DataType, ObservedTable, StructField, OWNER_PROPERTY};
+use crate::model::{DataType, OWNER_PROPERTY, ObservedTable, StructField};
 
 /// The struct field (or top-level column, as a field) at `path`.
 pub fn field_at(live: &ObservedTable, path: &FieldPath) -> Option<StructField> {
     let top = live.column(path.first()?)?;
-    let mut field = StructField { name: top.name.clone(), data_type: top.data_type.clone(), nullable: top.nullable, comment: top.comment.clone() };
+    let mut field = StructField {
+        name: top.name.clone(),
+        data_type: top.data_type.clone(),
+        nullable: top.nullable,
+        comment: top.comment.clone(),
+    };
     for name in &path[1..] {
-        let DataType::Struct { fields } = &field.data_type else { return None };
-        field = fields.iter().find(|f| f.name.eq_ignore_ascii_case(name))?.clone();
+        let DataType::Struct { fields } = &field.data_type else {
+            return None;
+        };
+        field = fields
+            .iter()
+            .find(|f| f.name.eq_ignore_ascii_case(name))?
+            .clone();
     }
     Some(field)
 }
@@ -26,48 +36,110 @@ pub fn holds(action: &Action, live: Option<&ObservedTable>) -> bool {
         Action::DropTable => false,
         Action::Claim { marker } => live.properties.get(OWNER_PROPERTY) == Some(marker),
         Action::SetTableComment { comment } => live.comment.as_deref().unwrap_or("") == comment,
-        Action::SetProperties { properties } => properties.iter().all(|(k, v)| live.properties.get(k) == Some(v)),
+        Action::SetProperties { properties } => properties
+            .iter()
+            .all(|(k, v)| live.properties.get(k) == Some(v)),
         Action::UnsetProperties { keys } => keys.iter().all(|k| !live.properties.contains_key(k)),
         Action::SetTableTags { tags } => tags.iter().all(|(k, v)| live.tags.get(k) == Some(v)),
         Action::UnsetTableTags { keys } => keys.iter().all(|k| !live.tags.contains_key(k)),
-        Action::EnableColumnMapping => live.properties.get("delta.columnMapping.mode").is_some_and(|m| m != "none"),
-        Action::EnableTypeWidening => live.properties.get("delta.enableTypeWidening").is_some_and(|v| v == "true"),
-        Action::EnableTimestampNtz => live.properties.get("delta.feature.timestampNtz").is_some_and(|v| v == "supported"),
+        Action::EnableColumnMapping => live
+            .properties
+            .get("delta.columnMapping.mode")
+            .is_some_and(|m| m != "none"),
+        Action::EnableTypeWidening => live
+            .properties
+            .get("delta.enableTypeWidening")
+            .is_some_and(|v| v == "true"),
+        Action::EnableTimestampNtz => live
+            .properties
+            .get("delta.feature.timestampNtz")
+            .is_some_and(|v| v == "supported"),
         Action::AddColumn { path, .. } => field_at(live, path).is_some(),
-        Action::RenameColumn { from, to } => live.column(to).is_some() && live.column(from).is_none(),
+        Action::RenameColumn { from, to } => {
+            live.column(to).is_some() && live.column(from).is_none()
+        }
         Action::DropColumn { name } => live.column(name).is_none(),
-        Action::AlterColumnType { path, to } => field_at(live, path).is_some_and(|f| same_shape(&f.data_type, to)),
+        Action::AlterColumnType { path, to } => {
+            field_at(live, path).is_some_and(|f| same_shape(&f.data_type, to))
+        }
         Action::DropNotNull { path } => field_at(live, path).is_some_and(|f| f.nullable),
         Action::SetNotNull { path } => field_at(live, path).is_some_and(|f| !f.nullable),
-        Action::SetColumnComment { path, comment } => field_at(live, path).is_some_and(|f| f.comment.as_deref().unwrap_or("") == comment),
-        Action::SetColumnTags { column, tags } => live.column(column).is_some_and(|c| tags.iter().all(|(k, v)| c.tags.get(k) == Some(v))),
-        Action::UnsetColumnTags { column, keys } => live.column(column).is_none_or(|c| keys.iter().all(|k| !c.tags.contains_key(k))),
-        Action::SetMask { column, mask } => live.column(column).is_some_and(|c| c.mask.as_ref() == Some(mask)),
-        Action::SetDefault { column, expression } => live.column(column).is_some_and(|c| c.default.as_ref() == Some(expression)),
-        Action::AddCheck { check } => live.checks.iter().any(|c| c.name.eq_ignore_ascii_case(&check.name)),
-        Action::DropCheck { name } => !live.checks.iter().any(|c| c.name.eq_ignore_ascii_case(name)),
-        Action::SetPrimaryKey { key } => live.primary_key.as_ref().is_some_and(|k| k.columns == key.columns),
-        Action::AddForeignKey { key } => live.foreign_keys.iter().any(|k| k.references == key.references && k.columns == key.columns),
-        Action::DropForeignKey { key } => !live.foreign_keys.iter().any(|k| k.references == key.references && k.columns == key.columns),
+        Action::SetColumnComment { path, comment } => {
+            field_at(live, path).is_some_and(|f| f.comment.as_deref().unwrap_or("") == comment)
+        }
+        Action::SetColumnTags { column, tags } => live
+            .column(column)
+            .is_some_and(|c| tags.iter().all(|(k, v)| c.tags.get(k) == Some(v))),
+        Action::UnsetColumnTags { column, keys } => live
+            .column(column)
+            .is_none_or(|c| keys.iter().all(|k| !c.tags.contains_key(k))),
+        Action::SetMask { column, mask } => live
+            .column(column)
+            .is_some_and(|c| c.mask.as_ref() == Some(mask)),
+        Action::SetDefault { column, expression } => live
+            .column(column)
+            .is_some_and(|c| c.default.as_ref() == Some(expression)),
+        Action::AddCheck { check } => live
+            .checks
+            .iter()
+            .any(|c| c.name.eq_ignore_ascii_case(&check.name)),
+        Action::DropCheck { name } => !live
+            .checks
+            .iter()
+            .any(|c| c.name.eq_ignore_ascii_case(name)),
+        Action::SetPrimaryKey { key } => live
+            .primary_key
+            .as_ref()
+            .is_some_and(|k| k.columns == key.columns),
+        Action::AddForeignKey { key } => live
+            .foreign_keys
+            .iter()
+            .any(|k| k.references == key.references && k.columns == key.columns),
+        Action::DropForeignKey { key } => !live
+            .foreign_keys
+            .iter()
+            .any(|k| k.references == key.references && k.columns == key.columns),
         Action::SetClustering { keys } => live.cluster_by.clone().unwrap_or_default() == *keys,
         // the staging copy is not part of the table: dropping it is idempotent in the backend
-        Action::Rewrite { phase: RewritePhase::DropStaging, .. } => false,
+        Action::Rewrite {
+            phase: RewritePhase::DropStaging,
+            ..
+        } => false,
         // the clone is another table: taking it is idempotent in the backend
         Action::CloneTable { .. } => false,
         Action::Rewrite { rewrite, .. } => {
             rewrite.columns.len() == live.columns.len()
                 && rewrite.columns.iter().all(|p| {
-                    live.column(&p.field.name)
-                        .is_some_and(|c| c.name == p.field.name && c.nullable == p.field.nullable && same_shape(&c.data_type, &p.field.data_type))
+                    live.column(&p.field.name).is_some_and(|c| {
+                        c.name == p.field.name
+                            && c.nullable == p.field.nullable
+                            && same_shape(&c.data_type, &p.field.data_type)
+                    })
                 })
                 && rewrite.partitioned_by.len() == live.partitioned_by.len()
-                && rewrite.partitioned_by.iter().zip(&live.partitioned_by).all(|(a, b)| a.eq_ignore_ascii_case(b))
+                && rewrite
+                    .partitioned_by
+                    .iter()
+                    .zip(&live.partitioned_by)
+                    .all(|(a, b)| a.eq_ignore_ascii_case(b))
         }
-        Action::Grant { principal, privileges } => privileges.iter().all(|p| {
-            live.grants.iter().any(|g| g.principal.eq_ignore_ascii_case(principal) && g.privileges.iter().any(|q| q.eq_ignore_ascii_case(p)))
+        Action::Grant {
+            principal,
+            privileges,
+        } => privileges.iter().all(|p| {
+            live.grants.iter().any(|g| {
+                g.principal.eq_ignore_ascii_case(principal)
+                    && g.privileges.iter().any(|q| q.eq_ignore_ascii_case(p))
+            })
         }),
-        Action::Revoke { principal, privileges } => privileges.iter().all(|p| {
-            !live.grants.iter().any(|g| g.principal.eq_ignore_ascii_case(principal) && g.privileges.iter().any(|q| q.eq_ignore_ascii_case(p)))
+        Action::Revoke {
+            principal,
+            privileges,
+        } => privileges.iter().all(|p| {
+            !live.grants.iter().any(|g| {
+                g.principal.eq_ignore_ascii_case(principal)
+                    && g.privileges.iter().any(|q| q.eq_ignore_ascii_case(p))
+            })
         }),
         Action::SetOwner { owner } => live.owner.as_deref() == Some(owner.as_str()),
         Action::RemoveLeftovers { .. } => live.leftovers.is_empty(),

@@ -30,7 +30,11 @@ pub fn plan_id(backend: &str, tables: &[TablePlan]) -> String {
         // serde_json writes struct fields in declaration order and BTreeMaps sorted: canonical
         h.update(serde_json::to_vec(&t.desired).unwrap_or_default());
         h.update([0]);
-        let observed = t.observed.as_ref().map(|o| ObservedTable { version: None, size_bytes: None, ..o.clone() });
+        let observed = t.observed.as_ref().map(|o| ObservedTable {
+            version: None,
+            size_bytes: None,
+            ..o.clone()
+        });
         h.update(serde_json::to_vec(&observed).unwrap_or_default());
         h.update([0]);
         h.update(serde_json::to_vec(&t.action).unwrap_or_default());

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 pub use capabilities::{Capabilities, Strategy};
 pub use change::{Change, Difference};
-pub use planner::{plan_delete, plan_orphan, plan_table, Outcome, TableAction, TablePlan};
+pub use planner::{Outcome, TableAction, TablePlan, plan_delete, plan_orphan, plan_table};
 pub use rules::RuleFailure;
 pub use steps::{Action, RiskClass, Step};
 
@@ -72,7 +72,10 @@ impl Plan {
         self.tables.iter().filter_map(TablePlan::risk).max()
     }
     pub fn destructive_steps(&self) -> impl Iterator<Item = (&TablePlan, &Step)> {
-        self.tables.iter().flat_map(|t| t.steps().iter().map(move |s| (t, s))).filter(|(_, s)| s.class == RiskClass::Destructive)
+        self.tables
+            .iter()
+            .flat_map(|t| t.steps().iter().map(move |s| (t, s)))
+            .filter(|(_, s)| s.class == RiskClass::Destructive)
     }
     pub fn rejected(&self) -> impl Iterator<Item = &TablePlan> {
         self.tables.iter().filter(|t| !t.is_accepted())
@@ -89,16 +92,27 @@ pub struct SchemaScope {
 /// Plans everything: declared tables in dependency order (a foreign key's
 /// parent first), then orphans. `observed` holds every live table read,
 /// including all tables of the declared schemas (for orphans).
-pub fn plan(desired: &[DesiredTable], observed: &[ObservedTable], schemas: &[SchemaScope], caps: &Capabilities) -> Plan {
-    let live: BTreeMap<&TableRef, &ObservedTable> = observed.iter().map(|o| (&o.table, o)).collect();
-    let mut tables: Vec<TablePlan> = resolve_order(desired).into_iter().map(|d| plan_table(d, live.get(&d.table).copied(), caps)).collect();
+pub fn plan(
+    desired: &[DesiredTable],
+    observed: &[ObservedTable],
+    schemas: &[SchemaScope],
+    caps: &Capabilities,
+) -> Plan {
+    let live: BTreeMap<&TableRef, &ObservedTable> =
+        observed.iter().map(|o| (&o.table, o)).collect();
+    let mut tables: Vec<TablePlan> = resolve_order(desired)
+        .into_iter()
+        .map(|d| plan_table(d, live.get(&d.table).copied(), caps))
+        .collect();
     block_dependents(desired, &mut tables);
     let declared: BTreeSet<&TableRef> = desired.iter().map(|d| &d.table).collect();
     let mut unmanaged = Vec::new();
     let mut observed: Vec<&ObservedTable> = observed.iter().collect();
     observed.sort_by(|a, b| a.table.cmp(&b.table));
     for o in observed {
-        let Some(scope) = schemas.iter().find(|s| s.schema == o.table.schema_ref()) else { continue };
+        let Some(scope) = schemas.iter().find(|s| s.schema == o.table.schema_ref()) else {
+            continue;
+        };
         if declared.contains(&o.table) {
             continue;
         }
@@ -127,11 +141,31 @@ pub fn finish(caps: &Capabilities, tables: Vec<TablePlan>, unmanaged: Vec<TableR
             summary.rejected += 1;
         }
         summary.steps += steps.len();
-        summary.rewrites += steps.iter().filter(|s| matches!(s.action, Action::Rewrite { phase: steps::RewritePhase::WriteOnce | steps::RewritePhase::Replace | steps::RewritePhase::ReplaceChecked, .. })).count();
+        summary.rewrites += steps
+            .iter()
+            .filter(|s| {
+                matches!(
+                    s.action,
+                    Action::Rewrite {
+                        phase: steps::RewritePhase::WriteOnce
+                            | steps::RewritePhase::Replace
+                            | steps::RewritePhase::ReplaceChecked,
+                        ..
+                    }
+                )
+            })
+            .count();
         summary.warnings += steps.iter().map(|s| s.warnings.len()).sum::<usize>();
     }
     let id = id::plan_id(&caps.backend, &tables);
-    Plan { format_version: FORMAT_VERSION, id, backend: caps.backend.clone(), summary, tables, unmanaged }
+    Plan {
+        format_version: FORMAT_VERSION,
+        id,
+        backend: caps.backend.clone(),
+        summary,
+        tables,
+        unmanaged,
+    }
 }
 
 /// Declared tables ordered so every foreign key's parent comes first; ties by name.
@@ -146,7 +180,11 @@ pub fn resolve_order(desired: &[DesiredTable]) -> Vec<&DesiredTable> {
             if done.contains(&d.table) {
                 continue;
             }
-            let ready = d.foreign_keys.iter().all(|fk| fk.references == d.table || done.contains(&fk.references) || !sorted.iter().any(|x| x.table == fk.references));
+            let ready = d.foreign_keys.iter().all(|fk| {
+                fk.references == d.table
+                    || done.contains(&fk.references)
+                    || !sorted.iter().any(|x| x.table == fk.references)
+            });
             if ready {
                 done.insert(&d.table);
                 out.push(*d);
@@ -164,11 +202,22 @@ pub fn resolve_order(desired: &[DesiredTable]) -> Vec<&DesiredTable> {
 /// A table whose foreign-key parent was rejected or blocked is blocked too.
 fn block_dependents(desired: &[DesiredTable], tables: &mut [TablePlan]) {
     loop {
-        let failed: BTreeSet<TableRef> = tables.iter().filter(|t| !t.is_accepted()).map(|t| t.table.clone()).collect();
+        let failed: BTreeSet<TableRef> = tables
+            .iter()
+            .filter(|t| !t.is_accepted())
+            .map(|t| t.table.clone())
+            .collect();
         let mut changed = false;
         for t in tables.iter_mut().filter(|t| t.is_accepted()) {
-            let Some(d) = desired.iter().find(|d| d.table == t.table) else { continue };
-            let by: Vec<TableRef> = d.foreign_keys.iter().filter(|fk| fk.references != d.table && failed.contains(&fk.references)).map(|fk| fk.references.clone()).collect();
+            let Some(d) = desired.iter().find(|d| d.table == t.table) else {
+                continue;
+            };
+            let by: Vec<TableRef> = d
+                .foreign_keys
+                .iter()
+                .filter(|fk| fk.references != d.table && failed.contains(&fk.references))
+                .map(|fk| fk.references.clone())
+                .collect();
             if !by.is_empty() {
                 t.outcome = Outcome::Blocked { by };
                 changed = true;

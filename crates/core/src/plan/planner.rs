@@ -9,9 +9,14 @@ use super::capabilities::{Capabilities, Strategy};
 use super::change::{Change, DropReason};
 use super::diff::{diff, matching_live, renamed, same_shape};
 use super::projection::conversion;
-use super::rules::{check, needs_rewrite, strategy_for, RuleFailure};
-use super::steps::{clone_name, Action, Projection, Rewrite, RewritePhase, RiskClass, Source, Step};
-use crate::model::{Check, DataType, DesiredColumn, DesiredTable, ObservedTable, StructField, TableRef, OWNER_PROPERTY};
+use super::rules::{RuleFailure, check, needs_rewrite, strategy_for};
+use super::steps::{
+    Action, Projection, Rewrite, RewritePhase, RiskClass, Source, Step, clone_name,
+};
+use crate::model::{
+    Check, DataType, DesiredColumn, DesiredTable, OWNER_PROPERTY, ObservedTable, StructField,
+    TableRef,
+};
 
 /// What happens to a table as a whole.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -28,10 +33,16 @@ pub enum TableAction {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "outcome")]
 pub enum Outcome {
-    Accepted { steps: Vec<Step> },
-    Rejected { failures: Vec<RuleFailure> },
+    Accepted {
+        steps: Vec<Step>,
+    },
+    Rejected {
+        failures: Vec<RuleFailure>,
+    },
     /// Not planned because a table it depends on (a foreign key's parent) failed.
-    Blocked { by: Vec<TableRef> },
+    Blocked {
+        by: Vec<TableRef>,
+    },
 }
 
 /// One table's plan.
@@ -76,7 +87,11 @@ impl TablePlan {
 }
 
 /// Plans one declared table against its live state.
-pub fn plan_table(desired: &DesiredTable, observed: Option<&ObservedTable>, caps: &Capabilities) -> TablePlan {
+pub fn plan_table(
+    desired: &DesiredTable,
+    observed: Option<&ObservedTable>,
+    caps: &Capabilities,
+) -> TablePlan {
     let d = diff(desired, observed);
     let failures = check(desired, observed, &d, caps);
     let action = match (observed, d.changes.is_empty() && d.differences.is_empty()) {
@@ -111,14 +126,29 @@ pub fn plan_table(desired: &DesiredTable, observed: Option<&ObservedTable>, caps
 /// Plans a live table whose spec is gone: kept (additive) or dropped (strict).
 pub fn plan_orphan(live: &ObservedTable, strict: bool, caps: &Capabilities) -> TablePlan {
     let (action, changes, outcome) = if strict {
-        let change = Change::DropTable { reason: DropReason::Orphan, columns: live.columns.len() };
+        let change = Change::DropTable {
+            reason: DropReason::Orphan,
+            columns: live.columns.len(),
+        };
         let step = drop_table_step(live, caps);
-        (TableAction::Destroy, vec![change], Outcome::Accepted { steps: vec![step] })
+        (
+            TableAction::Destroy,
+            vec![change],
+            Outcome::Accepted { steps: vec![step] },
+        )
     } else {
-        (TableAction::Keep, vec![], Outcome::Accepted { steps: vec![] })
+        (
+            TableAction::Keep,
+            vec![],
+            Outcome::Accepted { steps: vec![] },
+        )
     };
     // a strict drop says why in its change line; a kept orphan needs the note
-    let notes = if strict { vec![] } else { vec!["its spec is gone; the schema is additive, so it is kept".to_string()] };
+    let notes = if strict {
+        vec![]
+    } else {
+        vec!["its spec is gone; the schema is additive, so it is kept".to_string()]
+    };
     TablePlan {
         table: live.table.clone(),
         action,
@@ -136,7 +166,10 @@ pub fn plan_orphan(live: &ObservedTable, strict: bool, caps: &Capabilities) -> T
 /// Plans dropping a table whose resource was deleted with `deletionPolicy: Delete`.
 pub fn plan_delete(live: &ObservedTable, caps: &Capabilities) -> TablePlan {
     let mut p = plan_orphan(live, true, caps);
-    p.changes = vec![Change::DropTable { reason: DropReason::Deleted, columns: live.columns.len() }];
+    p.changes = vec![Change::DropTable {
+        reason: DropReason::Deleted,
+        columns: live.columns.len(),
+    }];
     p.notes = vec!["its resource was deleted with deletionPolicy Delete".into()];
     p
 }
@@ -152,7 +185,10 @@ fn drop_table_step(live: &ObservedTable, caps: &Capabilities) -> Step {
         class: RiskClass::Destructive,
         action: Action::DropTable,
         serves: vec![0],
-        warnings: vec![format!("drops the table and its {} columns", live.columns.len())],
+        warnings: vec![format!(
+            "drops the table and its {} columns",
+            live.columns.len()
+        )],
         notes: vec![],
         undo: Some(undo),
         est_bytes: live.size_bytes,
@@ -166,7 +202,19 @@ struct Draft {
 }
 
 fn draft(order: u8, class: RiskClass, action: Action, serves: Vec<usize>) -> Draft {
-    Draft { order, step: Step { number: 0, class, action, serves, warnings: vec![], notes: vec![], undo: None, est_bytes: None } }
+    Draft {
+        order,
+        step: Step {
+            number: 0,
+            class,
+            action,
+            serves,
+            warnings: vec![],
+            notes: vec![],
+            undo: None,
+            est_bytes: None,
+        },
+    }
 }
 
 impl Draft {
@@ -191,7 +239,14 @@ impl Draft {
 /// Orders drafts (stable within one order) and numbers them from 1.
 fn number(mut drafts: Vec<Draft>) -> Vec<Step> {
     drafts.sort_by_key(|d| d.order);
-    drafts.into_iter().enumerate().map(|(i, d)| Step { number: i + 1, ..d.step }).collect()
+    drafts
+        .into_iter()
+        .enumerate()
+        .map(|(i, d)| Step {
+            number: i + 1,
+            ..d.step
+        })
+        .collect()
 }
 
 // The order of steps within a table (delta-engine's precedence, adapted):
@@ -212,36 +267,110 @@ const O_ACCESS: u8 = 13;
 const O_OWNER: u8 = 14;
 
 fn create_steps(desired: &DesiredTable, caps: &Capabilities) -> Vec<Step> {
-    let mut drafts = vec![draft(O_CREATE, RiskClass::Meta, Action::CreateTable { table: Box::new(desired.clone()) }, vec![0])
+    let mut drafts = vec![
+        draft(
+            O_CREATE,
+            RiskClass::Meta,
+            Action::CreateTable {
+                table: Box::new(desired.clone()),
+            },
+            vec![0],
+        )
         .undo(format!("DROP TABLE {}", desired.table))
-        .note(format!("marks the table {OWNER_PROPERTY} = {}", desired.owner_marker))];
+        .note(format!(
+            "marks the table {OWNER_PROPERTY} = {}",
+            desired.owner_marker
+        )),
+    ];
     for check in &desired.checks {
-        drafts.push(draft(O_ADD_KEYS, RiskClass::Meta, Action::AddCheck { check: check.clone() }, vec![0]));
+        drafts.push(draft(
+            O_ADD_KEYS,
+            RiskClass::Meta,
+            Action::AddCheck {
+                check: check.clone(),
+            },
+            vec![0],
+        ));
     }
-    let tags: BTreeMap<String, String> = desired.tags.iter().filter_map(|(k, v)| v.clone().map(|v| (k.clone(), v))).collect();
+    let tags: BTreeMap<String, String> = desired
+        .tags
+        .iter()
+        .filter_map(|(k, v)| v.clone().map(|v| (k.clone(), v)))
+        .collect();
     if !tags.is_empty() {
-        drafts.push(draft(O_TABLE_META, RiskClass::Meta, Action::SetTableTags { tags }, vec![0]));
+        drafts.push(draft(
+            O_TABLE_META,
+            RiskClass::Meta,
+            Action::SetTableTags { tags },
+            vec![0],
+        ));
     }
     for c in &desired.columns {
-        let tags: BTreeMap<String, String> = c.tags.iter().filter_map(|(k, v)| v.clone().map(|v| (k.clone(), v))).collect();
+        let tags: BTreeMap<String, String> = c
+            .tags
+            .iter()
+            .filter_map(|(k, v)| v.clone().map(|v| (k.clone(), v)))
+            .collect();
         if !tags.is_empty() {
-            drafts.push(draft(O_COLUMN_META, RiskClass::Meta, Action::SetColumnTags { column: c.name.clone(), tags }, vec![0]));
+            drafts.push(draft(
+                O_COLUMN_META,
+                RiskClass::Meta,
+                Action::SetColumnTags {
+                    column: c.name.clone(),
+                    tags,
+                },
+                vec![0],
+            ));
         }
         if let Some(m) = &c.mask {
-            drafts.push(draft(O_COLUMN_META, RiskClass::Meta, Action::SetMask { column: c.name.clone(), mask: m.clone() }, vec![0]));
+            drafts.push(draft(
+                O_COLUMN_META,
+                RiskClass::Meta,
+                Action::SetMask {
+                    column: c.name.clone(),
+                    mask: m.clone(),
+                },
+                vec![0],
+            ));
         }
     }
     if let Some(pk) = &desired.primary_key {
-        drafts.push(draft(O_ADD_KEYS, RiskClass::Meta, Action::SetPrimaryKey { key: pk.clone() }, vec![0]));
+        drafts.push(draft(
+            O_ADD_KEYS,
+            RiskClass::Meta,
+            Action::SetPrimaryKey { key: pk.clone() },
+            vec![0],
+        ));
     }
     for fk in &desired.foreign_keys {
-        drafts.push(draft(O_ADD_KEYS, RiskClass::Meta, Action::AddForeignKey { key: fk.clone() }, vec![0]));
+        drafts.push(draft(
+            O_ADD_KEYS,
+            RiskClass::Meta,
+            Action::AddForeignKey { key: fk.clone() },
+            vec![0],
+        ));
     }
     for g in &desired.grants {
-        drafts.push(draft(O_ACCESS, RiskClass::Meta, Action::Grant { principal: g.principal.clone(), privileges: g.privileges.clone() }, vec![0]));
+        drafts.push(draft(
+            O_ACCESS,
+            RiskClass::Meta,
+            Action::Grant {
+                principal: g.principal.clone(),
+                privileges: g.privileges.clone(),
+            },
+            vec![0],
+        ));
     }
     if let Some(o) = &desired.owner {
-        drafts.push(draft(O_OWNER, RiskClass::Meta, Action::SetOwner { owner: o.clone() }, vec![0]).warn("the operator may lose the right to change the table"));
+        drafts.push(
+            draft(
+                O_OWNER,
+                RiskClass::Meta,
+                Action::SetOwner { owner: o.clone() },
+                vec![0],
+            )
+            .warn("the operator may lose the right to change the table"),
+        );
     }
     let _ = caps;
     number(drafts)
@@ -254,7 +383,12 @@ fn restore_hint(live: &ObservedTable) -> String {
     }
 }
 
-fn update_steps(desired: &DesiredTable, live: &ObservedTable, changes: &[Change], caps: &Capabilities) -> Vec<Step> {
+fn update_steps(
+    desired: &DesiredTable,
+    live: &ObservedTable,
+    changes: &[Change],
+    caps: &Capabilities,
+) -> Vec<Step> {
     let mut drafts = Vec::new();
     let mut rewrite_serves = Vec::new();
     let mut props: BTreeMap<String, String> = BTreeMap::new();
@@ -271,7 +405,10 @@ fn update_steps(desired: &DesiredTable, live: &ObservedTable, changes: &[Change]
     let rewriting = changes.iter().any(|c| needs_rewrite(c, caps));
     let o_alter = if rewriting { O_COLUMN_META } else { O_ALTER };
     let live_name = |declared: &str| -> String {
-        match desired.column(declared).and_then(|d| matching_live(d, live)) {
+        match desired
+            .column(declared)
+            .and_then(|d| matching_live(d, live))
+        {
             Some(l) if rewriting => l.name.clone(),
             _ => declared.to_string(),
         }
@@ -288,22 +425,51 @@ fn update_steps(desired: &DesiredTable, live: &ObservedTable, changes: &[Change]
                 let mut d = draft(O_PREREQ, RiskClass::Meta, Action::RemoveLeftovers { leftovers: leftovers.clone() }, s)
                     .note("they belong to no table: the runs that wrote them were interrupted before finishing");
                 for l in leftovers {
-                    d = d.note(format!("{} ({} files, {} bytes)", l.location, l.files, l.bytes));
+                    d = d.note(format!(
+                        "{} ({} files, {} bytes)",
+                        l.location, l.files, l.bytes
+                    ));
                 }
                 drafts.insert(0, d);
             }
             Change::Claim { marker } => drafts.push(
-                draft(O_CLAIM, RiskClass::Meta, Action::Claim { marker: marker.clone() }, s)
-                    .note("the operator manages this table from now on")
-                    .undo(format!("UNSET TBLPROPERTIES ('{OWNER_PROPERTY}')")),
+                draft(
+                    O_CLAIM,
+                    RiskClass::Meta,
+                    Action::Claim {
+                        marker: marker.clone(),
+                    },
+                    s,
+                )
+                .note("the operator manages this table from now on")
+                .undo(format!("UNSET TBLPROPERTIES ('{OWNER_PROPERTY}')")),
             ),
             Change::SetTableComment { from, to } => drafts.push(
-                draft(O_TABLE_META, RiskClass::Meta, Action::SetTableComment { comment: to.clone() }, s)
-                    .undo(format!("comment was {}", from.as_deref().map_or("(none)".into(), |f| format!("'{f}'")))),
+                draft(
+                    O_TABLE_META,
+                    RiskClass::Meta,
+                    Action::SetTableComment {
+                        comment: to.clone(),
+                    },
+                    s,
+                )
+                .undo(format!(
+                    "comment was {}",
+                    from.as_deref()
+                        .map_or("(none)".into(), |f| format!("'{f}'"))
+                )),
             ),
             // turning on a table feature by property is the feature step itself
-            Change::SetProperty { key, to, .. } if key == "delta.columnMapping.mode" && to == "name" => need_mapping = true,
-            Change::SetProperty { key, to, .. } if key == "delta.enableTypeWidening" && to == "true" => need_widening = true,
+            Change::SetProperty { key, to, .. }
+                if key == "delta.columnMapping.mode" && to == "name" =>
+            {
+                need_mapping = true
+            }
+            Change::SetProperty { key, to, .. }
+                if key == "delta.enableTypeWidening" && to == "true" =>
+            {
+                need_widening = true
+            }
             Change::SetProperty { key, to, .. } => {
                 props.insert(key.clone(), to.clone());
                 props_serve.push(i);
@@ -315,26 +481,45 @@ fn update_steps(desired: &DesiredTable, live: &ObservedTable, changes: &[Change]
             Change::SetTableTag { key, to, .. } => drafts.push(draft(
                 O_TABLE_META,
                 RiskClass::Meta,
-                Action::SetTableTags { tags: BTreeMap::from([(key.clone(), to.clone())]) },
+                Action::SetTableTags {
+                    tags: BTreeMap::from([(key.clone(), to.clone())]),
+                },
                 s,
             )),
             Change::UnsetTableTag { key, from } => drafts.push(
-                draft(O_TABLE_META, RiskClass::Meta, Action::UnsetTableTags { keys: vec![key.clone()] }, s)
-                    .undo(format!("SET TAGS ('{key}' = '{from}')")),
+                draft(
+                    O_TABLE_META,
+                    RiskClass::Meta,
+                    Action::UnsetTableTags {
+                        keys: vec![key.clone()],
+                    },
+                    s,
+                )
+                .undo(format!("SET TAGS ('{key}' = '{from}')")),
             ),
             // with a rewrite, a new column (or nested field) is part of the
             // projection: NULL, or its `using:` for a NOT NULL column
             Change::AddColumn { .. } if rewriting => rewrite_serves.push(i),
             Change::AddColumn { path, field } => {
                 // added nullable; a NOT NULL column with `using:` is filled by the rewrite
-                let added = StructField { nullable: true, ..field.clone() };
+                let added = StructField {
+                    nullable: true,
+                    ..field.clone()
+                };
                 let mut path = path.clone();
                 if path.len() > 1 {
                     path[0] = live_name(&path[0]);
                 }
                 // a name Delta refuses without column mapping: mapping is turned on first, where the backend can
-                need_mapping |= caps.column_mapping_for_names && (crate::model::names::needs_column_mapping(&field.name) || crate::model::names::type_needs_column_mapping(&field.data_type));
-                let mut d = draft(O_ADD, RiskClass::Meta, Action::AddColumn { path, field: added }, s);
+                need_mapping |= caps.column_mapping_for_names
+                    && (crate::model::names::needs_column_mapping(&field.name)
+                        || crate::model::names::type_needs_column_mapping(&field.data_type));
+                let mut d = draft(
+                    O_ADD,
+                    RiskClass::Meta,
+                    Action::AddColumn { path, field: added },
+                    s,
+                );
                 if !field.nullable {
                     d = d.note("added nullable; the rewrite fills it and sets NOT NULL");
                     rewrite_serves.push(i);
@@ -344,17 +529,34 @@ fn update_steps(desired: &DesiredTable, live: &ObservedTable, changes: &[Change]
             Change::RenameColumn { from, to } => {
                 need_mapping |= caps.rename_drop_need_column_mapping;
                 drafts.push(
-                    draft(O_RENAME, RiskClass::Meta, Action::RenameColumn { from: from.clone(), to: to.clone() }, s)
-                        .undo(format!("RENAME COLUMN {to} TO {from}"))
-                        .note(format!("renamedFrom '{from}' can be removed from the spec once applied")),
+                    draft(
+                        O_RENAME,
+                        RiskClass::Meta,
+                        Action::RenameColumn {
+                            from: from.clone(),
+                            to: to.clone(),
+                        },
+                        s,
+                    )
+                    .undo(format!("RENAME COLUMN {to} TO {from}"))
+                    .note(format!(
+                        "renamedFrom '{from}' can be removed from the spec once applied"
+                    )),
                 );
             }
             Change::DropColumn { column } => {
                 need_mapping |= caps.rename_drop_need_column_mapping;
                 drafts.push(
-                    draft(O_DROP_COLUMN, RiskClass::Destructive, Action::DropColumn { name: column.name.clone() }, s)
-                        .warn(format!("drops column {} and its data", column.name))
-                        .undo(restore_hint(live)),
+                    draft(
+                        O_DROP_COLUMN,
+                        RiskClass::Destructive,
+                        Action::DropColumn {
+                            name: column.name.clone(),
+                        },
+                        s,
+                    )
+                    .warn(format!("drops column {} and its data", column.name))
+                    .undo(restore_hint(live)),
                 );
             }
             Change::ChangeType { path, from, to } => {
@@ -362,69 +564,185 @@ fn update_steps(desired: &DesiredTable, live: &ObservedTable, changes: &[Change]
                 // Delta refuses date → timestamp_ntz until the feature is enabled by hand
                 // (DELTA_FEATURES_REQUIRE_MANUAL_ENABLEMENT, found by `verify`)
                 need_ntz |= caps.widening_needs_feature && mentions_ntz(to) && !mentions_ntz(from);
-                drafts.push(draft(o_alter, RiskClass::Meta, Action::AlterColumnType { path: path.clone(), to: to.clone() }, s));
+                drafts.push(draft(
+                    o_alter,
+                    RiskClass::Meta,
+                    Action::AlterColumnType {
+                        path: path.clone(),
+                        to: to.clone(),
+                    },
+                    s,
+                ));
             }
-            Change::SetNullability { path, nullable: true } => drafts.push(
-                draft(o_alter, RiskClass::Meta, Action::DropNotNull { path: path.clone() }, s).undo(format!("SET NOT NULL {}", path.join("."))),
+            Change::SetNullability {
+                path,
+                nullable: true,
+            } => drafts.push(
+                draft(
+                    o_alter,
+                    RiskClass::Meta,
+                    Action::DropNotNull { path: path.clone() },
+                    s,
+                )
+                .undo(format!("SET NOT NULL {}", path.join("."))),
             ),
-            Change::SetNullability { path, nullable: false } => drafts.push(
-                draft(o_alter, RiskClass::Meta, Action::SetNotNull { path: path.clone() }, s)
-                    .note("checks first that the column has no NULLs")
-                    .bytes(live.size_bytes),
+            Change::SetNullability {
+                path,
+                nullable: false,
+            } => drafts.push(
+                draft(
+                    o_alter,
+                    RiskClass::Meta,
+                    Action::SetNotNull { path: path.clone() },
+                    s,
+                )
+                .note("checks first that the column has no NULLs")
+                .bytes(live.size_bytes),
             ),
-            Change::SetColumnComment { path, to, .. } => {
-                drafts.push(draft(O_COLUMN_META, RiskClass::Meta, Action::SetColumnComment { path: path.clone(), comment: to.clone() }, s))
-            }
-            Change::SetColumnTag { column, key, to, .. } => drafts.push(draft(
+            Change::SetColumnComment { path, to, .. } => drafts.push(draft(
                 O_COLUMN_META,
                 RiskClass::Meta,
-                Action::SetColumnTags { column: column.clone(), tags: BTreeMap::from([(key.clone(), to.clone())]) },
+                Action::SetColumnComment {
+                    path: path.clone(),
+                    comment: to.clone(),
+                },
+                s,
+            )),
+            Change::SetColumnTag {
+                column, key, to, ..
+            } => drafts.push(draft(
+                O_COLUMN_META,
+                RiskClass::Meta,
+                Action::SetColumnTags {
+                    column: column.clone(),
+                    tags: BTreeMap::from([(key.clone(), to.clone())]),
+                },
                 s,
             )),
             Change::UnsetColumnTag { column, key, .. } => drafts.push(draft(
                 O_COLUMN_META,
                 RiskClass::Meta,
-                Action::UnsetColumnTags { column: column.clone(), keys: vec![key.clone()] },
+                Action::UnsetColumnTags {
+                    column: column.clone(),
+                    keys: vec![key.clone()],
+                },
                 s,
             )),
-            Change::SetMask { column, to, .. } => {
-                drafts.push(draft(O_COLUMN_META, RiskClass::Meta, Action::SetMask { column: column.clone(), mask: to.clone() }, s))
-            }
+            Change::SetMask { column, to, .. } => drafts.push(draft(
+                O_COLUMN_META,
+                RiskClass::Meta,
+                Action::SetMask {
+                    column: column.clone(),
+                    mask: to.clone(),
+                },
+                s,
+            )),
             Change::SetDefault { column, to, .. } => drafts.push(draft(
                 O_COLUMN_META,
                 RiskClass::Meta,
-                Action::SetDefault { column: column.clone(), expression: to.clone() },
+                Action::SetDefault {
+                    column: column.clone(),
+                    expression: to.clone(),
+                },
                 s,
             )),
             Change::AddCheck { check } => drafts.push(
-                draft(O_ADD_KEYS, RiskClass::Meta, Action::AddCheck { check: check.clone() }, s)
-                    .warn("validates every existing row, which scans the table")
-                    .bytes(live.size_bytes)
-                    .undo(format!("DROP CONSTRAINT {}", check.name)),
+                draft(
+                    O_ADD_KEYS,
+                    RiskClass::Meta,
+                    Action::AddCheck {
+                        check: check.clone(),
+                    },
+                    s,
+                )
+                .warn("validates every existing row, which scans the table")
+                .bytes(live.size_bytes)
+                .undo(format!("DROP CONSTRAINT {}", check.name)),
             ),
             Change::DropCheck { check } => drafts.push(
-                draft(O_DROP_KEYS, RiskClass::Meta, Action::DropCheck { name: check.name.clone() }, s)
-                    .undo(format!("ADD CONSTRAINT {} CHECK ({})", check.name, check.expression)),
+                draft(
+                    O_DROP_KEYS,
+                    RiskClass::Meta,
+                    Action::DropCheck {
+                        name: check.name.clone(),
+                    },
+                    s,
+                )
+                .undo(format!(
+                    "ADD CONSTRAINT {} CHECK ({})",
+                    check.name, check.expression
+                )),
             ),
-            Change::SetPrimaryKey { to, .. } => drafts.push(draft(O_ADD_KEYS, RiskClass::Meta, Action::SetPrimaryKey { key: to.clone() }, s)),
-            Change::AddForeignKey { key } => drafts.push(draft(O_ADD_KEYS, RiskClass::Meta, Action::AddForeignKey { key: key.clone() }, s)),
-            Change::DropForeignKey { key } => drafts.push(draft(O_DROP_KEYS, RiskClass::Meta, Action::DropForeignKey { key: key.clone() }, s)),
+            Change::SetPrimaryKey { to, .. } => drafts.push(draft(
+                O_ADD_KEYS,
+                RiskClass::Meta,
+                Action::SetPrimaryKey { key: to.clone() },
+                s,
+            )),
+            Change::AddForeignKey { key } => drafts.push(draft(
+                O_ADD_KEYS,
+                RiskClass::Meta,
+                Action::AddForeignKey { key: key.clone() },
+                s,
+            )),
+            Change::DropForeignKey { key } => drafts.push(draft(
+                O_DROP_KEYS,
+                RiskClass::Meta,
+                Action::DropForeignKey { key: key.clone() },
+                s,
+            )),
             Change::SetClustering { to, .. } => drafts.push(
-                draft(O_CLUSTER, RiskClass::Meta, Action::SetClustering { keys: to.clone() }, s).note("applies to new data; run OPTIMIZE to recluster existing files"),
+                draft(
+                    O_CLUSTER,
+                    RiskClass::Meta,
+                    Action::SetClustering { keys: to.clone() },
+                    s,
+                )
+                .note("applies to new data; run OPTIMIZE to recluster existing files"),
             ),
-            Change::Grant { principal, privileges } => drafts.push(
-                draft(O_ACCESS, RiskClass::Meta, Action::Grant { principal: principal.clone(), privileges: privileges.clone() }, s)
-                    .undo(format!("REVOKE {} FROM {principal}", privileges.join(", "))),
+            Change::Grant {
+                principal,
+                privileges,
+            } => drafts.push(
+                draft(
+                    O_ACCESS,
+                    RiskClass::Meta,
+                    Action::Grant {
+                        principal: principal.clone(),
+                        privileges: privileges.clone(),
+                    },
+                    s,
+                )
+                .undo(format!("REVOKE {} FROM {principal}", privileges.join(", "))),
             ),
-            Change::Revoke { principal, privileges } => drafts.push(
-                draft(O_ACCESS, RiskClass::Meta, Action::Revoke { principal: principal.clone(), privileges: privileges.clone() }, s)
-                    .warn(format!("{principal} loses {}", privileges.join(", ")))
-                    .undo(format!("GRANT {} TO {principal}", privileges.join(", "))),
+            Change::Revoke {
+                principal,
+                privileges,
+            } => drafts.push(
+                draft(
+                    O_ACCESS,
+                    RiskClass::Meta,
+                    Action::Revoke {
+                        principal: principal.clone(),
+                        privileges: privileges.clone(),
+                    },
+                    s,
+                )
+                .warn(format!("{principal} loses {}", privileges.join(", ")))
+                .undo(format!("GRANT {} TO {principal}", privileges.join(", "))),
             ),
             Change::SetOwner { from, to } => drafts.push(
-                draft(O_OWNER, RiskClass::Meta, Action::SetOwner { owner: to.clone() }, s)
-                    .warn("the operator may lose the right to change the table")
-                    .undo(format!("owner was {}", from.as_deref().unwrap_or("(unknown)"))),
+                draft(
+                    O_OWNER,
+                    RiskClass::Meta,
+                    Action::SetOwner { owner: to.clone() },
+                    s,
+                )
+                .warn("the operator may lose the right to change the table")
+                .undo(format!(
+                    "owner was {}",
+                    from.as_deref().unwrap_or("(unknown)")
+                )),
             ),
             Change::SetPartitioning { .. } => {}
         }
@@ -438,37 +756,97 @@ fn update_steps(desired: &DesiredTable, live: &ObservedTable, changes: &[Change]
             })
             .collect::<Vec<_>>()
             .join(", ");
-        drafts.push(draft(O_TABLE_META, RiskClass::Meta, Action::SetProperties { properties: props }, props_serve).undo(format!("was: {undo}")));
+        drafts.push(
+            draft(
+                O_TABLE_META,
+                RiskClass::Meta,
+                Action::SetProperties { properties: props },
+                props_serve,
+            )
+            .undo(format!("was: {undo}")),
+        );
     }
     if !unset.is_empty() {
-        let undo = unset.iter().map(|k| format!("'{k}'='{}'", live.properties[k])).collect::<Vec<_>>().join(", ");
-        drafts.push(draft(O_TABLE_META, RiskClass::Meta, Action::UnsetProperties { keys: unset }, unset_serve).undo(format!("SET TBLPROPERTIES ({undo})")));
-    }
-    if need_mapping && live.properties.get("delta.columnMapping.mode").map(String::as_str) != Some("name") {
+        let undo = unset
+            .iter()
+            .map(|k| format!("'{k}'='{}'", live.properties[k]))
+            .collect::<Vec<_>>()
+            .join(", ");
         drafts.push(
-            draft(O_PREREQ, RiskClass::Feature, Action::EnableColumnMapping, vec![])
-                .warn("breaks streaming readers — they must be restarted from scratch")
-                .note("column mapping cannot be turned off again"),
+            draft(
+                O_TABLE_META,
+                RiskClass::Meta,
+                Action::UnsetProperties { keys: unset },
+                unset_serve,
+            )
+            .undo(format!("SET TBLPROPERTIES ({undo})")),
         );
     }
-    if need_ntz && live.properties.get("delta.feature.timestampNtz").map(String::as_str) != Some("supported") {
+    if need_mapping
+        && live
+            .properties
+            .get("delta.columnMapping.mode")
+            .map(String::as_str)
+            != Some("name")
+    {
         drafts.push(
-            draft(O_PREREQ, RiskClass::Feature, Action::EnableTimestampNtz, vec![])
-                .warn("raises the table's protocol version; older clients lose access")
-                .note("a table feature cannot be turned off again"),
+            draft(
+                O_PREREQ,
+                RiskClass::Feature,
+                Action::EnableColumnMapping,
+                vec![],
+            )
+            .warn("breaks streaming readers — they must be restarted from scratch")
+            .note("column mapping cannot be turned off again"),
         );
     }
-    if need_widening && live.properties.get("delta.enableTypeWidening").map(String::as_str) != Some("true") {
+    if need_ntz
+        && live
+            .properties
+            .get("delta.feature.timestampNtz")
+            .map(String::as_str)
+            != Some("supported")
+    {
         drafts.push(
-            draft(O_PREREQ, RiskClass::Feature, Action::EnableTypeWidening, vec![])
-                .warn("raises the table's protocol version; older clients lose access")
-                .note("type widening cannot be turned off again"),
+            draft(
+                O_PREREQ,
+                RiskClass::Feature,
+                Action::EnableTimestampNtz,
+                vec![],
+            )
+            .warn("raises the table's protocol version; older clients lose access")
+            .note("a table feature cannot be turned off again"),
+        );
+    }
+    if need_widening
+        && live
+            .properties
+            .get("delta.enableTypeWidening")
+            .map(String::as_str)
+            != Some("true")
+    {
+        drafts.push(
+            draft(
+                O_PREREQ,
+                RiskClass::Feature,
+                Action::EnableTypeWidening,
+                vec![],
+            )
+            .warn("raises the table's protocol version; older clients lose access")
+            .note("type widening cannot be turned off again"),
         );
     }
     if !rewrite_serves.is_empty() {
         // a put-back another step already makes (a declared CHECK, a comment) is not repeated
         let existing: Vec<Action> = drafts.iter().map(|d| d.step.action.clone()).collect();
-        drafts.extend(rewrite_drafts(desired, live, changes, rewrite_serves, caps).into_iter().filter(|d| !(d.step.notes.iter().any(|n| n == PUT_BACK) && existing.contains(&d.step.action))));
+        drafts.extend(
+            rewrite_drafts(desired, live, changes, rewrite_serves, caps)
+                .into_iter()
+                .filter(|d| {
+                    !(d.step.notes.iter().any(|n| n == PUT_BACK)
+                        && existing.contains(&d.step.action))
+                }),
+        );
     }
     let mut steps = number(drafts);
     if desired.clone_before_rewrite {
@@ -481,7 +859,10 @@ fn update_steps(desired: &DesiredTable, live: &ObservedTable, changes: &[Change]
 /// destructive. (Staging writes a separate copy and is not one.)
 fn could_lose_data(s: &Step) -> bool {
     match &s.action {
-        Action::Rewrite { phase: RewritePhase::Stage | RewritePhase::DropStaging, .. } => false,
+        Action::Rewrite {
+            phase: RewritePhase::Stage | RewritePhase::DropStaging,
+            ..
+        } => false,
         Action::Rewrite { .. } => true,
         _ => s.class == RiskClass::Destructive,
     }
@@ -489,7 +870,9 @@ fn could_lose_data(s: &Step) -> bool {
 
 /// Inserts a shallow clone before the first step that could lose data, and renumbers.
 fn insert_clone(steps: &mut Vec<Step>, live: &ObservedTable) {
-    let Some(at) = steps.iter().position(could_lose_data) else { return };
+    let Some(at) = steps.iter().position(could_lose_data) else {
+        return;
+    };
     let name = clone_name(&live.table.table, live.version);
     let clone = Step {
         number: 0,
@@ -517,12 +900,19 @@ pub fn column_source(d: &DesiredColumn, live: &ObservedTable, drops: &mut Vec<St
     match (from, &d.using) {
         // `using:` computes a value only where one is needed: a changed type,
         // or a new column; a leftover `using:` is never re-run
-        (Some(l), _) if same_shape(&l.data_type, &d.data_type) => Source::Copy { from: l.name.clone() },
-        (_, Some(expr)) => Source::Using { expression: expr.clone() },
+        (Some(l), _) if same_shape(&l.data_type, &d.data_type) => Source::Copy {
+            from: l.name.clone(),
+        },
+        (_, Some(expr)) => Source::Using {
+            expression: expr.clone(),
+        },
         // no conversion written automatically: the rules refuse the plan
         // (ConversionNeedsUsing), so this fallback is never run
         (Some(l), None) => conversion(&d.name, &l.name, &l.data_type, &d.data_type, drops)
-            .unwrap_or_else(|_| Source::Cast { from: l.name.clone(), from_type: l.data_type.clone() }),
+            .unwrap_or_else(|_| Source::Cast {
+                from: l.name.clone(),
+                from_type: l.data_type.clone(),
+            }),
         (None, None) => Source::Null,
     }
 }
@@ -531,15 +921,33 @@ pub fn column_source(d: &DesiredColumn, live: &ObservedTable, drops: &mut Vec<St
 /// rebuilding the table: one write-once replace, or stage → replace → drop
 /// staging when a conversion could lose values; put-backs after the replace
 /// where the backend's replace loses metadata.
-fn rewrite_drafts(desired: &DesiredTable, live: &ObservedTable, changes: &[Change], serves: Vec<usize>, caps: &Capabilities) -> Vec<Draft> {
+fn rewrite_drafts(
+    desired: &DesiredTable,
+    live: &ObservedTable,
+    changes: &[Change],
+    serves: Vec<usize>,
+    caps: &Capabilities,
+) -> Vec<Draft> {
     let mut columns = Vec::new();
     let mut nested_drops = Vec::new();
     for d in &desired.columns {
         let from = matching_live(d, live);
         let source = column_source(d, live, &mut nested_drops);
-        let comment = d.comment.clone().or_else(|| from.and_then(|l| l.comment.clone())).filter(|c| !c.is_empty());
+        let comment = d
+            .comment
+            .clone()
+            .or_else(|| from.and_then(|l| l.comment.clone()))
+            .filter(|c| !c.is_empty());
         let data_type = keep_nested_comments(&d.data_type, from.map(|l| &l.data_type));
-        columns.push(Projection { field: StructField { name: d.name.clone(), data_type, nullable: d.nullable, comment }, source });
+        columns.push(Projection {
+            field: StructField {
+                name: d.name.clone(),
+                data_type,
+                nullable: d.nullable,
+                comment,
+            },
+            source,
+        });
     }
     let mut drops: Vec<String> = changes
         .iter()
@@ -549,22 +957,53 @@ fn rewrite_drafts(desired: &DesiredTable, live: &ObservedTable, changes: &[Chang
         })
         .collect();
     drops.extend(nested_drops);
-    let partitioned_by = desired.partitioned_by.clone().unwrap_or_else(|| live.partitioned_by.iter().map(|p| renamed(desired, p)).collect());
-    let rewrite = Rewrite { columns, partitioned_by, drops: drops.clone() };
-    let replace_class = if drops.is_empty() { RiskClass::Rewrite } else { RiskClass::Destructive };
-    let step = |phase, class| draft(O_REWRITE, class, Action::Rewrite { rewrite: rewrite.clone(), phase }, serves.clone());
+    let partitioned_by = desired.partitioned_by.clone().unwrap_or_else(|| {
+        live.partitioned_by
+            .iter()
+            .map(|p| renamed(desired, p))
+            .collect()
+    });
+    let rewrite = Rewrite {
+        columns,
+        partitioned_by,
+        drops: drops.clone(),
+    };
+    let replace_class = if drops.is_empty() {
+        RiskClass::Rewrite
+    } else {
+        RiskClass::Destructive
+    };
+    let step = |phase, class| {
+        draft(
+            O_REWRITE,
+            class,
+            Action::Rewrite {
+                rewrite: rewrite.clone(),
+                phase,
+            },
+            serves.clone(),
+        )
+    };
     let staged = rewrite.converts();
     let mut replace = if staged && caps.replace_from_staging {
-        step(RewritePhase::Replace, replace_class).note("the table is replaced from the checked staging copy in one commit")
+        step(RewritePhase::Replace, replace_class)
+            .note("the table is replaced from the checked staging copy in one commit")
     } else if staged {
         step(RewritePhase::ReplaceChecked, replace_class)
             .note("the table is rebuilt from itself in one statement, converting every row again")
             .note("each row is checked as the stage checked the copy: a value that would turn into NULL, or a NULL in a NOT NULL column, stops it with nothing replaced")
     } else {
-        let mut r = step(RewritePhase::WriteOnce, replace_class).note("the table is rebuilt from itself in one commit, so its data is written once");
-        let lossless: Vec<&str> = rewrite.converted_columns().map(|p| p.field.name.as_str()).collect();
+        let mut r = step(RewritePhase::WriteOnce, replace_class)
+            .note("the table is rebuilt from itself in one commit, so its data is written once");
+        let lossless: Vec<&str> = rewrite
+            .converted_columns()
+            .map(|p| p.field.name.as_str())
+            .collect();
         if !lossless.is_empty() {
-            r = r.note(format!("no staging copy: converting {} cannot lose a value", lossless.join(", ")));
+            r = r.note(format!(
+                "no staging copy: converting {} cannot lose a value",
+                lossless.join(", ")
+            ));
         }
         r
     };
@@ -613,26 +1052,50 @@ const PUT_BACK: &str = "put back after the replace";
 /// ordinary ALTERs: NOT NULL, CHECK constraints (declared or not), comments of
 /// converted columns, tags of renamed columns, and the live properties
 /// (including those someone else set).
-fn put_backs(desired: &DesiredTable, live: &ObservedTable, rw: &Rewrite, serves: &[usize]) -> Vec<Draft> {
+fn put_backs(
+    desired: &DesiredTable,
+    live: &ObservedTable,
+    rw: &Rewrite,
+    serves: &[usize],
+) -> Vec<Draft> {
     let mut out = Vec::new();
     let put = |action| draft(O_REWRITE, RiskClass::Meta, action, serves.to_vec()).note(PUT_BACK);
     for p in &rw.columns {
         if !p.field.nullable {
-            out.push(put(Action::SetNotNull { path: vec![p.field.name.clone()] }));
+            out.push(put(Action::SetNotNull {
+                path: vec![p.field.name.clone()],
+            }));
         }
     }
     for p in rw.converted_columns() {
         if let Some(c) = &p.field.comment {
-            out.push(put(Action::SetColumnComment { path: vec![p.field.name.clone()], comment: c.clone() }));
+            out.push(put(Action::SetColumnComment {
+                path: vec![p.field.name.clone()],
+                comment: c.clone(),
+            }));
         }
     }
     for d in &desired.columns {
-        let Some(from) = d.renamed_from.as_deref().and_then(|f| live.column(f)) else { continue };
+        let Some(from) = d.renamed_from.as_deref().and_then(|f| live.column(f)) else {
+            continue;
+        };
         if !from.name.eq_ignore_ascii_case(&d.name) && !from.tags.is_empty() {
-            out.push(put(Action::SetColumnTags { column: d.name.clone(), tags: from.tags.clone() }));
+            out.push(put(Action::SetColumnTags {
+                column: d.name.clone(),
+                tags: from.tags.clone(),
+            }));
         }
     }
-    let checks: Vec<&Check> = desired.checks.iter().chain(live.checks.iter().filter(|c| !desired.checks.iter().any(|d| d.name.eq_ignore_ascii_case(&c.name)))).collect();
+    let checks: Vec<&Check> = desired
+        .checks
+        .iter()
+        .chain(live.checks.iter().filter(|c| {
+            !desired
+                .checks
+                .iter()
+                .any(|d| d.name.eq_ignore_ascii_case(&c.name))
+        }))
+        .collect();
     for c in checks {
         out.push(put(Action::AddCheck { check: c.clone() }));
     }
@@ -657,19 +1120,24 @@ fn put_backs(desired: &DesiredTable, live: &ObservedTable, rw: &Rewrite, serves:
 /// taken from the live type (a rewrite must not erase them).
 fn keep_nested_comments(want: &DataType, have: Option<&DataType>) -> DataType {
     match (want, have) {
-        (DataType::Struct { fields }, Some(DataType::Struct { fields: live })) => DataType::Struct {
-            fields: fields
-                .iter()
-                .map(|f| {
-                    let l = live.iter().find(|l| l.name.eq_ignore_ascii_case(&f.name));
-                    StructField {
-                        comment: f.comment.clone().or_else(|| l.and_then(|l| l.comment.clone())),
-                        data_type: keep_nested_comments(&f.data_type, l.map(|l| &l.data_type)),
-                        ..f.clone()
-                    }
-                })
-                .collect(),
-        },
+        (DataType::Struct { fields }, Some(DataType::Struct { fields: live })) => {
+            DataType::Struct {
+                fields: fields
+                    .iter()
+                    .map(|f| {
+                        let l = live.iter().find(|l| l.name.eq_ignore_ascii_case(&f.name));
+                        StructField {
+                            comment: f
+                                .comment
+                                .clone()
+                                .or_else(|| l.and_then(|l| l.comment.clone())),
+                            data_type: keep_nested_comments(&f.data_type, l.map(|l| &l.data_type)),
+                            ..f.clone()
+                        }
+                    })
+                    .collect(),
+            }
+        }
         _ => want.clone(),
     }
 }

@@ -5,9 +5,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::capabilities::{Capabilities, Strategy};
-use super::change::{path_string, Change, Difference};
+use super::change::{Change, Difference, path_string};
 use super::diff::TableDiff;
-use super::projection::{conversion, NoConversion};
+use super::projection::{NoConversion, conversion};
 use crate::model::{DataType, DesiredTable, ObservedTable};
 
 /// One rule that refused the plan, and what would satisfy it.
@@ -21,8 +21,18 @@ pub struct RuleFailure {
     pub fix: String,
 }
 
-fn fail(rule: &str, subject: impl Into<String>, message: impl Into<String>, fix: impl Into<String>) -> RuleFailure {
-    RuleFailure { rule: rule.into(), subject: subject.into(), message: message.into(), fix: fix.into() }
+fn fail(
+    rule: &str,
+    subject: impl Into<String>,
+    message: impl Into<String>,
+    fix: impl Into<String>,
+) -> RuleFailure {
+    RuleFailure {
+        rule: rule.into(),
+        subject: subject.into(),
+        message: message.into(),
+        fix: fix.into(),
+    }
 }
 
 /// The rule of a table that exists but cannot be read: refused alone, the rest of the plan goes on.
@@ -40,7 +50,9 @@ pub fn strategy_for(change: &Change, caps: &Capabilities) -> Strategy {
                 caps.convert_type
             }
         }
-        Change::SetNullability { nullable: false, .. } => caps.set_not_null,
+        Change::SetNullability {
+            nullable: false, ..
+        } => caps.set_not_null,
         Change::SetPartitioning { .. } => caps.change_partitioning,
         _ => Strategy::InPlace,
     }
@@ -50,11 +62,17 @@ pub fn strategy_for(change: &Change, caps: &Capabilities) -> Strategy {
 /// rewrite strategy, or a NOT NULL column added to a table with rows (filled
 /// by the rewrite from its `using:`).
 pub fn needs_rewrite(change: &Change, caps: &Capabilities) -> bool {
-    strategy_for(change, caps) == Strategy::Rewrite || matches!(change, Change::AddColumn { path, field } if path.len() == 1 && !field.nullable)
+    strategy_for(change, caps) == Strategy::Rewrite
+        || matches!(change, Change::AddColumn { path, field } if path.len() == 1 && !field.nullable)
 }
 
 /// Every failure for one table's diff; empty means the plan is accepted.
-pub fn check(desired: &DesiredTable, observed: Option<&ObservedTable>, diff: &TableDiff, caps: &Capabilities) -> Vec<RuleFailure> {
+pub fn check(
+    desired: &DesiredTable,
+    observed: Option<&ObservedTable>,
+    diff: &TableDiff,
+    caps: &Capabilities,
+) -> Vec<RuleFailure> {
     let laws = check_laws(diff, caps);
     if !laws.is_empty() {
         return laws;
@@ -66,7 +84,9 @@ pub fn check(desired: &DesiredTable, observed: Option<&ObservedTable>, diff: &Ta
                 "AmbiguousColumnRename",
                 to,
                 format!("'{to}' is declared renamedFrom '{from}', but both columns are live"),
-                format!("remove renamedFrom from '{to}' (the rename happened), or drop '{to}' first"),
+                format!(
+                    "remove renamedFrom from '{to}' (the rename happened), or drop '{to}' first"
+                ),
             )),
             Difference::ColumnKindChange { column, what } => out.push(fail(
                 "ColumnKindCannotChange",
@@ -112,10 +132,23 @@ fn field_names(prefix: &str, t: &DataType, names: &mut Vec<String>) {
 /// Column names with characters Spark refuses unless column mapping is on,
 /// on a backend that cannot turn it on for them: refused where the table (as
 /// it will be) has no column mapping, for the columns this plan would write.
-fn check_mapping_names(desired: &DesiredTable, observed: Option<&ObservedTable>, diff: &TableDiff, out: &mut Vec<RuleFailure>) {
+fn check_mapping_names(
+    desired: &DesiredTable,
+    observed: Option<&ObservedTable>,
+    diff: &TableDiff,
+    out: &mut Vec<RuleFailure>,
+) {
     let mode = |m: Option<&str>| m.is_some_and(|m| m == "name" || m == "id");
-    let mapped = mode(desired.properties.get("delta.columnMapping.mode").and_then(|v| v.as_deref()))
-        || mode(observed.and_then(|o| o.properties.get("delta.columnMapping.mode")).map(String::as_str));
+    let mapped = mode(
+        desired
+            .properties
+            .get("delta.columnMapping.mode")
+            .and_then(|v| v.as_deref()),
+    ) || mode(
+        observed
+            .and_then(|o| o.properties.get("delta.columnMapping.mode"))
+            .map(String::as_str),
+    );
     if mapped {
         return;
     }
@@ -143,7 +176,10 @@ fn check_mapping_names(desired: &DesiredTable, observed: Option<&ObservedTable>,
     }
     for name in names {
         let last = name.rsplit('.').next().unwrap_or(&name);
-        if let Some(c) = last.chars().find(|c| crate::model::names::NEEDS_COLUMN_MAPPING.contains(c)) {
+        if let Some(c) = last
+            .chars()
+            .find(|c| crate::model::names::NEEDS_COLUMN_MAPPING.contains(c))
+        {
             out.push(fail(
                 "NameNeedsColumnMapping",
                 crate::model::names::printable(&name),
@@ -212,12 +248,15 @@ fn unsupported(aspect: &str, subject: &str, caps: &Capabilities) -> RuleFailure 
         "NotSupportedByBackend",
         subject,
         format!("the {} backend cannot manage {aspect}", caps.backend),
-        format!("remove {subject} from the spec, or use a target whose backend supports {aspect} (databricks)"),
+        format!(
+            "remove {subject} from the spec, or use a target whose backend supports {aspect} (databricks)"
+        ),
     )
 }
 
 fn check_create(desired: &DesiredTable, caps: &Capabilities, out: &mut Vec<RuleFailure>) {
-    let set_tags = |m: &std::collections::BTreeMap<String, Option<String>>| m.values().any(Option::is_some);
+    let set_tags =
+        |m: &std::collections::BTreeMap<String, Option<String>>| m.values().any(Option::is_some);
     if set_tags(&desired.tags) && !caps.tags {
         out.push(unsupported("tags", "spec.tags", caps));
     }
@@ -230,8 +269,14 @@ fn check_create(desired: &DesiredTable, caps: &Capabilities, out: &mut Vec<RuleF
     if desired.cluster_by.as_ref().is_some_and(|k| !k.is_empty()) && !caps.clustering {
         out.push(unsupported("liquid clustering", "spec.clusterBy", caps));
     }
-    if (desired.primary_key.is_some() || !desired.foreign_keys.is_empty()) && !caps.primary_and_foreign_keys {
-        out.push(unsupported("primary and foreign keys", "spec.constraints", caps));
+    if (desired.primary_key.is_some() || !desired.foreign_keys.is_empty())
+        && !caps.primary_and_foreign_keys
+    {
+        out.push(unsupported(
+            "primary and foreign keys",
+            "spec.constraints",
+            caps,
+        ));
     }
     if !desired.checks.is_empty() && !caps.check_constraints {
         out.push(unsupported("CHECK constraints", "spec.constraints", caps));
@@ -256,28 +301,63 @@ fn check_create(desired: &DesiredTable, caps: &Capabilities, out: &mut Vec<RuleF
     }
 }
 
-fn check_update(desired: &DesiredTable, live: &ObservedTable, diff: &TableDiff, caps: &Capabilities, out: &mut Vec<RuleFailure>) {
+fn check_update(
+    desired: &DesiredTable,
+    live: &ObservedTable,
+    diff: &TableDiff,
+    caps: &Capabilities,
+    out: &mut Vec<RuleFailure>,
+) {
     let rewriting = diff.changes.iter().any(|c| needs_rewrite(c, caps));
     let mut no_conversion: Vec<(String, NoConversion)> = Vec::new();
     for change in &diff.changes {
         if strategy_for(change, caps) == Strategy::Unsupported {
-            out.push(fail("NotSupportedByBackend", describe_subject(change), format!("the {} backend cannot {}", caps.backend, verb(change)), "leave the column as it is live"));
+            out.push(fail(
+                "NotSupportedByBackend",
+                describe_subject(change),
+                format!("the {} backend cannot {}", caps.backend, verb(change)),
+                "leave the column as it is live",
+            ));
         }
         match change {
-            Change::SetTableTag { .. } | Change::UnsetTableTag { .. } if !caps.tags => out.push(unsupported("tags", "spec.tags", caps)),
-            Change::SetColumnTag { column, .. } | Change::UnsetColumnTag { column, .. } if !caps.tags => {
+            Change::SetTableTag { .. } | Change::UnsetTableTag { .. } if !caps.tags => {
+                out.push(unsupported("tags", "spec.tags", caps))
+            }
+            Change::SetColumnTag { column, .. } | Change::UnsetColumnTag { column, .. }
+                if !caps.tags =>
+            {
                 out.push(unsupported("tags", &format!("column {column}.tags"), caps))
             }
-            Change::Grant { .. } | Change::Revoke { .. } if !caps.grants => out.push(unsupported("grants", "spec.grants", caps)),
-            Change::SetOwner { .. } if !caps.owner => out.push(unsupported("owners", "spec.owner", caps)),
-            Change::SetMask { column, .. } if !caps.masks => out.push(unsupported("column masks", &format!("column {column}.mask"), caps)),
-            Change::SetDefault { column, .. } if !caps.default_values => {
-                out.push(unsupported("default values", &format!("column {column}.default"), caps))
+            Change::Grant { .. } | Change::Revoke { .. } if !caps.grants => {
+                out.push(unsupported("grants", "spec.grants", caps))
             }
-            Change::SetPrimaryKey { .. } | Change::AddForeignKey { .. } | Change::DropForeignKey { .. } if !caps.primary_and_foreign_keys => {
-                out.push(unsupported("primary and foreign keys", "spec.constraints", caps))
+            Change::SetOwner { .. } if !caps.owner => {
+                out.push(unsupported("owners", "spec.owner", caps))
             }
-            Change::SetClustering { .. } if !caps.clustering => out.push(unsupported("liquid clustering", "spec.clusterBy", caps)),
+            Change::SetMask { column, .. } if !caps.masks => out.push(unsupported(
+                "column masks",
+                &format!("column {column}.mask"),
+                caps,
+            )),
+            Change::SetDefault { column, .. } if !caps.default_values => out.push(unsupported(
+                "default values",
+                &format!("column {column}.default"),
+                caps,
+            )),
+            Change::SetPrimaryKey { .. }
+            | Change::AddForeignKey { .. }
+            | Change::DropForeignKey { .. }
+                if !caps.primary_and_foreign_keys =>
+            {
+                out.push(unsupported(
+                    "primary and foreign keys",
+                    "spec.constraints",
+                    caps,
+                ))
+            }
+            Change::SetClustering { .. } if !caps.clustering => {
+                out.push(unsupported("liquid clustering", "spec.clusterBy", caps))
+            }
             Change::AddCheck { .. } | Change::DropCheck { .. } if !caps.check_constraints => {
                 out.push(unsupported("CHECK constraints", "spec.constraints", caps))
             }
@@ -292,7 +372,9 @@ fn check_update(desired: &DesiredTable, live: &ObservedTable, diff: &TableDiff, 
                     ));
                 }
                 let column = desired.column(&path[0]);
-                if path.len() == 1 && column.is_some_and(|c| c.generated.is_some() || c.identity.is_some()) {
+                if path.len() == 1
+                    && column.is_some_and(|c| c.generated.is_some() || c.identity.is_some())
+                {
                     out.push(fail(
                         "ColumnKindCannotChange",
                         path_string(path),
@@ -301,27 +383,54 @@ fn check_update(desired: &DesiredTable, live: &ObservedTable, diff: &TableDiff, 
                     ));
                 }
                 if path.len() == 1 && column.is_some_and(|c| c.mask.is_some()) && !caps.masks {
-                    out.push(unsupported("column masks", &format!("column {}.mask", path[0]), caps));
+                    out.push(unsupported(
+                        "column masks",
+                        &format!("column {}.mask", path[0]),
+                        caps,
+                    ));
                 }
-                if path.len() == 1 && column.is_some_and(|c| c.tags.values().any(Option::is_some)) && !caps.tags {
-                    out.push(unsupported("tags", &format!("column {}.tags", path[0]), caps));
+                if path.len() == 1
+                    && column.is_some_and(|c| c.tags.values().any(Option::is_some))
+                    && !caps.tags
+                {
+                    out.push(unsupported(
+                        "tags",
+                        &format!("column {}.tags", path[0]),
+                        caps,
+                    ));
                 }
             }
             Change::ChangeType { path, .. } if strategy_for(change, caps) == Strategy::Rewrite => {
-                let Some(d) = desired.column(&path[0]) else { continue };
-                let Some(l) = crate::plan::diff::matching_live(d, live) else { continue };
+                let Some(d) = desired.column(&path[0]) else {
+                    continue;
+                };
+                let Some(l) = crate::plan::diff::matching_live(d, live) else {
+                    continue;
+                };
                 if d.using.is_some() || no_conversion.iter().any(|(c, _)| c == &d.name) {
                     continue;
                 }
-                if let Err(e) = conversion(&d.name, &l.name, &l.data_type, &d.data_type, &mut Vec::new()) {
+                if let Err(e) = conversion(
+                    &d.name,
+                    &l.name,
+                    &l.data_type,
+                    &d.data_type,
+                    &mut Vec::new(),
+                ) {
                     no_conversion.push((d.name.clone(), e));
                 }
             }
-            Change::SetNullability { path, nullable: false } if path.len() > 1 && strategy_for(change, caps) == Strategy::Rewrite => {
+            Change::SetNullability {
+                path,
+                nullable: false,
+            } if path.len() > 1 && strategy_for(change, caps) == Strategy::Rewrite => {
                 out.push(fail(
                     "NestedNotNullNeedsInPlaceAlter",
                     path_string(path),
-                    format!("the {} backend cannot prove a nested field has no NULLs during a rewrite", caps.backend),
+                    format!(
+                        "the {} backend cannot prove a nested field has no NULLs during a rewrite",
+                        caps.backend
+                    ),
                     "keep the nested field nullable",
                 ));
             }
@@ -336,20 +445,32 @@ fn check_update(desired: &DesiredTable, live: &ObservedTable, diff: &TableDiff, 
                     ));
                 }
             }
-            Change::UnsetProperty { key, .. } if key == "delta.columnMapping.mode" => out.push(fail(
-                "PropertyTransitionNotSupported",
-                format!("spec.properties.{key}"),
-                "column mapping cannot be turned off again",
-                "remove the `null` for this key",
-            )),
+            Change::UnsetProperty { key, .. } if key == "delta.columnMapping.mode" => {
+                out.push(fail(
+                    "PropertyTransitionNotSupported",
+                    format!("spec.properties.{key}"),
+                    "column mapping cannot be turned off again",
+                    "remove the `null` for this key",
+                ))
+            }
             _ => {}
         }
     }
-    let mapped = live.properties.get("delta.columnMapping.mode").is_some_and(|m| m == "name" || m == "id");
+    let mapped = live
+        .properties
+        .get("delta.columnMapping.mode")
+        .is_some_and(|m| m == "name" || m == "id");
     if mapped && !caps.column_mapped_schema_changes {
-        let adds = diff.changes.iter().any(|c| matches!(c, Change::AddColumn { .. }));
+        let adds = diff
+            .changes
+            .iter()
+            .any(|c| matches!(c, Change::AddColumn { .. }));
         if rewriting || adds {
-            let what = if rewriting { "rewrite it" } else { "add columns to it" };
+            let what = if rewriting {
+                "rewrite it"
+            } else {
+                "add columns to it"
+            };
             out.push(fail(
                 "ColumnMappingNotWritable",
                 "table",
@@ -365,8 +486,18 @@ fn check_update(desired: &DesiredTable, live: &ObservedTable, diff: &TableDiff, 
                     out.push(fail(
                         "UsingReadsUnknownColumn",
                         format!("column {}.using", c.name),
-                        format!("`using: {}` reads '{read}', which is not a column of the live table", c.using.as_deref().unwrap_or_default()),
-                        format!("use the live names: {}", live.columns.iter().map(|l| l.name.as_str()).collect::<Vec<_>>().join(", ")),
+                        format!(
+                            "`using: {}` reads '{read}', which is not a column of the live table",
+                            c.using.as_deref().unwrap_or_default()
+                        ),
+                        format!(
+                            "use the live names: {}",
+                            live.columns
+                                .iter()
+                                .map(|l| l.name.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
                     ));
                 }
             }

@@ -6,9 +6,11 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::change::{path_string, FieldPath};
+use super::change::{FieldPath, path_string};
 use crate::model::widening::is_lossless_cast;
-use crate::model::{Check, DataType, DesiredTable, ForeignKey, Leftover, Mask, PrimaryKey, StructField};
+use crate::model::{
+    Check, DataType, DesiredTable, ForeignKey, Leftover, Mask, PrimaryKey, StructField,
+};
 
 /// The risk class decides what runs without approval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -54,17 +56,26 @@ pub enum Source {
     Null,
     /// `named_struct(...)` rebuilt by field NAME, never by position: each
     /// target field from the live field of the same name (or NULL when new).
-    Struct { from: String, fields: Vec<Projection> },
+    Struct {
+        from: String,
+        fields: Vec<Projection>,
+    },
     /// `transform(from, x -> named_struct(...))` over an array of structs:
     /// each element rebuilt by field name.
-    Transform { from: String, fields: Vec<Projection> },
+    Transform {
+        from: String,
+        fields: Vec<Projection>,
+    },
 }
 
 impl Source {
     /// The live column or field this value is read from, if any.
     pub fn from(&self) -> Option<&str> {
         match self {
-            Source::Copy { from } | Source::Cast { from, .. } | Source::Struct { from, .. } | Source::Transform { from, .. } => Some(from),
+            Source::Copy { from }
+            | Source::Cast { from, .. }
+            | Source::Struct { from, .. }
+            | Source::Transform { from, .. } => Some(from),
             Source::Using { .. } | Source::Null => None,
         }
     }
@@ -85,7 +96,9 @@ impl Projection {
         match &self.source {
             Source::Using { .. } => true,
             Source::Cast { from_type, .. } => !is_lossless_cast(from_type, &self.field.data_type),
-            Source::Struct { fields, .. } | Source::Transform { fields, .. } => fields.iter().any(Projection::may_lose_values),
+            Source::Struct { fields, .. } | Source::Transform { fields, .. } => {
+                fields.iter().any(Projection::may_lose_values)
+            }
             Source::Copy { .. } | Source::Null => false,
         }
     }
@@ -158,45 +171,116 @@ pub fn clone_name(table: &str, version: Option<u64>) -> String {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "action")]
 pub enum Action {
-    CreateTable { table: Box<DesiredTable> },
-    Claim { marker: String },
-    SetTableComment { comment: String },
-    SetProperties { properties: BTreeMap<String, String> },
-    UnsetProperties { keys: Vec<String> },
-    SetTableTags { tags: BTreeMap<String, String> },
-    UnsetTableTags { keys: Vec<String> },
+    CreateTable {
+        table: Box<DesiredTable>,
+    },
+    Claim {
+        marker: String,
+    },
+    SetTableComment {
+        comment: String,
+    },
+    SetProperties {
+        properties: BTreeMap<String, String>,
+    },
+    UnsetProperties {
+        keys: Vec<String>,
+    },
+    SetTableTags {
+        tags: BTreeMap<String, String>,
+    },
+    UnsetTableTags {
+        keys: Vec<String>,
+    },
     EnableColumnMapping,
     EnableTypeWidening,
     /// `delta.feature.timestampNtz`: widening to timestamp_ntz needs it enabled by hand.
     EnableTimestampNtz,
-    AddColumn { path: FieldPath, field: StructField },
-    RenameColumn { from: String, to: String },
-    DropColumn { name: String },
-    AlterColumnType { path: FieldPath, to: DataType },
-    DropNotNull { path: FieldPath },
-    SetNotNull { path: FieldPath },
-    SetColumnComment { path: FieldPath, comment: String },
-    SetColumnTags { column: String, tags: BTreeMap<String, String> },
-    UnsetColumnTags { column: String, keys: Vec<String> },
-    SetMask { column: String, mask: Mask },
-    SetDefault { column: String, expression: String },
-    AddCheck { check: Check },
-    DropCheck { name: String },
-    SetPrimaryKey { key: PrimaryKey },
-    AddForeignKey { key: ForeignKey },
-    DropForeignKey { key: ForeignKey },
-    SetClustering { keys: Vec<String> },
-    Rewrite { rewrite: Rewrite, phase: RewritePhase },
+    AddColumn {
+        path: FieldPath,
+        field: StructField,
+    },
+    RenameColumn {
+        from: String,
+        to: String,
+    },
+    DropColumn {
+        name: String,
+    },
+    AlterColumnType {
+        path: FieldPath,
+        to: DataType,
+    },
+    DropNotNull {
+        path: FieldPath,
+    },
+    SetNotNull {
+        path: FieldPath,
+    },
+    SetColumnComment {
+        path: FieldPath,
+        comment: String,
+    },
+    SetColumnTags {
+        column: String,
+        tags: BTreeMap<String, String>,
+    },
+    UnsetColumnTags {
+        column: String,
+        keys: Vec<String>,
+    },
+    SetMask {
+        column: String,
+        mask: Mask,
+    },
+    SetDefault {
+        column: String,
+        expression: String,
+    },
+    AddCheck {
+        check: Check,
+    },
+    DropCheck {
+        name: String,
+    },
+    SetPrimaryKey {
+        key: PrimaryKey,
+    },
+    AddForeignKey {
+        key: ForeignKey,
+    },
+    DropForeignKey {
+        key: ForeignKey,
+    },
+    SetClustering {
+        keys: Vec<String>,
+    },
+    Rewrite {
+        rewrite: Rewrite,
+        phase: RewritePhase,
+    },
     /// A shallow clone of the table as it is (no data copied: the clone
     /// references the table's current files), taken before the first step
     /// that could lose data. `name` is a table in the same schema.
-    CloneTable { name: String },
-    Grant { principal: String, privileges: Vec<String> },
-    Revoke { principal: String, privileges: Vec<String> },
-    SetOwner { owner: String },
+    CloneTable {
+        name: String,
+    },
+    Grant {
+        principal: String,
+        privileges: Vec<String>,
+    },
+    Revoke {
+        principal: String,
+        privileges: Vec<String>,
+    },
+    SetOwner {
+        owner: String,
+    },
     DropTable,
     /// Removes what interrupted runs left (re-checked when it runs: only what is still left over).
-    RemoveLeftovers { leftovers: Vec<Leftover> },
+    RemoveLeftovers {
+        leftovers: Vec<Leftover>,
+    },
 }
 
 impl Action {
@@ -206,8 +290,12 @@ impl Action {
             Action::CreateTable { .. } => "CREATE TABLE".into(),
             Action::Claim { .. } => "CLAIM ownership".into(),
             Action::SetTableComment { .. } => "COMMENT ON TABLE".into(),
-            Action::SetProperties { properties } => format!("SET TBLPROPERTIES ({})", keys(properties.keys())),
-            Action::UnsetProperties { keys: k } => format!("UNSET TBLPROPERTIES ({})", keys(k.iter())),
+            Action::SetProperties { properties } => {
+                format!("SET TBLPROPERTIES ({})", keys(properties.keys()))
+            }
+            Action::UnsetProperties { keys: k } => {
+                format!("UNSET TBLPROPERTIES ({})", keys(k.iter()))
+            }
             Action::SetTableTags { tags } => format!("SET TAGS ({})", keys(tags.keys())),
             Action::UnsetTableTags { keys: k } => format!("UNSET TAGS ({})", keys(k.iter())),
             Action::EnableColumnMapping => "enable columnMapping".into(),
@@ -216,10 +304,14 @@ impl Action {
             Action::AddColumn { path, .. } => format!("ADD COLUMN {}", path_string(path)),
             Action::RenameColumn { from, to } => format!("RENAME COLUMN {from} TO {to}"),
             Action::DropColumn { name } => format!("DROP COLUMN {name}"),
-            Action::AlterColumnType { path, to } => format!("ALTER COLUMN {} TYPE {to}", path_string(path)),
+            Action::AlterColumnType { path, to } => {
+                format!("ALTER COLUMN {} TYPE {to}", path_string(path))
+            }
             Action::DropNotNull { path } => format!("DROP NOT NULL {}", path_string(path)),
             Action::SetNotNull { path } => format!("SET NOT NULL {}", path_string(path)),
-            Action::SetColumnComment { path, .. } => format!("COMMENT ON COLUMN {}", path_string(path)),
+            Action::SetColumnComment { path, .. } => {
+                format!("COMMENT ON COLUMN {}", path_string(path))
+            }
             Action::SetColumnTags { column, .. } => format!("SET TAGS on {column}"),
             Action::UnsetColumnTags { column, .. } => format!("UNSET TAGS on {column}"),
             Action::SetMask { column, .. } => format!("SET MASK on {column}"),
@@ -231,17 +323,40 @@ impl Action {
             Action::DropForeignKey { key } => format!("DROP FOREIGN KEY → {}", key.references),
             Action::SetClustering { keys: k } if k.is_empty() => "CLUSTER BY NONE".into(),
             Action::SetClustering { keys: k } => format!("CLUSTER BY ({})", k.join(", ")),
-            Action::Rewrite { phase: RewritePhase::WriteOnce, .. } => "REPLACE TABLE (from itself)".into(),
-            Action::Rewrite { phase: RewritePhase::Stage, .. } => "STAGE rewritten data".into(),
-            Action::Rewrite { phase: RewritePhase::Replace, .. } => "REPLACE TABLE (from staging)".into(),
-            Action::Rewrite { phase: RewritePhase::ReplaceChecked, .. } => "REPLACE TABLE (from itself, rows checked)".into(),
-            Action::Rewrite { phase: RewritePhase::DropStaging, .. } => "DROP staging".into(),
+            Action::Rewrite {
+                phase: RewritePhase::WriteOnce,
+                ..
+            } => "REPLACE TABLE (from itself)".into(),
+            Action::Rewrite {
+                phase: RewritePhase::Stage,
+                ..
+            } => "STAGE rewritten data".into(),
+            Action::Rewrite {
+                phase: RewritePhase::Replace,
+                ..
+            } => "REPLACE TABLE (from staging)".into(),
+            Action::Rewrite {
+                phase: RewritePhase::ReplaceChecked,
+                ..
+            } => "REPLACE TABLE (from itself, rows checked)".into(),
+            Action::Rewrite {
+                phase: RewritePhase::DropStaging,
+                ..
+            } => "DROP staging".into(),
             Action::CloneTable { name } => format!("SHALLOW CLONE to {name}"),
-            Action::Grant { principal, privileges } => format!("GRANT {} TO {principal}", privileges.join(", ")),
-            Action::Revoke { principal, privileges } => format!("REVOKE {} FROM {principal}", privileges.join(", ")),
+            Action::Grant {
+                principal,
+                privileges,
+            } => format!("GRANT {} TO {principal}", privileges.join(", ")),
+            Action::Revoke {
+                principal,
+                privileges,
+            } => format!("REVOKE {} FROM {principal}", privileges.join(", ")),
             Action::SetOwner { owner } => format!("SET OWNER {owner}"),
             Action::DropTable => "DROP TABLE".into(),
-            Action::RemoveLeftovers { leftovers } => format!("REMOVE leftovers of interrupted runs ({})", leftovers.len()),
+            Action::RemoveLeftovers { leftovers } => {
+                format!("REMOVE leftovers of interrupted runs ({})", leftovers.len())
+            }
         }
     }
 }

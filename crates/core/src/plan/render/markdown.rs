@@ -23,17 +23,33 @@ pub fn render(plan: &Plan) -> String {
     let (changes, steps) = totals(s);
     let _ = writeln!(out, "**{changes}** · {steps}\n");
     if s.rejected > 0 {
-        let _ = writeln!(out, "> [!CAUTION]\n> {} refused by the safety rules; nothing is applied until the spec is fixed.\n", plural(s.rejected, "table"));
+        let _ = writeln!(
+            out,
+            "> [!CAUTION]\n> {} refused by the safety rules; nothing is applied until the spec is fixed.\n",
+            plural(s.rejected, "table")
+        );
     }
-    let destructive: Vec<String> = plan.destructive_steps().map(|(t, st)| format!("`{}` step {}", t.table, st.number)).collect();
+    let destructive: Vec<String> = plan
+        .destructive_steps()
+        .map(|(t, st)| format!("`{}` step {}", t.table, st.number))
+        .collect();
     if !destructive.is_empty() {
-        let _ = writeln!(out, "> [!WARNING]\n> Destroys data: {}. Approve with `--approve {}` (or annotate `delta-operator.io/approve={}`).\n", destructive.join(", "), plan.id, plan.id);
+        let _ = writeln!(
+            out,
+            "> [!WARNING]\n> Destroys data: {}. Approve with `--approve {}` (or annotate `delta-operator.io/approve={}`).\n",
+            destructive.join(", "),
+            plan.id,
+            plan.id
+        );
     }
     for t in &plan.tables {
         if t.action == TableAction::Unchanged && t.steps().is_empty() && t.is_accepted() {
             continue;
         }
-        let size = t.size_bytes.map(|b| format!(" ({})", human_bytes(b))).unwrap_or_default();
+        let size = t
+            .size_bytes
+            .map(|b| format!(" ({})", human_bytes(b)))
+            .unwrap_or_default();
         let action = match t.action {
             TableAction::Create => "create",
             TableAction::Update => "update",
@@ -43,7 +59,12 @@ pub fn render(plan: &Plan) -> String {
         };
         let _ = writeln!(out, "#### `{}` — {action}{size}\n", t.table);
         for c in &t.changes {
-            let _ = writeln!(out, "- `{}` {}", c.marker(), c.describe().replace('|', "\\|"));
+            let _ = writeln!(
+                out,
+                "- `{}` {}",
+                c.marker(),
+                c.describe().replace('|', "\\|")
+            );
         }
         for n in &t.notes {
             let _ = writeln!(out, "- _{n}_");
@@ -53,19 +74,32 @@ pub fn render(plan: &Plan) -> String {
             Outcome::Accepted { steps } if !steps.is_empty() => {
                 out.push_str("| # | step | risk | notes |\n|---|---|---|---|\n");
                 for st in steps {
-                    let mut notes: Vec<String> = st.warnings.iter().map(|w| format!("⚠ {w}")).collect();
+                    let mut notes: Vec<String> =
+                        st.warnings.iter().map(|w| format!("⚠ {w}")).collect();
                     notes.extend(st.notes.iter().cloned());
                     if let Some(u) = &st.undo {
                         notes.push(format!("undo: `{u}`"));
                     }
-                    let _ = writeln!(out, "| {} | {} | {} {} | {} |", st.number, st.action.title().replace('|', "\\|"), dot(st.class), st.class, notes.join("<br>").replace('|', "\\|"));
+                    let _ = writeln!(
+                        out,
+                        "| {} | {} | {} {} | {} |",
+                        st.number,
+                        st.action.title().replace('|', "\\|"),
+                        dot(st.class),
+                        st.class,
+                        notes.join("<br>").replace('|', "\\|")
+                    );
                 }
                 out.push('\n');
             }
             Outcome::Accepted { .. } => {}
             Outcome::Rejected { failures } => {
                 for f in failures {
-                    let _ = writeln!(out, "- ✗ **{}** ({}): {} — fix: {}", f.rule, f.subject, f.message, f.fix);
+                    let _ = writeln!(
+                        out,
+                        "- ✗ **{}** ({}): {} — fix: {}",
+                        f.rule, f.subject, f.message, f.fix
+                    );
                 }
                 out.push('\n');
             }

@@ -14,20 +14,36 @@ pub fn human_bytes(n: u64) -> String {
         v /= 1000.0;
         u += 1;
     }
-    if u == 0 || v >= 100.0 { format!("{v:.0} {}", UNITS[u]) } else { format!("{v:.1} {}", UNITS[u]) }
+    if u == 0 || v >= 100.0 {
+        format!("{v:.0} {}", UNITS[u])
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
 }
 
 /// The totals both renderers print: what changes, then the step counts.
 pub fn totals(s: &crate::plan::Summary) -> (String, String) {
     (
-        format!("{} to add, {} to change, {} to destroy", s.add, s.change, s.destroy),
-        format!("{} · {} · {}", plural(s.steps, "step"), plural(s.rewrites, "rewrite"), plural(s.warnings, "warning")),
+        format!(
+            "{} to add, {} to change, {} to destroy",
+            s.add, s.change, s.destroy
+        ),
+        format!(
+            "{} · {} · {}",
+            plural(s.steps, "step"),
+            plural(s.rewrites, "rewrite"),
+            plural(s.warnings, "warning")
+        ),
     )
 }
 
 /// `1 step`, `2 steps`.
 pub fn plural(n: usize, word: &str) -> String {
-    if n == 1 { format!("{n} {word}") } else { format!("{n} {word}s") }
+    if n == 1 {
+        format!("{n} {word}")
+    } else {
+        format!("{n} {word}s")
+    }
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use super::{human_bytes, plural, totals};
-use crate::plan::{gate, Outcome, Plan, RiskClass, TableAction, TablePlan};
+use crate::plan::{Outcome, Plan, RiskClass, TableAction, TablePlan, gate};
 
 pub fn render(plan: &Plan) -> String {
     let mut out = String::new();
@@ -15,18 +15,32 @@ pub fn render(plan: &Plan) -> String {
         out.push('\n');
     }
     for u in &plan.unmanaged {
-        let _ = writeln!(out, "{u}   unmanaged — no owner marker and no spec, left untouched\n");
+        let _ = writeln!(
+            out,
+            "{u}   unmanaged — no owner marker and no spec, left untouched\n"
+        );
     }
     let s = &plan.summary;
     let (changes, steps) = totals(s);
     let _ = writeln!(out, "Plan: {changes} · {steps}");
     if s.rejected > 0 {
         let _ = match gate::gate(plan, gate::Policy::Auto, Some(&plan.id)) {
-            gate::Decision::Rejected => writeln!(out, "✗ {} refused by the rules above: nothing is applied until the spec is fixed.", plural(s.rejected, "table")),
-            _ => writeln!(out, "✗ {} cannot be read or depend on one that cannot: left alone; the other tables are applied.", plural(s.rejected, "table")),
+            gate::Decision::Rejected => writeln!(
+                out,
+                "✗ {} refused by the rules above: nothing is applied until the spec is fixed.",
+                plural(s.rejected, "table")
+            ),
+            _ => writeln!(
+                out,
+                "✗ {} cannot be read or depend on one that cannot: left alone; the other tables are applied.",
+                plural(s.rejected, "table")
+            ),
         };
     }
-    let destructive: Vec<String> = plan.destructive_steps().map(|(t, st)| format!("{} step {}", t.table, st.number)).collect();
+    let destructive: Vec<String> = plan
+        .destructive_steps()
+        .map(|(t, st)| format!("{} step {}", t.table, st.number))
+        .collect();
     if !destructive.is_empty() {
         let _ = writeln!(
             out,
@@ -48,7 +62,10 @@ fn header(t: &TablePlan) -> String {
         TableAction::Unchanged => ("=", "unchanged"),
         TableAction::Keep => ("·", "orphan, kept"),
     };
-    let size = t.size_bytes.map(|b| format!("  ({})", human_bytes(b))).unwrap_or_default();
+    let size = t
+        .size_bytes
+        .map(|b| format!("  ({})", human_bytes(b)))
+        .unwrap_or_default();
     format!("{}   {mark} {word}{size}", t.table)
 }
 
@@ -61,7 +78,13 @@ pub fn table(out: &mut String, t: &TablePlan) {
     // a new table shows its columns, so a reviewer sees what will exist
     if let (TableAction::Create, Some(d)) = (t.action, &t.desired) {
         for c in &d.columns {
-            let _ = writeln!(out, "    + {} {}{}", c.name, c.data_type, if c.nullable { "" } else { " not null" });
+            let _ = writeln!(
+                out,
+                "    + {} {}{}",
+                c.name,
+                c.data_type,
+                if c.nullable { "" } else { " not null" }
+            );
         }
     }
     for n in &t.notes {
@@ -70,8 +93,18 @@ pub fn table(out: &mut String, t: &TablePlan) {
     match &t.outcome {
         Outcome::Accepted { steps } => {
             for s in steps {
-                let size = s.est_bytes.filter(|_| s.class >= RiskClass::Rewrite).map(|b| format!("  ({})", human_bytes(b))).unwrap_or_default();
-                let _ = writeln!(out, "    {:>2}. {:<36} [{}]{size}", s.number, s.action.title(), s.class);
+                let size = s
+                    .est_bytes
+                    .filter(|_| s.class >= RiskClass::Rewrite)
+                    .map(|b| format!("  ({})", human_bytes(b)))
+                    .unwrap_or_default();
+                let _ = writeln!(
+                    out,
+                    "    {:>2}. {:<36} [{}]{size}",
+                    s.number,
+                    s.action.title(),
+                    s.class
+                );
                 for w in &s.warnings {
                     let _ = writeln!(out, "        ⚠ {w}");
                 }
@@ -92,12 +125,19 @@ pub fn table(out: &mut String, t: &TablePlan) {
         }
         Outcome::Blocked { by } => {
             let names: Vec<String> = by.iter().map(ToString::to_string).collect();
-            let _ = writeln!(out, "  ✗ blocked: its foreign keys depend on {}, which cannot be applied", names.join(", "));
+            let _ = writeln!(
+                out,
+                "  ✗ blocked: its foreign keys depend on {}, which cannot be applied",
+                names.join(", ")
+            );
         }
     }
 }
 
 /// One line per step, for status fields: `3. ADD COLUMN status [meta]`.
 pub fn step_lines(t: &TablePlan) -> Vec<String> {
-    t.steps().iter().map(|s| format!("{}. {} [{}]", s.number, s.action.title(), s.class)).collect()
+    t.steps()
+        .iter()
+        .map(|s| format!("{}. {} [{}]", s.number, s.action.title(), s.class))
+        .collect()
 }
