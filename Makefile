@@ -12,7 +12,7 @@ CARGO ?= cargo
 PY_PACKAGES = deltalake==1.6.6 pyarrow==26.0.1 moto[server]==5.2.5 pyyaml==6.0.4
 PY_STAMP := $(CACHE)/venv/.installed-$(shell echo '$(PY_PACKAGES)' | md5sum | cut -c1-8)
 
-.PHONY: test prepare build go-tools python controlplane crds bench example ship-tools gen-config warehouse
+.PHONY: test prepare build lint go-tools python controlplane crds bench example ship-tools gen-config warehouse fuzz
 
 # The Databricks SQL warehouse + Unity Catalog emulator: real Delta Lake on Spark
 # (pyspark from PyPI, delta-spark jars from Maven Central), see e2e/warehouse/README.md.
@@ -23,10 +23,23 @@ WAREHOUSE_PY_PACKAGES = pyspark==4.2.0 delta-spark==4.4.0 pytest==8.4.2
 # markedly shorter than one after another.
 test:
 	$(MAKE) --no-print-directory -j4 prepare
-	e2e/with-controlplane.sh e2e/warehouse/with-warehouse.sh $(CARGO) test --locked --no-fail-fast --workspace --all-targets
+	CARGO=$(CARGO) e2e/with-controlplane.sh e2e/warehouse/with-warehouse.sh e2e/run-tests.sh
 	e2e/with-controlplane.sh e2e/ship/check.sh
+	fuzz/run.sh $(FUZZ_SECONDS_CI)
 
-prepare: python go-tools warehouse build
+prepare: python go-tools warehouse build lint
+
+# Coverage-guided fuzzing (cargo-fuzz on stable, docs/reliability.md): bounded in
+# `make test`; `make fuzz` runs longer and merges what it finds into fuzz/corpus.
+FUZZ_SECONDS_CI ?= 30
+FUZZ_SECONDS ?= 600
+fuzz:
+	fuzz/run.sh $(FUZZ_SECONDS) merge
+
+# fmt and clippy clean, warnings are errors (beside the other builds in prepare)
+lint:
+	$(CARGO) fmt --all --check
+	$(CARGO) clippy --locked --workspace --all-targets -- -D warnings
 
 build:
 	$(CARGO) build --locked --workspace --all-targets
