@@ -13,7 +13,7 @@ use crate::config::Config;
 use crate::engine::{observe, plan_against};
 use crate::model::ObservedTable;
 use crate::plan::render;
-use crate::plan::{Capabilities, Plan};
+use crate::plan::{BackendKind, Capabilities, Plan};
 
 #[derive(Args, Debug)]
 pub struct PlanArgs {
@@ -29,8 +29,8 @@ pub struct PlanArgs {
     #[arg(long, requires = "backend")]
     pub observed: Option<PathBuf>,
     /// With --observed: whose capabilities to plan with.
-    #[arg(long, value_parser = ["lake", "databricks"])]
-    pub backend: Option<String>,
+    #[arg(long, value_parser = clap::builder::TypedValueParser::map(clap::builder::PossibleValuesParser::new(BackendKind::ALL.map(BackendKind::as_str)), |s: String| s.parse::<BackendKind>().expect("a possible value")))]
+    pub backend: Option<BackendKind>,
     /// Also write the plan as JSON to this file.
     #[arg(long, short = 'o')]
     pub out: Option<PathBuf>,
@@ -56,7 +56,7 @@ pub struct ReadArgs {
 #[derive(Debug, Serialize, Deserialize)]
 pub struct StateFile {
     pub format_version: u32,
-    pub backend: String,
+    pub backend: BackendKind,
     pub tables: Vec<ObservedTable>,
 }
 
@@ -74,8 +74,7 @@ pub async fn plan(config: &Config, a: PlanArgs) -> u8 {
     };
     inputs.clone_before_rewrite(a.clone_before_rewrite);
     let plan = if let Some(path) = &a.observed {
-        let caps = Capabilities::by_name(a.backend.as_deref().unwrap_or("lake"))
-            .expect("clap checked the name");
+        let caps = Capabilities::of(a.backend.unwrap_or(BackendKind::Lake));
         let state: StateFile = match std::fs::read_to_string(path)
             .map_err(|e| e.to_string())
             .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()))
@@ -143,7 +142,8 @@ pub async fn read(config: &Config, a: ReadArgs) -> u8 {
             let n = tables.len();
             let state = StateFile {
                 format_version: crate::plan::FORMAT_VERSION,
-                backend: "lake".into(),
+                // the target's backend, not always the lake
+                backend: crate::backend::Backend::capabilities(&backend).backend,
                 tables,
             };
             match write_file(

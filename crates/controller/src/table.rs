@@ -400,7 +400,7 @@ async fn evaluate(
         };
         let reason = failures
             .first()
-            .map_or("PlanRejected".to_string(), |f| f.rule.clone());
+            .map_or("PlanRejected".to_string(), |f| f.rule.to_string());
         let message = failures
             .iter()
             .map(|f| format!("{} ({}): {} — fix: {}", f.rule, f.subject, f.message, f.fix))

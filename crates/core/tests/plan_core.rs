@@ -129,7 +129,7 @@ fn steps(p: &TablePlan) -> Vec<String> {
 
 fn failures(p: &TablePlan) -> Vec<String> {
     match &p.outcome {
-        Outcome::Rejected { failures } => failures.iter().map(|f| f.rule.clone()).collect(),
+        Outcome::Rejected { failures } => failures.iter().map(|f| f.rule.to_string()).collect(),
         _ => vec![],
     }
 }

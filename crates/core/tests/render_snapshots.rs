@@ -288,7 +288,7 @@ fn json_round_trips_to_an_equal_plan() {
     assert_eq!(value["format_version"], serde_json::json!(1));
     assert_eq!(plan::FORMAT_VERSION, 1);
     // the id can be recomputed from the saved plan alone
-    assert_eq!(plan::id::plan_id(&parsed.backend, &parsed.tables), p.id);
+    assert_eq!(plan::id::plan_id(parsed.backend, &parsed.tables), p.id);
 }
 
 #[test]

@@ -15,10 +15,43 @@ pub enum Strategy {
     Unsupported,
 }
 
+/// Which backend a plan is for: part of the plan id, and of its JSON as
+/// `lake` or `databricks`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendKind {
+    Lake,
+    Databricks,
+}
+
+impl BackendKind {
+    pub const ALL: [BackendKind; 2] = [BackendKind::Lake, BackendKind::Databricks];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BackendKind::Lake => "lake",
+            BackendKind::Databricks => "databricks",
+        }
+    }
+}
+
+impl std::fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for BackendKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        BackendKind::ALL.into_iter().find(|k| k.as_str() == s).ok_or_else(|| format!("unknown backend '{s}': lake or databricks"))
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Capabilities {
-    /// `lake` or `databricks`: part of the plan id.
-    pub backend: String,
+    /// Part of the plan id.
+    pub backend: BackendKind,
     pub rename_column: Strategy,
     pub drop_column: Strategy,
     /// A type change inside Delta's widening matrix.
@@ -68,6 +101,9 @@ pub struct Capabilities {
     /// newlines) get column mapping turned on for them (at create, or as a
     /// prerequisite step). Without it such names are refused by a rule.
     pub column_mapping_for_names: bool,
+    /// Column mapping can be turned on for an existing table (`none` → `name`);
+    /// without it only at create.
+    pub column_mapping_on_existing_tables: bool,
 }
 
 impl Capabilities {
@@ -76,7 +112,7 @@ impl Capabilities {
     /// type changes, SET NOT NULL and partitioning changes are rewrites.
     pub fn lake() -> Self {
         Capabilities {
-            backend: "lake".into(),
+            backend: BackendKind::Lake,
             rename_column: Strategy::Rewrite,
             drop_column: Strategy::Rewrite,
             widen_type: Strategy::Rewrite,
@@ -103,13 +139,14 @@ impl Capabilities {
             column_mapped_schema_changes: false,
             replace_from_staging: true,
             column_mapping_for_names: false,
+            column_mapping_on_existing_tables: false,
         }
     }
 
     /// Databricks (Unity Catalog through a SQL warehouse).
     pub fn databricks() -> Self {
         Capabilities {
-            backend: "databricks".into(),
+            backend: BackendKind::Databricks,
             rename_column: Strategy::InPlace,
             drop_column: Strategy::InPlace,
             widen_type: Strategy::InPlace,
@@ -136,15 +173,15 @@ impl Capabilities {
             column_mapped_schema_changes: true,
             replace_from_staging: false,
             column_mapping_for_names: true,
+            column_mapping_on_existing_tables: true,
         }
     }
 
-    /// By backend name, for `plan --observed state.json --backend NAME`.
-    pub fn by_name(name: &str) -> Option<Self> {
-        match name {
-            "lake" => Some(Self::lake()),
-            "databricks" => Some(Self::databricks()),
-            _ => None,
+    /// A backend's capabilities, for `plan --observed state.json --backend NAME`.
+    pub fn of(kind: BackendKind) -> Self {
+        match kind {
+            BackendKind::Lake => Self::lake(),
+            BackendKind::Databricks => Self::databricks(),
         }
     }
 }

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::rules::UNREADABLE;
+use super::rules::Rule;
 use super::{Outcome, Plan, RiskClass};
 
 /// `spec.policy`.
@@ -40,7 +40,7 @@ pub enum Decision {
 pub fn gate(plan: &Plan, policy: Policy, approved: Option<&str>) -> Decision {
     // a refused spec stops the whole plan; a table that cannot be read is
     // left alone and the others go on (its refusal is still reported)
-    let refused_spec = plan.tables.iter().any(|t| matches!(&t.outcome, Outcome::Rejected { failures } if failures.iter().any(|f| f.rule != UNREADABLE)));
+    let refused_spec = plan.tables.iter().any(|t| matches!(&t.outcome, Outcome::Rejected { failures } if failures.iter().any(|f| f.rule != Rule::TableUnreadable)));
     if refused_spec {
         return Decision::Rejected;
     }

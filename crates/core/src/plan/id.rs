@@ -11,6 +11,7 @@
 
 use sha2::{Digest, Sha256};
 
+use super::capabilities::BackendKind;
 use super::planner::TablePlan;
 use crate::model::ObservedTable;
 
@@ -18,11 +19,11 @@ use crate::model::ObservedTable;
 const ID_VERSION: &str = "delta-operator plan id v2";
 
 /// 16 hex characters over (backend, every table's desired and observed state).
-pub fn plan_id(backend: &str, tables: &[TablePlan]) -> String {
+pub fn plan_id(backend: BackendKind, tables: &[TablePlan]) -> String {
     let mut h = Sha256::new();
     h.update(ID_VERSION.as_bytes());
     h.update([0]);
-    h.update(backend.as_bytes());
+    h.update(backend.as_str().as_bytes());
     for t in tables {
         h.update([0]);
         h.update(t.table.to_string().as_bytes());

@@ -20,10 +20,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-pub use capabilities::{Capabilities, Strategy};
+pub use capabilities::{BackendKind, Capabilities, Strategy};
 pub use change::{Change, Difference};
 pub use planner::{Outcome, TableAction, TablePlan, plan_delete, plan_orphan, plan_table};
-pub use rules::RuleFailure;
+pub use rules::{Rule, RuleFailure};
 pub use steps::{Action, RiskClass, Step};
 
 use crate::model::{DesiredTable, ObservedTable, SchemaMode, SchemaRef, TableRef};
@@ -55,7 +55,7 @@ impl Summary {
 pub struct Plan {
     pub format_version: u32,
     pub id: String,
-    pub backend: String,
+    pub backend: BackendKind,
     pub summary: Summary,
     pub tables: Vec<TablePlan>,
     /// Live tables in declared schemas the operator does not manage: never touched.
@@ -157,11 +157,11 @@ pub fn finish(caps: &Capabilities, tables: Vec<TablePlan>, unmanaged: Vec<TableR
             .count();
         summary.warnings += steps.iter().map(|s| s.warnings.len()).sum::<usize>();
     }
-    let id = id::plan_id(&caps.backend, &tables);
+    let id = id::plan_id(caps.backend, &tables);
     Plan {
         format_version: FORMAT_VERSION,
         id,
-        backend: caps.backend.clone(),
+        backend: caps.backend,
         summary,
         tables,
         unmanaged,

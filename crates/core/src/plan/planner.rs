@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::capabilities::{Capabilities, Strategy};
+use super::capabilities::{BackendKind, Capabilities, Strategy};
 use super::change::{Change, DropReason};
 use super::diff::{diff, matching_live, renamed, same_shape};
 use super::projection::conversion;
@@ -175,7 +175,7 @@ pub fn plan_delete(live: &ObservedTable, caps: &Capabilities) -> TablePlan {
 }
 
 fn drop_table_step(live: &ObservedTable, caps: &Capabilities) -> Step {
-    let undo = if caps.backend == "lake" {
+    let undo = if caps.backend == BackendKind::Lake {
         "the table's folder is moved to the lake's .trash folder; move it back to undo".to_string()
     } else {
         format!("UNDROP TABLE {}", live.table)

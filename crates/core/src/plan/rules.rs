@@ -10,11 +10,91 @@ use super::diff::TableDiff;
 use super::projection::{NoConversion, conversion};
 use crate::model::{DataType, DesiredTable, ObservedTable};
 
+/// Every law and rule, by its stable name (what the plan, the status reason
+/// and the JSON show).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Rule {
+    /// Law: the spec spells a live column with other case.
+    ColumnSpellingMustMatchCatalog,
+    /// Law: the table's owner marker names another resource.
+    OwnedByAnotherResource,
+    /// Law: the table uses writer features this backend cannot write.
+    UnsupportedTableFeatures,
+    /// Law: the table exists but its Delta log cannot be read (refused alone: the rest of the plan goes on).
+    TableUnreadable,
+    /// `renamedFrom` names a column, but the new name is live too.
+    AmbiguousColumnRename,
+    /// Identity or generation added to, or changed on, an existing column.
+    ColumnKindCannotChange,
+    /// A name holding `${`, which Spark's variable substitution rewrites.
+    NameWouldBeSubstituted,
+    /// A column name Delta refuses without column mapping, on a backend that cannot turn it on.
+    NameNeedsColumnMapping,
+    /// Something this backend cannot manage at all.
+    NotSupportedByBackend,
+    /// A NOT NULL column added to a table with rows, with no `using:` to fill it.
+    NonNullableColumnAdd,
+    /// A type change no conversion is written for automatically.
+    ConversionNeedsUsing,
+    /// NOT NULL on a nested field, where only a rewrite could set it.
+    NestedNotNullNeedsInPlaceAlter,
+    /// A property change the table cannot make (column mapping's mode).
+    PropertyTransitionNotSupported,
+    /// A rewrite or ADD COLUMN of a column-mapped table on a backend that cannot write one.
+    ColumnMappingNotWritable,
+    /// A `using:` expression that reads a column the live table does not have.
+    UsingReadsUnknownColumn,
+    /// A rewrite of a table with identity or generated columns, a mask or a row filter.
+    RewriteRefused,
+}
+
+impl Rule {
+    pub const ALL: [Rule; 16] = [Rule::ColumnSpellingMustMatchCatalog, Rule::OwnedByAnotherResource, Rule::UnsupportedTableFeatures, Rule::TableUnreadable, Rule::AmbiguousColumnRename, Rule::ColumnKindCannotChange, Rule::NameWouldBeSubstituted, Rule::NameNeedsColumnMapping, Rule::NotSupportedByBackend, Rule::NonNullableColumnAdd, Rule::ConversionNeedsUsing, Rule::NestedNotNullNeedsInPlaceAlter, Rule::PropertyTransitionNotSupported, Rule::ColumnMappingNotWritable, Rule::UsingReadsUnknownColumn, Rule::RewriteRefused];
+
+    /// A law fires alone: the rules are not checked after it (their findings would be noise).
+    pub fn is_law(self) -> bool {
+        matches!(self, Rule::ColumnSpellingMustMatchCatalog | Rule::OwnedByAnotherResource | Rule::UnsupportedTableFeatures | Rule::TableUnreadable)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Rule::ColumnSpellingMustMatchCatalog => "ColumnSpellingMustMatchCatalog",
+            Rule::OwnedByAnotherResource => "OwnedByAnotherResource",
+            Rule::UnsupportedTableFeatures => "UnsupportedTableFeatures",
+            Rule::TableUnreadable => "TableUnreadable",
+            Rule::AmbiguousColumnRename => "AmbiguousColumnRename",
+            Rule::ColumnKindCannotChange => "ColumnKindCannotChange",
+            Rule::NameWouldBeSubstituted => "NameWouldBeSubstituted",
+            Rule::NameNeedsColumnMapping => "NameNeedsColumnMapping",
+            Rule::NotSupportedByBackend => "NotSupportedByBackend",
+            Rule::NonNullableColumnAdd => "NonNullableColumnAdd",
+            Rule::ConversionNeedsUsing => "ConversionNeedsUsing",
+            Rule::NestedNotNullNeedsInPlaceAlter => "NestedNotNullNeedsInPlaceAlter",
+            Rule::PropertyTransitionNotSupported => "PropertyTransitionNotSupported",
+            Rule::ColumnMappingNotWritable => "ColumnMappingNotWritable",
+            Rule::UsingReadsUnknownColumn => "UsingReadsUnknownColumn",
+            Rule::RewriteRefused => "RewriteRefused",
+        }
+    }
+}
+
+impl std::fmt::Display for Rule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for Rule {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
 /// One rule that refused the plan, and what would satisfy it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RuleFailure {
-    /// The rule's stable name, e.g. `NonNullableColumnAdd`.
-    pub rule: String,
+    /// The rule, by its stable name, e.g. `NonNullableColumnAdd`.
+    pub rule: Rule,
     /// What it fired on: a column, a spec field, the table.
     pub subject: String,
     pub message: String,
@@ -22,21 +102,18 @@ pub struct RuleFailure {
 }
 
 fn fail(
-    rule: &str,
+    rule: Rule,
     subject: impl Into<String>,
     message: impl Into<String>,
     fix: impl Into<String>,
 ) -> RuleFailure {
     RuleFailure {
-        rule: rule.into(),
+        rule,
         subject: subject.into(),
         message: message.into(),
         fix: fix.into(),
     }
 }
-
-/// The rule of a table that exists but cannot be read: refused alone, the rest of the plan goes on.
-pub const UNREADABLE: &str = "TableUnreadable";
 
 /// How a change will be carried out on this backend.
 pub fn strategy_for(change: &Change, caps: &Capabilities) -> Strategy {
@@ -81,7 +158,7 @@ pub fn check(
     for d in &diff.differences {
         match d {
             Difference::RenameConflict { from, to } => out.push(fail(
-                "AmbiguousColumnRename",
+                Rule::AmbiguousColumnRename,
                 to,
                 format!("'{to}' is declared renamedFrom '{from}', but both columns are live"),
                 format!(
@@ -89,7 +166,7 @@ pub fn check(
                 ),
             )),
             Difference::ColumnKindChange { column, what } => out.push(fail(
-                "ColumnKindCannotChange",
+                Rule::ColumnKindCannotChange,
                 column,
                 format!("the {what} of an existing column cannot be added or changed"),
                 format!("keep the live {what}, or create a new column"),
@@ -181,7 +258,7 @@ fn check_mapping_names(
             .find(|c| crate::model::names::NEEDS_COLUMN_MAPPING.contains(c))
         {
             out.push(fail(
-                "NameNeedsColumnMapping",
+                Rule::NameNeedsColumnMapping,
                 crate::model::names::printable(&name),
                 format!("'{}' contains {c:?}, which Delta refuses in a column name unless column mapping is on", crate::model::names::printable(&name)),
                 "rename it (letters, digits and '_' are always safe), or create the table with the property delta.columnMapping.mode: name where the backend supports it",
@@ -200,7 +277,7 @@ fn check_substitution(desired: &DesiredTable, out: &mut Vec<RuleFailure>) {
     }
     for name in names.into_iter().filter(|n| n.contains("${")) {
         out.push(fail(
-            "NameWouldBeSubstituted",
+            Rule::NameWouldBeSubstituted,
             &name,
             format!("'{name}' contains '${{': Spark's variable substitution rewrites it even inside backticks, so the name cannot be written as declared"),
             "choose a name without '${' (comments, tags and properties may contain it: literals are escaped)",
@@ -213,25 +290,25 @@ fn check_laws(diff: &TableDiff, caps: &Capabilities) -> Vec<RuleFailure> {
     for d in &diff.differences {
         match d {
             Difference::ColumnCaseDrift { declared, live } => out.push(fail(
-                "ColumnSpellingMustMatchCatalog",
+                Rule::ColumnSpellingMustMatchCatalog,
                 declared,
                 format!("column '{declared}' is spelled '{live}' in the table"),
                 format!("spell it '{live}' in the spec"),
             )),
             Difference::OwnedElsewhere { owner } => out.push(fail(
-                "OwnedByAnotherResource",
+                Rule::OwnedByAnotherResource,
                 "table",
                 format!("the table is managed by {owner}"),
                 format!("declare it only in {owner}, or delete that resource (deletionPolicy Retain keeps the table) first"),
             )),
             Difference::Unreadable { why } => out.push(fail(
-                UNREADABLE,
+                Rule::TableUnreadable,
                 "table",
                 format!("the table cannot be read, so nothing is planned for it: {why}"),
                 "repair the table's Delta log (the message names the file); every other table is planned as usual",
             )),
             Difference::UnsupportedFeatures { features } => out.push(fail(
-                "UnsupportedTableFeatures",
+                Rule::UnsupportedTableFeatures,
                 "table",
                 format!("the table uses writer features the {} backend cannot write: {}", caps.backend, features.join(", ")),
                 "manage this table with a backend that supports them, or leave it out of the manifests",
@@ -245,7 +322,7 @@ fn check_laws(diff: &TableDiff, caps: &Capabilities) -> Vec<RuleFailure> {
 /// An aspect this backend has no notion of.
 fn unsupported(aspect: &str, subject: &str, caps: &Capabilities) -> RuleFailure {
     fail(
-        "NotSupportedByBackend",
+        Rule::NotSupportedByBackend,
         subject,
         format!("the {} backend cannot manage {aspect}", caps.backend),
         format!(
@@ -313,7 +390,7 @@ fn check_update(
     for change in &diff.changes {
         if strategy_for(change, caps) == Strategy::Unsupported {
             out.push(fail(
-                "NotSupportedByBackend",
+                Rule::NotSupportedByBackend,
                 describe_subject(change),
                 format!("the {} backend cannot {}", caps.backend, verb(change)),
                 "leave the column as it is live",
@@ -365,7 +442,7 @@ fn check_update(
                 let using = desired.column(&path[0]).and_then(|c| c.using.as_ref());
                 if !field.nullable && (path.len() > 1 || using.is_none()) {
                     out.push(fail(
-                        "NonNullableColumnAdd",
+                        Rule::NonNullableColumnAdd,
                         path_string(path),
                         "a NOT NULL column cannot be added to a table that has rows: they would have no value",
                         "add it nullable first; or, for a top-level column, declare `using:` with the SQL that fills existing rows",
@@ -376,7 +453,7 @@ fn check_update(
                     && column.is_some_and(|c| c.generated.is_some() || c.identity.is_some())
                 {
                     out.push(fail(
-                        "ColumnKindCannotChange",
+                        Rule::ColumnKindCannotChange,
                         path_string(path),
                         "identity and generated columns can only be declared when the table is created",
                         "add it as a plain column, or recreate the table",
@@ -425,7 +502,7 @@ fn check_update(
                 nullable: false,
             } if path.len() > 1 && strategy_for(change, caps) == Strategy::Rewrite => {
                 out.push(fail(
-                    "NestedNotNullNeedsInPlaceAlter",
+                    Rule::NestedNotNullNeedsInPlaceAlter,
                     path_string(path),
                     format!(
                         "the {} backend cannot prove a nested field has no NULLs during a rewrite",
@@ -436,18 +513,18 @@ fn check_update(
             }
             Change::SetProperty { key, from, to } if key == "delta.columnMapping.mode" => {
                 let from = from.as_deref().unwrap_or("none");
-                if !(from == "none" && to == "name") || caps.backend == "lake" {
+                if !(from == "none" && to == "name") || !caps.column_mapping_on_existing_tables {
                     out.push(fail(
-                        "PropertyTransitionNotSupported",
+                        Rule::PropertyTransitionNotSupported,
                         format!("spec.properties.{key}"),
-                        format!("delta.columnMapping.mode cannot change from '{from}' to '{to}' on an existing table{}", if caps.backend == "lake" { " on the lake backend (only at create)" } else { "" }),
+                        format!("delta.columnMapping.mode cannot change from '{from}' to '{to}' on an existing table{}", if caps.column_mapping_on_existing_tables { String::new() } else { format!(" on the {} backend (only at create)", caps.backend) }),
                         format!("keep '{from}'"),
                     ));
                 }
             }
             Change::UnsetProperty { key, .. } if key == "delta.columnMapping.mode" => {
                 out.push(fail(
-                    "PropertyTransitionNotSupported",
+                    Rule::PropertyTransitionNotSupported,
                     format!("spec.properties.{key}"),
                     "column mapping cannot be turned off again",
                     "remove the `null` for this key",
@@ -472,7 +549,7 @@ fn check_update(
                 "add columns to it"
             };
             out.push(fail(
-                "ColumnMappingNotWritable",
+                Rule::ColumnMappingNotWritable,
                 "table",
                 format!("the table uses column mapping (delta.columnMapping.mode = {}), and the {} backend cannot {what}: delta-rs cannot write physical column names", live.properties["delta.columnMapping.mode"], caps.backend),
                 "make this change with Spark or Databricks, or leave it out of the spec",
@@ -484,7 +561,7 @@ fn check_update(
             for read in &c.using_columns {
                 if live.column(read).is_none() {
                     out.push(fail(
-                        "UsingReadsUnknownColumn",
+                        Rule::UsingReadsUnknownColumn,
                         format!("column {}.using", c.name),
                         format!(
                             "`using: {}` reads '{read}', which is not a column of the live table",
@@ -505,7 +582,7 @@ fn check_update(
     }
     for (column, e) in no_conversion {
         out.push(fail(
-            "ConversionNeedsUsing",
+            Rule::ConversionNeedsUsing,
             e.path.clone(),
             format!("no conversion is written automatically: {} (structs are rebuilt by field name, arrays of structs element by element, scalars cast; nothing else is guessed)", e.why),
             format!("declare `using:` on column '{column}' with the SQL that builds the new value from the live row"),
@@ -527,7 +604,7 @@ fn check_update(
         }
         if !why.is_empty() {
             out.push(fail(
-                "RewriteRefused",
+                Rule::RewriteRefused,
                 "table",
                 format!("this change needs the table rebuilt, and a table with {} is never rewritten: they would come back as plain columns or unprotected data", why.join(", ")),
                 "make the change without a rewrite, or migrate the data into a new table yourself",
