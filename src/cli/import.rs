@@ -59,8 +59,8 @@ pub fn schema_manifest(schema: &SchemaRef, resource: &str, namespace: &str, targ
 /// A DeltaTable manifest that plans clean against `t`.
 pub fn table_manifest(t: &ObservedTable, schema_resource: &str, namespace: &str) -> Value {
     // an owned table keeps its owner's name, so the plan has no Claim
-    let (ns, name) = match t.owner_marker().and_then(|m| m.split_once('/')) {
-        Some((ns, n)) => (ns.to_string(), n.to_string()),
+    let (ns, name) = match t.owner() {
+        Some(owner) => (owner.namespace, owner.name),
         None => (namespace.to_string(), k8s_name(&t.table.table)),
     };
     let mut spec = Map::new();

@@ -23,6 +23,7 @@ use kube::{Api, Client, Resource, ResourceExt};
 use delta_operator_api::config::Config;
 use delta_operator_api::spec::load::{DEFAULT_NAMESPACE, Loaded, Manifests};
 use delta_operator_api::spec::{DeltaSchema, DeltaTable};
+use delta_operator_core::model::ResourceId;
 use delta_operator_targets::AnyBackend;
 
 pub use lock::Locks;
@@ -146,12 +147,13 @@ impl Context {
     }
 
     /// `namespace/name` of every DeltaTable in a namespace (owner markers of live tables).
-    pub fn table_markers(&self, namespace: &str) -> Vec<String> {
+    /// The DeltaTables of a namespace in the cache, as the owner markers they write.
+    pub fn table_markers(&self, namespace: &str) -> Vec<ResourceId> {
         self.tables
             .state()
             .iter()
             .filter(|t| t.namespace().as_deref().unwrap_or(DEFAULT_NAMESPACE) == namespace)
-            .map(|t| format!("{namespace}/{}", t.name_any()))
+            .map(|t| ResourceId::new(namespace, &t.name_any()))
             .collect()
     }
 

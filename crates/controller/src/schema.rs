@@ -142,9 +142,8 @@ async fn evaluate(obj: &DeltaSchema, ctx: &Context, ns: &str, name: &str) -> Res
         .into_iter()
         .flatten()
         .filter(|o| {
-            o.owner_marker().is_some_and(|mk| {
-                mk.starts_with(&format!("{ns}/")) && !existing.iter().any(|e| e == mk)
-            })
+            o.owner()
+                .is_some_and(|owner| owner.namespace == ns && !existing.contains(&owner))
         })
         .collect();
     let names: Vec<String> = orphans.iter().map(|o| o.table.to_string()).collect();

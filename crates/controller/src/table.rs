@@ -21,7 +21,7 @@ use delta_operator_api::spec::validate::validate;
 use delta_operator_backend::Backend;
 use delta_operator_backend::apply::{self, ApplyError, StepStatus};
 use delta_operator_backend::engine::read_and_plan;
-use delta_operator_core::model::DesiredTable;
+use delta_operator_core::model::{DesiredTable, ResourceId};
 use delta_operator_core::plan::gate::{Decision, Policy, gate};
 use delta_operator_core::plan::render::text::step_lines;
 use delta_operator_core::plan::{Plan, plan_delete};
@@ -670,7 +670,7 @@ async fn delete(
     if !obj.finalizers().iter().any(|f| f == FINALIZER) {
         return Ok(None);
     }
-    let marker = format!("{ns}/{name}");
+    let marker = ResourceId::new(ns, name);
     let resolved = resolve(obj, ctx, ns);
     let (desired, target, backend) = match resolved {
         Ok(x) => x,
@@ -700,7 +700,7 @@ async fn delete(
         .map_err(|e| Error::Other(e.to_string()))?
         .pop()
         .flatten();
-    let Some(live) = live.filter(|l| l.owner_marker() == Some(marker.as_str())) else {
+    let Some(live) = live.filter(|l| l.owner().as_ref() == Some(&marker)) else {
         // gone already, or not ours: never drop another resource's table
         set_finalizer(api, obj, false).await?;
         return Ok(None);

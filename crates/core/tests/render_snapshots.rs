@@ -30,14 +30,11 @@ fn ocol(name: &str, t: &str, nullable: bool) -> ObservedColumn {
 }
 
 fn desired(schema: &str, name: &str, columns: Vec<DesiredColumn>) -> DesiredTable {
-    DesiredTable {
-        mode: SchemaMode::Strict,
-        ..DesiredTable::new(
-            TableRef::new("main", schema, name),
-            &format!("{schema}/{name}"),
-            columns,
-        )
-    }
+    DesiredTable::new(
+        TableRef::new("main", schema, name),
+        &format!("{schema}/{name}"),
+        columns,
+    )
 }
 
 fn live(

@@ -528,7 +528,7 @@ pub fn create_table(d: &DesiredTable) -> String {
         p.entry("delta.columnMapping.mode".into())
             .or_insert_with(|| "name".into());
     }
-    p.insert(OWNER_PROPERTY.into(), d.owner_marker.clone());
+    p.insert(OWNER_PROPERTY.into(), d.owner_marker.to_string());
     s.push_str(&format!("\nTBLPROPERTIES ({})", props(&p)));
     s
 }

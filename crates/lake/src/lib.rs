@@ -389,7 +389,7 @@ impl LakeBackend {
             .filter(|(_, v)| v.is_some())
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
-        config.insert(OWNER_PROPERTY.to_string(), Some(d.owner_marker.clone()));
+        config.insert(OWNER_PROPERTY.to_string(), Some(d.owner_marker.to_string()));
         let table = DeltaTable::try_from_url(self.root.url_for_write(&rel(t))?)
             .await
             .map_err(delta_err)?;

@@ -6,8 +6,8 @@ use super::error::SpecError;
 use super::load::{Loaded, Manifests};
 use super::validate::column_type;
 use delta_operator_core::model::{
-    Check, DesiredColumn, DesiredTable, ForeignKey, Grant, Identity, Mask, PrimaryKey, SchemaMode,
-    SchemaRef, TableRef,
+    Check, DesiredColumn, DesiredTable, ForeignKey, Grant, Identity, Mask, PrimaryKey, ResourceId,
+    SchemaMode, SchemaRef, TableRef,
 };
 
 /// A schema as declared.
@@ -16,10 +16,9 @@ pub struct DesiredSchema {
     pub schema: SchemaRef,
     pub target: Option<String>,
     pub mode: SchemaMode,
-    /// `<namespace>/<name>` of the DeltaSchema.
-    pub owner_marker: String,
+    /// The DeltaSchema.
+    pub resource: ResourceId,
     pub comment: Option<String>,
-    pub has_governance: bool,
 }
 
 /// The DeltaSchema a table's `schemaRef` names (same namespace).
@@ -67,11 +66,8 @@ pub fn lower_schema(s: &Loaded<DeltaSchema>) -> DesiredSchema {
             SchemaModeSpec::Additive => SchemaMode::Additive,
             SchemaModeSpec::Strict => SchemaMode::Strict,
         },
-        owner_marker: format!("{}/{}", s.namespace(), s.name()),
+        resource: ResourceId::new(&s.namespace(), &s.name()),
         comment: spec.comment.clone(),
-        has_governance: !spec.properties.is_empty()
-            || spec.owner.is_some()
-            || !spec.grants.is_empty(),
     }
 }
 
@@ -79,7 +75,7 @@ pub fn lower_schema(s: &Loaded<DeltaSchema>) -> DesiredSchema {
 pub fn lower_table(m: &Manifests, t: &Loaded<DeltaTable>) -> Result<DesiredTable, Vec<SpecError>> {
     let spec = &t.resource.spec;
     let mut errors = Vec::new();
-    let Some(schema) = schema_of(m, t) else {
+    if schema_of(m, t).is_none() {
         let e = SpecError::new(
             "spec.schemaRef",
             format!(
@@ -90,7 +86,7 @@ pub fn lower_table(m: &Manifests, t: &Loaded<DeltaTable>) -> Result<DesiredTable
             "add the DeltaSchema",
         );
         return Err(vec![e.in_file(&t.file, Some(&t.label()))]);
-    };
+    }
     let table = table_ref_of(m, t).expect("schema resolved above");
     let mut columns = Vec::new();
     for (i, c) in spec.columns.iter().enumerate() {
@@ -159,7 +155,7 @@ pub fn lower_table(m: &Manifests, t: &Loaded<DeltaTable>) -> Result<DesiredTable
     }
     Ok(DesiredTable {
         table,
-        owner_marker: format!("{}/{}", t.namespace(), t.name()),
+        owner_marker: ResourceId::new(&t.namespace(), &t.name()),
         columns,
         partitioned_by: spec.partitioned_by.clone(),
         cluster_by: spec.cluster_by.clone(),
@@ -178,7 +174,6 @@ pub fn lower_table(m: &Manifests, t: &Loaded<DeltaTable>) -> Result<DesiredTable
         checks,
         primary_key,
         foreign_keys,
-        mode: lower_schema(schema).mode,
         clone_before_rewrite: spec.safety.as_ref().is_some_and(|s| s.clone_before_rewrite),
     })
 }

@@ -11,5 +11,6 @@ pub mod table;
 
 pub use table::{
     Check, DesiredColumn, DesiredTable, ForeignKey, Grant, Identity, Leftover, LeftoverKind, Mask,
-    OWNER_PROPERTY, ObservedColumn, ObservedTable, PrimaryKey, SchemaMode, SchemaRef, TableRef,
+    OWNER_PROPERTY, ObservedColumn, ObservedTable, PrimaryKey, ResourceId, SchemaMode, SchemaRef,
+    TableRef,
 };

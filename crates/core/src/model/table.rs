@@ -55,6 +55,56 @@ impl fmt::Display for SchemaRef {
     }
 }
 
+/// The resource that declares a table, `<namespace>/<name>`: what the owner
+/// marker holds. Written and read as that one string.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ResourceId {
+    pub namespace: String,
+    pub name: String,
+}
+
+impl ResourceId {
+    pub fn new(namespace: &str, name: &str) -> Self {
+        ResourceId {
+            namespace: namespace.into(),
+            name: name.into(),
+        }
+    }
+
+    /// `<namespace>/<name>`, both parts non-empty; anything else is no resource of ours.
+    pub fn parse(s: &str) -> Option<Self> {
+        let (namespace, name) = s.split_once('/')?;
+        (!namespace.is_empty() && !name.is_empty() && !name.contains('/'))
+            .then(|| ResourceId::new(namespace, name))
+    }
+}
+
+impl fmt::Display for ResourceId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.namespace, self.name)
+    }
+}
+
+impl PartialEq<str> for ResourceId {
+    fn eq(&self, other: &str) -> bool {
+        other.split_once('/') == Some((self.namespace.as_str(), self.name.as_str()))
+    }
+}
+
+impl Serialize for ResourceId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for ResourceId {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        ResourceId::parse(&s)
+            .ok_or_else(|| serde::de::Error::custom(format!("'{s}' is not <namespace>/<name>")))
+    }
+}
+
 /// How strictly a schema treats tables whose spec is gone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -160,8 +210,8 @@ pub struct Check {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DesiredTable {
     pub table: TableRef,
-    /// `<namespace>/<name>` of the resource that declares it.
-    pub owner_marker: String,
+    /// The resource that declares it (the owner marker it gets).
+    pub owner_marker: ResourceId,
     pub columns: Vec<DesiredColumn>,
     /// `None`: keep the live layout. `Some([])`: unpartitioned.
     pub partitioned_by: Option<Vec<String>>,
@@ -176,7 +226,6 @@ pub struct DesiredTable {
     pub checks: Vec<Check>,
     pub primary_key: Option<PrimaryKey>,
     pub foreign_keys: Vec<ForeignKey>,
-    pub mode: SchemaMode,
     /// `spec.safety.cloneBeforeRewrite` (or the CLI's `--clone-before-rewrite`):
     /// a shallow clone of the table is taken before its first step that could
     /// lose data. Left out of the serialized form when false, so plan ids of
@@ -323,6 +372,11 @@ impl ObservedTable {
         }
     }
 
+    /// The resource the owner marker names, if it names one.
+    pub fn owner(&self) -> Option<ResourceId> {
+        self.owner_marker().and_then(ResourceId::parse)
+    }
+
     /// The owner marker, if the operator manages this table.
     pub fn owner_marker(&self) -> Option<&str> {
         self.properties.get(OWNER_PROPERTY).map(String::as_str)
@@ -337,11 +391,13 @@ impl ObservedTable {
 }
 
 impl DesiredTable {
-    /// A table declared by `owner_marker`, silent about everything but its columns.
+    /// A table declared by `owner_marker` (`<namespace>/<name>`), silent about everything but its columns.
     pub fn new(table: TableRef, owner_marker: &str, columns: Vec<DesiredColumn>) -> Self {
+        let owner_marker =
+            ResourceId::parse(owner_marker).unwrap_or_else(|| ResourceId::new("", owner_marker));
         DesiredTable {
             table,
-            owner_marker: owner_marker.into(),
+            owner_marker,
             columns,
             partitioned_by: None,
             cluster_by: None,
@@ -353,7 +409,6 @@ impl DesiredTable {
             checks: vec![],
             primary_key: None,
             foreign_keys: vec![],
-            mode: SchemaMode::Additive,
             clone_before_rewrite: false,
         }
     }

@@ -44,7 +44,10 @@ impl std::fmt::Display for BackendKind {
 impl std::str::FromStr for BackendKind {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        BackendKind::ALL.into_iter().find(|k| k.as_str() == s).ok_or_else(|| format!("unknown backend '{s}': lake or databricks"))
+        BackendKind::ALL
+            .into_iter()
+            .find(|k| k.as_str() == s)
+            .ok_or_else(|| format!("unknown backend '{s}': lake or databricks"))
     }
 }
 

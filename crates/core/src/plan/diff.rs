@@ -47,9 +47,9 @@ pub fn diff(desired: &DesiredTable, observed: Option<&ObservedTable>) -> TableDi
     }
     match live.owner_marker() {
         None => out.changes.push(Change::Claim {
-            marker: desired.owner_marker.clone(),
+            marker: desired.owner_marker.to_string(),
         }),
-        Some(m) if m != desired.owner_marker => out.differences.push(Difference::OwnedElsewhere {
+        Some(m) if desired.owner_marker != *m => out.differences.push(Difference::OwnedElsewhere {
             owner: m.to_string(),
         }),
         Some(_) => {}

@@ -112,7 +112,7 @@ pub fn plan_table(
     TablePlan {
         table: desired.table.clone(),
         action,
-        resource: Some(desired.owner_marker.clone()),
+        resource: Some(desired.owner_marker.to_string()),
         changes: d.changes,
         outcome,
         notes: d.notes,
@@ -197,11 +197,11 @@ fn drop_table_step(live: &ObservedTable, caps: &Capabilities) -> Step {
 
 /// A step before numbering: its place in the order, and the step.
 struct Draft {
-    order: u8,
+    order: StepGroup,
     step: Step,
 }
 
-fn draft(order: u8, class: RiskClass, action: Action, serves: Vec<usize>) -> Draft {
+fn draft(order: StepGroup, class: RiskClass, action: Action, serves: Vec<usize>) -> Draft {
     Draft {
         order,
         step: Step {
@@ -249,27 +249,32 @@ fn number(mut drafts: Vec<Draft>) -> Vec<Step> {
         .collect()
 }
 
-// The order of steps within a table (delta-engine's precedence, adapted):
-const O_PREREQ: u8 = 0;
-const O_CREATE: u8 = 1;
-const O_CLAIM: u8 = 2;
-const O_DROP_KEYS: u8 = 3;
-const O_TABLE_META: u8 = 4;
-const O_RENAME: u8 = 5;
-const O_ADD: u8 = 6;
-const O_ALTER: u8 = 7;
-const O_REWRITE: u8 = 8;
-const O_COLUMN_META: u8 = 9;
-const O_CLUSTER: u8 = 10;
-const O_DROP_COLUMN: u8 = 11;
-const O_ADD_KEYS: u8 = 12;
-const O_ACCESS: u8 = 13;
-const O_OWNER: u8 = 14;
+/// Where a step goes within a table's plan (delta-engine's precedence, adapted):
+/// steps are sorted by group, stably, then numbered from 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum StepGroup {
+    /// Removing leftovers, then table features a later step needs.
+    Prerequisite,
+    Create,
+    Claim,
+    DropKeys,
+    TableMeta,
+    Rename,
+    Add,
+    Alter,
+    Rewrite,
+    ColumnMeta,
+    Cluster,
+    DropColumn,
+    AddKeys,
+    Access,
+    Owner,
+}
 
 fn create_steps(desired: &DesiredTable, caps: &Capabilities) -> Vec<Step> {
     let mut drafts = vec![
         draft(
-            O_CREATE,
+            StepGroup::Create,
             RiskClass::Meta,
             Action::CreateTable {
                 table: Box::new(desired.clone()),
@@ -284,7 +289,7 @@ fn create_steps(desired: &DesiredTable, caps: &Capabilities) -> Vec<Step> {
     ];
     for check in &desired.checks {
         drafts.push(draft(
-            O_ADD_KEYS,
+            StepGroup::AddKeys,
             RiskClass::Meta,
             Action::AddCheck {
                 check: check.clone(),
@@ -299,7 +304,7 @@ fn create_steps(desired: &DesiredTable, caps: &Capabilities) -> Vec<Step> {
         .collect();
     if !tags.is_empty() {
         drafts.push(draft(
-            O_TABLE_META,
+            StepGroup::TableMeta,
             RiskClass::Meta,
             Action::SetTableTags { tags },
             vec![0],
@@ -313,7 +318,7 @@ fn create_steps(desired: &DesiredTable, caps: &Capabilities) -> Vec<Step> {
             .collect();
         if !tags.is_empty() {
             drafts.push(draft(
-                O_COLUMN_META,
+                StepGroup::ColumnMeta,
                 RiskClass::Meta,
                 Action::SetColumnTags {
                     column: c.name.clone(),
@@ -324,7 +329,7 @@ fn create_steps(desired: &DesiredTable, caps: &Capabilities) -> Vec<Step> {
         }
         if let Some(m) = &c.mask {
             drafts.push(draft(
-                O_COLUMN_META,
+                StepGroup::ColumnMeta,
                 RiskClass::Meta,
                 Action::SetMask {
                     column: c.name.clone(),
@@ -336,7 +341,7 @@ fn create_steps(desired: &DesiredTable, caps: &Capabilities) -> Vec<Step> {
     }
     if let Some(pk) = &desired.primary_key {
         drafts.push(draft(
-            O_ADD_KEYS,
+            StepGroup::AddKeys,
             RiskClass::Meta,
             Action::SetPrimaryKey { key: pk.clone() },
             vec![0],
@@ -344,7 +349,7 @@ fn create_steps(desired: &DesiredTable, caps: &Capabilities) -> Vec<Step> {
     }
     for fk in &desired.foreign_keys {
         drafts.push(draft(
-            O_ADD_KEYS,
+            StepGroup::AddKeys,
             RiskClass::Meta,
             Action::AddForeignKey { key: fk.clone() },
             vec![0],
@@ -352,7 +357,7 @@ fn create_steps(desired: &DesiredTable, caps: &Capabilities) -> Vec<Step> {
     }
     for g in &desired.grants {
         drafts.push(draft(
-            O_ACCESS,
+            StepGroup::Access,
             RiskClass::Meta,
             Action::Grant {
                 principal: g.principal.clone(),
@@ -364,7 +369,7 @@ fn create_steps(desired: &DesiredTable, caps: &Capabilities) -> Vec<Step> {
     if let Some(o) = &desired.owner {
         drafts.push(
             draft(
-                O_OWNER,
+                StepGroup::Owner,
                 RiskClass::Meta,
                 Action::SetOwner { owner: o.clone() },
                 vec![0],
@@ -403,7 +408,11 @@ fn update_steps(
     // it (where they usually already hold, since the rewrite writes the
     // declared nullability and comments).
     let rewriting = changes.iter().any(|c| needs_rewrite(c, caps));
-    let o_alter = if rewriting { O_COLUMN_META } else { O_ALTER };
+    let alter_group = if rewriting {
+        StepGroup::ColumnMeta
+    } else {
+        StepGroup::Alter
+    };
     let live_name = |declared: &str| -> String {
         match desired
             .column(declared)
@@ -422,7 +431,7 @@ fn update_steps(
         match change {
             Change::CreateTable | Change::DropTable { .. } => {}
             Change::RemoveLeftovers { leftovers } => {
-                let mut d = draft(O_PREREQ, RiskClass::Meta, Action::RemoveLeftovers { leftovers: leftovers.clone() }, s)
+                let mut d = draft(StepGroup::Prerequisite, RiskClass::Meta, Action::RemoveLeftovers { leftovers: leftovers.clone() }, s)
                     .note("they belong to no table: the runs that wrote them were interrupted before finishing");
                 for l in leftovers {
                     d = d.note(format!(
@@ -434,7 +443,7 @@ fn update_steps(
             }
             Change::Claim { marker } => drafts.push(
                 draft(
-                    O_CLAIM,
+                    StepGroup::Claim,
                     RiskClass::Meta,
                     Action::Claim {
                         marker: marker.clone(),
@@ -446,7 +455,7 @@ fn update_steps(
             ),
             Change::SetTableComment { from, to } => drafts.push(
                 draft(
-                    O_TABLE_META,
+                    StepGroup::TableMeta,
                     RiskClass::Meta,
                     Action::SetTableComment {
                         comment: to.clone(),
@@ -479,7 +488,7 @@ fn update_steps(
                 unset_serve.push(i);
             }
             Change::SetTableTag { key, to, .. } => drafts.push(draft(
-                O_TABLE_META,
+                StepGroup::TableMeta,
                 RiskClass::Meta,
                 Action::SetTableTags {
                     tags: BTreeMap::from([(key.clone(), to.clone())]),
@@ -488,7 +497,7 @@ fn update_steps(
             )),
             Change::UnsetTableTag { key, from } => drafts.push(
                 draft(
-                    O_TABLE_META,
+                    StepGroup::TableMeta,
                     RiskClass::Meta,
                     Action::UnsetTableTags {
                         keys: vec![key.clone()],
@@ -515,7 +524,7 @@ fn update_steps(
                     && (crate::model::names::needs_column_mapping(&field.name)
                         || crate::model::names::type_needs_column_mapping(&field.data_type));
                 let mut d = draft(
-                    O_ADD,
+                    StepGroup::Add,
                     RiskClass::Meta,
                     Action::AddColumn { path, field: added },
                     s,
@@ -530,7 +539,7 @@ fn update_steps(
                 need_mapping |= caps.rename_drop_need_column_mapping;
                 drafts.push(
                     draft(
-                        O_RENAME,
+                        StepGroup::Rename,
                         RiskClass::Meta,
                         Action::RenameColumn {
                             from: from.clone(),
@@ -548,7 +557,7 @@ fn update_steps(
                 need_mapping |= caps.rename_drop_need_column_mapping;
                 drafts.push(
                     draft(
-                        O_DROP_COLUMN,
+                        StepGroup::DropColumn,
                         RiskClass::Destructive,
                         Action::DropColumn {
                             name: column.name.clone(),
@@ -565,7 +574,7 @@ fn update_steps(
                 // (DELTA_FEATURES_REQUIRE_MANUAL_ENABLEMENT, found by `verify`)
                 need_ntz |= caps.widening_needs_feature && mentions_ntz(to) && !mentions_ntz(from);
                 drafts.push(draft(
-                    o_alter,
+                    alter_group,
                     RiskClass::Meta,
                     Action::AlterColumnType {
                         path: path.clone(),
@@ -579,7 +588,7 @@ fn update_steps(
                 nullable: true,
             } => drafts.push(
                 draft(
-                    o_alter,
+                    alter_group,
                     RiskClass::Meta,
                     Action::DropNotNull { path: path.clone() },
                     s,
@@ -591,7 +600,7 @@ fn update_steps(
                 nullable: false,
             } => drafts.push(
                 draft(
-                    o_alter,
+                    alter_group,
                     RiskClass::Meta,
                     Action::SetNotNull { path: path.clone() },
                     s,
@@ -600,7 +609,7 @@ fn update_steps(
                 .bytes(live.size_bytes),
             ),
             Change::SetColumnComment { path, to, .. } => drafts.push(draft(
-                O_COLUMN_META,
+                StepGroup::ColumnMeta,
                 RiskClass::Meta,
                 Action::SetColumnComment {
                     path: path.clone(),
@@ -611,7 +620,7 @@ fn update_steps(
             Change::SetColumnTag {
                 column, key, to, ..
             } => drafts.push(draft(
-                O_COLUMN_META,
+                StepGroup::ColumnMeta,
                 RiskClass::Meta,
                 Action::SetColumnTags {
                     column: column.clone(),
@@ -620,7 +629,7 @@ fn update_steps(
                 s,
             )),
             Change::UnsetColumnTag { column, key, .. } => drafts.push(draft(
-                O_COLUMN_META,
+                StepGroup::ColumnMeta,
                 RiskClass::Meta,
                 Action::UnsetColumnTags {
                     column: column.clone(),
@@ -629,7 +638,7 @@ fn update_steps(
                 s,
             )),
             Change::SetMask { column, to, .. } => drafts.push(draft(
-                O_COLUMN_META,
+                StepGroup::ColumnMeta,
                 RiskClass::Meta,
                 Action::SetMask {
                     column: column.clone(),
@@ -638,7 +647,7 @@ fn update_steps(
                 s,
             )),
             Change::SetDefault { column, to, .. } => drafts.push(draft(
-                O_COLUMN_META,
+                StepGroup::ColumnMeta,
                 RiskClass::Meta,
                 Action::SetDefault {
                     column: column.clone(),
@@ -648,7 +657,7 @@ fn update_steps(
             )),
             Change::AddCheck { check } => drafts.push(
                 draft(
-                    O_ADD_KEYS,
+                    StepGroup::AddKeys,
                     RiskClass::Meta,
                     Action::AddCheck {
                         check: check.clone(),
@@ -661,7 +670,7 @@ fn update_steps(
             ),
             Change::DropCheck { check } => drafts.push(
                 draft(
-                    O_DROP_KEYS,
+                    StepGroup::DropKeys,
                     RiskClass::Meta,
                     Action::DropCheck {
                         name: check.name.clone(),
@@ -674,26 +683,26 @@ fn update_steps(
                 )),
             ),
             Change::SetPrimaryKey { to, .. } => drafts.push(draft(
-                O_ADD_KEYS,
+                StepGroup::AddKeys,
                 RiskClass::Meta,
                 Action::SetPrimaryKey { key: to.clone() },
                 s,
             )),
             Change::AddForeignKey { key } => drafts.push(draft(
-                O_ADD_KEYS,
+                StepGroup::AddKeys,
                 RiskClass::Meta,
                 Action::AddForeignKey { key: key.clone() },
                 s,
             )),
             Change::DropForeignKey { key } => drafts.push(draft(
-                O_DROP_KEYS,
+                StepGroup::DropKeys,
                 RiskClass::Meta,
                 Action::DropForeignKey { key: key.clone() },
                 s,
             )),
             Change::SetClustering { to, .. } => drafts.push(
                 draft(
-                    O_CLUSTER,
+                    StepGroup::Cluster,
                     RiskClass::Meta,
                     Action::SetClustering { keys: to.clone() },
                     s,
@@ -705,7 +714,7 @@ fn update_steps(
                 privileges,
             } => drafts.push(
                 draft(
-                    O_ACCESS,
+                    StepGroup::Access,
                     RiskClass::Meta,
                     Action::Grant {
                         principal: principal.clone(),
@@ -720,7 +729,7 @@ fn update_steps(
                 privileges,
             } => drafts.push(
                 draft(
-                    O_ACCESS,
+                    StepGroup::Access,
                     RiskClass::Meta,
                     Action::Revoke {
                         principal: principal.clone(),
@@ -733,7 +742,7 @@ fn update_steps(
             ),
             Change::SetOwner { from, to } => drafts.push(
                 draft(
-                    O_OWNER,
+                    StepGroup::Owner,
                     RiskClass::Meta,
                     Action::SetOwner { owner: to.clone() },
                     s,
@@ -758,7 +767,7 @@ fn update_steps(
             .join(", ");
         drafts.push(
             draft(
-                O_TABLE_META,
+                StepGroup::TableMeta,
                 RiskClass::Meta,
                 Action::SetProperties { properties: props },
                 props_serve,
@@ -774,7 +783,7 @@ fn update_steps(
             .join(", ");
         drafts.push(
             draft(
-                O_TABLE_META,
+                StepGroup::TableMeta,
                 RiskClass::Meta,
                 Action::UnsetProperties { keys: unset },
                 unset_serve,
@@ -791,7 +800,7 @@ fn update_steps(
     {
         drafts.push(
             draft(
-                O_PREREQ,
+                StepGroup::Prerequisite,
                 RiskClass::Feature,
                 Action::EnableColumnMapping,
                 vec![],
@@ -809,7 +818,7 @@ fn update_steps(
     {
         drafts.push(
             draft(
-                O_PREREQ,
+                StepGroup::Prerequisite,
                 RiskClass::Feature,
                 Action::EnableTimestampNtz,
                 vec![],
@@ -827,7 +836,7 @@ fn update_steps(
     {
         drafts.push(
             draft(
-                O_PREREQ,
+                StepGroup::Prerequisite,
                 RiskClass::Feature,
                 Action::EnableTypeWidening,
                 vec![],
@@ -975,7 +984,7 @@ fn rewrite_drafts(
     };
     let step = |phase, class| {
         draft(
-            O_REWRITE,
+            StepGroup::Rewrite,
             class,
             Action::Rewrite {
                 rewrite: rewrite.clone(),
@@ -1059,7 +1068,8 @@ fn put_backs(
     serves: &[usize],
 ) -> Vec<Draft> {
     let mut out = Vec::new();
-    let put = |action| draft(O_REWRITE, RiskClass::Meta, action, serves.to_vec()).note(PUT_BACK);
+    let put =
+        |action| draft(StepGroup::Rewrite, RiskClass::Meta, action, serves.to_vec()).note(PUT_BACK);
     for p in &rw.columns {
         if !p.field.nullable {
             out.push(put(Action::SetNotNull {

@@ -49,11 +49,34 @@ pub enum Rule {
 }
 
 impl Rule {
-    pub const ALL: [Rule; 16] = [Rule::ColumnSpellingMustMatchCatalog, Rule::OwnedByAnotherResource, Rule::UnsupportedTableFeatures, Rule::TableUnreadable, Rule::AmbiguousColumnRename, Rule::ColumnKindCannotChange, Rule::NameWouldBeSubstituted, Rule::NameNeedsColumnMapping, Rule::NotSupportedByBackend, Rule::NonNullableColumnAdd, Rule::ConversionNeedsUsing, Rule::NestedNotNullNeedsInPlaceAlter, Rule::PropertyTransitionNotSupported, Rule::ColumnMappingNotWritable, Rule::UsingReadsUnknownColumn, Rule::RewriteRefused];
+    pub const ALL: [Rule; 16] = [
+        Rule::ColumnSpellingMustMatchCatalog,
+        Rule::OwnedByAnotherResource,
+        Rule::UnsupportedTableFeatures,
+        Rule::TableUnreadable,
+        Rule::AmbiguousColumnRename,
+        Rule::ColumnKindCannotChange,
+        Rule::NameWouldBeSubstituted,
+        Rule::NameNeedsColumnMapping,
+        Rule::NotSupportedByBackend,
+        Rule::NonNullableColumnAdd,
+        Rule::ConversionNeedsUsing,
+        Rule::NestedNotNullNeedsInPlaceAlter,
+        Rule::PropertyTransitionNotSupported,
+        Rule::ColumnMappingNotWritable,
+        Rule::UsingReadsUnknownColumn,
+        Rule::RewriteRefused,
+    ];
 
     /// A law fires alone: the rules are not checked after it (their findings would be noise).
     pub fn is_law(self) -> bool {
-        matches!(self, Rule::ColumnSpellingMustMatchCatalog | Rule::OwnedByAnotherResource | Rule::UnsupportedTableFeatures | Rule::TableUnreadable)
+        matches!(
+            self,
+            Rule::ColumnSpellingMustMatchCatalog
+                | Rule::OwnedByAnotherResource
+                | Rule::UnsupportedTableFeatures
+                | Rule::TableUnreadable
+        )
     }
 
     pub fn as_str(self) -> &'static str {
@@ -513,7 +536,7 @@ fn check_update(
             }
             Change::SetProperty { key, from, to } if key == "delta.columnMapping.mode" => {
                 let from = from.as_deref().unwrap_or("none");
-                if !(from == "none" && to == "name") || !caps.column_mapping_on_existing_tables {
+                if !(from == "none" && to == "name" && caps.column_mapping_on_existing_tables) {
                     out.push(fail(
                         Rule::PropertyTransitionNotSupported,
                         format!("spec.properties.{key}"),
