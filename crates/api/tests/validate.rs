@@ -1326,3 +1326,27 @@ fn two_delta_schemas_with_one_name_name_their_files() {
         &["keep one"],
     );
 }
+
+#[test]
+fn a_privilege_grant_cannot_write_is_refused_with_the_nearest() {
+    let doc = table(
+        "orders",
+        "columns:\n- name: id\n  type: bigint\ngrants:\n- principal: analysts\n  privileges: [select, APPLY_TAG, SELCT, 'SELECT; DROP TABLE x']",
+    );
+    let errs = errors_with_schema(&doc);
+    assert_eq!(errs.len(), 2, "{}", show(&errs));
+    check(
+        at(&errs, "spec.grants[0].privileges[2]"),
+        "table.yaml",
+        "spec.grants[0].privileges[2]",
+        &["'SELCT' is not a table privilege"],
+        &["did you mean 'SELECT'"],
+    );
+    check(
+        at(&errs, "spec.grants[0].privileges[3]"),
+        "table.yaml",
+        "spec.grants[0].privileges[3]",
+        &["not a table privilege"],
+        &["use one of SELECT, MODIFY"],
+    );
+}

@@ -8,6 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use delta_operator_core::model::Privilege;
 use delta_operator_core::model::type_syntax::parse_type;
 use delta_operator_core::model::{
     Check, DataType, DesiredColumn, DesiredTable, ForeignKey, Grant, Identity, Mask,
@@ -713,12 +714,12 @@ fn change_cases() -> Vec<ChangeCase> {
             |d, _| {
                 d.grants.push(Grant {
                     principal: s("analysts"),
-                    privileges: vec![s("select")],
+                    privileges: vec![Privilege::new("select")],
                 })
             },
             vec![Change::Grant {
                 principal: s("analysts"),
-                privileges: vec![s("SELECT")],
+                privileges: vec![Privilege::new("SELECT")],
             }],
             vec!["1. GRANT SELECT TO analysts [meta]"],
         ),
@@ -728,18 +729,40 @@ fn change_cases() -> Vec<ChangeCase> {
             |d, o| {
                 d.grants.push(Grant {
                     principal: s("analysts"),
-                    privileges: vec![s("SELECT")],
+                    privileges: vec![Privilege::new("SELECT")],
                 });
                 o.grants.push(Grant {
                     principal: s("Analysts"),
-                    privileges: vec![s("SELECT"), s("MODIFY")],
+                    privileges: vec![Privilege::new("SELECT"), Privilege::new("MODIFY")],
                 });
             },
             vec![Change::Revoke {
                 principal: s("analysts"),
-                privileges: vec![s("MODIFY")],
+                privileges: vec![Privilege::new("MODIFY")],
             }],
             vec!["1. REVOKE MODIFY FROM analysts [meta]"],
+        ),
+        orders_case(
+            "a privilege read back as Unity Catalog lists it (APPLY_TAG) is the one declared (APPLY TAG)",
+            dbx(),
+            |d, o| {
+                d.grants.push(Grant {
+                    principal: s("analysts"),
+                    privileges: vec![
+                        Privilege::new("APPLY TAG"),
+                        Privilege::new("all privileges"),
+                    ],
+                });
+                o.grants.push(Grant {
+                    principal: s("analysts"),
+                    privileges: vec![
+                        Privilege::new("APPLY_TAG"),
+                        Privilege::new("ALL_PRIVILEGES"),
+                    ],
+                });
+            },
+            vec![],
+            vec![],
         ),
         orders_case(
             "owner",
@@ -1764,7 +1787,7 @@ fn rule_cases() -> Vec<RuleCase> {
     create_on_lake.tags.insert(s("unset-is-fine"), None);
     create_on_lake.grants.push(Grant {
         principal: s("analysts"),
-        privileges: vec![s("SELECT")],
+        privileges: vec![Privilege::new("SELECT")],
     });
     create_on_lake.owner = Some(s("data-eng"));
     create_on_lake.cluster_by = Some(vec![s("id")]);
@@ -1899,7 +1922,7 @@ fn rule_cases() -> Vec<RuleCase> {
             |d, _| {
                 d.grants.push(Grant {
                     principal: s("analysts"),
-                    privileges: vec![s("SELECT")],
+                    privileges: vec![Privilege::new("SELECT")],
                 });
                 d.tags.insert(s("pii"), Some(s("no")));
                 dcol(d, "note").tags.insert(s("pii"), Some(s("yes")));
@@ -2883,7 +2906,7 @@ fn holds_cases() -> Vec<HoldsCase> {
     });
     before.grants.push(Grant {
         principal: s("analysts"),
-        privileges: vec![s("SELECT"), s("MODIFY")],
+        privileges: vec![Privilege::new("SELECT"), Privilege::new("MODIFY")],
     });
     before.foreign_keys.push(fk_to("gone"));
     lcol(&mut before, "note").tags.insert(s("old"), s("1"));
@@ -2932,7 +2955,7 @@ fn holds_cases() -> Vec<HoldsCase> {
     d.cluster_by = Some(vec![s("id")]);
     d.grants.push(Grant {
         principal: s("analysts"),
-        privileges: vec![s("SELECT")],
+        privileges: vec![Privilege::new("SELECT")],
     });
     d.owner = Some(s("data-eng"));
     let mut after = before.clone();
@@ -2966,7 +2989,7 @@ fn holds_cases() -> Vec<HoldsCase> {
     after.cluster_by = Some(vec![s("id")]);
     after.grants = vec![Grant {
         principal: s("analysts"),
-        privileges: vec![s("SELECT")],
+        privileges: vec![Privilege::new("SELECT")],
     }];
     after.owner = Some(s("data-eng"));
     out.push(HoldsCase {
@@ -3006,12 +3029,12 @@ fn holds_cases() -> Vec<HoldsCase> {
     let (mut d, before) = orders();
     d.grants.push(Grant {
         principal: s("analysts"),
-        privileges: vec![s("SELECT")],
+        privileges: vec![Privilege::new("SELECT")],
     });
     let mut after = before.clone();
     after.grants.push(Grant {
         principal: s("ANALYSTS"),
-        privileges: vec![s("select")],
+        privileges: vec![Privilege::new("select")],
     });
     out.push(HoldsCase {
         name: "grant",

@@ -22,8 +22,8 @@ use super::sql::{ident, literal};
 use delta_operator_core::model::delta_schema::{COMMENT_KEY, GENERATION_KEY, type_from_json};
 use delta_operator_core::model::type_syntax::parse_type;
 use delta_operator_core::model::{
-    Check, ForeignKey, Grant, Identity, Mask, ObservedColumn, ObservedTable, PrimaryKey, SchemaRef,
-    TableRef,
+    Check, ForeignKey, Grant, Identity, Mask, ObservedColumn, ObservedTable, PrimaryKey, Privilege,
+    SchemaRef, TableRef,
 };
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -318,7 +318,7 @@ pub fn extras_sql(schema: &SchemaRef) -> String {
 
 /// Puts the rows of `extras_sql` onto the tables they name (by lower-case name).
 pub fn apply_extras(tables: &mut BTreeMap<String, ObservedTable>, rows: &[Vec<Option<String>>]) {
-    let mut grants: BTreeMap<String, BTreeMap<String, Vec<String>>> = BTreeMap::new();
+    let mut grants: BTreeMap<String, BTreeMap<String, Vec<Privilege>>> = BTreeMap::new();
     for r in rows {
         let cell = |i: usize| r.get(i).cloned().flatten();
         let (Some(kind), Some(table), Some(key)) = (cell(0), cell(1), cell(3)) else {
@@ -347,7 +347,7 @@ pub fn apply_extras(tables: &mut BTreeMap<String, ObservedTable>, rows: &[Vec<Op
                 .or_default()
                 .entry(key)
                 .or_default()
-                .push(value),
+                .push(Privilege::new(&value)),
             _ => {}
         }
     }

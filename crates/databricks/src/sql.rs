@@ -15,7 +15,8 @@ use delta_operator_core::model::names::{
     needs_column_mapping as needs_mapping, type_needs_column_mapping as type_needs_mapping,
 };
 use delta_operator_core::model::{
-    DataType, DesiredColumn, DesiredTable, OWNER_PROPERTY, ObservedTable, StructField, TableRef,
+    DataType, DesiredColumn, DesiredTable, OWNER_PROPERTY, ObservedTable, Privilege, StructField,
+    TableRef,
 };
 use delta_operator_core::plan::change::FieldPath;
 use delta_operator_core::plan::steps::{
@@ -35,15 +36,7 @@ pub enum SqlError {
 
 /// Table privileges that may be granted or revoked. They are SQL keywords and
 /// cannot be quoted, so only these are ever written into a statement.
-pub const PRIVILEGES: &[&str] = &[
-    "SELECT",
-    "MODIFY",
-    "ALL PRIVILEGES",
-    "APPLY TAG",
-    "MANAGE",
-    "BROWSE",
-    "READ METADATA",
-];
+pub use delta_operator_core::model::privilege::KNOWN as PRIVILEGES;
 
 /// `` `name` `` with inner backticks doubled.
 pub fn ident(name: &str) -> String {
@@ -93,19 +86,13 @@ pub fn literal(s: &str) -> String {
     out
 }
 
-/// A privilege as SQL: upper case, `_` as a space, checked against the allow-list.
-pub fn privilege(p: &str) -> Result<&'static str, SqlError> {
-    let norm = p
-        .trim()
-        .replace('_', " ")
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .to_uppercase();
+/// A privilege as SQL: its canonical spelling (model::privilege), checked
+/// against the allow-list.
+pub fn privilege(p: &Privilege) -> Result<&'static str, SqlError> {
     PRIVILEGES
         .iter()
         .copied()
-        .find(|k| *k == norm)
+        .find(|k| *k == p.as_str())
         .ok_or_else(|| SqlError::UnknownPrivilege(p.to_string()))
 }
 

@@ -6,8 +6,8 @@ use super::error::SpecError;
 use super::load::{Loaded, Manifests};
 use super::validate::column_type;
 use delta_operator_core::model::{
-    Check, DesiredColumn, DesiredTable, ForeignKey, Grant, Identity, Mask, PrimaryKey, ResourceId,
-    SchemaMode, SchemaRef, TableRef,
+    Check, DesiredColumn, DesiredTable, ForeignKey, Grant, Identity, Mask, PrimaryKey, Privilege,
+    ResourceId, SchemaMode, SchemaRef, TableRef,
 };
 
 /// A schema as declared.
@@ -167,7 +167,7 @@ pub fn lower_table(m: &Manifests, t: &Loaded<DeltaTable>) -> Result<DesiredTable
             .iter()
             .map(|g| Grant {
                 principal: g.principal.clone(),
-                privileges: g.privileges.clone(),
+                privileges: g.privileges.iter().map(|p| Privilege::new(p)).collect(),
             })
             .collect(),
         owner: spec.owner.clone(),

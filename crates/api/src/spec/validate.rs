@@ -3,13 +3,15 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use super::crd::{ColumnSpec, DeltaTable};
+use super::crd::{ColumnSpec, DeltaTable, GrantSpec};
 use super::error::SpecError;
 use super::load::{Loaded, Manifests};
 use super::lower::{qualified_reference, schema_of, table_ref_of};
 use delta_operator_core::model::names::{
-    MAX_NAME_BYTES, MAX_TABLE_NAME_BYTES, column_name_problem, object_name_problem, printable,
+    MAX_NAME_BYTES, MAX_TABLE_NAME_BYTES, column_name_problem, edit_distance, object_name_problem,
+    printable,
 };
+use delta_operator_core::model::privilege::{self, Privilege};
 use delta_operator_core::model::type_syntax::{TypeError, type_from_value};
 use delta_operator_core::model::{DataType, OWNER_PROPERTY, TableRef};
 
@@ -454,6 +456,32 @@ fn check_table(t: &Loaded<DeltaTable>, e: &mut Vec<SpecError>) {
             format!("{pks} primary keys"),
             "declare at most one primaryKey",
         ));
+    }
+    check_grants(&t.resource.spec.grants, e);
+}
+
+/// Every privilege is one GRANT can write (they are SQL keywords, never quoted).
+fn check_grants(grants: &[GrantSpec], e: &mut Vec<SpecError>) {
+    for (i, g) in grants.iter().enumerate() {
+        for (j, p) in g.privileges.iter().enumerate() {
+            let privilege = Privilege::new(p);
+            if privilege.is_known() {
+                continue;
+            }
+            let near = privilege::KNOWN
+                .iter()
+                .min_by_key(|k| edit_distance(k, privilege.as_str()))
+                .filter(|k| edit_distance(k, privilege.as_str()) <= 2);
+            let fix = match near {
+                Some(k) => format!("did you mean '{k}'?"),
+                None => format!("use one of {}", privilege::KNOWN.join(", ")),
+            };
+            e.push(SpecError::new(
+                format!("spec.grants[{i}].privileges[{j}]"),
+                format!("'{}' is not a table privilege", printable(p)),
+                fix,
+            ));
+        }
     }
 }
 

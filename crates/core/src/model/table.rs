@@ -7,6 +7,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use super::privilege::Privilege;
 use super::types::DataType;
 
 /// The table property that records which resource owns a table.
@@ -136,7 +137,7 @@ pub struct Mask {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Grant {
     pub principal: String,
-    pub privileges: Vec<String>,
+    pub privileges: Vec<Privilege>,
 }
 
 /// A primary key.

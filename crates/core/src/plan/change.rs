@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::model::privilege::{self, Privilege};
 use crate::model::{
     Check, DataType, ForeignKey, Leftover, LeftoverKind, Mask, ObservedColumn, PrimaryKey,
     StructField,
@@ -128,11 +129,11 @@ pub enum Change {
     },
     Grant {
         principal: String,
-        privileges: Vec<String>,
+        privileges: Vec<Privilege>,
     },
     Revoke {
         principal: String,
-        privileges: Vec<String>,
+        privileges: Vec<Privilege>,
     },
     SetOwner {
         from: Option<String>,
@@ -257,11 +258,11 @@ impl Change {
             Change::Grant {
                 principal,
                 privileges,
-            } => format!("grant {} to {principal}", privileges.join(", ")),
+            } => format!("grant {} to {principal}", privilege::list(privileges)),
             Change::Revoke {
                 principal,
                 privileges,
-            } => format!("revoke {} from {principal}", privileges.join(", ")),
+            } => format!("revoke {} from {principal}", privilege::list(privileges)),
             Change::SetOwner { from, to } => format!("owner {} → {to}", opt(from)),
             Change::RemoveLeftovers { leftovers } => {
                 let what: Vec<String> = leftovers

@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::change::{Change, Difference, FieldPath};
+use crate::model::Privilege;
 use crate::model::{
     DataType, DesiredColumn, DesiredTable, Grant, OWNER_PROPERTY, ObservedColumn, ObservedTable,
     StructField,
@@ -493,14 +494,15 @@ pub fn renamed(desired: &DesiredTable, live_name: &str) -> String {
 /// A named principal gets exactly the privileges listed; others are untouched.
 fn diff_grants(want: &[Grant], have: &[Grant], out: &mut TableDiff) {
     for g in want {
-        let live: BTreeSet<String> = have
+        // both sides in one spelling (model::privilege)
+        let live: BTreeSet<&Privilege> = have
             .iter()
             .filter(|h| h.principal.eq_ignore_ascii_case(&g.principal))
-            .flat_map(|h| h.privileges.iter().map(|p| p.to_uppercase()))
+            .flat_map(|h| &h.privileges)
             .collect();
-        let wanted: BTreeSet<String> = g.privileges.iter().map(|p| p.to_uppercase()).collect();
-        let add: Vec<String> = wanted.difference(&live).cloned().collect();
-        let remove: Vec<String> = live.difference(&wanted).cloned().collect();
+        let wanted: BTreeSet<&Privilege> = g.privileges.iter().collect();
+        let add: Vec<Privilege> = wanted.difference(&live).map(|p| (*p).clone()).collect();
+        let remove: Vec<Privilege> = live.difference(&wanted).map(|p| (*p).clone()).collect();
         if !add.is_empty() {
             out.changes.push(Change::Grant {
                 principal: g.principal.clone(),

@@ -127,19 +127,18 @@ pub fn holds(action: &Action, live: Option<&ObservedTable>) -> bool {
             principal,
             privileges,
         } => privileges.iter().all(|p| {
-            live.grants.iter().any(|g| {
-                g.principal.eq_ignore_ascii_case(principal)
-                    && g.privileges.iter().any(|q| q.eq_ignore_ascii_case(p))
-            })
+            live.grants
+                .iter()
+                .any(|g| g.principal.eq_ignore_ascii_case(principal) && g.privileges.contains(p))
         }),
         Action::Revoke {
             principal,
             privileges,
         } => privileges.iter().all(|p| {
-            !live.grants.iter().any(|g| {
-                g.principal.eq_ignore_ascii_case(principal)
-                    && g.privileges.iter().any(|q| q.eq_ignore_ascii_case(p))
-            })
+            !live
+                .grants
+                .iter()
+                .any(|g| g.principal.eq_ignore_ascii_case(principal) && g.privileges.contains(p))
         }),
         Action::SetOwner { owner } => live.owner.as_deref() == Some(owner.as_str()),
         Action::RemoveLeftovers { .. } => live.leftovers.is_empty(),

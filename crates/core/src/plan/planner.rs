@@ -722,7 +722,10 @@ fn update_steps(
                     },
                     s,
                 )
-                .undo(format!("REVOKE {} FROM {principal}", privileges.join(", "))),
+                .undo(format!(
+                    "REVOKE {} FROM {principal}",
+                    crate::model::privilege::list(privileges)
+                )),
             ),
             Change::Revoke {
                 principal,
@@ -737,8 +740,14 @@ fn update_steps(
                     },
                     s,
                 )
-                .warn(format!("{principal} loses {}", privileges.join(", ")))
-                .undo(format!("GRANT {} TO {principal}", privileges.join(", "))),
+                .warn(format!(
+                    "{principal} loses {}",
+                    crate::model::privilege::list(privileges)
+                ))
+                .undo(format!(
+                    "GRANT {} TO {principal}",
+                    crate::model::privilege::list(privileges)
+                )),
             ),
             Change::SetOwner { from, to } => drafts.push(
                 draft(

@@ -7,6 +7,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use super::change::{FieldPath, path_string};
+use crate::model::privilege::{self, Privilege};
 use crate::model::widening::is_lossless_cast;
 use crate::model::{
     Check, DataType, DesiredTable, ForeignKey, Leftover, Mask, PrimaryKey, StructField,
@@ -267,11 +268,11 @@ pub enum Action {
     },
     Grant {
         principal: String,
-        privileges: Vec<String>,
+        privileges: Vec<Privilege>,
     },
     Revoke {
         principal: String,
-        privileges: Vec<String>,
+        privileges: Vec<Privilege>,
     },
     SetOwner {
         owner: String,
@@ -347,11 +348,11 @@ impl Action {
             Action::Grant {
                 principal,
                 privileges,
-            } => format!("GRANT {} TO {principal}", privileges.join(", ")),
+            } => format!("GRANT {} TO {principal}", privilege::list(privileges)),
             Action::Revoke {
                 principal,
                 privileges,
-            } => format!("REVOKE {} FROM {principal}", privileges.join(", ")),
+            } => format!("REVOKE {} FROM {principal}", privilege::list(privileges)),
             Action::SetOwner { owner } => format!("SET OWNER {owner}"),
             Action::DropTable => "DROP TABLE".into(),
             Action::RemoveLeftovers { leftovers } => {
