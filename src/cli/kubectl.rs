@@ -14,6 +14,7 @@ use super::{EXIT_CHANGES, EXIT_ERROR, EXIT_OK};
 use crate::controller::{APPROVE, PAUSED};
 use crate::spec::crd::{Condition, PlanStatus};
 use crate::spec::{DeltaSchema, DeltaTable};
+use delta_operator_api::reason::Reason;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -380,7 +381,7 @@ async fn wait_applied(
         }
         if let Some(c) = v
             .condition("Stalled")
-            .filter(|c| c.reason != "ApprovalRequired")
+            .filter(|c| c.reason != Reason::ApprovalRequired.to_string())
         {
             return Err(format!("the operator stopped: {}: {}", c.reason, c.message));
         }

@@ -5,4 +5,5 @@
 
 pub mod config;
 pub mod inputs;
+pub mod reason;
 pub mod spec;

@@ -1,29 +1,13 @@
 //! kstatus conditions, computed whole on every reconcile. A condition keeps
 //! its lastTransitionTime while its status does not change.
 
+use delta_operator_api::reason::{Phase, Reason};
 use delta_operator_api::spec::crd::Condition;
 
 pub const READY: &str = "Ready";
 pub const RECONCILING: &str = "Reconciling";
 pub const STALLED: &str = "Stalled";
 pub const DRIFTED: &str = "Drifted";
-
-/// Where a resource stands after a reconcile, in kstatus terms.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Phase {
-    /// The table matches the spec.
-    InSync,
-    /// Steps are running, or will be retried.
-    Progressing { reason: String, message: String },
-    /// A human must act: approval, a spec fix, a permission.
-    Stalled { reason: String, message: String },
-    /// Writes are off (paused or Observe); `ready` when nothing differs.
-    Holding {
-        reason: String,
-        message: String,
-        ready: bool,
-    },
-}
 
 fn cond(
     type_: &str,
@@ -43,46 +27,43 @@ fn cond(
     }
 }
 
-/// The four conditions for a phase, keeping transition times from `previous`.
+/// The four conditions for a reason (which fixes the phase), keeping
+/// transition times from `previous`. Holding is Ready while nothing differs,
+/// and always under Observe (the drift is shown, which is all Observe does).
 pub fn conditions(
-    phase: &Phase,
+    reason: Reason,
+    message: &str,
     drifted: Option<&str>,
     generation: Option<i64>,
     previous: &[Condition],
     now: &str,
 ) -> Vec<Condition> {
-    let mut out = match phase {
+    let name = reason.to_string();
+    let r = name.as_str();
+    let mut out = match reason.phase() {
         Phase::InSync => vec![
-            cond(
-                READY,
-                true,
-                "InSync",
-                "the table matches the spec",
-                generation,
-                now,
-            ),
-            cond(RECONCILING, false, "InSync", "", generation, now),
-            cond(STALLED, false, "InSync", "", generation, now),
+            cond(READY, true, r, message, generation, now),
+            cond(RECONCILING, false, r, "", generation, now),
+            cond(STALLED, false, r, "", generation, now),
         ],
-        Phase::Progressing { reason, message } => vec![
-            cond(READY, false, reason, message, generation, now),
-            cond(RECONCILING, true, reason, message, generation, now),
-            cond(STALLED, false, reason, "", generation, now),
+        Phase::Progressing => vec![
+            cond(READY, false, r, message, generation, now),
+            cond(RECONCILING, true, r, message, generation, now),
+            cond(STALLED, false, r, "", generation, now),
         ],
-        Phase::Stalled { reason, message } => vec![
-            cond(READY, false, reason, message, generation, now),
-            cond(RECONCILING, false, reason, "", generation, now),
-            cond(STALLED, true, reason, message, generation, now),
+        Phase::Stalled => vec![
+            cond(READY, false, r, message, generation, now),
+            cond(RECONCILING, false, r, "", generation, now),
+            cond(STALLED, true, r, message, generation, now),
         ],
-        Phase::Holding {
-            reason,
-            message,
-            ready,
-        } => vec![
-            cond(READY, *ready, reason, message, generation, now),
-            cond(RECONCILING, false, reason, "", generation, now),
-            cond(STALLED, false, reason, "", generation, now),
-        ],
+        Phase::Holding => {
+            let ready = reason == Reason::Observing || drifted.is_none();
+            vec![
+                cond(READY, ready, r, message, generation, now),
+                cond(RECONCILING, false, r, "", generation, now),
+                cond(STALLED, false, r, "", generation, now),
+            ]
+        }
     };
     out.push(match drifted {
         Some(summary) => cond(DRIFTED, true, "DriftDetected", summary, generation, now),
@@ -105,8 +86,8 @@ mod tests {
 
     #[test]
     fn transition_times_survive_unchanged_statuses() {
-        let first = conditions(&Phase::InSync, None, Some(1), &[], "t1");
-        let second = conditions(&Phase::InSync, Some("+0 ~1 -0"), Some(2), &first, "t2");
+        let first = conditions(Reason::InSync, "m", None, Some(1), &[], "t1");
+        let second = conditions(Reason::InSync, "m", Some("+0 ~1 -0"), Some(2), &first, "t2");
         let ready = second.iter().find(|c| c.type_ == READY).unwrap();
         assert_eq!(ready.last_transition_time, "t1", "Ready stayed True");
         assert_eq!(ready.observed_generation, Some(2));
@@ -122,16 +103,7 @@ mod tests {
 
     #[test]
     fn stalled_is_not_ready_and_not_reconciling() {
-        let c = conditions(
-            &Phase::Stalled {
-                reason: "ApprovalRequired".into(),
-                message: "m".into(),
-            },
-            None,
-            Some(3),
-            &[],
-            "t",
-        );
+        let c = conditions(Reason::ApprovalRequired, "m", None, Some(3), &[], "t");
         let get = |t: &str| c.iter().find(|x| x.type_ == t).unwrap().status.clone();
         assert_eq!(
             (get(READY), get(RECONCILING), get(STALLED)),

@@ -3,6 +3,7 @@
 //! read → diff → plan → gate → apply → report (status, events, metrics).
 
 mod conditions;
+pub mod decide;
 mod lock;
 pub mod metrics;
 mod schema;
@@ -10,7 +11,7 @@ mod table;
 mod tenancy;
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
@@ -20,10 +21,13 @@ use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{Predicate, WatchStreamExt, predicates, watcher};
 use kube::{Api, Client, Resource, ResourceExt};
 
+use decide::Note;
 use delta_operator_api::config::Config;
+use delta_operator_api::reason::Reason;
 use delta_operator_api::spec::load::{DEFAULT_NAMESPACE, Loaded, Manifests};
+use delta_operator_api::spec::lower::qualified_reference;
 use delta_operator_api::spec::{DeltaSchema, DeltaTable};
-use delta_operator_core::model::ResourceId;
+use delta_operator_core::model::{ResourceId, TableRef};
 use delta_operator_targets::AnyBackend;
 
 pub use lock::Locks;
@@ -38,6 +42,8 @@ pub const REQUESTED_AT: &str = "reconcile.fluxcd.io/requestedAt";
 /// The finalizer a DeltaTable with `deletionPolicy: Delete` carries.
 pub const FINALIZER: &str = "delta-operator.io/drop-table";
 pub const FIELD_MANAGER: &str = "delta-operator";
+/// How soon a Progressing resource is reconciled again.
+const RETRY_SOON: Duration = Duration::from_secs(10);
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -87,18 +93,15 @@ impl Context {
         let in_ns = |ns: Option<String>| ns.as_deref().unwrap_or(DEFAULT_NAMESPACE) == namespace;
         let mut tables = Vec::new();
         if let Some(t) = table {
+            // the tables it references by foreign key, by their table names
+            let anywhere = TableRef::new("", "", "");
             let refs: Vec<String> = t
                 .spec
                 .constraints
                 .iter()
                 .filter_map(|c| c.foreign_key.as_ref())
-                .map(|fk| {
-                    fk.references
-                        .rsplit('.')
-                        .next()
-                        .unwrap_or_default()
-                        .to_lowercase()
-                })
+                .filter_map(|fk| qualified_reference(&anywhere, &fk.references))
+                .map(|r| r.table.to_lowercase())
                 .collect();
             tables = self
                 .tables
@@ -131,18 +134,21 @@ impl Context {
     }
 
     /// The backend of a target, or the Stalled reason and message saying why there is none.
-    pub fn backend(&self, target: &str) -> Result<Arc<AnyBackend>, (&'static str, String)> {
+    pub fn backend(&self, target: &str) -> Result<Arc<AnyBackend>, (Reason, String)> {
         if let Some(b) = self.backends.get(target) {
             return Ok(b.clone());
         }
         match self.unavailable.get(target) {
             Some(why) => Err((
-                "TargetUnavailable",
+                Reason::TargetUnavailable,
                 format!(
                     "target '{target}' could not be opened when the operator started: {why}. Fix the operator config or the credentials it names, then restart the operator (it reads them at start)"
                 ),
             )),
-            None => Err(("UnknownTarget", format!("target '{target}' has no backend"))),
+            None => Err((
+                Reason::UnknownTarget,
+                format!("target '{target}' has no backend"),
+            )),
         }
     }
 
@@ -174,6 +180,26 @@ impl Context {
         if let Err(e) = self.recorder.publish(&ev, &obj.object_ref(&())).await {
             tracing::warn!(error = %e, "publishing an event failed");
         }
+    }
+
+    /// Publishes what a decision noted, in order.
+    pub async fn publish_all<K: Resource<DynamicType = ()>>(&self, obj: &K, notes: &[Note]) {
+        for n in notes {
+            let type_ = if n.warning {
+                EventType::Warning
+            } else {
+                EventType::Normal
+            };
+            self.publish(obj, type_, &n.reason.to_string(), n.message.clone())
+                .await;
+        }
+    }
+
+    /// Soon again, for what waits on something that arrives by itself (a lock
+    /// released, a warehouse started, a read that failed in passing): the
+    /// drift interval when that is shorter.
+    pub fn retry_soon(&self) -> Action {
+        Action::requeue(self.drift_interval.min(RETRY_SOON))
     }
 
     /// The drift interval with ±10% jitter, so resources do not re-check in lockstep.
@@ -226,7 +252,7 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
             metrics
                 .statement_counters
                 .lock()
-                .expect("not poisoned")
+                .unwrap_or_else(PoisonError::into_inner)
                 .push((name.clone(), Box::new(count)));
         }
     }
@@ -327,13 +353,19 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
         locks,
     });
     let held = ctx.locks.held.clone();
-    *metrics.lease_targets.lock().expect("not poisoned") = Vec::new();
+    *metrics
+        .lease_targets
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner) = Vec::new();
     let metrics_held = metrics.clone();
     tokio::spawn(async move {
         // mirror the held-Lease list into the metrics every second
         loop {
-            let now = held.lock().expect("not poisoned").clone();
-            *metrics_held.lease_targets.lock().expect("not poisoned") = now;
+            let now = held.lock().unwrap_or_else(PoisonError::into_inner).clone();
+            *metrics_held
+                .lease_targets
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = now;
             tokio::time::sleep(Duration::from_secs(1)).await;
         }
     });

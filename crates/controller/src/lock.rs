@@ -4,8 +4,8 @@
 //! (the Lease identity is per process).
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use k8s_openapi::api::coordination::v1::Lease;
@@ -98,7 +98,7 @@ impl Locks {
         });
         self.held
             .lock()
-            .expect("not poisoned")
+            .unwrap_or_else(PoisonError::into_inner)
             .push(target.to_string());
         Ok(Held {
             manager,
@@ -162,7 +162,7 @@ impl Held {
         let _ = self.manager.release().await;
         self.held
             .lock()
-            .expect("not poisoned")
+            .unwrap_or_else(PoisonError::into_inner)
             .retain(|t| t != &self.target);
     }
 }

@@ -3,7 +3,8 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+// a panic while a lock is held leaves counters that are still counters: never poison every reconcile
+use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
@@ -30,7 +31,7 @@ impl Metrics {
         *self
             .failures
             .lock()
-            .expect("not poisoned")
+            .unwrap_or_else(PoisonError::into_inner)
             .entry(reason.to_string())
             .or_default() += 1;
     }
@@ -40,24 +41,32 @@ impl Metrics {
         self.duration_sum_ms.fetch_add(millis, Ordering::Relaxed);
         self.states
             .lock()
-            .expect("not poisoned")
+            .unwrap_or_else(PoisonError::into_inner)
             .insert(key, (drifted, awaiting));
     }
 
     pub fn forget(&self, key: &str) {
-        self.states.lock().expect("not poisoned").remove(key);
+        self.states
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(key);
     }
 
     pub fn render(&self) -> String {
         let n = self.reconciles.load(Ordering::Relaxed);
-        let states = self.states.lock().expect("not poisoned");
+        let states = self.states.lock().unwrap_or_else(PoisonError::into_inner);
         let drifted = states.values().filter(|s| s.0).count();
         let awaiting = states.values().filter(|s| s.1).count();
         let mut out = String::new();
         out.push_str("# HELP delta_operator_reconciles_total Reconciles run.\n# TYPE delta_operator_reconciles_total counter\n");
         out.push_str(&format!("delta_operator_reconciles_total {n}\n"));
         out.push_str("# HELP delta_operator_reconcile_failures_total Failed reconciles by reason.\n# TYPE delta_operator_reconcile_failures_total counter\n");
-        for (reason, count) in self.failures.lock().expect("not poisoned").iter() {
+        for (reason, count) in self
+            .failures
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+        {
             out.push_str(&format!(
                 "delta_operator_reconcile_failures_total{{reason=\"{reason}\"}} {count}\n"
             ));
@@ -77,10 +86,18 @@ impl Metrics {
             "delta_operator_plans_awaiting_approval {awaiting}\n"
         ));
         out.push_str("# HELP delta_operator_lease_held Targets whose apply Lease this process holds.\n# TYPE delta_operator_lease_held gauge\n");
-        let held = self.lease_targets.lock().expect("not poisoned");
+        let held = self
+            .lease_targets
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         out.push_str(&format!("delta_operator_lease_held {}\n", held.len()));
         out.push_str("# HELP delta_operator_statements_total SQL statements sent to a warehouse, by target.\n# TYPE delta_operator_statements_total counter\n");
-        for (target, count) in self.statement_counters.lock().expect("not poisoned").iter() {
+        for (target, count) in self
+            .statement_counters
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+        {
             out.push_str(&format!(
                 "delta_operator_statements_total{{target=\"{target}\"}} {}\n",
                 count()

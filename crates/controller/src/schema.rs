@@ -2,27 +2,29 @@
 //! whose DeltaTable is gone (orphans). Additive schemas list them; strict
 //! schemas drop them after an approval on the DeltaSchema.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::Action;
-use kube::runtime::events::EventType;
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
-use super::conditions::{Phase, conditions};
-use super::table::{approve_command, now, plan_status};
-use super::{APPROVE, Context, Error, FIELD_MANAGER, PAUSED, REQUESTED_AT, tenancy};
+use super::conditions::conditions;
+use super::decide::{self, EventReason, Next, Report, Seen, applied, apply_started};
+use super::table::now;
+use super::{Context, Error, FIELD_MANAGER, REQUESTED_AT, tenancy};
+use delta_operator_api::reason::{Phase, Reason};
 use delta_operator_api::spec::DeltaSchema;
-use delta_operator_api::spec::crd::{DeltaSchemaStatus, LastApplied, PlanStatus};
+use delta_operator_api::spec::crd::DeltaSchemaStatus;
 use delta_operator_api::spec::lower::lower_schema;
 use delta_operator_api::spec::validate::validate;
-use delta_operator_backend::Backend;
-use delta_operator_backend::apply::{Options, StepStatus, run_plan};
-use delta_operator_core::model::SchemaMode;
-use delta_operator_core::plan::gate::{Decision, Policy, gate};
-use delta_operator_core::plan::{finish, plan_orphan};
+use delta_operator_backend::apply::{self, Options};
+use delta_operator_backend::{Backend, BackendError};
+use delta_operator_core::model::{ResourceId, SchemaMode};
+use delta_operator_core::plan::gate::Policy;
+use delta_operator_core::plan::{Plan, SchemaScope, TableAction, plan_orphans};
 
 pub fn error_policy(_obj: Arc<DeltaSchema>, err: &Error, ctx: Arc<Context>) -> Action {
     tracing::warn!(error = %err, "schema reconcile failed; retrying");
@@ -30,58 +32,43 @@ pub fn error_policy(_obj: Arc<DeltaSchema>, err: &Error, ctx: Arc<Context>) -> A
     Action::requeue(Duration::from_secs(5))
 }
 
-struct Report {
-    phase: Phase,
-    orphans: Vec<String>,
-    plan: Option<PlanStatus>,
-    last_applied: Option<LastApplied>,
-    schema: Option<String>,
-}
-
-fn stalled(reason: &str, message: String) -> Report {
-    Report {
-        phase: Phase::Stalled {
-            reason: reason.into(),
-            message,
-        },
-        orphans: vec![],
-        plan: None,
-        last_applied: None,
-        schema: None,
-    }
-}
-
 pub async fn reconcile(obj: Arc<DeltaSchema>, ctx: Arc<Context>) -> Result<Action, Error> {
     let start = Instant::now();
     let ns = obj.namespace().unwrap_or_else(|| "default".into());
     let name = obj.name_any();
     let api: Api<DeltaSchema> = Api::namespaced(ctx.client.clone(), &ns);
+    let key = format!("DeltaSchema/{ns}/{name}");
     if obj.metadata.deletion_timestamp.is_some() {
+        ctx.metrics.forget(&key);
         return Ok(Action::await_change());
     }
-    let report = evaluate(&obj, &ctx, &ns, &name).await?;
+    let (report, orphans, schema) = evaluate(&obj, &ctx, &ns, &name).await?;
     ctx.metrics.observe(
-        format!("DeltaSchema/{ns}/{name}"),
+        key,
         start.elapsed().as_millis() as u64,
-        !report.orphans.is_empty() && report.plan.is_some(),
-        matches!(&report.phase, Phase::Stalled { reason, .. } if reason == "ApprovalRequired"),
+        report.drifted.is_some(),
+        report.awaiting(),
     );
+    if report.reason.phase() == Phase::Stalled {
+        ctx.metrics.failed(&report.reason.to_string());
+    }
+    ctx.publish_all(obj.as_ref(), &report.events).await;
     let previous = obj.status.clone().unwrap_or_default();
     let generation = obj.metadata.generation;
-    let drift = report.plan.as_ref().map(|p| p.summary.clone());
     let status = DeltaSchemaStatus {
         observed_generation: generation,
         conditions: conditions(
-            &report.phase,
-            drift.as_deref(),
+            report.reason,
+            &report.message,
+            report.drifted.as_deref(),
             generation,
             &previous.conditions,
             &now(),
         ),
-        schema: report.schema.or(previous.schema),
-        orphans: report.orphans,
-        plan: report.plan,
-        last_applied: report.last_applied.or(previous.last_applied),
+        schema: schema.or(previous.schema),
+        orphans,
+        plan: report.plan.clone(),
+        last_applied: report.last_applied.clone().or(previous.last_applied),
         last_handled_reconcile_at: obj.annotations().get(REQUESTED_AT).cloned(),
     };
     let patch = json!({"apiVersion": "delta-operator.io/v1alpha1", "kind": "DeltaSchema", "status": status});
@@ -91,16 +78,36 @@ pub async fn reconcile(obj: Arc<DeltaSchema>, ctx: Arc<Context>) -> Result<Actio
         &Patch::Apply(&patch),
     )
     .await?;
-    Ok(ctx.requeue())
+    Ok(if report.reason.phase() == Phase::Progressing {
+        ctx.retry_soon()
+    } else {
+        ctx.requeue()
+    })
 }
 
-async fn evaluate(obj: &DeltaSchema, ctx: &Context, ns: &str, name: &str) -> Result<Report, Error> {
+/// The orphans a plan lists (dropped or kept).
+fn orphan_names(plan: &Plan) -> Vec<String> {
+    plan.tables
+        .iter()
+        .filter(|t| matches!(t.action, TableAction::Destroy | TableAction::Keep))
+        .map(|t| t.table.to_string())
+        .collect()
+}
+
+/// The schema's report, the orphans to list, and the schema's name.
+async fn evaluate(
+    obj: &DeltaSchema,
+    ctx: &Context,
+    ns: &str,
+    name: &str,
+) -> Result<(Report, Vec<String>, Option<String>), Error> {
+    let stop = |reason: Reason, message: String| Ok((Report::new(reason, message), vec![], None));
     let m = ctx.manifests_for(ns, None);
     let Some(me) = m.schemas.iter().find(|s| s.name() == name) else {
-        return Ok(stalled(
-            "NotFound",
-            "the resource is not in the cache yet".into(),
-        ));
+        return stop(
+            Reason::NotCached,
+            "the resource is not in the operator's cache yet".into(),
+        );
     };
     let label = me.label();
     let errors: Vec<String> = validate(&m)
@@ -109,7 +116,7 @@ async fn evaluate(obj: &DeltaSchema, ctx: &Context, ns: &str, name: &str) -> Res
         .map(|e| format!("{}: {} (fix: {})", e.path, e.message, e.fix))
         .collect();
     if !errors.is_empty() {
-        return Ok(stalled("InvalidSpec", errors.join("; ")));
+        return stop(Reason::InvalidSpec, errors.join("; "));
     }
     let desired = lower_schema(me);
     let target = desired
@@ -118,143 +125,105 @@ async fn evaluate(obj: &DeltaSchema, ctx: &Context, ns: &str, name: &str) -> Res
         .unwrap_or_else(|| ctx.config.default_target_name());
     let t = match ctx.config.target(&target) {
         Ok(t) => t,
-        Err(e) => return Ok(stalled("UnknownTarget", e.to_string())),
+        Err(e) => return stop(Reason::UnknownTarget, e.to_string()),
     };
     if let Err(msg) = tenancy::check(&target, t, ns, &desired.schema) {
-        return Ok(stalled("Forbidden", msg));
+        return stop(Reason::Forbidden, msg);
     }
     let backend = match ctx.backend(&target) {
         Ok(b) => b,
-        Err((reason, message)) => return Ok(stalled(reason, message)),
+        Err((reason, message)) => return stop(reason, message),
     };
     let schema = Some(desired.schema.to_string());
-    let refs = backend
-        .list_schema(&desired.schema)
-        .await
-        .map_err(|e| Error::Other(e.to_string()))?;
-    let live = backend
-        .read(&refs)
-        .await
-        .map_err(|e| Error::Other(e.to_string()))?;
-    // an orphan carries a marker naming a DeltaTable of this namespace that no longer exists
-    let existing = ctx.table_markers(ns);
-    let orphans: Vec<_> = live
-        .into_iter()
-        .flatten()
-        .filter(|o| {
-            o.owner()
-                .is_some_and(|owner| owner.namespace == ns && !existing.contains(&owner))
-        })
-        .collect();
-    let names: Vec<String> = orphans.iter().map(|o| o.table.to_string()).collect();
-    if orphans.is_empty() || desired.mode == SchemaMode::Additive {
-        return Ok(Report {
-            phase: Phase::InSync,
-            orphans: names,
-            plan: None,
-            last_applied: None,
-            schema,
-        });
-    }
+    let scope = SchemaScope {
+        schema: desired.schema.clone(),
+        mode: desired.mode,
+    };
     let caps = backend.capabilities().clone();
-    let plan = finish(
-        &caps,
-        orphans
-            .iter()
-            .map(|o| plan_orphan(o, true, &caps))
-            .collect(),
-        vec![],
-    );
-    if obj.annotations().get(PAUSED).is_some_and(|v| v == "true") {
-        return Ok(Report {
-            phase: Phase::Holding {
-                reason: "Paused".into(),
-                message: format!("{PAUSED} is \"true\": no writes"),
-                ready: false,
-            },
-            orphans: names,
-            plan: Some(plan_status(&plan, None)),
-            last_applied: None,
-            schema,
-        });
-    }
-    let approval = obj.annotations().get(APPROVE).cloned();
-    match gate(&plan, Policy::Auto, approval.as_deref()) {
-        Decision::Apply => {
-            let lock = ctx.locks.acquire(&target).await?;
-            let alive = lock.flag();
-            let may_continue = move || alive.load(std::sync::atomic::Ordering::SeqCst);
-            let opts = Options {
-                policy: Policy::Auto,
-                lock_wait: std::time::Duration::from_secs(5),
-                on_event: &|_| {},
-                may_continue: &may_continue,
-            };
-            let report = run_plan(backend.as_ref(), &plan, &opts).await;
-            lock.release().await;
-            let applied = LastApplied {
-                plan_id: plan.id.clone(),
-                time: now(),
-                steps_applied: report.applied() as i32,
-                restore_points: report.restore_points(),
-            };
-            if let Some(e) = report.steps.iter().find_map(|s| match &s.status {
-                StepStatus::Failed { error } => Some(error.clone()),
-                _ => None,
-            }) {
-                return Ok(Report {
-                    phase: Phase::Stalled {
-                        reason: "ApplyFailed".into(),
-                        message: e,
-                    },
-                    orphans: names,
-                    plan: Some(plan_status(&plan, None)),
-                    last_applied: Some(applied),
-                    schema,
-                });
-            }
-            ctx.publish(
-                obj,
-                EventType::Normal,
-                "OrphansDropped",
-                format!("dropped {} (plan {})", names.join(", "), plan.id),
-            )
-            .await;
-            Ok(Report {
-                phase: Phase::InSync,
-                orphans: vec![],
-                plan: None,
-                last_applied: Some(applied),
-                schema,
-            })
-        }
-        _ => {
-            let cmd = approve_command("deltaschema", ns, name, &plan.id);
-            let message = format!(
-                "strict mode: dropping the orphans {} needs approval of plan {}: {cmd}",
-                names.join(", "),
-                plan.id
+    let existing: BTreeSet<ResourceId> = ctx.table_markers(ns).into_iter().collect();
+    // the core decides what an orphan is, from every live table of the schema
+    let read = || async {
+        let refs = backend.list_schema(&scope.schema).await?;
+        let live: Vec<_> = backend.read(&refs).await?.into_iter().flatten().collect();
+        Ok::<Plan, BackendError>(plan_orphans(&scope, &live, ns, &existing, &caps))
+    };
+    let plan = match read().await {
+        Ok(p) => p,
+        Err(e) if e.is_permanent() => return stop(Reason::ReadFailed, e.to_string()),
+        Err(e) => {
+            return stop(
+                Reason::ReadRetrying,
+                format!("reading the schema's tables failed; retrying: {e}"),
             );
-            if obj
-                .status
-                .as_ref()
-                .and_then(|s| s.plan.as_ref())
-                .map(|p| p.id.as_str())
-                != Some(plan.id.as_str())
-            {
-                ctx.publish(obj, EventType::Warning, "ApprovalRequired", message.clone())
-                    .await;
-            }
-            Ok(Report {
-                phase: Phase::Stalled {
-                    reason: "ApprovalRequired".into(),
-                    message,
-                },
-                orphans: names,
-                plan: Some(plan_status(&plan, Some(cmd))),
-                last_applied: None,
-                schema,
-            })
         }
+    };
+    let names = orphan_names(&plan);
+    let (approval, paused) = Seen::annotations(obj.annotations());
+    let seen = Seen {
+        kind: "deltaschema",
+        namespace: ns,
+        name,
+        policy: Policy::Auto,
+        approval,
+        paused,
+        previous_plan: obj
+            .status
+            .as_ref()
+            .and_then(|s| s.plan.as_ref())
+            .map(|p| p.id.as_str()),
+        was_in_sync: false,
+        context: Some(format!(
+            "strict mode drops the orphans {}",
+            names.join(", ")
+        )),
+    };
+    let in_sync = |mut r: Report| {
+        if r.reason == Reason::InSync {
+            r.message = "the schema matches the spec".into();
+        }
+        r
+    };
+    if desired.mode == SchemaMode::Additive || names.is_empty() {
+        let r = match decide::decide(&plan, &seen) {
+            Next::Report(r) => r,
+            Next::Apply { .. } => unreachable!("an additive plan has no steps"),
+        };
+        return Ok((in_sync(r), names, schema));
     }
+    let events = match decide::decide(&plan, &seen) {
+        Next::Report(r) => return Ok((r, names, schema)),
+        Next::Apply { events } => events,
+    };
+    ctx.publish_all(obj, &events).await;
+    let lock = ctx.locks.acquire(&target).await?;
+    let alive = lock.flag();
+    ctx.publish_all(obj, &[apply_started(&plan)]).await;
+    let may_continue = move || alive.load(std::sync::atomic::Ordering::SeqCst);
+    let opts = Options {
+        policy: Policy::Auto,
+        lock_wait: Duration::from_secs(5),
+        on_event: &|_| {},
+        may_continue: &may_continue,
+    };
+    let result =
+        apply::apply_planned(backend.as_ref(), read, Some(&plan.id), seen.approval, &opts).await;
+    lock.release().await;
+    let done = (
+        EventReason::OrphansDropped,
+        format!("dropped {} (plan {})", names.join(", "), plan.id),
+    );
+    let r = in_sync(applied(
+        &plan,
+        &seen,
+        &result,
+        &now(),
+        Some(done),
+        Reason::ApplyFailed,
+    ));
+    let orphans = if r.reason == Reason::InSync {
+        vec![]
+    } else {
+        names
+    };
+    Ok((r, orphans, schema))
 }

@@ -3567,3 +3567,54 @@ fn a_name_that_needs_column_mapping_turns_it_on_first_where_the_backend_can() {
     // the lake cannot turn it on: refused by name (see every_rule_fires_alone…)
     assert!(!plan_table(&d, Some(&o), &lake()).is_accepted());
 }
+
+#[test]
+fn a_schemas_orphans_are_the_tables_of_resources_that_no_longer_exist_in_its_namespace() {
+    use delta_operator_core::model::{ResourceId, SchemaMode};
+    use delta_operator_core::plan::{SchemaScope, plan_orphans};
+    let owned = |name: &str, owner: &str| ObservedTable {
+        properties: BTreeMap::from([(OWNER_PROPERTY.to_string(), owner.to_string())]),
+        ..ObservedTable::new(tref(name), vec![ocol("id", "bigint")])
+    };
+    let observed = vec![
+        owned("kept", "sales/kept"),
+        owned("gone", "sales/gone"),
+        // another namespace's table: its own schemas decide
+        owned("theirs", "other/theirs"),
+        // not the operator's
+        ObservedTable::new(tref("manual"), vec![ocol("id", "bigint")]),
+    ];
+    let existing = BTreeSet::from([ResourceId::new("sales", "kept")]);
+    let scope = |mode| SchemaScope {
+        schema: tref("x").schema_ref(),
+        mode,
+    };
+    let strict = plan_orphans(
+        &scope(SchemaMode::Strict),
+        &observed,
+        "sales",
+        &existing,
+        &lake(),
+    );
+    let names: Vec<String> = strict
+        .tables
+        .iter()
+        .map(|t| t.table.table.clone())
+        .collect();
+    assert_eq!(names, vec!["gone"]);
+    assert_eq!(strict.tables[0].action, TableAction::Destroy);
+    assert_eq!(strict.summary.destroy, 1);
+    let additive = plan_orphans(
+        &scope(SchemaMode::Additive),
+        &observed,
+        "sales",
+        &existing,
+        &lake(),
+    );
+    assert_eq!(additive.tables.len(), 1);
+    assert_eq!(additive.tables[0].action, TableAction::Keep);
+    assert!(
+        !additive.has_changes(),
+        "additive mode lists orphans and keeps them"
+    );
+}

@@ -10,6 +10,13 @@
 --                waits for delta-operator.io/approve=<status.plan.id>); or
 --                delta-operator.io/paused=true
 --   Healthy      Ready=True; orphan tables kept by additive mode are named in the message
+-- BEGIN generated from the Reason enum (crates/api/src/reason.rs): do not edit; DELTA_OPERATOR_BLESS=1 cargo test -p delta-operator-api rewrites it
+-- Progressing: NotCached, SchemaNotFound, WarehouseStarting, Locked, PlanStale, LeaseLost, ReadRetrying
+-- Holding: Observing, Paused
+-- Stalled: ApprovalRequired, InvalidSpec, UnknownTarget, TargetUnavailable, Forbidden, ReadFailed, ApplyFailed, DeleteFailed, Blocked, ColumnSpellingMustMatchCatalog, OwnedByAnotherResource, UnsupportedTableFeatures, TableUnreadable, AmbiguousColumnRename, ColumnKindCannotChange, NameWouldBeSubstituted, NameNeedsColumnMapping, NotSupportedByBackend, NonNullableColumnAdd, ConversionNeedsUsing, NestedNotNullNeedsInPlaceAlter, PropertyTransitionNotSupported, ColumnMappingNotWritable, UsingReadsUnknownColumn, RewriteRefused
+-- Stalled reasons that wait for an approval, not a fix (Suspended, not Degraded):
+local AWAITING_APPROVAL = {ApprovalRequired = true}
+-- END generated
 local hs = {status = "Progressing", message = "Waiting for delta-operator to read the schema"}
 
 local function condition_map(status)
@@ -49,7 +56,7 @@ if generation ~= nil and observed < generation then
 end
 
 local stalled = c["Stalled"]
-if is_true(stalled) and stalled.reason ~= "ApprovalRequired" then
+if is_true(stalled) and not AWAITING_APPROVAL[stalled.reason] then
   hs.status = "Degraded"
   hs.message = (stalled.reason or "Stalled") .. ": " .. text(stalled, "needs a fix")
   return hs

@@ -9,6 +9,13 @@
 --   Suspended    Stalled=True reason ApprovalRequired (a plan waits for the annotation
 --                delta-operator.io/approve=<status.plan.id>); or delta-operator.io/paused=true
 --   Healthy      Ready=True; with policy Observe and Drifted=True the message says so
+-- BEGIN generated from the Reason enum (crates/api/src/reason.rs): do not edit; DELTA_OPERATOR_BLESS=1 cargo test -p delta-operator-api rewrites it
+-- Progressing: NotCached, SchemaNotFound, WarehouseStarting, Locked, PlanStale, LeaseLost, ReadRetrying
+-- Holding: Observing, Paused
+-- Stalled: ApprovalRequired, InvalidSpec, UnknownTarget, TargetUnavailable, Forbidden, ReadFailed, ApplyFailed, DeleteFailed, Blocked, ColumnSpellingMustMatchCatalog, OwnedByAnotherResource, UnsupportedTableFeatures, TableUnreadable, AmbiguousColumnRename, ColumnKindCannotChange, NameWouldBeSubstituted, NameNeedsColumnMapping, NotSupportedByBackend, NonNullableColumnAdd, ConversionNeedsUsing, NestedNotNullNeedsInPlaceAlter, PropertyTransitionNotSupported, ColumnMappingNotWritable, UsingReadsUnknownColumn, RewriteRefused
+-- Stalled reasons that wait for an approval, not a fix (Suspended, not Degraded):
+local AWAITING_APPROVAL = {ApprovalRequired = true}
+-- END generated
 local hs = {status = "Progressing", message = "Waiting for delta-operator to read the table"}
 
 local function condition_map(status)
@@ -48,7 +55,7 @@ if generation ~= nil and observed < generation then
 end
 
 local stalled = c["Stalled"]
-if is_true(stalled) and stalled.reason ~= "ApprovalRequired" then
+if is_true(stalled) and not AWAITING_APPROVAL[stalled.reason] then
   hs.status = "Degraded"
   hs.message = (stalled.reason or "Stalled") .. ": " .. text(stalled, "needs a fix")
   return hs

@@ -133,7 +133,28 @@ pub async fn apply<B: Backend>(
     approved: Option<&str>,
     opts: &Options<'_>,
 ) -> Result<(Plan, ApplyReport), ApplyError> {
-    let (plan, _) = read_and_plan(backend, inputs).await?;
+    let read = || async { read_and_plan(backend, inputs).await.map(|(p, _)| p) };
+    apply_planned(backend, read, expected, approved, opts).await
+}
+
+/// `apply` for any way of planning: `read_plan` reads the live tables and plans
+/// (a declared set, a deleted resource's drop, a schema's orphans). It runs
+/// before the locks and once more under them, so every apply, whatever its
+/// plan, is refused when stale, gated, and run from what no other apply can
+/// change any more.
+pub async fn apply_planned<B, F, Fut>(
+    backend: &B,
+    read_plan: F,
+    expected: Option<&str>,
+    approved: Option<&str>,
+    opts: &Options<'_>,
+) -> Result<(Plan, ApplyReport), ApplyError>
+where
+    B: Backend,
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Result<Plan, BackendError>>,
+{
+    let plan = read_plan().await?;
     if let Some(e) = expected
         && e != plan.id
     {
@@ -182,10 +203,10 @@ pub async fn apply<B: Backend>(
             }
         }
     }
-    let replanned = read_and_plan(backend, inputs).await;
+    let replanned = read_plan().await;
     let locked_plan = match replanned {
-        Ok((p, _)) if p.id == plan.id => p,
-        Ok((p, _)) => {
+        Ok(p) if p.id == plan.id => p,
+        Ok(p) => {
             end_all(backend, runs).await;
             return Err(ApplyError::Stale {
                 expected: plan.id,

@@ -26,7 +26,7 @@ pub use planner::{Outcome, TableAction, TablePlan, plan_delete, plan_orphan, pla
 pub use rules::{Rule, RuleFailure};
 pub use steps::{Action, RiskClass, Step};
 
-use crate::model::{DesiredTable, ObservedTable, SchemaMode, SchemaRef, TableRef};
+use crate::model::{DesiredTable, ObservedTable, ResourceId, SchemaMode, SchemaRef, TableRef};
 
 /// The JSON format's version; bump on any incompatible change.
 pub const FORMAT_VERSION: u32 = 1;
@@ -123,6 +123,35 @@ pub fn plan(
         }
     }
     finish(caps, tables, unmanaged)
+}
+
+/// A schema's orphans as the cluster knows them: its live tables carrying the
+/// marker of a resource in `namespace` that no longer exists (`existing` holds
+/// the resources that do). `plan` finds orphans by the tables a manifest set
+/// declares; a DeltaSchema's reconcile sees resources instead, and a marker of
+/// another namespace belongs to that namespace's schemas. Additive scopes list
+/// them (no steps); strict ones drop them.
+pub fn plan_orphans(
+    scope: &SchemaScope,
+    observed: &[ObservedTable],
+    namespace: &str,
+    existing: &BTreeSet<ResourceId>,
+    caps: &Capabilities,
+) -> Plan {
+    let mut observed: Vec<&ObservedTable> = observed
+        .iter()
+        .filter(|o| o.table.schema_ref() == scope.schema)
+        .filter(|o| {
+            o.owner()
+                .is_some_and(|r| r.namespace == namespace && !existing.contains(&r))
+        })
+        .collect();
+    observed.sort_by(|a, b| a.table.cmp(&b.table));
+    let tables = observed
+        .into_iter()
+        .map(|o| plan_orphan(o, scope.mode == SchemaMode::Strict, caps))
+        .collect();
+    finish(caps, tables, vec![])
 }
 
 /// Numbers the totals and the id for a set of table plans.

@@ -1,0 +1,625 @@
+//! What a reconcile does with a plan, decided without I/O: from the plan, the
+//! resource's annotations and its previous status, either the status to write
+//! (and the events to publish), or "apply". Both controllers (tables,
+//! schemas' orphans) and deletes use it, and the gate is the one approval
+//! check: the executor is then asked for exactly the plan id decided on.
+
+use delta_operator_api::reason::Reason;
+use delta_operator_api::spec::crd::{LastApplied, PlanStatus};
+use delta_operator_backend::apply::{ApplyError, ApplyReport, StepStatus};
+use delta_operator_core::plan::gate::{Decision, Policy, gate};
+use delta_operator_core::plan::render::text::{render, step_lines};
+use delta_operator_core::plan::{Outcome, Plan};
+
+use super::{APPROVE, PAUSED};
+
+/// At most this many step lines go into status (the object stays far below etcd's limit).
+const MAX_STATUS_STEPS: usize = 50;
+/// The text rendering in status is cut at this size.
+const MAX_STATUS_TEXT: usize = 16 * 1024;
+
+/// An event to publish on the resource.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Note {
+    pub warning: bool,
+    pub reason: EventReason,
+    pub message: String,
+}
+
+/// The reasons of the events the controllers publish.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventReason {
+    DriftDetected,
+    PlanCreated,
+    ApprovalRequired,
+    ApplyStarted,
+    ApplyFinished,
+    ApplyFailed,
+    ApprovalConsumed,
+    TableDropped,
+    OrphansDropped,
+}
+
+impl std::fmt::Display for EventReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{self:?}")
+    }
+}
+
+/// What one reconcile found, before it is written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    pub reason: Reason,
+    pub message: String,
+    /// The plan summary when the live table differs from the spec.
+    pub drifted: Option<String>,
+    pub plan: Option<PlanStatus>,
+    pub last_applied: Option<LastApplied>,
+    pub events: Vec<Note>,
+}
+
+impl Report {
+    pub fn new(reason: Reason, message: impl Into<String>) -> Self {
+        Report {
+            reason,
+            message: message.into(),
+            drifted: None,
+            plan: None,
+            last_applied: None,
+            events: vec![],
+        }
+    }
+
+    fn note(mut self, warning: bool, reason: EventReason, message: String) -> Self {
+        self.events.push(Note {
+            warning,
+            reason,
+            message,
+        });
+        self
+    }
+
+    /// A plan needs a person's approval (the metrics' awaiting gauge).
+    pub fn awaiting(&self) -> bool {
+        self.reason.awaits_approval()
+    }
+}
+
+/// What a resource says, beside its plan.
+#[derive(Debug, Clone)]
+pub struct Seen<'a> {
+    /// `deltatable` or `deltaschema` (for the approve command).
+    pub kind: &'a str,
+    pub namespace: &'a str,
+    pub name: &'a str,
+    pub policy: Policy,
+    /// The `delta-operator.io/approve` annotation.
+    pub approval: Option<&'a str>,
+    /// `delta-operator.io/paused: "true"`.
+    pub paused: bool,
+    /// The plan id in the previous status: events are published once per plan.
+    pub previous_plan: Option<&'a str>,
+    /// The previous status said in sync with this generation and nothing drifted:
+    /// new drift then came from outside, and is announced.
+    pub was_in_sync: bool,
+    /// What the plan does, in words, before "needs approval" (the orphans dropped).
+    pub context: Option<String>,
+}
+
+impl<'a> Seen<'a> {
+    /// The annotations that steer a reconcile.
+    pub fn annotations(
+        annotations: &'a std::collections::BTreeMap<String, String>,
+    ) -> (Option<&'a str>, bool) {
+        (
+            annotations.get(APPROVE).map(String::as_str),
+            annotations.get(PAUSED).is_some_and(|v| v == "true"),
+        )
+    }
+}
+
+/// What to do next.
+#[derive(Debug, Clone, PartialEq)]
+#[allow(clippy::large_enum_variant)] // one per reconcile, moved once
+pub enum Next {
+    /// Write this status.
+    Report(Report),
+    /// Run the executor for exactly this plan (its id and the approval, if any);
+    /// these events first.
+    Apply { events: Vec<Note> },
+}
+
+pub fn approve_command(kind: &str, ns: &str, name: &str, id: &str) -> String {
+    format!("kubectl annotate {kind} {name} -n {ns} {APPROVE}={id} --overwrite")
+}
+
+/// The plan as written into status.
+pub fn plan_status(plan: &Plan, approve: Option<String>) -> PlanStatus {
+    let mut steps: Vec<String> = plan
+        .tables
+        .iter()
+        .flat_map(|t| {
+            step_lines(t).into_iter().map(move |l| {
+                if plan.tables.len() > 1 {
+                    format!("{} {l}", t.table)
+                } else {
+                    l
+                }
+            })
+        })
+        .collect();
+    let omitted = steps.len().saturating_sub(MAX_STATUS_STEPS);
+    steps.truncate(MAX_STATUS_STEPS);
+    PlanStatus {
+        id: plan.id.clone(),
+        summary: plan.summary.short(),
+        risk: plan.risk().map(|r| r.to_string()),
+        steps,
+        steps_omitted: omitted as i32,
+        approve_command: approve,
+        text: Some(cut_text(render(plan), MAX_STATUS_TEXT)),
+    }
+}
+
+/// Cuts at a line boundary below `max` bytes and says so.
+fn cut_text(text: String, max: usize) -> String {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let end = text[..end].rfind('\n').map_or(end, |i| i + 1);
+    format!(
+        "{}… cut at {} KiB: `delta-operator plan` prints the whole plan\n",
+        &text[..end],
+        max / 1024
+    )
+}
+
+/// The status, or "apply", for a freshly read plan.
+pub fn decide(plan: &Plan, seen: &Seen) -> Next {
+    let drifted = plan.has_changes().then(|| plan.summary.short());
+    let new_plan = drifted.is_some() && seen.previous_plan != Some(plan.id.as_str());
+    let mut events = Vec::new();
+    if drifted.is_some() && seen.was_in_sync {
+        events.push(Note {
+            warning: false,
+            reason: EventReason::DriftDetected,
+            message: format!(
+                "the live table differs from the spec: {}",
+                plan.summary.short()
+            ),
+        });
+    }
+    if new_plan {
+        let steps: Vec<String> = plan.tables.iter().flat_map(step_lines).collect();
+        events.push(Note {
+            warning: false,
+            reason: EventReason::PlanCreated,
+            message: format!(
+                "plan {} ({}): {}",
+                plan.id,
+                plan.summary.short(),
+                steps.join("; ")
+            ),
+        });
+    }
+    let report = |reason: Reason, message: String, approve: bool| Report {
+        reason,
+        message,
+        drifted: drifted.clone(),
+        plan: Some(plan_status(
+            plan,
+            approve.then(|| approve_command(seen.kind, seen.namespace, seen.name, &plan.id)),
+        )),
+        last_applied: None,
+        events: events.clone(),
+    };
+    if let Some(rejected) = plan.rejected().next() {
+        let (reason, message) = match &rejected.outcome {
+            Outcome::Rejected { failures } => (
+                failures
+                    .first()
+                    .map_or(Reason::InvalidSpec, |f| Reason::Refused(f.rule)),
+                failures
+                    .iter()
+                    .map(|f| format!("{} ({}): {} — fix: {}", f.rule, f.subject, f.message, f.fix))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            ),
+            Outcome::Blocked { by } => (
+                Reason::Blocked,
+                format!(
+                    "not planned: the tables it references were refused: {}",
+                    by.iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ),
+            Outcome::Accepted { .. } => (Reason::InvalidSpec, String::new()),
+        };
+        return Next::Report(report(reason, message, false));
+    }
+    if seen.paused {
+        return Next::Report(report(
+            Reason::Paused,
+            format!("{PAUSED} is \"true\": no writes"),
+            false,
+        ));
+    }
+    match gate(plan, seen.policy, seen.approval) {
+        Decision::NothingToDo => Next::Report(Report {
+            events,
+            ..Report::new(Reason::InSync, "the table matches the spec")
+        }),
+        Decision::Rejected => Next::Report(report(
+            Reason::InvalidSpec,
+            "the plan is refused by the safety rules".into(),
+            false,
+        )),
+        Decision::Observe => {
+            let mut r = report(
+                Reason::Observing,
+                "policy Observe: drift is shown, never applied".into(),
+                false,
+            );
+            if new_plan && !seen.was_in_sync {
+                r = r.note(
+                    false,
+                    EventReason::DriftDetected,
+                    format!(
+                        "observed drift {}; policy Observe never applies",
+                        plan.summary.short()
+                    ),
+                );
+            }
+            Next::Report(r)
+        }
+        Decision::NeedsApproval { id, reason }
+        | Decision::WrongApproval {
+            id,
+            approved: reason,
+        } => {
+            let cmd = approve_command(seen.kind, seen.namespace, seen.name, &id);
+            let what = seen
+                .context
+                .as_ref()
+                .map_or(String::new(), |c| format!("{c}: "));
+            let message = match seen.approval {
+                Some(a) if a != id => format!(
+                    "{what}the annotation approves {a}, but the plan is now {id}; review it, then: {cmd}"
+                ),
+                _ => format!("{what}plan {id} needs approval ({reason}): {cmd}"),
+            };
+            let mut r = report(Reason::ApprovalRequired, message.clone(), true);
+            if seen.previous_plan != Some(id.as_str()) {
+                r = r.note(true, EventReason::ApprovalRequired, message);
+            }
+            Next::Report(r)
+        }
+        Decision::Apply => Next::Apply { events },
+    }
+}
+
+/// The event that says an apply starts.
+pub fn apply_started(plan: &Plan) -> Note {
+    Note {
+        warning: false,
+        reason: EventReason::ApplyStarted,
+        message: format!("applying plan {} ({} steps)", plan.id, plan.summary.steps),
+    }
+}
+
+/// The status after the executor ran `plan` (approved by `seen.approval`, if at all).
+/// `done` is the event of a successful apply (a table or orphans dropped
+/// rather than changed); `failed` the reason of a failed step.
+pub fn applied(
+    plan: &Plan,
+    seen: &Seen,
+    result: &Result<(Plan, ApplyReport), ApplyError>,
+    now: &str,
+    done: Option<(EventReason, String)>,
+    failed: Reason,
+) -> Report {
+    let pending = |reason: Reason, message: String| Report {
+        drifted: Some(plan.summary.short()),
+        plan: Some(plan_status(plan, None)),
+        ..Report::new(reason, message)
+    };
+    let report = match result {
+        Ok((_, report)) => report,
+        Err(ApplyError::Locked(message)) => return pending(Reason::Locked, message.clone()),
+        Err(ApplyError::Stale { .. }) => {
+            return pending(
+                Reason::PlanStale,
+                "the table moved while applying; planning again".into(),
+            );
+        }
+        Err(ApplyError::Read(e)) if !e.is_permanent() => {
+            return pending(
+                Reason::ReadRetrying,
+                format!("reading the tables failed; retrying: {e}"),
+            );
+        }
+        Err(e) => {
+            return pending(failed, e.to_string()).note(
+                true,
+                EventReason::ApplyFailed,
+                e.to_string(),
+            );
+        }
+    };
+    let last_applied = LastApplied {
+        plan_id: plan.id.clone(),
+        time: now.into(),
+        steps_applied: report.applied() as i32,
+        restore_points: report.restore_points(),
+    };
+    if let Some(failure) = report.steps.iter().find_map(|s| match &s.status {
+        StepStatus::Failed { error } => {
+            Some(format!("step {} {} failed: {error}", s.number, s.title))
+        }
+        _ => None,
+    }) {
+        return Report {
+            last_applied: Some(last_applied),
+            ..pending(failed, failure.clone())
+        }
+        .note(true, EventReason::ApplyFailed, failure);
+    }
+    if report.steps.iter().any(|s| s.status == StepStatus::NotRun) {
+        return Report {
+            last_applied: Some(last_applied),
+            ..pending(
+                Reason::LeaseLost,
+                "the apply lock was lost; the rest runs in the next reconcile".into(),
+            )
+        };
+    }
+    let mut r = Report {
+        last_applied: Some(last_applied.clone()),
+        ..Report::new(Reason::InSync, "the table matches the spec")
+    };
+    if report.steps.is_empty() {
+        // nothing ran: the plan was already true, or the table is gone
+        return r;
+    }
+    if seen.approval == Some(plan.id.as_str()) {
+        r = r.note(
+            false,
+            EventReason::ApprovalConsumed,
+            format!("plan {} approved and applied", plan.id),
+        );
+    }
+    let (reason, message) = done.unwrap_or_else(|| {
+        (
+            EventReason::ApplyFinished,
+            format!(
+                "plan {}: {} steps applied, {} already true; restore points: {}",
+                plan.id,
+                report.applied(),
+                report.skipped(),
+                last_applied.restore_points.join(", ")
+            ),
+        )
+    });
+    r.note(false, reason, message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    use delta_operator_core::model::{
+        DataType, DesiredColumn, DesiredTable, OWNER_PROPERTY, ObservedColumn, ObservedTable,
+        TableRef,
+    };
+    use delta_operator_core::plan::{Capabilities, plan};
+
+    fn caps() -> Capabilities {
+        Capabilities::lake()
+    }
+
+    fn desired(columns: &[&str]) -> DesiredTable {
+        DesiredTable::new(
+            TableRef::new("main", "sales", "orders"),
+            "team/orders",
+            columns
+                .iter()
+                .map(|c| DesiredColumn::new(c, DataType::Long, true))
+                .collect(),
+        )
+    }
+
+    fn observed(columns: &[&str]) -> ObservedTable {
+        ObservedTable {
+            properties: BTreeMap::from([(OWNER_PROPERTY.to_string(), "team/orders".to_string())]),
+            version: Some(3),
+            ..ObservedTable::new(
+                TableRef::new("main", "sales", "orders"),
+                columns
+                    .iter()
+                    .map(|c| ObservedColumn::new(c, DataType::Long, true))
+                    .collect(),
+            )
+        }
+    }
+
+    fn seen<'a>() -> Seen<'a> {
+        Seen {
+            kind: "deltatable",
+            namespace: "team",
+            name: "orders",
+            policy: Policy::Auto,
+            approval: None,
+            paused: false,
+            previous_plan: None,
+            was_in_sync: false,
+            context: None,
+        }
+    }
+
+    fn report(next: Next) -> Report {
+        match next {
+            Next::Report(r) => r,
+            Next::Apply { .. } => panic!("expected a status, got apply"),
+        }
+    }
+
+    #[test]
+    fn a_matching_table_is_in_sync_and_announces_nothing() {
+        let p = plan(&[desired(&["id"])], &[observed(&["id"])], &[], &caps());
+        let r = report(decide(&p, &seen()));
+        assert_eq!(r.reason, Reason::InSync);
+        assert!(r.events.is_empty() && r.drifted.is_none() && r.plan.is_none());
+    }
+
+    #[test]
+    fn an_additive_change_is_applied_and_a_destructive_one_waits_for_its_id() {
+        let add = plan(
+            &[desired(&["id", "note"])],
+            &[observed(&["id"])],
+            &[],
+            &caps(),
+        );
+        match decide(&add, &seen()) {
+            Next::Apply { events } => {
+                assert_eq!(events.len(), 1);
+                assert_eq!(events[0].reason, EventReason::PlanCreated);
+            }
+            other => panic!("expected apply, got {other:?}"),
+        }
+        let drop = plan(
+            &[desired(&["id"])],
+            &[observed(&["id", "note"])],
+            &[],
+            &caps(),
+        );
+        let r = report(decide(&drop, &seen()));
+        assert_eq!(r.reason, Reason::ApprovalRequired);
+        assert!(r.awaiting());
+        let cmd = r
+            .plan
+            .as_ref()
+            .and_then(|p| p.approve_command.clone())
+            .unwrap();
+        assert!(cmd.ends_with(&format!(
+            "delta-operator.io/approve={} --overwrite",
+            drop.id
+        )));
+        assert!(
+            r.events
+                .iter()
+                .any(|e| e.warning && e.reason == EventReason::ApprovalRequired)
+        );
+        // the same plan seen again: no second event
+        let again = Seen {
+            previous_plan: Some(&drop.id),
+            ..seen()
+        };
+        assert!(report(decide(&drop, &again)).events.is_empty());
+        // another plan's approval approves nothing, and says which plan is current
+        let wrong = Seen {
+            approval: Some("0000000000000000"),
+            ..seen()
+        };
+        let r = report(decide(&drop, &wrong));
+        assert_eq!(r.reason, Reason::ApprovalRequired);
+        assert!(
+            r.message
+                .contains("approves 0000000000000000, but the plan is now"),
+            "{}",
+            r.message
+        );
+        let right = Seen {
+            approval: Some(&drop.id),
+            ..seen()
+        };
+        assert!(matches!(decide(&drop, &right), Next::Apply { .. }));
+    }
+
+    #[test]
+    fn paused_and_observe_never_apply() {
+        let add = plan(
+            &[desired(&["id", "note"])],
+            &[observed(&["id"])],
+            &[],
+            &caps(),
+        );
+        let paused = Seen {
+            paused: true,
+            ..seen()
+        };
+        let r = report(decide(&add, &paused));
+        assert_eq!(r.reason, Reason::Paused);
+        assert_eq!(r.drifted.as_deref(), Some("+0 ~1 -0"));
+        let observe = Seen {
+            policy: Policy::Observe,
+            ..seen()
+        };
+        let r = report(decide(&add, &observe));
+        assert_eq!(r.reason, Reason::Observing);
+        assert!(r.plan.is_some());
+    }
+
+    #[test]
+    fn drift_after_being_in_sync_is_announced() {
+        let add = plan(
+            &[desired(&["id", "note"])],
+            &[observed(&["id"])],
+            &[],
+            &caps(),
+        );
+        let was = Seen {
+            was_in_sync: true,
+            paused: true,
+            ..seen()
+        };
+        let r = report(decide(&add, &was));
+        assert_eq!(r.events[0].reason, EventReason::DriftDetected);
+    }
+
+    #[test]
+    fn a_transient_read_failure_is_retried_and_a_failed_step_stalls() {
+        let add = plan(
+            &[desired(&["id", "note"])],
+            &[observed(&["id"])],
+            &[],
+            &caps(),
+        );
+        let transient = Err(ApplyError::Read(
+            delta_operator_backend::BackendError::Transient("connection reset".into()),
+        ));
+        let r = applied(&add, &seen(), &transient, "t", None, Reason::ApplyFailed);
+        assert_eq!(r.reason, Reason::ReadRetrying);
+        let refused = Err(ApplyError::Read(
+            delta_operator_backend::BackendError::Config("no root".into()),
+        ));
+        let r = applied(&add, &seen(), &refused, "t", None, Reason::ApplyFailed);
+        assert_eq!(r.reason, Reason::ApplyFailed);
+        assert_eq!(r.events[0].reason, EventReason::ApplyFailed);
+    }
+
+    #[test]
+    fn long_plan_text_is_cut_at_a_line_and_says_so() {
+        let text: String = (0..100).map(|i| format!("line {i} é\n")).collect();
+        let cut = cut_text(text.clone(), 100);
+        assert!(cut.len() < 200, "{cut}");
+        assert!(cut.starts_with("line 0 é\nline 1 é\n"));
+        assert!(
+            cut.ends_with("`delta-operator plan` prints the whole plan\n"),
+            "{cut}"
+        );
+        assert!(
+            cut.lines()
+                .filter(|l| l.starts_with("line "))
+                .all(|l| l.ends_with('é')),
+            "{cut}"
+        );
+        assert_eq!(cut_text("short\n".into(), 100), "short\n");
+    }
+}
