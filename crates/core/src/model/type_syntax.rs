@@ -9,7 +9,7 @@
 
 use std::fmt;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::names;
 use super::types::{DataType, StructField};
@@ -770,79 +770,11 @@ fn json_kind(v: &Value) -> &'static str {
     }
 }
 
-/// The nested notation of `t`, as `import` writes it: the DDL string whenever
-/// that says everything (no struct inside, all null flags true), else nested
-/// objects, omitting `nullable`/`containsNull`/`valueContainsNull` when true.
-pub fn type_to_value(t: &DataType) -> Value {
-    if string_form_is_enough(t) {
-        return Value::String(t.to_string());
-    }
-    match t {
-        DataType::Struct { fields } => {
-            let fields = fields
-                .iter()
-                .map(|f| {
-                    let mut obj = Map::new();
-                    obj.insert("name".into(), json!(f.name));
-                    obj.insert("type".into(), type_to_value(&f.data_type));
-                    if !f.nullable {
-                        obj.insert("nullable".into(), json!(false));
-                    }
-                    if let Some(c) = &f.comment {
-                        obj.insert("comment".into(), json!(c));
-                    }
-                    Value::Object(obj)
-                })
-                .collect();
-            json!({ "struct": Value::Array(fields) })
-        }
-        DataType::Array {
-            element,
-            contains_null: true,
-        } => json!({ "array": type_to_value(element) }),
-        DataType::Array {
-            element,
-            contains_null: false,
-        } => {
-            json!({ "array": { "element": type_to_value(element), "containsNull": false } })
-        }
-        DataType::Map {
-            key,
-            value,
-            value_contains_null,
-        } => {
-            let mut obj = Map::new();
-            obj.insert("key".into(), type_to_value(key));
-            obj.insert("value".into(), type_to_value(value));
-            if !value_contains_null {
-                obj.insert("valueContainsNull".into(), json!(false));
-            }
-            json!({ "map": Value::Object(obj) })
-        }
-        scalar => Value::String(scalar.to_string()),
-    }
-}
-
-fn string_form_is_enough(t: &DataType) -> bool {
-    match t {
-        DataType::Struct { .. } => false,
-        DataType::Array {
-            element,
-            contains_null,
-        } => *contains_null && string_form_is_enough(element),
-        DataType::Map {
-            key,
-            value,
-            value_contains_null,
-        } => *value_contains_null && string_form_is_enough(key) && string_form_is_enough(value),
-        _ => true,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use serde_json::json;
 
     fn p(s: &str) -> DataType {
         parse_type(s).unwrap_or_else(|e| panic!("{s:?}: {e}"))
@@ -882,6 +814,78 @@ mod tests {
 
     fn strukt(fields: Vec<StructField>) -> DataType {
         DataType::Struct { fields }
+    }
+
+    /// The nested notation of `t`: the DDL string whenever that says everything
+    /// (no struct inside, all null flags true), else nested objects, omitting
+    /// `nullable`/`containsNull`/`valueContainsNull` when true. Test-only: nothing
+    /// in the operator writes this notation (`import` writes DDL strings), but
+    /// it feeds `nested_notation_round_trips`, which checks that
+    /// `type_from_value` reads every type back, null flags and mixed forms included.
+    fn type_to_value(t: &DataType) -> Value {
+        if string_form_is_enough(t) {
+            return Value::String(t.to_string());
+        }
+        match t {
+            DataType::Struct { fields } => {
+                let fields = fields
+                    .iter()
+                    .map(|f| {
+                        let mut obj = Map::new();
+                        obj.insert("name".into(), json!(f.name));
+                        obj.insert("type".into(), type_to_value(&f.data_type));
+                        if !f.nullable {
+                            obj.insert("nullable".into(), json!(false));
+                        }
+                        if let Some(c) = &f.comment {
+                            obj.insert("comment".into(), json!(c));
+                        }
+                        Value::Object(obj)
+                    })
+                    .collect();
+                json!({ "struct": Value::Array(fields) })
+            }
+            DataType::Array {
+                element,
+                contains_null: true,
+            } => json!({ "array": type_to_value(element) }),
+            DataType::Array {
+                element,
+                contains_null: false,
+            } => {
+                json!({ "array": { "element": type_to_value(element), "containsNull": false } })
+            }
+            DataType::Map {
+                key,
+                value,
+                value_contains_null,
+            } => {
+                let mut obj = Map::new();
+                obj.insert("key".into(), type_to_value(key));
+                obj.insert("value".into(), type_to_value(value));
+                if !value_contains_null {
+                    obj.insert("valueContainsNull".into(), json!(false));
+                }
+                json!({ "map": Value::Object(obj) })
+            }
+            scalar => Value::String(scalar.to_string()),
+        }
+    }
+
+    fn string_form_is_enough(t: &DataType) -> bool {
+        match t {
+            DataType::Struct { .. } => false,
+            DataType::Array {
+                element,
+                contains_null,
+            } => *contains_null && string_form_is_enough(element),
+            DataType::Map {
+                key,
+                value,
+                value_contains_null,
+            } => *value_contains_null && string_form_is_enough(key) && string_form_is_enough(value),
+            _ => true,
+        }
     }
 
     /// The primitives with their canonical spelling.
