@@ -8,10 +8,10 @@ use super::error::SpecError;
 use super::load::{Loaded, Manifests};
 use super::lower::{qualified_reference, schema_of, table_ref_of};
 use delta_operator_core::model::names::{
-    MAX_NAME_BYTES, MAX_TABLE_NAME_BYTES, column_name_problem, edit_distance, object_name_problem,
-    printable,
+    MAX_NAME_BYTES, MAX_TABLE_NAME_BYTES, column_name_problem, object_name_problem, printable,
 };
 use delta_operator_core::model::privilege::{self, Privilege};
+use delta_operator_core::model::suggest::{self, edit_distance};
 use delta_operator_core::model::type_syntax::{TypeError, type_from_value};
 use delta_operator_core::model::{DataType, OWNER_PROPERTY, TableRef};
 
@@ -468,10 +468,11 @@ fn check_grants(grants: &[GrantSpec], e: &mut Vec<SpecError>) {
             if privilege.is_known() {
                 continue;
             }
-            let near = privilege::KNOWN
-                .iter()
-                .min_by_key(|k| edit_distance(k, privilege.as_str()))
-                .filter(|k| edit_distance(k, privilege.as_str()) <= 2);
+            let near = suggest::nearest(
+                privilege::KNOWN.iter().copied(),
+                |k| edit_distance(k, privilege.as_str()),
+                |_| 2,
+            );
             let fix = match near {
                 Some(k) => format!("did you mean '{k}'?"),
                 None => format!("use one of {}", privilege::KNOWN.join(", ")),
