@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use super::error::SpecError;
-use delta_operator_core::model::names::edit_distance;
+use delta_operator_core::model::suggest::{self, edit_distance};
 
 /// Every problem in `value` against `schema`, `path` being where `value` sits.
 pub fn check(value: &Value, schema: &Value, path: &str, out: &mut Vec<SpecError>) {
@@ -117,15 +117,19 @@ fn json_kind(v: &Value) -> &'static str {
     }
 }
 
-/// The closest of `candidates` to `word`, when it is close enough to be a typo.
+/// The closest of `candidates` to `word`, when it is close enough to be a typo:
+/// case-insensitive, within 2 edits (a quarter of a long candidate's length),
+/// ties going to the alphabetically first (hence the sort: the core's helper
+/// keeps the first of equals).
 pub fn nearest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
     let w = word.to_lowercase();
-    candidates
-        .iter()
-        .map(|c| (edit_distance(&w, &c.to_lowercase()), *c))
-        .filter(|(d, c)| *d <= 2.max(c.len() / 4))
-        .min()
-        .map(|(_, c)| c)
+    let mut sorted = candidates.to_vec();
+    sorted.sort_unstable();
+    suggest::nearest(
+        sorted,
+        |c| edit_distance(&w, &c.to_lowercase()),
+        |c| 2.max(c.len() / 4),
+    )
 }
 
 fn suggest(word: &str, candidates: &[&str]) -> String {

@@ -3,15 +3,17 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use super::crd::{ColumnSpec, DeltaTable, GrantSpec};
+use super::crd::{
+    CheckSpec, ColumnSpec, DeltaTable, DeltaTableSpec, ForeignKeySpec, GrantSpec, PrimaryKeySpec,
+};
 use super::error::SpecError;
 use super::load::{Loaded, Manifests};
 use super::lower::{qualified_reference, schema_of, table_ref_of};
 use delta_operator_core::model::names::{
-    MAX_NAME_BYTES, MAX_TABLE_NAME_BYTES, column_name_problem, edit_distance, object_name_problem,
-    printable,
+    MAX_NAME_BYTES, MAX_TABLE_NAME_BYTES, column_name_problem, object_name_problem, printable,
 };
 use delta_operator_core::model::privilege::{self, Privilege};
+use delta_operator_core::model::suggest::{self, edit_distance};
 use delta_operator_core::model::type_syntax::{TypeError, type_from_value};
 use delta_operator_core::model::{DataType, OWNER_PROPERTY, TableRef};
 
@@ -224,6 +226,21 @@ pub fn type_error(path: &str, err: &TypeError) -> SpecError {
 
 fn check_table(t: &Loaded<DeltaTable>, e: &mut Vec<SpecError>) {
     let spec = &t.resource.spec;
+    check_column_count(spec, e);
+    check_comment(spec.comment.as_deref(), "spec.comment", e);
+    let names = check_columns(spec, e);
+    check_properties(&spec.properties, e);
+    let refs = ColumnRefs {
+        names: &names,
+        column_list: spec.columns.iter().map(|c| c.name.as_str()).collect(),
+    };
+    check_partitioning_and_clustering(spec, &refs, e);
+    check_constraints(spec, &refs, e);
+    check_grants(&t.resource.spec.grants, e);
+}
+
+/// At least one column, and no more than a table can sensibly hold.
+fn check_column_count(spec: &DeltaTableSpec, e: &mut Vec<SpecError>) {
     if spec.columns.is_empty() {
         e.push(SpecError::new(
             "spec.columns",
@@ -238,82 +255,112 @@ fn check_table(t: &Loaded<DeltaTable>, e: &mut Vec<SpecError>) {
             "split the table, or group related columns into structs",
         ));
     }
-    check_comment(spec.comment.as_deref(), "spec.comment", e);
+}
+
+/// Every column on its own, and no two with one name. Returns each declared
+/// name, lower-cased, with its index (the last of duplicates).
+fn check_columns(spec: &DeltaTableSpec, e: &mut Vec<SpecError>) -> HashMap<String, usize> {
     let mut names: HashMap<String, usize> = HashMap::new();
-    let mut types: HashMap<String, DataType> = HashMap::new();
     for (i, c) in spec.columns.iter().enumerate() {
         let path = format!("spec.columns[{i}]");
         if let Some(j) = names.insert(c.name.to_lowercase(), i) {
             e.push(SpecError::new(format!("{path}.name"), format!("duplicate column '{}' (also spec.columns[{j}]; names compare case-insensitively)", c.name), "rename or remove one"));
         }
-        if let Some((message, fix)) = column_name_problem(&c.name) {
-            e.push(SpecError::new(format!("{path}.name"), message, fix));
-        }
-        check_comment(c.comment.as_deref(), &format!("{path}.comment"), e);
-        if let Some(u) = &c.using
-            && let Err(why) = super::expression::parse_using(u)
-        {
-            e.push(SpecError::new(
-                    format!("{path}.using"),
-                    format!("'{}' {why}", printable(u)),
-                    "write exactly one SQL expression over the live row's columns, e.g. CAST(amount AS BIGINT) or coalesce(note, '')",
-                ));
-        }
-        let Some(ty) = column_type(c, &path, e) else {
-            continue;
-        };
-        check_nested(&ty, &format!("{path}.type"), false, e);
-        let kinds = [
-            c.identity.is_some(),
-            c.generated.is_some(),
-            c.default.is_some(),
-        ];
-        if kinds.iter().filter(|k| **k).count() > 1 {
-            e.push(SpecError::new(
-                &path,
-                "identity, generated and default exclude each other",
-                "keep one of them",
-            ));
-        }
-        if c.identity.is_some() && ty != DataType::Long {
-            e.push(SpecError::new(
-                format!("{path}.identity"),
-                format!("an identity column must be bigint, not {ty}"),
-                "change the type to bigint",
-            ));
-        }
-        if let Some(from) = &c.renamed_from {
-            if from.eq_ignore_ascii_case(&c.name) {
-                e.push(SpecError::new(
-                    format!("{path}.renamedFrom"),
-                    "names the column itself",
-                    "remove renamedFrom",
-                ));
-            } else if let Some(j) = spec
-                .columns
-                .iter()
-                .position(|o| o.name.eq_ignore_ascii_case(from))
-            {
-                e.push(SpecError::new(
-                    format!("{path}.renamedFrom"),
-                    format!(
-                        "'{from}' is also declared (spec.columns[{j}]), so the rename is ambiguous"
-                    ),
-                    "remove renamedFrom or the other column",
-                ));
-            }
-        }
-        types.insert(c.name.to_lowercase(), ty);
+        check_column(spec, c, &path, e);
     }
-    check_properties(&spec.properties, e);
-    let known = |n: &str| names.contains_key(&n.to_lowercase());
-    let column_list: Vec<&str> = spec.columns.iter().map(|c| c.name.as_str()).collect();
-    let missing = |path: String, col: &str| {
-        let fix = match super::schema_check::nearest(col, &column_list) {
+    names
+}
+
+/// One column: its name, comment, `using:`, type, kind and `renamedFrom`.
+fn check_column(spec: &DeltaTableSpec, c: &ColumnSpec, path: &str, e: &mut Vec<SpecError>) {
+    if let Some((message, fix)) = column_name_problem(&c.name) {
+        e.push(SpecError::new(format!("{path}.name"), message, fix));
+    }
+    check_comment(c.comment.as_deref(), &format!("{path}.comment"), e);
+    if let Some(u) = &c.using
+        && let Err(why) = super::expression::parse_using(u)
+    {
+        e.push(SpecError::new(
+                format!("{path}.using"),
+                format!("'{}' {why}", printable(u)),
+                "write exactly one SQL expression over the live row's columns, e.g. CAST(amount AS BIGINT) or coalesce(note, '')",
+            ));
+    }
+    let Some(ty) = column_type(c, path, e) else {
+        return;
+    };
+    check_nested(&ty, &format!("{path}.type"), false, e);
+    let kinds = [
+        c.identity.is_some(),
+        c.generated.is_some(),
+        c.default.is_some(),
+    ];
+    if kinds.iter().filter(|k| **k).count() > 1 {
+        e.push(SpecError::new(
+            path,
+            "identity, generated and default exclude each other",
+            "keep one of them",
+        ));
+    }
+    if c.identity.is_some() && ty != DataType::Long {
+        e.push(SpecError::new(
+            format!("{path}.identity"),
+            format!("an identity column must be bigint, not {ty}"),
+            "change the type to bigint",
+        ));
+    }
+    if let Some(from) = &c.renamed_from {
+        check_renamed_from(spec, from, c, path, e);
+    }
+}
+
+/// `renamedFrom` names another column than this one, and one not declared too.
+fn check_renamed_from(
+    spec: &DeltaTableSpec,
+    from: &str,
+    c: &ColumnSpec,
+    path: &str,
+    e: &mut Vec<SpecError>,
+) {
+    if from.eq_ignore_ascii_case(&c.name) {
+        e.push(SpecError::new(
+            format!("{path}.renamedFrom"),
+            "names the column itself",
+            "remove renamedFrom",
+        ));
+    } else if let Some(j) = spec
+        .columns
+        .iter()
+        .position(|o| o.name.eq_ignore_ascii_case(from))
+    {
+        e.push(SpecError::new(
+            format!("{path}.renamedFrom"),
+            format!("'{from}' is also declared (spec.columns[{j}]), so the rename is ambiguous"),
+            "remove renamedFrom or the other column",
+        ));
+    }
+}
+
+/// The declared columns, for the places that name them (partitioning,
+/// clustering, constraints): whether a name is one, and the error when not.
+struct ColumnRefs<'a> {
+    /// Lower-cased name → index, from `check_columns`.
+    names: &'a HashMap<String, usize>,
+    /// The names as declared, in order, for suggestions.
+    column_list: Vec<&'a str>,
+}
+
+impl ColumnRefs<'_> {
+    fn known(&self, n: &str) -> bool {
+        self.names.contains_key(&n.to_lowercase())
+    }
+
+    fn missing(&self, path: String, col: &str) -> SpecError {
+        let fix = match super::schema_check::nearest(col, &self.column_list) {
             Some(n) => format!("did you mean '{n}'?"),
             None => format!(
                 "name one of the declared columns: {}",
-                column_list.join(", ")
+                self.column_list.join(", ")
             ),
         };
         SpecError::new(
@@ -321,7 +368,16 @@ fn check_table(t: &Loaded<DeltaTable>, e: &mut Vec<SpecError>) {
             format!("names '{col}', which is not a declared column"),
             fix,
         )
-    };
+    }
+}
+
+/// partitionedBy and clusterBy: each column once and declared, at least one
+/// data column, at most MAX_CLUSTER_KEYS keys, and not both.
+fn check_partitioning_and_clustering(
+    spec: &DeltaTableSpec,
+    refs: &ColumnRefs,
+    e: &mut Vec<SpecError>,
+) {
     for (field, list) in [
         ("partitionedBy", &spec.partitioned_by),
         ("clusterBy", &spec.cluster_by),
@@ -338,8 +394,8 @@ fn check_table(t: &Loaded<DeltaTable>, e: &mut Vec<SpecError>) {
         }
     }
     for (i, col) in spec.partitioned_by.iter().flatten().enumerate() {
-        if !known(col) {
-            e.push(missing(format!("spec.partitionedBy[{i}]"), col));
+        if !refs.known(col) {
+            e.push(refs.missing(format!("spec.partitionedBy[{i}]"), col));
         }
     }
     if let Some(parts) = spec.partitioned_by.as_ref().filter(|p| !p.is_empty())
@@ -352,8 +408,8 @@ fn check_table(t: &Loaded<DeltaTable>, e: &mut Vec<SpecError>) {
     }
     if let Some(keys) = &spec.cluster_by {
         for (i, col) in keys.iter().enumerate() {
-            if !known(col) {
-                e.push(missing(format!("spec.clusterBy[{i}]"), col));
+            if !refs.known(col) {
+                e.push(refs.missing(format!("spec.clusterBy[{i}]"), col));
             }
         }
         if keys.len() > MAX_CLUSTER_KEYS {
@@ -374,6 +430,11 @@ fn check_table(t: &Loaded<DeltaTable>, e: &mut Vec<SpecError>) {
             ));
         }
     }
+}
+
+/// Each constraint item is exactly one of check, primaryKey, foreignKey, and
+/// there is at most one primary key.
+fn check_constraints(spec: &DeltaTableSpec, refs: &ColumnRefs, e: &mut Vec<SpecError>) {
     let mut pks = 0;
     let mut check_names = BTreeSet::new();
     for (i, c) in spec.constraints.iter().enumerate() {
@@ -395,59 +456,14 @@ fn check_table(t: &Loaded<DeltaTable>, e: &mut Vec<SpecError>) {
             continue;
         }
         if let Some(ch) = &c.check {
-            if !check_names.insert(ch.name.to_lowercase()) {
-                e.push(SpecError::new(
-                    format!("{path}.check.name"),
-                    format!("duplicate CHECK name '{}'", ch.name),
-                    "rename one",
-                ));
-            }
-            for col in expression_columns(&ch.expression) {
-                let root = col.split('.').next().unwrap_or(&col).to_string();
-                if !known(&root) {
-                    e.push(missing(format!("{path}.check.expression"), &root));
-                }
-            }
+            check_check(ch, &path, &mut check_names, refs, e);
         }
         if let Some(pk) = &c.primary_key {
             pks += 1;
-            for (j, col) in pk.columns.iter().enumerate() {
-                if !known(col) {
-                    e.push(missing(format!("{path}.primaryKey.columns[{j}]"), col));
-                } else if spec
-                    .columns
-                    .iter()
-                    .any(|x| x.name.eq_ignore_ascii_case(col) && x.nullable)
-                {
-                    let k = names[&col.to_lowercase()];
-                    e.push(SpecError::new(
-                        format!("spec.columns[{k}].nullable"),
-                        format!("'{col}' is in the primary key, so it cannot be nullable"),
-                        "set nullable: false",
-                    ));
-                }
-            }
-            if pk.columns.is_empty() {
-                e.push(SpecError::new(
-                    format!("{path}.primaryKey.columns"),
-                    "is empty",
-                    "name the key's columns",
-                ));
-            }
+            check_primary_key(spec, pk, &path, refs, e);
         }
         if let Some(fk) = &c.foreign_key {
-            for (j, col) in fk.columns.iter().enumerate() {
-                if !known(col) {
-                    e.push(missing(format!("{path}.foreignKey.columns[{j}]"), col));
-                }
-            }
-            if fk.columns.len() != fk.referenced_columns.len() || fk.columns.is_empty() {
-                e.push(SpecError::new(
-                    format!("{path}.foreignKey"),
-                    "columns and referencedColumns must be non-empty and the same length",
-                    "pair each column with the column it references",
-                ));
-            }
+            check_foreign_key(fk, &path, refs, e);
         }
     }
     if pks > 1 {
@@ -457,7 +473,78 @@ fn check_table(t: &Loaded<DeltaTable>, e: &mut Vec<SpecError>) {
             "declare at most one primaryKey",
         ));
     }
-    check_grants(&t.resource.spec.grants, e);
+}
+
+/// A CHECK: a name not used by another, over declared columns.
+fn check_check(
+    ch: &CheckSpec,
+    path: &str,
+    check_names: &mut BTreeSet<String>,
+    refs: &ColumnRefs,
+    e: &mut Vec<SpecError>,
+) {
+    if !check_names.insert(ch.name.to_lowercase()) {
+        e.push(SpecError::new(
+            format!("{path}.check.name"),
+            format!("duplicate CHECK name '{}'", ch.name),
+            "rename one",
+        ));
+    }
+    for col in expression_columns(&ch.expression) {
+        let root = col.split('.').next().unwrap_or(&col).to_string();
+        if !refs.known(&root) {
+            e.push(refs.missing(format!("{path}.check.expression"), &root));
+        }
+    }
+}
+
+/// A primary key: declared, non-nullable columns, at least one.
+fn check_primary_key(
+    spec: &DeltaTableSpec,
+    pk: &PrimaryKeySpec,
+    path: &str,
+    refs: &ColumnRefs,
+    e: &mut Vec<SpecError>,
+) {
+    for (j, col) in pk.columns.iter().enumerate() {
+        if !refs.known(col) {
+            e.push(refs.missing(format!("{path}.primaryKey.columns[{j}]"), col));
+        } else if spec
+            .columns
+            .iter()
+            .any(|x| x.name.eq_ignore_ascii_case(col) && x.nullable)
+        {
+            let k = refs.names[&col.to_lowercase()];
+            e.push(SpecError::new(
+                format!("spec.columns[{k}].nullable"),
+                format!("'{col}' is in the primary key, so it cannot be nullable"),
+                "set nullable: false",
+            ));
+        }
+    }
+    if pk.columns.is_empty() {
+        e.push(SpecError::new(
+            format!("{path}.primaryKey.columns"),
+            "is empty",
+            "name the key's columns",
+        ));
+    }
+}
+
+/// A foreign key: declared columns, paired one to one with the referenced ones.
+fn check_foreign_key(fk: &ForeignKeySpec, path: &str, refs: &ColumnRefs, e: &mut Vec<SpecError>) {
+    for (j, col) in fk.columns.iter().enumerate() {
+        if !refs.known(col) {
+            e.push(refs.missing(format!("{path}.foreignKey.columns[{j}]"), col));
+        }
+    }
+    if fk.columns.len() != fk.referenced_columns.len() || fk.columns.is_empty() {
+        e.push(SpecError::new(
+            format!("{path}.foreignKey"),
+            "columns and referencedColumns must be non-empty and the same length",
+            "pair each column with the column it references",
+        ));
+    }
 }
 
 /// Every privilege is one GRANT can write (they are SQL keywords, never quoted).
@@ -468,10 +555,11 @@ fn check_grants(grants: &[GrantSpec], e: &mut Vec<SpecError>) {
             if privilege.is_known() {
                 continue;
             }
-            let near = privilege::KNOWN
-                .iter()
-                .min_by_key(|k| edit_distance(k, privilege.as_str()))
-                .filter(|k| edit_distance(k, privilege.as_str()) <= 2);
+            let near = suggest::nearest(
+                privilege::KNOWN.iter().copied(),
+                |k| edit_distance(k, privilege.as_str()),
+                |_| 2,
+            );
             let fix = match near {
                 Some(k) => format!("did you mean '{k}'?"),
                 None => format!("use one of {}", privilege::KNOWN.join(", ")),

@@ -1,6 +1,7 @@
 //! The domain, backend-neutral and free of I/O.
 
 pub mod delta_schema;
+pub mod suggest;
 pub mod type_syntax;
 pub mod types;
 pub mod widening;

@@ -394,42 +394,125 @@ fn update_steps(
     changes: &[Change],
     caps: &Capabilities,
 ) -> Vec<Step> {
-    let mut drafts = Vec::new();
-    let mut rewrite_serves = Vec::new();
-    let mut props: BTreeMap<String, String> = BTreeMap::new();
-    let mut props_serve = Vec::new();
-    let mut unset: Vec<String> = Vec::new();
-    let mut unset_serve = Vec::new();
-    let mut need_mapping = false;
-    let mut need_widening = false;
-    let mut need_ntz = false;
-    // With a rewrite, the rewrite is where renames happen: steps before it
-    // address columns by their live names, and column alterations run after
-    // it (where they usually already hold, since the rewrite writes the
-    // declared nullability and comments).
-    let rewriting = changes.iter().any(|c| needs_rewrite(c, caps));
-    let alter_group = if rewriting {
-        StepGroup::ColumnMeta
-    } else {
-        StepGroup::Alter
-    };
-    let live_name = |declared: &str| -> String {
-        match desired
-            .column(declared)
-            .and_then(|d| matching_live(d, live))
-        {
-            Some(l) if rewriting => l.name.clone(),
-            _ => declared.to_string(),
-        }
-    };
+    let mut walk = UpdateDrafts::new(desired, live, changes, caps);
     for (i, change) in changes.iter().enumerate() {
         if strategy_for(change, caps) == Strategy::Rewrite {
-            rewrite_serves.push(i);
+            walk.rewrite_serves.push(i);
             continue;
         }
+        walk.add(i, change);
+    }
+    let mut steps = number(walk.into_drafts(changes));
+    if desired.clone_before_rewrite {
+        insert_clone(&mut steps, live);
+    }
+    steps
+}
+
+/// What walking an update's changes (in order) collects: the drafts so far,
+/// the changes the rewrite serves, the properties set and unset (one step
+/// each, however many keys), and the table features some step needs first.
+struct UpdateDrafts<'a> {
+    desired: &'a DesiredTable,
+    live: &'a ObservedTable,
+    caps: &'a Capabilities,
+    /// With a rewrite, the rewrite is where renames happen: steps before it
+    /// address columns by their live names, and column alterations run after
+    /// it (where they usually already hold, since the rewrite writes the
+    /// declared nullability and comments).
+    rewriting: bool,
+    drafts: Vec<Draft>,
+    rewrite_serves: Vec<usize>,
+    props: BTreeMap<String, String>,
+    props_serve: Vec<usize>,
+    unset: Vec<String>,
+    unset_serve: Vec<usize>,
+    need_mapping: bool,
+    need_widening: bool,
+    need_ntz: bool,
+}
+
+impl<'a> UpdateDrafts<'a> {
+    fn new(
+        desired: &'a DesiredTable,
+        live: &'a ObservedTable,
+        changes: &[Change],
+        caps: &'a Capabilities,
+    ) -> Self {
+        UpdateDrafts {
+            desired,
+            live,
+            caps,
+            rewriting: changes.iter().any(|c| needs_rewrite(c, caps)),
+            drafts: Vec::new(),
+            rewrite_serves: Vec::new(),
+            props: BTreeMap::new(),
+            props_serve: Vec::new(),
+            unset: Vec::new(),
+            unset_serve: Vec::new(),
+            need_mapping: false,
+            need_widening: false,
+            need_ntz: false,
+        }
+    }
+
+    fn alter_group(&self) -> StepGroup {
+        if self.rewriting {
+            StepGroup::ColumnMeta
+        } else {
+            StepGroup::Alter
+        }
+    }
+
+    fn live_name(&self, declared: &str) -> String {
+        match self
+            .desired
+            .column(declared)
+            .and_then(|d| matching_live(d, self.live))
+        {
+            Some(l) if self.rewriting => l.name.clone(),
+            _ => declared.to_string(),
+        }
+    }
+
+    /// The draft (or bookkeeping) for one change the rewrite does not serve.
+    /// The match lists every kind, so a new kind of change must be placed.
+    fn add(&mut self, i: usize, change: &Change) {
+        match change {
+            Change::CreateTable | Change::DropTable { .. } | Change::SetPartitioning { .. } => {}
+            Change::RemoveLeftovers { .. }
+            | Change::Claim { .. }
+            | Change::SetTableComment { .. }
+            | Change::SetProperty { .. }
+            | Change::UnsetProperty { .. }
+            | Change::SetTableTag { .. }
+            | Change::UnsetTableTag { .. } => self.table_change(i, change),
+            Change::AddColumn { .. }
+            | Change::RenameColumn { .. }
+            | Change::DropColumn { .. }
+            | Change::ChangeType { .. }
+            | Change::SetNullability { .. }
+            | Change::SetColumnComment { .. }
+            | Change::SetColumnTag { .. }
+            | Change::UnsetColumnTag { .. }
+            | Change::SetMask { .. }
+            | Change::SetDefault { .. } => self.column_change(i, change),
+            Change::AddCheck { .. }
+            | Change::DropCheck { .. }
+            | Change::SetPrimaryKey { .. }
+            | Change::AddForeignKey { .. }
+            | Change::DropForeignKey { .. }
+            | Change::SetClustering { .. } => self.constraint_change(i, change),
+            Change::Grant { .. } | Change::Revoke { .. } | Change::SetOwner { .. } => {
+                self.access_change(i, change)
+            }
+        }
+    }
+
+    /// Leftovers, the claim, and the table's comment, properties and tags.
+    fn table_change(&mut self, i: usize, change: &Change) {
         let s = vec![i];
         match change {
-            Change::CreateTable | Change::DropTable { .. } => {}
             Change::RemoveLeftovers { leftovers } => {
                 let mut d = draft(StepGroup::Prerequisite, RiskClass::Meta, Action::RemoveLeftovers { leftovers: leftovers.clone() }, s)
                     .note("they belong to no table: the runs that wrote them were interrupted before finishing");
@@ -439,9 +522,9 @@ fn update_steps(
                         l.location, l.files, l.bytes
                     ));
                 }
-                drafts.insert(0, d);
+                self.drafts.insert(0, d);
             }
-            Change::Claim { marker } => drafts.push(
+            Change::Claim { marker } => self.drafts.push(
                 draft(
                     StepGroup::Claim,
                     RiskClass::Meta,
@@ -453,7 +536,7 @@ fn update_steps(
                 .note("the operator manages this table from now on")
                 .undo(format!("UNSET TBLPROPERTIES ('{OWNER_PROPERTY}')")),
             ),
-            Change::SetTableComment { from, to } => drafts.push(
+            Change::SetTableComment { from, to } => self.drafts.push(
                 draft(
                     StepGroup::TableMeta,
                     RiskClass::Meta,
@@ -472,22 +555,22 @@ fn update_steps(
             Change::SetProperty { key, to, .. }
                 if key == "delta.columnMapping.mode" && to == "name" =>
             {
-                need_mapping = true
+                self.need_mapping = true
             }
             Change::SetProperty { key, to, .. }
                 if key == "delta.enableTypeWidening" && to == "true" =>
             {
-                need_widening = true
+                self.need_widening = true
             }
             Change::SetProperty { key, to, .. } => {
-                props.insert(key.clone(), to.clone());
-                props_serve.push(i);
+                self.props.insert(key.clone(), to.clone());
+                self.props_serve.push(i);
             }
             Change::UnsetProperty { key, .. } => {
-                unset.push(key.clone());
-                unset_serve.push(i);
+                self.unset.push(key.clone());
+                self.unset_serve.push(i);
             }
-            Change::SetTableTag { key, to, .. } => drafts.push(draft(
+            Change::SetTableTag { key, to, .. } => self.drafts.push(draft(
                 StepGroup::TableMeta,
                 RiskClass::Meta,
                 Action::SetTableTags {
@@ -495,7 +578,7 @@ fn update_steps(
                 },
                 s,
             )),
-            Change::UnsetTableTag { key, from } => drafts.push(
+            Change::UnsetTableTag { key, from } => self.drafts.push(
                 draft(
                     StepGroup::TableMeta,
                     RiskClass::Meta,
@@ -506,9 +589,17 @@ fn update_steps(
                 )
                 .undo(format!("SET TAGS ('{key}' = '{from}')")),
             ),
+            _ => unreachable!("not a table change: {change:?}"),
+        }
+    }
+
+    /// Columns: added, renamed, dropped, altered, and their metadata.
+    fn column_change(&mut self, i: usize, change: &Change) {
+        let s = vec![i];
+        match change {
             // with a rewrite, a new column (or nested field) is part of the
             // projection: NULL, or its `using:` for a NOT NULL column
-            Change::AddColumn { .. } if rewriting => rewrite_serves.push(i),
+            Change::AddColumn { .. } if self.rewriting => self.rewrite_serves.push(i),
             Change::AddColumn { path, field } => {
                 // added nullable; a NOT NULL column with `using:` is filled by the rewrite
                 let added = StructField {
@@ -517,10 +608,10 @@ fn update_steps(
                 };
                 let mut path = path.clone();
                 if path.len() > 1 {
-                    path[0] = live_name(&path[0]);
+                    path[0] = self.live_name(&path[0]);
                 }
                 // a name Delta refuses without column mapping: mapping is turned on first, where the backend can
-                need_mapping |= caps.column_mapping_for_names
+                self.need_mapping |= self.caps.column_mapping_for_names
                     && (crate::model::names::needs_column_mapping(&field.name)
                         || crate::model::names::type_needs_column_mapping(&field.data_type));
                 let mut d = draft(
@@ -531,13 +622,13 @@ fn update_steps(
                 );
                 if !field.nullable {
                     d = d.note("added nullable; the rewrite fills it and sets NOT NULL");
-                    rewrite_serves.push(i);
+                    self.rewrite_serves.push(i);
                 }
-                drafts.push(d);
+                self.drafts.push(d);
             }
             Change::RenameColumn { from, to } => {
-                need_mapping |= caps.rename_drop_need_column_mapping;
-                drafts.push(
+                self.need_mapping |= self.caps.rename_drop_need_column_mapping;
+                self.drafts.push(
                     draft(
                         StepGroup::Rename,
                         RiskClass::Meta,
@@ -554,8 +645,8 @@ fn update_steps(
                 );
             }
             Change::DropColumn { column } => {
-                need_mapping |= caps.rename_drop_need_column_mapping;
-                drafts.push(
+                self.need_mapping |= self.caps.rename_drop_need_column_mapping;
+                self.drafts.push(
                     draft(
                         StepGroup::DropColumn,
                         RiskClass::Destructive,
@@ -565,16 +656,17 @@ fn update_steps(
                         s,
                     )
                     .warn(format!("drops column {} and its data", column.name))
-                    .undo(restore_hint(live)),
+                    .undo(restore_hint(self.live)),
                 );
             }
             Change::ChangeType { path, from, to } => {
-                need_widening |= caps.widening_needs_feature;
+                self.need_widening |= self.caps.widening_needs_feature;
                 // Delta refuses date → timestamp_ntz until the feature is enabled by hand
                 // (DELTA_FEATURES_REQUIRE_MANUAL_ENABLEMENT, found by `verify`)
-                need_ntz |= caps.widening_needs_feature && mentions_ntz(to) && !mentions_ntz(from);
-                drafts.push(draft(
-                    alter_group,
+                self.need_ntz |=
+                    self.caps.widening_needs_feature && mentions_ntz(to) && !mentions_ntz(from);
+                self.drafts.push(draft(
+                    self.alter_group(),
                     RiskClass::Meta,
                     Action::AlterColumnType {
                         path: path.clone(),
@@ -586,9 +678,9 @@ fn update_steps(
             Change::SetNullability {
                 path,
                 nullable: true,
-            } => drafts.push(
+            } => self.drafts.push(
                 draft(
-                    alter_group,
+                    self.alter_group(),
                     RiskClass::Meta,
                     Action::DropNotNull { path: path.clone() },
                     s,
@@ -598,17 +690,17 @@ fn update_steps(
             Change::SetNullability {
                 path,
                 nullable: false,
-            } => drafts.push(
+            } => self.drafts.push(
                 draft(
-                    alter_group,
+                    self.alter_group(),
                     RiskClass::Meta,
                     Action::SetNotNull { path: path.clone() },
                     s,
                 )
                 .note("checks first that the column has no NULLs")
-                .bytes(live.size_bytes),
+                .bytes(self.live.size_bytes),
             ),
-            Change::SetColumnComment { path, to, .. } => drafts.push(draft(
+            Change::SetColumnComment { path, to, .. } => self.drafts.push(draft(
                 StepGroup::ColumnMeta,
                 RiskClass::Meta,
                 Action::SetColumnComment {
@@ -619,7 +711,7 @@ fn update_steps(
             )),
             Change::SetColumnTag {
                 column, key, to, ..
-            } => drafts.push(draft(
+            } => self.drafts.push(draft(
                 StepGroup::ColumnMeta,
                 RiskClass::Meta,
                 Action::SetColumnTags {
@@ -628,7 +720,7 @@ fn update_steps(
                 },
                 s,
             )),
-            Change::UnsetColumnTag { column, key, .. } => drafts.push(draft(
+            Change::UnsetColumnTag { column, key, .. } => self.drafts.push(draft(
                 StepGroup::ColumnMeta,
                 RiskClass::Meta,
                 Action::UnsetColumnTags {
@@ -637,7 +729,7 @@ fn update_steps(
                 },
                 s,
             )),
-            Change::SetMask { column, to, .. } => drafts.push(draft(
+            Change::SetMask { column, to, .. } => self.drafts.push(draft(
                 StepGroup::ColumnMeta,
                 RiskClass::Meta,
                 Action::SetMask {
@@ -646,7 +738,7 @@ fn update_steps(
                 },
                 s,
             )),
-            Change::SetDefault { column, to, .. } => drafts.push(draft(
+            Change::SetDefault { column, to, .. } => self.drafts.push(draft(
                 StepGroup::ColumnMeta,
                 RiskClass::Meta,
                 Action::SetDefault {
@@ -655,7 +747,15 @@ fn update_steps(
                 },
                 s,
             )),
-            Change::AddCheck { check } => drafts.push(
+            _ => unreachable!("not a column change: {change:?}"),
+        }
+    }
+
+    /// CHECKs, keys and clustering.
+    fn constraint_change(&mut self, i: usize, change: &Change) {
+        let s = vec![i];
+        match change {
+            Change::AddCheck { check } => self.drafts.push(
                 draft(
                     StepGroup::AddKeys,
                     RiskClass::Meta,
@@ -665,10 +765,10 @@ fn update_steps(
                     s,
                 )
                 .warn("validates every existing row, which scans the table")
-                .bytes(live.size_bytes)
+                .bytes(self.live.size_bytes)
                 .undo(format!("DROP CONSTRAINT {}", check.name)),
             ),
-            Change::DropCheck { check } => drafts.push(
+            Change::DropCheck { check } => self.drafts.push(
                 draft(
                     StepGroup::DropKeys,
                     RiskClass::Meta,
@@ -682,25 +782,25 @@ fn update_steps(
                     check.name, check.expression
                 )),
             ),
-            Change::SetPrimaryKey { to, .. } => drafts.push(draft(
+            Change::SetPrimaryKey { to, .. } => self.drafts.push(draft(
                 StepGroup::AddKeys,
                 RiskClass::Meta,
                 Action::SetPrimaryKey { key: to.clone() },
                 s,
             )),
-            Change::AddForeignKey { key } => drafts.push(draft(
+            Change::AddForeignKey { key } => self.drafts.push(draft(
                 StepGroup::AddKeys,
                 RiskClass::Meta,
                 Action::AddForeignKey { key: key.clone() },
                 s,
             )),
-            Change::DropForeignKey { key } => drafts.push(draft(
+            Change::DropForeignKey { key } => self.drafts.push(draft(
                 StepGroup::DropKeys,
                 RiskClass::Meta,
                 Action::DropForeignKey { key: key.clone() },
                 s,
             )),
-            Change::SetClustering { to, .. } => drafts.push(
+            Change::SetClustering { to, .. } => self.drafts.push(
                 draft(
                     StepGroup::Cluster,
                     RiskClass::Meta,
@@ -709,10 +809,18 @@ fn update_steps(
                 )
                 .note("applies to new data; run OPTIMIZE to recluster existing files"),
             ),
+            _ => unreachable!("not a constraint change: {change:?}"),
+        }
+    }
+
+    /// Grants, revokes and the owner.
+    fn access_change(&mut self, i: usize, change: &Change) {
+        let s = vec![i];
+        match change {
             Change::Grant {
                 principal,
                 privileges,
-            } => drafts.push(
+            } => self.drafts.push(
                 draft(
                     StepGroup::Access,
                     RiskClass::Meta,
@@ -730,7 +838,7 @@ fn update_steps(
             Change::Revoke {
                 principal,
                 privileges,
-            } => drafts.push(
+            } => self.drafts.push(
                 draft(
                     StepGroup::Access,
                     RiskClass::Meta,
@@ -749,7 +857,7 @@ fn update_steps(
                     crate::model::privilege::list(privileges)
                 )),
             ),
-            Change::SetOwner { from, to } => drafts.push(
+            Change::SetOwner { from, to } => self.drafts.push(
                 draft(
                     StepGroup::Owner,
                     RiskClass::Meta,
@@ -762,44 +870,109 @@ fn update_steps(
                     from.as_deref().unwrap_or("(unknown)")
                 )),
             ),
-            Change::SetPartitioning { .. } => {}
+            _ => unreachable!("not an access change: {change:?}"),
         }
     }
-    if !props.is_empty() {
-        let undo = props
-            .keys()
-            .map(|k| match live.properties.get(k) {
-                Some(v) => format!("'{k}'='{v}'"),
-                None => format!("unset '{k}'"),
-            })
-            .collect::<Vec<_>>()
-            .join(", ");
-        drafts.push(
-            draft(
-                StepGroup::TableMeta,
-                RiskClass::Meta,
-                Action::SetProperties { properties: props },
-                props_serve,
-            )
-            .undo(format!("was: {undo}")),
-        );
+
+    /// The drafts collected, then those made once for all changes: the
+    /// property steps, the features needed first, and the rewrite.
+    fn into_drafts(self, changes: &[Change]) -> Vec<Draft> {
+        let UpdateDrafts {
+            desired,
+            live,
+            caps,
+            mut drafts,
+            rewrite_serves,
+            props,
+            props_serve,
+            unset,
+            unset_serve,
+            need_mapping,
+            need_widening,
+            need_ntz,
+            ..
+        } = self;
+        drafts.extend(set_properties_draft(live, props, props_serve));
+        drafts.extend(unset_properties_draft(live, unset, unset_serve));
+        drafts.extend(feature_drafts(live, need_mapping, need_ntz, need_widening));
+        if !rewrite_serves.is_empty() {
+            // a put-back another step already makes (a declared CHECK, a comment) is not repeated
+            let existing: Vec<Action> = drafts.iter().map(|d| d.step.action.clone()).collect();
+            drafts.extend(
+                rewrite_drafts(desired, live, changes, rewrite_serves, caps)
+                    .into_iter()
+                    .filter(|d| {
+                        !(d.step.notes.iter().any(|n| n == PUT_BACK)
+                            && existing.contains(&d.step.action))
+                    }),
+            );
+        }
+        drafts
     }
-    if !unset.is_empty() {
-        let undo = unset
-            .iter()
-            .map(|k| format!("'{k}'='{}'", live.properties[k]))
-            .collect::<Vec<_>>()
-            .join(", ");
-        drafts.push(
-            draft(
-                StepGroup::TableMeta,
-                RiskClass::Meta,
-                Action::UnsetProperties { keys: unset },
-                unset_serve,
-            )
-            .undo(format!("SET TBLPROPERTIES ({undo})")),
-        );
+}
+
+/// One SET TBLPROPERTIES for every property set, undone by the live values.
+fn set_properties_draft(
+    live: &ObservedTable,
+    props: BTreeMap<String, String>,
+    props_serve: Vec<usize>,
+) -> Option<Draft> {
+    if props.is_empty() {
+        return None;
     }
+    let undo = props
+        .keys()
+        .map(|k| match live.properties.get(k) {
+            Some(v) => format!("'{k}'='{v}'"),
+            None => format!("unset '{k}'"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    Some(
+        draft(
+            StepGroup::TableMeta,
+            RiskClass::Meta,
+            Action::SetProperties { properties: props },
+            props_serve,
+        )
+        .undo(format!("was: {undo}")),
+    )
+}
+
+/// One UNSET TBLPROPERTIES for every property unset, undone by the live values.
+fn unset_properties_draft(
+    live: &ObservedTable,
+    unset: Vec<String>,
+    unset_serve: Vec<usize>,
+) -> Option<Draft> {
+    if unset.is_empty() {
+        return None;
+    }
+    let undo = unset
+        .iter()
+        .map(|k| format!("'{k}'='{}'", live.properties[k]))
+        .collect::<Vec<_>>()
+        .join(", ");
+    Some(
+        draft(
+            StepGroup::TableMeta,
+            RiskClass::Meta,
+            Action::UnsetProperties { keys: unset },
+            unset_serve,
+        )
+        .undo(format!("SET TBLPROPERTIES ({undo})")),
+    )
+}
+
+/// The table features a step needs, unless the table has them already:
+/// column mapping, then timestamp_ntz, then type widening.
+fn feature_drafts(
+    live: &ObservedTable,
+    need_mapping: bool,
+    need_ntz: bool,
+    need_widening: bool,
+) -> Vec<Draft> {
+    let mut drafts = Vec::new();
     if need_mapping
         && live
             .properties
@@ -854,23 +1027,7 @@ fn update_steps(
             .note("type widening cannot be turned off again"),
         );
     }
-    if !rewrite_serves.is_empty() {
-        // a put-back another step already makes (a declared CHECK, a comment) is not repeated
-        let existing: Vec<Action> = drafts.iter().map(|d| d.step.action.clone()).collect();
-        drafts.extend(
-            rewrite_drafts(desired, live, changes, rewrite_serves, caps)
-                .into_iter()
-                .filter(|d| {
-                    !(d.step.notes.iter().any(|n| n == PUT_BACK)
-                        && existing.contains(&d.step.action))
-                }),
-        );
-    }
-    let mut steps = number(drafts);
-    if desired.clone_before_rewrite {
-        insert_clone(&mut steps, live);
-    }
-    steps
+    drafts
 }
 
 /// True for a step that could lose the table's data: a replace, or anything

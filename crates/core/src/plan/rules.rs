@@ -8,7 +8,7 @@ use super::capabilities::{Capabilities, Strategy};
 use super::change::{Change, Difference, path_string};
 use super::diff::TableDiff;
 use super::projection::{NoConversion, conversion};
-use crate::model::{DataType, DesiredTable, ObservedTable};
+use crate::model::{DataType, DesiredTable, ObservedTable, StructField};
 
 /// Every law and rule, by its stable name (what the plan, the status reason
 /// and the JSON show).
@@ -419,143 +419,196 @@ fn check_update(
                 "leave the column as it is live",
             ));
         }
-        match change {
-            Change::SetTableTag { .. } | Change::UnsetTableTag { .. } if !caps.tags => {
-                out.push(unsupported("tags", "spec.tags", caps))
-            }
-            Change::SetColumnTag { column, .. } | Change::UnsetColumnTag { column, .. }
-                if !caps.tags =>
-            {
-                out.push(unsupported("tags", &format!("column {column}.tags"), caps))
-            }
-            Change::Grant { .. } | Change::Revoke { .. } if !caps.grants => {
-                out.push(unsupported("grants", "spec.grants", caps))
-            }
-            Change::SetOwner { .. } if !caps.owner => {
-                out.push(unsupported("owners", "spec.owner", caps))
-            }
-            Change::SetMask { column, .. } if !caps.masks => out.push(unsupported(
-                "column masks",
-                &format!("column {column}.mask"),
+        out.extend(unsupported_aspect(change, caps));
+        check_change(desired, live, change, caps, &mut no_conversion, out);
+    }
+    check_mapped_table_writes(live, diff, rewriting, caps, out);
+    if rewriting {
+        check_using_reads(desired, live, out);
+    }
+    conversion_failures(no_conversion, out);
+    if rewriting {
+        check_rewrite_allowed(live, out);
+    }
+}
+
+/// A change to an aspect the backend has no notion of (tags, grants, keys, ...).
+fn unsupported_aspect(change: &Change, caps: &Capabilities) -> Option<RuleFailure> {
+    match change {
+        Change::SetTableTag { .. } | Change::UnsetTableTag { .. } if !caps.tags => {
+            Some(unsupported("tags", "spec.tags", caps))
+        }
+        Change::SetColumnTag { column, .. } | Change::UnsetColumnTag { column, .. }
+            if !caps.tags =>
+        {
+            Some(unsupported("tags", &format!("column {column}.tags"), caps))
+        }
+        Change::Grant { .. } | Change::Revoke { .. } if !caps.grants => {
+            Some(unsupported("grants", "spec.grants", caps))
+        }
+        Change::SetOwner { .. } if !caps.owner => Some(unsupported("owners", "spec.owner", caps)),
+        Change::SetMask { column, .. } if !caps.masks => Some(unsupported(
+            "column masks",
+            &format!("column {column}.mask"),
+            caps,
+        )),
+        Change::SetDefault { column, .. } if !caps.default_values => Some(unsupported(
+            "default values",
+            &format!("column {column}.default"),
+            caps,
+        )),
+        Change::SetPrimaryKey { .. }
+        | Change::AddForeignKey { .. }
+        | Change::DropForeignKey { .. }
+            if !caps.primary_and_foreign_keys =>
+        {
+            Some(unsupported(
+                "primary and foreign keys",
+                "spec.constraints",
                 caps,
-            )),
-            Change::SetDefault { column, .. } if !caps.default_values => out.push(unsupported(
-                "default values",
-                &format!("column {column}.default"),
-                caps,
-            )),
-            Change::SetPrimaryKey { .. }
-            | Change::AddForeignKey { .. }
-            | Change::DropForeignKey { .. }
-                if !caps.primary_and_foreign_keys =>
-            {
-                out.push(unsupported(
-                    "primary and foreign keys",
-                    "spec.constraints",
-                    caps,
-                ))
-            }
-            Change::SetClustering { .. } if !caps.clustering => {
-                out.push(unsupported("liquid clustering", "spec.clusterBy", caps))
-            }
-            Change::AddCheck { .. } | Change::DropCheck { .. } if !caps.check_constraints => {
-                out.push(unsupported("CHECK constraints", "spec.constraints", caps))
-            }
-            Change::AddColumn { path, field } => {
-                let using = desired.column(&path[0]).and_then(|c| c.using.as_ref());
-                if !field.nullable && (path.len() > 1 || using.is_none()) {
-                    out.push(fail(
-                        Rule::NonNullableColumnAdd,
-                        path_string(path),
-                        "a NOT NULL column cannot be added to a table that has rows: they would have no value",
-                        "add it nullable first; or, for a top-level column, declare `using:` with the SQL that fills existing rows",
-                    ));
-                }
-                let column = desired.column(&path[0]);
-                if path.len() == 1
-                    && column.is_some_and(|c| c.generated.is_some() || c.identity.is_some())
-                {
-                    out.push(fail(
-                        Rule::ColumnKindCannotChange,
-                        path_string(path),
-                        "identity and generated columns can only be declared when the table is created",
-                        "add it as a plain column, or recreate the table",
-                    ));
-                }
-                if path.len() == 1 && column.is_some_and(|c| c.mask.is_some()) && !caps.masks {
-                    out.push(unsupported(
-                        "column masks",
-                        &format!("column {}.mask", path[0]),
-                        caps,
-                    ));
-                }
-                if path.len() == 1
-                    && column.is_some_and(|c| c.tags.values().any(Option::is_some))
-                    && !caps.tags
-                {
-                    out.push(unsupported(
-                        "tags",
-                        &format!("column {}.tags", path[0]),
-                        caps,
-                    ));
-                }
-            }
-            Change::ChangeType { path, .. } if strategy_for(change, caps) == Strategy::Rewrite => {
-                let Some(d) = desired.column(&path[0]) else {
-                    continue;
-                };
-                let Some(l) = crate::plan::diff::matching_live(d, live) else {
-                    continue;
-                };
-                if d.using.is_some() || no_conversion.iter().any(|(c, _)| c == &d.name) {
-                    continue;
-                }
-                if let Err(e) = conversion(
-                    &d.name,
-                    &l.name,
-                    &l.data_type,
-                    &d.data_type,
-                    &mut Vec::new(),
-                ) {
-                    no_conversion.push((d.name.clone(), e));
-                }
-            }
-            Change::SetNullability {
-                path,
-                nullable: false,
-            } if path.len() > 1 && strategy_for(change, caps) == Strategy::Rewrite => {
-                out.push(fail(
-                    Rule::NestedNotNullNeedsInPlaceAlter,
-                    path_string(path),
-                    format!(
-                        "the {} backend cannot prove a nested field has no NULLs during a rewrite",
-                        caps.backend
-                    ),
-                    "keep the nested field nullable",
-                ));
-            }
-            Change::SetProperty { key, from, to } if key == "delta.columnMapping.mode" => {
-                let from = from.as_deref().unwrap_or("none");
-                if !(from == "none" && to == "name" && caps.column_mapping_on_existing_tables) {
-                    out.push(fail(
-                        Rule::PropertyTransitionNotSupported,
-                        format!("spec.properties.{key}"),
-                        format!("delta.columnMapping.mode cannot change from '{from}' to '{to}' on an existing table{}", if caps.column_mapping_on_existing_tables { String::new() } else { format!(" on the {} backend (only at create)", caps.backend) }),
-                        format!("keep '{from}'"),
-                    ));
-                }
-            }
-            Change::UnsetProperty { key, .. } if key == "delta.columnMapping.mode" => {
+            ))
+        }
+        Change::SetClustering { .. } if !caps.clustering => {
+            Some(unsupported("liquid clustering", "spec.clusterBy", caps))
+        }
+        Change::AddCheck { .. } | Change::DropCheck { .. } if !caps.check_constraints => {
+            Some(unsupported("CHECK constraints", "spec.constraints", caps))
+        }
+        _ => None,
+    }
+}
+
+/// What one change would break on this table, beyond the backend's aspects;
+/// a type change the rewrite cannot convert by itself is noted in
+/// `no_conversion`, reported after the table-wide checks.
+fn check_change(
+    desired: &DesiredTable,
+    live: &ObservedTable,
+    change: &Change,
+    caps: &Capabilities,
+    no_conversion: &mut Vec<(String, NoConversion)>,
+    out: &mut Vec<RuleFailure>,
+) {
+    match change {
+        Change::AddColumn { path, field } => check_add_column(desired, path, field, caps, out),
+        Change::ChangeType { path, .. } if strategy_for(change, caps) == Strategy::Rewrite => {
+            note_missing_conversion(desired, live, path, no_conversion)
+        }
+        Change::SetNullability {
+            path,
+            nullable: false,
+        } if path.len() > 1 && strategy_for(change, caps) == Strategy::Rewrite => {
+            out.push(fail(
+                Rule::NestedNotNullNeedsInPlaceAlter,
+                path_string(path),
+                format!(
+                    "the {} backend cannot prove a nested field has no NULLs during a rewrite",
+                    caps.backend
+                ),
+                "keep the nested field nullable",
+            ));
+        }
+        Change::SetProperty { key, from, to } if key == "delta.columnMapping.mode" => {
+            let from = from.as_deref().unwrap_or("none");
+            if !(from == "none" && to == "name" && caps.column_mapping_on_existing_tables) {
                 out.push(fail(
                     Rule::PropertyTransitionNotSupported,
                     format!("spec.properties.{key}"),
-                    "column mapping cannot be turned off again",
-                    "remove the `null` for this key",
-                ))
+                    format!("delta.columnMapping.mode cannot change from '{from}' to '{to}' on an existing table{}", if caps.column_mapping_on_existing_tables { String::new() } else { format!(" on the {} backend (only at create)", caps.backend) }),
+                    format!("keep '{from}'"),
+                ));
             }
-            _ => {}
         }
+        Change::UnsetProperty { key, .. } if key == "delta.columnMapping.mode" => out.push(fail(
+            Rule::PropertyTransitionNotSupported,
+            format!("spec.properties.{key}"),
+            "column mapping cannot be turned off again",
+            "remove the `null` for this key",
+        )),
+        _ => {}
     }
+}
+
+/// A column added to a table that has rows: NOT NULL needs `using:`, and
+/// identity, generated, masked or tagged columns need what the backend allows.
+fn check_add_column(
+    desired: &DesiredTable,
+    path: &[String],
+    field: &StructField,
+    caps: &Capabilities,
+    out: &mut Vec<RuleFailure>,
+) {
+    let using = desired.column(&path[0]).and_then(|c| c.using.as_ref());
+    if !field.nullable && (path.len() > 1 || using.is_none()) {
+        out.push(fail(
+            Rule::NonNullableColumnAdd,
+            path_string(path),
+            "a NOT NULL column cannot be added to a table that has rows: they would have no value",
+            "add it nullable first; or, for a top-level column, declare `using:` with the SQL that fills existing rows",
+        ));
+    }
+    let column = desired.column(&path[0]);
+    if path.len() == 1 && column.is_some_and(|c| c.generated.is_some() || c.identity.is_some()) {
+        out.push(fail(
+            Rule::ColumnKindCannotChange,
+            path_string(path),
+            "identity and generated columns can only be declared when the table is created",
+            "add it as a plain column, or recreate the table",
+        ));
+    }
+    if path.len() == 1 && column.is_some_and(|c| c.mask.is_some()) && !caps.masks {
+        out.push(unsupported(
+            "column masks",
+            &format!("column {}.mask", path[0]),
+            caps,
+        ));
+    }
+    if path.len() == 1 && column.is_some_and(|c| c.tags.values().any(Option::is_some)) && !caps.tags
+    {
+        out.push(unsupported(
+            "tags",
+            &format!("column {}.tags", path[0]),
+            caps,
+        ));
+    }
+}
+
+/// For a type change made by rewriting, the column whose new value no
+/// automatic conversion builds (and that declares no `using:`), once a column.
+fn note_missing_conversion(
+    desired: &DesiredTable,
+    live: &ObservedTable,
+    path: &[String],
+    no_conversion: &mut Vec<(String, NoConversion)>,
+) {
+    let Some(d) = desired.column(&path[0]) else {
+        return;
+    };
+    let Some(l) = crate::plan::diff::matching_live(d, live) else {
+        return;
+    };
+    if d.using.is_some() || no_conversion.iter().any(|(c, _)| c == &d.name) {
+        return;
+    }
+    if let Err(e) = conversion(
+        &d.name,
+        &l.name,
+        &l.data_type,
+        &d.data_type,
+        &mut Vec::new(),
+    ) {
+        no_conversion.push((d.name.clone(), e));
+    }
+}
+
+/// A column-mapped table the backend cannot rewrite or add columns to.
+fn check_mapped_table_writes(
+    live: &ObservedTable,
+    diff: &TableDiff,
+    rewriting: bool,
+    caps: &Capabilities,
+    out: &mut Vec<RuleFailure>,
+) {
     let mapped = live
         .properties
         .get("delta.columnMapping.mode")
@@ -579,30 +632,36 @@ fn check_update(
             ));
         }
     }
-    if rewriting {
-        for c in desired.columns.iter().filter(|c| c.using.is_some()) {
-            for read in &c.using_columns {
-                if live.column(read).is_none() {
-                    out.push(fail(
-                        Rule::UsingReadsUnknownColumn,
-                        format!("column {}.using", c.name),
-                        format!(
-                            "`using: {}` reads '{read}', which is not a column of the live table",
-                            c.using.as_deref().unwrap_or_default()
-                        ),
-                        format!(
-                            "use the live names: {}",
-                            live.columns
-                                .iter()
-                                .map(|l| l.name.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ),
-                    ));
-                }
+}
+
+/// With a rewrite, every `using:` reads columns the live table has.
+fn check_using_reads(desired: &DesiredTable, live: &ObservedTable, out: &mut Vec<RuleFailure>) {
+    for c in desired.columns.iter().filter(|c| c.using.is_some()) {
+        for read in &c.using_columns {
+            if live.column(read).is_none() {
+                out.push(fail(
+                    Rule::UsingReadsUnknownColumn,
+                    format!("column {}.using", c.name),
+                    format!(
+                        "`using: {}` reads '{read}', which is not a column of the live table",
+                        c.using.as_deref().unwrap_or_default()
+                    ),
+                    format!(
+                        "use the live names: {}",
+                        live.columns
+                            .iter()
+                            .map(|l| l.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ));
             }
         }
     }
+}
+
+/// The type changes noted by `note_missing_conversion`, one failure a column.
+fn conversion_failures(no_conversion: Vec<(String, NoConversion)>, out: &mut Vec<RuleFailure>) {
     for (column, e) in no_conversion {
         out.push(fail(
             Rule::ConversionNeedsUsing,
@@ -611,28 +670,31 @@ fn check_update(
             format!("declare `using:` on column '{column}' with the SQL that builds the new value from the live row"),
         ));
     }
-    if rewriting {
-        let mut why = Vec::new();
-        if live.columns.iter().any(|c| c.identity.is_some()) {
-            why.push("identity columns");
-        }
-        if live.columns.iter().any(|c| c.generated.is_some()) {
-            why.push("generated columns");
-        }
-        if live.columns.iter().any(|c| c.mask.is_some()) {
-            why.push("a column mask");
-        }
-        if live.row_filter.is_some() {
-            why.push("a row filter");
-        }
-        if !why.is_empty() {
-            out.push(fail(
-                Rule::RewriteRefused,
-                "table",
-                format!("this change needs the table rebuilt, and a table with {} is never rewritten: they would come back as plain columns or unprotected data", why.join(", ")),
-                "make the change without a rewrite, or migrate the data into a new table yourself",
-            ));
-        }
+}
+
+/// A table whose identity, generated or masked columns or row filter a
+/// rewrite would lose is never rewritten.
+fn check_rewrite_allowed(live: &ObservedTable, out: &mut Vec<RuleFailure>) {
+    let mut why = Vec::new();
+    if live.columns.iter().any(|c| c.identity.is_some()) {
+        why.push("identity columns");
+    }
+    if live.columns.iter().any(|c| c.generated.is_some()) {
+        why.push("generated columns");
+    }
+    if live.columns.iter().any(|c| c.mask.is_some()) {
+        why.push("a column mask");
+    }
+    if live.row_filter.is_some() {
+        why.push("a row filter");
+    }
+    if !why.is_empty() {
+        out.push(fail(
+            Rule::RewriteRefused,
+            "table",
+            format!("this change needs the table rebuilt, and a table with {} is never rewritten: they would come back as plain columns or unprotected data", why.join(", ")),
+            "make the change without a rewrite, or migrate the data into a new table yourself",
+        ));
     }
 }
 
