@@ -2,7 +2,7 @@
 //! tables in one schema and (b) a steady-state re-check of them, against the warehouse emulator,
 //! counted on the server (its /_emulator/requests log) and cross-checked with the backend's own
 //! counters. Beside them, for the same tables: what delta-engine and stevin need
-//! (/work/shared/reference/anchors.md: delta-engine reads 6 statements per present table;
+//! (docs/architecture.md §9: delta-engine reads 6 statements per present table;
 //! stevin runs 14 information_schema queries per schema, then DESCRIBE DETAIL per Delta table and
 //! SHOW CREATE TABLE + SHOW EFFECTIVE POLICIES per described table, plus DESCRIBE HISTORY per
 //! changed table: none here).

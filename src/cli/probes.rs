@@ -1,6 +1,6 @@
 //! Assumption probes for `delta-operator verify`: each one checks, in a
 //! scratch schema of a real workspace, one behaviour of Databricks that our
-//! plans rely on (stevin's 24 from anchors.md §1.12, then ours, taken from
+//! plans rely on (stevin's 24, docs/architecture.md §9, then ours, taken from
 //! `Capabilities::databricks()`, the rules and the SQL we compile).
 //!
 //! Probes are data: a name, the documentation page, one sentence on what in
@@ -543,7 +543,7 @@ const CREATES_POLICY: Flags = Flags {
     creates_policy: true,
 };
 
-/// Every probe, in the order they run: stevin's 24 (anchors.md §1.12), then ours.
+/// Every probe, in the order they run: stevin's 24 (docs/architecture.md §9), then ours.
 pub fn all() -> Vec<Probe> {
     vec![
         // ---- stevin's 24, adapted to what our planner assumes

@@ -151,7 +151,7 @@ enum Trigger {
     Http(u16),
 }
 
-/// stevin's list (anchors.md §1.12), then ours. Order matters: the first match wins.
+/// stevin's list (docs/architecture.md §9), then ours. Order matters: the first match wins.
 const ADVICE: &[(Trigger, &str)] = &[
     (
         Trigger::Class("QUOTA_EXCEEDED_EXCEPTION"),
