@@ -29,8 +29,9 @@ for target in parse_type load_manifest databricks_error; do
   status=0
   cargo fuzz run -s none --target-dir "$TD" "$target" "$scratch" "corpus/$target" -- \
     -dict="dict/$target.dict" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=65536 -use_value_profile=1 -print_final_stats=1 >"$log" 2>&1 || status=$?
-  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
-  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*')
+  # (|| true: a run that died early has no stats, and must still reach the report below)
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1 || true)
+  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || true)
   echo "fuzz $target: ${execs:-0} executions in ${secs}s, coverage ${cov:-?} edges, corpus $(ls "corpus/$target" | wc -l) + $(ls "$scratch" | wc -l) new inputs"
   if [[ $status -ne 0 ]]; then
     tail -40 "$log" >&2

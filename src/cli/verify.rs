@@ -14,7 +14,7 @@ use serde::Serialize;
 use super::probes::{self, Bench, Flags, Kind, Outcome, Probe};
 use super::{EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK};
 use crate::backend::databricks::DatabricksBackend;
-use crate::config::Config;
+use crate::config::{Config, TargetBackend};
 use crate::model::SchemaRef;
 
 #[derive(Args, Debug)]
@@ -128,12 +128,12 @@ async fn run(config: &Config, a: &VerifyArgs) -> u8 {
         .target(&a.target)
         .map_err(|e| e.to_string())
         .and_then(|t| {
-            let d = t.databricks.as_ref().ok_or_else(|| {
-                format!(
+            let TargetBackend::Databricks(d) = &t.backend else {
+                return Err(format!(
                     "target '{}' is not a Databricks target: verify probes Databricks only",
                     a.target
-                )
-            })?;
+                ));
+            };
             DatabricksBackend::from_target(d).map_err(|e| format!("target '{}': {e}", a.target))
         }) {
         Ok(b) => b,

@@ -9,31 +9,78 @@ use serde::Deserialize;
 pub const DEFAULT_TARGET: &str = "lake";
 pub const DEFAULT_LAKE_ROOT: &str = "./lake";
 
-#[derive(Debug, Clone, Deserialize, PartialEq)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+/// The operator config, checked: every target names exactly one backend.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Config {
-    #[serde(default)]
     pub targets: BTreeMap<String, Target>,
     /// The target for schemas that name none; defaults to the only target, or `lake`.
-    #[serde(default)]
     pub default_target: Option<String>,
 }
 
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+/// The config file as written (what serde reads; `Config::parse` checks it).
+#[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Target {
-    /// The embedded lake backend.
+struct ConfigFile {
     #[serde(default)]
-    pub lake: Option<LakeTarget>,
-    /// A Databricks workspace (Unity Catalog through a SQL warehouse).
+    targets: BTreeMap<String, TargetFile>,
     #[serde(default)]
-    pub databricks: Option<DatabricksTarget>,
-    /// Namespaces whose resources may use this target (patterns, `*` matches any run of characters).
+    default_target: Option<String>,
+}
+
+/// A target as written: one of `lake:` and `databricks:`, beside its allow-lists.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct TargetFile {
+    #[serde(default)]
+    lake: Option<LakeTarget>,
+    #[serde(default)]
+    databricks: Option<DatabricksTarget>,
     #[serde(default = "any")]
+    namespaces: Vec<String>,
+    #[serde(default = "any")]
+    schemas: Vec<String>,
+}
+
+/// One backend a target can name.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TargetBackend {
+    /// The embedded lake backend.
+    Lake(LakeTarget),
+    /// A Databricks workspace (Unity Catalog through a SQL warehouse).
+    Databricks(DatabricksTarget),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Target {
+    pub backend: TargetBackend,
+    /// Namespaces whose resources may use this target (patterns, `*` matches any run of characters).
     pub namespaces: Vec<String>,
     /// `catalog` or `catalog.schema` patterns this target may touch.
-    #[serde(default = "any")]
     pub schemas: Vec<String>,
+}
+
+impl TargetFile {
+    fn checked(self, name: &str) -> Result<Target, String> {
+        let backend = match (self.lake, self.databricks) {
+            (Some(l), None) => TargetBackend::Lake(l),
+            (None, Some(d)) => TargetBackend::Databricks(d),
+            (None, None) => {
+                return Err(format!(
+                    "target '{name}' names no backend; add `lake: {{root: ./lake}}` or `databricks: {{host: …, warehouseId: …}}`"
+                ));
+            }
+            (Some(_), Some(_)) => {
+                return Err(format!(
+                    "target '{name}' names two backends; keep one of lake and databricks"
+                ));
+            }
+        };
+        Ok(Target {
+            backend,
+            namespaces: self.namespaces,
+            schemas: self.schemas,
+        })
+    }
 }
 
 impl Target {
@@ -84,21 +131,107 @@ pub struct DatabricksTarget {
 /// Where the credential comes from: a personal access token, or a service
 /// principal's OAuth client id and secret. Secrets are named by environment
 /// variable or file (a mounted Kubernetes Secret), never written in the config.
+/// Written as `auth: {tokenEnv: …}` and so on (`AuthFile`); naming none of
+/// them reads the DATABRICKS_* variables.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(try_from = "AuthFile")]
+pub enum DatabricksAuth {
+    /// DATABRICKS_TOKEN, or DATABRICKS_CLIENT_ID and DATABRICKS_CLIENT_SECRET.
+    #[default]
+    Environment,
+    Token(SecretSource),
+    OAuth {
+        client_id: ClientId,
+        client_secret: SecretSource,
+    },
+}
+
+/// Where a secret is read from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SecretSource {
+    /// An environment variable's name.
+    Env(String),
+    /// A file's path (a mounted Secret).
+    File(String),
+}
+
+/// An OAuth client id: not a secret, so it may be written in the config.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ClientId {
+    Literal(String),
+    /// An environment variable's name.
+    Env(String),
+}
+
+/// `auth:` as written.
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct DatabricksAuth {
+struct AuthFile {
     #[serde(default)]
-    pub token_env: Option<String>,
+    token_env: Option<String>,
     #[serde(default)]
-    pub token_file: Option<String>,
+    token_file: Option<String>,
     #[serde(default)]
-    pub client_id: Option<String>,
+    client_id: Option<String>,
     #[serde(default)]
-    pub client_id_env: Option<String>,
+    client_id_env: Option<String>,
     #[serde(default)]
-    pub client_secret_env: Option<String>,
+    client_secret_env: Option<String>,
     #[serde(default)]
-    pub client_secret_file: Option<String>,
+    client_secret_file: Option<String>,
+}
+
+/// One of an environment variable and a file, or neither.
+fn secret_source(
+    env: Option<String>,
+    file: Option<String>,
+    keys: &str,
+) -> Result<Option<SecretSource>, String> {
+    match (env, file) {
+        (Some(_), Some(_)) => Err(format!("auth names both {keys}; keep one")),
+        (Some(e), None) => Ok(Some(SecretSource::Env(e))),
+        (None, Some(f)) => Ok(Some(SecretSource::File(f))),
+        (None, None) => Ok(None),
+    }
+}
+
+impl TryFrom<AuthFile> for DatabricksAuth {
+    type Error = String;
+
+    fn try_from(a: AuthFile) -> Result<Self, String> {
+        let token = secret_source(a.token_env, a.token_file, "tokenEnv and tokenFile")?;
+        let client_id = match (a.client_id, a.client_id_env) {
+            (Some(_), Some(_)) => {
+                return Err("auth names both clientId and clientIdEnv; keep one".into());
+            }
+            (Some(id), None) => Some(ClientId::Literal(id)),
+            (None, Some(e)) => Some(ClientId::Env(e)),
+            (None, None) => None,
+        };
+        let secret = secret_source(
+            a.client_secret_env,
+            a.client_secret_file,
+            "clientSecretEnv and clientSecretFile",
+        )?;
+        match (token, client_id, secret) {
+            (Some(_), Some(_), _) | (Some(_), _, Some(_)) => Err(
+                "auth names a token and an OAuth client; keep one (a token, or clientId with a client secret)"
+                    .into(),
+            ),
+            (Some(t), None, None) => Ok(DatabricksAuth::Token(t)),
+            (None, Some(client_id), Some(client_secret)) => Ok(DatabricksAuth::OAuth {
+                client_id,
+                client_secret,
+            }),
+            (None, Some(_), None) => Err(
+                "auth names an OAuth client id but no clientSecretEnv or clientSecretFile".into(),
+            ),
+            (None, None, Some(_)) => {
+                Err("auth names an OAuth client secret but no clientId or clientIdEnv".into())
+            }
+            (None, None, None) => Ok(DatabricksAuth::Environment),
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -112,10 +245,9 @@ pub enum ConfigError {
 impl Default for Config {
     fn default() -> Self {
         let lake = Target {
-            lake: Some(LakeTarget {
+            backend: TargetBackend::Lake(LakeTarget {
                 root: DEFAULT_LAKE_ROOT.into(),
             }),
-            databricks: None,
             namespaces: any(),
             schemas: any(),
         };
@@ -133,35 +265,28 @@ impl Config {
             file: file.clone(),
             message: e.to_string(),
         })?;
-        let c: Config = serde_saphyr::from_str(&text).map_err(|e| ConfigError::Invalid {
+        let c = Config::parse(&text).map_err(|message| ConfigError::Invalid {
             file: file.clone(),
-            message: e.to_string(),
+            message,
         })?;
-        for (name, t) in &c.targets {
-            match (&t.lake, &t.databricks) {
-                (None, None) => {
-                    return Err(ConfigError::Invalid {
-                        file,
-                        message: format!(
-                            "target '{name}' names no backend; add `lake: {{root: ./lake}}` or `databricks: {{host: …, warehouseId: …}}`"
-                        ),
-                    });
-                }
-                (Some(_), Some(_)) => {
-                    return Err(ConfigError::Invalid {
-                        file,
-                        message: format!(
-                            "target '{name}' names two backends; keep one of lake and databricks"
-                        ),
-                    });
-                }
-                _ => {}
-            }
-        }
         if let Some(d) = &c.default_target {
             c.target(d)?;
         }
         Ok(c)
+    }
+
+    /// A config file's text, checked.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let f: ConfigFile = serde_saphyr::from_str(text).map_err(|e| e.to_string())?;
+        let mut targets = BTreeMap::new();
+        for (name, t) in f.targets {
+            let checked = t.checked(&name)?;
+            targets.insert(name, checked);
+        }
+        Ok(Config {
+            targets,
+            default_target: f.default_target,
+        })
     }
 
     pub fn target(&self, name: &str) -> Result<&Target, ConfigError> {
@@ -208,19 +333,61 @@ mod tests {
     #[test]
     fn databricks_targets_parse() {
         let text = "targets:\n  dbx:\n    databricks: {host: https://x.cloud.databricks.com, warehouseId: abc, auth: {tokenEnv: MY_TOKEN}}\n    schemas: [\"dev_*\"]\n  lake: {lake: {root: ./lake}}\ndefaultTarget: dbx\n";
-        let c: Config = serde_saphyr::from_str(text).expect("parses");
-        let d = c.targets["dbx"].databricks.as_ref().expect("databricks");
+        let c = Config::parse(text).expect("parses");
+        let TargetBackend::Databricks(d) = &c.targets["dbx"].backend else {
+            panic!("dbx is a databricks target: {:?}", c.targets["dbx"]);
+        };
         assert_eq!(d.warehouse_id.as_deref(), Some("abc"));
         assert_eq!(
-            d.auth.as_ref().and_then(|a| a.token_env.as_deref()),
-            Some("MY_TOKEN")
+            d.auth,
+            Some(DatabricksAuth::Token(SecretSource::Env("MY_TOKEN".into())))
         );
-        assert!(c.targets["lake"].lake.is_some());
+        assert!(matches!(c.targets["lake"].backend, TargetBackend::Lake(_)));
         assert!(
-            serde_saphyr::from_str::<Config>("targets:\n  x:\n    databricks: {hots: y}\n")
-                .is_err(),
+            Config::parse("targets:\n  x:\n    databricks: {hots: y}\n").is_err(),
             "unknown keys are refused"
         );
+        let none = Config::parse("targets:\n  x:\n    schemas: [a]\n").unwrap_err();
+        assert!(none.contains("target 'x' names no backend"), "{none}");
+        let two =
+            Config::parse("targets:\n  x: {lake: {root: l}, databricks: {host: h}}\n").unwrap_err();
+        assert!(two.contains("target 'x' names two backends"), "{two}");
+    }
+
+    #[test]
+    fn auth_names_one_credential() {
+        let auth = |a: &str| {
+            Config::parse(&format!(
+                "targets:\n  x:\n    databricks: {{host: h, warehouseId: w, auth: {a}}}\n"
+            ))
+            .map(|c| match &c.targets["x"].backend {
+                TargetBackend::Databricks(d) => d.auth.clone(),
+                other => panic!("{other:?}"),
+            })
+        };
+        assert_eq!(
+            auth("{clientIdEnv: ID, clientSecretFile: /s}"),
+            Ok(Some(DatabricksAuth::OAuth {
+                client_id: ClientId::Env("ID".into()),
+                client_secret: SecretSource::File("/s".into()),
+            }))
+        );
+        assert_eq!(auth("{}"), Ok(Some(DatabricksAuth::Environment)));
+        for (bad, says) in [
+            ("{clientId: a}", "no clientSecretEnv or clientSecretFile"),
+            ("{clientSecretEnv: S}", "no clientId or clientIdEnv"),
+            (
+                "{tokenEnv: T, tokenFile: /t}",
+                "both tokenEnv and tokenFile",
+            ),
+            (
+                "{tokenEnv: T, clientId: a, clientSecretEnv: S}",
+                "a token and an OAuth client",
+            ),
+        ] {
+            let e = auth(bad).expect_err(bad);
+            assert!(e.contains(says), "{bad}: {e}");
+        }
     }
 
     #[test]

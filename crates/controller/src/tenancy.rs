@@ -29,12 +29,11 @@ pub fn check(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use delta_operator_api::config::LakeTarget;
+    use delta_operator_api::config::{LakeTarget, TargetBackend};
 
     fn target(ns: &[&str], schemas: &[&str]) -> Target {
         Target {
-            lake: Some(LakeTarget { root: "x".into() }),
-            databricks: None,
+            backend: TargetBackend::Lake(LakeTarget { root: "x".into() }),
             namespaces: ns.iter().map(|s| s.to_string()).collect(),
             schemas: schemas.iter().map(|s| s.to_string()).collect(),
         }

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use auth::{Credentials, Secret};
 use client::{ClientConfig, DatabricksClient};
 
-use delta_operator_api::config::DatabricksTarget;
+use delta_operator_api::config::{ClientId, DatabricksAuth, DatabricksTarget, SecretSource};
 use delta_operator_backend::{Backend, BackendError, Progress, StepOutcome, TableRun};
 use delta_operator_core::model::{ObservedTable, SchemaRef, TableRef};
 use delta_operator_core::plan::steps::{Rewrite, RewritePhase};
@@ -66,62 +66,40 @@ fn env(k: &str) -> Option<String> {
         .filter(|v| !v.is_empty())
 }
 
-fn secret_from(
-    env_name: Option<&str>,
-    file: Option<&str>,
-    what: &str,
-) -> Result<Option<Secret>, BackendError> {
-    if let Some(e) = env_name {
-        return env(e).map(|v| Some(Secret::new(v))).ok_or_else(|| {
+fn secret(source: &SecretSource, what: &str) -> Result<Secret, BackendError> {
+    match source {
+        SecretSource::Env(e) => env(e).map(Secret::new).ok_or_else(|| {
             BackendError::Config(format!("{what}: the environment variable {e} is not set"))
-        });
+        }),
+        SecretSource::File(f) => {
+            let text = std::fs::read_to_string(f)
+                .map_err(|e| BackendError::Config(format!("{what}: reading {f}: {e}")))?;
+            Ok(Secret::new(text.trim()))
+        }
     }
-    if let Some(f) = file {
-        let text = std::fs::read_to_string(f)
-            .map_err(|e| BackendError::Config(format!("{what}: reading {f}: {e}")))?;
-        return Ok(Some(Secret::new(text.trim())));
-    }
-    Ok(None)
 }
 
 /// The credential a target names, else the environment's.
 fn credentials(t: &DatabricksTarget) -> Result<Credentials, BackendError> {
-    let Some(a) = &t.auth else {
-        return Credentials::from_env().map_err(BackendError::Config);
-    };
-    if let Some(token) = secret_from(
-        a.token_env.as_deref(),
-        a.token_file.as_deref(),
-        "the Databricks token",
-    )? {
-        return Ok(Credentials::Token(token));
-    }
-    let client_id = match (&a.client_id, &a.client_id_env) {
-        (Some(id), _) => Some(id.clone()),
-        (None, Some(e)) => Some(env(e).ok_or_else(|| {
-            BackendError::Config(format!(
-                "the OAuth client id: the environment variable {e} is not set"
-            ))
-        })?),
-        (None, None) => None,
-    };
-    let secret = secret_from(
-        a.client_secret_env.as_deref(),
-        a.client_secret_file.as_deref(),
-        "the OAuth client secret",
-    )?;
-    match (client_id, secret) {
-        (Some(client_id), Some(client_secret)) => Ok(Credentials::OAuth {
+    match t.auth.as_ref().unwrap_or(&DatabricksAuth::Environment) {
+        DatabricksAuth::Environment => Credentials::from_env().map_err(BackendError::Config),
+        DatabricksAuth::Token(source) => {
+            Ok(Credentials::Token(secret(source, "the Databricks token")?))
+        }
+        DatabricksAuth::OAuth {
             client_id,
             client_secret,
+        } => Ok(Credentials::OAuth {
+            client_id: match client_id {
+                ClientId::Literal(id) => id.clone(),
+                ClientId::Env(e) => env(e).ok_or_else(|| {
+                    BackendError::Config(format!(
+                        "the OAuth client id: the environment variable {e} is not set"
+                    ))
+                })?,
+            },
+            client_secret: secret(client_secret, "the OAuth client secret")?,
         }),
-        (Some(_), None) => Err(BackendError::Config(
-            "auth names an OAuth client id but no clientSecretEnv or clientSecretFile".into(),
-        )),
-        (None, Some(_)) => Err(BackendError::Config(
-            "auth names an OAuth client secret but no clientId or clientIdEnv".into(),
-        )),
-        (None, None) => Credentials::from_env().map_err(BackendError::Config),
     }
 }
 

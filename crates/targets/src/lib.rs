@@ -1,7 +1,7 @@
 //! The targets of the operator config, opened: the backend each one names
 //! (the embedded lake or a Databricks workspace) behind one type.
 
-use delta_operator_api::config::Target;
+use delta_operator_api::config::{Target, TargetBackend};
 use delta_operator_backend::{Backend, BackendError, Progress, StepOutcome, TableRun};
 use delta_operator_core::model::{ObservedTable, SchemaRef, TableRef};
 use delta_operator_core::plan::{Capabilities, Step};
@@ -18,18 +18,17 @@ pub enum AnyBackend {
 impl AnyBackend {
     /// Opens the backend of a config target; `writer` names the operator in lake commits.
     pub fn open(target: &Target, writer: Option<&str>) -> Result<Self, BackendError> {
-        match (&target.lake, &target.databricks) {
-            (Some(l), _) => {
+        match &target.backend {
+            TargetBackend::Lake(l) => {
                 let lake = lake::LakeBackend::open(&l.root)?;
                 Ok(AnyBackend::Lake(match writer {
                     Some(w) => lake.with_writer(w),
                     None => lake,
                 }))
             }
-            (None, Some(d)) => Ok(AnyBackend::Databricks(
+            TargetBackend::Databricks(d) => Ok(AnyBackend::Databricks(
                 databricks::DatabricksBackend::from_target(d)?,
             )),
-            (None, None) => Err(BackendError::Config("the target names no backend".into())),
         }
     }
 

@@ -242,6 +242,34 @@ pub struct ConstraintSpec {
     pub foreign_key: Option<ForeignKeySpec>,
 }
 
+/// A constraint item, as the one kind it is. (The CRD keeps three optional
+/// keys, which is how users write it; validation refuses an item with other
+/// than one of them.)
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Constraint<'a> {
+    Check(&'a CheckSpec),
+    PrimaryKey(&'a PrimaryKeySpec),
+    ForeignKey(&'a ForeignKeySpec),
+}
+
+impl ConstraintSpec {
+    /// The one kind this item declares; `Err(n)` when it declares `n` != 1 of them.
+    pub fn kind(&self) -> Result<Constraint<'_>, usize> {
+        let kinds: Vec<Constraint<'_>> = [
+            self.check.as_ref().map(Constraint::Check),
+            self.primary_key.as_ref().map(Constraint::PrimaryKey),
+            self.foreign_key.as_ref().map(Constraint::ForeignKey),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        match kinds.as_slice() {
+            [one] => Ok(*one),
+            other => Err(other.len()),
+        }
+    }
+}
+
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 pub struct CheckSpec {
     pub name: String,

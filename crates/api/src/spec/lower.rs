@@ -1,7 +1,7 @@
 //! Lowering: manifests → the domain's desired tables (the first phase of every
 //! reconcile). Assumes `validate` passed; what cannot be lowered is an error.
 
-use super::crd::{DeltaSchema, DeltaTable, IdentityGeneration, SchemaModeSpec};
+use super::crd::{Constraint, DeltaSchema, DeltaTable, IdentityGeneration, SchemaModeSpec};
 use super::error::SpecError;
 use super::load::{Loaded, Manifests};
 use super::validate::column_type;
@@ -124,27 +124,29 @@ pub fn lower_table(m: &Manifests, t: &Loaded<DeltaTable>) -> Result<DesiredTable
     let mut primary_key = None;
     let mut foreign_keys = Vec::new();
     for c in &spec.constraints {
-        if let Some(ch) = &c.check {
-            checks.push(Check {
+        match c.kind() {
+            Ok(Constraint::Check(ch)) => checks.push(Check {
                 name: ch.name.to_lowercase(),
                 expression: ch.expression.clone(),
-            });
-        }
-        if let Some(pk) = &c.primary_key {
-            primary_key = Some(PrimaryKey {
-                name: pk.name.clone(),
-                columns: pk.columns.clone(),
-            });
-        }
-        if let Some(fk) = &c.foreign_key
-            && let Some(references) = qualified_reference(&table, &fk.references)
-        {
-            foreign_keys.push(ForeignKey {
-                name: fk.name.clone(),
-                columns: fk.columns.clone(),
-                references,
-                referenced_columns: fk.referenced_columns.clone(),
-            });
+            }),
+            Ok(Constraint::PrimaryKey(pk)) => {
+                primary_key = Some(PrimaryKey {
+                    name: pk.name.clone(),
+                    columns: pk.columns.clone(),
+                })
+            }
+            Ok(Constraint::ForeignKey(fk)) => {
+                if let Some(references) = qualified_reference(&table, &fk.references) {
+                    foreign_keys.push(ForeignKey {
+                        name: fk.name.clone(),
+                        columns: fk.columns.clone(),
+                        references,
+                        referenced_columns: fk.referenced_columns.clone(),
+                    });
+                }
+            }
+            // validation names the item
+            Err(_) => {}
         }
     }
     if !errors.is_empty() {

@@ -4,7 +4,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::crd::{
-    CheckSpec, ColumnSpec, DeltaTable, DeltaTableSpec, ForeignKeySpec, GrantSpec, PrimaryKeySpec,
+    CheckSpec, ColumnSpec, Constraint, DeltaTable, DeltaTableSpec, ForeignKeySpec, GrantSpec,
+    PrimaryKeySpec,
 };
 use super::error::SpecError;
 use super::load::{Loaded, Manifests};
@@ -439,31 +440,18 @@ fn check_constraints(spec: &DeltaTableSpec, refs: &ColumnRefs, e: &mut Vec<SpecE
     let mut check_names = BTreeSet::new();
     for (i, c) in spec.constraints.iter().enumerate() {
         let path = format!("spec.constraints[{i}]");
-        let set = [
-            c.check.is_some(),
-            c.primary_key.is_some(),
-            c.foreign_key.is_some(),
-        ]
-        .iter()
-        .filter(|x| **x)
-        .count();
-        if set != 1 {
-            e.push(SpecError::new(
+        match c.kind() {
+            Err(set) => e.push(SpecError::new(
                 &path,
                 format!("has {set} of check, primaryKey, foreignKey"),
                 "give each constraint item exactly one of them",
-            ));
-            continue;
-        }
-        if let Some(ch) = &c.check {
-            check_check(ch, &path, &mut check_names, refs, e);
-        }
-        if let Some(pk) = &c.primary_key {
-            pks += 1;
-            check_primary_key(spec, pk, &path, refs, e);
-        }
-        if let Some(fk) = &c.foreign_key {
-            check_foreign_key(fk, &path, refs, e);
+            )),
+            Ok(Constraint::Check(ch)) => check_check(ch, &path, &mut check_names, refs, e),
+            Ok(Constraint::PrimaryKey(pk)) => {
+                pks += 1;
+                check_primary_key(spec, pk, &path, refs, e);
+            }
+            Ok(Constraint::ForeignKey(fk)) => check_foreign_key(fk, &path, refs, e),
         }
     }
     if pks > 1 {
