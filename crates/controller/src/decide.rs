@@ -151,7 +151,7 @@ pub fn plan_status(plan: &Plan, approve: Option<String>) -> PlanStatus {
     let omitted = steps.len().saturating_sub(MAX_STATUS_STEPS);
     steps.truncate(MAX_STATUS_STEPS);
     PlanStatus {
-        id: plan.id.clone(),
+        id: plan.id.to_string(),
         summary: plan.summary.short(),
         risk: plan.risk().map(|r| r.to_string()),
         steps,
@@ -212,7 +212,8 @@ pub fn decide(plan: &Plan, seen: &Seen) -> Next {
         drifted: drifted.clone(),
         plan: Some(plan_status(
             plan,
-            approve.then(|| approve_command(seen.kind, seen.namespace, seen.name, &plan.id)),
+            approve
+                .then(|| approve_command(seen.kind, seen.namespace, seen.name, plan.id.as_str())),
         )),
         last_applied: None,
         events: events.clone(),
@@ -283,7 +284,7 @@ pub fn decide(plan: &Plan, seen: &Seen) -> Next {
             id,
             approved: reason,
         } => {
-            let cmd = approve_command(seen.kind, seen.namespace, seen.name, &id);
+            let cmd = approve_command(seen.kind, seen.namespace, seen.name, id.as_str());
             let what = seen
                 .context
                 .as_ref()
@@ -353,7 +354,7 @@ pub fn applied(
         }
     };
     let last_applied = LastApplied {
-        plan_id: plan.id.clone(),
+        plan_id: plan.id.to_string(),
         time: now.into(),
         steps_applied: report.applied() as i32,
         restore_points: report.restore_points(),
@@ -518,7 +519,7 @@ mod tests {
         );
         // the same plan seen again: no second event
         let again = Seen {
-            previous_plan: Some(&drop.id),
+            previous_plan: Some(drop.id.as_str()),
             ..seen()
         };
         assert!(report(decide(&drop, &again)).events.is_empty());
@@ -536,7 +537,7 @@ mod tests {
             r.message
         );
         let right = Seen {
-            approval: Some(&drop.id),
+            approval: Some(drop.id.as_str()),
             ..seen()
         };
         assert!(matches!(decide(&drop, &right), Next::Apply { .. }));

@@ -205,8 +205,14 @@ async fn evaluate(
         on_event: &|_| {},
         may_continue: &may_continue,
     };
-    let result =
-        apply::apply_planned(backend.as_ref(), read, Some(&plan.id), seen.approval, &opts).await;
+    let result = apply::apply_planned(
+        backend.as_ref(),
+        read,
+        Some(plan.id.as_str()),
+        seen.approval,
+        &opts,
+    )
+    .await;
     lock.release().await;
     let done = (
         EventReason::OrphansDropped,

@@ -331,7 +331,7 @@ where
     let result = apply::apply_planned(
         backend.as_ref(),
         read_plan,
-        Some(&plan.id),
+        Some(plan.id.as_str()),
         seen.approval,
         &opts,
     )

@@ -2528,7 +2528,7 @@ fn summary_counts_every_kind_of_table() {
     assert_eq!((s.steps, s.rewrites, s.warnings), (3, 1, 1), "{s:?}");
     assert_eq!(s.short(), "+1 ~1 -1");
     assert_eq!(
-        gate(&plan, Policy::Auto, Some(&plan.id)),
+        gate(&plan, Policy::Auto, Some(plan.id.as_str())),
         Decision::Rejected,
         "a rejected table stops the whole plan"
     );
@@ -2766,7 +2766,7 @@ fn gate_decisions() {
             Some(meta.id.as_str()),
             Decision::WrongApproval {
                 id: destructive.id.clone(),
-                approved: meta.id.clone(),
+                approved: meta.id.to_string(),
             },
         ),
         (
@@ -3244,9 +3244,10 @@ fn the_plan_id_is_deterministic() {
     let b = plan::plan(&d, &o, &[], &dbx());
     assert_eq!(a.id, b.id);
     assert_eq!(a, b);
-    assert_eq!(a.id.len(), 16);
+    assert_eq!(a.id.as_str().len(), 16);
     assert!(
-        a.id.chars()
+        a.id.as_str()
+            .chars()
             .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()),
         "{}",
         a.id

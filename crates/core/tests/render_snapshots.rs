@@ -281,7 +281,7 @@ fn json_round_trips_to_an_equal_plan() {
         "rendering is stable through a round trip"
     );
     let value: serde_json::Value = serde_json::from_str(&rendered).unwrap();
-    assert_eq!(value["id"], serde_json::Value::String(p.id.clone()));
+    assert_eq!(value["id"], serde_json::Value::String(p.id.to_string()));
     assert_eq!(value["format_version"], serde_json::json!(1));
     assert_eq!(plan::FORMAT_VERSION, 1);
     // the id can be recomputed from the saved plan alone
@@ -362,7 +362,7 @@ fn every_rendering_names_the_plan_id_and_every_shown_table() {
         ("text", text::render(&p)),
         ("markdown", markdown::render(&p)),
     ] {
-        assert!(r.contains(&p.id), "{name} lacks the plan id");
+        assert!(r.contains(p.id.as_str()), "{name} lacks the plan id");
         for t in shown {
             assert!(r.contains(t), "{name} lacks {t}");
         }

@@ -13,7 +13,7 @@ use delta_operator_api::inputs::Inputs;
 use delta_operator_core::model::TableRef;
 use delta_operator_core::plan::gate::{Decision, Policy, gate};
 use delta_operator_core::plan::holds::holds;
-use delta_operator_core::plan::{Outcome, Plan, RiskClass, Step};
+use delta_operator_core::plan::{Outcome, Plan, PlanId, RiskClass, Step};
 
 /// What happened to one step.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -44,7 +44,7 @@ pub struct StepReport {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ApplyReport {
-    pub plan_id: String,
+    pub plan_id: PlanId,
     pub steps: Vec<StepReport>,
 }
 
@@ -80,13 +80,13 @@ pub enum ApplyError {
     #[error(
         "the plan is stale: it was {expected}, but the tables now plan as {actual}; plan again"
     )]
-    Stale { expected: String, actual: String },
+    Stale { expected: String, actual: PlanId },
     #[error("plan {id} needs approval ({reason}); rerun with --approve {id}")]
-    NeedsApproval { id: String, reason: String },
+    NeedsApproval { id: PlanId, reason: String },
     #[error(
         "--approve {approved} approves nothing: the plan is {id}. Review it, then approve {id}"
     )]
-    WrongApproval { id: String, approved: String },
+    WrongApproval { id: PlanId, approved: String },
     #[error("the plan is refused by the safety rules; fix the spec and plan again")]
     Rejected,
     #[error("reading the tables failed: {0}")]
@@ -209,7 +209,7 @@ where
         Ok(p) => {
             end_all(backend, runs).await;
             return Err(ApplyError::Stale {
-                expected: plan.id,
+                expected: plan.id.into(),
                 actual: p.id,
             });
         }

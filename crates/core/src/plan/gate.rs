@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::rules::Rule;
-use super::{Outcome, Plan, RiskClass};
+use super::{Outcome, Plan, PlanId, RiskClass};
 
 /// `spec.policy`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -26,12 +26,12 @@ pub enum Decision {
     Apply,
     /// Waits for `delta-operator.io/approve: <id>` (or `--approve <id>`).
     NeedsApproval {
-        id: String,
+        id: PlanId,
         reason: String,
     },
     /// The approval names another plan: it approves nothing.
     WrongApproval {
-        id: String,
+        id: PlanId,
         approved: String,
     },
     Observe,

@@ -9,6 +9,9 @@
 //! commits only against the version it read), and the restore point is the
 //! version recorded just before the step.
 
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::capabilities::BackendKind;
@@ -18,8 +21,64 @@ use crate::model::ObservedTable;
 /// Bump when the hashed input changes shape, so old approvals never match.
 const ID_VERSION: &str = "delta-operator plan id v2";
 
+/// A plan's id, 16 hex characters: what an approval names and an apply checks.
+/// Compared with the text a person typed (`--approve`, the annotation) as is.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct PlanId(String);
+
+impl PlanId {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Reads as the text it is (`&plan.id` where a `&str` is wanted).
+impl std::ops::Deref for PlanId {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for PlanId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl PartialEq<str> for PlanId {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for PlanId {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+impl PartialEq<PlanId> for &str {
+    fn eq(&self, other: &PlanId) -> bool {
+        *self == other.0
+    }
+}
+
+impl PartialEq<PlanId> for str {
+    fn eq(&self, other: &PlanId) -> bool {
+        self == other.0
+    }
+}
+
+impl From<PlanId> for String {
+    fn from(id: PlanId) -> String {
+        id.0
+    }
+}
+
 /// 16 hex characters over (backend, every table's desired and observed state).
-pub fn plan_id(backend: BackendKind, tables: &[TablePlan]) -> String {
+pub fn plan_id(backend: BackendKind, tables: &[TablePlan]) -> PlanId {
     let mut h = Sha256::new();
     h.update(ID_VERSION.as_bytes());
     h.update([0]);
@@ -41,5 +100,5 @@ pub fn plan_id(backend: BackendKind, tables: &[TablePlan]) -> String {
         h.update(serde_json::to_vec(&t.action).unwrap_or_default());
     }
     let digest = h.finalize();
-    digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
+    PlanId(digest.iter().take(8).map(|b| format!("{b:02x}")).collect())
 }

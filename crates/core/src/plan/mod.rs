@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 
 pub use capabilities::{BackendKind, Capabilities, Strategy};
 pub use change::{Change, Difference};
+pub use id::PlanId;
 pub use planner::{Outcome, TableAction, TablePlan, plan_delete, plan_orphan, plan_table};
 pub use rules::{Rule, RuleFailure};
 pub use steps::{Action, RiskClass, Step};
@@ -54,7 +55,7 @@ impl Summary {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
     pub format_version: u32,
-    pub id: String,
+    pub id: PlanId,
     pub backend: BackendKind,
     pub summary: Summary,
     pub tables: Vec<TablePlan>,

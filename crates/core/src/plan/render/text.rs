@@ -24,7 +24,7 @@ pub fn render(plan: &Plan) -> String {
     let (changes, steps) = totals(s);
     let _ = writeln!(out, "Plan: {changes} · {steps}");
     if s.rejected > 0 {
-        let _ = match gate::gate(plan, gate::Policy::Auto, Some(&plan.id)) {
+        let _ = match gate::gate(plan, gate::Policy::Auto, Some(plan.id.as_str())) {
             gate::Decision::Rejected => writeln!(
                 out,
                 "✗ {} refused by the rules above: nothing is applied until the spec is fixed.",
