@@ -38,6 +38,7 @@ use crate::model::{
     SchemaRef, TableRef,
 };
 use crate::plan::Action;
+use crate::plan::change::FieldPath;
 
 /// What a probe found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -1162,7 +1163,7 @@ async fn nested_not_null_alter(b: &Bench) -> Verdict {
         t.q
     ))
     .await?;
-    let path = vec!["s".to_string(), "x".to_string()];
+    let path: FieldPath = vec!["s".to_string(), "x".to_string()].into();
     b.compiled(
         &t,
         &Action::DropNotNull { path: path.clone() },
@@ -1327,7 +1328,7 @@ async fn metadata_widenings_allowed(b: &Bench) -> Verdict {
     let mut first_words = None;
     for (i, (from, to)) in IN_PLACE.iter().enumerate() {
         let action = Action::AlterColumnType {
-            path: vec![format!("c{i}")],
+            path: vec![format!("c{i}")].into(),
             to: ty(to),
         };
         let stmts = sql::compile(&t.r, &action, None).map_err(|e| unknown(e.to_string()))?;
@@ -1937,7 +1938,7 @@ async fn widening_needs_feature(b: &Bench) -> Verdict {
         ));
     }
     let alter = Action::AlterColumnType {
-        path: vec!["a".into()],
+        path: vec!["a".into()].into(),
         to: DataType::Long,
     };
     let stmt = sql::compile(&t.r, &alter, None)
@@ -2078,7 +2079,7 @@ async fn set_not_null_in_place(b: &Bench) -> Verdict {
     b.compiled(
         &t,
         &Action::SetNotNull {
-            path: vec!["a".into()],
+            path: vec!["a".into()].into(),
         },
         None,
         "SET NOT NULL accepted on a column without NULLs",
@@ -2091,7 +2092,7 @@ async fn set_not_null_in_place(b: &Bench) -> Verdict {
     let stmt = sql::compile(
         &t.r,
         &Action::SetNotNull {
-            path: vec!["b".into()],
+            path: vec!["b".into()].into(),
         },
         None,
     )
@@ -2116,7 +2117,7 @@ async fn drop_not_null_in_place(b: &Bench) -> Verdict {
     b.compiled(
         &t,
         &Action::DropNotNull {
-            path: vec!["a".into()],
+            path: vec!["a".into()].into(),
         },
         None,
         "DROP NOT NULL accepted",
@@ -2323,7 +2324,7 @@ async fn comments_clear(b: &Bench) -> Verdict {
     b.compiled(
         &t,
         &Action::SetColumnComment {
-            path: vec!["a".into()],
+            path: vec!["a".into()].into(),
             comment: String::new(),
         },
         None,

@@ -374,7 +374,7 @@ fn change_cases() -> Vec<ChangeCase> {
             lake(),
             |d, _| d.columns.push(col("status", "string")),
             vec![Change::AddColumn {
-                path: vec![s("status")],
+                path: vec![s("status")].into(),
                 field: StructField {
                     name: s("status"),
                     data_type: DataType::String,
@@ -393,7 +393,7 @@ fn change_cases() -> Vec<ChangeCase> {
                 o.columns.push(ocol("address", "struct<city:string>"));
             },
             vec![Change::AddColumn {
-                path: vec![s("address"), s("zip")],
+                path: vec![s("address"), s("zip")].into(),
                 field: StructField {
                     name: s("zip"),
                     data_type: DataType::String,
@@ -460,7 +460,7 @@ fn change_cases() -> Vec<ChangeCase> {
             dbx(),
             |d, _| dcol(d, "amount").data_type = DataType::Long,
             vec![Change::ChangeType {
-                path: vec![s("amount")],
+                path: vec![s("amount")].into(),
                 from: DataType::Int,
                 to: DataType::Long,
             }],
@@ -474,7 +474,7 @@ fn change_cases() -> Vec<ChangeCase> {
             lake(),
             |d, _| dcol(d, "amount").data_type = DataType::Long,
             vec![Change::ChangeType {
-                path: vec![s("amount")],
+                path: vec![s("amount")].into(),
                 from: DataType::Int,
                 to: DataType::Long,
             }],
@@ -488,7 +488,7 @@ fn change_cases() -> Vec<ChangeCase> {
                 lcol(o, "amount").data_type = DataType::Long;
             },
             vec![Change::ChangeType {
-                path: vec![s("amount")],
+                path: vec![s("amount")].into(),
                 from: DataType::Long,
                 to: DataType::Int,
             }],
@@ -503,7 +503,7 @@ fn change_cases() -> Vec<ChangeCase> {
             dbx(),
             |d, _| dcol(d, "amount").nullable = false,
             vec![Change::SetNullability {
-                path: vec![s("amount")],
+                path: vec![s("amount")].into(),
                 nullable: false,
             }],
             vec!["1. SET NOT NULL amount [meta]"],
@@ -513,7 +513,7 @@ fn change_cases() -> Vec<ChangeCase> {
             lake(),
             |d, _| dcol(d, "amount").nullable = false,
             vec![Change::SetNullability {
-                path: vec![s("amount")],
+                path: vec![s("amount")].into(),
                 nullable: false,
             }],
             vec!["1. REPLACE TABLE (from itself) [rewrite]"],
@@ -523,7 +523,7 @@ fn change_cases() -> Vec<ChangeCase> {
             lake(),
             |d, _| dcol(d, "id").nullable = true,
             vec![Change::SetNullability {
-                path: vec![s("id")],
+                path: vec![s("id")].into(),
                 nullable: true,
             }],
             vec!["1. DROP NOT NULL id [meta]"],
@@ -533,7 +533,7 @@ fn change_cases() -> Vec<ChangeCase> {
             lake(),
             |d, _| dcol(d, "note").comment = Some(s("free text")),
             vec![Change::SetColumnComment {
-                path: vec![s("note")],
+                path: vec![s("note")].into(),
                 from: None,
                 to: s("free text"),
             }],

@@ -987,7 +987,7 @@ mod tests {
         );
         assert_eq!(
             sql(Action::SetColumnComment {
-                path: vec!["a".into(), "b".into()],
+                path: vec!["a".into(), "b".into()].into(),
                 comment: "x\ny".into()
             }),
             vec!["ALTER TABLE `main`.`sales`.`orders` ALTER COLUMN `a`.`b` COMMENT 'x\ny'"]
@@ -1095,7 +1095,7 @@ mod tests {
         };
         assert_eq!(
             sql(Action::AddColumn {
-                path: vec!["p".into(), "s".into()],
+                path: vec!["p".into(), "s".into()].into(),
                 field: f
             }),
             vec![
@@ -1115,7 +1115,7 @@ mod tests {
         );
         assert_eq!(
             sql(Action::AlterColumnType {
-                path: vec!["a".into()],
+                path: vec!["a".into()].into(),
                 to: DataType::Decimal {
                     precision: 18,
                     scale: 2
@@ -1125,13 +1125,13 @@ mod tests {
         );
         assert_eq!(
             sql(Action::SetNotNull {
-                path: vec!["s".into(), "f".into()]
+                path: vec!["s".to_string(), "f".to_string()].into()
             }),
             vec!["ALTER TABLE `main`.`sales`.`orders` ALTER COLUMN `s`.`f` SET NOT NULL"]
         );
         assert_eq!(
             sql(Action::DropNotNull {
-                path: vec!["a".into()]
+                path: vec!["a".to_string()].into()
             }),
             vec!["ALTER TABLE `main`.`sales`.`orders` ALTER COLUMN `a` DROP NOT NULL"]
         );

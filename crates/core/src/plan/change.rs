@@ -9,8 +9,57 @@ use crate::model::{
     StructField,
 };
 
-/// A path to a column or nested struct field: `["address", "city"]`.
-pub type FieldPath = Vec<String>;
+/// A path to a column or nested struct field, outermost first:
+/// `["address", "city"]`. Written as that list in JSON; reads as a slice.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct FieldPath(Vec<String>);
+
+impl FieldPath {
+    /// A top-level column.
+    pub fn column(name: &str) -> Self {
+        FieldPath(vec![name.to_string()])
+    }
+
+    /// The path of a field inside this one.
+    pub fn child(&self, name: &str) -> Self {
+        let mut parts = self.0.clone();
+        parts.push(name.to_string());
+        FieldPath(parts)
+    }
+}
+
+impl std::ops::Deref for FieldPath {
+    type Target = [String];
+    fn deref(&self) -> &[String] {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for FieldPath {
+    fn deref_mut(&mut self) -> &mut [String] {
+        &mut self.0
+    }
+}
+
+impl From<Vec<String>> for FieldPath {
+    fn from(parts: Vec<String>) -> Self {
+        FieldPath(parts)
+    }
+}
+
+impl FromIterator<String> for FieldPath {
+    fn from_iter<I: IntoIterator<Item = String>>(iter: I) -> Self {
+        FieldPath(iter.into_iter().collect())
+    }
+}
+
+/// `address.city`.
+impl std::fmt::Display for FieldPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&path_string(self))
+    }
+}
 
 pub fn path_string(path: &[String]) -> String {
     path.join(".")

@@ -200,7 +200,7 @@ fn diff_columns(desired: &DesiredTable, live: &ObservedTable, out: &mut TableDif
                     comment: d.comment.clone().filter(|c| !c.is_empty()),
                 };
                 out.changes.push(Change::AddColumn {
-                    path: vec![d.name.clone()],
+                    path: vec![d.name.clone()].into(),
                     field,
                 });
                 // what ADD COLUMN cannot say comes as its own steps, in the same plan
@@ -233,7 +233,7 @@ fn diff_columns(desired: &DesiredTable, live: &ObservedTable, out: &mut TableDif
 }
 
 fn diff_column(d: &DesiredColumn, l: &ObservedColumn, out: &mut TableDiff) {
-    let path = vec![d.name.clone()];
+    let path = FieldPath::column(&d.name);
     diff_type(&path, &d.data_type, &l.data_type, out);
     if d.nullable != l.nullable {
         out.changes.push(Change::SetNullability {

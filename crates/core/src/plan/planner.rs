@@ -1239,14 +1239,14 @@ fn put_backs(
     for p in &rw.columns {
         if !p.field.nullable {
             out.push(put(Action::SetNotNull {
-                path: vec![p.field.name.clone()],
+                path: vec![p.field.name.clone()].into(),
             }));
         }
     }
     for p in rw.converted_columns() {
         if let Some(c) = &p.field.comment {
             out.push(put(Action::SetColumnComment {
-                path: vec![p.field.name.clone()],
+                path: vec![p.field.name.clone()].into(),
                 comment: c.clone(),
             }));
         }
