@@ -6,6 +6,7 @@
 
 use delta_operator_api::reason::Reason;
 use delta_operator_api::spec::crd::{LastApplied, PlanStatus};
+use delta_operator_backend::BackendError;
 use delta_operator_backend::apply::{ApplyError, ApplyReport, StepStatus};
 use delta_operator_core::plan::gate::{Decision, Policy, gate};
 use delta_operator_core::plan::render::text::{render, step_lines};
@@ -305,6 +306,18 @@ pub fn decide(plan: &Plan, seen: &Seen) -> Next {
     }
 }
 
+/// A read that failed: retried when it may pass next time, else a person must look.
+pub fn read_failed(e: &BackendError) -> Report {
+    if e.is_permanent() {
+        Report::new(Reason::ReadFailed, e.to_string())
+    } else {
+        Report::new(
+            Reason::ReadRetrying,
+            format!("reading the live tables failed; retrying: {e}"),
+        )
+    }
+}
+
 /// The event that says an apply starts.
 pub fn apply_started(plan: &Plan) -> Note {
     Note {
@@ -340,10 +353,8 @@ pub fn applied(
             );
         }
         Err(ApplyError::Read(e)) if !e.is_permanent() => {
-            return pending(
-                Reason::ReadRetrying,
-                format!("reading the tables failed; retrying: {e}"),
-            );
+            let r = read_failed(e);
+            return pending(r.reason, r.message);
         }
         Err(e) => {
             return pending(failed, e.to_string()).note(
@@ -592,9 +603,9 @@ mod tests {
             &[],
             &caps(),
         );
-        let transient = Err(ApplyError::Read(
-            delta_operator_backend::BackendError::Transient("connection reset".into()),
-        ));
+        let transient = Err(ApplyError::Read(BackendError::Transient(
+            "connection reset".into(),
+        )));
         let r = applied(&add, &seen(), &transient, "t", None, Reason::ApplyFailed);
         assert_eq!(r.reason, Reason::ReadRetrying);
         let refused = Err(ApplyError::Read(

@@ -21,13 +21,16 @@ use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{Predicate, WatchStreamExt, predicates, watcher};
 use kube::{Api, Client, Resource, ResourceExt};
 
-use decide::Note;
+use decide::{Note, Seen};
 use delta_operator_api::config::Config;
 use delta_operator_api::reason::Reason;
 use delta_operator_api::spec::load::{DEFAULT_NAMESPACE, Loaded, Manifests};
 use delta_operator_api::spec::lower::qualified_reference;
 use delta_operator_api::spec::{DeltaSchema, DeltaTable};
+use delta_operator_backend::BackendError;
+use delta_operator_backend::apply::{self, ApplyError, ApplyReport};
 use delta_operator_core::model::{ResourceId, TableRef};
+use delta_operator_core::plan::Plan;
 use delta_operator_targets::AnyBackend;
 
 pub use lock::Locks;
@@ -42,6 +45,8 @@ pub const REQUESTED_AT: &str = "reconcile.fluxcd.io/requestedAt";
 /// The finalizer a DeltaTable with `deletionPolicy: Delete` carries.
 pub const FINALIZER: &str = "delta-operator.io/drop-table";
 pub const FIELD_MANAGER: &str = "delta-operator";
+/// How long a reconcile waits for a table another apply (a CLI run) holds before requeueing.
+const LOCK_WAIT: Duration = Duration::from_secs(5);
 /// How soon a Progressing resource is reconciled again.
 const RETRY_SOON: Duration = Duration::from_secs(10);
 
@@ -180,6 +185,46 @@ impl Context {
         if let Err(e) = self.recorder.publish(&ev, &obj.object_ref(&())).await {
             tracing::warn!(error = %e, "publishing an event failed");
         }
+    }
+
+    /// Runs the executor for exactly `plan` (its id, the approval the resource
+    /// carries), holding the target's Lease: the one way a reconcile changes a
+    /// table, whether it applies a spec, drops a deleted resource's table or a
+    /// strict schema's orphans.
+    pub async fn run_apply<K, F, Fut>(
+        &self,
+        obj: &K,
+        backend: &AnyBackend,
+        target: &str,
+        plan: &Plan,
+        seen: &Seen<'_>,
+        read_plan: F,
+    ) -> Result<Result<(Plan, ApplyReport), ApplyError>, Error>
+    where
+        K: Resource<DynamicType = ()>,
+        F: Fn() -> Fut,
+        Fut: std::future::Future<Output = Result<Plan, BackendError>>,
+    {
+        let lock = self.locks.acquire(target).await?;
+        let alive = lock.flag();
+        self.publish_all(obj, &[decide::apply_started(plan)]).await;
+        let may_continue = move || alive.load(std::sync::atomic::Ordering::SeqCst);
+        let opts = apply::Options {
+            policy: seen.policy,
+            lock_wait: LOCK_WAIT,
+            on_event: &|_| {},
+            may_continue: &may_continue,
+        };
+        let result = apply::apply_planned(
+            backend,
+            read_plan,
+            Some(plan.id.as_str()),
+            seen.approval,
+            &opts,
+        )
+        .await;
+        lock.release().await;
+        Ok(result)
     }
 
     /// Publishes what a decision noted, in order.

@@ -12,7 +12,7 @@ use kube::{Api, ResourceExt};
 use serde_json::json;
 
 use super::conditions::conditions;
-use super::decide::{self, EventReason, Next, Report, Seen, applied, apply_started};
+use super::decide::{self, EventReason, Next, Report, Seen, applied};
 use super::table::now;
 use super::{Context, Error, FIELD_MANAGER, REQUESTED_AT, tenancy};
 use delta_operator_api::reason::{Phase, Reason};
@@ -20,7 +20,6 @@ use delta_operator_api::spec::DeltaSchema;
 use delta_operator_api::spec::crd::DeltaSchemaStatus;
 use delta_operator_api::spec::lower::lower_schema;
 use delta_operator_api::spec::validate::validate;
-use delta_operator_backend::apply::{self, Options};
 use delta_operator_backend::{Backend, BackendError};
 use delta_operator_core::model::{ResourceId, SchemaMode};
 use delta_operator_core::plan::gate::Policy;
@@ -149,13 +148,7 @@ async fn evaluate(
     };
     let plan = match read().await {
         Ok(p) => p,
-        Err(e) if e.is_permanent() => return stop(Reason::ReadFailed, e.to_string()),
-        Err(e) => {
-            return stop(
-                Reason::ReadRetrying,
-                format!("reading the schema's tables failed; retrying: {e}"),
-            );
-        }
+        Err(e) => return Ok((decide::read_failed(&e), vec![], None)),
     };
     let names = orphan_names(&plan);
     let (approval, paused) = Seen::annotations(obj.annotations());
@@ -195,25 +188,9 @@ async fn evaluate(
         Next::Apply { events } => events,
     };
     ctx.publish_all(obj, &events).await;
-    let lock = ctx.locks.acquire(&target).await?;
-    let alive = lock.flag();
-    ctx.publish_all(obj, &[apply_started(&plan)]).await;
-    let may_continue = move || alive.load(std::sync::atomic::Ordering::SeqCst);
-    let opts = Options {
-        policy: Policy::Auto,
-        lock_wait: Duration::from_secs(5),
-        on_event: &|_| {},
-        may_continue: &may_continue,
-    };
-    let result = apply::apply_planned(
-        backend.as_ref(),
-        read,
-        Some(plan.id.as_str()),
-        seen.approval,
-        &opts,
-    )
-    .await;
-    lock.release().await;
+    let result = ctx
+        .run_apply(obj, &backend, &target, &plan, &seen, read)
+        .await?;
     let done = (
         EventReason::OrphansDropped,
         format!("dropped {} (plan {})", names.join(", "), plan.id),

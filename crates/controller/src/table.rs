@@ -9,7 +9,7 @@ use kube::{Api, ResourceExt};
 use serde_json::json;
 
 use super::conditions::conditions;
-use super::decide::{self, Next, Report, Seen, applied, apply_started};
+use super::decide::{self, Next, Report, Seen, applied};
 use super::{Context, Error, FIELD_MANAGER, FINALIZER, REQUESTED_AT, tenancy};
 use delta_operator_api::inputs::Inputs;
 use delta_operator_api::reason::{Phase, Reason};
@@ -17,16 +17,12 @@ use delta_operator_api::spec::DeltaTable;
 use delta_operator_api::spec::crd::{DeletionPolicy, DeltaTableStatus, Policy as SpecPolicy};
 use delta_operator_api::spec::lower::{lower_table, schema_of};
 use delta_operator_api::spec::validate::validate;
-use delta_operator_backend::apply::{self, ApplyError, ApplyReport};
 use delta_operator_backend::engine::read_and_plan;
 use delta_operator_backend::{Backend, BackendError};
 use delta_operator_core::model::{DesiredTable, ResourceId};
 use delta_operator_core::plan::gate::Policy;
 use delta_operator_core::plan::{Plan, finish, plan_delete};
 use delta_operator_targets::AnyBackend;
-
-/// How long a reconcile waits for a table another apply (a CLI run) holds before requeueing.
-const LOCK_WAIT: Duration = Duration::from_secs(5);
 
 pub fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
@@ -266,7 +262,7 @@ async fn evaluate(
     };
     let plan = match read_telling_waits(obj, api, name, &backend, &inputs).await {
         Ok(p) => p,
-        Err(e) => return Ok((read_failed(&e), table)),
+        Err(e) => return Ok((decide::read_failed(&e), table)),
     };
     let policy = match obj.spec.policy {
         SpecPolicy::Auto => Policy::Auto,
@@ -284,60 +280,13 @@ async fn evaluate(
             .await
             .map(|(p, _)| p)
     };
-    let result = run_apply(obj, ctx, &backend, &target, &plan, &seen, read).await?;
+    let result = ctx
+        .run_apply(obj, &backend, &target, &plan, &seen, read)
+        .await?;
     Ok((
         applied(&plan, &seen, &result, &now(), None, Reason::ApplyFailed),
         table,
     ))
-}
-
-/// A read that failed: retried when it may pass next time, else a person must look.
-fn read_failed(e: &BackendError) -> Report {
-    if e.is_permanent() {
-        Report::new(Reason::ReadFailed, e.to_string())
-    } else {
-        Report::new(
-            Reason::ReadRetrying,
-            format!("reading the table failed; retrying: {e}"),
-        )
-    }
-}
-
-/// Runs the executor for exactly `plan` (its id, the approval the resource
-/// carries), holding the target's Lease.
-async fn run_apply<F, Fut>(
-    obj: &DeltaTable,
-    ctx: &Context,
-    backend: &Arc<AnyBackend>,
-    target: &str,
-    plan: &Plan,
-    seen: &Seen<'_>,
-    read_plan: F,
-) -> Result<Result<(Plan, ApplyReport), ApplyError>, Error>
-where
-    F: Fn() -> Fut,
-    Fut: std::future::Future<Output = Result<Plan, BackendError>>,
-{
-    let lock = ctx.locks.acquire(target).await?;
-    let alive = lock.flag();
-    ctx.publish_all(obj, &[apply_started(plan)]).await;
-    let may_continue = move || alive.load(std::sync::atomic::Ordering::SeqCst);
-    let opts = apply::Options {
-        policy: seen.policy,
-        lock_wait: LOCK_WAIT,
-        on_event: &|_| {},
-        may_continue: &may_continue,
-    };
-    let result = apply::apply_planned(
-        backend.as_ref(),
-        read_plan,
-        Some(plan.id.as_str()),
-        seen.approval,
-        &opts,
-    )
-    .await;
-    lock.release().await;
-    Ok(result)
 }
 
 /// A DeltaTable being deleted with our finalizer: drop the table (destructive,
@@ -380,7 +329,7 @@ async fn delete(
     };
     let plan = match read().await {
         Ok(p) => p,
-        Err(e) => return Ok(Some((read_failed(&e), table))),
+        Err(e) => return Ok(Some((decide::read_failed(&e), table))),
     };
     if !plan.has_changes() {
         set_finalizer(api, obj, false).await?;
@@ -395,7 +344,9 @@ async fn delete(
         Next::Report(r) => return Ok(Some((r, table))),
         Next::Apply { events } => ctx.publish_all(obj, &events).await,
     }
-    let result = run_apply(obj, ctx, &backend, &target, &plan, &seen, read).await?;
+    let result = ctx
+        .run_apply(obj, &backend, &target, &plan, &seen, read)
+        .await?;
     let done = (
         decide::EventReason::TableDropped,
         format!("dropped {} (plan {})", desired.table, plan.id),
