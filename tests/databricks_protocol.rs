@@ -13,6 +13,7 @@ use delta_operator::backend::databricks::auth::{Credentials, Secret};
 use delta_operator::backend::databricks::client::{ClientConfig, ClientError, DatabricksClient};
 use delta_operator::backend::{Backend, BackendError};
 use delta_operator::model::{SchemaRef, TableRef};
+use delta_operator::plan::Compiler;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
@@ -748,6 +749,27 @@ async fn concurrent_reads_of_one_schema_share_one_read() {
     assert_eq!(b.statements(), 1);
 }
 
+/// A table plan of one step, as the executor hands it to the backend.
+fn one_step_plan(
+    t: &TableRef,
+    step: &delta_operator::plan::Step,
+) -> delta_operator::plan::TablePlan {
+    delta_operator::plan::TablePlan {
+        table: t.clone(),
+        action: delta_operator::plan::TableAction::Update,
+        resource: None,
+        changes: vec![],
+        outcome: delta_operator::plan::Outcome::Accepted {
+            steps: vec![step.clone()],
+        },
+        notes: vec![],
+        size_bytes: None,
+        version: None,
+        desired: None,
+        observed: None,
+    }
+}
+
 #[tokio::test]
 async fn a_step_runs_as_its_sql_and_refreshes_the_next_read() {
     let s = with_statements(|r| match (r.method.as_str(), r.path.as_str()) {
@@ -760,7 +782,7 @@ async fn a_step_runs_as_its_sql_and_refreshes_the_next_read() {
     let b = DatabricksBackend::new(cfg(&s.url)).expect("backend");
     let t = TableRef::new("main", "sales", "orders");
     b.read(std::slice::from_ref(&t)).await.expect("reads");
-    let step = delta_operator::plan::Step {
+    let mut step = delta_operator::plan::Step {
         number: 1,
         class: delta_operator::plan::RiskClass::Meta,
         action: delta_operator::plan::Action::SetTableComment {
@@ -771,11 +793,21 @@ async fn a_step_runs_as_its_sql_and_refreshes_the_next_read() {
         notes: vec![],
         undo: None,
         est_bytes: None,
+        statements: vec![],
+        checks: vec![],
     };
+    let plan = one_step_plan(&t, &step);
+    step.statements = delta_operator::backend::databricks::compile::SqlCompiler
+        .compile(&plan, None, &[], &step)
+        .expect("compiles")
+        .statements;
+    let plan = one_step_plan(&t, &step);
     let out = b
         .run(
             &delta_operator::backend::TableRun::unlocked(&t),
+            &plan,
             &step,
+            None,
             &quiet,
         )
         .await
@@ -808,13 +840,17 @@ async fn a_step_runs_as_its_sql_and_refreshes_the_next_read() {
         phase: delta_operator::plan::steps::RewritePhase::WriteOnce,
     };
     let sent_before = s.requests().iter().filter(|r| r.path == STATEMENTS).count();
+    let step = delta_operator::plan::Step {
+        action: rewrite,
+        statements: vec![],
+        ..step
+    };
     let err = b
         .run(
             &delta_operator::backend::TableRun::unlocked(&t),
-            &delta_operator::plan::Step {
-                action: rewrite,
-                ..step
-            },
+            &one_step_plan(&t, &step),
+            &step,
+            None,
             &quiet,
         )
         .await

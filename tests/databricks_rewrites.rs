@@ -498,7 +498,8 @@ async fn rows_written_after_the_stage_are_converted_and_checked_by_the_replace()
     .await;
     let v2 = wh.m("  columns:\n    - {name: id, type: bigint}\n    - {name: num, type: int}");
     let plan = wh.plan(&v2).await;
-    let planned = plan.tables[0].steps().to_vec();
+    let table_plan = plan.tables[0].clone();
+    let planned = table_plan.steps().to_vec();
     assert_eq!(
         planned[0].action.title(),
         "STAGE rewritten data",
@@ -511,16 +512,28 @@ async fn rows_written_after_the_stage_are_converted_and_checked_by_the_replace()
     );
     // the stage runs, and someone writes a row that does not convert
     let run = delta_operator::backend::TableRun::unlocked(&wh.t("t"));
-    wh.b.run(&run, &planned[0], &|_: &str| {})
-        .await
-        .expect("the stage runs");
+    wh.b.run(
+        &run,
+        &table_plan,
+        &planned[0],
+        Some(&wh.read().await),
+        &|_: &str| {},
+    )
+    .await
+    .expect("the stage runs");
     wh.sql(&format!("INSERT INTO {} VALUES (4, 'forty')", wh.q("t")))
         .await;
     let moved = wh.version().await;
     let err =
-        wh.b.run(&run, &planned[1], &|_: &str| {})
-            .await
-            .expect_err("the new row does not convert");
+        wh.b.run(
+            &run,
+            &table_plan,
+            &planned[1],
+            Some(&wh.read().await),
+            &|_: &str| {},
+        )
+        .await
+        .expect_err("the new row does not convert");
     assert!(
         err.to_string()
             .contains("converting num to num (int) would turn a value into NULL"),
@@ -540,9 +553,15 @@ async fn rows_written_after_the_stage_are_converted_and_checked_by_the_replace()
         .await;
     wh.sql(&format!("INSERT INTO {} VALUES (5, '50')", wh.q("t")))
         .await;
-    wh.b.run(&run, &planned[1], &|_: &str| {})
-        .await
-        .expect("the replace runs");
+    wh.b.run(
+        &run,
+        &table_plan,
+        &planned[1],
+        Some(&wh.read().await),
+        &|_: &str| {},
+    )
+    .await
+    .expect("the replace runs");
     assert_eq!(
         wh.col(&format!(
             "SELECT concat(id, ':', coalesce(CAST(num AS STRING), 'NULL')) FROM {} ORDER BY id",

@@ -143,7 +143,7 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
         }
         Err(e @ (ApplyError::NeedsApproval { .. } | ApplyError::WrongApproval { .. })) => {
             if let Ok((plan, _)) = crate::engine::read_and_plan(&backend, &inputs).await {
-                print_plan(&plan, Format::Text);
+                print_plan(&plan, Format::Text, true);
             }
             eprintln!("refused: {e}. Nothing was changed.");
             EXIT_REFUSED
@@ -158,7 +158,7 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
         }
         Err(ApplyError::Rejected) => {
             if let Ok((plan, _)) = crate::engine::read_and_plan(&backend, &inputs).await {
-                print_plan(&plan, Format::Text);
+                print_plan(&plan, Format::Text, true);
             }
             eprintln!(
                 "refused: the safety rules reject this plan (see ✗ above). Nothing was changed."

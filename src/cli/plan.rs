@@ -25,6 +25,9 @@ pub struct PlanArgs {
     pub target: Option<String>,
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
+    /// Text: show the steps without the statements and checks they run.
+    #[arg(long)]
+    pub no_sql: bool,
     /// Plan against an observed-state file (from `read`) instead of reading live tables.
     #[arg(long, requires = "backend")]
     pub observed: Option<PathBuf>,
@@ -60,9 +63,9 @@ pub struct StateFile {
     pub tables: Vec<ObservedTable>,
 }
 
-pub fn print_plan(plan: &Plan, format: Format) {
+pub fn print_plan(plan: &Plan, format: Format, statements: bool) {
     match format {
-        Format::Text => print!("{}", render::text::render(plan)),
+        Format::Text => print!("{}", render::text::render_with(plan, statements)),
         Format::Markdown => print!("{}", render::markdown::render(plan)),
         Format::Json => print!("{}", render::json::render(plan)),
     }
@@ -85,7 +88,12 @@ pub async fn plan(config: &Config, a: PlanArgs) -> u8 {
                 return EXIT_ERROR;
             }
         };
-        plan_against(&inputs, &state.tables, &caps)
+        plan_against(
+            &inputs,
+            &state.tables,
+            &caps,
+            delta_operator_targets::compiler(caps.backend),
+        )
     } else {
         let backend = match choose_target(config, a.target.as_deref(), &m)
             .and_then(|t| check_allowed(config, &t, &inputs).and_then(|_| open_backend(config, &t)))
@@ -101,6 +109,7 @@ pub async fn plan(config: &Config, a: PlanArgs) -> u8 {
                 &inputs,
                 &observed,
                 crate::backend::Backend::capabilities(&backend),
+                crate::backend::Backend::compiler(&backend),
             ),
             Err(e) => {
                 eprintln!("error: reading the tables failed: {e}");
@@ -108,7 +117,7 @@ pub async fn plan(config: &Config, a: PlanArgs) -> u8 {
             }
         }
     };
-    print_plan(&plan, a.format);
+    print_plan(&plan, a.format, !a.no_sql);
     if let Some(out) = &a.out
         && let Err(e) = write_file(out, &render::json::render(&plan))
     {

@@ -3,7 +3,8 @@
 
 use delta_operator_api::inputs::Inputs;
 use delta_operator_core::model::{ObservedTable, TableRef};
-use delta_operator_core::plan::{self, Capabilities, Plan};
+use delta_operator_core::plan::compile::compile;
+use delta_operator_core::plan::{self, Capabilities, Compiler, Plan};
 
 use crate::{Backend, BackendError};
 
@@ -23,19 +24,54 @@ pub async fn observe<B: Backend>(
     Ok(backend.read(&refs).await?.into_iter().flatten().collect())
 }
 
-/// The plan for these inputs against this observed state.
-pub fn plan_against(inputs: &Inputs, observed: &[ObservedTable], caps: &Capabilities) -> Plan {
-    plan::plan(&inputs.tables, observed, &inputs.schemas, caps)
+/// The plan for these inputs against this observed state, compiled.
+pub fn plan_against(
+    inputs: &Inputs,
+    observed: &[ObservedTable],
+    caps: &Capabilities,
+    compiler: &dyn Compiler,
+) -> Plan {
+    compile(
+        plan::plan(&inputs.tables, observed, &inputs.schemas, caps),
+        compiler,
+    )
 }
 
-/// Reads and plans.
+/// Reads and plans. A table the plan scans or rewrites whose read gave no
+/// size is measured (`Backend::measure`) and planned again, so its steps
+/// show what they will read; the size is not part of the plan id.
 pub async fn read_and_plan<B: Backend>(
     backend: &B,
     inputs: &Inputs,
 ) -> Result<(Plan, Vec<ObservedTable>), BackendError> {
-    let observed = observe(backend, inputs).await?;
-    Ok((
-        plan_against(inputs, &observed, backend.capabilities()),
-        observed,
-    ))
+    let mut observed = observe(backend, inputs).await?;
+    let plan = plan_against(
+        inputs,
+        &observed,
+        backend.capabilities(),
+        backend.compiler(),
+    );
+    let unmeasured: Vec<TableRef> = plan
+        .tables
+        .iter()
+        .filter(|t| t.observed.as_ref().is_some_and(|o| o.size_bytes.is_none()))
+        .filter(|t| t.steps().iter().any(|s| s.action.scans_table()))
+        .map(|t| t.table.clone())
+        .collect();
+    if unmeasured.is_empty() {
+        return Ok((plan, observed));
+    }
+    let sizes = backend.measure(&unmeasured).await?;
+    for (t, size) in unmeasured.iter().zip(sizes) {
+        if let Some(o) = observed.iter_mut().find(|o| &o.table == t) {
+            o.size_bytes = size;
+        }
+    }
+    let plan = plan_against(
+        inputs,
+        &observed,
+        backend.capabilities(),
+        backend.compiler(),
+    );
+    Ok((plan, observed))
 }

@@ -10,7 +10,7 @@ pub mod engine;
 use std::future::Future;
 
 use delta_operator_core::model::{ObservedTable, SchemaRef, TableRef};
-use delta_operator_core::plan::{Capabilities, Step};
+use delta_operator_core::plan::{Capabilities, Compiler, Step, TablePlan};
 
 /// A backend failure. `permanent` ones need a human (→ Stalled); the rest are retried.
 #[derive(Debug, thiserror::Error)]
@@ -156,13 +156,31 @@ pub trait Backend: Send + Sync {
     /// Ends a table's apply, releasing its lock.
     fn end(&self, run: TableRun) -> impl Future<Output = ()> + Send;
 
-    /// Carries out one step of a run.
+    /// The backend's compiler: every step's statements, at plan time (pure).
+    fn compiler(&self) -> &dyn Compiler;
+
+    /// Carries out one step of its table's plan: the statements the plan
+    /// shows, bound to this run (`now` is the table as read when the step
+    /// starts: the version a stage or clone is made from).
     fn run(
         &self,
         run: &TableRun,
+        plan: &TablePlan,
         step: &Step,
+        now: Option<&ObservedTable>,
         progress: Progress<'_>,
     ) -> impl Future<Output = Result<StepOutcome, BackendError>> + Send;
+
+    /// The size in bytes of each table, for tables a plan scans or rewrites
+    /// whose read did not give it (one statement per table on Databricks;
+    /// never for a plan that scans nothing). Default: nothing more to learn.
+    fn measure(
+        &self,
+        tables: &[TableRef],
+    ) -> impl Future<Output = Result<Vec<Option<u64>>, BackendError>> + Send {
+        let n = tables.len();
+        async move { Ok(vec![None; n]) }
+    }
 
     /// The table's current Delta version: the restore point before a risky step.
     fn version(

@@ -22,6 +22,7 @@ use delta_operator_api::spec::lower::lower_schema;
 use delta_operator_api::spec::validate::validate;
 use delta_operator_backend::{Backend, BackendError};
 use delta_operator_core::model::{ResourceId, SchemaMode};
+use delta_operator_core::plan::compile::compile;
 use delta_operator_core::plan::gate::Policy;
 use delta_operator_core::plan::{Plan, SchemaScope, TableAction, plan_orphans};
 
@@ -144,7 +145,10 @@ async fn evaluate(
     let read = || async {
         let refs = backend.list_schema(&scope.schema).await?;
         let live: Vec<_> = backend.read(&refs).await?.into_iter().flatten().collect();
-        Ok::<Plan, BackendError>(plan_orphans(&scope, &live, ns, &existing, &caps))
+        Ok::<Plan, BackendError>(compile(
+            plan_orphans(&scope, &live, ns, &existing, &caps),
+            backend.compiler(),
+        ))
     };
     let plan = match read().await {
         Ok(p) => p,

@@ -20,6 +20,7 @@ use delta_operator_api::spec::validate::validate;
 use delta_operator_backend::engine::read_and_plan;
 use delta_operator_backend::{Backend, BackendError};
 use delta_operator_core::model::{DesiredTable, ResourceId};
+use delta_operator_core::plan::compile::compile;
 use delta_operator_core::plan::gate::Policy;
 use delta_operator_core::plan::{Plan, finish, plan_delete};
 use delta_operator_targets::AnyBackend;
@@ -321,10 +322,13 @@ async fn delete(
             .pop()
             .flatten()
             .filter(|l| l.owner().as_ref() == Some(&marker));
-        Ok(finish(
-            &caps,
-            live.iter().map(|l| plan_delete(l, &caps)).collect(),
-            vec![],
+        Ok(compile(
+            finish(
+                &caps,
+                live.iter().map(|l| plan_delete(l, &caps)).collect(),
+                vec![],
+            ),
+            backend.compiler(),
         ))
     };
     let plan = match read().await {

@@ -1170,7 +1170,7 @@ fn clone_before_rewrite_adds_a_shallow_clone_before_the_first_step_that_could_lo
         steps(&p),
         vec![
             "1. STAGE rewritten data [rewrite]",
-            "2. SHALLOW CLONE to orders__delta_operator_clone_v7 [meta]",
+            "2. SHALLOW CLONE to orders__delta_operator_clone_v{version} [meta]",
             "3. REPLACE TABLE (from staging) [rewrite]",
             "4. DROP staging [meta]"
         ],
@@ -1178,7 +1178,7 @@ fn clone_before_rewrite_adds_a_shallow_clone_before_the_first_step_that_could_lo
     );
     assert_eq!(
         p.steps()[1].undo.as_deref(),
-        Some("DROP TABLE main.sales.orders__delta_operator_clone_v7")
+        Some("DROP TABLE main.sales.orders__delta_operator_clone_v{version}")
     );
     assert_ne!(
         plan::finish(&lake(), vec![p], vec![]).id,
@@ -1193,7 +1193,7 @@ fn clone_before_rewrite_adds_a_shallow_clone_before_the_first_step_that_could_lo
     assert_eq!(
         steps(&p),
         vec![
-            "1. SHALLOW CLONE to orders__delta_operator_clone_v7 [meta]",
+            "1. SHALLOW CLONE to orders__delta_operator_clone_v{version} [meta]",
             "2. REPLACE TABLE (from itself) [destructive]"
         ]
     );
@@ -2262,49 +2262,64 @@ fn all_failures_of_a_table_are_reported_together_and_no_safe_subset_runs() {
 
 #[test]
 fn what_satisfies_a_rule_is_accepted() {
-    // NonNullableColumnAdd: `using:` fills existing rows; with a rewrite the
-    // new column is part of the projection (no ADD COLUMN first), filled by a
-    // staged rewrite, which also sets NOT NULL
+    // NonNullableColumnAdd: `using:` fills existing rows. On the lake the new
+    // column is part of the projection of a staged rewrite, which also sets
+    // NOT NULL; on Databricks it is added nullable, backfilled by one UPDATE
+    // and set NOT NULL behind its check (the table written once, not twice)
     let (mut d, o) = orders();
     let mut c = not_null(col("status", "string"));
     c.using = Some("'open'".into());
     d.columns.push(c);
-    for caps in [lake(), dbx()] {
-        let p = plan_table(&d, Some(&o), &caps);
-        let expected = if caps.replace_keeps_metadata {
-            vec![
-                "1. STAGE rewritten data [rewrite]",
-                "2. REPLACE TABLE (from staging) [rewrite]",
-                "3. DROP staging [meta]",
-            ]
-        } else {
-            // Databricks' REPLACE … AS SELECT loses NOT NULL and properties: put back before dropping staging
-            vec![
-                "1. STAGE rewritten data [rewrite]",
-                "2. REPLACE TABLE (from itself, rows checked) [rewrite]",
-                "3. SET NOT NULL id [meta]",
-                "4. SET NOT NULL status [meta]",
-                "5. SET TBLPROPERTIES (delta-operator.io/owner) [meta]",
-                "6. DROP staging [meta]",
-            ]
-        };
-        assert_eq!(steps(&p), expected, "{}", caps.backend);
-        let Action::Rewrite { rewrite, .. } = &p.steps()[1].action else {
-            unreachable!()
-        };
-        let status = rewrite
-            .columns
+    let p = plan_table(&d, Some(&o), &lake());
+    assert_eq!(
+        steps(&p),
+        vec![
+            "1. STAGE rewritten data [rewrite]",
+            "2. REPLACE TABLE (from staging) [rewrite]",
+            "3. DROP staging [meta]",
+        ]
+    );
+    let Action::Rewrite { rewrite, .. } = &p.steps()[1].action else {
+        unreachable!()
+    };
+    let status = rewrite
+        .columns
+        .iter()
+        .find(|c| c.field.name == "status")
+        .unwrap();
+    assert_eq!(
+        status.source,
+        Source::Using {
+            expression: "'open'".into()
+        }
+    );
+    assert!(!status.field.nullable, "the rewrite sets NOT NULL");
+    let p = plan_table(&d, Some(&o), &dbx());
+    assert_eq!(
+        steps(&p),
+        vec![
+            "1. ADD COLUMN status [meta]",
+            "2. BACKFILL status (UPDATE) [rewrite]",
+            "3. SET NOT NULL status [meta]",
+        ]
+    );
+    assert_eq!(
+        p.steps()[1].action,
+        Action::Backfill {
+            column: "status".into(),
+            expression: "'open'".into()
+        }
+    );
+    assert_eq!(p.steps()[1].est_bytes, Some(SIZE), "the size it writes");
+    assert!(
+        p.steps()[1]
+            .notes
             .iter()
-            .find(|c| c.field.name == "status")
-            .unwrap();
-        assert_eq!(
-            status.source,
-            Source::Using {
-                expression: "'open'".into()
-            }
-        );
-        assert!(!status.field.nullable, "the rewrite sets NOT NULL");
-    }
+            .any(|n| n.contains("once (about 384 GiB)") && n.contains("twice (about 767 GiB)")),
+        "both costs: {:?}",
+        p.steps()[1].notes
+    );
+    assert_eq!(p.steps()[2].est_bytes, Some(SIZE), "the check scans it");
 
     // ConversionNeedsUsing: struct → array with `using:`
     let (mut d, mut o) = orders();
@@ -3326,7 +3341,60 @@ fn the_plan_id_is_pinned() {
     // src/plan/id.rs deliberately and update this value in the same change.
     let (d, o) = id_input();
     let plan = plan::plan(&d, &o, &[], &dbx());
-    assert_eq!(plan.id, "790a1013758ee0aa");
+    assert_eq!(plan.id, "13a2649a9e8c9adb");
+}
+
+/// A compiler that writes one statement per step: `<prefix> <title>`.
+struct Prefixed(&'static str);
+
+impl plan::Compiler for Prefixed {
+    fn compile(
+        &self,
+        _plan: &TablePlan,
+        _observed: Option<&ObservedTable>,
+        _earlier: &[plan::Step],
+        step: &plan::Step,
+    ) -> Result<plan::Compiled, String> {
+        if self.0.is_empty() {
+            return Err("no statement for it".into());
+        }
+        Ok(plan::Compiled {
+            statements: vec![format!("{} {}", self.0, step.action.title())],
+            ..Default::default()
+        })
+    }
+}
+
+#[test]
+fn the_plan_id_covers_the_compiled_statements() {
+    let (d, o) = id_input();
+    let planned = plan::plan(&d, &o, &[], &dbx());
+    assert!(planned.summary.steps > 0, "the input plans steps");
+    let a = plan::compile::compile(planned.clone(), &Prefixed("A"));
+    let again = plan::compile::compile(planned.clone(), &Prefixed("A"));
+    let b = plan::compile::compile(planned.clone(), &Prefixed("B"));
+    assert_eq!(a.id, again.id, "compiling is deterministic");
+    assert_ne!(a.id, b.id, "a changed statement changes the id");
+    assert_ne!(a.id, planned.id);
+    let step = &a.tables[0].steps()[0];
+    assert_eq!(step.statements, vec![format!("A {}", step.action.title())]);
+    // a step the backend cannot compile refuses its table, naming the step
+    let with_steps = planned
+        .tables
+        .iter()
+        .filter(|t| !t.steps().is_empty())
+        .count();
+    let refused = plan::compile::compile(planned, &Prefixed(""));
+    assert_eq!(refused.summary.rejected, with_steps);
+    assert_eq!(refused.summary.steps, 0, "a refused table has no steps");
+    let Outcome::Rejected { failures } = &refused.tables[0].outcome else {
+        panic!("refused: {:?}", refused.tables[0].outcome)
+    };
+    assert!(
+        failures[0].subject.starts_with("step 1 ")
+            && failures[0].message.contains("no statement for it"),
+        "{failures:?}"
+    );
 }
 
 // ---------------------------------------------------------------------------

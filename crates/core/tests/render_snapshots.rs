@@ -164,7 +164,7 @@ fn fixed_plan() -> Plan {
             mode: SchemaMode::Additive,
         },
     ];
-    plan::plan(
+    let planned = plan::plan(
         &[orders, customers, events, regions],
         &[
             orders_live,
@@ -176,7 +176,42 @@ fn fixed_plan() -> Plan {
         ],
         &schemas,
         &Capabilities::lake(),
-    )
+    );
+    plan::compile::compile(planned, &Fixture)
+}
+
+/// A compiler for the snapshots (the backends' own are tested in their
+/// crates): a statement of two lines with backquotes, and a check after
+/// every rewrite step, so every rendering of statements and checks shows.
+struct Fixture;
+
+impl plan::Compiler for Fixture {
+    fn compile(
+        &self,
+        t: &plan::TablePlan,
+        _observed: Option<&ObservedTable>,
+        _earlier: &[plan::Step],
+        step: &plan::Step,
+    ) -> Result<plan::Compiled, String> {
+        let mut checks = vec![];
+        if step.class >= plan::RiskClass::Rewrite {
+            checks.push(plan::StepCheck {
+                when: plan::CheckWhen::After,
+                query: format!("SELECT count(*) FROM `{}`", t.table.table),
+                refuses: "a count that differs".into(),
+            });
+        }
+        Ok(plan::Compiled {
+            statements: vec![format!(
+                "-- step {}\nRUN `{}` {}",
+                step.number,
+                t.table.table,
+                step.action.title()
+            )],
+            checks,
+            notes: vec![],
+        })
+    }
 }
 
 // ---------------------------------------------------------------------------

@@ -9,6 +9,7 @@
 
 pub mod auth;
 pub mod client;
+pub mod compile;
 pub mod error;
 
 pub mod read;
@@ -22,11 +23,14 @@ use std::time::{Duration, Instant};
 use auth::{Credentials, Secret};
 use client::{ClientConfig, DatabricksClient};
 
+use compile::Binding;
 use delta_operator_api::config::{ClientId, DatabricksAuth, DatabricksTarget, SecretSource};
 use delta_operator_backend::{Backend, BackendError, Progress, StepOutcome, TableRun};
 use delta_operator_core::model::{ObservedTable, SchemaRef, TableRef};
 use delta_operator_core::plan::steps::{Rewrite, RewritePhase};
-use delta_operator_core::plan::{Action, Capabilities, Step};
+use delta_operator_core::plan::{
+    Action, Capabilities, CheckWhen, Compiler, Step, StepCheck, TablePlan,
+};
 
 /// One schema's tables as read together, by lower-case table name.
 type SchemaState = Arc<BTreeMap<String, ObservedTable>>;
@@ -244,14 +248,12 @@ impl DatabricksBackend {
         run: &TableRun,
         rw: &Rewrite,
         live: Option<&ObservedTable>,
+        check: &StepCheck,
         progress: Progress<'_>,
     ) -> Result<String, BackendError> {
         let t = &run.table;
         let staging = sql::staging_table(t, &run.id);
-        let r = self
-            .client
-            .execute(&sql::stage_check(t, rw, live, &run.id), progress)
-            .await?;
+        let r = self.client.execute(&check.query, progress).await?;
         let row = r.rows.first().ok_or_else(|| BackendError::Refused {
             message: "the staged check returned no row".into(),
         })?;
@@ -277,6 +279,41 @@ impl DatabricksBackend {
         }
     }
 
+    /// A check before a step's statements: a count of the rows the step would
+    /// fail on; any refuses the step with the count, before the warehouse scans
+    /// the table itself and fails with less to say.
+    async fn precheck(
+        &self,
+        t: &TableRef,
+        step: &Step,
+        check: &StepCheck,
+        progress: Progress<'_>,
+    ) -> Result<(), BackendError> {
+        let r = self.client.execute(&check.query, progress).await?;
+        let n: u64 = r
+            .rows
+            .first()
+            .and_then(|row| row.first().cloned().flatten())
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| BackendError::Refused {
+                message: format!("the check before {} returned no count", step.action.title()),
+            })?;
+        if n > 0 {
+            return Err(BackendError::CheckFailed {
+                message: format!(
+                    "{n} rows of {t} would fail {}: nothing was changed. Fix those rows (the check: {}) or change the spec",
+                    step.action.title(),
+                    check.query
+                ),
+            });
+        }
+        progress(&format!(
+            "checked: no row of {t} fails {}",
+            step.action.title()
+        ));
+        Ok(())
+    }
+
     async fn live(&self, t: &TableRef) -> Result<Option<ObservedTable>, BackendError> {
         Ok(self
             .schema_state(&t.schema_ref())
@@ -284,17 +321,6 @@ impl DatabricksBackend {
             .get(&t.table)
             .cloned())
     }
-}
-
-/// Actions whose SQL depends on the live table (see `sql::compile`).
-fn needs_live(a: &Action) -> bool {
-    matches!(
-        a,
-        Action::EnableColumnMapping
-            | Action::SetDefault { .. }
-            | Action::SetPrimaryKey { .. }
-            | Action::Rewrite { .. }
-    )
 }
 
 impl Backend for DatabricksBackend {
@@ -330,6 +356,18 @@ impl Backend for DatabricksBackend {
             .collect())
     }
 
+    async fn measure(&self, tables: &[TableRef]) -> Result<Vec<Option<u64>>, BackendError> {
+        let mut sizes = Vec::with_capacity(tables.len());
+        for t in tables {
+            let r = self
+                .client
+                .execute(&sql::describe_detail(t), &|_: &str| {})
+                .await?;
+            sizes.push(read::detail_size(&r.columns, &r.rows));
+        }
+        Ok(sizes)
+    }
+
     async fn version(&self, t: &TableRef) -> Result<Option<u64>, BackendError> {
         if self.live(t).await?.is_none() {
             return Ok(None);
@@ -348,28 +386,65 @@ impl Backend for DatabricksBackend {
 
     async fn end(&self, _run: TableRun) {}
 
+    fn compiler(&self) -> &dyn Compiler {
+        &compile::SqlCompiler
+    }
+
     async fn run(
         &self,
         run: &TableRun,
+        plan: &TablePlan,
         step: &Step,
+        now: Option<&ObservedTable>,
         progress: Progress<'_>,
     ) -> Result<StepOutcome, BackendError> {
         let t = &run.table;
-        let live = if needs_live(&step.action) {
-            self.live(t).await?
-        } else {
-            None
+        let earlier = &plan.steps()[..step.number.saturating_sub(1).min(plan.steps().len())];
+        let sql_error = |e: sql::SqlError| match e {
+            sql::SqlError::Unsupported(what) => BackendError::Unsupported {
+                backend: "databricks".into(),
+                what,
+            },
+            other => BackendError::Refused {
+                message: other.to_string(),
+            },
         };
-        let statements =
-            sql::compile_for(t, &step.action, live.as_ref(), &run.id).map_err(|e| match e {
-                sql::SqlError::Unsupported(what) => BackendError::Unsupported {
-                    backend: "databricks".into(),
-                    what,
-                },
-                other => BackendError::Refused {
-                    message: other.to_string(),
-                },
-            })?;
+        // the plan's text, compiled again: what runs is exactly what was shown
+        let shown = compile::compile_step(t, plan.observed.as_ref(), earlier, step, Binding::SHOWN)
+            .map_err(sql_error)?;
+        if shown.statements != step.statements || shown.checks != step.checks {
+            return Err(BackendError::Refused {
+                message: format!(
+                    "step {} of {t}: the plan's statements are not what this operator compiles for it (a plan made by another version?); plan again",
+                    step.number
+                ),
+            });
+        }
+        // bound to this run: the run id, and the version the step starts from
+        let version = now.and_then(|l| l.version);
+        if needs_version(&step.action) && version.is_none() {
+            return Err(BackendError::Refused {
+                message: format!(
+                    "{t}: its Delta version could not be read, so {} cannot be pinned to it",
+                    step.action.title()
+                ),
+            });
+        }
+        let bound = compile::compile_step(
+            t,
+            plan.observed.as_ref(),
+            earlier,
+            step,
+            Binding {
+                run: &run.id,
+                version,
+            },
+        )
+        .map_err(sql_error)?;
+        for c in bound.checks.iter().filter(|c| c.when == CheckWhen::Before) {
+            self.precheck(t, step, c, progress).await?;
+        }
+        let statements = bound.statements;
         // a replace Delta refused because another writer committed meanwhile
         // ran nothing: it is safe to run again, a bounded number of times
         let replaces = matches!(
@@ -421,18 +496,35 @@ impl Backend for DatabricksBackend {
         self.invalidate();
         outcome?;
         let mut detail = (!ids.is_empty()).then(|| format!("statement {}", ids.join(", ")));
-        if let Action::Rewrite {
-            rewrite,
-            phase: RewritePhase::Stage,
-        } = &step.action
-        {
+        if let (
+            Action::Rewrite {
+                rewrite,
+                phase: RewritePhase::Stage,
+            },
+            Some(check),
+        ) = (
+            &step.action,
+            bound.checks.iter().find(|c| c.when == CheckWhen::After),
+        ) {
             detail = Some(
-                self.check_stage(run, rewrite, live.as_ref(), progress)
+                self.check_stage(run, rewrite, plan.observed.as_ref(), check, progress)
                     .await?,
             );
         }
         Ok(StepOutcome { detail })
     }
+}
+
+/// Steps whose statements name the version they start from (a stage, a clone).
+fn needs_version(a: &Action) -> bool {
+    matches!(
+        a,
+        Action::CloneTable { .. }
+            | Action::Rewrite {
+                phase: RewritePhase::Stage,
+                ..
+            }
+    )
 }
 
 /// How often a replace is tried when another writer commits while it runs.

@@ -377,6 +377,14 @@ pub fn history_version(columns: &[String], rows: &[Vec<Option<String>>]) -> Opti
     rows.first()?.get(i)?.as_deref()?.parse().ok()
 }
 
+/// `sizeInBytes` of a `DESCRIBE DETAIL` answer.
+pub fn detail_size(columns: &[String], rows: &[Vec<Option<String>>]) -> Option<u64> {
+    let i = columns
+        .iter()
+        .position(|c| c.eq_ignore_ascii_case("sizeInBytes"))?;
+    rows.first()?.get(i)?.as_deref()?.parse().ok()
+}
+
 /// Staging copies (`<table>__delta_operator_staging_<8 hex digits>`) are no
 /// tables of their own: each is taken out of the listing and attached to its
 /// table as a leftover, which the plan removes (a finished run drops its own

@@ -19,8 +19,9 @@ use delta_operator_core::model::{
     TableRef,
 };
 use delta_operator_core::plan::change::FieldPath;
+use delta_operator_core::plan::compile;
 use delta_operator_core::plan::steps::{
-    Action, Projection, Rewrite, RewritePhase, Source, staging_name,
+    Action, Projection, Rewrite, RewritePhase, Source, bound_clone_name, staging_name,
 };
 
 /// Why a step has no SQL.
@@ -359,7 +360,11 @@ pub fn compile_for(
         Action::Rewrite { rewrite, phase } => rewrite_sql(t, rewrite, *phase, live, run),
         Action::CloneTable { name } => one(format!(
             "CREATE TABLE IF NOT EXISTS {} SHALLOW CLONE {}",
-            table_name(&TableRef::new(&t.catalog, &t.schema, name)),
+            table_name(&TableRef::new(
+                &t.catalog,
+                &t.schema,
+                &bound_clone_name(name, live.and_then(|l| l.version))
+            )),
             table_name(t)
         )),
         Action::Grant {
@@ -396,6 +401,12 @@ pub fn compile_for(
         }
         Action::SetOwner { owner } => one(alter(t, format!("SET OWNER TO {}", ident(owner)))),
         Action::DropTable => one(format!("DROP TABLE IF EXISTS {}", table_name(t))),
+        // only the NULLs: a rerun after an interruption fills what is left, nothing more
+        Action::Backfill { column, expression } => one(format!(
+            "UPDATE {} SET {c} = ({expression}) WHERE {c} IS NULL",
+            table_name(t),
+            c = ident(column)
+        )),
         // staging copies of runs that stopped: each its own DROP
         Action::RemoveLeftovers { leftovers } => Ok(leftovers
             .iter()
@@ -758,7 +769,8 @@ fn rewrite_sql(
         RewritePhase::WriteOnce => replace_as(t, rw, live, &format!("SELECT {} FROM {}", projection(rw, CastMode::Strict), table_name(t))),
         RewritePhase::Stage => {
             // pinned to the version read, so the check compares the copy with exactly what it copied
-            let v = live.and_then(|l| l.version).ok_or_else(|| SqlError::Unsupported("a stage of a table whose Delta version is unknown".into()))?;
+            // (unknown at plan time: the placeholder, bound when the step starts)
+            let v = version_or_placeholder(live);
             format!(
                 "CREATE TABLE {staging} USING DELTA TBLPROPERTIES ({} = {}) AS SELECT {} FROM {} VERSION AS OF {v}",
                 literal(STAGED_FROM),
@@ -771,6 +783,13 @@ fn rewrite_sql(
         RewritePhase::Replace => return Err(SqlError::Unsupported("REPLACE from the staging copy (it cannot be conditioned on the version the copy was made from)".into())),
         RewritePhase::DropStaging => format!("DROP TABLE IF EXISTS {staging}"),
     }])
+}
+
+/// The version a stage is made from: known when the step runs, the
+/// placeholder when the plan is compiled.
+fn version_or_placeholder(live: Option<&ObservedTable>) -> String {
+    live.and_then(|l| l.version)
+        .map_or_else(|| compile::VERSION.to_string(), |v| v.to_string())
 }
 
 /// The live column a converted projection is checked against: its source,
@@ -800,10 +819,7 @@ pub fn stage_check(t: &TableRef, rw: &Rewrite, live: Option<&ObservedTable>, run
             s.push(format!("count({}) AS `s_n{i}`", ident(&p.field.name)));
         }
     }
-    let at = live
-        .and_then(|l| l.version)
-        .map(|v| format!(" VERSION AS OF {v}"))
-        .unwrap_or_default();
+    let at = format!(" VERSION AS OF {}", version_or_placeholder(live));
     format!(
         "SELECT * FROM (SELECT {} FROM {}{at}) AS o CROSS JOIN (SELECT {} FROM {}) AS s",
         o.join(", "),
@@ -876,6 +892,11 @@ pub fn undo(t: &TableRef, action: &Action, version_before: Option<u64>) -> Optio
         }
         _ => None,
     }
+}
+
+/// The table's size and file count (`sizeInBytes`), for a plan that rewrites or scans it.
+pub fn describe_detail(t: &TableRef) -> String {
+    format!("DESCRIBE DETAIL {}", table_name(t))
 }
 
 /// The table's current Delta version (the restore point).

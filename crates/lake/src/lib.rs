@@ -3,6 +3,7 @@
 //! account. What delta-rs cannot change in place the planner turns into a
 //! rewrite; what it cannot do at all the planner refuses by rule.
 
+pub mod compile;
 pub mod lock;
 mod phases;
 mod replace;
@@ -28,7 +29,8 @@ use delta_operator_core::model::{
     Check, DataType, DesiredTable, OWNER_PROPERTY, ObservedTable, SchemaRef, StructField, TableRef,
 };
 use delta_operator_core::plan::change::FieldPath;
-use delta_operator_core::plan::{Action, Capabilities, Step};
+use delta_operator_core::plan::steps::bound_clone_name;
+use delta_operator_core::plan::{Action, Capabilities, Compiler, Step, TablePlan};
 use storage::Root;
 
 /// Writer features delta-rs 1.1 can commit to (with `datafusion`); a table
@@ -76,7 +78,7 @@ pub(crate) fn trash_root(t: &TableRef) -> String {
 /// A clone's folder: `.clones/<catalog>/<schema>/<table>/<clone>`, outside the
 /// schema folder (never listed as a table), one folder per table so a long
 /// table name never grows past the file-name limit.
-fn clone_rel(t: &TableRef, name: &str) -> String {
+pub(crate) fn clone_rel(t: &TableRef, name: &str) -> String {
     let short = name
         .strip_prefix(&t.table)
         .map(|s| s.trim_start_matches('_'))
@@ -535,13 +537,32 @@ impl Backend for LakeBackend {
         }
     }
 
+    fn compiler(&self) -> &dyn Compiler {
+        &compile::DeltaCompiler
+    }
+
     async fn run(
         &self,
         run: &TableRun,
+        _plan: &TablePlan,
         step: &Step,
+        now: Option<&ObservedTable>,
         progress: Progress<'_>,
     ) -> Result<StepOutcome, BackendError> {
         let t = &run.table;
+        // what runs is what the plan shows (a plan made by another version is refused)
+        if compile::compile_step(t, &step.action)
+            .map(|c| c.statements)
+            .as_ref()
+            != Ok(&step.statements)
+        {
+            return Err(BackendError::Refused {
+                message: format!(
+                    "step {} of {t}: the plan's operations are not what this operator compiles for it (a plan made by another version?); plan again",
+                    step.number
+                ),
+            });
+        }
         let unsupported = |what: &str| {
             Err(BackendError::Unsupported {
                 backend: "lake".into(),
@@ -634,7 +655,10 @@ impl Backend for LakeBackend {
                 self.rewrite(run, step, rewrite, *phase, progress).await
             }
             Action::RemoveLeftovers { .. } => self.remove_leftovers(run).await,
-            Action::CloneTable { name } => self.clone_table(t, step, name).await,
+            Action::CloneTable { name } => {
+                let name = bound_clone_name(name, now.and_then(|l| l.version));
+                self.clone_table(t, step, &name).await
+            }
             Action::DropTable => self.drop_table(t).await,
             other => unsupported(&other.title()),
         }

@@ -4,7 +4,7 @@
 use delta_operator_api::config::{Target, TargetBackend};
 use delta_operator_backend::{Backend, BackendError, Progress, StepOutcome, TableRun};
 use delta_operator_core::model::{ObservedTable, SchemaRef, TableRef};
-use delta_operator_core::plan::{Capabilities, Step};
+use delta_operator_core::plan::{BackendKind, Capabilities, Compiler, Step, TablePlan};
 use delta_operator_databricks as databricks;
 use delta_operator_lake as lake;
 
@@ -54,6 +54,14 @@ impl AnyBackend {
     }
 }
 
+/// A backend kind's compiler, without opening a backend (a plan against a saved state).
+pub fn compiler(kind: BackendKind) -> &'static dyn Compiler {
+    match kind {
+        BackendKind::Lake => &lake::compile::DeltaCompiler,
+        BackendKind::Databricks => &databricks::compile::SqlCompiler,
+    }
+}
+
 impl Backend for AnyBackend {
     fn capabilities(&self) -> &Capabilities {
         match self {
@@ -94,15 +102,24 @@ impl Backend for AnyBackend {
         }
     }
 
+    fn compiler(&self) -> &dyn Compiler {
+        match self {
+            AnyBackend::Lake(b) => b.compiler(),
+            AnyBackend::Databricks(b) => b.compiler(),
+        }
+    }
+
     async fn run(
         &self,
         run: &TableRun,
+        plan: &TablePlan,
         step: &Step,
+        now: Option<&ObservedTable>,
         progress: Progress<'_>,
     ) -> Result<StepOutcome, BackendError> {
         match self {
-            AnyBackend::Lake(b) => b.run(run, step, progress).await,
-            AnyBackend::Databricks(b) => b.run(run, step, progress).await,
+            AnyBackend::Lake(b) => b.run(run, plan, step, now, progress).await,
+            AnyBackend::Databricks(b) => b.run(run, plan, step, now, progress).await,
         }
     }
 

@@ -13,7 +13,7 @@ use delta_operator_api::inputs::Inputs;
 use delta_operator_core::model::TableRef;
 use delta_operator_core::plan::gate::{Decision, Policy, gate};
 use delta_operator_core::plan::holds::holds;
-use delta_operator_core::plan::{Outcome, Plan, PlanId, RiskClass, Step};
+use delta_operator_core::plan::{Outcome, Plan, PlanId, RiskClass, Step, TablePlan};
 
 /// What happened to one step.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -296,17 +296,17 @@ async fn run_locked<B: Backend>(
                     table: &t.table,
                     step,
                 });
-                report.status = match run_step(backend, run, step, &mut report, opts.on_event).await
-                {
-                    Ok(s) => s,
-                    Err(e) => {
-                        stop = true;
-                        failed_tables.push(t.table.clone());
-                        StepStatus::Failed {
-                            error: e.to_string(),
+                report.status =
+                    match run_step(backend, run, t, step, &mut report, opts.on_event).await {
+                        Ok(s) => s,
+                        Err(e) => {
+                            stop = true;
+                            failed_tables.push(t.table.clone());
+                            StepStatus::Failed {
+                                error: e.to_string(),
+                            }
                         }
-                    }
-                };
+                    };
                 (opts.on_event)(Event::Finished(&report));
                 failpoint(&format!("after-step-{}", step.number));
             }
@@ -322,6 +322,7 @@ async fn run_locked<B: Backend>(
 async fn run_step<B: Backend>(
     backend: &B,
     run: &TableRun,
+    plan: &TablePlan,
     step: &Step,
     report: &mut StepReport,
     on_event: &(dyn Fn(Event<'_>) + Send + Sync),
@@ -345,7 +346,9 @@ async fn run_step<B: Backend>(
             message: m,
         })
     };
-    let outcome = backend.run(run, step, &progress).await?;
+    let outcome = backend
+        .run(run, plan, step, live.as_ref(), &progress)
+        .await?;
     report.detail = outcome.detail;
     Ok(StepStatus::Applied)
 }

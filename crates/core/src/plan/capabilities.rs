@@ -107,6 +107,10 @@ pub struct Capabilities {
     /// Column mapping can be turned on for an existing table (`none` → `name`);
     /// without it only at create.
     pub column_mapping_on_existing_tables: bool,
+    /// A new NOT NULL column with `using:` is added nullable, filled by one
+    /// UPDATE and then set NOT NULL behind its check, writing the table once
+    /// (Databricks). Without it the table is rewritten (staged: written twice).
+    pub backfill_in_place: bool,
 }
 
 impl Capabilities {
@@ -143,6 +147,7 @@ impl Capabilities {
             replace_from_staging: true,
             column_mapping_for_names: false,
             column_mapping_on_existing_tables: false,
+            backfill_in_place: false,
         }
     }
 
@@ -177,6 +182,7 @@ impl Capabilities {
             replace_from_staging: false,
             column_mapping_for_names: true,
             column_mapping_on_existing_tables: true,
+            backfill_in_place: true,
         }
     }
 

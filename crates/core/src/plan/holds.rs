@@ -142,5 +142,7 @@ pub fn holds(action: &Action, live: Option<&ObservedTable>) -> bool {
         }),
         Action::SetOwner { owner } => live.owner.as_deref() == Some(owner.as_str()),
         Action::RemoveLeftovers { .. } => live.leftovers.is_empty(),
+        // filled and set NOT NULL already: nothing is left to fill
+        Action::Backfill { column, .. } => live.column(column).is_some_and(|c| !c.nullable),
     }
 }

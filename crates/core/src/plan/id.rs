@@ -19,7 +19,7 @@ use super::planner::TablePlan;
 use crate::model::ObservedTable;
 
 /// Bump when the hashed input changes shape, so old approvals never match.
-const ID_VERSION: &str = "delta-operator plan id v2";
+const ID_VERSION: &str = "delta-operator plan id v3";
 
 /// A plan's id, 16 hex characters: what an approval names and an apply checks.
 /// Compared with the text a person typed (`--approve`, the annotation) as is.
@@ -77,7 +77,8 @@ impl From<PlanId> for String {
     }
 }
 
-/// 16 hex characters over (backend, every table's desired and observed state).
+/// 16 hex characters over (backend, every table's desired and observed state,
+/// every step's compiled statements and checks).
 pub fn plan_id(backend: BackendKind, tables: &[TablePlan]) -> PlanId {
     let mut h = Sha256::new();
     h.update(ID_VERSION.as_bytes());
@@ -98,6 +99,12 @@ pub fn plan_id(backend: BackendKind, tables: &[TablePlan]) -> PlanId {
         h.update(serde_json::to_vec(&observed).unwrap_or_default());
         h.update([0]);
         h.update(serde_json::to_vec(&t.action).unwrap_or_default());
+        // what runs: approving the id approves exactly these statements and checks
+        // (compiled with placeholders for what only the run knows, so appends do not move it)
+        for s in t.steps() {
+            h.update([0]);
+            h.update(serde_json::to_vec(&(&s.statements, &s.checks)).unwrap_or_default());
+        }
     }
     let digest = h.finalize();
     PlanId(digest.iter().take(8).map(|b| format!("{b:02x}")).collect())

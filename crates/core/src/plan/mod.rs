@@ -6,6 +6,7 @@
 
 pub mod capabilities;
 pub mod change;
+pub mod compile;
 pub mod diff;
 pub mod gate;
 pub mod holds;
@@ -22,6 +23,7 @@ use serde::{Deserialize, Serialize};
 
 pub use capabilities::{BackendKind, Capabilities, Strategy};
 pub use change::{Change, Difference};
+pub use compile::{CheckWhen, Compiled, Compiler, StepCheck};
 pub use id::PlanId;
 pub use planner::{Outcome, TableAction, TablePlan, plan_delete, plan_orphan, plan_table};
 pub use rules::{Rule, RuleFailure};
@@ -157,6 +159,15 @@ pub fn plan_orphans(
 
 /// Numbers the totals and the id for a set of table plans.
 pub fn finish(caps: &Capabilities, tables: Vec<TablePlan>, unmanaged: Vec<TableRef>) -> Plan {
+    finish_for(caps.backend, tables, unmanaged)
+}
+
+/// `finish` by the backend's kind alone (what the id needs).
+pub(crate) fn finish_for(
+    backend: BackendKind,
+    tables: Vec<TablePlan>,
+    unmanaged: Vec<TableRef>,
+) -> Plan {
     let mut summary = Summary::default();
     for t in &tables {
         let steps = t.steps();
@@ -187,11 +198,11 @@ pub fn finish(caps: &Capabilities, tables: Vec<TablePlan>, unmanaged: Vec<TableR
             .count();
         summary.warnings += steps.iter().map(|s| s.warnings.len()).sum::<usize>();
     }
-    let id = id::plan_id(caps.backend, &tables);
+    let id = id::plan_id(backend, &tables);
     Plan {
         format_version: FORMAT_VERSION,
         id,
-        backend: caps.backend,
+        backend,
         summary,
         tables,
         unmanaged,

@@ -6,9 +6,10 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::capabilities::{BackendKind, Capabilities, Strategy};
-use super::change::{Change, DropReason};
+use super::change::{Change, DropReason, FieldPath};
 use super::diff::{diff, matching_live, renamed, same_shape};
 use super::projection::conversion;
+use super::render::human_bytes;
 use super::rules::{RuleFailure, check, needs_rewrite, strategy_for};
 use super::steps::{
     Action, Projection, Rewrite, RewritePhase, RiskClass, Source, Step, clone_name,
@@ -192,6 +193,8 @@ fn drop_table_step(live: &ObservedTable, caps: &Capabilities) -> Step {
         notes: vec![],
         undo: Some(undo),
         est_bytes: live.size_bytes,
+        statements: vec![],
+        checks: vec![],
     }
 }
 
@@ -213,6 +216,8 @@ fn draft(order: StepGroup, class: RiskClass, action: Action, serves: Vec<usize>)
             notes: vec![],
             undo: None,
             est_bytes: None,
+            statements: vec![],
+            checks: vec![],
         },
     }
 }
@@ -456,6 +461,61 @@ impl<'a> UpdateDrafts<'a> {
         }
     }
 
+    /// A new NOT NULL column filled in place: one UPDATE with its `using:`,
+    /// then SET NOT NULL behind its check. Both costs are shown: the UPDATE
+    /// writes the table once, a staged rewrite would write it twice.
+    fn backfill(&mut self, i: usize, column: &str) {
+        let Some(expression) = self
+            .desired
+            .columns
+            .iter()
+            .find(|c| c.name.eq_ignore_ascii_case(column))
+            .and_then(|c| c.using.clone())
+        else {
+            return; // refused by NonNullableColumnAdd: there is nothing to fill it with
+        };
+        let size = self.live.size_bytes;
+        let cost = match size {
+            Some(b) => format!(
+                "one UPDATE writes the table's files once (about {}); a staged rewrite would write it twice (about {})",
+                human_bytes(b),
+                human_bytes(b.saturating_mul(2))
+            ),
+            None => {
+                "one UPDATE writes the table's files once; a staged rewrite would write it twice"
+                    .into()
+            }
+        };
+        self.drafts.push(
+            draft(
+                StepGroup::Alter,
+                RiskClass::Rewrite,
+                Action::Backfill {
+                    column: column.to_string(),
+                    expression: expression.clone(),
+                },
+                vec![i],
+            )
+            .note(format!("{column} = {expression}   (using:), where it is NULL"))
+            .note(cost)
+            .note("Delta refuses it if another writer commits a conflicting change while it runs; appends meanwhile stay NULL and the next step's check stops on them")
+            .bytes(size)
+            .undo(restore_hint(self.live)),
+        );
+        self.drafts.push(
+            draft(
+                StepGroup::Alter,
+                RiskClass::Meta,
+                Action::SetNotNull {
+                    path: FieldPath::column(column),
+                },
+                vec![i],
+            )
+            .note("checks first that the column has no NULLs")
+            .bytes(size),
+        );
+    }
+
     fn alter_group(&self) -> StepGroup {
         if self.rewriting {
             StepGroup::ColumnMeta
@@ -607,7 +667,8 @@ impl<'a> UpdateDrafts<'a> {
                     ..field.clone()
                 };
                 let mut path = path.clone();
-                if path.len() > 1 {
+                let top_level = path.len() == 1;
+                if !top_level {
                     path[0] = self.live_name(&path[0]);
                 }
                 // a name Delta refuses without column mapping: mapping is turned on first, where the backend can
@@ -620,6 +681,12 @@ impl<'a> UpdateDrafts<'a> {
                     Action::AddColumn { path, field: added },
                     s,
                 );
+                if !field.nullable && self.caps.backfill_in_place && top_level {
+                    d = d.note("added nullable; the next step fills it, then it is set NOT NULL");
+                    self.drafts.push(d);
+                    self.backfill(i, &field.name);
+                    return;
+                }
                 if !field.nullable {
                     d = d.note("added nullable; the rewrite fills it and sets NOT NULL");
                     self.rewrite_serves.push(i);
@@ -1048,7 +1115,7 @@ fn insert_clone(steps: &mut Vec<Step>, live: &ObservedTable) {
     let Some(at) = steps.iter().position(could_lose_data) else {
         return;
     };
-    let name = clone_name(&live.table.table, live.version);
+    let name = clone_name(&live.table.table);
     let clone = Step {
         number: 0,
         class: RiskClass::Meta,
@@ -1061,6 +1128,8 @@ fn insert_clone(steps: &mut Vec<Step>, live: &ObservedTable) {
         ],
         undo: Some(format!("DROP TABLE {}.{}.{name}", live.table.catalog, live.table.schema)),
         est_bytes: None,
+        statements: vec![],
+        checks: vec![],
     };
     steps.insert(at, clone);
     for (i, s) in steps.iter_mut().enumerate() {
@@ -1196,6 +1265,15 @@ fn rewrite_drafts(
     }
     if !drops.is_empty() {
         replace = replace.warn(format!("drops {} along with the rewrite", drops.join(", ")));
+    }
+    let repartitions = rewrite.partitioned_by.len() != live.partitioned_by.len()
+        || rewrite
+            .partitioned_by
+            .iter()
+            .zip(&live.partitioned_by)
+            .any(|(a, b)| !a.eq_ignore_ascii_case(b));
+    if repartitions && caps.clustering {
+        replace = replace.note("a partitioning change rewrites the whole table; liquid clustering (spec `clusterBy`) changes in place instead (ALTER TABLE … CLUSTER BY, no rewrite; files are reclustered by later OPTIMIZE runs)");
     }
     let mut out = Vec::new();
     if staged {

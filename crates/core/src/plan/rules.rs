@@ -163,7 +163,7 @@ pub fn strategy_for(change: &Change, caps: &Capabilities) -> Strategy {
 /// by the rewrite from its `using:`).
 pub fn needs_rewrite(change: &Change, caps: &Capabilities) -> bool {
     strategy_for(change, caps) == Strategy::Rewrite
-        || matches!(change, Change::AddColumn { path, field } if path.len() == 1 && !field.nullable)
+        || matches!(change, Change::AddColumn { path, field } if path.len() == 1 && !field.nullable && !caps.backfill_in_place)
 }
 
 /// Every failure for one table's diff; empty means the plan is accepted.
@@ -423,11 +423,16 @@ fn check_update(
         check_change(desired, live, change, caps, &mut no_conversion, out);
     }
     check_mapped_table_writes(live, diff, rewriting, caps, out);
-    if rewriting {
+    // a backfill writes data from a `using:` over the live rows, as a rewrite does
+    let backfilling = caps.backfill_in_place
+        && diff.changes.iter().any(|c| {
+            matches!(c, Change::AddColumn { path, field } if path.len() == 1 && !field.nullable)
+        });
+    if rewriting || backfilling {
         check_using_reads(desired, live, out);
     }
     conversion_failures(no_conversion, out);
-    if rewriting {
+    if rewriting || backfilling {
         check_rewrite_allowed(live, out);
     }
 }
@@ -692,7 +697,7 @@ fn check_rewrite_allowed(live: &ObservedTable, out: &mut Vec<RuleFailure>) {
         out.push(fail(
             Rule::RewriteRefused,
             "table",
-            format!("this change needs the table rebuilt, and a table with {} is never rewritten: they would come back as plain columns or unprotected data", why.join(", ")),
+            format!("this change rewrites the table's data (a rebuild, or a backfill from `using:`), and a table with {} is never rewritten: they would come back as plain columns or unprotected data, or be filled from masked values", why.join(", ")),
             "make the change without a rewrite, or migrate the data into a new table yourself",
         ));
     }

@@ -7,6 +7,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use super::change::{FieldPath, path_string};
+use super::compile::StepCheck;
 use crate::model::privilege::{self, Privilege};
 use crate::model::widening::is_lossless_cast;
 use crate::model::{
@@ -160,11 +161,19 @@ pub fn staging_name(table: &str) -> String {
 }
 
 /// The name of the clone taken before a risky step, in the table's schema:
-/// `<table>__delta_operator_clone_v<version>`.
-pub fn clone_name(table: &str, version: Option<u64>) -> String {
-    match version {
-        Some(v) => format!("{table}__delta_operator_clone_v{v}"),
-        None => format!("{table}__delta_operator_clone"),
+/// `<table>__delta_operator_clone_v{version}`, the version bound when the
+/// clone is taken (`bound_clone_name`): a writer's append between plan and
+/// apply neither moves the plan id nor misnames the clone.
+pub fn clone_name(table: &str) -> String {
+    format!("{table}__delta_operator_clone_v{}", super::compile::VERSION)
+}
+
+/// A planned clone name with its version bound. Only the trailing placeholder
+/// the planner put there is replaced (a table's own name is left as it is).
+pub fn bound_clone_name(name: &str, version: Option<u64>) -> String {
+    match (name.strip_suffix(super::compile::VERSION), version) {
+        (Some(base), Some(v)) => format!("{base}{v}"),
+        _ => name.to_string(),
     }
 }
 
@@ -278,6 +287,12 @@ pub enum Action {
         owner: String,
     },
     DropTable,
+    /// Fills a column's NULLs with the spec's `using:` expression, in place
+    /// (one UPDATE: every data file holding a NULL is rewritten).
+    Backfill {
+        column: String,
+        expression: String,
+    },
     /// Removes what interrupted runs left (re-checked when it runs: only what is still left over).
     RemoveLeftovers {
         leftovers: Vec<Leftover>,
@@ -285,6 +300,16 @@ pub enum Action {
 }
 
 impl Action {
+    /// True when the step reads every row of the table (a rewrite, or a
+    /// change the engine checks against every row): its plan shows the size.
+    pub fn scans_table(&self) -> bool {
+        match self {
+            Action::Rewrite { phase, .. } => *phase != RewritePhase::DropStaging,
+            Action::SetNotNull { .. } | Action::AddCheck { .. } | Action::Backfill { .. } => true,
+            _ => false,
+        }
+    }
+
     /// The short title a plan shows (`ADD COLUMN status`).
     pub fn title(&self) -> String {
         match self {
@@ -358,6 +383,7 @@ impl Action {
             Action::RemoveLeftovers { leftovers } => {
                 format!("REMOVE leftovers of interrupted runs ({})", leftovers.len())
             }
+            Action::Backfill { column, .. } => format!("BACKFILL {column} (UPDATE)"),
         }
     }
 }
@@ -383,10 +409,18 @@ pub struct Step {
     /// · lines: helpful context.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
-    /// How to undo it (shown, never run).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// What the backend runs, in order: SQL statements (Databricks) or Delta
+    /// operations (the lake), compiled from the observed state the plan was
+    /// made from (`compile.rs`). Empty until compiled.
+    #[serde(default)]
+    pub statements: Vec<String>,
+    /// Checks before and after the statements, each refusing on its finding.
+    #[serde(default)]
+    pub checks: Vec<StepCheck>,
+    /// How to undo it (statements or a command; shown, never run).
+    #[serde(default)]
     pub undo: Option<String>,
     /// Bytes the step reads or rewrites, when known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub est_bytes: Option<u64>,
 }

@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use super::{human_bytes, plural, totals};
-use crate::plan::{Outcome, Plan, RiskClass, TableAction};
+use crate::plan::{CheckWhen, Outcome, Plan, RiskClass, TableAction};
 
 fn dot(class: RiskClass) -> &'static str {
     match class {
@@ -91,6 +91,9 @@ pub fn render(plan: &Plan) -> String {
                     );
                 }
                 out.push('\n');
+                for st in steps {
+                    statements(&mut out, st);
+                }
             }
             Outcome::Accepted { .. } => {}
             Outcome::Rejected { failures } => {
@@ -116,4 +119,71 @@ pub fn render(plan: &Plan) -> String {
         }
     }
     out
+}
+
+/// A collapsible block with what a step runs: checks before, statements, checks after.
+fn statements(out: &mut String, st: &crate::plan::Step) {
+    if st.statements.is_empty() && st.checks.is_empty() {
+        return;
+    }
+    let mut body = String::new();
+    let before = st.checks.iter().filter(|c| c.when == CheckWhen::Before);
+    let after = st.checks.iter().filter(|c| c.when == CheckWhen::After);
+    for c in before {
+        let _ = writeln!(
+            body,
+            "-- check before (refuses {})\n{}",
+            one_line(&c.refuses),
+            c.query
+        );
+    }
+    for s in &st.statements {
+        let _ = writeln!(body, "{s}");
+    }
+    for c in after {
+        let _ = writeln!(
+            body,
+            "-- check after (refuses {})\n{}",
+            one_line(&c.refuses),
+            c.query
+        );
+    }
+    let fence = fence_for(&body);
+    let _ = writeln!(
+        out,
+        "<details><summary>step {} — {}: {}</summary>\n\n{fence}sql\n{body}{fence}\n\n</details>\n",
+        st.number,
+        html_escape(&st.action.title()),
+        plural(st.statements.len(), "statement")
+    );
+}
+
+fn one_line(s: &str) -> String {
+    s.replace('\n', " ")
+}
+
+/// A code fence longer than any run of backticks in the text (identifiers are backquoted).
+fn fence_for(text: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    "`".repeat((longest + 1).max(3))
+}
+
+fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_fence_outlasts_the_backticks_inside() {
+        assert_eq!(super::fence_for("ALTER TABLE `a`"), "```");
+        assert_eq!(super::fence_for("COMMENT IS 'x ```` y'"), "`````");
+    }
 }

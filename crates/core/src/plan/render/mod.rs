@@ -5,13 +5,13 @@ pub mod json;
 pub mod markdown;
 pub mod text;
 
-/// `412 GB`, `1.5 MB`: sizes as people read them.
+/// `384 GiB`, `1.4 MiB`: sizes in binary units, as the warehouse and `du -h` count them.
 pub fn human_bytes(n: u64) -> String {
-    const UNITS: [&str; 6] = ["B", "KB", "MB", "GB", "TB", "PB"];
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
     let mut v = n as f64;
     let mut u = 0;
-    while v >= 1000.0 && u < UNITS.len() - 1 {
-        v /= 1000.0;
+    while v >= 1024.0 && u < UNITS.len() - 1 {
+        v /= 1024.0;
         u += 1;
     }
     if u == 0 || v >= 100.0 {
@@ -51,7 +51,9 @@ mod tests {
     #[test]
     fn bytes() {
         assert_eq!(super::human_bytes(0), "0 B");
-        assert_eq!(super::human_bytes(1_500_000), "1.5 MB");
-        assert_eq!(super::human_bytes(412_000_000_000), "412 GB");
+        assert_eq!(super::human_bytes(1023), "1023 B");
+        assert_eq!(super::human_bytes(1_500_000), "1.4 MiB");
+        assert_eq!(super::human_bytes(412_000_000_000), "384 GiB");
+        assert_eq!(super::human_bytes(3 << 30), "3.0 GiB");
     }
 }

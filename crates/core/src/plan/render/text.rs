@@ -3,15 +3,21 @@
 use std::fmt::Write;
 
 use super::{human_bytes, plural, totals};
-use crate::plan::{Outcome, Plan, RiskClass, TableAction, TablePlan, gate};
+use crate::plan::{CheckWhen, Outcome, Plan, TableAction, TablePlan, gate};
 
+/// The whole plan with every step's statements and checks.
 pub fn render(plan: &Plan) -> String {
+    render_with(plan, true)
+}
+
+/// The plan; `statements: false` shows the steps without what they run (`--no-sql`).
+pub fn render_with(plan: &Plan, statements: bool) -> String {
     let mut out = String::new();
     for t in &plan.tables {
         if t.action == TableAction::Unchanged && t.steps().is_empty() && t.is_accepted() {
             continue;
         }
-        table(&mut out, t);
+        table_with(&mut out, t, statements);
         out.push('\n');
     }
     for u in &plan.unmanaged {
@@ -71,6 +77,11 @@ fn header(t: &TablePlan) -> String {
 
 /// One table: header, its changes, its numbered steps (or why there are none).
 pub fn table(out: &mut String, t: &TablePlan) {
+    table_with(out, t, true)
+}
+
+/// `table`, with or without the statements.
+pub fn table_with(out: &mut String, t: &TablePlan, statements: bool) {
     let _ = writeln!(out, "{}", header(t));
     for c in &t.changes {
         let _ = writeln!(out, "  {} {}", c.marker(), c.describe());
@@ -93,9 +104,9 @@ pub fn table(out: &mut String, t: &TablePlan) {
     match &t.outcome {
         Outcome::Accepted { steps } => {
             for s in steps {
+                // the size of what the step scans or rewrites
                 let size = s
                     .est_bytes
-                    .filter(|_| s.class >= RiskClass::Rewrite)
                     .map(|b| format!("  ({})", human_bytes(b)))
                     .unwrap_or_default();
                 let _ = writeln!(
@@ -110,6 +121,19 @@ pub fn table(out: &mut String, t: &TablePlan) {
                 }
                 for n in &s.notes {
                     let _ = writeln!(out, "        · {n}");
+                }
+                if statements {
+                    for c in s.checks.iter().filter(|c| c.when == CheckWhen::Before) {
+                        indented(out, "check before: ", &c.query);
+                        indented(out, "  refuses ", &c.refuses);
+                    }
+                    for st in &s.statements {
+                        indented(out, "> ", st);
+                    }
+                    for c in s.checks.iter().filter(|c| c.when == CheckWhen::After) {
+                        indented(out, "check after: ", &c.query);
+                        indented(out, "  refuses ", &c.refuses);
+                    }
                 }
                 if let Some(u) = &s.undo {
                     let _ = writeln!(out, "        undo: {u}");
@@ -130,6 +154,19 @@ pub fn table(out: &mut String, t: &TablePlan) {
                 "  ✗ blocked: its foreign keys depend on {}, which cannot be applied",
                 names.join(", ")
             );
+        }
+    }
+}
+
+/// `text` under a step, after `lead`; a statement's own line breaks (a
+/// comment literal) keep the indent, so the next step never looks like part of it.
+fn indented(out: &mut String, lead: &str, text: &str) {
+    let pad = " ".repeat(8 + lead.chars().count());
+    for (i, line) in text.lines().enumerate() {
+        if i == 0 {
+            let _ = writeln!(out, "        {lead}{line}");
+        } else {
+            let _ = writeln!(out, "{pad}{line}");
         }
     }
 }

@@ -1,0 +1,113 @@
+//! The compile phase (delta-engine's lower → … → plan → **compile** → execute):
+//! each backend turns every accepted step into what it will run, purely, from
+//! the observed state the plan was made from. The plan carries the result and
+//! its id hashes it, so an approval approves exactly these statements, and the
+//! executor runs the statements of the plan it re-derived (same id).
+//!
+//! What only the run can know is a placeholder, named by the step's notes:
+//! [`RUN`] (the apply's run id, naming its staging copy) and [`VERSION`] (the
+//! table's Delta version when the step starts, which the staged check then
+//! compares against). A backend binds them by compiling the same step again
+//! with the run's values and checking that, with the placeholders, it is the
+//! text the plan shows: never by editing the text, which may hold a user's
+//! literal that happens to contain a placeholder.
+
+use serde::{Deserialize, Serialize};
+
+use super::planner::{Outcome, TablePlan};
+use super::rules::{Rule, RuleFailure};
+use super::steps::Step;
+use super::{Plan, finish_for};
+use crate::model::ObservedTable;
+
+/// The run id of the apply, bound when the step starts.
+pub const RUN: &str = "{run}";
+/// The table's Delta version when the step starts.
+pub const VERSION: &str = "{version}";
+
+/// When a check runs, relative to the step's statements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CheckWhen {
+    Before,
+    After,
+}
+
+/// A check a step runs: its query and what makes it refuse.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepCheck {
+    pub when: CheckWhen,
+    pub query: String,
+    /// What makes it refuse, in words (and what the engine checks by itself too).
+    pub refuses: String,
+}
+
+/// What a backend runs for one step.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Compiled {
+    pub statements: Vec<String>,
+    pub checks: Vec<StepCheck>,
+    /// What a reviewer needs to read the statements (placeholders, strategies).
+    pub notes: Vec<String>,
+}
+
+/// A backend's compiler: pure, from the plan's inputs alone. `earlier` are the
+/// table's steps before this one (a statement may depend on what they set).
+pub trait Compiler {
+    fn compile(
+        &self,
+        plan: &TablePlan,
+        observed: Option<&ObservedTable>,
+        earlier: &[Step],
+        step: &Step,
+    ) -> Result<Compiled, String>;
+}
+
+/// Compiles every accepted table of a plan. A step the backend cannot compile
+/// refuses its table (nothing of it runs), naming the step; the id is
+/// recomputed over the statements.
+pub fn compile(plan: Plan, compiler: &dyn Compiler) -> Plan {
+    let Plan {
+        backend,
+        tables,
+        unmanaged,
+        ..
+    } = plan;
+    let tables = tables
+        .into_iter()
+        .map(|t| compile_table(t, compiler))
+        .collect();
+    finish_for(backend, tables, unmanaged)
+}
+
+fn compile_table(mut t: TablePlan, compiler: &dyn Compiler) -> TablePlan {
+    let Outcome::Accepted { steps } = &t.outcome else {
+        return t;
+    };
+    let mut compiled = Vec::with_capacity(steps.len());
+    let mut failures = Vec::new();
+    for (i, s) in steps.iter().enumerate() {
+        match compiler.compile(&t, t.observed.as_ref(), &steps[..i], s) {
+            Ok(c) => {
+                let mut s = s.clone();
+                s.statements = c.statements;
+                s.checks = c.checks;
+                s.notes.extend(c.notes);
+                compiled.push(s);
+            }
+            Err(why) => failures.push(RuleFailure {
+                rule: Rule::NotSupportedByBackend,
+                subject: format!("step {} {}", s.number, s.action.title()),
+                message: format!("the backend cannot compile this step: {why}"),
+                fix: "change the spec so the plan does not need this step, or apply it by hand"
+                    .into(),
+            }),
+        }
+    }
+    t.outcome = if failures.is_empty() {
+        Outcome::Accepted { steps: compiled }
+    } else {
+        Outcome::Rejected { failures }
+    };
+    t
+}

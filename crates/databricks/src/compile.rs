@@ -1,0 +1,145 @@
+//! The Databricks compiler: every step's SQL statements and checks, from the
+//! observed state its plan was made from (and what the table's earlier steps
+//! set), with the placeholders of `core::plan::compile` where only the run
+//! knows the value. Pure, like `sql.rs` whose builders it uses.
+
+use delta_operator_core::model::{OWNER_PROPERTY, ObservedTable, TableRef};
+use delta_operator_core::plan::compile::{self, CheckWhen, Compiled, Compiler, StepCheck};
+use delta_operator_core::plan::steps::{Action, RewritePhase};
+use delta_operator_core::plan::{Step, TablePlan};
+
+use crate::sql::{self, DEFAULTS_FEATURE, SqlError};
+
+/// Compiles steps to Databricks SQL.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SqlCompiler;
+
+/// The run's values for the placeholders; `None` for the plan's text.
+#[derive(Debug, Clone, Copy)]
+pub struct Binding<'a> {
+    pub run: &'a str,
+    /// The table's Delta version when the step starts.
+    pub version: Option<u64>,
+}
+
+impl Binding<'_> {
+    /// The plan's text: both placeholders.
+    pub const SHOWN: Binding<'static> = Binding {
+        run: compile::RUN,
+        version: None,
+    };
+}
+
+impl Compiler for SqlCompiler {
+    fn compile(
+        &self,
+        plan: &TablePlan,
+        observed: Option<&ObservedTable>,
+        earlier: &[Step],
+        step: &Step,
+    ) -> Result<Compiled, String> {
+        compile_step(&plan.table, observed, earlier, step, Binding::SHOWN)
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// One step's statements and checks, bound as `bind` says.
+pub fn compile_step(
+    t: &TableRef,
+    observed: Option<&ObservedTable>,
+    earlier: &[Step],
+    step: &Step,
+    bind: Binding<'_>,
+) -> Result<Compiled, SqlError> {
+    let mut live = after(observed, earlier);
+    if let Some(l) = live.as_mut() {
+        l.version = bind.version;
+    }
+    let live = live.as_ref();
+    let statements = sql::compile_for(t, &step.action, live, bind.run)?;
+    let mut checks = Vec::new();
+    let mut notes = Vec::new();
+    match &step.action {
+        Action::SetNotNull { path } => checks.push(StepCheck {
+            when: CheckWhen::Before,
+            query: not_null_violations(t, path),
+            refuses: "any row with no value, naming how many; the warehouse refuses the ALTER too (DELTA_NOT_NULL_CONSTRAINT_VIOLATED), after scanning the table".into(),
+        }),
+        Action::AddCheck { check } => checks.push(StepCheck {
+            when: CheckWhen::Before,
+            query: format!(
+                "SELECT count(*) AS `violations` FROM {} WHERE NOT coalesce(({}), false)",
+                sql::table_name(t),
+                check.expression
+            ),
+            refuses: "any row the constraint rejects (false or NULL), naming how many; the warehouse refuses the ADD CONSTRAINT too (DELTA_NEW_CHECK_CONSTRAINT_VIOLATION), after scanning the table".into(),
+        }),
+        Action::Rewrite { rewrite, phase } => match phase {
+            RewritePhase::Stage => {
+                checks.push(StepCheck {
+                    when: CheckWhen::After,
+                    query: sql::stage_check(t, rewrite, live, bind.run),
+                    refuses: "a copy whose row count differs from the version it was made from, a converted column that gained NULLs, or a NULL in a NOT NULL column; the original stays untouched and the copy is kept to inspect".into(),
+                });
+                notes.push(format!("{}: this apply's run id (the staging copy is its own); {}: the table's Delta version when the step starts, which the check compares the copy with", compile::RUN, compile::VERSION));
+            }
+            RewritePhase::ReplaceChecked => notes.push("every row is converted again and checked as the stage checked the copy (raise_error): one bad row fails the statement with nothing replaced; Delta refuses the replace if another writer commits meanwhile (retried)".into()),
+            RewritePhase::DropStaging => notes.push(format!("{}: this apply's run id", compile::RUN)),
+            RewritePhase::WriteOnce | RewritePhase::Replace => {}
+        },
+        Action::CloneTable { .. } => notes.push(format!(
+            "{}: the table's Delta version when the clone is taken",
+            compile::VERSION
+        )),
+        _ => {}
+    }
+    Ok(Compiled {
+        statements,
+        checks,
+        notes,
+    })
+}
+
+/// Rows where a NOT NULL field would have no value. A nested field counts
+/// only where its parents have values (that is what Delta enforces).
+fn not_null_violations(t: &TableRef, path: &[String]) -> String {
+    let mut cond: Vec<String> = (1..path.len())
+        .map(|i| format!("{} IS NOT NULL", sql::field_path(&path[..i])))
+        .collect();
+    cond.push(format!("{} IS NULL", sql::field_path(path)));
+    format!(
+        "SELECT count(*) AS `violations` FROM {} WHERE {}",
+        sql::table_name(t),
+        cond.join(" AND ")
+    )
+}
+
+/// The table as its earlier steps leave what later statements depend on
+/// (properties, the primary key), so a plan compiles as it will run.
+fn after(observed: Option<&ObservedTable>, earlier: &[Step]) -> Option<ObservedTable> {
+    let mut live = observed.cloned()?;
+    for s in earlier {
+        let p = &mut live.properties;
+        match &s.action {
+            Action::SetProperties { properties } => p.extend(properties.clone()),
+            Action::UnsetProperties { keys } => keys.iter().for_each(|k| {
+                p.remove(k);
+            }),
+            Action::Claim { marker } => {
+                p.insert(OWNER_PROPERTY.into(), marker.clone());
+            }
+            Action::EnableColumnMapping => {
+                p.insert("delta.columnMapping.mode".into(), "name".into());
+            }
+            Action::EnableTypeWidening => {
+                p.insert("delta.enableTypeWidening".into(), "true".into());
+            }
+            Action::SetDefault { .. } => {
+                p.insert(DEFAULTS_FEATURE.into(), "supported".into());
+            }
+            Action::SetPrimaryKey { key } => live.primary_key = Some(key.clone()),
+            _ => {}
+        }
+    }
+    Some(live)
+}

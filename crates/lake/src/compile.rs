@@ -1,0 +1,293 @@
+//! The lake compiler. There is no SQL engine on the lake: a step's
+//! "statements" are the Delta operations the backend performs, in order —
+//! what it reads, what it writes, and each commit, written as
+//! `commit "<operation>" [<actions>] to <table>: <what changes>`, where the
+//! operation and action kinds are exactly what the commit in `_delta_log`
+//! records (tests compare them). Pure: from the plan alone.
+
+use std::collections::BTreeMap;
+
+use delta_operator_core::model::{ObservedTable, TableRef};
+use delta_operator_core::plan::compile::{self, CheckWhen, Compiled, Compiler, StepCheck};
+use delta_operator_core::plan::steps::{Action, Projection, Rewrite, RewritePhase, Source};
+use delta_operator_core::plan::{Step, TablePlan, change::path_string};
+
+use crate::phases::{staging_rel, staging_root};
+use crate::rewrite::run_folder;
+use crate::{clone_rel, rel, trash_root};
+
+/// Compiles steps to the lake's Delta operations.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DeltaCompiler;
+
+impl Compiler for DeltaCompiler {
+    fn compile(
+        &self,
+        plan: &TablePlan,
+        _observed: Option<&ObservedTable>,
+        _earlier: &[Step],
+        step: &Step,
+    ) -> Result<Compiled, String> {
+        compile_step(&plan.table, &step.action)
+    }
+}
+
+/// `commit "<op>" [<actions>] to <table>: <what>`.
+fn commit(op: &str, actions: &[&str], t: &str, what: impl AsRef<str>) -> String {
+    format!(
+        "commit \"{op}\" [{}] to {t}: {}",
+        actions.join(", "),
+        what.as_ref()
+    )
+}
+
+fn quoted(s: &str) -> String {
+    format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
+}
+
+fn props(p: &BTreeMap<String, String>) -> String {
+    p.iter()
+        .map(|(k, v)| format!("{} = {}", quoted(k), quoted(v)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// One step's operations.
+pub fn compile_step(t: &TableRef, action: &Action) -> Result<Compiled, String> {
+    let table = rel(t);
+    let at = table.as_str();
+    let metadata = |what: String| commit("SET TBLPROPERTIES", &["metaData"], at, what);
+    let mut out = Compiled::default();
+    let s = &mut out.statements;
+    match action {
+        Action::CreateTable { table: d } => s.push(commit(
+            "CREATE TABLE",
+            &["protocol", "metaData"],
+            at,
+            format!(
+                "a new table of {} columns ({}){}",
+                d.columns.len(),
+                d.columns
+                    .iter()
+                    .map(|c| format!(
+                        "{} {}{}",
+                        c.name,
+                        c.data_type,
+                        if c.nullable { "" } else { " NOT NULL" }
+                    ))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                match d.partitioned_by.as_deref() {
+                    Some(p) if !p.is_empty() => format!(", partitioned by ({})", p.join(", ")),
+                    _ => String::new(),
+                }
+            ),
+        )),
+        Action::Claim { marker } => s.push(metadata(format!(
+            "set {}",
+            props(&BTreeMap::from([(
+                delta_operator_core::model::OWNER_PROPERTY.to_string(),
+                marker.clone()
+            )]))
+        ))),
+        Action::SetProperties { properties } => {
+            s.push(metadata(format!("set {}", props(properties))))
+        }
+        Action::UnsetProperties { keys } => s.push(metadata(format!(
+            "remove {}",
+            keys.iter()
+                .map(|k| quoted(k))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+        Action::SetTableComment { comment } => s.push(commit(
+            "UPDATE TABLE METADATA",
+            &["metaData"],
+            at,
+            format!("description = {}", quoted(comment)),
+        )),
+        Action::AddColumn { path, field } => s.push(commit(
+            "ADD COLUMN",
+            &["metaData"],
+            at,
+            format!(
+                "add {} {}{}",
+                path_string(path),
+                field.data_type,
+                if field.nullable { "" } else { " NOT NULL" }
+            ),
+        )),
+        Action::DropNotNull { path } => {
+            s.push(metadata(format!("{} becomes nullable", path_string(path))))
+        }
+        Action::SetColumnComment { path, comment } => s.push(metadata(format!(
+            "the comment of {} = {}",
+            path_string(path),
+            quoted(comment)
+        ))),
+        Action::AddCheck { check } => {
+            // delta-rs writes the protocol with every constraint (writer version 3 at least)
+            s.push(commit(
+                "ADD CONSTRAINT",
+                &["metaData", "protocol"],
+                at,
+                format!(
+                    "set 'delta.constraints.{}' = {}",
+                    check.name,
+                    quoted(&check.expression)
+                ),
+            ));
+            out.checks.push(StepCheck {
+                when: CheckWhen::Before,
+                query: format!("SELECT count(*) FROM {at} WHERE NOT coalesce(({}), false)", check.expression),
+                refuses: "any row the expression rejects: delta-rs's add constraint scans every row (DataFusion) before it commits, and commits nothing if one fails".into(),
+            });
+        }
+        Action::DropCheck { name } => s.push(commit(
+            "DROP CONSTRAINT",
+            &["metaData"],
+            at,
+            format!("remove 'delta.constraints.{name}'"),
+        )),
+        Action::Rewrite { rewrite, phase } => rewrite_ops(t, rewrite, *phase, &mut out),
+        Action::RemoveLeftovers { leftovers } => s.extend(
+            leftovers
+                .iter()
+                .map(|l| format!("remove {} (left by run {})", l.location, l.run)),
+        ),
+        Action::CloneTable { name } => {
+            s.push(commit(
+                "CREATE TABLE",
+                &["protocol", "metaData", "add"],
+                &clone_rel(t, name),
+                format!("adds every file of {at} at version {} by its absolute path (no data is copied), its metadata without the owner marker", compile::VERSION),
+            ));
+            out.notes.push(format!(
+                "{}: the table's Delta version when the clone is taken",
+                compile::VERSION
+            ));
+        }
+        Action::DropTable => {
+            s.push(format!(
+                "move the folder {at} to {}/<UTC time of the drop>",
+                trash_root(t)
+            ));
+            s.push(format!("remove the folder {}", staging_root(t)));
+        }
+        other => {
+            return Err(format!(
+                "the lake has no operation for {} (the planner should not have asked for it)",
+                other.title()
+            ));
+        }
+    }
+    Ok(out)
+}
+
+fn rewrite_ops(t: &TableRef, rw: &Rewrite, phase: RewritePhase, out: &mut Compiled) {
+    let at = rel(t);
+    let staging = staging_rel(t, compile::RUN);
+    let files = format!("{at}/{}/", run_folder(compile::RUN));
+    let replace = |from: &str| {
+        commit(
+            "WRITE",
+            &["metaData", "remove", "add"],
+            &at,
+            format!(
+                "the new schema; a remove for every file of {from}, an add for every rewritten file; only if no other commit landed since (blind appends since are converted and the commit tried again, up to 20 rounds; anything else commits nothing)"
+            ),
+        )
+    };
+    let select = format!("SELECT {} FROM {at}", projection(rw));
+    let s = &mut out.statements;
+    match phase {
+        RewritePhase::WriteOnce => {
+            s.push(format!(
+                "read {at} at its latest version through DataFusion: {select}"
+            ));
+            s.push(format!("write Parquet files into {files} (strict casts; the table's CHECK constraints evaluated on every batch)"));
+            s.push(replace("the version read"));
+            out.notes
+                .push(format!("{}: this apply's run id", compile::RUN));
+        }
+        RewritePhase::Stage => {
+            s.push(format!(
+                "read {at} at version {} through DataFusion: {select}",
+                compile::VERSION
+            ));
+            s.push(format!("write Parquet files into {staging}/ (safe casts: a value that does not convert becomes NULL, for the check to find)"));
+            s.push(commit(
+                "CREATE TABLE",
+                &["protocol", "metaData", "add"],
+                &staging,
+                format!("the staging copy, naming the files written (fails if it exists); records version {} as where it came from", compile::VERSION),
+            ));
+            out.checks.push(StepCheck {
+                when: CheckWhen::After,
+                query: format!("count(*), count(<each converted column>), count(<each NOT NULL column>) of {staging} against {at} at version {}", compile::VERSION),
+                refuses: "a copy whose row count differs, a converted column that gained NULLs, or a NULL in a NOT NULL column; the original stays untouched and the copy is kept to inspect".into(),
+            });
+            out.notes.push(format!(
+                "{}: this apply's run id; {}: the table's Delta version when the step starts",
+                compile::RUN,
+                compile::VERSION
+            ));
+        }
+        RewritePhase::Replace => {
+            s.push(format!(
+                "check that {staging} holds as many rows as {at} at the version it was made from"
+            ));
+            s.push(format!(
+                "read {staging} and write its rows as Parquet files into {files}"
+            ));
+            s.push(replace("the version the copy was made from"));
+            out.notes
+                .push(format!("{}: this apply's run id", compile::RUN));
+        }
+        RewritePhase::ReplaceChecked => {
+            s.push(format!(
+                "read {at} through DataFusion: {select}, every row checked"
+            ));
+            s.push(replace("the version read"));
+        }
+        RewritePhase::DropStaging => {
+            s.push(format!("remove the folder {staging}/"));
+            out.notes
+                .push(format!("{}: this apply's run id", compile::RUN));
+        }
+    }
+}
+
+/// The rewrite's SELECT list as text (the backend builds the same as DataFusion expressions).
+fn projection(rw: &Rewrite) -> String {
+    rw.columns
+        .iter()
+        .map(|p| format!("{} AS {}", source(p), p.field.name))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn source(p: &Projection) -> String {
+    match &p.source {
+        Source::Copy { from } => from.clone(),
+        Source::Cast { from, .. } => format!("CAST({from} AS {})", p.field.data_type),
+        Source::Using { expression } => format!("({expression})"),
+        Source::Null => format!("CAST(NULL AS {})", p.field.data_type),
+        Source::Struct { from, fields } => format!(
+            "named_struct({}) /* from {from} */",
+            fields
+                .iter()
+                .map(|f| format!("'{}', {}", f.field.name, source(f)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Source::Transform { from, fields } => format!(
+            "transform({from}, x -> named_struct({}))",
+            fields
+                .iter()
+                .map(|f| format!("'{}', {}", f.field.name, source(f)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
