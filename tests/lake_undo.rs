@@ -547,3 +547,38 @@ async fn restore_refuses_what_it_cannot_do_and_writes_nothing() {
     );
     assert_eq!(w.state().await, after, "untouched");
 }
+
+#[test]
+fn on_a_databricks_target_both_refuse_and_print_the_statement_to_run() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("dbx.yaml"),
+        "targets:\n  dbx:\n    databricks:\n      host: https://workspace.invalid\n      warehouseId: abc123\n      auth: {tokenEnv: UNDO_TEST_TOKEN}\ndefaultTarget: dbx\n",
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        let o = Command::new(BIN)
+            .args(args)
+            .args(["--config", "dbx.yaml"])
+            .current_dir(dir.path())
+            .env_remove("DELTA_OPERATOR_CONFIG")
+            .env("UNDO_TEST_TOKEN", "not-a-real-token")
+            .output()
+            .unwrap();
+        (code(&o), text(&o))
+    };
+    let (c, out) = run(&["restore", "main.sales.orders", "--version", "2"]);
+    assert_eq!(c, 1, "{out}");
+    assert!(
+        out.contains("target 'dbx' is a Databricks workspace")
+            && out.contains("RESTORE TABLE `main`.`sales`.`orders` TO VERSION AS OF 2"),
+        "{out}"
+    );
+    let (c, out) = run(&["undrop", "main.sales.orders"]);
+    assert_eq!(c, 1, "{out}");
+    assert!(
+        out.contains("UNDROP TABLE `main`.`sales`.`orders`"),
+        "{out}"
+    );
+    assert!(!out.contains("panicked"), "{out}");
+}
