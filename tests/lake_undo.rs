@@ -492,6 +492,10 @@ async fn restore_refuses_what_it_cannot_do_and_writes_nothing() {
         assert!(out.contains(says), "{a:?}: {out}");
         assert!(out.contains("error: "), "{out}");
     }
+    // unlock holds its argument to the same checks, and writes no lock entry for it
+    let out = expect(w.d(), &["unlock", "main.sa/les.orders"], 1);
+    assert!(out.contains("contains '/'"), "{out}");
+    assert!(!w.d().join("lake/.locks/main/sa").exists());
     for bad in ["orders", "main.sales.a\\b", "main.sales.\u{7}"] {
         let out = expect(w.d(), &["undrop", bad], 1);
         assert!(out.contains("TABLE '"), "{out}");

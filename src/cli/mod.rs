@@ -274,15 +274,14 @@ pub fn check_allowed(config: &Config, target: &str, inputs: &Inputs) -> Result<(
 }
 
 async fn unlock(config: &Config, table: &str, target: Option<&str>) -> u8 {
-    let parts: Vec<&str> = table.split('.').collect();
-    let [catalog, schema, name] = parts[..] else {
-        eprintln!(
-            "error: expected catalog.schema.table, not '{}'",
-            crate::model::names::printable(table)
-        );
-        return EXIT_ERROR;
+    // the same checks as restore and undrop: three names the lake can hold
+    let t = match undo::parse_table(table) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_ERROR;
+        }
     };
-    let t = crate::model::TableRef::new(catalog, schema, name);
     let target = target
         .map(str::to_string)
         .unwrap_or_else(|| config.default_target_name());
