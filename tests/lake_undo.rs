@@ -473,6 +473,7 @@ async fn restore_refuses_what_it_cannot_do_and_writes_nothing() {
             vec!["main.sales.orders", "--version", "two"],
             "whole number",
         ),
+        (vec!["main.sales.orders"], "--version N is required"),
         (
             vec!["main.sales.orders", "--version", "18446744073709551615"],
             "no such version",

@@ -16,9 +16,10 @@ use crate::model::names::{MAX_NAME_BYTES, object_name_problem, printable};
 pub struct RestoreArgs {
     /// `catalog.schema.table`.
     pub table: String,
-    /// The Delta version to go back to: a plan's undo line, or a restore point of the apply.
+    /// The Delta version to go back to (required): a plan's undo line, or a restore point of the apply.
     #[arg(long = "version", allow_hyphen_values = true, value_name = "N")]
-    pub version: String,
+    pub version: Option<String>,
+    /// The target (default: the config's default target).
     #[arg(long, short = 't')]
     pub target: Option<String>,
     /// How long to wait for an apply holding the table: 30s, 2m.
@@ -33,6 +34,7 @@ pub struct UndropArgs {
     /// Which dropped copy, when the table was dropped more than once (the refusal lists them).
     #[arg(long, value_name = "ENTRY")]
     pub from: Option<String>,
+    /// The target (default: the config's default target).
     #[arg(long, short = 't')]
     pub target: Option<String>,
     /// How long to wait for an apply holding the table: 30s, 2m.
@@ -62,7 +64,10 @@ pub fn parse_table(arg: &str) -> Result<TableRef, String> {
 }
 
 /// `--version`: a whole number from 0 up.
-pub fn parse_version(arg: &str) -> Result<u64, String> {
+pub fn parse_version(arg: Option<&str>) -> Result<u64, String> {
+    let Some(arg) = arg else {
+        return Err("--version N is required: the Delta version to go back to, as the plan's undo line or the apply's restore point names it".into());
+    };
     arg.trim().parse::<u64>().map_err(|_| {
         format!(
             "--version '{}': a Delta version is a whole number from 0 up (at most {}), as the plan's undo line or the apply's restore point shows it",
@@ -90,7 +95,7 @@ fn open(config: &Config, target: Option<&str>) -> Result<(String, AnyBackend), S
 }
 
 pub async fn restore(config: &Config, a: RestoreArgs) -> u8 {
-    let (t, version) = match (parse_table(&a.table), parse_version(&a.version)) {
+    let (t, version) = match (parse_table(&a.table), parse_version(a.version.as_deref())) {
         (Ok(t), Ok(v)) => (t, v),
         (Err(e), _) | (_, Err(e)) => {
             eprintln!("error: {e}");
@@ -213,10 +218,14 @@ mod tests {
 
     #[test]
     fn versions_are_whole_numbers() {
-        assert_eq!(parse_version("0").unwrap(), 0);
-        assert_eq!(parse_version("18446744073709551615").unwrap(), u64::MAX);
+        assert_eq!(parse_version(Some("0")).unwrap(), 0);
+        assert_eq!(
+            parse_version(Some("18446744073709551615")).unwrap(),
+            u64::MAX
+        );
+        assert!(parse_version(None).unwrap_err().contains("is required"));
         for bad in ["-1", "18446744073709551616", "2.5", "", "two", "1e3"] {
-            let e = parse_version(bad).unwrap_err();
+            let e = parse_version(Some(bad)).unwrap_err();
             assert!(
                 e.starts_with("--version '") && e.contains("whole number"),
                 "{e}"
