@@ -305,7 +305,7 @@ async fn the_printed_undo_of_a_rewrite_and_of_a_column_drop_restores_exactly() {
     w.manifests(&[SCHEMA, &orders("int", true)]);
     let (c, plan) = w.plan();
     assert_eq!(c, 0, "{plan}");
-    // the restored CHECK is enforced again by an outside writer
+    // an outside reader sees the restored table: its rows, types, columns and CHECK
     let o = py(
         w.d(),
         "import deltalake, pyarrow as pa\n\
@@ -314,6 +314,18 @@ rows = t.to_pyarrow_table()\n\
 print(rows.num_rows, str(rows.schema.field('amount').type), 'note' in rows.schema.names, t.metadata().configuration.get('delta.constraints.amount_not_negative'), sorted(rows.column('id').to_pylist()))",
     );
     assert_eq!(o, "4 int32 True amount >= 0 [1, 2, 3, 4]");
+    // and the restored CHECK holds for an outside writer: a negative amount is refused
+    let o = py(
+        w.d(),
+        "import deltalake, pyarrow as pa\n\
+t = deltalake.DeltaTable('lake/main/sales/orders')\n\
+s = t.to_pyarrow_table().schema\n\
+row = pa.table({'id': pa.array([9], pa.int64()), 'amount': pa.array([-1], pa.int32()), 'region': ['eu'], 'note': [None]}, schema=s)\n\
+try:\n    deltalake.write_deltalake('lake/main/sales/orders', row, mode='append'); print('written')\n\
+except Exception as e:\n    print('refused', 'failed validation check' in str(e))",
+    );
+    assert_eq!(o, "refused True");
+    assert_eq!(w.state().await, original, "nothing written");
     // restoring the version the table is at writes nothing
     let v = w.version().await;
     let out = expect(
