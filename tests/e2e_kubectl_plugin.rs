@@ -203,3 +203,271 @@ fn unknown_names_and_kinds_are_clear_errors() {
     assert_eq!(code, 1);
     assert!(err.contains("unknown kind 'pod'"), "{err}");
 }
+
+/// The schema JSON of a lake table's newest version, through delta-rs.
+fn schema_json(table: &Path) -> serde_json::Value {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let t = deltalake::open_table(url::Url::from_directory_path(table).unwrap())
+            .await
+            .unwrap();
+        serde_json::to_value(t.snapshot().unwrap().schema().as_ref()).unwrap()
+    })
+}
+
+#[test]
+fn undo_prints_the_restore_that_brings_a_dropped_column_back() {
+    let plugins = plugin_dir();
+    let p = plugins.path();
+    let ns = namespace("plugin-undo");
+    let op = Operator::start(&ns, ALL, &[]);
+    kubectl_ok(&["apply", "-n", &ns, "-f", examples().to_str().unwrap()]);
+    kubectl_ok(&[
+        "wait",
+        "-n",
+        &ns,
+        "--for=condition=Ready",
+        "deltatable/orders",
+        "--timeout=60s",
+    ]);
+    let table = op.table_dir("orders");
+    let before = schema_json(&table);
+
+    // a create records no restore point: nothing to undo, and it says why
+    let (code, out, err) = kubectl_delta(p, &["undo", "orders", "-n", &ns], "");
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("recorded no restore point"), "{err}");
+
+    // drop the status column: destructive, approved through the plugin
+    apply_yaml(&ns, ORDERS_WITHOUT_STATUS);
+    wait_condition(
+        &ns,
+        "deltatable",
+        "orders",
+        "Stalled",
+        "True",
+        Some("ApprovalRequired"),
+    );
+    let (code, out, err) = kubectl_delta(
+        p,
+        &[
+            "approve",
+            "orders",
+            "-n",
+            &ns,
+            "--yes",
+            "--wait",
+            "--timeout",
+            "60s",
+        ],
+        "",
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert_ne!(schema_json(&table), before, "status is gone");
+    let obj = get(&ns, "deltatable", "orders");
+    let point = obj["status"]["lastApplied"]["restorePoints"][0]
+        .as_str()
+        .unwrap_or_else(|| panic!("a restore point: {}", obj["status"]))
+        .to_string();
+    let version = point.strip_prefix("main.sales.orders@").expect(&point);
+
+    // undo: the exact command, the warning, and the annotations around it
+    let (code, out, err) = kubectl_delta(p, &["undo", "orders", "-n", &ns], "");
+    assert_eq!(code, 0, "{out}{err}");
+    let command = format!("delta-operator restore main.sales.orders --version {version}");
+    assert!(out.contains(&command), "{out}");
+    assert!(out.contains("revert the manifest in Git"), "{out}");
+    let pause = format!(
+        "kubectl annotate deltatable orders -n {ns} delta-operator.io/paused=true delta-operator.io/approve-"
+    );
+    assert!(out.contains(&pause), "{out}");
+    assert!(
+        get(&ns, "deltatable", "orders")["metadata"]["annotations"]["delta-operator.io/paused"]
+            .is_null(),
+        "undo only prints: it writes nothing"
+    );
+
+    // follow it: pause, revert the manifest, run the command, resume
+    kubectl_ok(&[
+        "annotate",
+        "deltatable",
+        "orders",
+        "-n",
+        &ns,
+        "delta-operator.io/paused=true",
+        "delta-operator.io/approve-",
+    ]);
+    kubectl_ok(&[
+        "apply",
+        "-n",
+        &ns,
+        "-f",
+        examples().join("orders.yaml").to_str().unwrap(),
+    ]);
+    let line = out
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("delta-operator restore"))
+        .unwrap();
+    let args: Vec<&str> = line.split_whitespace().skip(1).collect();
+    // the operator's default target is `lake` at ./lake, so run beside it
+    let o = Command::new(BIN)
+        .args(&args)
+        .current_dir(op.lake.parent().unwrap())
+        .env_remove("DELTA_OPERATOR_CONFIG")
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{line}: {}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(schema_json(&table), before, "the column is back, exactly");
+    kubectl_ok(&[
+        "annotate",
+        "deltatable",
+        "orders",
+        "-n",
+        &ns,
+        "delta-operator.io/paused-",
+    ]);
+    let versions = delta_versions(&table);
+    wait_until(
+        "orders in sync with the reverted manifest",
+        std::time::Duration::from_secs(60),
+        || {
+            let obj = get(&ns, "deltatable", "orders");
+            match (condition(&obj, "Ready"), &obj["status"]["plan"]) {
+                (Some((s, r)), plan)
+                    if s == "True"
+                        && r == "InSync"
+                        && plan.is_null()
+                        && obj["status"]["observedGeneration"] == obj["metadata"]["generation"] =>
+                {
+                    Ok(())
+                }
+                other => Err(format!("{other:?}")),
+            }
+        },
+    );
+    assert_eq!(delta_versions(&table), versions, "nothing re-applied");
+    assert_eq!(schema_json(&table), before);
+}
+
+#[test]
+fn undo_of_a_strict_schemas_orphan_drop_is_the_undrop_of_that_table() {
+    let plugins = plugin_dir();
+    let p = plugins.path();
+    let ns = namespace("plugin-undrop");
+    let op = Operator::start(&ns, ALL, &[]);
+    kubectl_ok(&["apply", "-n", &ns, "-f", examples().to_str().unwrap()]);
+    kubectl_ok(&[
+        "wait",
+        "-n",
+        &ns,
+        "--for=condition=Ready",
+        "deltatable/orders",
+        "deltatable/customers",
+        "--timeout=60s",
+    ]);
+    kubectl_ok(&[
+        "patch",
+        "-n",
+        &ns,
+        "deltaschema/sales",
+        "--type=merge",
+        "-p",
+        "{\"spec\":{\"mode\":\"strict\"}}",
+    ]);
+    let table = op.table_dir("customers");
+    let before = (schema_json(&table), delta_versions(&table));
+    kubectl_ok(&["delete", "-n", &ns, "deltatable/customers"]);
+    wait_condition(
+        &ns,
+        "deltaschema",
+        "sales",
+        "Stalled",
+        "True",
+        Some("ApprovalRequired"),
+    );
+    let (code, out, err) = kubectl_delta(
+        p,
+        &[
+            "approve",
+            "ds/sales",
+            "-n",
+            &ns,
+            "--yes",
+            "--wait",
+            "--timeout",
+            "60s",
+        ],
+        "",
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!table.exists(), "dropped into the trash");
+
+    let (code, out, err) = kubectl_delta(p, &["undo", "ds/sales", "-n", &ns], "");
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("     delta-operator undrop main.sales.customers\n"),
+        "{out}"
+    );
+    // follow it: pause the schema, undrop, bring the DeltaTable back, resume
+    kubectl_ok(&[
+        "annotate",
+        "deltaschema",
+        "sales",
+        "-n",
+        &ns,
+        "delta-operator.io/paused=true",
+        "delta-operator.io/approve-",
+    ]);
+    let o = Command::new(BIN)
+        .args(["undrop", "main.sales.customers"])
+        .current_dir(op.lake.parent().unwrap())
+        .env_remove("DELTA_OPERATOR_CONFIG")
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(
+        (schema_json(&table), delta_versions(&table)),
+        before,
+        "the same table, the same history"
+    );
+    kubectl_ok(&[
+        "apply",
+        "-n",
+        &ns,
+        "-f",
+        examples().join("customers.yaml").to_str().unwrap(),
+    ]);
+    kubectl_ok(&[
+        "annotate",
+        "deltaschema",
+        "sales",
+        "-n",
+        &ns,
+        "delta-operator.io/paused-",
+    ]);
+    kubectl_ok(&[
+        "wait",
+        "-n",
+        &ns,
+        "--for=condition=Ready",
+        "deltatable/customers",
+        "deltaschema/sales",
+        "--timeout=60s",
+    ]);
+    assert_eq!(
+        (schema_json(&table), delta_versions(&table)),
+        before,
+        "adopted as it was: nothing re-created or re-applied"
+    );
+}

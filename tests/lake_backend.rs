@@ -361,7 +361,7 @@ async fn lossless_type_change_is_written_once_and_keeps_every_row() {
     let undo = plan.tables[0].steps()[0].undo.clone().unwrap();
     assert_eq!(
         undo,
-        format!("RESTORE TABLE main.sales.orders TO VERSION AS OF {v_before}")
+        format!("delta-operator restore main.sales.orders --version {v_before}")
     );
     let report = lake.apply(&v2, false).await.unwrap();
     assert_eq!(

@@ -199,6 +199,16 @@ async fn the_lake_on_s3_creates_rewrites_and_drops_like_on_disk() {
         .await
         .unwrap();
 
+    let before_rewrite = lake.version(&orders).await.unwrap().unwrap();
+    let schema_before = deltalake::open_table(url.clone())
+        .await
+        .unwrap()
+        .snapshot()
+        .unwrap()
+        .schema()
+        .as_ref()
+        .clone();
+
     // amount int → smallint (a conversion that could lose values: staged), status dropped
     // (destructive), `old` an orphan of a strict schema
     let v2 = manifests(
@@ -236,7 +246,7 @@ async fn the_lake_on_s3_creates_rewrites_and_drops_like_on_disk() {
         "converged on S3"
     );
     // every row survived the rewrite
-    let table = deltalake::open_table(url).await.unwrap();
+    let table = deltalake::open_table(url.clone()).await.unwrap();
     let rows: usize = table
         .snapshot()
         .unwrap()
@@ -261,4 +271,52 @@ async fn the_lake_on_s3_creates_rewrites_and_drops_like_on_disk() {
             .is_err(),
         "dropped"
     );
+
+    // the undo commands' code on the object store: restore (each file looked up, then
+    // one RESTORE commit) and undrop (copy back from the trash prefix, then delete)
+    let restored = lake
+        .restore(&orders, before_rewrite, Duration::from_secs(5))
+        .await
+        .expect("restore on S3");
+    assert!(
+        matches!(restored, delta_operator::backend::lake::undo::Restored::Committed { to, .. } if to == before_rewrite),
+        "{restored:?}"
+    );
+    let table = deltalake::open_table(url.clone()).await.unwrap();
+    assert_eq!(
+        table.snapshot().unwrap().schema().as_ref(),
+        &schema_before,
+        "status and amount int again"
+    );
+    let rows: usize = table
+        .snapshot()
+        .unwrap()
+        .log_data()
+        .iter()
+        .map(|f| f.num_records().unwrap_or(0))
+        .sum();
+    assert_eq!(rows, 3);
+    let old = TableRef::new("main", "sales", "old");
+    let entries = lake.trash_entries(&old).await.unwrap();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    let (entry, _) = lake
+        .undrop(&old, None, Duration::from_secs(5))
+        .await
+        .expect("undrop on S3");
+    assert_eq!(entry, entries[0]);
+    assert_eq!(
+        lake.list_schema(&SchemaRef {
+            catalog: "main".into(),
+            schema: "sales".into()
+        })
+        .await
+        .unwrap(),
+        vec![old.clone(), orders.clone()]
+    );
+    assert!(lake.trash_entries(&old).await.unwrap().is_empty());
+    let e = lake
+        .undrop(&old, None, Duration::from_secs(5))
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("exists"), "{e}");
 }

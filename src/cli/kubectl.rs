@@ -1,6 +1,7 @@
 //! The kubectl plugin: the same binary, installed as `kubectl-delta`, or run as
 //! `delta-operator kubectl …`. It reads what the operator wrote into status and
-//! writes only the approval annotation; it never talks to a backend.
+//! writes only the approval annotation; it never talks to a backend. `undo`
+//! prints the commands that undo the last applied plan, from its restore points.
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::time::{Duration, Instant};
@@ -12,7 +13,7 @@ use serde_json::json;
 
 use super::{EXIT_CHANGES, EXIT_ERROR, EXIT_OK};
 use crate::controller::{APPROVE, PAUSED};
-use crate::spec::crd::{Condition, PlanStatus};
+use crate::spec::crd::{Condition, LastApplied, PlanStatus};
 use crate::spec::{DeltaSchema, DeltaTable};
 use delta_operator_api::reason::Reason;
 
@@ -21,7 +22,7 @@ use delta_operator_api::reason::Reason;
     name = "kubectl delta",
     bin_name = "kubectl delta",
     version,
-    about = "Review and approve delta-operator plans: kubectl delta plan|approve|drift"
+    about = "Review and approve delta-operator plans: kubectl delta plan|approve|drift|undo"
 )]
 pub struct KubectlCli {
     #[command(flatten)]
@@ -54,6 +55,8 @@ pub enum KubectlCommand {
         #[arg(long, default_value = "5m", value_parser = super::parse_duration)]
         timeout: Duration,
     },
+    /// Print the commands that undo the last applied plan (from its restore points). Changes nothing.
+    Undo { name: String },
     /// List every DeltaTable and DeltaSchema with a pending plan. Exit 2 when there is one.
     Drift {
         /// In every namespace.
@@ -204,6 +207,10 @@ async fn run_inner(args: KubectlArgs) -> Result<u8, String> {
             wait,
             timeout,
         } => approve(&client, &ns, &name, yes, wait.then_some(timeout)).await,
+        KubectlCommand::Undo { name } => {
+            print!("{}", undo(&client, &ns, &name).await?);
+            Ok(EXIT_OK)
+        }
         KubectlCommand::Drift { all_namespaces } => {
             drift(&client, (!all_namespaces).then_some(ns.as_str())).await
         }
@@ -226,14 +233,19 @@ fn parse_name(name: &str) -> Result<(&'static str, &str), String> {
     }
 }
 
-async fn get(client: &Client, ns: &str, name: &str) -> Result<View, String> {
-    let (kind, n) = parse_name(name)?;
-    let missing = |e: kube::Error| match e {
+/// A read that failed, in words that say what to do.
+fn read_error(kind: &str, n: &str, ns: &str, e: kube::Error) -> String {
+    match e {
         kube::Error::Api(s) if s.code == 404 => {
             format!("{kind} '{n}' not found in namespace '{ns}' (use -n to pick the namespace)")
         }
         e => format!("cannot read {kind} '{n}' in namespace '{ns}': {e}"),
-    };
+    }
+}
+
+async fn get(client: &Client, ns: &str, name: &str) -> Result<View, String> {
+    let (kind, n) = parse_name(name)?;
+    let missing = |e: kube::Error| read_error(kind, n, ns, e);
     Ok(match kind {
         "deltatable" => View::of_table(
             &Api::<DeltaTable>::namespaced(client.clone(), ns)
@@ -362,6 +374,131 @@ async fn approve(
         }
         Some(timeout) => wait_applied(client, ns, name, &id, timeout).await,
     }
+}
+
+/// `kubectl delta undo NAME`: reads the resource (and, for a table, its
+/// DeltaSchema's target) and prints the undo of its last applied plan.
+async fn undo(client: &Client, ns: &str, name: &str) -> Result<String, String> {
+    let (kind, n) = parse_name(name)?;
+    let missing = |e: kube::Error| read_error(kind, n, ns, e);
+    let (last, target) = match kind {
+        "deltatable" => {
+            let t = Api::<DeltaTable>::namespaced(client.clone(), ns)
+                .get(n)
+                .await
+                .map_err(missing)?;
+            // the target is the DeltaSchema's; a schema that cannot be read leaves it out
+            let target = Api::<DeltaSchema>::namespaced(client.clone(), ns)
+                .get_opt(&t.spec.schema_ref)
+                .await
+                .ok()
+                .flatten()
+                .and_then(|s| s.spec.target);
+            (t.status.and_then(|s| s.last_applied), target)
+        }
+        _ => {
+            let s = Api::<DeltaSchema>::namespaced(client.clone(), ns)
+                .get(n)
+                .await
+                .map_err(missing)?;
+            (s.status.and_then(|s| s.last_applied), s.spec.target)
+        }
+    };
+    undo_text(kind, n, ns, last.as_ref(), target.as_deref())
+}
+
+/// The undo of a last applied plan: for a DeltaTable, `delta-operator restore`
+/// to the earliest restore point of each table; for a DeltaSchema (whose
+/// applies drop orphans), `delta-operator undrop` of each dropped table. With
+/// the steps in order: pause, revert the manifest, run, resume.
+pub fn undo_text(
+    kind: &str,
+    name: &str,
+    ns: &str,
+    last: Option<&LastApplied>,
+    target: Option<&str>,
+) -> Result<String, String> {
+    let who = format!("{kind}/{name} -n {ns}");
+    let Some(last) = last else {
+        return Err(format!(
+            "nothing to undo: {who} has no applied plan in its status"
+        ));
+    };
+    // the earliest version per table: going back to it undoes every step after it
+    let mut points: std::collections::BTreeMap<String, u64> = Default::default();
+    let mut unreadable = Vec::new();
+    for p in &last.restore_points {
+        let parsed = p.rsplit_once('@').and_then(|(t, v)| {
+            let t = super::undo::parse_table(t).ok()?;
+            Some((t.to_string(), v.parse::<u64>().ok()?))
+        });
+        match parsed {
+            Some((t, v)) => {
+                let e = points.entry(t).or_insert(v);
+                *e = (*e).min(v);
+            }
+            None => unreadable.push(crate::model::names::printable(p)),
+        }
+    }
+    if points.is_empty() {
+        return Err(format!(
+            "nothing to undo from status: plan {} of {who} recorded no restore point{}. Restore points are recorded before rewrites and destructive steps; metadata steps are undone by changing the manifest back",
+            last.plan_id,
+            if unreadable.is_empty() {
+                String::new()
+            } else {
+                format!(" that can be read (found: {})", unreadable.join(", "))
+            }
+        ));
+    }
+    let flag = target.map(|t| format!(" --target {t}")).unwrap_or_default();
+    let commands: Vec<String> = points
+        .iter()
+        .map(|(t, v)| match kind {
+            "deltatable" => format!("delta-operator restore {t} --version {v}{flag}"),
+            _ => format!("delta-operator undrop {t}{flag}"),
+        })
+        .collect();
+    let mut out = format!(
+        "{who}: plan {} applied at {} ({} steps).\n",
+        last.plan_id, last.time, last.steps_applied
+    );
+    out.push_str("warning: revert the manifest in Git (or wherever it is applied from) first, or the operator applies it again.\n");
+    // the approval stays on the resource: while the manifest is not reverted it
+    // approves the same plan again, so it is withdrawn with the pause
+    out.push_str(&format!(
+        "1. Pause the resource while you undo, and withdraw the approval (it would approve the same plan again):\n     kubectl annotate {kind} {name} -n {ns} {PAUSED}=true {APPROVE}-\n"
+    ));
+    let run = {
+        let mut r = String::from(
+            "Run, where the operator's lake is (with the operator's --config, or in its pod: kubectl exec -n <operator namespace> deploy/delta-operator -- delta-operator --config /etc/delta-operator/config.yaml ...):\n",
+        );
+        for c in &commands {
+            r.push_str(&format!("     {c}\n"));
+        }
+        r
+    };
+    if kind == "deltatable" {
+        out.push_str(
+            "2. Revert the manifest in Git to what it was before this plan, and let it sync.\n",
+        );
+        out.push_str(&format!("3. {run}"));
+    } else {
+        // a DeltaTable applied again before its table is back would create an empty one
+        // there, and the undrop would refuse: the table comes back first
+        out.push_str(&format!("2. {run}"));
+        out.push_str("3. Revert in Git: bring back the DeltaTable manifests of these tables (same names, this namespace), so the schema keeps them; a DeltaTable applied before the undrop creates an empty table in its place.\n");
+    }
+    out.push_str(&format!(
+        "4. Resume:\n     kubectl annotate {kind} {name} -n {ns} {PAUSED}-\n"
+    ));
+    out.push_str("On a Databricks target these commands refuse and print the SQL to run in the workspace (RESTORE TABLE … TO VERSION AS OF … / UNDROP TABLE …).\n");
+    for u in unreadable {
+        out.push_str(&format!(
+            "warning: restore point '{u}' cannot be read; left out\n"
+        ));
+    }
+    Ok(out)
 }
 
 /// Polls until the approved plan is applied, refused, or replaced.
@@ -513,6 +650,76 @@ mod tests {
             e.contains("unknown kind 'pod'") && e.contains("deltaschema/NAME"),
             "{e}"
         );
+    }
+
+    fn applied(points: &[&str]) -> LastApplied {
+        LastApplied {
+            plan_id: "0123456789abcdef".into(),
+            time: "2026-12-01T10:00:00Z".into(),
+            steps_applied: 2,
+            restore_points: points.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn undo_restores_each_table_to_its_earliest_restore_point() {
+        let last = applied(&[
+            "main.sales.orders@7",
+            "main.sales.orders@5",
+            "main.sales.x@1",
+        ]);
+        let out = undo_text("deltatable", "orders", "data", Some(&last), Some("prod")).unwrap();
+        assert!(
+            out.contains(
+                "     delta-operator restore main.sales.orders --version 5 --target prod\n"
+            ) && out.contains("delta-operator restore main.sales.x --version 1 --target prod")
+                && !out.contains("--version 7"),
+            "{out}"
+        );
+        assert!(out.contains("revert the manifest in Git"), "{out}");
+        assert!(
+            out.contains(
+                "kubectl annotate deltatable orders -n data delta-operator.io/paused=true delta-operator.io/approve-"
+            ),
+            "{out}"
+        );
+        let out = undo_text("deltaschema", "sales", "data", Some(&last), None).unwrap();
+        assert!(
+            out.contains("     delta-operator undrop main.sales.orders\n")
+                && !out.contains("--target"),
+            "{out}"
+        );
+        // the table comes back before its DeltaTable does
+        let undrop = out.find("delta-operator undrop").unwrap();
+        let revert = out.find("bring back the DeltaTable").unwrap();
+        assert!(undrop < revert, "{out}");
+    }
+
+    #[test]
+    fn undo_without_restore_points_says_why_and_hostile_points_are_left_out() {
+        let e = undo_text("deltatable", "orders", "data", None, None).unwrap_err();
+        assert!(e.contains("no applied plan"), "{e}");
+        let e = undo_text("deltatable", "orders", "data", Some(&applied(&[])), None).unwrap_err();
+        assert!(e.contains("recorded no restore point"), "{e}");
+        let hostile = applied(&[
+            "main.sales.orders; rm -rf /@1",
+            "../etc.sales.t@1",
+            "main.sales.t@-1",
+            "main.sales.t@\u{1b}[2J",
+            "main.sales.ok@3",
+        ]);
+        let out = undo_text("deltatable", "orders", "data", Some(&hostile), None).unwrap();
+        let commands: Vec<&str> = out
+            .lines()
+            .filter(|l| l.trim_start().starts_with("delta-operator "))
+            .collect();
+        assert_eq!(
+            commands,
+            ["     delta-operator restore main.sales.ok --version 3"],
+            "{out}"
+        );
+        assert!(!out.contains('\u{1b}'), "{out}");
+        assert_eq!(out.matches("cannot be read; left out").count(), 4, "{out}");
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! The command line: `plan`, `apply`, `validate`, `crds`, `import`, `read`.
+//! The command line: `plan`, `apply`, `validate`, `crds`, `import`, `read`,
+//! and the undo commands `restore` and `undrop`.
 //! Exit codes: 0 ok (no changes), 1 error, 2 changes planned, 3 stale plan,
 //! 4 refused (needs approval), 5 another apply holds a table.
 
@@ -7,6 +8,7 @@ mod import;
 pub mod kubectl;
 mod plan;
 pub mod probes;
+pub mod undo;
 mod verify;
 
 use std::path::{Path, PathBuf};
@@ -66,6 +68,10 @@ pub enum Command {
     Kubectl(kubectl::KubectlArgs),
     /// Probe a Databricks workspace's behaviour in a scratch schema. Exit 0: every probe held; 1: otherwise.
     Verify(verify::VerifyArgs),
+    /// Go back to a version of a lake table (the undo plans print): `restore main.sales.orders --version 2`.
+    Restore(undo::RestoreArgs),
+    /// Bring a dropped lake table back from the lake's trash: `undrop main.sales.orders [--from ENTRY]`.
+    Undrop(undo::UndropArgs),
     /// Break the lock of a table whose apply died (lake targets): `unlock main.sales.orders`.
     Unlock {
         /// `catalog.schema.table`.
@@ -155,6 +161,8 @@ pub async fn run(cli: Cli) -> u8 {
         Command::Read(a) => plan::read(&config, a).await,
         Command::Kubectl(a) => kubectl::run(a).await,
         Command::Verify(a) => verify::verify(&config, a).await,
+        Command::Restore(a) => undo::restore(&config, a).await,
+        Command::Undrop(a) => undo::undrop(&config, a).await,
         Command::Unlock { table, target } => unlock(&config, &table, target.as_deref()).await,
         Command::Run(a) => {
             let identity = a.identity.unwrap_or_else(|| {
@@ -266,15 +274,14 @@ pub fn check_allowed(config: &Config, target: &str, inputs: &Inputs) -> Result<(
 }
 
 async fn unlock(config: &Config, table: &str, target: Option<&str>) -> u8 {
-    let parts: Vec<&str> = table.split('.').collect();
-    let [catalog, schema, name] = parts[..] else {
-        eprintln!(
-            "error: expected catalog.schema.table, not '{}'",
-            crate::model::names::printable(table)
-        );
-        return EXIT_ERROR;
+    // the same checks as restore and undrop: three names the lake can hold
+    let t = match undo::parse_table(table) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_ERROR;
+        }
     };
-    let t = crate::model::TableRef::new(catalog, schema, name);
     let target = target
         .map(str::to_string)
         .unwrap_or_else(|| config.default_target_name());

@@ -156,6 +156,11 @@ fn restore() -> String {
     format!("RESTORE TABLE main.sales.orders TO VERSION AS OF {VERSION}")
 }
 
+/// The lake has no SQL engine: its undo is the `delta-operator restore` command.
+fn lake_restore() -> String {
+    format!("delta-operator restore main.sales.orders --version {VERSION}")
+}
+
 /// The change kind's name; an exhaustive match, so a new `Change` variant
 /// does not compile until this file covers it.
 fn kind(c: &Change) -> &'static str {
@@ -900,7 +905,7 @@ fn rename_on_the_lake_copies_the_old_column_once() {
     assert!(!rewrite.converts());
     assert_eq!(s.class, RiskClass::Rewrite);
     assert_eq!(s.est_bytes, Some(SIZE), "a rewrite shows the table's size");
-    assert_eq!(s.undo.as_deref(), Some(restore().as_str()));
+    assert_eq!(s.undo.as_deref(), Some(lake_restore().as_str()));
 }
 
 #[test]
@@ -927,7 +932,7 @@ fn a_lossy_cast_on_the_lake_is_staged_with_sizes_and_a_restore_point() {
             other => panic!("not a rewrite: {other:?}"),
         })
         .collect();
-    let r = restore();
+    let r = lake_restore();
     assert_eq!(
         phases,
         vec![
@@ -974,7 +979,7 @@ fn a_lossless_cast_on_the_lake_is_written_once() {
         "{:?}",
         p.steps()[0].notes
     );
-    assert_eq!(p.steps()[0].undo.as_deref(), Some(restore().as_str()));
+    assert_eq!(p.steps()[0].undo.as_deref(), Some(lake_restore().as_str()));
 }
 
 /// The source of the column named `name` in the table's rewrite.
@@ -1340,7 +1345,7 @@ fn restore_hints_carry_the_observed_version() {
     assert_eq!(p.size_bytes, Some(SIZE));
     assert_eq!(
         p.steps()[0].undo.as_deref(),
-        Some("RESTORE TABLE main.sales.orders TO VERSION AS OF 1234")
+        Some("delta-operator restore main.sales.orders --version 1234")
     );
 }
 
@@ -2455,8 +2460,7 @@ fn orphans_in_a_strict_schema_are_dropped_destructively() {
         (dbx(), "UNDROP TABLE main.sales.retired".to_string()),
         (
             lake(),
-            "the table's folder is moved to the lake's .trash folder; move it back to undo"
-                .to_string(),
+            "delta-operator undrop main.sales.retired".to_string(),
         ),
     ] {
         let plan = plan::plan(&d, &o, &[scope("sales", SchemaMode::Strict)], &caps);

@@ -9,6 +9,7 @@ mod phases;
 mod replace;
 mod rewrite;
 mod storage;
+pub mod undo;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};

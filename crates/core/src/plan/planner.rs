@@ -177,7 +177,8 @@ pub fn plan_delete(live: &ObservedTable, caps: &Capabilities) -> TablePlan {
 
 fn drop_table_step(live: &ObservedTable, caps: &Capabilities) -> Step {
     let undo = if caps.backend == BackendKind::Lake {
-        "the table's folder is moved to the lake's .trash folder; move it back to undo".to_string()
+        // the drop moves the folder into the lake's trash, from where this brings it back
+        format!("delta-operator undrop {}", live.table)
     } else {
         format!("UNDROP TABLE {}", live.table)
     };
@@ -386,10 +387,15 @@ fn create_steps(desired: &DesiredTable, caps: &Capabilities) -> Vec<Step> {
     number(drafts)
 }
 
-fn restore_hint(live: &ObservedTable) -> String {
-    match live.version {
-        Some(v) => format!("RESTORE TABLE {} TO VERSION AS OF {v}", live.table),
-        None => "no restore point: the table's version could not be read".to_string(),
+/// How to go back to the version the plan read: on the lake (no SQL engine) the
+/// `delta-operator restore` command, elsewhere Delta's RESTORE statement.
+fn restore_hint(live: &ObservedTable, caps: &Capabilities) -> String {
+    match (live.version, caps.backend) {
+        (Some(v), BackendKind::Lake) => {
+            format!("delta-operator restore {} --version {v}", live.table)
+        }
+        (Some(v), _) => format!("RESTORE TABLE {} TO VERSION AS OF {v}", live.table),
+        (None, _) => "no restore point: the table's version could not be read".to_string(),
     }
 }
 
@@ -723,7 +729,7 @@ impl<'a> UpdateDrafts<'a> {
                         s,
                     )
                     .warn(format!("drops column {} and its data", column.name))
-                    .undo(restore_hint(self.live)),
+                    .undo(restore_hint(self.live, self.caps)),
                 );
             }
             Change::ChangeType { path, from, to } => {
@@ -1253,7 +1259,7 @@ fn rewrite_drafts(
     };
     replace = replace
         .bytes(live.size_bytes)
-        .undo(restore_hint(live))
+        .undo(restore_hint(live, caps))
         .note("the Delta log and history are kept; the version before is recorded as the restore point")
         .note(if caps.replace_from_staging {
             "it commits only against the version it read: rows appended meanwhile are converted too, anything else stops it with nothing replaced"
