@@ -10,8 +10,8 @@ use super::{
     open_backend, write_file,
 };
 use crate::config::Config;
-use crate::engine::{observe, plan_against};
-use crate::model::ObservedTable;
+use crate::engine::{observe, observe_schemas, plan_against_all, read_and_plan};
+use crate::model::{ObservedSchema, ObservedTable};
 use crate::plan::render;
 use crate::plan::{BackendKind, Capabilities, Plan};
 
@@ -58,6 +58,9 @@ pub struct StateFile {
     pub format_version: u32,
     pub backend: BackendKind,
     pub tables: Vec<ObservedTable>,
+    /// The declared schemas' own metadata (comment, properties, owner, grants).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub schemas: Vec<ObservedSchema>,
 }
 
 pub fn print_plan(plan: &Plan, format: Format) {
@@ -85,7 +88,7 @@ pub async fn plan(config: &Config, a: PlanArgs) -> u8 {
                 return EXIT_ERROR;
             }
         };
-        plan_against(&inputs, &state.tables, &caps)
+        plan_against_all(&inputs, &state.tables, &state.schemas, &caps)
     } else {
         let backend = match choose_target(config, a.target.as_deref(), &m)
             .and_then(|t| check_allowed(config, &t, &inputs).and_then(|_| open_backend(config, &t)))
@@ -96,12 +99,8 @@ pub async fn plan(config: &Config, a: PlanArgs) -> u8 {
                 return EXIT_ERROR;
             }
         };
-        match observe(&backend, &inputs).await {
-            Ok(observed) => plan_against(
-                &inputs,
-                &observed,
-                crate::backend::Backend::capabilities(&backend),
-            ),
+        match read_and_plan(&backend, &inputs).await {
+            Ok((plan, _)) => plan,
             Err(e) => {
                 eprintln!("error: reading the tables failed: {e}");
                 return EXIT_ERROR;
@@ -137,14 +136,21 @@ pub async fn read(config: &Config, a: ReadArgs) -> u8 {
             return EXIT_ERROR;
         }
     };
-    match observe(&backend, &inputs).await {
-        Ok(tables) => {
+    let observed = match observe(&backend, &inputs).await {
+        Ok(tables) => observe_schemas(&backend, &inputs.schemas)
+            .await
+            .map(|schemas| (tables, schemas)),
+        Err(e) => Err(e),
+    };
+    match observed {
+        Ok((tables, schemas)) => {
             let n = tables.len();
             let state = StateFile {
                 format_version: crate::plan::FORMAT_VERSION,
                 // the target's backend, not always the lake
                 backend: crate::backend::Backend::capabilities(&backend).backend,
                 tables,
+                schemas,
             };
             match write_file(
                 &a.out,

@@ -3,10 +3,18 @@
 use std::fmt::Write;
 
 use super::{human_bytes, plural, totals};
-use crate::plan::{Outcome, Plan, RiskClass, TableAction, TablePlan, gate};
+use crate::plan::schema::SchemaOutcome;
+use crate::plan::{Outcome, Plan, RiskClass, SchemaPlan, TableAction, TablePlan, gate};
 
 pub fn render(plan: &Plan) -> String {
     let mut out = String::new();
+    for s in &plan.schemas {
+        if s.is_accepted() && s.steps().is_empty() && s.notes.is_empty() {
+            continue;
+        }
+        schema(&mut out, s);
+        out.push('\n');
+    }
     for t in &plan.tables {
         if t.action == TableAction::Unchanged && t.steps().is_empty() && t.is_accepted() {
             continue;
@@ -132,6 +140,56 @@ pub fn table(out: &mut String, t: &TablePlan) {
             );
         }
     }
+}
+
+/// One schema's metadata: header, its numbered steps (or why there are none).
+pub fn schema(out: &mut String, s: &SchemaPlan) {
+    let word = if s.steps().is_empty() && s.is_accepted() {
+        "= schema unchanged"
+    } else {
+        "~ schema update"
+    };
+    let _ = writeln!(out, "{}   {word}", s.schema);
+    for n in &s.notes {
+        let _ = writeln!(out, "  · {n}");
+    }
+    match &s.outcome {
+        SchemaOutcome::Accepted { steps } => {
+            for st in steps {
+                let _ = writeln!(
+                    out,
+                    "    {:>2}. {:<36} [{}]",
+                    st.number,
+                    st.action.title(),
+                    st.class
+                );
+                for w in &st.warnings {
+                    let _ = writeln!(out, "        ⚠ {w}");
+                }
+                for n in &st.notes {
+                    let _ = writeln!(out, "        · {n}");
+                }
+                if let Some(u) = &st.undo {
+                    let _ = writeln!(out, "        undo: {u}");
+                }
+            }
+        }
+        SchemaOutcome::Rejected { failures } => {
+            let _ = writeln!(out, "  ✗ refused — nothing in this schema will be applied:");
+            for f in failures {
+                let _ = writeln!(out, "    ✗ {} ({}): {}", f.rule, f.subject, f.message);
+                let _ = writeln!(out, "        fix: {}", f.fix);
+            }
+        }
+    }
+}
+
+/// One line per schema step, for status fields: `1. COMMENT ON SCHEMA [meta]`.
+pub fn schema_step_lines(s: &SchemaPlan) -> Vec<String> {
+    s.steps()
+        .iter()
+        .map(|st| format!("{}. {} [{}]", st.number, st.action.title(), st.class))
+        .collect()
 }
 
 /// One line per step, for status fields: `3. ADD COLUMN status [meta]`.
