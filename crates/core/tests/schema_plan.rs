@@ -198,6 +198,10 @@ fn the_lake_refuses_each_field_a_folder_cannot_hold_by_name() {
         shown.contains("✗ NotSupportedByBackend (spec.comment)"),
         "{shown}"
     );
+    assert!(
+        shown.contains("✗ 1 schema refused by the rules above"),
+        "{shown}"
+    );
     // a null property only removes: a folder trivially holds none
     let only_removal = SchemaMeta {
         properties: BTreeMap::from([("gone".into(), None)]),

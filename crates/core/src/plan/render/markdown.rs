@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::{human_bytes, plural, totals};
+use super::{human_bytes, refused, totals};
 use crate::plan::schema::SchemaOutcome;
 use crate::plan::{Outcome, Plan, RiskClass, TableAction};
 
@@ -27,7 +27,7 @@ pub fn render(plan: &Plan) -> String {
         let _ = writeln!(
             out,
             "> [!CAUTION]\n> {} refused by the safety rules; nothing is applied until the spec is fixed.\n",
-            plural(s.rejected, "table")
+            refused(plan)
         );
     }
     let destructive: Vec<String> = plan

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::{human_bytes, plural, totals};
+use super::{human_bytes, refused, totals};
 use crate::plan::schema::SchemaOutcome;
 use crate::plan::{Outcome, Plan, RiskClass, SchemaPlan, TableAction, TablePlan, gate};
 
@@ -36,12 +36,12 @@ pub fn render(plan: &Plan) -> String {
             gate::Decision::Rejected => writeln!(
                 out,
                 "✗ {} refused by the rules above: nothing is applied until the spec is fixed.",
-                plural(s.rejected, "table")
+                refused(plan)
             ),
             _ => writeln!(
                 out,
                 "✗ {} cannot be read or depend on one that cannot: left alone; the other tables are applied.",
-                plural(s.rejected, "table")
+                refused(plan)
             ),
         };
     }
