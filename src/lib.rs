@@ -19,7 +19,9 @@ pub use delta_operator_core::{model, plan};
 /// One reconcile's phases: lower (the API crate), then read and plan (the backend seam).
 pub mod engine {
     pub use delta_operator_api::inputs::{Inputs, lower};
-    pub use delta_operator_backend::engine::{observe, plan_against, read_and_plan};
+    pub use delta_operator_backend::engine::{
+        observe, observe_schemas, plan_against, plan_against_all, read_and_plan,
+    };
 }
 
 /// The backend seam and the backends.

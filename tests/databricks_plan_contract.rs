@@ -256,7 +256,7 @@ async fn every_statement_a_plan_shows_is_what_the_warehouse_receives() {
         "  comment: orders\n",
         "  properties: {team: sales, stale: 'yes'}\n",
         "  columns:\n",
-        "    - {name: id, type: bigint, nullable: false}\n",
+        "    - {name: id, type: bigint}\n",
         "    - {name: amount, type: int}\n",
         "    - {name: status, type: string}\n",
         "    - {name: note, type: string, comment: free text}\n",
@@ -277,7 +277,7 @@ async fn every_statement_a_plan_shows_is_what_the_warehouse_receives() {
         "  comment: \"orders, it's ${x}\"\n",
         "  properties: {team: finance, stale: null}\n",
         "  columns:\n",
-        "    - {name: id, type: bigint, nullable: false}\n",
+        "    - {name: id, type: bigint}\n",
         "    - {name: amount, type: bigint}\n",
         "    - {name: state, type: string, renamedFrom: status}\n",
         "    - {name: channel, type: string, comment: where it came from}\n",
@@ -312,11 +312,12 @@ async fn every_statement_a_plan_shows_is_what_the_warehouse_receives() {
         "a plan that scans nothing measures nothing"
     );
     // a staged rewrite: placeholders bound to the run and the version it starts from
+    // (no NOT NULL column: its put-back, ALTER COLUMN … SET NOT NULL, is Databricks-only)
     let v3 = wh.m(concat!(
         "  comment: \"orders, it's ${x}\"\n",
         "  properties: {team: finance}\n",
         "  columns:\n",
-        "    - {name: id, type: bigint, nullable: false}\n",
+        "    - {name: id, type: bigint}\n",
         "    - {name: amount, type: bigint}\n",
         "    - {name: state, type: int, using: \"CASE state WHEN 'new' THEN 0 ELSE 1 END\"}\n",
         "    - {name: channel, type: string, comment: where it came from}\n",

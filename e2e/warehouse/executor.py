@@ -16,6 +16,10 @@ TABLE_KW = {"TABLE", "FROM", "JOIN", "INTO", "UPDATE", "CLONE", "REFERENCES", "D
 SKIP_BACK = {"IF", "NOT", "EXISTS", "EXTENDED", "FORMATTED", "SHALLOW", "DEEP", "TEMPORARY", "GLOBAL"}
 FROM_FUNCS = {"EXTRACT", "TRIM", "SUBSTRING", "SUBSTR", "OVERLAY", "POSITION"}
 TABLE_PRIVS = {"SELECT", "MODIFY", "ALL_PRIVILEGES", "APPLY_TAG", "MANAGE", "BROWSE", "REFRESH"}
+# UC's privileges on a schema (manage-privileges/privileges: the privilege types by securable)
+SCHEMA_PRIVS = {"ALL_PRIVILEGES", "APPLY_TAG", "CREATE_FUNCTION", "CREATE_MATERIALIZED_VIEW", "CREATE_MODEL",
+                "CREATE_TABLE", "CREATE_VOLUME", "EXECUTE", "EXTERNAL_USE_SCHEMA", "MANAGE", "MODIFY",
+                "READ_VOLUME", "REFRESH", "SELECT", "USE_SCHEMA", "WRITE_VOLUME"}
 INFO_VIEWS = None
 NOT_NAMES = {"DETAIL", "HISTORY", "TABLE", "EXTENDED", "FORMATTED", "SCHEMA", "DATABASE", "NAMESPACE", "FUNCTION",
              "QUERY", "CATALOG", "IF", "SELECT", "VALUES", "WITH", "LATERAL", "TO", "AS", "COLUMN", "COLUMNS",
@@ -693,6 +697,10 @@ class Ctx:
                                "Privilege %s is not valid for TABLE." % bad[0].replace("_", " "), "22023")
         else:
             sec = self.securable(kind, parts)
+            bad = [p for p in privs if kind == "SCHEMA" and p not in SCHEMA_PRIVS]
+            if bad:
+                raise SqlError("INVALID_PARAMETER_VALUE.PRIVILEGE",
+                               "Privilege %s is not valid for SCHEMA." % bad[0].replace("_", " "), "22023")
         with self.emu.store.lock:
             cur = sec.grants.setdefault(principal, set())
             if revoke:

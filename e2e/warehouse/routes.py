@@ -189,7 +189,14 @@ def schema_info(cat, sch):
          "metastore_id": "00000000-0000-0000-0000-000000000000", "catalog_type": "MANAGED_CATALOG"}
     if jdb.description():
         d["comment"] = jdb.description()
+    # SchemaInfo.properties: the schema's DBPROPERTIES (ALTER SCHEMA ... SET DBPROPERTIES)
+    props = facts._scala_map(jdb.properties())
+    d["properties"] = {k: v for k, v in sorted(props.items()) if k not in SPARK_RESERVED_DB_PROPS}
     return d
+
+
+# what Spark keeps among a database's properties itself: not user DBPROPERTIES
+SPARK_RESERVED_DB_PROPS = {"comment", "location", "owner", "provider"}
 
 
 def unity(h, method, rest, qv, body, who):

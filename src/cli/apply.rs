@@ -66,12 +66,7 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
             );
         }
         Event::Finished(r) => {
-            let status = match &r.status {
-                StepStatus::Applied => "ok".to_string(),
-                StepStatus::Skipped => "skipped (already true)".to_string(),
-                StepStatus::Failed { error } => format!("FAILED\n      {error}"),
-                StepStatus::NotRun => "not run".to_string(),
-            };
+            let status = status_text(&r.status);
             let rp = r
                 .restore_point
                 .map(|v| format!(" (restore point: version {v})"))
@@ -84,6 +79,19 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
             println!(
                 "{}  {:>2}. {} [{}] {status}{rp}{detail}",
                 r.table, r.number, r.title, r.class
+            );
+            let _ = std::io::stdout().flush();
+        }
+        Event::SchemaFinished(r) => {
+            let status = status_text(&r.status);
+            let detail = r
+                .detail
+                .as_ref()
+                .map(|d| format!(" — {d}"))
+                .unwrap_or_default();
+            println!(
+                "{} (schema)  {:>2}. {} [{}] {status}{detail}",
+                r.schema, r.number, r.title, r.class
             );
             let _ = std::io::stdout().flush();
         }
@@ -116,7 +124,7 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
     };
     match result {
         Ok((plan, report)) => {
-            if report.steps.is_empty() {
+            if report.is_empty() {
                 println!(
                     "No changes. The tables match the manifests. (plan {})",
                     plan.id
@@ -126,7 +134,9 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
             let not_run = report
                 .steps
                 .iter()
-                .filter(|s| s.status == StepStatus::NotRun)
+                .map(|s| &s.status)
+                .chain(report.schema_steps.iter().map(|s| &s.status))
+                .filter(|s| **s == StepStatus::NotRun)
                 .count();
             println!(
                 "Applied {} steps, skipped {}{} · plan {}",
@@ -169,5 +179,15 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
             eprintln!("error: {e}");
             EXIT_ERROR
         }
+    }
+}
+
+/// How a step ended, as the apply log shows it.
+fn status_text(s: &StepStatus) -> String {
+    match s {
+        StepStatus::Applied => "ok".to_string(),
+        StepStatus::Skipped => "skipped (already true)".to_string(),
+        StepStatus::Failed { error } => format!("FAILED\n      {error}"),
+        StepStatus::NotRun => "not run".to_string(),
     }
 }

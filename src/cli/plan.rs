@@ -10,8 +10,8 @@ use super::{
     open_backend, write_file,
 };
 use crate::config::Config;
-use crate::engine::{observe, plan_against};
-use crate::model::ObservedTable;
+use crate::engine::{observe, observe_schemas, plan_against_all, read_and_plan};
+use crate::model::{ObservedSchema, ObservedTable};
 use crate::plan::render;
 use crate::plan::{BackendKind, Capabilities, Plan};
 
@@ -61,6 +61,9 @@ pub struct StateFile {
     pub format_version: u32,
     pub backend: BackendKind,
     pub tables: Vec<ObservedTable>,
+    /// The declared schemas' own metadata (comment, properties, owner, grants).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub schemas: Vec<ObservedSchema>,
 }
 
 pub fn print_plan(plan: &Plan, format: Format, statements: bool) {
@@ -88,9 +91,10 @@ pub async fn plan(config: &Config, a: PlanArgs) -> u8 {
                 return EXIT_ERROR;
             }
         };
-        plan_against(
+        plan_against_all(
             &inputs,
             &state.tables,
+            &state.schemas,
             &caps,
             delta_operator_targets::compiler(caps.backend),
         )
@@ -104,13 +108,8 @@ pub async fn plan(config: &Config, a: PlanArgs) -> u8 {
                 return EXIT_ERROR;
             }
         };
-        match observe(&backend, &inputs).await {
-            Ok(observed) => plan_against(
-                &inputs,
-                &observed,
-                crate::backend::Backend::capabilities(&backend),
-                crate::backend::Backend::compiler(&backend),
-            ),
+        match read_and_plan(&backend, &inputs).await {
+            Ok((plan, _)) => plan,
             Err(e) => {
                 eprintln!("error: reading the tables failed: {e}");
                 return EXIT_ERROR;
@@ -146,14 +145,21 @@ pub async fn read(config: &Config, a: ReadArgs) -> u8 {
             return EXIT_ERROR;
         }
     };
-    match observe(&backend, &inputs).await {
-        Ok(tables) => {
+    let observed = match observe(&backend, &inputs).await {
+        Ok(tables) => observe_schemas(&backend, &inputs.schemas)
+            .await
+            .map(|schemas| (tables, schemas)),
+        Err(e) => Err(e),
+    };
+    match observed {
+        Ok((tables, schemas)) => {
             let n = tables.len();
             let state = StateFile {
                 format_version: crate::plan::FORMAT_VERSION,
                 // the target's backend, not always the lake
                 backend: crate::backend::Backend::capabilities(&backend).backend,
                 tables,
+                schemas,
             };
             match write_file(
                 &a.out,

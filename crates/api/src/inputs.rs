@@ -47,6 +47,7 @@ pub fn lower(m: &Manifests) -> Result<Inputs, Vec<SpecError>> {
         .map(|s| SchemaScope {
             schema: s.schema,
             mode: s.mode,
+            meta: s.meta,
         })
         .collect();
     Ok(Inputs { tables, schemas })

@@ -1350,3 +1350,24 @@ fn a_privilege_grant_cannot_write_is_refused_with_the_nearest() {
         &["use one of SELECT, MODIFY"],
     );
 }
+
+#[test]
+fn a_schema_privilege_grant_cannot_write_is_refused_with_the_nearest() {
+    let schema = "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata:\n  name: sales\nspec:\n  catalog: main\n  grants:\n  - principal: analysts\n    privileges: [use_schema, CREATE TABLE, USE SCHEM, 'SELECT; DROP SCHEMA x']\n";
+    let errs = errors(&[("schema.yaml", schema)]);
+    assert_eq!(errs.len(), 2, "{}", show(&errs));
+    check(
+        at(&errs, "spec.grants[0].privileges[2]"),
+        "schema.yaml",
+        "spec.grants[0].privileges[2]",
+        &["'USE SCHEM' is not a schema privilege"],
+        &["did you mean 'USE SCHEMA'"],
+    );
+    check(
+        at(&errs, "spec.grants[0].privileges[3]"),
+        "schema.yaml",
+        "spec.grants[0].privileges[3]",
+        &["not a schema privilege"],
+        &["use one of ALL PRIVILEGES"],
+    );
+}

@@ -2,9 +2,9 @@
 //! lower (the API crate) → resolve → read → diff → plan. (Apply is `apply::apply`.)
 
 use delta_operator_api::inputs::Inputs;
-use delta_operator_core::model::{ObservedTable, TableRef};
+use delta_operator_core::model::{ObservedSchema, ObservedTable, TableRef};
 use delta_operator_core::plan::compile::compile;
-use delta_operator_core::plan::{self, Capabilities, Compiler, Plan};
+use delta_operator_core::plan::{self, Capabilities, Compiler, Plan, SchemaScope};
 
 use crate::{Backend, BackendError};
 
@@ -24,33 +24,54 @@ pub async fn observe<B: Backend>(
     Ok(backend.read(&refs).await?.into_iter().flatten().collect())
 }
 
-/// The plan for these inputs against this observed state, compiled.
+/// Reads the metadata of every declared schema whose spec names some (a
+/// schema whose spec is silent costs no read).
+pub async fn observe_schemas<B: Backend>(
+    backend: &B,
+    scopes: &[SchemaScope],
+) -> Result<Vec<ObservedSchema>, BackendError> {
+    let mut out = Vec::new();
+    for s in scopes.iter().filter(|s| !s.meta.is_silent()) {
+        out.extend(backend.read_schema(&s.schema).await?);
+    }
+    Ok(out)
+}
+
+/// The plan for these inputs against this observed state (tables only), compiled.
 pub fn plan_against(
     inputs: &Inputs,
     observed: &[ObservedTable],
     caps: &Capabilities,
     compiler: &dyn Compiler,
 ) -> Plan {
-    compile(
-        plan::plan(&inputs.tables, observed, &inputs.schemas, caps),
-        compiler,
-    )
+    plan_against_all(inputs, observed, &[], caps, compiler)
 }
 
-/// Reads and plans. A table the plan scans or rewrites whose read gave no
-/// size is measured (`Backend::measure`) and planned again, so its steps
-/// show what they will read; the size is not part of the plan id.
+/// The plan for these inputs against the observed tables and schemas, compiled.
+pub fn plan_against_all(
+    inputs: &Inputs,
+    observed: &[ObservedTable],
+    schemas: &[ObservedSchema],
+    caps: &Capabilities,
+    compiler: &dyn Compiler,
+) -> Plan {
+    let planned = plan::plan(&inputs.tables, observed, &inputs.schemas, caps)
+        .with_schemas(plan::plan_schemas(&inputs.schemas, schemas, caps), caps);
+    compile(planned, compiler)
+}
+
+/// Reads and plans (tables and the declared schemas' metadata). A table the
+/// plan scans or rewrites whose read gave no size is measured
+/// (`Backend::measure`) and planned again, so its steps show what they will
+/// read; the size is not part of the plan id.
 pub async fn read_and_plan<B: Backend>(
     backend: &B,
     inputs: &Inputs,
 ) -> Result<(Plan, Vec<ObservedTable>), BackendError> {
     let mut observed = observe(backend, inputs).await?;
-    let plan = plan_against(
-        inputs,
-        &observed,
-        backend.capabilities(),
-        backend.compiler(),
-    );
+    let schemas = observe_schemas(backend, &inputs.schemas).await?;
+    let (caps, compiler) = (backend.capabilities(), backend.compiler());
+    let plan = plan_against_all(inputs, &observed, &schemas, caps, compiler);
     let unmeasured: Vec<TableRef> = plan
         .tables
         .iter()
@@ -67,11 +88,6 @@ pub async fn read_and_plan<B: Backend>(
             o.size_bytes = size;
         }
     }
-    let plan = plan_against(
-        inputs,
-        &observed,
-        backend.capabilities(),
-        backend.compiler(),
-    );
+    let plan = plan_against_all(inputs, &observed, &schemas, caps, compiler);
     Ok((plan, observed))
 }

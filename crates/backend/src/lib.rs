@@ -9,8 +9,8 @@ pub mod engine;
 
 use std::future::Future;
 
-use delta_operator_core::model::{ObservedTable, SchemaRef, TableRef};
-use delta_operator_core::plan::{Capabilities, Compiler, Step, TablePlan};
+use delta_operator_core::model::{ObservedSchema, ObservedTable, SchemaRef, TableRef};
+use delta_operator_core::plan::{Capabilities, Compiler, SchemaStep, Step, TablePlan};
 
 /// A backend failure. `permanent` ones need a human (→ Stalled); the rest are retried.
 #[derive(Debug, thiserror::Error)]
@@ -181,6 +181,20 @@ pub trait Backend: Send + Sync {
         let n = tables.len();
         async move { Ok(vec![None; n]) }
     }
+
+    /// A schema's own metadata (comment, properties, owner, grants), `None`
+    /// when the schema does not exist.
+    fn read_schema(
+        &self,
+        schema: &SchemaRef,
+    ) -> impl Future<Output = Result<Option<ObservedSchema>, BackendError>> + Send;
+
+    /// Carries out one step of a schema's plan.
+    fn run_schema(
+        &self,
+        schema: &SchemaRef,
+        step: &SchemaStep,
+    ) -> impl Future<Output = Result<StepOutcome, BackendError>> + Send;
 
     /// The table's current Delta version: the restore point before a risky step.
     fn version(

@@ -9,8 +9,9 @@ use delta_operator_api::spec::crd::{LastApplied, PlanStatus};
 use delta_operator_backend::BackendError;
 use delta_operator_backend::apply::{ApplyError, ApplyReport, StepStatus};
 use delta_operator_core::plan::gate::{Decision, Policy, gate};
-use delta_operator_core::plan::render::text::{render, step_lines};
-use delta_operator_core::plan::{Outcome, Plan};
+use delta_operator_core::plan::render::text::{render, schema_step_lines, step_lines};
+use delta_operator_core::plan::schema::SchemaOutcome;
+use delta_operator_core::plan::{Outcome, Plan, RuleFailure};
 
 use super::{APPROVE, PAUSED};
 
@@ -136,18 +137,21 @@ pub fn approve_command(kind: &str, ns: &str, name: &str, id: &str) -> String {
 
 /// The plan as written into status.
 pub fn plan_status(plan: &Plan, approve: Option<String>) -> PlanStatus {
-    let mut steps: Vec<String> = plan
-        .tables
-        .iter()
-        .flat_map(|t| {
+    let schema_lines = plan.schemas.iter().flat_map(|s| {
+        schema_step_lines(s)
+            .into_iter()
+            .map(move |l| format!("{} {l}", s.schema))
+    });
+    let mut steps: Vec<String> = schema_lines
+        .chain(plan.tables.iter().flat_map(|t| {
             step_lines(t).into_iter().map(move |l| {
-                if plan.tables.len() > 1 {
+                if plan.tables.len() > 1 || !plan.schemas.is_empty() {
                     format!("{} {l}", t.table)
                 } else {
                     l
                 }
             })
-        })
+        }))
         .collect();
     let omitted = steps.len().saturating_sub(MAX_STATUS_STEPS);
     steps.truncate(MAX_STATUS_STEPS);
@@ -195,7 +199,10 @@ pub fn decide(plan: &Plan, seen: &Seen) -> Next {
         });
     }
     if new_plan {
-        let steps: Vec<String> = plan.tables.iter().flat_map(step_lines).collect();
+        let schema_steps = plan.schemas.iter().flat_map(schema_step_lines);
+        let steps: Vec<String> = schema_steps
+            .chain(plan.tables.iter().flat_map(step_lines))
+            .collect();
         events.push(Note {
             warning: false,
             reason: EventReason::PlanCreated,
@@ -219,18 +226,30 @@ pub fn decide(plan: &Plan, seen: &Seen) -> Next {
         last_applied: None,
         events: events.clone(),
     };
+    let refused = |failures: &[RuleFailure]| {
+        (
+            failures
+                .first()
+                .map_or(Reason::InvalidSpec, |f| Reason::Refused(f.rule)),
+            failures
+                .iter()
+                .map(|f| format!("{} ({}): {} — fix: {}", f.rule, f.subject, f.message, f.fix))
+                .collect::<Vec<_>>()
+                .join("; "),
+        )
+    };
+    if let Some(SchemaOutcome::Rejected { failures }) = plan
+        .schemas
+        .iter()
+        .map(|s| &s.outcome)
+        .find(|o| matches!(o, SchemaOutcome::Rejected { .. }))
+    {
+        let (reason, message) = refused(failures);
+        return Next::Report(report(reason, message, false));
+    }
     if let Some(rejected) = plan.rejected().next() {
         let (reason, message) = match &rejected.outcome {
-            Outcome::Rejected { failures } => (
-                failures
-                    .first()
-                    .map_or(Reason::InvalidSpec, |f| Reason::Refused(f.rule)),
-                failures
-                    .iter()
-                    .map(|f| format!("{} ({}): {} — fix: {}", f.rule, f.subject, f.message, f.fix))
-                    .collect::<Vec<_>>()
-                    .join("; "),
-            ),
+            Outcome::Rejected { failures } => refused(failures),
             Outcome::Blocked { by } => (
                 Reason::Blocked,
                 format!(
@@ -370,10 +389,16 @@ pub fn applied(
         steps_applied: report.applied() as i32,
         restore_points: report.restore_points(),
     };
-    if let Some(failure) = report.steps.iter().find_map(|s| match &s.status {
-        StepStatus::Failed { error } => {
-            Some(format!("step {} {} failed: {error}", s.number, s.title))
-        }
+    // the schemas' steps ran first, then the tables'
+    let statuses = || {
+        let schemas = report
+            .schema_steps
+            .iter()
+            .map(|s| (s.number, &s.title, &s.status));
+        schemas.chain(report.steps.iter().map(|s| (s.number, &s.title, &s.status)))
+    };
+    if let Some(failure) = statuses().find_map(|(number, title, status)| match status {
+        StepStatus::Failed { error } => Some(format!("step {number} {title} failed: {error}")),
         _ => None,
     }) {
         return Report {
@@ -382,7 +407,7 @@ pub fn applied(
         }
         .note(true, EventReason::ApplyFailed, failure);
     }
-    if report.steps.iter().any(|s| s.status == StepStatus::NotRun) {
+    if statuses().any(|(_, _, status)| *status == StepStatus::NotRun) {
         return Report {
             last_applied: Some(last_applied),
             ..pending(
@@ -395,7 +420,7 @@ pub fn applied(
         last_applied: Some(last_applied.clone()),
         ..Report::new(Reason::InSync, "the table matches the spec")
     };
-    if report.steps.is_empty() {
+    if report.is_empty() {
         // nothing ran: the plan was already true, or the table is gone
         return r;
     }

@@ -20,11 +20,12 @@ use delta_operator_api::spec::DeltaSchema;
 use delta_operator_api::spec::crd::DeltaSchemaStatus;
 use delta_operator_api::spec::lower::lower_schema;
 use delta_operator_api::spec::validate::validate;
+use delta_operator_backend::engine::observe_schemas;
 use delta_operator_backend::{Backend, BackendError};
 use delta_operator_core::model::{ResourceId, SchemaMode};
 use delta_operator_core::plan::compile::compile;
 use delta_operator_core::plan::gate::Policy;
-use delta_operator_core::plan::{Plan, SchemaScope, TableAction, plan_orphans};
+use delta_operator_core::plan::{Plan, SchemaScope, TableAction, plan_orphans, plan_schemas};
 
 pub fn error_policy(_obj: Arc<DeltaSchema>, err: &Error, ctx: Arc<Context>) -> Action {
     tracing::warn!(error = %err, "schema reconcile failed; retrying");
@@ -138,15 +139,22 @@ async fn evaluate(
     let scope = SchemaScope {
         schema: desired.schema.clone(),
         mode: desired.mode,
+        meta: desired.meta.clone(),
     };
     let caps = backend.capabilities().clone();
     let existing: BTreeSet<ResourceId> = ctx.table_markers(ns).into_iter().collect();
-    // the core decides what an orphan is, from every live table of the schema
+    // the core decides what an orphan is, from every live table of the
+    // schema, and plans the schema's own metadata
     let read = || async {
         let refs = backend.list_schema(&scope.schema).await?;
         let live: Vec<_> = backend.read(&refs).await?.into_iter().flatten().collect();
+        let schemas = observe_schemas(backend.as_ref(), std::slice::from_ref(&scope)).await?;
+        let orphans = plan_orphans(&scope, &live, ns, &existing, &caps);
         Ok::<Plan, BackendError>(compile(
-            plan_orphans(&scope, &live, ns, &existing, &caps),
+            orphans.with_schemas(
+                plan_schemas(std::slice::from_ref(&scope), &schemas, &caps),
+                &caps,
+            ),
             backend.compiler(),
         ))
     };
@@ -169,10 +177,8 @@ async fn evaluate(
             .and_then(|s| s.plan.as_ref())
             .map(|p| p.id.as_str()),
         was_in_sync: false,
-        context: Some(format!(
-            "strict mode drops the orphans {}",
-            names.join(", ")
-        )),
+        context: (!names.is_empty())
+            .then(|| format!("strict mode drops the orphans {}", names.join(", "))),
     };
     let in_sync = |mut r: Report| {
         if r.reason == Reason::InSync {
@@ -180,34 +186,31 @@ async fn evaluate(
         }
         r
     };
-    if desired.mode == SchemaMode::Additive || names.is_empty() {
-        let r = match decide::decide(&plan, &seen) {
-            Next::Report(r) => r,
-            Next::Apply { .. } => unreachable!("an additive plan has no steps"),
-        };
-        return Ok((in_sync(r), names, schema));
-    }
+    // additive orphans have no steps: what applies is the metadata and strict orphans' drops
     let events = match decide::decide(&plan, &seen) {
-        Next::Report(r) => return Ok((r, names, schema)),
+        Next::Report(r) => return Ok((in_sync(r), names, schema)),
         Next::Apply { events } => events,
     };
     ctx.publish_all(obj, &events).await;
     let result = ctx
         .run_apply(obj, &backend, &target, &plan, &seen, read)
         .await?;
-    let done = (
-        EventReason::OrphansDropped,
-        format!("dropped {} (plan {})", names.join(", "), plan.id),
-    );
+    let drops = desired.mode == SchemaMode::Strict && !names.is_empty();
+    let done = drops.then(|| {
+        (
+            EventReason::OrphansDropped,
+            format!("dropped {} (plan {})", names.join(", "), plan.id),
+        )
+    });
     let r = in_sync(applied(
         &plan,
         &seen,
         &result,
         &now(),
-        Some(done),
+        done,
         Reason::ApplyFailed,
     ));
-    let orphans = if r.reason == Reason::InSync {
+    let orphans = if r.reason == Reason::InSync && drops {
         vec![]
     } else {
         names

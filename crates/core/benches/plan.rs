@@ -106,6 +106,7 @@ fn main() {
         .map(|s| SchemaScope {
             schema: TableRef::new("main", &format!("s{s}"), "x").schema_ref(),
             mode: SchemaMode::Additive,
+            meta: Default::default(),
         })
         .collect();
     for caps in [Capabilities::lake(), Capabilities::databricks()] {

@@ -2397,6 +2397,7 @@ fn scope(schema: &str, mode: SchemaMode) -> SchemaScope {
             schema: schema.into(),
         },
         mode,
+        meta: Default::default(),
     }
 }
 
@@ -3661,6 +3662,7 @@ fn a_schemas_orphans_are_the_tables_of_resources_that_no_longer_exist_in_its_nam
     let scope = |mode| SchemaScope {
         schema: tref("x").schema_ref(),
         mode,
+        meta: Default::default(),
     };
     let strict = plan_orphans(
         &scope(SchemaMode::Strict),

@@ -155,6 +155,7 @@ fn fixed_plan() -> Plan {
                 schema: "sales".into(),
             },
             mode: SchemaMode::Strict,
+            meta: Default::default(),
         },
         SchemaScope {
             schema: SchemaRef {
@@ -162,6 +163,7 @@ fn fixed_plan() -> Plan {
                 schema: "staging".into(),
             },
             mode: SchemaMode::Additive,
+            meta: Default::default(),
         },
     ];
     let planned = plan::plan(

@@ -789,6 +789,22 @@ impl DatabricksClient {
             Err(e) => Err(e),
         }
     }
+
+    /// The privilege assignments on a securable (`schema`, `table`, `catalog`).
+    pub async fn get_permissions(&self, kind: &str, full_name: &str) -> Result<Value, ClientError> {
+        self.get(
+            &[
+                "api",
+                "2.1",
+                "unity-catalog",
+                "permissions",
+                kind,
+                full_name,
+            ],
+            &[],
+        )
+        .await
+    }
 }
 
 /// `data_array` rows of a result chunk.

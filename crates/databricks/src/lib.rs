@@ -26,10 +26,10 @@ use client::{ClientConfig, DatabricksClient};
 use compile::Binding;
 use delta_operator_api::config::{ClientId, DatabricksAuth, DatabricksTarget, SecretSource};
 use delta_operator_backend::{Backend, BackendError, Progress, StepOutcome, TableRun};
-use delta_operator_core::model::{ObservedTable, SchemaRef, TableRef};
+use delta_operator_core::model::{ObservedSchema, ObservedTable, SchemaRef, TableRef};
 use delta_operator_core::plan::steps::{Rewrite, RewritePhase};
 use delta_operator_core::plan::{
-    Action, Capabilities, CheckWhen, Compiler, Step, StepCheck, TablePlan,
+    Action, Capabilities, CheckWhen, Compiler, SchemaStep, Step, StepCheck, TablePlan,
 };
 
 /// One schema's tables as read together, by lower-case table name.
@@ -366,6 +366,32 @@ impl Backend for DatabricksBackend {
             sizes.push(read::detail_size(&r.columns, &r.rows));
         }
         Ok(sizes)
+    }
+
+    async fn read_schema(&self, s: &SchemaRef) -> Result<Option<ObservedSchema>, BackendError> {
+        let full = format!("{}.{}", s.catalog, s.schema);
+        let Some(info) = self.client.get_schema(&full).await? else {
+            return Ok(None);
+        };
+        let permissions = self.client.get_permissions("schema", &full).await?;
+        Ok(Some(read::schema_from_info(s, &info, &permissions)))
+    }
+
+    async fn run_schema(
+        &self,
+        s: &SchemaRef,
+        step: &SchemaStep,
+    ) -> Result<StepOutcome, BackendError> {
+        let statement =
+            sql::compile_schema(s, &step.action).map_err(|e| BackendError::Refused {
+                message: e.to_string(),
+            })?;
+        tracing::info!(schema = %s, step = step.number, statement = %statement, "running");
+        let ran = self.client.execute(&statement, &|_: &str| {}).await;
+        self.invalidate();
+        Ok(StepOutcome {
+            detail: Some(format!("statement {}", ran?.statement_id)),
+        })
     }
 
     async fn version(&self, t: &TableRef) -> Result<Option<u64>, BackendError> {

@@ -22,8 +22,8 @@ use super::sql::{ident, literal};
 use delta_operator_core::model::delta_schema::{COMMENT_KEY, GENERATION_KEY, type_from_json};
 use delta_operator_core::model::type_syntax::parse_type;
 use delta_operator_core::model::{
-    Check, ForeignKey, Grant, Identity, Mask, ObservedColumn, ObservedTable, PrimaryKey, Privilege,
-    SchemaRef, TableRef,
+    Check, ForeignKey, Grant, Identity, Mask, ObservedColumn, ObservedSchema, ObservedTable,
+    PrimaryKey, Privilege, SchemaRef, TableRef,
 };
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -421,9 +421,81 @@ pub fn attach_leftovers(s: &SchemaRef, tables: &mut BTreeMap<String, ObservedTab
     }
 }
 
+/// A schema's own metadata from Unity Catalog REST: `GET
+/// /api/2.1/unity-catalog/schemas/{full_name}` (a SchemaInfo: comment,
+/// properties, owner) and `GET /api/2.1/unity-catalog/permissions/schema/{full_name}`
+/// (`privilege_assignments`: principal and privileges, spelled `USE_SCHEMA`).
+pub fn schema_from_info(schema: &SchemaRef, info: &Value, permissions: &Value) -> ObservedSchema {
+    let properties = info
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
+                .collect()
+        })
+        .unwrap_or_default();
+    let grants = permissions
+        .get("privilege_assignments")
+        .and_then(Value::as_array)
+        .map(|pas| {
+            pas.iter()
+                .filter_map(|pa| {
+                    Some(Grant {
+                        principal: s(pa, "principal")?.to_string(),
+                        privileges: strings(pa.get("privileges"))
+                            .iter()
+                            .map(|p| Privilege::new(p))
+                            .collect(),
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    ObservedSchema {
+        schema: schema.clone(),
+        comment: s(info, "comment")
+            .filter(|c| !c.is_empty())
+            .map(str::to_string),
+        properties,
+        owner: s(info, "owner").map(str::to_string),
+        grants,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_schema_reads_from_its_info_and_privilege_assignments() {
+        let info = serde_json::json!({
+            "name": "sales", "catalog_name": "main", "full_name": "main.sales",
+            "owner": "data-eng", "comment": "Sales data",
+            "properties": {"team": "revenue"}, "schema_id": "x"
+        });
+        let perms = serde_json::json!({"privilege_assignments": [
+            {"principal": "analysts", "privileges": ["USE_SCHEMA", "SELECT"]}
+        ]});
+        let sref = SchemaRef {
+            catalog: "main".into(),
+            schema: "sales".into(),
+        };
+        let o = schema_from_info(&sref, &info, &perms);
+        assert_eq!(o.comment.as_deref(), Some("Sales data"));
+        assert_eq!(o.owner.as_deref(), Some("data-eng"));
+        assert_eq!(
+            o.properties.get("team").map(String::as_str),
+            Some("revenue")
+        );
+        assert_eq!(o.grants[0].privileges[0], "USE SCHEMA");
+        let bare = schema_from_info(
+            &sref,
+            &serde_json::json!({"name": "sales"}),
+            &serde_json::json!({}),
+        );
+        assert_eq!(bare, ObservedSchema::new(sref));
+    }
     use delta_operator_core::model::DataType;
     use serde_json::json;
 

@@ -15,9 +15,10 @@ use delta_operator_core::model::names::{
     needs_column_mapping as needs_mapping, type_needs_column_mapping as type_needs_mapping,
 };
 use delta_operator_core::model::{
-    DataType, DesiredColumn, DesiredTable, OWNER_PROPERTY, ObservedTable, Privilege, StructField,
-    TableRef,
+    DataType, DesiredColumn, DesiredTable, OWNER_PROPERTY, ObservedTable, Privilege, SchemaRef,
+    StructField, TableRef,
 };
+use delta_operator_core::plan::SchemaAction;
 use delta_operator_core::plan::change::FieldPath;
 use delta_operator_core::plan::compile;
 use delta_operator_core::plan::steps::{
@@ -31,6 +32,8 @@ pub enum SqlError {
     Unsupported(String),
     #[error("'{0}' is not a table privilege Databricks knows; use one of {allowed}", allowed = PRIVILEGES.join(", "))]
     UnknownPrivilege(String),
+    #[error("'{0}' is not a schema privilege Databricks knows; use one of {allowed}", allowed = SCHEMA_KNOWN.join(", "))]
+    UnknownSchemaPrivilege(String),
     #[error("{0} is empty")]
     Empty(&'static str),
 }
@@ -38,6 +41,7 @@ pub enum SqlError {
 /// Table privileges that may be granted or revoked. They are SQL keywords and
 /// cannot be quoted, so only these are ever written into a statement.
 pub use delta_operator_core::model::privilege::KNOWN as PRIVILEGES;
+use delta_operator_core::model::privilege::SCHEMA_KNOWN;
 
 /// `` `name` `` with inner backticks doubled.
 pub fn ident(name: &str) -> String {
@@ -904,6 +908,74 @@ pub fn history_head(t: &TableRef) -> String {
     format!("DESCRIBE HISTORY {} LIMIT 1", table_name(t))
 }
 
+/// `` `catalog`.`schema` ``.
+pub fn schema_name(s: &SchemaRef) -> String {
+    format!("{}.{}", ident(&s.catalog), ident(&s.schema))
+}
+
+/// A schema privilege as SQL: its canonical spelling, checked against the
+/// schema allow-list (they are keywords and cannot be quoted).
+pub fn schema_privilege(p: &Privilege) -> Result<&'static str, SqlError> {
+    SCHEMA_KNOWN
+        .iter()
+        .copied()
+        .find(|k| *k == p.as_str())
+        .ok_or_else(|| SqlError::UnknownSchemaPrivilege(p.to_string()))
+}
+
+/// The statement of one schema step.
+pub fn compile_schema(s: &SchemaRef, action: &SchemaAction) -> Result<String, SqlError> {
+    let privileges = |ps: &[Privilege], what: &'static str| {
+        nonempty(ps.is_empty(), what)?;
+        let p = ps
+            .iter()
+            .map(schema_privilege)
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok::<_, SqlError>(p.join(", "))
+    };
+    Ok(match action {
+        SchemaAction::SetComment { comment } if comment.is_empty() => {
+            format!("COMMENT ON SCHEMA {} IS NULL", schema_name(s))
+        }
+        SchemaAction::SetComment { comment } => {
+            format!(
+                "COMMENT ON SCHEMA {} IS {}",
+                schema_name(s),
+                literal(comment)
+            )
+        }
+        SchemaAction::SetProperties { properties } => {
+            nonempty(properties.is_empty(), "SET DBPROPERTIES")?;
+            format!(
+                "ALTER SCHEMA {} SET DBPROPERTIES ({})",
+                schema_name(s),
+                props(properties)
+            )
+        }
+        SchemaAction::Grant {
+            principal,
+            privileges: ps,
+        } => format!(
+            "GRANT {} ON SCHEMA {} TO {}",
+            privileges(ps, "GRANT")?,
+            schema_name(s),
+            ident(principal)
+        ),
+        SchemaAction::Revoke {
+            principal,
+            privileges: ps,
+        } => format!(
+            "REVOKE {} ON SCHEMA {} FROM {}",
+            privileges(ps, "REVOKE")?,
+            schema_name(s),
+            ident(principal)
+        ),
+        SchemaAction::SetOwner { owner } => {
+            format!("ALTER SCHEMA {} OWNER TO {}", schema_name(s), ident(owner))
+        }
+    })
+}
+
 /// A statement that only reads: safe to send again when a connection drops.
 pub fn is_read_only(statement: &str) -> bool {
     let first = statement
@@ -928,6 +1000,65 @@ mod tests {
 
     fn sql(a: Action) -> Vec<String> {
         compile(&t(), &a, None).expect("compiles")
+    }
+
+    #[test]
+    fn schema_steps_quote_every_name_and_escape_every_literal() {
+        let s = SchemaRef {
+            catalog: "ma`in".into(),
+            schema: "sa les".into(),
+        };
+        let one = |a: SchemaAction| compile_schema(&s, &a).expect("compiles");
+        assert_eq!(
+            one(SchemaAction::SetComment {
+                comment: "it's ${x}".into()
+            }),
+            r"COMMENT ON SCHEMA `ma``in`.`sa les` IS 'it\'s $\{x}'"
+        );
+        assert_eq!(
+            one(SchemaAction::SetComment {
+                comment: String::new()
+            }),
+            "COMMENT ON SCHEMA `ma``in`.`sa les` IS NULL"
+        );
+        assert_eq!(
+            one(SchemaAction::SetProperties {
+                properties: BTreeMap::from([("k'".into(), "v".into())])
+            }),
+            r"ALTER SCHEMA `ma``in`.`sa les` SET DBPROPERTIES ('k\'' = 'v')"
+        );
+        assert_eq!(
+            one(SchemaAction::Grant {
+                principal: "a`b".into(),
+                privileges: vec![Privilege::new("use_schema"), Privilege::new("SELECT")],
+            }),
+            "GRANT USE SCHEMA, SELECT ON SCHEMA `ma``in`.`sa les` TO `a``b`"
+        );
+        assert_eq!(
+            one(SchemaAction::Revoke {
+                principal: "x".into(),
+                privileges: vec![Privilege::new("MODIFY")],
+            }),
+            "REVOKE MODIFY ON SCHEMA `ma``in`.`sa les` FROM `x`"
+        );
+        assert_eq!(
+            one(SchemaAction::SetOwner { owner: "o`".into() }),
+            "ALTER SCHEMA `ma``in`.`sa les` OWNER TO `o```"
+        );
+        // a privilege outside the allow-list never reaches a statement
+        let bad = SchemaAction::Grant {
+            principal: "x".into(),
+            privileges: vec![Privilege::new("SELECT ON CATALOG y TO z; --")],
+        };
+        assert!(matches!(
+            compile_schema(&s, &bad),
+            Err(SqlError::UnknownSchemaPrivilege(_))
+        ));
+        let none = SchemaAction::Revoke {
+            principal: "x".into(),
+            privileges: vec![],
+        };
+        assert_eq!(compile_schema(&s, &none), Err(SqlError::Empty("REVOKE")));
     }
 
     /// Reads a literal back the way Databricks does (regular literal rules).

@@ -27,11 +27,12 @@ use url::Url;
 use delta_operator_backend::{Backend, BackendError, Progress, StepOutcome, TableRun};
 use delta_operator_core::model::delta_schema as schema;
 use delta_operator_core::model::{
-    Check, DataType, DesiredTable, OWNER_PROPERTY, ObservedTable, SchemaRef, StructField, TableRef,
+    Check, DataType, DesiredTable, OWNER_PROPERTY, ObservedSchema, ObservedTable, SchemaRef,
+    StructField, TableRef,
 };
 use delta_operator_core::plan::change::FieldPath;
 use delta_operator_core::plan::steps::bound_clone_name;
-use delta_operator_core::plan::{Action, Capabilities, Compiler, Step, TablePlan};
+use delta_operator_core::plan::{Action, Capabilities, Compiler, SchemaStep, Step, TablePlan};
 use storage::Root;
 
 /// Writer features delta-rs 1.1 can commit to (with `datafusion`); a table
@@ -511,6 +512,23 @@ impl Backend for LakeBackend {
             .iter()
             .map(|n| TableRef::new(&s.catalog, &s.schema, n))
             .collect())
+    }
+
+    /// A schema on the lake is a folder: it holds no comment, properties,
+    /// owner or grants (declaring them is refused by the planner's rules).
+    async fn read_schema(&self, s: &SchemaRef) -> Result<Option<ObservedSchema>, BackendError> {
+        Ok(Some(ObservedSchema::new(s.clone())))
+    }
+
+    async fn run_schema(
+        &self,
+        _s: &SchemaRef,
+        step: &SchemaStep,
+    ) -> Result<StepOutcome, BackendError> {
+        Err(BackendError::Unsupported {
+            backend: "lake".into(),
+            what: step.action.title(),
+        })
     }
 
     async fn version(&self, t: &TableRef) -> Result<Option<u64>, BackendError> {

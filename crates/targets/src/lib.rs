@@ -3,8 +3,10 @@
 
 use delta_operator_api::config::{Target, TargetBackend};
 use delta_operator_backend::{Backend, BackendError, Progress, StepOutcome, TableRun};
-use delta_operator_core::model::{ObservedTable, SchemaRef, TableRef};
-use delta_operator_core::plan::{BackendKind, Capabilities, Compiler, Step, TablePlan};
+use delta_operator_core::model::{ObservedSchema, ObservedTable, SchemaRef, TableRef};
+use delta_operator_core::plan::{
+    BackendKind, Capabilities, Compiler, SchemaStep, Step, TablePlan,
+};
 use delta_operator_databricks as databricks;
 use delta_operator_lake as lake;
 
@@ -120,6 +122,27 @@ impl Backend for AnyBackend {
         match self {
             AnyBackend::Lake(b) => b.run(run, plan, step, now, progress).await,
             AnyBackend::Databricks(b) => b.run(run, plan, step, now, progress).await,
+        }
+    }
+
+    async fn read_schema(
+        &self,
+        schema: &SchemaRef,
+    ) -> Result<Option<ObservedSchema>, BackendError> {
+        match self {
+            AnyBackend::Lake(b) => b.read_schema(schema).await,
+            AnyBackend::Databricks(b) => b.read_schema(schema).await,
+        }
+    }
+
+    async fn run_schema(
+        &self,
+        schema: &SchemaRef,
+        step: &SchemaStep,
+    ) -> Result<StepOutcome, BackendError> {
+        match self {
+            AnyBackend::Lake(b) => b.run_schema(schema, step).await,
+            AnyBackend::Databricks(b) => b.run_schema(schema, step).await,
         }
     }
 

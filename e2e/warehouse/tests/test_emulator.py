@@ -347,3 +347,32 @@ def test_warehouse_start_and_never_start(wh):
     finally:
         wh.admin("POST", "/_emulator/faults", {"warehouse_state": "RUNNING", "warehouse_never_starts": False,
                                                "warehouse_autostart": True, "warehouse_start_seconds": 0})
+
+
+def test_schema_comment_properties_owner_and_grants_read_back_through_uc(wh):
+    """COMMENT ON SCHEMA, ALTER SCHEMA ... SET DBPROPERTIES / OWNER TO, GRANT/REVOKE ON SCHEMA run
+    as SQL, and UC's GET schemas/{full_name} (comment, properties, owner) and GET
+    permissions/schema/{full_name} (privilege_assignments) show them, as the REST reference shapes them."""
+    sch = uniq()
+    full = "main.%s" % sch
+    wh.sql("CREATE SCHEMA %s" % full)
+    s, info, _ = wh.call("GET", "/api/2.1/unity-catalog/schemas/" + full)
+    assert s == 200 and "comment" not in info and info["properties"] == {}, info
+    wh.sql("COMMENT ON SCHEMA `main`.`%s` IS 'it\\'s $\\{x}'" % sch)   # `${` escaped, as sql.rs writes it
+    wh.sql("ALTER SCHEMA `main`.`%s` SET DBPROPERTIES ('team' = 'revenue', 'o''k' = 'v')" % sch)
+    wh.sql("ALTER SCHEMA `main`.`%s` OWNER TO `data-eng`" % sch)
+    wh.sql("GRANT USE SCHEMA, SELECT, MODIFY ON SCHEMA `main`.`%s` TO `analysts`" % sch)
+    wh.sql("REVOKE MODIFY ON SCHEMA `main`.`%s` FROM `analysts`" % sch)
+    st = wh.fail("GRANT APPLY SCHEMA ON SCHEMA `main`.`%s` TO `analysts`" % sch)
+    assert "[INVALID_PARAMETER_VALUE.PRIVILEGE]" in st["error"]["message"], st
+    s, info, _ = wh.call("GET", "/api/2.1/unity-catalog/schemas/" + full)
+    assert s == 200
+    assert info["comment"] == "it's ${x}", info
+    assert info["properties"] == {"o'k": "v", "team": "revenue"}, info
+    assert info["owner"] == "data-eng", info
+    s, perms, _ = wh.call("GET", "/api/2.1/unity-catalog/permissions/schema/" + full)
+    assert s == 200
+    assert perms["privilege_assignments"] == [{"principal": "analysts", "privileges": ["SELECT", "USE_SCHEMA"]}], perms
+    wh.sql("COMMENT ON SCHEMA `main`.`%s` IS NULL" % sch)
+    s, info, _ = wh.call("GET", "/api/2.1/unity-catalog/schemas/" + full)
+    assert "comment" not in info, info

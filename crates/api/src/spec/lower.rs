@@ -1,13 +1,15 @@
 //! Lowering: manifests → the domain's desired tables (the first phase of every
 //! reconcile). Assumes `validate` passed; what cannot be lowered is an error.
 
-use super::crd::{Constraint, DeltaSchema, DeltaTable, IdentityGeneration, SchemaModeSpec};
+use super::crd::{
+    Constraint, DeltaSchema, DeltaTable, GrantSpec, IdentityGeneration, SchemaModeSpec,
+};
 use super::error::SpecError;
 use super::load::{Loaded, Manifests};
 use super::validate::column_type;
 use delta_operator_core::model::{
     Check, DesiredColumn, DesiredTable, ForeignKey, Grant, Identity, Mask, PrimaryKey, Privilege,
-    ResourceId, SchemaMode, SchemaRef, TableRef,
+    ResourceId, SchemaMeta, SchemaMode, SchemaRef, TableRef,
 };
 
 /// A schema as declared.
@@ -18,7 +20,8 @@ pub struct DesiredSchema {
     pub mode: SchemaMode,
     /// The DeltaSchema.
     pub resource: ResourceId,
-    pub comment: Option<String>,
+    /// The schema's own comment, properties, owner and grants.
+    pub meta: SchemaMeta,
 }
 
 /// The DeltaSchema a table's `schemaRef` names (same namespace).
@@ -67,8 +70,24 @@ pub fn lower_schema(s: &Loaded<DeltaSchema>) -> DesiredSchema {
             SchemaModeSpec::Strict => SchemaMode::Strict,
         },
         resource: ResourceId::new(&s.namespace(), &s.name()),
-        comment: spec.comment.clone(),
+        meta: SchemaMeta {
+            comment: spec.comment.clone(),
+            properties: spec.properties.clone(),
+            owner: spec.owner.clone(),
+            grants: lower_grants(&spec.grants),
+        },
     }
+}
+
+/// Grants in the model's one spelling of a privilege.
+fn lower_grants(grants: &[GrantSpec]) -> Vec<Grant> {
+    grants
+        .iter()
+        .map(|g| Grant {
+            principal: g.principal.clone(),
+            privileges: g.privileges.iter().map(|p| Privilege::new(p)).collect(),
+        })
+        .collect()
 }
 
 /// Lowers one table. Errors carry the file and resource.
@@ -164,14 +183,7 @@ pub fn lower_table(m: &Manifests, t: &Loaded<DeltaTable>) -> Result<DesiredTable
         properties: spec.properties.clone(),
         comment: spec.comment.clone(),
         tags: spec.tags.clone(),
-        grants: spec
-            .grants
-            .iter()
-            .map(|g| Grant {
-                principal: g.principal.clone(),
-                privileges: g.privileges.iter().map(|p| Privilege::new(p)).collect(),
-            })
-            .collect(),
+        grants: lower_grants(&spec.grants),
         owner: spec.owner.clone(),
         checks,
         primary_key,

@@ -61,6 +61,12 @@ pub fn validate(m: &Manifests) -> Vec<SpecError> {
         );
         check_comment(s.resource.spec.comment.as_deref(), "spec.comment", &mut e);
         check_properties(&s.resource.spec.properties, &mut e);
+        check_grants(
+            &s.resource.spec.grants,
+            privilege::SCHEMA_KNOWN,
+            "schema",
+            &mut e,
+        );
         check_object_name(&s.name(), &mut e);
         errors.extend(e.into_iter().map(|x| x.in_file(&s.file, Some(&s.label()))));
     }
@@ -237,7 +243,7 @@ fn check_table(t: &Loaded<DeltaTable>, e: &mut Vec<SpecError>) {
     };
     check_partitioning_and_clustering(spec, &refs, e);
     check_constraints(spec, &refs, e);
-    check_grants(&t.resource.spec.grants, e);
+    check_grants(&t.resource.spec.grants, privilege::KNOWN, "table", e);
 }
 
 /// At least one column, and no more than a table can sensibly hold.
@@ -535,26 +541,27 @@ fn check_foreign_key(fk: &ForeignKeySpec, path: &str, refs: &ColumnRefs, e: &mut
     }
 }
 
-/// Every privilege is one GRANT can write (they are SQL keywords, never quoted).
-fn check_grants(grants: &[GrantSpec], e: &mut Vec<SpecError>) {
+/// Every privilege is one GRANT can write on that kind of securable (they
+/// are SQL keywords, never quoted).
+fn check_grants(grants: &[GrantSpec], known: &[&str], on: &str, e: &mut Vec<SpecError>) {
     for (i, g) in grants.iter().enumerate() {
         for (j, p) in g.privileges.iter().enumerate() {
             let privilege = Privilege::new(p);
-            if privilege.is_known() {
+            if known.contains(&privilege.as_str()) {
                 continue;
             }
             let near = suggest::nearest(
-                privilege::KNOWN.iter().copied(),
+                known.iter().copied(),
                 |k| edit_distance(k, privilege.as_str()),
                 |_| 2,
             );
             let fix = match near {
                 Some(k) => format!("did you mean '{k}'?"),
-                None => format!("use one of {}", privilege::KNOWN.join(", ")),
+                None => format!("use one of {}", known.join(", ")),
             };
             e.push(SpecError::new(
                 format!("spec.grants[{i}].privileges[{j}]"),
-                format!("'{}' is not a table privilege", printable(p)),
+                format!("'{}' is not a {on} privilege", printable(p)),
                 fix,
             ));
         }

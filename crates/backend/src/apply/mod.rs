@@ -10,10 +10,11 @@ use std::time::Duration;
 use crate::engine::read_and_plan;
 use crate::{Backend, BackendError, TableRun, failpoint};
 use delta_operator_api::inputs::Inputs;
-use delta_operator_core::model::TableRef;
+use delta_operator_core::model::{SchemaRef, TableRef};
 use delta_operator_core::plan::gate::{Decision, Policy, gate};
 use delta_operator_core::plan::holds::holds;
-use delta_operator_core::plan::{Outcome, Plan, PlanId, RiskClass, Step, TablePlan};
+use delta_operator_core::plan::schema::holds as schema_holds;
+use delta_operator_core::plan::{Outcome, Plan, PlanId, RiskClass, SchemaStep, Step, TablePlan};
 
 /// What happened to one step.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -42,29 +43,49 @@ pub struct StepReport {
     pub detail: Option<String>,
 }
 
+/// What happened to one step of a schema's plan.
+#[derive(Debug, Clone, Serialize)]
+pub struct SchemaStepReport {
+    pub schema: SchemaRef,
+    pub number: usize,
+    pub title: String,
+    pub class: RiskClass,
+    #[serde(flatten)]
+    pub status: StepStatus,
+    pub detail: Option<String>,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct ApplyReport {
     pub plan_id: PlanId,
     pub steps: Vec<StepReport>,
+    /// The declared schemas' metadata steps (run before the tables').
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub schema_steps: Vec<SchemaStepReport>,
 }
 
 impl ApplyReport {
+    fn statuses(&self) -> impl Iterator<Item = &StepStatus> {
+        let tables = self.steps.iter().map(|s| &s.status);
+        tables.chain(self.schema_steps.iter().map(|s| &s.status))
+    }
     pub fn failed(&self) -> bool {
-        self.steps
-            .iter()
-            .any(|s| matches!(s.status, StepStatus::Failed { .. }))
+        self.statuses()
+            .any(|s| matches!(s, StepStatus::Failed { .. }))
     }
     pub fn applied(&self) -> usize {
-        self.steps
-            .iter()
-            .filter(|s| s.status == StepStatus::Applied)
+        self.statuses()
+            .filter(|s| **s == StepStatus::Applied)
             .count()
     }
     pub fn skipped(&self) -> usize {
-        self.steps
-            .iter()
-            .filter(|s| s.status == StepStatus::Skipped)
+        self.statuses()
+            .filter(|s| **s == StepStatus::Skipped)
             .count()
+    }
+    /// True when no step of a table or a schema was reported.
+    pub fn is_empty(&self) -> bool {
+        self.steps.is_empty() && self.schema_steps.is_empty()
     }
     /// `catalog.schema.table@version` for every restore point taken.
     pub fn restore_points(&self) -> Vec<String> {
@@ -108,6 +129,8 @@ pub enum Event<'a> {
         message: &'a str,
     },
     Finished(&'a StepReport),
+    /// A schema step ended (applied, skipped, failed or not run).
+    SchemaFinished(&'a SchemaStepReport),
 }
 
 /// How an apply runs: the policy, how long to wait for a table another apply
@@ -177,6 +200,7 @@ where
                 ApplyReport {
                     plan_id: plan.id,
                     steps: vec![],
+                    schema_steps: vec![],
                 },
             ));
         }
@@ -247,6 +271,7 @@ async fn run_locked<B: Backend>(
     runs: &mut Vec<TableRun>,
     opts: &Options<'_>,
 ) -> ApplyReport {
+    let schema_steps = run_schemas(backend, plan, opts).await;
     let mut steps = Vec::new();
     let mut failed_tables: Vec<TableRef> = Vec::new();
     for t in &plan.tables {
@@ -316,7 +341,65 @@ async fn run_locked<B: Backend>(
     ApplyReport {
         plan_id: plan.id.clone(),
         steps,
+        schema_steps,
     }
+}
+
+/// Runs each schema's metadata steps in order: re-read, skip what already
+/// holds, run. A failed step stops its schema; the other schemas go on.
+async fn run_schemas<B: Backend>(
+    backend: &B,
+    plan: &Plan,
+    opts: &Options<'_>,
+) -> Vec<SchemaStepReport> {
+    let mut out = Vec::new();
+    for sp in &plan.schemas {
+        let mut stop = false;
+        for step in sp.steps() {
+            let mut report = SchemaStepReport {
+                schema: sp.schema.clone(),
+                number: step.number,
+                title: step.action.title(),
+                class: step.class,
+                status: StepStatus::NotRun,
+                detail: None,
+            };
+            if !stop && !(opts.may_continue)() {
+                stop = true;
+                report.detail = Some("not run: the apply lock was lost".into());
+            }
+            if !stop {
+                report.status = match run_schema_step(backend, &sp.schema, step).await {
+                    Ok((status, detail)) => {
+                        report.detail = detail;
+                        status
+                    }
+                    Err(e) => {
+                        stop = true;
+                        StepStatus::Failed {
+                            error: e.to_string(),
+                        }
+                    }
+                };
+                (opts.on_event)(Event::SchemaFinished(&report));
+            }
+            out.push(report);
+        }
+    }
+    out
+}
+
+async fn run_schema_step<B: Backend>(
+    backend: &B,
+    schema: &SchemaRef,
+    step: &SchemaStep,
+) -> Result<(StepStatus, Option<String>), BackendError> {
+    let live = backend.read_schema(schema).await?;
+    if schema_holds(&step.action, live.as_ref()) {
+        return Ok((StepStatus::Skipped, None));
+    }
+    let outcome = backend.run_schema(schema, step).await?;
+    Ok((StepStatus::Applied, outcome.detail))
 }
 
 async fn run_step<B: Backend>(

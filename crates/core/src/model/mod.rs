@@ -9,9 +9,11 @@ pub mod widening;
 pub use types::{DataType, StructField};
 pub mod names;
 pub mod privilege;
+pub mod schema;
 pub mod table;
 
 pub use privilege::Privilege;
+pub use schema::{ObservedSchema, SchemaMeta};
 pub use table::{
     Check, DesiredColumn, DesiredTable, ForeignKey, Grant, Identity, Leftover, LeftoverKind, Mask,
     OWNER_PROPERTY, ObservedColumn, ObservedTable, PrimaryKey, ResourceId, SchemaMode, SchemaRef,

@@ -19,6 +19,26 @@ pub const KNOWN: &[&str] = &[
     "READ METADATA",
 ];
 
+/// The schema privileges a DeltaSchema may declare, as GRANT writes them
+/// (Unity Catalog's privileges on a schema).
+pub const SCHEMA_KNOWN: &[&str] = &[
+    "ALL PRIVILEGES",
+    "APPLY TAG",
+    "CREATE FUNCTION",
+    "CREATE MATERIALIZED VIEW",
+    "CREATE MODEL",
+    "CREATE TABLE",
+    "CREATE VOLUME",
+    "EXECUTE",
+    "MANAGE",
+    "MODIFY",
+    "READ VOLUME",
+    "REFRESH",
+    "SELECT",
+    "USE SCHEMA",
+    "WRITE VOLUME",
+];
+
 /// A privilege in its canonical spelling: upper case, words separated by one space.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Privilege(String);

@@ -79,6 +79,11 @@ pub struct Capabilities {
     pub generated_columns: bool,
     pub default_values: bool,
     pub schema_comment: bool,
+    /// A schema keeps properties (Databricks: DBPROPERTIES).
+    pub schema_properties: bool,
+    /// A schema property can be removed. Databricks' ALTER SCHEMA documents
+    /// only SET DBPROPERTIES, so a declared removal of a live one is refused.
+    pub unset_schema_properties: bool,
     /// A dropped table can be brought back (UNDROP, or the lake's trash folder).
     pub undrop: bool,
     /// The replace of a rewrite keeps NOT NULL, CHECK constraints, column
@@ -140,6 +145,8 @@ impl Capabilities {
             generated_columns: true,
             default_values: false,
             schema_comment: false,
+            schema_properties: false,
+            unset_schema_properties: false,
             undrop: true,
             replace_keeps_metadata: true,
             substitutes_variables_in_names: false,
@@ -175,6 +182,8 @@ impl Capabilities {
             generated_columns: true,
             default_values: true,
             schema_comment: true,
+            schema_properties: true,
+            unset_schema_properties: false,
             undrop: true,
             replace_keeps_metadata: false,
             substitutes_variables_in_names: true,

@@ -71,13 +71,14 @@ pub fn compile(plan: Plan, compiler: &dyn Compiler) -> Plan {
         backend,
         tables,
         unmanaged,
+        schemas,
         ..
     } = plan;
     let tables = tables
         .into_iter()
         .map(|t| compile_table(t, compiler))
         .collect();
-    finish_for(backend, tables, unmanaged)
+    finish_for(backend, tables, schemas, unmanaged)
 }
 
 fn compile_table(mut t: TablePlan, compiler: &dyn Compiler) -> TablePlan {

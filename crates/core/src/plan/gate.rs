@@ -41,7 +41,7 @@ pub fn gate(plan: &Plan, policy: Policy, approved: Option<&str>) -> Decision {
     // a refused spec stops the whole plan; a table that cannot be read is
     // left alone and the others go on (its refusal is still reported)
     let refused_spec = plan.tables.iter().any(|t| matches!(&t.outcome, Outcome::Rejected { failures } if failures.iter().any(|f| f.rule != Rule::TableUnreadable)));
-    if refused_spec {
+    if refused_spec || plan.schemas.iter().any(|s| !s.is_accepted()) {
         return Decision::Rejected;
     }
     if plan.summary.steps == 0 {

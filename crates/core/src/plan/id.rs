@@ -16,6 +16,7 @@ use sha2::{Digest, Sha256};
 
 use super::capabilities::BackendKind;
 use super::planner::TablePlan;
+use super::schema::SchemaPlan;
 use crate::model::ObservedTable;
 
 /// Bump when the hashed input changes shape, so old approvals never match.
@@ -80,6 +81,13 @@ impl From<PlanId> for String {
 /// 16 hex characters over (backend, every table's desired and observed state,
 /// every step's compiled statements and checks).
 pub fn plan_id(backend: BackendKind, tables: &[TablePlan]) -> PlanId {
+    plan_id_all(backend, tables, &[])
+}
+
+/// `plan_id`, and after the tables each schema's name, declared and live
+/// metadata (nothing is added for a plan without schema plans, so the ids of
+/// table-only plans are unchanged).
+pub fn plan_id_all(backend: BackendKind, tables: &[TablePlan], schemas: &[SchemaPlan]) -> PlanId {
     let mut h = Sha256::new();
     h.update(ID_VERSION.as_bytes());
     h.update([0]);
@@ -105,6 +113,14 @@ pub fn plan_id(backend: BackendKind, tables: &[TablePlan]) -> PlanId {
             h.update([0]);
             h.update(serde_json::to_vec(&(&s.statements, &s.checks)).unwrap_or_default());
         }
+    }
+    for s in schemas {
+        h.update([1]);
+        h.update(s.schema.to_string().as_bytes());
+        h.update([0]);
+        h.update(serde_json::to_vec(&s.desired).unwrap_or_default());
+        h.update([0]);
+        h.update(serde_json::to_vec(&s.observed).unwrap_or_default());
     }
     let digest = h.finalize();
     PlanId(digest.iter().take(8).map(|b| format!("{b:02x}")).collect())

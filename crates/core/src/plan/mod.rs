@@ -15,6 +15,7 @@ pub mod planner;
 pub mod projection;
 pub mod render;
 pub mod rules;
+pub mod schema;
 pub mod steps;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -27,9 +28,12 @@ pub use compile::{CheckWhen, Compiled, Compiler, StepCheck};
 pub use id::PlanId;
 pub use planner::{Outcome, TableAction, TablePlan, plan_delete, plan_orphan, plan_table};
 pub use rules::{Rule, RuleFailure};
+pub use schema::{SchemaAction, SchemaPlan, SchemaStep, plan_schemas};
 pub use steps::{Action, RiskClass, Step};
 
-use crate::model::{DesiredTable, ObservedTable, ResourceId, SchemaMode, SchemaRef, TableRef};
+use crate::model::{
+    DesiredTable, ObservedTable, ResourceId, SchemaMeta, SchemaMode, SchemaRef, TableRef,
+};
 
 /// The JSON format's version; bump on any incompatible change.
 pub const FORMAT_VERSION: u32 = 1;
@@ -64,15 +68,25 @@ pub struct Plan {
     /// Live tables in declared schemas the operator does not manage: never touched.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unmanaged: Vec<TableRef>,
+    /// The declared schemas' own metadata (comment, properties, owner, grants).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub schemas: Vec<SchemaPlan>,
 }
 
 impl Plan {
     pub fn has_changes(&self) -> bool {
         self.summary.steps > 0 || self.summary.rejected > 0
     }
-    /// The highest risk class of any step.
+    /// The highest risk class of any step, a table's or a schema's.
     pub fn risk(&self) -> Option<RiskClass> {
-        self.tables.iter().filter_map(TablePlan::risk).max()
+        let tables = self.tables.iter().filter_map(TablePlan::risk);
+        tables
+            .chain(self.schemas.iter().filter_map(SchemaPlan::risk))
+            .max()
+    }
+    /// The plan with these schema plans, its totals and id counted again.
+    pub fn with_schemas(self, schemas: Vec<SchemaPlan>, caps: &Capabilities) -> Plan {
+        finish_all(caps, self.tables, schemas, self.unmanaged)
     }
     pub fn destructive_steps(&self) -> impl Iterator<Item = (&TablePlan, &Step)> {
         self.tables
@@ -85,11 +99,24 @@ impl Plan {
     }
 }
 
-/// A declared schema: which live tables in it are orphans, and what to do with them.
+/// A declared schema: which live tables in it are orphans, what to do with
+/// them, and the schema's own metadata.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SchemaScope {
     pub schema: SchemaRef,
     pub mode: SchemaMode,
+    pub meta: SchemaMeta,
+}
+
+impl SchemaScope {
+    /// A scope whose spec declares no metadata.
+    pub fn new(schema: SchemaRef, mode: SchemaMode) -> Self {
+        SchemaScope {
+            schema,
+            mode,
+            meta: SchemaMeta::default(),
+        }
+    }
 }
 
 /// Plans everything: declared tables in dependency order (a foreign key's
@@ -159,16 +186,36 @@ pub fn plan_orphans(
 
 /// Numbers the totals and the id for a set of table plans.
 pub fn finish(caps: &Capabilities, tables: Vec<TablePlan>, unmanaged: Vec<TableRef>) -> Plan {
-    finish_for(caps.backend, tables, unmanaged)
+    finish_all(caps, tables, vec![], unmanaged)
 }
 
-/// `finish` by the backend's kind alone (what the id needs).
+/// Numbers the totals and the id for table and schema plans.
+pub fn finish_all(
+    caps: &Capabilities,
+    tables: Vec<TablePlan>,
+    schemas: Vec<SchemaPlan>,
+    unmanaged: Vec<TableRef>,
+) -> Plan {
+    finish_for(caps.backend, tables, schemas, unmanaged)
+}
+
+/// `finish_all` by the backend's kind alone (what the id needs).
 pub(crate) fn finish_for(
     backend: BackendKind,
     tables: Vec<TablePlan>,
+    schemas: Vec<SchemaPlan>,
     unmanaged: Vec<TableRef>,
 ) -> Plan {
     let mut summary = Summary::default();
+    for s in &schemas {
+        match s.is_accepted() {
+            false => summary.rejected += 1,
+            true if !s.steps().is_empty() => summary.change += 1,
+            true => {}
+        }
+        summary.steps += s.steps().len();
+        summary.warnings += s.steps().iter().map(|x| x.warnings.len()).sum::<usize>();
+    }
     for t in &tables {
         let steps = t.steps();
         match t.action {
@@ -198,7 +245,7 @@ pub(crate) fn finish_for(
             .count();
         summary.warnings += steps.iter().map(|s| s.warnings.len()).sum::<usize>();
     }
-    let id = id::plan_id(backend, &tables);
+    let id = id::plan_id_all(backend, &tables, &schemas);
     Plan {
         format_version: FORMAT_VERSION,
         id,
@@ -206,6 +253,7 @@ pub(crate) fn finish_for(
         summary,
         tables,
         unmanaged,
+        schemas,
     }
 }
 

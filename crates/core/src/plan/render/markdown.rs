@@ -3,7 +3,8 @@
 
 use std::fmt::Write;
 
-use super::{human_bytes, plural, totals};
+use super::{human_bytes, plural, refused, totals};
+use crate::plan::schema::SchemaOutcome;
 use crate::plan::{CheckWhen, Outcome, Plan, RiskClass, TableAction};
 
 fn dot(class: RiskClass) -> &'static str {
@@ -26,7 +27,7 @@ pub fn render(plan: &Plan) -> String {
         let _ = writeln!(
             out,
             "> [!CAUTION]\n> {} refused by the safety rules; nothing is applied until the spec is fixed.\n",
-            plural(s.rejected, "table")
+            refused(plan)
         );
     }
     let destructive: Vec<String> = plan
@@ -41,6 +42,50 @@ pub fn render(plan: &Plan) -> String {
             plan.id,
             plan.id
         );
+    }
+    for sp in &plan.schemas {
+        if sp.is_accepted() && sp.steps().is_empty() && sp.notes.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "#### schema `{}` — update\n", sp.schema);
+        for n in &sp.notes {
+            let _ = writeln!(out, "- _{n}_");
+        }
+        out.push('\n');
+        match &sp.outcome {
+            SchemaOutcome::Accepted { steps } if !steps.is_empty() => {
+                out.push_str("| # | step | risk | notes |\n|---|---|---|---|\n");
+                for st in steps {
+                    let mut notes: Vec<String> =
+                        st.warnings.iter().map(|w| format!("⚠ {w}")).collect();
+                    notes.extend(st.notes.iter().cloned());
+                    if let Some(u) = &st.undo {
+                        notes.push(format!("undo: `{u}`"));
+                    }
+                    let _ = writeln!(
+                        out,
+                        "| {} | {} | {} {} | {} |",
+                        st.number,
+                        st.action.title().replace('|', "\\|"),
+                        dot(st.class),
+                        st.class,
+                        notes.join("<br>").replace('|', "\\|")
+                    );
+                }
+                out.push('\n');
+            }
+            SchemaOutcome::Accepted { .. } => {}
+            SchemaOutcome::Rejected { failures } => {
+                for f in failures {
+                    let _ = writeln!(
+                        out,
+                        "- ✗ **{}** ({}): {} — fix: {}",
+                        f.rule, f.subject, f.message, f.fix
+                    );
+                }
+                out.push('\n');
+            }
+        }
     }
     for t in &plan.tables {
         if t.action == TableAction::Unchanged && t.steps().is_empty() && t.is_accepted() {

@@ -37,6 +37,20 @@ pub fn totals(s: &crate::plan::Summary) -> (String, String) {
     )
 }
 
+/// What was refused: `2 tables`, `1 schema and 1 table`.
+pub fn refused(plan: &crate::plan::Plan) -> String {
+    let schemas = plan.schemas.iter().filter(|s| !s.is_accepted()).count();
+    let tables = plan.summary.rejected.saturating_sub(schemas);
+    let mut parts = vec![];
+    if schemas > 0 {
+        parts.push(plural(schemas, "schema"));
+    }
+    if tables > 0 || schemas == 0 {
+        parts.push(plural(tables, "table"));
+    }
+    parts.join(" and ")
+}
+
 /// `1 step`, `2 steps`.
 pub fn plural(n: usize, word: &str) -> String {
     if n == 1 {

@@ -2,8 +2,9 @@
 
 use std::fmt::Write;
 
-use super::{human_bytes, plural, totals};
-use crate::plan::{CheckWhen, Outcome, Plan, TableAction, TablePlan, gate};
+use super::{human_bytes, refused, totals};
+use crate::plan::schema::SchemaOutcome;
+use crate::plan::{CheckWhen, Outcome, Plan, SchemaPlan, TableAction, TablePlan, gate};
 
 /// The whole plan with every step's statements and checks.
 pub fn render(plan: &Plan) -> String {
@@ -13,6 +14,13 @@ pub fn render(plan: &Plan) -> String {
 /// The plan; `statements: false` shows the steps without what they run (`--no-sql`).
 pub fn render_with(plan: &Plan, statements: bool) -> String {
     let mut out = String::new();
+    for s in &plan.schemas {
+        if s.is_accepted() && s.steps().is_empty() && s.notes.is_empty() {
+            continue;
+        }
+        schema(&mut out, s);
+        out.push('\n');
+    }
     for t in &plan.tables {
         if t.action == TableAction::Unchanged && t.steps().is_empty() && t.is_accepted() {
             continue;
@@ -34,12 +42,12 @@ pub fn render_with(plan: &Plan, statements: bool) -> String {
             gate::Decision::Rejected => writeln!(
                 out,
                 "✗ {} refused by the rules above: nothing is applied until the spec is fixed.",
-                plural(s.rejected, "table")
+                refused(plan)
             ),
             _ => writeln!(
                 out,
                 "✗ {} cannot be read or depend on one that cannot: left alone; the other tables are applied.",
-                plural(s.rejected, "table")
+                refused(plan)
             ),
         };
     }
@@ -169,6 +177,56 @@ fn indented(out: &mut String, lead: &str, text: &str) {
             let _ = writeln!(out, "{pad}{line}");
         }
     }
+}
+
+/// One schema's metadata: header, its numbered steps (or why there are none).
+pub fn schema(out: &mut String, s: &SchemaPlan) {
+    let word = if s.steps().is_empty() && s.is_accepted() {
+        "= schema unchanged"
+    } else {
+        "~ schema update"
+    };
+    let _ = writeln!(out, "{}   {word}", s.schema);
+    for n in &s.notes {
+        let _ = writeln!(out, "  · {n}");
+    }
+    match &s.outcome {
+        SchemaOutcome::Accepted { steps } => {
+            for st in steps {
+                let _ = writeln!(
+                    out,
+                    "    {:>2}. {:<36} [{}]",
+                    st.number,
+                    st.action.title(),
+                    st.class
+                );
+                for w in &st.warnings {
+                    let _ = writeln!(out, "        ⚠ {w}");
+                }
+                for n in &st.notes {
+                    let _ = writeln!(out, "        · {n}");
+                }
+                if let Some(u) = &st.undo {
+                    let _ = writeln!(out, "        undo: {u}");
+                }
+            }
+        }
+        SchemaOutcome::Rejected { failures } => {
+            let _ = writeln!(out, "  ✗ refused — nothing in this schema will be applied:");
+            for f in failures {
+                let _ = writeln!(out, "    ✗ {} ({}): {}", f.rule, f.subject, f.message);
+                let _ = writeln!(out, "        fix: {}", f.fix);
+            }
+        }
+    }
+}
+
+/// One line per schema step, for status fields: `1. COMMENT ON SCHEMA [meta]`.
+pub fn schema_step_lines(s: &SchemaPlan) -> Vec<String> {
+    s.steps()
+        .iter()
+        .map(|st| format!("{}. {} [{}]", st.number, st.action.title(), st.class))
+        .collect()
 }
 
 /// One line per step, for status fields: `3. ADD COLUMN status [meta]`.
