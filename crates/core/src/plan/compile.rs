@@ -53,7 +53,7 @@ pub struct Compiled {
 
 /// A backend's compiler: pure, from the plan's inputs alone. `earlier` are the
 /// table's steps before this one (a statement may depend on what they set).
-pub trait Compiler {
+pub trait Compiler: Send + Sync {
     fn compile(
         &self,
         plan: &TablePlan,

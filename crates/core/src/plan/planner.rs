@@ -506,7 +506,7 @@ impl<'a> UpdateDrafts<'a> {
             .note(cost)
             .note("Delta refuses it if another writer commits a conflicting change while it runs; appends meanwhile stay NULL and the next step's check stops on them")
             .bytes(size)
-            .undo(restore_hint(self.live)),
+            .undo(restore_hint(self.live, self.caps)),
         );
         self.drafts.push(
             draft(
