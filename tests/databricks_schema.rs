@@ -39,6 +39,24 @@ fn sql(statement: &str) {
     assert_eq!(v["status"]["state"], "SUCCEEDED", "{statement}: {v}");
 }
 
+/// The emulator's admin endpoint (its request log).
+fn admin(path: &str) -> Value {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let url = format!("{}{path}", env("WAREHOUSE_URL"));
+        let text = reqwest::get(&url)
+            .await
+            .unwrap_or_else(|e| panic!("{url}: {e}"))
+            .text()
+            .await
+            .unwrap();
+        serde_json::from_str(&text).unwrap()
+    })
+}
+
 fn uc(path: &str) -> Value {
     call(
         reqwest::Method::GET,
@@ -157,11 +175,37 @@ spec:
         "a stale plan changes nothing"
     );
 
+    // the plan shows every statement; the apply sends exactly those, in order
+    let (_, json_out, _) = run(&["plan", "-f", f, "--config", &c, "--format", "json"]);
+    let shown: Vec<String> =
+        serde_json::from_str::<Value>(&json_out).unwrap()["schemas"][0]["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|s| s["statements"].as_array().unwrap().clone())
+            .map(|s| s.as_str().unwrap().to_string())
+            .collect();
+    assert_eq!(shown.len(), 5, "{shown:#?}");
+    let since = admin("/_emulator/requests?since=1000000000")["total_requests"]
+        .as_u64()
+        .unwrap();
     let (code, out, err) = run(&["apply", "-f", f, "--config", &c]);
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(
         out.contains("REVOKE CREATE TABLE, MODIFY ON SCHEMA FROM analysts [meta] ok"),
         "{out}"
+    );
+    let sent: Vec<String> = admin(&format!("/_emulator/requests?since={since}"))["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["statement"].as_str())
+        .filter(|s| s.contains(&catalog) && !s.starts_with("SELECT"))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(
+        sent, shown,
+        "the schema's statements, as the plan showed them"
     );
 
     // Unity Catalog reads back what the spec declares, and what it does not name is untouched

@@ -3,10 +3,10 @@
 //! set), with the placeholders of `core::plan::compile` where only the run
 //! knows the value. Pure, like `sql.rs` whose builders it uses.
 
-use delta_operator_core::model::{OWNER_PROPERTY, ObservedTable, TableRef};
+use delta_operator_core::model::{OWNER_PROPERTY, ObservedTable, SchemaRef, TableRef};
 use delta_operator_core::plan::compile::{self, CheckWhen, Compiled, Compiler, StepCheck};
 use delta_operator_core::plan::steps::{Action, RewritePhase};
-use delta_operator_core::plan::{Step, TablePlan};
+use delta_operator_core::plan::{SchemaStep, Step, TablePlan};
 
 use crate::sql::{self, DEFAULTS_FEATURE, SqlError};
 
@@ -39,6 +39,12 @@ impl Compiler for SqlCompiler {
         step: &Step,
     ) -> Result<Compiled, String> {
         compile_step(&plan.table, observed, earlier, step, Binding::SHOWN)
+            .map_err(|e| e.to_string())
+    }
+
+    fn compile_schema(&self, schema: &SchemaRef, step: &SchemaStep) -> Result<Vec<String>, String> {
+        sql::compile_schema(schema, &step.action)
+            .map(|s| vec![s])
             .map_err(|e| e.to_string())
     }
 }

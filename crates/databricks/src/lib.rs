@@ -382,15 +382,27 @@ impl Backend for DatabricksBackend {
         s: &SchemaRef,
         step: &SchemaStep,
     ) -> Result<StepOutcome, BackendError> {
-        let statement =
-            sql::compile_schema(s, &step.action).map_err(|e| BackendError::Refused {
-                message: e.to_string(),
-            })?;
-        tracing::info!(schema = %s, step = step.number, statement = %statement, "running");
-        let ran = self.client.execute(&statement, &|_: &str| {}).await;
-        self.invalidate();
+        // what runs is what the plan shows
+        let statements = compile::SqlCompiler
+            .compile_schema(s, step)
+            .map_err(|message| BackendError::Refused { message })?;
+        if statements != step.statements {
+            return Err(BackendError::Refused {
+                message: format!(
+                    "schema {s} step {}: the plan's statements are not what this operator compiles for it (a plan made by another version?); plan again",
+                    step.number
+                ),
+            });
+        }
+        let mut ids = Vec::new();
+        for statement in &statements {
+            tracing::info!(schema = %s, step = step.number, statement = %statement, "running");
+            let ran = self.client.execute(statement, &|_: &str| {}).await;
+            self.invalidate();
+            ids.push(ran?.statement_id);
+        }
         Ok(StepOutcome {
-            detail: Some(format!("statement {}", ran?.statement_id)),
+            detail: Some(format!("statement {}", ids.join(", "))),
         })
     }
 

@@ -4,9 +4,7 @@
 use delta_operator_api::config::{Target, TargetBackend};
 use delta_operator_backend::{Backend, BackendError, Progress, StepOutcome, TableRun};
 use delta_operator_core::model::{ObservedSchema, ObservedTable, SchemaRef, TableRef};
-use delta_operator_core::plan::{
-    BackendKind, Capabilities, Compiler, SchemaStep, Step, TablePlan,
-};
+use delta_operator_core::plan::{BackendKind, Capabilities, Compiler, SchemaStep, Step, TablePlan};
 use delta_operator_databricks as databricks;
 use delta_operator_lake as lake;
 

@@ -16,9 +16,10 @@ use serde::{Deserialize, Serialize};
 
 use super::planner::{Outcome, TablePlan};
 use super::rules::{Rule, RuleFailure};
+use super::schema::{SchemaOutcome, SchemaPlan, SchemaStep};
 use super::steps::Step;
 use super::{Plan, finish_for};
-use crate::model::ObservedTable;
+use crate::model::{ObservedTable, SchemaRef};
 
 /// The run id of the apply, bound when the step starts.
 pub const RUN: &str = "{run}";
@@ -61,6 +62,19 @@ pub trait Compiler: Send + Sync {
         earlier: &[Step],
         step: &Step,
     ) -> Result<Compiled, String>;
+
+    /// A schema step's statements (a backend that keeps no schema metadata
+    /// never gets one: its rules refuse them).
+    fn compile_schema(
+        &self,
+        _schema: &SchemaRef,
+        step: &SchemaStep,
+    ) -> Result<Vec<String>, String> {
+        Err(format!(
+            "this backend has no statement for {}",
+            step.action.title()
+        ))
+    }
 }
 
 /// Compiles every accepted table of a plan. A step the backend cannot compile
@@ -78,7 +92,33 @@ pub fn compile(plan: Plan, compiler: &dyn Compiler) -> Plan {
         .into_iter()
         .map(|t| compile_table(t, compiler))
         .collect();
+    let schemas = schemas
+        .into_iter()
+        .map(|s| compile_schema(s, compiler))
+        .collect();
     finish_for(backend, tables, schemas, unmanaged)
+}
+
+fn compile_schema(mut p: SchemaPlan, compiler: &dyn Compiler) -> SchemaPlan {
+    let SchemaOutcome::Accepted { steps } = &mut p.outcome else {
+        return p;
+    };
+    let mut failures = Vec::new();
+    for s in steps.iter_mut() {
+        match compiler.compile_schema(&p.schema, s) {
+            Ok(statements) => s.statements = statements,
+            Err(why) => failures.push(RuleFailure {
+                rule: Rule::NotSupportedByBackend,
+                subject: format!("step {} {}", s.number, s.action.title()),
+                message: format!("the backend cannot compile this step: {why}"),
+                fix: "remove the field from the DeltaSchema's spec, or apply it by hand".into(),
+            }),
+        }
+    }
+    if !failures.is_empty() {
+        p.outcome = SchemaOutcome::Rejected { failures };
+    }
+    p
 }
 
 fn compile_table(mut t: TablePlan, compiler: &dyn Compiler) -> TablePlan {

@@ -121,6 +121,10 @@ pub fn plan_id_all(backend: BackendKind, tables: &[TablePlan], schemas: &[Schema
         h.update(serde_json::to_vec(&s.desired).unwrap_or_default());
         h.update([0]);
         h.update(serde_json::to_vec(&s.observed).unwrap_or_default());
+        for st in s.steps() {
+            h.update([0]);
+            h.update(serde_json::to_vec(&st.statements).unwrap_or_default());
+        }
     }
     let digest = h.finalize();
     PlanId(digest.iter().take(8).map(|b| format!("{b:02x}")).collect())

@@ -81,6 +81,9 @@ pub struct SchemaStep {
     /// How to undo it (shown, never run).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub undo: Option<String>,
+    /// What the backend runs, compiled at plan time (`compile.rs`).
+    #[serde(default)]
+    pub statements: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -238,6 +241,7 @@ fn steps(schema: &SchemaRef, desired: &SchemaMeta, live: &ObservedSchema) -> Vec
             warnings: warning.into_iter().collect(),
             notes: vec![],
             undo: Some(undo),
+            statements: vec![],
         });
     };
     if let Some(c) = &desired.comment

@@ -73,6 +73,16 @@ pub fn render(plan: &Plan) -> String {
                     );
                 }
                 out.push('\n');
+                let sql: Vec<&String> = steps.iter().flat_map(|st| &st.statements).collect();
+                if !sql.is_empty() {
+                    let body: String = sql.iter().map(|x| format!("{x}\n")).collect();
+                    let fence = fence_for(&body);
+                    let _ = writeln!(
+                        out,
+                        "<details><summary>schema statements: {}</summary>\n\n{fence}sql\n{body}{fence}\n\n</details>\n",
+                        plural(sql.len(), "statement")
+                    );
+                }
             }
             SchemaOutcome::Accepted { .. } => {}
             SchemaOutcome::Rejected { failures } => {

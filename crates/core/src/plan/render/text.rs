@@ -206,6 +206,9 @@ pub fn schema(out: &mut String, s: &SchemaPlan) {
                 for n in &st.notes {
                     let _ = writeln!(out, "        · {n}");
                 }
+                for x in &st.statements {
+                    indented(out, "> ", x);
+                }
                 if let Some(u) = &st.undo {
                     let _ = writeln!(out, "        undo: {u}");
                 }
