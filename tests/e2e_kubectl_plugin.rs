@@ -471,3 +471,72 @@ fn undo_of_a_strict_schemas_orphan_drop_is_the_undrop_of_that_table() {
         "adopted as it was: nothing re-created or re-applied"
     );
 }
+
+/// A DeltaTable with `n` columns `c0…`, in the namespace's schema `sales`.
+fn wide_table(n: usize, without: Option<usize>) -> String {
+    let cols: String = (0..n)
+        .filter(|i| Some(*i) != without)
+        .map(|i| format!("    - {{name: column_with_a_long_name_{i:04}, type: string}}\n"))
+        .collect();
+    format!(
+        "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {{name: wide}}\nspec:\n  schemaRef: sales\n  columns:\n{cols}"
+    )
+}
+
+#[test]
+fn a_plan_too_long_for_status_is_shown_whole_by_plan_full() {
+    let plugins = plugin_dir();
+    let p = plugins.path();
+    let ns = namespace("plugin-full");
+    let _op = Operator::start(&ns, ALL, &[]);
+    kubectl_ok(&["apply", "-n", &ns, "-f", examples().to_str().unwrap()]);
+    apply_yaml(&ns, &wide_table(600, None));
+    kubectl_ok(&[
+        "wait",
+        "-n",
+        &ns,
+        "--for=condition=Ready",
+        "deltatable/wide",
+        "--timeout=90s",
+    ]);
+    // dropping one column rewrites the table: the statement lists all the others
+    apply_yaml(&ns, &wide_table(600, Some(7)));
+    let obj = wait_condition(
+        &ns,
+        "deltatable",
+        "wide",
+        "Stalled",
+        "True",
+        Some("ApprovalRequired"),
+    );
+    let cut = obj["status"]["plan"]["text"].as_str().unwrap().to_string();
+    assert!(
+        cut.contains("kubectl delta plan NAME --full"),
+        "status says how to see the rest: {}",
+        &cut[cut.len().saturating_sub(300)..]
+    );
+    assert!(cut.len() <= 17 * 1024, "status holds a cut: {}", cut.len());
+    let (code, out, err) = kubectl_delta(p, &["plan", "wide", "-n", &ns], "");
+    assert_eq!(code, 2, "{err}");
+    assert!(out.contains("--full"), "{out}");
+    let (code, whole, err) = kubectl_delta(p, &["plan", "wide", "-n", &ns, "--full"], "");
+    assert_eq!(code, 2, "{err}");
+    let id = obj["status"]["plan"]["id"].as_str().unwrap();
+    assert!(whole.len() > cut.len(), "{} vs {}", whole.len(), cut.len());
+    assert!(whole.contains(&format!("Plan id: {id}")), "the whole plan ends with its id");
+    assert!(
+        whole.contains("column_with_a_long_name_0599 AS column_with_a_long_name_0599"),
+        "the statement is whole"
+    );
+    // the ConfigMap belongs to the resource: it goes with it
+    let cm = kubectl_ok(&[
+        "get",
+        "configmap",
+        "delta-plan.deltatable.wide",
+        "-n",
+        &ns,
+        "-o",
+        "jsonpath={.metadata.ownerReferences[0].kind}",
+    ]);
+    assert_eq!(cm.trim(), "DeltaTable");
+}

@@ -41,7 +41,12 @@ pub struct KubectlArgs {
 #[derive(Subcommand, Debug)]
 pub enum KubectlCommand {
     /// Print the plan the operator wrote into status. NAME is a DeltaTable, or `deltaschema/NAME`.
-    Plan { name: String },
+    Plan {
+        name: String,
+        /// The whole plan, when status holds a cut of it (from the ConfigMap the operator keeps).
+        #[arg(long)]
+        full: bool,
+    },
     /// Show the plan, then approve exactly that plan (the annotation pins its id).
     Approve {
         name: String,
@@ -63,6 +68,16 @@ pub enum KubectlCommand {
         #[arg(short = 'A', long)]
         all_namespaces: bool,
     },
+}
+
+impl View {
+    /// Status holds a cut of the plan (the operator keeps the whole in a ConfigMap).
+    fn is_cut(&self) -> bool {
+        self.plan
+            .as_ref()
+            .and_then(|p| p.text.as_deref())
+            .is_some_and(|t| t.contains("prints the whole plan (the ConfigMap"))
+    }
 }
 
 /// The parts of a DeltaTable or a DeltaSchema the plugin shows.
@@ -192,9 +207,17 @@ async fn run_inner(args: KubectlArgs) -> Result<u8, String> {
         .clone()
         .unwrap_or_else(|| client.default_namespace().to_string());
     match args.command {
-        KubectlCommand::Plan { name } => {
+        KubectlCommand::Plan { name, full } => {
             let view = get(&client, &ns, &name).await?;
-            print!("{}", show(&view));
+            let whole = if full && view.is_cut() {
+                Some(whole_plan(&client, &ns, &view).await?)
+            } else {
+                None
+            };
+            match whole {
+                Some(text) => print!("{text}State: {}\n", view.state()),
+                None => print!("{}", show(&view)),
+            }
             Ok(if view.pending().is_some() {
                 EXIT_CHANGES
             } else {
@@ -260,6 +283,22 @@ async fn get(client: &Client, ns: &str, name: &str) -> Result<View, String> {
                 .map_err(missing)?,
         ),
     })
+}
+
+/// The whole plan the operator keeps in a ConfigMap when status holds a cut of it.
+async fn whole_plan(client: &Client, ns: &str, v: &View) -> Result<String, String> {
+    let name = delta_operator_controller::decide::whole_plan_configmap(v.kind, &v.name);
+    let api: Api<k8s_openapi::api::core::v1::ConfigMap> = Api::namespaced(client.clone(), ns);
+    let cm = api
+        .get_opt(&name)
+        .await
+        .map_err(|e| format!("reading ConfigMap {name} in {ns}: {e}"))?
+        .ok_or_else(|| {
+            format!("the plan in status is cut, but ConfigMap {name} in {ns} is not there (yet); `delta-operator plan -f <manifests>` prints the whole plan")
+        })?;
+    cm.data
+        .and_then(|d| d.get("plan.txt").cloned())
+        .ok_or_else(|| format!("ConfigMap {name} in {ns} holds no plan.txt"))
 }
 
 /// The plan as the text renderer printed it, or a line saying why there is none.

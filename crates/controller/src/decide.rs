@@ -56,6 +56,8 @@ pub struct Report {
     /// The plan summary when the live table differs from the spec.
     pub drifted: Option<String>,
     pub plan: Option<PlanStatus>,
+    /// The whole plan text, when status holds a cut of it (written to a ConfigMap).
+    pub whole_plan: Option<String>,
     pub last_applied: Option<LastApplied>,
     pub events: Vec<Note>,
 }
@@ -67,6 +69,7 @@ impl Report {
             message: message.into(),
             drifted: None,
             plan: None,
+            whole_plan: None,
             last_applied: None,
             events: vec![],
         }
@@ -177,9 +180,47 @@ fn cut_text(text: String, max: usize) -> String {
     }
     let end = text[..end].rfind('\n').map_or(end, |i| i + 1);
     format!(
-        "{}… cut at {} KiB: `delta-operator plan` prints the whole plan\n",
+        "{}… cut at {} KiB: `kubectl delta plan NAME --full` prints the whole plan (the ConfigMap {})\n",
         &text[..end],
-        max / 1024
+        max / 1024,
+        WHOLE_PLAN_NAME
+    )
+}
+
+/// How the ConfigMap holding a cut plan is named: `delta-plan.<kind>.<name>`.
+pub const WHOLE_PLAN_NAME: &str = "delta-plan.<kind>.<name>";
+
+/// The ConfigMap that holds a resource's whole plan when status holds a cut one.
+pub fn whole_plan_configmap(kind: &str, name: &str) -> String {
+    format!("delta-plan.{kind}.{name}")
+}
+
+/// The whole plan text when status can only hold a cut of it (a ConfigMap
+/// holds at most 1 MiB: beyond that it is cut too, pointing at the CLI).
+pub fn whole_plan(plan: &Plan) -> Option<String> {
+    let text = render(plan);
+    (text.len() > MAX_STATUS_TEXT).then(|| {
+        if text.len() > MAX_WHOLE_PLAN {
+            cut_whole(text)
+        } else {
+            text
+        }
+    })
+}
+
+/// What a ConfigMap's data may hold, with room for the key and metadata.
+const MAX_WHOLE_PLAN: usize = 1000 * 1024;
+
+fn cut_whole(text: String) -> String {
+    let mut end = MAX_WHOLE_PLAN;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let end = text[..end].rfind('\n').map_or(end, |i| i + 1);
+    format!(
+        "{}… cut at {} KiB: `delta-operator plan -f <manifests>` prints the whole plan\n",
+        &text[..end],
+        MAX_WHOLE_PLAN / 1024
     )
 }
 
@@ -223,6 +264,7 @@ pub fn decide(plan: &Plan, seen: &Seen) -> Next {
             approve
                 .then(|| approve_command(seen.kind, seen.namespace, seen.name, plan.id.as_str())),
         )),
+        whole_plan: whole_plan(plan),
         last_applied: None,
         events: events.clone(),
     };
@@ -360,6 +402,7 @@ pub fn applied(
     let pending = |reason: Reason, message: String| Report {
         drifted: Some(plan.summary.short()),
         plan: Some(plan_status(plan, None)),
+        whole_plan: whole_plan(plan),
         ..Report::new(reason, message)
     };
     let report = match result {

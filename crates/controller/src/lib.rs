@@ -240,6 +240,40 @@ impl Context {
         }
     }
 
+    /// Keeps a resource's whole plan in a ConfigMap the resource owns (so it
+    /// goes with it), when its status holds only a cut of the plan
+    /// (`kubectl delta plan NAME --full` reads it). A failure is logged: the
+    /// status still says what it holds and how to get the rest.
+    pub async fn write_whole_plan<K: Resource<DynamicType = ()>>(
+        &self,
+        obj: &K,
+        kind: &str,
+        text: &str,
+    ) {
+        let (Some(ns), Some(owner)) = (obj.namespace(), obj.controller_owner_ref(&())) else {
+            return;
+        };
+        let name = decide::whole_plan_configmap(kind, &obj.name_any());
+        let cm = serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": name, "ownerReferences": [owner]},
+            "data": {"plan.txt": text},
+        });
+        let api: Api<k8s_openapi::api::core::v1::ConfigMap> =
+            Api::namespaced(self.client.clone(), &ns);
+        if let Err(e) = api
+            .patch(
+                &name,
+                &kube::api::PatchParams::apply(FIELD_MANAGER).force(),
+                &kube::api::Patch::Apply(&cm),
+            )
+            .await
+        {
+            tracing::warn!(configmap = %name, namespace = %ns, error = %e, "could not keep the whole plan");
+        }
+    }
+
     /// Soon again, for what waits on something that arrives by itself (a lock
     /// released, a warehouse started, a read that failed in passing): the
     /// drift interval when that is shorter.
