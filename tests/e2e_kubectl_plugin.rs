@@ -523,7 +523,10 @@ fn a_plan_too_long_for_status_is_shown_whole_by_plan_full() {
     assert_eq!(code, 2, "{err}");
     let id = obj["status"]["plan"]["id"].as_str().unwrap();
     assert!(whole.len() > cut.len(), "{} vs {}", whole.len(), cut.len());
-    assert!(whole.contains(&format!("Plan id: {id}")), "the whole plan ends with its id");
+    assert!(
+        whole.contains(&format!("Plan id: {id}")),
+        "the whole plan ends with its id"
+    );
     assert!(
         whole.contains("column_with_a_long_name_0599 AS column_with_a_long_name_0599"),
         "the statement is whole"

@@ -215,7 +215,7 @@ async fn run_inner(args: KubectlArgs) -> Result<u8, String> {
                 None
             };
             match whole {
-                Some(text) => print!("{text}State: {}\n", view.state()),
+                Some(text) => println!("{text}State: {}", view.state()),
                 None => print!("{}", show(&view)),
             }
             Ok(if view.pending().is_some() {

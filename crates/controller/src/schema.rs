@@ -55,7 +55,8 @@ pub async fn reconcile(obj: Arc<DeltaSchema>, ctx: Arc<Context>) -> Result<Actio
     }
     ctx.publish_all(obj.as_ref(), &report.events).await;
     if let Some(whole) = &report.whole_plan {
-        ctx.write_whole_plan(obj.as_ref(), "deltaschema", whole).await;
+        ctx.write_whole_plan(obj.as_ref(), "deltaschema", whole)
+            .await;
     }
     let previous = obj.status.clone().unwrap_or_default();
     let generation = obj.metadata.generation;

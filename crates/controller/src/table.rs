@@ -58,7 +58,8 @@ pub async fn reconcile(obj: Arc<DeltaTable>, ctx: Arc<Context>) -> Result<Action
     let retry_soon = report.reason.phase() == Phase::Progressing;
     ctx.publish_all(obj.as_ref(), &report.events).await;
     if let Some(whole) = &report.whole_plan {
-        ctx.write_whole_plan(obj.as_ref(), "deltatable", whole).await;
+        ctx.write_whole_plan(obj.as_ref(), "deltatable", whole)
+            .await;
     }
     write_status(&obj, &api, &name, &report, table).await?;
     Ok(if retry_soon {
