@@ -357,11 +357,7 @@ pub fn compile_for(
         Action::SetClustering { keys: k } if k.is_empty() => one(alter(t, "CLUSTER BY NONE")),
         Action::SetClustering { keys: k } => one(alter(t, format!("CLUSTER BY ({})", list(k)))),
         Action::Rewrite { rewrite, phase } => rewrite_sql(t, rewrite, *phase, live, run),
-        Action::CloneTable { name } => one(format!(
-            "CREATE TABLE IF NOT EXISTS {} SHALLOW CLONE {}",
-            table_name(&TableRef::new(&t.catalog, &t.schema, name)),
-            table_name(t)
-        )),
+        Action::CloneTable { name } => Ok(clone_table(t, name)),
         Action::Grant {
             principal,
             privileges,
@@ -407,6 +403,24 @@ pub fn compile_for(
             })
             .collect()),
     }
+}
+
+/// A shallow clone of the table beside it. The clone copies the table's
+/// properties, the owner marker included, which would make it a table of the
+/// same resource without a spec: an orphan a strict schema drops. So the
+/// marker is removed from the clone; it is left as an unmanaged table.
+fn clone_table(t: &TableRef, name: &str) -> Vec<String> {
+    let clone = table_name(&TableRef::new(&t.catalog, &t.schema, name));
+    vec![
+        format!(
+            "CREATE TABLE IF NOT EXISTS {clone} SHALLOW CLONE {}",
+            table_name(t)
+        ),
+        format!(
+            "ALTER TABLE {clone} UNSET TBLPROPERTIES IF EXISTS ({})",
+            literal(OWNER_PROPERTY)
+        ),
+    ]
 }
 
 fn nonempty(empty: bool, what: &'static str) -> Result<(), SqlError> {
@@ -1574,9 +1588,13 @@ mod tests {
                 None
             )
             .expect("compiles"),
-            vec![format!(
-                "CREATE TABLE IF NOT EXISTS `ma``in`.`s'ales`.`or``ders__delta_operator_clone_v3` SHALLOW CLONE {t}"
-            )]
+            vec![
+                format!(
+                    "CREATE TABLE IF NOT EXISTS `ma``in`.`s'ales`.`or``ders__delta_operator_clone_v3` SHALLOW CLONE {t}"
+                ),
+                // the clone is nobody's table: a strict schema must not plan to drop it
+                "ALTER TABLE `ma``in`.`s'ales`.`or``ders__delta_operator_clone_v3` UNSET TBLPROPERTIES IF EXISTS ('delta-operator.io/owner')".to_string(),
+            ]
         );
         assert_eq!(
             undo(
