@@ -693,6 +693,22 @@ fn replace_properties(live: Option<&ObservedTable>) -> BTreeMap<String, String> 
     .unwrap_or_default()
 }
 
+/// What the staging copy needs of the table's features to hold its rows: a
+/// copied column keeps its DEFAULT in its metadata, which Delta refuses
+/// without the defaults feature (WRONG_COLUMN_DEFAULTS_FOR_DELTA_FEATURE_NOT_ENABLED,
+/// measured on Delta 4.4), and names that need column mapping need it there too.
+fn stage_properties(live: Option<&ObservedTable>) -> BTreeMap<String, String> {
+    let keep = [DEFAULTS_FEATURE, "delta.columnMapping.mode"];
+    live.map(|l| {
+        l.properties
+            .iter()
+            .filter(|(k, _)| keep.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    })
+    .unwrap_or_default()
+}
+
 /// `CREATE OR REPLACE TABLE t USING DELTA [PARTITIONED BY | CLUSTER BY] [TBLPROPERTIES] AS <query>`:
 /// Delta's replace keeps the table's log and history (RESTORE can go back).
 fn replace_as(t: &TableRef, rw: &Rewrite, live: Option<&ObservedTable>, query: &str) -> String {
@@ -773,10 +789,11 @@ fn rewrite_sql(
         RewritePhase::Stage => {
             // pinned to the version read, so the check compares the copy with exactly what it copied
             let v = live.and_then(|l| l.version).ok_or_else(|| SqlError::Unsupported("a stage of a table whose Delta version is unknown".into()))?;
+            let mut p = stage_properties(live);
+            p.insert(STAGED_FROM.to_string(), v.to_string());
             format!(
-                "CREATE TABLE {staging} USING DELTA TBLPROPERTIES ({} = {}) AS SELECT {} FROM {} VERSION AS OF {v}",
-                literal(STAGED_FROM),
-                literal(&v.to_string()),
+                "CREATE TABLE {staging} USING DELTA TBLPROPERTIES ({}) AS SELECT {} FROM {} VERSION AS OF {v}",
+                props(&p),
                 projection(rw, CastMode::Try),
                 table_name(t)
             )
@@ -1524,6 +1541,25 @@ mod tests {
             "{}",
             stage[0]
         );
+        // a copied column keeps its DEFAULT: the copy needs the feature (and column mapping) too
+        let mut with_defaults = live.clone();
+        with_defaults
+            .properties
+            .insert(DEFAULTS_FEATURE.into(), "supported".into());
+        with_defaults
+            .properties
+            .insert("delta.columnMapping.mode".into(), "name".into());
+        let stage = compile_for(
+            &ht(),
+            &Action::Rewrite {
+                rewrite: rw.clone(),
+                phase: RewritePhase::Stage,
+            },
+            Some(&with_defaults),
+            "m1abc-0011aabb",
+        )
+        .expect("compiles");
+        assert!(stage[0].starts_with(&format!("CREATE TABLE {st} USING DELTA TBLPROPERTIES ('delta-operator.io/staged-from-version' = '12', 'delta.columnMapping.mode' = 'name', 'delta.feature.allowColumnDefaults' = 'supported') AS SELECT ")), "{}", stage[0]);
         // the replace: from the table itself (rows appended since the stage included), every row checked
         let replace = c(RewritePhase::ReplaceChecked);
         assert!(replace[0].starts_with(&format!("CREATE OR REPLACE TABLE {t} USING DELTA PARTITIONED BY (`p``x`) TBLPROPERTIES ('delta-operator.io/owner' = 'ns/o\\'rders') AS SELECT ")), "{}", replace[0]);
