@@ -409,16 +409,16 @@ async fn rewrite_keeps_everything(
     );
     let report = wh.apply(inputs).await;
     ok(&report);
-    let after = snapshot(wh).await;
-    let mut expected = edited(before, edits);
-    expected.extend(added.iter().map(|r| r.to_string()));
-    same(&after, &expected, &plan);
     let again = wh.plan(inputs).await;
     assert!(
         !again.has_changes(),
         "the re-plan is empty:\n{}",
         render(&again)
     );
+    let after = snapshot(wh).await;
+    let mut expected = edited(before, edits);
+    expected.extend(added.iter().map(|r| r.to_string()));
+    same(&after, &expected, &plan);
     plan
 }
 
