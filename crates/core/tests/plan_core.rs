@@ -1266,6 +1266,197 @@ fn put_backs_follow_a_replace_that_loses_metadata() {
     );
 }
 
+/// The `orders` table of `put_backs_…` with everything a replace on
+/// Databricks can lose: a table comment, a default on the converted column,
+/// a primary key, a foreign key, and the protocol and Delta-assigned keys
+/// that must not be put back.
+fn orders_with_everything() -> (DesiredTable, ObservedTable) {
+    let (mut d, mut o) = orders();
+    o.comment = Some("one row per order".into());
+    lcol(&mut o, "amount").default = Some("0".into());
+    o.primary_key = Some(PrimaryKey {
+        name: Some("orders_key".into()),
+        columns: vec!["id".into()],
+    });
+    let fk = ForeignKey {
+        name: Some("orders_customer".into()),
+        columns: vec!["note".into()],
+        references: tref("customers"),
+        referenced_columns: vec!["id".into()],
+    };
+    o.foreign_keys.push(fk.clone());
+    d.foreign_keys.push(ForeignKey { name: None, ..fk });
+    for (k, v) in [
+        ("delta.minReaderVersion", "3"),
+        ("delta.minWriterVersion", "7"),
+        ("delta.feature.deletionVectors", "supported"),
+        ("delta.columnMapping.mode", "name"),
+        ("delta.columnMapping.maxColumnId", "3"),
+        (
+            "delta.rowTracking.materializedRowIdColumnName",
+            "_row-id-col-1",
+        ),
+        ("delta.enableChangeDataFeed", "true"),
+        ("their.retention", "30 days"),
+    ] {
+        o.properties.insert(k.into(), v.into());
+    }
+    // a cast that may lose values: staged, replaced, put back
+    lcol(&mut o, "amount").data_type = DataType::String;
+    dcol(&mut d, "amount").using = Some("CAST(amount AS INT)".into());
+    (d, o)
+}
+
+#[test]
+fn put_backs_restore_the_comment_defaults_and_keys_but_not_the_protocol() {
+    let (d, o) = orders_with_everything();
+    let p = plan_table(&d, Some(&o), &dbx());
+    let all = steps(&p);
+    let titles: Vec<String> = p.steps().iter().map(|s| s.action.title()).collect();
+    let at = |t: &str| {
+        titles
+            .iter()
+            .position(|x| x == t)
+            .unwrap_or_else(|| panic!("no {t} in {all:#?}"))
+    };
+    let replace = at("REPLACE TABLE (from itself, rows checked)");
+    for put in [
+        "COMMENT ON TABLE",
+        "SET DEFAULT on amount",
+        "ADD PRIMARY KEY",
+        "ADD FOREIGN KEY → main.sales.customers",
+    ] {
+        assert!(at(put) > replace, "{put} after the replace: {all:#?}");
+    }
+    let action = |t: &str| p.steps()[at(t)].action.clone();
+    assert_eq!(
+        action("COMMENT ON TABLE"),
+        Action::SetTableComment {
+            comment: "one row per order".into()
+        }
+    );
+    assert_eq!(
+        action("SET DEFAULT on amount"),
+        Action::SetDefault {
+            column: "amount".into(),
+            expression: "0".into()
+        }
+    );
+    // the live names are kept where the spec names none
+    assert_eq!(
+        action("ADD PRIMARY KEY"),
+        Action::SetPrimaryKey {
+            key: PrimaryKey {
+                name: Some("orders_key".into()),
+                columns: vec!["id".into()]
+            }
+        }
+    );
+    let Action::AddForeignKey { key } = action("ADD FOREIGN KEY → main.sales.customers") else {
+        unreachable!()
+    };
+    assert_eq!(key.name.as_deref(), Some("orders_customer"));
+    // the properties put back: what a user or another tool set, not the
+    // protocol nor what Delta assigns itself (it refuses those from a user)
+    let props = p
+        .steps()
+        .iter()
+        .find_map(|s| match &s.action {
+            Action::SetProperties { properties } => Some(properties.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no property put-back: {all:#?}"));
+    assert_eq!(
+        props.keys().map(String::as_str).collect::<Vec<_>>(),
+        vec![
+            OWNER_PROPERTY,
+            "delta.columnMapping.mode",
+            "delta.enableChangeDataFeed",
+            "their.retention"
+        ]
+    );
+    // and the note lists only what someone chose to set
+    let note = p
+        .notes
+        .iter()
+        .find(|n| n.starts_with("properties not in the spec"))
+        .unwrap_or_else(|| panic!("no note: {:?}", p.notes));
+    assert_eq!(
+        note,
+        "properties not in the spec, left untouched: delta.columnMapping.mode, delta.enableChangeDataFeed, their.retention"
+    );
+}
+
+#[test]
+fn a_declared_comment_with_a_rewrite_is_set_after_the_replace_once() {
+    let (mut d, o) = orders_with_everything();
+    d.comment = Some("orders, one row each".into());
+    let p = plan_table(&d, Some(&o), &dbx());
+    let comments: Vec<(usize, &Action)> = p
+        .steps()
+        .iter()
+        .filter(|s| matches!(s.action, Action::SetTableComment { .. }))
+        .map(|s| (s.number, &s.action))
+        .collect();
+    let replace = step(&p, "REPLACE TABLE (from itself, rows checked)").number;
+    assert_eq!(comments.len(), 1, "{:#?}", steps(&p));
+    assert!(comments[0].0 > replace, "{:#?}", steps(&p));
+    assert_eq!(
+        comments[0].1,
+        &Action::SetTableComment {
+            comment: "orders, one row each".into()
+        }
+    );
+    // the change is served by that step
+    let serves = &p.steps()[comments[0].0 - 1].serves;
+    assert!(
+        serves
+            .iter()
+            .any(|i| matches!(p.changes[*i], Change::SetTableComment { .. })),
+        "{serves:?}"
+    );
+}
+
+#[test]
+fn a_rename_with_a_rewrite_on_databricks_is_made_by_the_rewrite() {
+    // before: RENAME COLUMN ran in place first, then the stage selected the
+    // old name, which was gone (the rename had committed)
+    let (mut d, mut o) = orders();
+    lcol(&mut o, "amount").data_type = DataType::String;
+    dcol(&mut d, "amount").using = Some("CAST(amount AS INT)".into());
+    let c = dcol(&mut d, "note");
+    c.name = "remark".into();
+    c.renamed_from = Some("note".into());
+    d.columns.retain(|c| c.name != "id");
+    let p = plan_table(&d, Some(&o), &dbx());
+    let all = steps(&p);
+    assert!(
+        !all.iter()
+            .any(|s| s.contains("RENAME COLUMN") || s.contains("DROP COLUMN")),
+        "the rewrite renames and drops: {all:#?}"
+    );
+    assert!(
+        !all.iter().any(|s| s.contains("column mapping")),
+        "no column mapping is needed for a rename the rewrite makes: {all:#?}"
+    );
+    assert_eq!(
+        source_of(&p, "remark"),
+        Source::Copy {
+            from: "note".into()
+        }
+    );
+    let replace = step(&p, "REPLACE TABLE (from itself, rows checked)");
+    assert_eq!(replace.class, RiskClass::Destructive);
+    // every change is served by some step
+    for i in 0..p.changes.len() {
+        assert!(
+            p.steps().iter().any(|s| s.serves.contains(&i)),
+            "change {:?} served by no step: {all:#?}",
+            p.changes[i]
+        );
+    }
+}
+
 #[test]
 fn widening_on_databricks_skips_the_prerequisite_when_already_enabled() {
     let (mut d, mut o) = orders();

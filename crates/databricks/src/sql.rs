@@ -362,14 +362,9 @@ pub fn compile_for(
         Action::SetClustering { keys: k } if k.is_empty() => one(alter(t, "CLUSTER BY NONE")),
         Action::SetClustering { keys: k } => one(alter(t, format!("CLUSTER BY ({})", list(k)))),
         Action::Rewrite { rewrite, phase } => rewrite_sql(t, rewrite, *phase, live, run),
-        Action::CloneTable { name } => one(format!(
-            "CREATE TABLE IF NOT EXISTS {} SHALLOW CLONE {}",
-            table_name(&TableRef::new(
-                &t.catalog,
-                &t.schema,
-                &bound_clone_name(name, live.and_then(|l| l.version))
-            )),
-            table_name(t)
+        Action::CloneTable { name } => Ok(clone_table(
+            t,
+            &bound_clone_name(name, live.and_then(|l| l.version)),
         )),
         Action::Grant {
             principal,
@@ -422,6 +417,24 @@ pub fn compile_for(
             })
             .collect()),
     }
+}
+
+/// A shallow clone of the table beside it. The clone copies the table's
+/// properties, the owner marker included, which would make it a table of the
+/// same resource without a spec: an orphan a strict schema drops. So the
+/// marker is removed from the clone; it is left as an unmanaged table.
+fn clone_table(t: &TableRef, name: &str) -> Vec<String> {
+    let clone = table_name(&TableRef::new(&t.catalog, &t.schema, name));
+    vec![
+        format!(
+            "CREATE TABLE IF NOT EXISTS {clone} SHALLOW CLONE {}",
+            table_name(t)
+        ),
+        format!(
+            "ALTER TABLE {clone} UNSET TBLPROPERTIES IF EXISTS ({})",
+            literal(OWNER_PROPERTY)
+        ),
+    ]
 }
 
 fn nonempty(empty: bool, what: &'static str) -> Result<(), SqlError> {
@@ -694,6 +707,22 @@ fn replace_properties(live: Option<&ObservedTable>) -> BTreeMap<String, String> 
     .unwrap_or_default()
 }
 
+/// What the staging copy needs of the table's features to hold its rows: a
+/// copied column keeps its DEFAULT in its metadata, which Delta refuses
+/// without the defaults feature (WRONG_COLUMN_DEFAULTS_FOR_DELTA_FEATURE_NOT_ENABLED,
+/// measured on Delta 4.4), and names that need column mapping need it there too.
+fn stage_properties(live: Option<&ObservedTable>) -> BTreeMap<String, String> {
+    let keep = [DEFAULTS_FEATURE, "delta.columnMapping.mode"];
+    live.map(|l| {
+        l.properties
+            .iter()
+            .filter(|(k, _)| keep.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    })
+    .unwrap_or_default()
+}
+
 /// `CREATE OR REPLACE TABLE t USING DELTA [PARTITIONED BY | CLUSTER BY] [TBLPROPERTIES] AS <query>`:
 /// Delta's replace keeps the table's log and history (RESTORE can go back).
 fn replace_as(t: &TableRef, rw: &Rewrite, live: Option<&ObservedTable>, query: &str) -> String {
@@ -775,10 +804,11 @@ fn rewrite_sql(
             // pinned to the version read, so the check compares the copy with exactly what it copied
             // (unknown at plan time: the placeholder, bound when the step starts)
             let v = version_or_placeholder(live);
+            let mut p = stage_properties(live);
+            p.insert(STAGED_FROM.to_string(), v.clone());
             format!(
-                "CREATE TABLE {staging} USING DELTA TBLPROPERTIES ({} = {}) AS SELECT {} FROM {} VERSION AS OF {v}",
-                literal(STAGED_FROM),
-                literal(&v.to_string()),
+                "CREATE TABLE {staging} USING DELTA TBLPROPERTIES ({}) AS SELECT {} FROM {} VERSION AS OF {v}",
+                props(&p),
                 projection(rw, CastMode::Try),
                 table_name(t)
             )
@@ -1662,6 +1692,25 @@ mod tests {
             "{}",
             stage[0]
         );
+        // a copied column keeps its DEFAULT: the copy needs the feature (and column mapping) too
+        let mut with_defaults = live.clone();
+        with_defaults
+            .properties
+            .insert(DEFAULTS_FEATURE.into(), "supported".into());
+        with_defaults
+            .properties
+            .insert("delta.columnMapping.mode".into(), "name".into());
+        let stage = compile_for(
+            &ht(),
+            &Action::Rewrite {
+                rewrite: rw.clone(),
+                phase: RewritePhase::Stage,
+            },
+            Some(&with_defaults),
+            "m1abc-0011aabb",
+        )
+        .expect("compiles");
+        assert!(stage[0].starts_with(&format!("CREATE TABLE {st} USING DELTA TBLPROPERTIES ('delta-operator.io/staged-from-version' = '12', 'delta.columnMapping.mode' = 'name', 'delta.feature.allowColumnDefaults' = 'supported') AS SELECT ")), "{}", stage[0]);
         // the replace: from the table itself (rows appended since the stage included), every row checked
         let replace = c(RewritePhase::ReplaceChecked);
         assert!(replace[0].starts_with(&format!("CREATE OR REPLACE TABLE {t} USING DELTA PARTITIONED BY (`p``x`) TBLPROPERTIES ('delta-operator.io/owner' = 'ns/o\\'rders') AS SELECT ")), "{}", replace[0]);
@@ -1726,9 +1775,13 @@ mod tests {
                 None
             )
             .expect("compiles"),
-            vec![format!(
-                "CREATE TABLE IF NOT EXISTS `ma``in`.`s'ales`.`or``ders__delta_operator_clone_v3` SHALLOW CLONE {t}"
-            )]
+            vec![
+                format!(
+                    "CREATE TABLE IF NOT EXISTS `ma``in`.`s'ales`.`or``ders__delta_operator_clone_v3` SHALLOW CLONE {t}"
+                ),
+                // the clone is nobody's table: a strict schema must not plan to drop it
+                "ALTER TABLE `ma``in`.`s'ales`.`or``ders__delta_operator_clone_v3` UNSET TBLPROPERTIES IF EXISTS ('delta-operator.io/owner')".to_string(),
+            ]
         );
         assert_eq!(
             undo(

@@ -116,9 +116,17 @@ fn diff_table_aspects(desired: &DesiredTable, live: &ObservedTable, out: &mut Ta
     diff_tags(&desired.tags, &live.tags, None, out);
 }
 
-/// Properties Delta or a platform manages itself; never reported as unmanaged.
+/// Properties Delta or a platform manages itself; never reported as unmanaged,
+/// never put back after a replace: the protocol (`delta.minReaderVersion`,
+/// `delta.minWriterVersion`, `delta.feature.*`, which a replace keeps, since
+/// Delta never downgrades a protocol), and keys Delta assigns itself and
+/// refuses from a user (`delta.columnMapping.maxColumnId`:
+/// DELTA_CANNOT_MODIFY_TABLE_PROPERTY; `delta.rowTracking.*`:
+/// DELTA_UNKNOWN_CONFIGURATION, both measured on Delta 4.4).
 pub fn is_internal_property(key: &str) -> bool {
-    key.starts_with("delta.feature.")
+    key == "delta.minReaderVersion"
+        || key == "delta.minWriterVersion"
+        || key.starts_with("delta.feature.")
         || key.starts_with("delta.constraints.")
         || key.starts_with("delta.columnMapping.maxColumnId")
         || key.starts_with("io.unitycatalog.")
@@ -441,13 +449,13 @@ fn diff_constraints(desired: &DesiredTable, live: &ObservedTable, out: &mut Tabl
 }
 
 /// Foreign keys match on structure; an unnamed declared key accepts any live name.
-fn same_fk(a: &crate::model::ForeignKey, b: &crate::model::ForeignKey) -> bool {
+pub(crate) fn same_fk(a: &crate::model::ForeignKey, b: &crate::model::ForeignKey) -> bool {
     a.references == b.references
         && eq_names(&a.columns, &b.columns)
         && eq_names(&a.referenced_columns, &b.referenced_columns)
 }
 
-fn eq_names(a: &[String], b: &[String]) -> bool {
+pub(crate) fn eq_names(a: &[String], b: &[String]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.eq_ignore_ascii_case(y))
 }
 

@@ -7,7 +7,9 @@ use serde::{Deserialize, Serialize};
 
 use super::capabilities::{BackendKind, Capabilities, Strategy};
 use super::change::{Change, DropReason, FieldPath};
-use super::diff::{diff, matching_live, renamed, same_shape};
+use super::diff::{
+    diff, eq_names, is_internal_property, matching_live, renamed, same_fk, same_shape,
+};
 use super::projection::conversion;
 use super::render::human_bytes;
 use super::rules::{RuleFailure, check, needs_rewrite, strategy_for};
@@ -15,8 +17,8 @@ use super::steps::{
     Action, Projection, Rewrite, RewritePhase, RiskClass, Source, Step, clone_name,
 };
 use crate::model::{
-    Check, DataType, DesiredColumn, DesiredTable, OWNER_PROPERTY, ObservedTable, StructField,
-    TableRef,
+    Check, DataType, DesiredColumn, DesiredTable, ForeignKey, OWNER_PROPERTY, ObservedTable,
+    PrimaryKey, StructField, TableRef,
 };
 
 /// What happens to a table as a whole.
@@ -602,6 +604,12 @@ impl<'a> UpdateDrafts<'a> {
                 .note("the operator manages this table from now on")
                 .undo(format!("UNSET TBLPROPERTIES ('{OWNER_PROPERTY}')")),
             ),
+            // the replace writes no comment: the put-back after it sets the declared one
+            Change::SetTableComment { .. }
+                if self.rewriting && !self.caps.replace_keeps_metadata =>
+            {
+                self.rewrite_serves.push(i)
+            }
             Change::SetTableComment { from, to } => self.drafts.push(
                 draft(
                     StepGroup::TableMeta,
@@ -698,6 +706,12 @@ impl<'a> UpdateDrafts<'a> {
                     self.rewrite_serves.push(i);
                 }
                 self.drafts.push(d);
+            }
+            // with a rewrite, the rewrite renames (its projection follows
+            // renamedFrom) and drops: a RENAME in place before it would leave
+            // the rewrite selecting a name that is gone
+            Change::RenameColumn { .. } | Change::DropColumn { .. } if self.rewriting => {
+                self.rewrite_serves.push(i)
             }
             Change::RenameColumn { from, to } => {
                 self.need_mapping |= self.caps.rename_drop_need_column_mapping;
@@ -1308,9 +1322,11 @@ fn rewrite_drafts(
 const PUT_BACK: &str = "put back after the replace";
 
 /// What a replace that rebuilds the table from a query loses, put back with
-/// ordinary ALTERs: NOT NULL, CHECK constraints (declared or not), comments of
-/// converted columns, tags of renamed columns, and the live properties
-/// (including those someone else set).
+/// ordinary ALTERs: NOT NULL, the table comment, comments and defaults of
+/// converted columns, tags of renamed columns, CHECK constraints (declared or
+/// not), the primary and foreign keys, and the live properties (including
+/// those someone else set; not the protocol or keys Delta assigns itself,
+/// which the replace keeps or Delta refuses from a user).
 fn put_backs(
     desired: &DesiredTable,
     live: &ObservedTable,
@@ -1327,11 +1343,33 @@ fn put_backs(
             }));
         }
     }
+    if let Some(c) = desired
+        .comment
+        .clone()
+        .or_else(|| live.comment.clone())
+        .filter(|c| !c.is_empty())
+    {
+        out.push(put(Action::SetTableComment { comment: c }));
+    }
     for p in rw.converted_columns() {
         if let Some(c) = &p.field.comment {
             out.push(put(Action::SetColumnComment {
                 path: vec![p.field.name.clone()].into(),
                 comment: c.clone(),
+            }));
+        }
+    }
+    // a converted column is a new field: the default in its metadata is gone
+    for p in rw.converted_columns() {
+        let d = desired.column(&p.field.name);
+        let default = d.and_then(|d| d.default.clone()).or_else(|| {
+            d.and_then(|d| matching_live(d, live))
+                .and_then(|l| l.default.clone())
+        });
+        if let Some(expression) = default {
+            out.push(put(Action::SetDefault {
+                column: p.field.name.clone(),
+                expression,
             }));
         }
     }
@@ -1359,7 +1397,15 @@ fn put_backs(
     for c in checks {
         out.push(put(Action::AddCheck { check: c.clone() }));
     }
-    let mut props: BTreeMap<String, String> = live.properties.clone();
+    for key in keys_put_back(desired, live, rw) {
+        out.push(put(key));
+    }
+    let mut props: BTreeMap<String, String> = live
+        .properties
+        .iter()
+        .filter(|(k, _)| !is_internal_property(k))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
     for (k, v) in &desired.properties {
         match v {
             Some(v) => {
@@ -1372,6 +1418,54 @@ fn put_backs(
     }
     if !props.is_empty() {
         out.push(put(Action::SetProperties { properties: props }));
+    }
+    out
+}
+
+/// The primary key (declared, or the live one under the columns' new names)
+/// and the foreign keys (the declared ones: they are a complete list), each
+/// keeping its live name when the spec names none, while all their columns
+/// survive the rewrite.
+fn keys_put_back(desired: &DesiredTable, live: &ObservedTable, rw: &Rewrite) -> Vec<Action> {
+    let kept = |cols: &[String]| {
+        !cols.is_empty()
+            && cols.iter().all(|c| {
+                rw.columns
+                    .iter()
+                    .any(|p| p.field.name.eq_ignore_ascii_case(c))
+            })
+    };
+    let mut out = Vec::new();
+    let pk = match (&desired.primary_key, &live.primary_key) {
+        (Some(k), l) => Some(PrimaryKey {
+            name: k.name.clone().or_else(|| {
+                l.as_ref()
+                    .filter(|l| eq_names(&l.columns, &k.columns))
+                    .and_then(|l| l.name.clone())
+            }),
+            columns: k.columns.clone(),
+        }),
+        (None, Some(l)) => Some(PrimaryKey {
+            name: l.name.clone(),
+            columns: l.columns.iter().map(|c| renamed(desired, c)).collect(),
+        }),
+        (None, None) => None,
+    };
+    if let Some(key) = pk.filter(|k| kept(&k.columns)) {
+        out.push(Action::SetPrimaryKey { key });
+    }
+    for fk in &desired.foreign_keys {
+        let name = fk.name.clone().or_else(|| {
+            live.foreign_keys
+                .iter()
+                .find(|l| same_fk(l, fk))
+                .and_then(|l| l.name.clone())
+        });
+        if kept(&fk.columns) {
+            out.push(Action::AddForeignKey {
+                key: ForeignKey { name, ..fk.clone() },
+            });
+        }
     }
     out
 }
