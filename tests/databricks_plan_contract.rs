@@ -352,6 +352,109 @@ async fn every_statement_a_plan_shows_is_what_the_warehouse_receives() {
     assert!(!wh.plan(&v3).await.has_changes());
 }
 
+/// Every other step kind Databricks runs: a claim, keys, tags, grants and a
+/// revoke, the owner, a default, clustering, a clone before a drop, and an
+/// orphan's DROP TABLE, each checked against what the warehouse received.
+#[tokio::test]
+async fn keys_tags_access_defaults_clustering_clone_and_drop_run_as_shown() {
+    let wh = Wh::new("kinds").await;
+    let doc = |mode: &str, tables: &[(&str, &str)]| {
+        let schema = format!(
+            "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {{name: sales}}\nspec: {{catalog: main, name: {}, mode: {mode}}}\n",
+            wh.schema
+        );
+        let docs: String = tables.iter().map(|(n, b)| table(n, b)).collect();
+        manifests(&format!("{schema}{docs}"))
+    };
+    // a table made outside the operator is claimed when declared
+    wh.sql(&format!(
+        "CREATE TABLE {} (id BIGINT) USING DELTA",
+        wh.q("adopted")
+    ))
+    .await;
+    let customers = "  columns:\n    - {name: id, type: bigint, nullable: false}\n    - {name: name, type: string}\n  constraints:\n    - primaryKey: {name: customers_pk, columns: [id]}";
+    let adopted = "  columns:\n    - {name: id, type: bigint}";
+    let t1 = "  columns:\n    - {name: id, type: bigint}\n    - {name: customer_id, type: bigint}\n    - {name: amount, type: int}";
+    let v1 = doc(
+        "additive",
+        &[("customers", customers), ("adopted", adopted), ("t", t1)],
+    );
+    let (plan, sent) = wh.apply_shown(&v1).await;
+    assert!(
+        plan.tables
+            .iter()
+            .flat_map(|t| t.steps())
+            .any(|s| s.action.title().starts_with("CLAIM")),
+        "the outside table is claimed"
+    );
+    assert_ran_as_shown(&plan, &sent);
+    let t2 = format!(
+        concat!(
+            "  tags: {{team: sales}}\n",
+            "  grants: [{{principal: analysts, privileges: [SELECT]}}]\n",
+            "  owner: data-eng\n",
+            "  clusterBy: [id]\n",
+            "  columns:\n    - {{name: id, type: bigint}}\n    - {{name: customer_id, type: bigint}}\n",
+            "    - {{name: amount, type: int, default: '0', tags: {{pii: 'no'}}}}\n",
+            "  constraints:\n    - foreignKey: {{name: t_customer, columns: [customer_id], references: main.{}.customers, referencedColumns: [id]}}"
+        ),
+        wh.schema
+    );
+    let v2 = doc(
+        "additive",
+        &[("customers", customers), ("adopted", adopted), ("t", &t2)],
+    );
+    let (plan, sent) = wh.apply_shown(&v2).await;
+    let titles: Vec<String> = plan
+        .tables
+        .iter()
+        .flat_map(|t| t.steps())
+        .map(|s| s.action.title())
+        .collect();
+    assert!(titles.len() >= 7, "{titles:#?}");
+    assert_ran_as_shown(&plan, &sent);
+    assert!(!wh.plan(&v2).await.has_changes(), "applied as planned");
+    // tags and the key removed, another privilege instead, no clustering, a column dropped after a clone
+    let t3 = concat!(
+        "  tags: {team: null}\n",
+        "  grants: [{principal: analysts, privileges: [MODIFY]}]\n",
+        "  owner: data-eng\n",
+        "  clusterBy: []\n",
+        "  safety: {cloneBeforeRewrite: true}\n",
+        "  columns:\n    - {name: id, type: bigint}\n    - {name: customer_id, type: bigint}\n",
+    );
+    let v3 = doc(
+        "additive",
+        &[("customers", customers), ("adopted", adopted), ("t", t3)],
+    );
+    let (plan, sent) = wh.apply_shown(&v3).await;
+    let titles: Vec<String> = plan
+        .tables
+        .iter()
+        .flat_map(|t| t.steps())
+        .map(|s| s.action.title())
+        .collect();
+    for want in ["REVOKE", "DROP COLUMN amount", "SHALLOW CLONE"] {
+        assert!(
+            titles.iter().any(|t| t.contains(want)),
+            "{want} in {titles:#?}"
+        );
+    }
+    assert_ran_as_shown(&plan, &sent);
+    assert!(!wh.plan(&v3).await.has_changes(), "applied as planned");
+    // a strict schema drops the table no manifest declares any more
+    let v4 = doc("strict", &[("customers", customers), ("adopted", adopted)]);
+    let (plan, sent) = wh.apply_shown(&v4).await;
+    assert!(
+        plan.tables
+            .iter()
+            .flat_map(|t| t.steps())
+            .any(|s| s.action.title() == "DROP TABLE"),
+        "{plan:#?}"
+    );
+    assert_ran_as_shown(&plan, &sent);
+}
+
 #[tokio::test]
 async fn checks_refuse_set_not_null_and_a_check_with_the_count_before_the_alter() {
     let wh = Wh::new("pre").await;

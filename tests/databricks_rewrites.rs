@@ -400,6 +400,9 @@ async fn a_new_partitioning_writes_once_keeps_every_row_and_clones_first() {
     let delta_operator::plan::Action::CloneTable { name } = clone else {
         panic!("{clone:?}")
     };
+    // planned as `…_v{version}`, taken (first step: nothing committed before it) at v_before
+    assert!(name.ends_with("{version}"), "{name}");
+    let name = delta_operator::plan::steps::bound_clone_name(&name, Some(v_before));
     let cq = format!("main.{}.`{name}`", wh.schema);
     assert_eq!(
         wh.col(&format!(
