@@ -29,6 +29,8 @@ def expected_rbac(release_ns, watch_ns):
         (scope, "delta-operator.io", "deltatables/status"): {"patch"},
         (scope, "delta-operator.io", "deltaschemas/status"): {"patch"},
         (scope, "events.k8s.io", "events"): {"create", "patch"},
+        # the whole plan when status holds a cut (server-side apply: patch, and create the first time)
+        (scope, "", "configmaps"): {"create", "patch"},
         (release_ns, "coordination.k8s.io", "leases"): {"get", "create", "patch"},
     }
 
