@@ -53,7 +53,7 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
         }
     };
     let on_event = |e: Event<'_>| match e {
-        Event::Started { .. } => {}
+        Event::Started { .. } | Event::RestorePoint { .. } => {}
         Event::Progress {
             table,
             step,

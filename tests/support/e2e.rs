@@ -131,6 +131,12 @@ impl Operator {
         )
     }
 
+    /// kill -9: the process ends at once, in the middle of whatever it does.
+    pub fn kill9(&mut self) {
+        self.child.kill().expect("kill -9 the operator");
+        let _ = self.child.wait();
+    }
+
     /// Sends SIGTERM and waits (up to `timeout`) for the process to end: its exit status.
     pub fn terminate(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
         let ok = Command::new("kill")
@@ -270,21 +276,27 @@ impl Operator {
         extra: &[&str],
         dir: tempfile::TempDir,
     ) -> Self {
+        Self::start_with_env(ns, config_yaml, extra, dir, &[])
+    }
+
+    /// Like `start_with_config`, with more environment (a failpoint, say).
+    pub fn start_with_env(
+        ns: &str,
+        config_yaml: &str,
+        extra: &[&str],
+        dir: tempfile::TempDir,
+        env: &[(&str, &str)],
+    ) -> Self {
         let lake = dir.path().join("lake");
         let config = dir.path().join("config.yaml");
         std::fs::write(&config, config_yaml).unwrap();
         let log_path = dir.path().join("operator.log");
         let log = std::fs::File::create(&log_path).unwrap();
         // port 0: the operator picks a free port and prints it (no race for a port chosen here)
-        let mut args = vec![
-            "run",
-            "--namespace",
-            ns,
-            "--drift-interval",
-            "2s",
-            "--listen",
-            "127.0.0.1:0",
-        ];
+        let mut args = vec!["run", "--namespace", ns, "--listen", "127.0.0.1:0"];
+        if !extra.contains(&"--drift-interval") {
+            args.extend(["--drift-interval", "2s"]);
+        }
         if !extra.contains(&"--lease-namespace") {
             args.extend(["--lease-namespace", ns]);
         }
@@ -301,6 +313,7 @@ impl Operator {
                 "DELTA_OPERATOR_LOG",
                 "info,kube=warn,buoyant_kernel=warn,deltalake_core=warn,datafusion=warn",
             )
+            .envs(env.iter().copied())
             .stdout(Stdio::from(log.try_clone().unwrap()))
             .stderr(Stdio::from(log))
             .spawn()

@@ -44,6 +44,12 @@ pub enum Reason {
     LeaseLost,
     /// Reading the live tables failed in a way worth retrying (network, storage).
     ReadRetrying,
+    /// A table it references by foreign key is not declared or not Ready yet.
+    WaitingForParent,
+    /// Steps of an approved plan are running (status.apply says which).
+    Applying,
+    /// An apply was cut short (shutdown, a lost pod); the next reconcile re-plans and resumes.
+    Interrupted,
     /// A plan waits for `delta-operator.io/approve=<plan id>`.
     ApprovalRequired,
     /// The spec breaks a rule validation checks.
@@ -62,13 +68,15 @@ pub enum Reason {
     DeleteFailed,
     /// Not planned: a table it references by foreign key was refused.
     Blocked,
+    /// A DeltaTable it references by foreign key failed (is Stalled): named, transitively.
+    ParentFailed,
     /// The planner refused a change: the rule's name is the reason.
     Refused(Rule),
 }
 
 impl Reason {
     /// Every reason but `Refused`, whose rules are `Rule::ALL`.
-    pub const FIXED: [Reason; 19] = [
+    pub const FIXED: [Reason; 23] = [
         Reason::InSync,
         Reason::Observing,
         Reason::Paused,
@@ -79,6 +87,9 @@ impl Reason {
         Reason::PlanStale,
         Reason::LeaseLost,
         Reason::ReadRetrying,
+        Reason::WaitingForParent,
+        Reason::Applying,
+        Reason::Interrupted,
         Reason::ApprovalRequired,
         Reason::InvalidSpec,
         Reason::UnknownTarget,
@@ -88,6 +99,7 @@ impl Reason {
         Reason::ApplyFailed,
         Reason::DeleteFailed,
         Reason::Blocked,
+        Reason::ParentFailed,
     ];
 
     pub fn phase(self) -> Phase {
@@ -96,9 +108,11 @@ impl Reason {
             InSync => Phase::InSync,
             Observing | Paused => Phase::Holding,
             NotCached | SchemaNotFound | WarehouseStarting | Locked | PlanStale | LeaseLost
-            | ReadRetrying => Phase::Progressing,
+            | ReadRetrying | WaitingForParent | Applying | Interrupted => Phase::Progressing,
             ApprovalRequired | InvalidSpec | UnknownTarget | TargetUnavailable | Forbidden
-            | ReadFailed | ApplyFailed | DeleteFailed | Blocked | Refused(_) => Phase::Stalled,
+            | ReadFailed | ApplyFailed | DeleteFailed | Blocked | ParentFailed | Refused(_) => {
+                Phase::Stalled
+            }
         }
     }
 

@@ -56,6 +56,25 @@ pub fn failpoint(name: &str) {
     let _ = name;
 }
 
+/// Debug builds: with `DELTA_OPERATOR_FAILPOINT=slow-<name>`, the point `name`
+/// waits DELTA_OPERATOR_FAILPOINT_SECONDS (default 10): a step that takes long,
+/// for tests that watch an apply or stop the process in the middle of one.
+pub async fn slow_failpoint(name: &str) {
+    #[cfg(debug_assertions)]
+    if std::env::var("DELTA_OPERATOR_FAILPOINT")
+        .is_ok_and(|v| v.strip_prefix("slow-") == Some(name))
+    {
+        let seconds = std::env::var("DELTA_OPERATOR_FAILPOINT_SECONDS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(10);
+        eprintln!("failpoint slow-{name}: waiting {seconds}s");
+        tokio::time::sleep(std::time::Duration::from_secs(seconds)).await;
+    }
+    #[cfg(not(debug_assertions))]
+    let _ = name;
+}
+
 /// A table's lock as a backend holds it (the lake's lock object), renewed until released.
 pub trait RunLock: Send + Sync {
     /// False once the lock was lost (broken by `unlock`, or taken over after expiry).

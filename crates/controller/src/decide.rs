@@ -5,7 +5,7 @@
 //! check: the executor is then asked for exactly the plan id decided on.
 
 use delta_operator_api::reason::Reason;
-use delta_operator_api::spec::crd::{LastApplied, PlanStatus};
+use delta_operator_api::spec::crd::{ApplyStatus, LastApplied, PlanStatus};
 use delta_operator_backend::BackendError;
 use delta_operator_backend::apply::{ApplyError, ApplyReport, StepStatus};
 use delta_operator_core::plan::gate::{Decision, Policy, gate};
@@ -38,6 +38,8 @@ pub enum EventReason {
     ApplyFinished,
     ApplyFailed,
     ApprovalConsumed,
+    ApplyInterrupted,
+    ApplyResumed,
     TableDropped,
     OrphansDropped,
 }
@@ -59,6 +61,8 @@ pub struct Report {
     /// The whole plan text, when status holds a cut of it (written to a ConfigMap).
     pub whole_plan: Option<String>,
     pub last_applied: Option<LastApplied>,
+    /// status.apply: an apply cut short keeps it (where it stopped, its restore points).
+    pub apply: Option<ApplyStatus>,
     pub events: Vec<Note>,
 }
 
@@ -71,6 +75,7 @@ impl Report {
             plan: None,
             whole_plan: None,
             last_applied: None,
+            apply: None,
             events: vec![],
         }
     }
@@ -266,6 +271,7 @@ pub fn decide(plan: &Plan, seen: &Seen) -> Next {
         )),
         whole_plan: whole_plan(plan),
         last_applied: None,
+        apply: None,
         events: events.clone(),
     };
     let refused = |failures: &[RuleFailure]| {
@@ -489,10 +495,146 @@ pub fn applied(
     r.note(false, reason, message)
 }
 
+/// An apply a shutdown cut short (the step running ended or was cancelled, no
+/// further one started): Interrupted, which is Progressing, never Stalled. The
+/// next operator re-plans and resumes; status.apply keeps where it stopped.
+pub fn interrupted(r: Report, at: &ApplyStatus) -> Report {
+    if r.reason == Reason::InSync {
+        return r;
+    }
+    let message = format!(
+        "interrupted by a shutdown {} of plan {}: {}{}; the next operator re-plans and resumes",
+        at.current
+            .as_ref()
+            .map_or("before its first step".to_string(), |c| format!(
+                "at step {c}"
+            )),
+        at.plan_id,
+        r.message,
+        if at.restore_points.is_empty() {
+            String::new()
+        } else {
+            format!(" (restore points: {})", at.restore_points.join(", "))
+        }
+    );
+    Report {
+        reason: Reason::Interrupted,
+        message: message.clone(),
+        apply: Some(at.clone()),
+        events: vec![Note {
+            warning: true,
+            reason: EventReason::ApplyInterrupted,
+            message,
+        }],
+        ..r
+    }
+}
+
+/// What an apply found cut short says when status.apply goes (the run is over:
+/// resumed, or no longer needed): its restore points stay in lastApplied, before
+/// the newer ones.
+pub fn keep_restore_points(
+    last: Option<LastApplied>,
+    earlier: &ApplyStatus,
+    now: &str,
+) -> LastApplied {
+    let mut last = last.unwrap_or_else(|| LastApplied {
+        plan_id: earlier.plan_id.clone(),
+        time: now.into(),
+        // the steps before the one that was running ended
+        steps_applied: (earlier.step - 1).max(0),
+        restore_points: vec![],
+    });
+    let newer = std::mem::take(&mut last.restore_points);
+    last.restore_points = earlier.restore_points.clone();
+    for p in newer {
+        if !last.restore_points.contains(&p) {
+            last.restore_points.push(p);
+        }
+    }
+    last
+}
+
+/// Status for an apply found cut short by a process that ended (a kill, a lost
+/// node): said before anything else runs on the table.
+pub fn found_cut_short(at: &ApplyStatus) -> Report {
+    Report {
+        apply: Some(at.clone()),
+        ..Report::new(
+            Reason::Interrupted,
+            format!(
+                "the apply of plan {} was cut short {} (the operator running it ended); planning again to resume",
+                at.plan_id,
+                at.current
+                    .as_ref()
+                    .map_or("before its first step".to_string(), |c| format!(
+                        "at step {c}"
+                    )),
+            ),
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::collections::BTreeMap;
+
+    fn cut_short() -> ApplyStatus {
+        ApplyStatus {
+            plan_id: "p1".into(),
+            started_at: "t0".into(),
+            step: 2,
+            of: 3,
+            current: Some("2/3 REPLACE TABLE (from staging)".into()),
+            step_started_at: Some("t1".into()),
+            restore_points: vec!["main.sales.orders@4".into()],
+        }
+    }
+
+    #[test]
+    fn a_shutdown_mid_apply_is_interrupted_not_failed_and_says_where() {
+        let failed = Report::new(Reason::ApplyFailed, "step 2 failed: statement cancelled");
+        let r = interrupted(failed, &cut_short());
+        assert_eq!(r.reason, Reason::Interrupted);
+        assert_eq!(
+            r.reason.phase(),
+            delta_operator_api::reason::Phase::Progressing
+        );
+        assert!(
+            r.message
+                .contains("at step 2/3 REPLACE TABLE (from staging) of plan p1")
+                && r.message.contains("main.sales.orders@4"),
+            "{}",
+            r.message
+        );
+        assert_eq!(r.apply, Some(cut_short()));
+        // an apply that finished before the shutdown took hold is simply done
+        let done = interrupted(Report::new(Reason::InSync, "ok"), &cut_short());
+        assert_eq!(done.reason, Reason::InSync);
+    }
+
+    #[test]
+    fn restore_points_of_an_apply_cut_short_stay_in_last_applied() {
+        let last = keep_restore_points(None, &cut_short(), "t9");
+        assert_eq!(last.restore_points, vec!["main.sales.orders@4".to_string()]);
+        assert_eq!(last.steps_applied, 1);
+        let newer = LastApplied {
+            plan_id: "p2".into(),
+            time: "t9".into(),
+            steps_applied: 1,
+            restore_points: vec!["main.sales.orders@6".into(), "main.sales.orders@4".into()],
+        };
+        let last = keep_restore_points(Some(newer), &cut_short(), "t9");
+        assert_eq!(last.plan_id, "p2");
+        assert_eq!(
+            last.restore_points,
+            vec![
+                "main.sales.orders@4".to_string(),
+                "main.sales.orders@6".to_string()
+            ]
+        );
+    }
 
     use delta_operator_core::model::{
         DataType, DesiredColumn, DesiredTable, OWNER_PROPERTY, ObservedColumn, ObservedTable,

@@ -6,12 +6,15 @@ mod conditions;
 pub mod decide;
 mod lock;
 pub mod metrics;
+mod parents;
+mod progress;
 mod schema;
 mod table;
 mod tenancy;
 
-use std::collections::BTreeMap;
-use std::sync::{Arc, PoisonError};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
@@ -24,6 +27,7 @@ use kube::{Api, Client, Resource, ResourceExt};
 use decide::{Note, Seen};
 use delta_operator_api::config::Config;
 use delta_operator_api::reason::Reason;
+use delta_operator_api::spec::crd::ApplyStatus;
 use delta_operator_api::spec::load::{DEFAULT_NAMESPACE, Loaded, Manifests};
 use delta_operator_api::spec::lower::qualified_reference;
 use delta_operator_api::spec::{DeltaSchema, DeltaTable};
@@ -35,6 +39,7 @@ use delta_operator_targets::AnyBackend;
 
 pub use lock::Locks;
 use metrics::Metrics;
+pub use progress::Progress;
 
 /// The annotation that approves one plan, by id.
 pub const APPROVE: &str = "delta-operator.io/approve";
@@ -47,8 +52,11 @@ pub const FINALIZER: &str = "delta-operator.io/drop-table";
 pub const FIELD_MANAGER: &str = "delta-operator";
 /// How long a reconcile waits for a table another apply (a CLI run) holds before requeueing.
 const LOCK_WAIT: Duration = Duration::from_secs(5);
-/// How soon a Progressing resource is reconciled again.
-const RETRY_SOON: Duration = Duration::from_secs(10);
+/// The longest wait between retries of what is Progressing (a stale plan, a lock,
+/// a read failing in passing, a parent not Ready): 1 s, 2 s, 4 s … up to this.
+const MAX_BACKOFF: Duration = Duration::from_secs(60);
+/// How often status.apply's "running 14m" is refreshed while a step runs.
+const APPLY_REFRESH: Duration = Duration::from_secs(15);
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -87,6 +95,12 @@ pub struct Context {
     pub drift_interval: Duration,
     pub tables: Store<DeltaTable>,
     pub schemas: Store<DeltaSchema>,
+    /// Retries in a row per resource (`Kind/ns/name`), for the backoff.
+    pub retries: Mutex<HashMap<String, u32>>,
+    /// Set at SIGTERM / Ctrl-C: no new step starts, and an apply cut short says Interrupted.
+    pub shutting_down: Arc<AtomicBool>,
+    /// Reconciles DeltaTables again on demand (children waiting for a parent).
+    pub wake: futures::channel::mpsc::UnboundedSender<ObjectRef<DeltaTable>>,
 }
 
 impl Context {
@@ -191,7 +205,13 @@ impl Context {
     /// carries), holding the target's Lease: the one way a reconcile changes a
     /// table, whether it applies a spec, drops a deleted resource's table or a
     /// strict schema's orphans.
-    pub async fn run_apply<K, F, Fut>(
+    ///
+    /// `show` writes the apply's progress into status: before the first step,
+    /// at every step boundary and every APPLY_REFRESH while a step runs.
+    /// `earlier` is an apply that was cut short (its restore points are kept).
+    /// The progress as it ended comes back with the result.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn run_apply<K, F, Fut, S, SFut>(
         &self,
         obj: &K,
         backend: &AnyBackend,
@@ -199,32 +219,61 @@ impl Context {
         plan: &Plan,
         seen: &Seen<'_>,
         read_plan: F,
-    ) -> Result<Result<(Plan, ApplyReport), ApplyError>, Error>
+        earlier: Option<&ApplyStatus>,
+        show: S,
+    ) -> Result<(Result<(Plan, ApplyReport), ApplyError>, Progress), Error>
     where
         K: Resource<DynamicType = ()>,
         F: Fn() -> Fut,
         Fut: std::future::Future<Output = Result<Plan, BackendError>>,
+        S: Fn(Progress) -> SFut,
+        SFut: std::future::Future<Output = ()>,
     {
         let lock = self.locks.acquire(target).await?;
         let alive = lock.flag();
         self.publish_all(obj, &[decide::apply_started(plan)]).await;
-        let may_continue = move || alive.load(std::sync::atomic::Ordering::SeqCst);
+        let stopping = self.shutting_down.clone();
+        // no new step after a shutdown began: the one running ends (or is cancelled), the rest waits
+        let may_continue = move || alive.load(Ordering::SeqCst) && !stopping.load(Ordering::SeqCst);
+        let (progress, mut changes) =
+            tokio::sync::watch::channel(Progress::new(plan, &table::now(), earlier));
+        let on_event = |e: apply::Event<'_>| {
+            progress.send_if_modified(|p| p.record(&e, &table::now()));
+        };
         let opts = apply::Options {
             policy: seen.policy,
             lock_wait: LOCK_WAIT,
-            on_event: &|_| {},
+            on_event: &on_event,
             may_continue: &may_continue,
         };
-        let result = apply::apply_planned(
+        let run = apply::apply_planned(
             backend,
             read_plan,
             Some(plan.id.as_str()),
             seen.approval,
             &opts,
-        )
-        .await;
+        );
+        tokio::pin!(run);
+        let first = changes.borrow_and_update().clone();
+        show(first).await;
+        let mut refresh = tokio::time::interval(APPLY_REFRESH);
+        refresh.tick().await;
+        let result = loop {
+            tokio::select! {
+                r = &mut run => break r,
+                Ok(()) = changes.changed() => {
+                    let now = changes.borrow_and_update().clone();
+                    show(now).await;
+                }
+                _ = refresh.tick() => {
+                    let now = changes.borrow().clone();
+                    show(now).await;
+                }
+            }
+        };
         lock.release().await;
-        Ok(result)
+        let last = changes.borrow().clone();
+        Ok((result, last))
     }
 
     /// Publishes what a decision noted, in order.
@@ -274,22 +323,59 @@ impl Context {
         }
     }
 
-    /// Soon again, for what waits on something that arrives by itself (a lock
-    /// released, a warehouse started, a read that failed in passing): the
-    /// drift interval when that is shorter.
-    pub fn retry_soon(&self) -> Action {
-        Action::requeue(self.drift_interval.min(RETRY_SOON))
+    /// Again soon, backing off, for what is Progressing or failed in passing (a
+    /// stale plan, a lost lock, a read error, a status conflict, a parent not
+    /// Ready): 1 s, 2 s, 4 s … at most a minute, never past the drift interval.
+    pub fn backoff(&self, key: &str) -> Action {
+        let tries = {
+            let mut retries = self.retries.lock().unwrap_or_else(PoisonError::into_inner);
+            let n = retries.entry(key.to_string()).or_insert(0);
+            *n = n.saturating_add(1);
+            *n
+        };
+        let wait = backoff_wait(tries).min(self.drift_interval);
+        Action::requeue(jittered(wait))
     }
 
-    /// The drift interval with ±10% jitter, so resources do not re-check in lockstep.
-    pub fn requeue(&self) -> Action {
-        let base = self.drift_interval.as_millis() as u64;
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos() as u64);
-        let jitter = if base >= 10 { nanos % (base / 5) } else { 0 };
-        Action::requeue(Duration::from_millis(base - base / 10 + jitter))
+    /// Back to the drift interval (jittered): the resource got where it was going.
+    pub fn settled(&self, key: &str) -> Action {
+        self.retries
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(key);
+        Action::requeue(jittered(self.drift_interval))
     }
+
+    /// Reconciles again the children waiting on `parent` (its state just changed).
+    pub fn wake_children(&self, parent: &DeltaTable) {
+        let ns = parent.namespace();
+        let in_ns: Vec<Arc<DeltaTable>> = self
+            .tables
+            .state()
+            .into_iter()
+            .filter(|t| t.namespace() == ns)
+            .collect();
+        for child in parents::waiting_children(parent, &in_ns) {
+            let _ = self
+                .wake
+                .unbounded_send(ObjectRef::from_obj(child.as_ref()));
+        }
+    }
+}
+
+/// The n-th retry's wait (n from 1): 1 s doubling, at most MAX_BACKOFF.
+fn backoff_wait(tries: u32) -> Duration {
+    Duration::from_secs(1u64 << tries.saturating_sub(1).min(6)).min(MAX_BACKOFF)
+}
+
+/// ±10% jitter, so resources do not re-check in lockstep.
+fn jittered(d: Duration) -> Duration {
+    let base = d.as_millis() as u64;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos() as u64);
+    let jitter = if base >= 10 { nanos % (base / 5) } else { 0 };
+    Duration::from_millis(base - base / 10 + jitter)
 }
 
 fn loaded<T>(resource: T) -> Loaded<T> {
@@ -337,8 +423,11 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
     }
     // at SIGTERM / Ctrl-C, cancel running warehouse statements instead of waiting for them
     let cancel_on_signal = backends.clone();
+    let shutting_down = Arc::new(AtomicBool::new(false));
+    let stopping = shutting_down.clone();
     tokio::spawn(async move {
         shutdown_signal().await;
+        stopping.store(true, Ordering::SeqCst);
         for (name, backend) in &cancel_on_signal {
             if let Some(what) = backend.cancel().await {
                 tracing::info!(target = %name, "shutdown: {what}");
@@ -413,6 +502,7 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
         &opts.identity,
         opts.lease_seconds,
     );
+    let (wake, woken) = futures::channel::mpsc::unbounded();
     let ctx = Arc::new(Context {
         client: client.clone(),
         config,
@@ -430,6 +520,9 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
         tables: tables_store.clone(),
         schemas: schemas_store.clone(),
         locks,
+        retries: Mutex::new(HashMap::new()),
+        shutting_down,
+        wake,
     });
     let held = ctx.locks.held.clone();
     *metrics
@@ -462,6 +555,7 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
                 .map(|t| ObjectRef::from_obj(t.as_ref()))
                 .collect::<Vec<_>>()
         })
+        .reconcile_on(woken)
         .shutdown_on_signal()
         .run(table::reconcile, table::error_policy, ctx.clone())
         .for_each(|r| async move {

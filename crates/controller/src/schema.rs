@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::Action;
@@ -27,10 +27,11 @@ use delta_operator_core::plan::compile::compile;
 use delta_operator_core::plan::gate::Policy;
 use delta_operator_core::plan::{Plan, SchemaScope, TableAction, plan_orphans, plan_schemas};
 
-pub fn error_policy(_obj: Arc<DeltaSchema>, err: &Error, ctx: Arc<Context>) -> Action {
+pub fn error_policy(obj: Arc<DeltaSchema>, err: &Error, ctx: Arc<Context>) -> Action {
     tracing::warn!(error = %err, "schema reconcile failed; retrying");
     ctx.metrics.failed("Error");
-    Action::requeue(Duration::from_secs(5))
+    let ns = obj.namespace().unwrap_or_else(|| "default".into());
+    ctx.backoff(&format!("DeltaSchema/{ns}/{}", obj.name_any()))
 }
 
 pub async fn reconcile(obj: Arc<DeltaSchema>, ctx: Arc<Context>) -> Result<Action, Error> {
@@ -43,9 +44,12 @@ pub async fn reconcile(obj: Arc<DeltaSchema>, ctx: Arc<Context>) -> Result<Actio
         ctx.metrics.forget(&key);
         return Ok(Action::await_change());
     }
+    // orphans are the tables no DeltaTable declares: decided only from a complete list of DeltaTables
+    let _ = ctx.tables.wait_until_ready().await;
+    let _ = ctx.schemas.wait_until_ready().await;
     let (report, orphans, schema) = evaluate(&obj, &ctx, &ns, &name).await?;
     ctx.metrics.observe(
-        key,
+        key.clone(),
         start.elapsed().as_millis() as u64,
         report.drifted.is_some(),
         report.awaiting(),
@@ -84,9 +88,9 @@ pub async fn reconcile(obj: Arc<DeltaSchema>, ctx: Arc<Context>) -> Result<Actio
     )
     .await?;
     Ok(if report.reason.phase() == Phase::Progressing {
-        ctx.retry_soon()
+        ctx.backoff(&key)
     } else {
-        ctx.requeue()
+        ctx.settled(&key)
     })
 }
 
@@ -196,8 +200,18 @@ async fn evaluate(
         Next::Apply { events } => events,
     };
     ctx.publish_all(obj, &events).await;
-    let result = ctx
-        .run_apply(obj, &backend, &target, &plan, &seen, read)
+    // a schema's steps are metadata and orphan drops: short, so their progress is the events
+    let (result, _) = ctx
+        .run_apply(
+            obj,
+            &backend,
+            &target,
+            &plan,
+            &seen,
+            read,
+            None,
+            |_| async {},
+        )
         .await?;
     let drops = desired.mode == SchemaMode::Strict && !names.is_empty();
     let done = drops.then(|| {

@@ -10,11 +10,13 @@ use serde_json::json;
 
 use super::conditions::conditions;
 use super::decide::{self, Next, Report, Seen, applied};
-use super::{Context, Error, FIELD_MANAGER, FINALIZER, REQUESTED_AT, tenancy};
+use super::{Context, Error, FIELD_MANAGER, FINALIZER, Progress, REQUESTED_AT, parents, tenancy};
 use delta_operator_api::inputs::Inputs;
 use delta_operator_api::reason::{Phase, Reason};
 use delta_operator_api::spec::DeltaTable;
-use delta_operator_api::spec::crd::{DeletionPolicy, DeltaTableStatus, Policy as SpecPolicy};
+use delta_operator_api::spec::crd::{
+    ApplyStatus, DeletionPolicy, DeltaTableStatus, LastApplied, Policy as SpecPolicy,
+};
 use delta_operator_api::spec::lower::{lower_table, schema_of};
 use delta_operator_api::spec::validate::validate;
 use delta_operator_backend::engine::read_and_plan;
@@ -35,6 +37,9 @@ pub async fn reconcile(obj: Arc<DeltaTable>, ctx: Arc<Context>) -> Result<Action
     let name = obj.name_any();
     let api: Api<DeltaTable> = Api::namespaced(ctx.client.clone(), &ns);
     let key = format!("DeltaTable/{ns}/{name}");
+    // decide nothing from a half-filled cache (a schema or a parent not listed yet)
+    let _ = ctx.schemas.wait_until_ready().await;
+    let _ = ctx.tables.wait_until_ready().await;
     let (report, table) = if obj.metadata.deletion_timestamp.is_some() {
         match delete(&obj, &ctx, &api, &ns, &name).await? {
             Some(r) => r,
@@ -47,7 +52,7 @@ pub async fn reconcile(obj: Arc<DeltaTable>, ctx: Arc<Context>) -> Result<Action
         evaluate(&obj, &ctx, &api, &ns, &name).await?
     };
     ctx.metrics.observe(
-        key,
+        key.clone(),
         start.elapsed().as_millis() as u64,
         report.drifted.is_some(),
         report.awaiting(),
@@ -55,24 +60,65 @@ pub async fn reconcile(obj: Arc<DeltaTable>, ctx: Arc<Context>) -> Result<Action
     if report.reason.phase() == Phase::Stalled {
         ctx.metrics.failed(&report.reason.to_string());
     }
-    let retry_soon = report.reason.phase() == Phase::Progressing;
+    let phase = report.reason.phase();
     ctx.publish_all(obj.as_ref(), &report.events).await;
     if let Some(whole) = &report.whole_plan {
         ctx.write_whole_plan(obj.as_ref(), "deltatable", whole)
             .await;
     }
-    write_status(&obj, &api, &name, &report, table).await?;
-    Ok(if retry_soon {
-        ctx.retry_soon()
+    let (apply, report) = keep_or_end_apply(&obj, report, phase);
+    write_status(&obj, &api, &name, &report, table, apply).await?;
+    // children waiting on this table learn at once that it is Ready, or failed
+    if matches!(phase, Phase::InSync | Phase::Stalled) {
+        ctx.wake_children(&obj);
+    }
+    Ok(if phase == Phase::Progressing {
+        ctx.backoff(&key)
     } else {
-        ctx.requeue()
+        ctx.settled(&key)
     })
 }
 
-pub fn error_policy(_obj: Arc<DeltaTable>, err: &Error, ctx: Arc<Context>) -> Action {
+/// What status.apply holds after a reconcile: the report's (an apply cut short
+/// now); else an earlier one while the resource is still on its way (a retry
+/// will resume it); else none, its restore points moved into lastApplied.
+fn keep_or_end_apply(
+    obj: &DeltaTable,
+    mut report: Report,
+    phase: Phase,
+) -> (Option<ApplyStatus>, Report) {
+    if report.apply.is_some() {
+        return (report.apply.clone(), report);
+    }
+    let earlier = obj.status.as_ref().and_then(|s| s.apply.clone());
+    match earlier {
+        Some(e) if phase == Phase::Progressing => (Some(e), report),
+        Some(e) => {
+            let previous = obj.status.as_ref().and_then(|s| s.last_applied.clone());
+            let last: Option<LastApplied> = report.last_applied.take().or(previous);
+            report.last_applied = Some(decide::keep_restore_points(last, &e, &now()));
+            (None, report)
+        }
+        None => (None, report),
+    }
+}
+
+/// The reason the Ready condition gives.
+fn reason_of(obj: &DeltaTable) -> Option<String> {
+    obj.status
+        .as_ref()?
+        .conditions
+        .iter()
+        .find(|c| c.type_ == super::conditions::READY)
+        .map(|c| c.reason.clone())
+}
+
+/// A failed reconcile (the API server refused a write, a conflict) is retried with backoff.
+pub fn error_policy(obj: Arc<DeltaTable>, err: &Error, ctx: Arc<Context>) -> Action {
     tracing::warn!(error = %err, "reconcile failed; retrying");
     ctx.metrics.failed("Error");
-    Action::requeue(Duration::from_secs(5))
+    let ns = obj.namespace().unwrap_or_else(|| "default".into());
+    ctx.backoff(&format!("DeltaTable/{ns}/{}", obj.name_any()))
 }
 
 async fn write_status(
@@ -81,6 +127,7 @@ async fn write_status(
     name: &str,
     r: &Report,
     table: Option<String>,
+    apply: Option<ApplyStatus>,
 ) -> Result<(), Error> {
     let previous = obj.status.clone().unwrap_or_default();
     let generation = obj.metadata.generation;
@@ -97,6 +144,7 @@ async fn write_status(
         table: table.or(previous.table),
         plan: r.plan.clone(),
         last_applied: r.last_applied.clone().or(previous.last_applied),
+        apply,
         last_handled_reconcile_at: obj.annotations().get(REQUESTED_AT).cloned(),
     };
     let patch =
@@ -129,7 +177,8 @@ async fn read_telling_waits(
                 if let Some(what) = backend.waiting_for() {
                     told = true;
                     let waiting = Report::new(Reason::WarehouseStarting, what);
-                    if let Err(e) = write_status(obj, api, name, &waiting, None).await {
+                    let apply = obj.status.as_ref().and_then(|s| s.apply.clone());
+                    if let Err(e) = write_status(obj, api, name, &waiting, None, apply).await {
                         tracing::warn!(error = %e, "could not write the WarehouseStarting status");
                     }
                 }
@@ -162,6 +211,18 @@ fn resolve(
             ),
         ));
     };
+    // so does one applied before the tables it references by foreign key
+    if obj.metadata.deletion_timestamp.is_none() {
+        let in_ns: Vec<Arc<DeltaTable>> = ctx
+            .tables
+            .state()
+            .into_iter()
+            .filter(|t| t.namespace().as_deref().unwrap_or("default") == ns)
+            .collect();
+        if let Some((reason, message)) = parents::check(obj, &in_ns).reason() {
+            return Err(refuse(reason, message));
+        }
+    }
     let label = me.label();
     let errors: Vec<String> = validate(&m)
         .into_iter()
@@ -261,6 +322,15 @@ async fn evaluate(
     };
     set_finalizer(api, obj, obj.spec.deletion_policy == DeletionPolicy::Delete).await?;
     let table = Some(desired.table.to_string());
+    // an apply a process that ended left behind (status still says Applying): say so first
+    if let Some(at) = obj.status.as_ref().and_then(|s| s.apply.as_ref())
+        && reason_of(obj) == Some(Reason::Applying.to_string())
+    {
+        let cut = decide::found_cut_short(at);
+        if let Err(e) = write_status(obj, api, name, &cut, table.clone(), cut.apply.clone()).await {
+            tracing::warn!(error = %e, "could not write the Interrupted status");
+        }
+    }
     let inputs = Inputs {
         tables: vec![desired],
         schemas: vec![],
@@ -275,23 +345,93 @@ async fn evaluate(
         SpecPolicy::Observe => Policy::Observe,
     };
     let seen = seen(obj, ns, name, policy);
-    let events = match decide::decide(&plan, &seen) {
+    let earlier = obj.status.as_ref().and_then(|s| s.apply.clone());
+    let mut events = match decide::decide(&plan, &seen) {
         Next::Report(r) => return Ok((r, table)),
         Next::Apply { events } => events,
     };
+    if let Some(e) = &earlier {
+        events.push(decide::Note {
+            warning: false,
+            reason: decide::EventReason::ApplyResumed,
+            message: format!(
+                "resuming the apply of plan {} cut short at step {}/{}: planned again as {}",
+                e.plan_id, e.step, e.of, plan.id
+            ),
+        });
+    }
     ctx.publish_all(obj, &events).await;
     let read = || async {
         read_and_plan(backend.as_ref(), &inputs)
             .await
             .map(|(p, _)| p)
     };
-    let result = ctx
-        .run_apply(obj, &backend, &target, &plan, &seen, read)
+    let show = |p: Progress| {
+        let report = Report {
+            drifted: Some(plan.summary.short()),
+            plan: Some(decide::plan_status(&plan, None)),
+            ..Report::new(Reason::Applying, p.message())
+        };
+        let table = table.clone();
+        async move {
+            if let Err(e) =
+                write_status(obj, api, name, &report, table, Some(p.status().clone())).await
+            {
+                tracing::warn!(error = %e, "could not write the Applying status");
+            }
+        }
+    };
+    let (result, last) = ctx
+        .run_apply(
+            obj,
+            &backend,
+            &target,
+            &plan,
+            &seen,
+            read,
+            earlier.as_ref(),
+            show,
+        )
         .await?;
-    Ok((
-        applied(&plan, &seen, &result, &now(), None, Reason::ApplyFailed),
-        table,
-    ))
+    let mut report = applied(&plan, &seen, &result, &now(), None, Reason::ApplyFailed);
+    if ctx.shutting_down.load(std::sync::atomic::Ordering::SeqCst) {
+        report = decide::interrupted(report, last.status());
+    }
+    Ok((report, table))
+}
+
+/// A DeltaTable with `deletionPolicy: Delete` being deleted whose table cannot be
+/// resolved now. While what is missing can come back (the target, the cache,
+/// a valid spec, the operator config), the finalizer stays and status says what
+/// the drop waits for. Only when nothing of ours can be at stake is the resource
+/// let go with the table kept, said in a Warning event: its DeltaSchema is gone
+/// (so is the way to its target), or the target's tenancy never allowed it.
+async fn deletion_blocked(
+    obj: &DeltaTable,
+    ctx: &Context,
+    api: &Api<DeltaTable>,
+    r: Report,
+) -> Result<Option<(Report, Option<String>)>, Error> {
+    if matches!(r.reason, Reason::SchemaNotFound | Reason::Forbidden) {
+        let why = format!(
+            "deletionPolicy Delete: the table is kept, not dropped: {}",
+            r.message
+        );
+        ctx.publish(
+            obj,
+            kube::runtime::events::EventType::Warning,
+            "TableKept",
+            why,
+        )
+        .await;
+        set_finalizer(api, obj, false).await?;
+        return Ok(None);
+    }
+    let message = format!(
+        "deletionPolicy Delete: the table is dropped once it can be; until then the resource stays (finalizer {FINALIZER}). {}",
+        r.message
+    );
+    Ok(Some((Report { message, ..r }, None)))
 }
 
 /// A DeltaTable being deleted with our finalizer: drop the table (destructive,
@@ -309,11 +449,7 @@ async fn delete(
     }
     let (desired, target, backend) = match resolve(obj, ctx, ns) {
         Ok(x) => x,
-        // nothing can be dropped safely without a valid spec and target: keep the table, release the resource
-        Err(_) => {
-            set_finalizer(api, obj, false).await?;
-            return Ok(None);
-        }
+        Err(r) => return deletion_blocked(obj, ctx, api, *r).await,
     };
     let table = Some(desired.table.to_string());
     let marker = ResourceId::new(ns, name);
@@ -352,8 +488,32 @@ async fn delete(
         Next::Report(r) => return Ok(Some((r, table))),
         Next::Apply { events } => ctx.publish_all(obj, &events).await,
     }
-    let result = ctx
-        .run_apply(obj, &backend, &target, &plan, &seen, read)
+    let earlier = obj.status.as_ref().and_then(|s| s.apply.clone());
+    let show = |p: Progress| {
+        let report = Report {
+            plan: Some(decide::plan_status(&plan, None)),
+            ..Report::new(Reason::Applying, p.message())
+        };
+        let table = table.clone();
+        async move {
+            if let Err(e) =
+                write_status(obj, api, name, &report, table, Some(p.status().clone())).await
+            {
+                tracing::warn!(error = %e, "could not write the Applying status");
+            }
+        }
+    };
+    let (result, _) = ctx
+        .run_apply(
+            obj,
+            &backend,
+            &target,
+            &plan,
+            &seen,
+            read,
+            earlier.as_ref(),
+            show,
+        )
         .await?;
     let done = (
         decide::EventReason::TableDropped,

@@ -74,6 +74,7 @@ pub enum SchemaModeSpec {
     printcolumn = r#"{"name":"READY","type":"string","jsonPath":".status.conditions[?(@.type==\"Ready\")].status"}"#,
     printcolumn = r#"{"name":"PLAN","type":"string","jsonPath":".status.plan.summary"}"#,
     printcolumn = r#"{"name":"RISK","type":"string","jsonPath":".status.plan.risk"}"#,
+    printcolumn = r#"{"name":"APPLYING","type":"string","jsonPath":".status.apply.current"}"#,
     printcolumn = r#"{"name":"AGE","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
 #[serde(rename_all = "camelCase")]
@@ -356,6 +357,30 @@ pub struct LastApplied {
     pub restore_points: Vec<String>,
 }
 
+/// An apply in progress: written before its first step and at every step
+/// boundary (and refreshed while a step runs), removed when it ends. A pod that
+/// starts and finds it knows an apply was cut short and where.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApplyStatus {
+    pub plan_id: String,
+    /// When the apply started (RFC 3339).
+    pub started_at: String,
+    /// The step running, counted from 1 over the whole plan (0 before the first).
+    pub step: i32,
+    /// How many steps the plan has.
+    pub of: i32,
+    /// `2/5 REPLACE TABLE (from staging)`: what runs now (a printer column).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current: Option<String>,
+    /// When the running step started (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step_started_at: Option<String>,
+    /// `catalog.schema.table@version` taken so far, before each rewrite or destructive step.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub restore_points: Vec<String>,
+}
+
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DeltaTableStatus {
@@ -370,6 +395,9 @@ pub struct DeltaTableStatus {
     pub plan: Option<PlanStatus>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_applied: Option<LastApplied>,
+    /// The apply running now, or cut short (see the Reconciling condition).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub apply: Option<ApplyStatus>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_handled_reconcile_at: Option<String>,
 }

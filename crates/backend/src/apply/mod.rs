@@ -128,6 +128,11 @@ pub enum Event<'a> {
         step: &'a Step,
         message: &'a str,
     },
+    /// A rewrite or destructive step recorded the version it starts from.
+    RestorePoint {
+        table: &'a TableRef,
+        version: u64,
+    },
     Finished(&'a StepReport),
     /// A schema step ended (applied, skipped, failed or not run).
     SchemaFinished(&'a SchemaStepReport),
@@ -421,6 +426,9 @@ async fn run_step<B: Backend>(
     }
     if step.class >= RiskClass::Rewrite {
         report.restore_point = backend.version(table).await?;
+        if let Some(version) = report.restore_point {
+            on_event(Event::RestorePoint { table, version });
+        }
     }
     let progress = |m: &str| {
         on_event(Event::Progress {
@@ -429,6 +437,7 @@ async fn run_step<B: Backend>(
             message: m,
         })
     };
+    crate::slow_failpoint(&format!("step-{}", step.number)).await;
     let outcome = backend
         .run(run, plan, step, live.as_ref(), &progress)
         .await?;

@@ -1,0 +1,502 @@
+//! An apply in the cluster, from the outside: on a real kube-apiserver + etcd
+//! (`e2e/with-controlplane.sh`, started by `make test`) and a lake of real Delta
+//! tables. The status says which step runs and since when (Applying), a SIGTERM
+//! or a kill -9 in the middle leaves it Interrupted (never Stalled), the next
+//! operator resumes without losing a row, and a deletion whose target is
+//! unavailable keeps its finalizer. The long step is a debug-build failpoint
+//! (`slow-step-N`: the step waits before it runs), the kill mid-rewrite the
+//! lake's `before-commit` failpoint (the process aborts with the rewritten
+//! files written and nothing committed).
+
+mod support;
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use delta_operator::backend::lake::LakeBackend;
+use delta_operator::model::TableRef;
+use deltalake::arrow::array::{ArrayRef, Int64Array, StringArray};
+use serde_json::Value;
+use support::Lake;
+use support::e2e::*;
+
+/// The example `orders` with a new comment, `amount` widened int → bigint and a
+/// new column and a new CHECK: COMMENT ON TABLE, a rewrite (REPLACE TABLE from
+/// itself), ADD CONSTRAINT.
+fn orders_changed() -> String {
+    std::fs::read_to_string(examples().join("orders.yaml"))
+        .unwrap()
+        .replace(
+            "comment: Orders as placed",
+            "comment: Orders as placed, with notes",
+        )
+        .replace(
+            "    - name: amount\n      type: int\n",
+            "    - name: amount\n      type: bigint\n",
+        )
+        .replace(
+            "    - name: order_date\n      type: date\n",
+            "    - name: order_date\n      type: date\n    - name: note\n      type: string\n",
+        )
+        .replace(
+            "        expression: amount >= 0\n",
+            "        expression: amount >= 0\n    - check:\n        name: order_id_positive\n        expression: order_id > 0\n",
+        )
+}
+
+fn lake_of(op: &Operator) -> Lake {
+    Lake {
+        dir: tempfile::tempdir().unwrap(),
+        backend: LakeBackend::open(op.lake.to_str().unwrap()).unwrap(),
+    }
+}
+
+fn orders_ref() -> TableRef {
+    TableRef::new("main", "sales", "orders")
+}
+
+/// Rows written by a writer outside the operator, and what they add up to.
+async fn append_rows(lake: &Lake, from: i64, n: i64) {
+    let ids: ArrayRef = Arc::new(Int64Array::from_iter_values(from..from + n));
+    let amounts: ArrayRef = Arc::new(Int64Array::from_iter_values(
+        (from..from + n).map(|i| i % 1000),
+    ));
+    let status: ArrayRef = Arc::new(StringArray::from_iter_values(
+        (from..from + n).map(|i| format!("s{i}")),
+    ));
+    lake.append(
+        &orders_ref(),
+        vec![("order_id", ids), ("amount", amounts), ("status", status)],
+    )
+    .await;
+}
+
+/// Row count and a checksum over every value the rows carry.
+async fn fingerprint(lake: &Lake) -> Vec<String> {
+    lake.query(
+        &orders_ref(),
+        "SELECT count(*), sum(order_id), sum(CAST(amount AS BIGINT)), count(DISTINCT status) FROM t",
+    )
+    .await
+}
+
+/// The reason of a condition that is True, and its message.
+fn true_condition(obj: &Value, type_: &str) -> Option<(String, String)> {
+    obj["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == type_ && c["status"] == "True")
+        .map(|c| {
+            (
+                c["reason"].as_str().unwrap_or_default().to_string(),
+                c["message"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+}
+
+/// Samples the resource every second in the background: what its status said.
+struct Sampler {
+    seen: Arc<Mutex<Vec<Value>>>,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Sampler {
+    fn start(ns: &str, name: &str) -> Self {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (ns, name, s, st) = (ns.to_string(), name.to_string(), seen.clone(), stop.clone());
+        let thread = std::thread::spawn(move || {
+            while !st.load(std::sync::atomic::Ordering::SeqCst) {
+                let (ok, out, _) = kubectl(&["get", "-n", &ns, "deltatable", &name, "-o", "json"]);
+                if ok && let Ok(v) = serde_json::from_str::<Value>(&out) {
+                    s.lock().unwrap().push(v);
+                }
+                std::thread::sleep(Duration::from_secs(1));
+            }
+        });
+        Sampler {
+            seen,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    fn samples(mut self) -> Vec<Value> {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+/// Status never said Stalled while an apply was interrupted and resumed.
+fn never_stalled(samples: &[Value]) {
+    for s in samples {
+        assert!(
+            true_condition(s, "Stalled").is_none(),
+            "Stalled during an interruption: {}",
+            s["status"]
+        );
+    }
+}
+
+fn wait_reconciling(ns: &str, reason: &str, timeout: Duration) -> Value {
+    let mut last = Value::Null;
+    wait_until(&format!("Reconciling {reason}"), timeout, || {
+        last = get(ns, "deltatable", "orders");
+        match true_condition(&last, "Reconciling") {
+            Some((r, _)) if r == reason => Ok(()),
+            _ => Err(last["status"].to_string()),
+        }
+    });
+    last
+}
+
+/// Starts the operator on `dir`'s lake, the examples Ready, with rows in orders.
+fn ready_with_rows(ns: &str) -> (tempfile::TempDir, Vec<String>) {
+    let op = Operator::start(ns, ALL, &[]);
+    kubectl_ok(&["apply", "-n", ns, "-f", examples().to_str().unwrap()]);
+    kubectl_ok(&[
+        "wait",
+        "-n",
+        ns,
+        "--for=condition=Ready",
+        "deltatable/orders",
+        "deltatable/customers",
+        "--timeout=60s",
+    ]);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let lake = lake_of(&op);
+    rt.block_on(append_rows(&lake, 1, 2_000));
+    let before = rt.block_on(fingerprint(&lake));
+    (op.stop(), before)
+}
+
+#[test]
+fn an_apply_shows_its_step_and_a_sigterm_interrupts_it_then_the_next_operator_resumes() {
+    let ns = namespace("applying");
+    let (dir, before) = ready_with_rows(&ns);
+    let config = format!(
+        "targets:\n  lake:\n    lake: {{root: {}}}\n{ALL}\n",
+        dir.path().join("lake").display()
+    );
+    // step 2, the rewrite, takes 25 s before it runs
+    let mut op = Operator::start_with_env(
+        &ns,
+        &config,
+        &[],
+        dir,
+        &[
+            ("DELTA_OPERATOR_FAILPOINT", "slow-step-2"),
+            ("DELTA_OPERATOR_FAILPOINT_SECONDS", "25"),
+        ],
+    );
+    let sampler = Sampler::start(&ns, "orders");
+    apply_yaml(&ns, &orders_changed());
+    // Applying, step 2 of 2, with how long it has run; the printer column shows it
+    let mut applying = Value::Null;
+    wait_until("step 2/3 to show", Duration::from_secs(60), || {
+        applying = get(&ns, "deltatable", "orders");
+        match true_condition(&applying, "Reconciling") {
+            Some((r, m)) if r == "Applying" && m.starts_with("step 2/3 REPLACE TABLE") => Ok(()),
+            _ => Err(applying["status"].to_string()),
+        }
+    });
+    let apply = &applying["status"]["apply"];
+    assert_eq!(apply["step"], 2, "{apply}");
+    assert_eq!(apply["of"], 3, "{apply}");
+    assert_eq!(apply["planId"], applying["status"]["plan"]["id"], "{apply}");
+    assert!(
+        apply["startedAt"].is_string() && apply["stepStartedAt"].is_string(),
+        "{apply}"
+    );
+    assert!(
+        apply["restorePoints"]
+            .to_string()
+            .contains("main.sales.orders@"),
+        "the rewrite's restore point is in status before it runs: {apply}"
+    );
+    let (_, message) = true_condition(&applying, "Reconciling").unwrap();
+    assert!(message.contains(", running "), "{message}");
+    let columns = kubectl_ok(&["get", "-n", &ns, "deltatable", "orders"]);
+    assert!(
+        columns.contains("APPLYING") && columns.contains("2/3 REPLACE TABLE"),
+        "{columns}"
+    );
+    // the message is refreshed while the step runs
+    let first_message = message;
+    wait_until(
+        "the running time to be refreshed",
+        Duration::from_secs(25),
+        || {
+            let now = true_condition(&get(&ns, "deltatable", "orders"), "Reconciling")
+                .map(|(_, m)| m)
+                .unwrap_or_default();
+            if now != first_message && now.starts_with("step 2/3") {
+                Ok(())
+            } else {
+                Err(now)
+            }
+        },
+    );
+    // SIGTERM in the middle of the step: it ends cleanly, the status says Interrupted and where
+    let status = op.terminate(Duration::from_secs(60));
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "the operator ends on SIGTERM: {status:?}\n{}",
+        op.log()
+    );
+    let obj = get(&ns, "deltatable", "orders");
+    let (reason, message) = true_condition(&obj, "Reconciling")
+        .unwrap_or_else(|| panic!("not Reconciling after SIGTERM: {}", obj["status"]));
+    assert_eq!(reason, "Interrupted", "{message}");
+    assert!(message.contains("2/3 REPLACE TABLE"), "{message}");
+    let restore_points = obj["status"]["apply"]["restorePoints"].clone();
+    assert!(
+        restore_points.to_string().contains("main.sales.orders@"),
+        "{}",
+        obj["status"]
+    );
+    // the next operator reports it, re-plans, resumes
+    let dir = op.stop();
+    let op = Operator::start_in(&ns, ALL, &[], dir);
+    kubectl_ok(&[
+        "wait",
+        "-n",
+        &ns,
+        "--for=condition=Ready",
+        "deltatable/orders",
+        "--timeout=90s",
+    ]);
+    let samples = sampler.samples();
+    never_stalled(&samples);
+    assert!(
+        samples
+            .iter()
+            .any(|s| true_condition(s, "Reconciling").is_some_and(|(r, _)| r == "Applying")),
+        "Applying was seen"
+    );
+    let done = get(&ns, "deltatable", "orders");
+    assert!(
+        done["status"]["apply"].is_null(),
+        "status.apply goes once done: {}",
+        done["status"]
+    );
+    let kept = done["status"]["lastApplied"]["restorePoints"].to_string();
+    for p in restore_points.as_array().unwrap() {
+        assert!(kept.contains(p.as_str().unwrap()), "{p} kept in {kept}");
+    }
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let lake = lake_of(&op);
+    assert_eq!(
+        rt.block_on(fingerprint(&lake)),
+        before,
+        "every row and value kept"
+    );
+    let live = rt.block_on(lake.read(&orders_ref())).unwrap();
+    assert!(
+        live.columns.iter().any(|c| c.name == "note"),
+        "the change landed"
+    );
+}
+
+#[test]
+fn killed_mid_rewrite_the_next_operator_says_so_resumes_and_loses_no_row() {
+    let ns = namespace("killed");
+    let (dir, before) = ready_with_rows(&ns);
+    let config = format!(
+        "targets:\n  lake:\n    lake: {{root: {}}}\n{ALL}\n",
+        dir.path().join("lake").display()
+    );
+    // the process aborts inside the rewrite: files written, nothing committed
+    let mut op = Operator::start_with_env(
+        &ns,
+        &config,
+        &[],
+        dir,
+        &[("DELTA_OPERATOR_FAILPOINT", "before-commit")],
+    );
+    apply_yaml(&ns, &orders_changed());
+    wait_until(
+        "the operator to abort mid-rewrite",
+        Duration::from_secs(60),
+        || {
+            if op.log().contains("failpoint before-commit") {
+                Ok(())
+            } else {
+                Err(op
+                    .log()
+                    .lines()
+                    .rev()
+                    .take(5)
+                    .collect::<Vec<_>>()
+                    .join("\n"))
+            }
+        },
+    );
+    op.kill9();
+    // what the dead operator left: Applying step 2/3, its restore point
+    let left = get(&ns, "deltatable", "orders");
+    assert_eq!(
+        true_condition(&left, "Reconciling").map(|(r, _)| r),
+        Some("Applying".to_string()),
+        "{}",
+        left["status"]
+    );
+    let restore_points: BTreeSet<String> = left["status"]["apply"]["restorePoints"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no restore points in {}", left["status"]))
+        .iter()
+        .map(|p| p.as_str().unwrap().to_string())
+        .collect();
+    assert!(!restore_points.is_empty());
+    // a writer appends while no operator runs
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let outside = Lake {
+        dir: tempfile::tempdir().unwrap(),
+        backend: LakeBackend::open(op.lake.to_str().unwrap()).unwrap(),
+    };
+    rt.block_on(append_rows(&outside, 10_001, 500));
+    let before_with_appended = rt.block_on(fingerprint(&outside));
+    assert_ne!(before_with_appended, before);
+    let sampler = Sampler::start(&ns, "orders");
+    let dir = op.stop();
+    let op = Operator::start_in(&ns, ALL, &[], dir);
+    // first it says what it found, then it resumes
+    let found = wait_reconciling(&ns, "Interrupted", Duration::from_secs(30));
+    let (_, message) = true_condition(&found, "Reconciling").unwrap();
+    assert!(
+        message.contains("cut short at step 2/3") && message.contains("operator running it ended"),
+        "{message}"
+    );
+    kubectl_ok(&[
+        "wait",
+        "-n",
+        &ns,
+        "--for=condition=Ready",
+        "deltatable/orders",
+        "--timeout=90s",
+    ]);
+    never_stalled(&sampler.samples());
+    let done = get(&ns, "deltatable", "orders");
+    let kept = done["status"]["lastApplied"]["restorePoints"].to_string();
+    for p in &restore_points {
+        assert!(kept.contains(p.as_str()), "{p} kept in {kept}");
+    }
+    assert_eq!(
+        rt.block_on(fingerprint(&lake_of(&op))),
+        before_with_appended,
+        "every row, the appended ones too"
+    );
+    let events = kubectl_ok(&[
+        "get",
+        "events",
+        "-n",
+        &ns,
+        "--field-selector",
+        "involvedObject.name=orders",
+        "-o",
+        "jsonpath={range .items[*]}{.reason}{\"\\n\"}{end}",
+    ]);
+    assert!(events.contains("ApplyResumed"), "{events}");
+}
+
+#[test]
+fn deleting_while_the_target_is_unavailable_keeps_the_finalizer_until_the_drop_can_run() {
+    let ns = namespace("delete-unavailable");
+    let op = Operator::start(&ns, ALL, &[]);
+    kubectl_ok(&["apply", "-n", &ns, "-f", examples().to_str().unwrap()]);
+    kubectl_ok(&[
+        "patch",
+        "-n",
+        &ns,
+        "deltatable/orders",
+        "--type=merge",
+        "-p",
+        "{\"spec\":{\"deletionPolicy\":\"Delete\"}}",
+    ]);
+    wait_until("Ready with the finalizer", Duration::from_secs(60), || {
+        let o = get(&ns, "deltatable", "orders");
+        let ready = condition(&o, "Ready").is_some_and(|(s, _)| s == "True");
+        if ready
+            && o["metadata"]["finalizers"]
+                .to_string()
+                .contains("delta-operator.io/drop-table")
+        {
+            Ok(())
+        } else {
+            Err(o.to_string())
+        }
+    });
+    let dir = op.stop();
+    // the same target name, now one that cannot be opened (a token the environment lacks)
+    let broken = "targets:\n  lake:\n    databricks: {host: 'https://unused.invalid', warehouseId: w1, auth: {tokenEnv: DELTA_OPERATOR_E2E_UNSET_TOKEN}}\n    namespaces: ['*']\n    schemas: ['*']\n";
+    let op = Operator::start_with_config(&ns, broken, &[], dir);
+    kubectl_ok(&["delete", "-n", &ns, "deltatable/orders", "--wait=false"]);
+    // (before the delete it said TargetUnavailable too; now it says what the deletion waits for)
+    wait_until(
+        "the deletion to wait for its target",
+        Duration::from_secs(30),
+        || {
+            let o = get(&ns, "deltatable", "orders");
+            match true_condition(&o, "Stalled") {
+                Some((r, m))
+                    if r == "TargetUnavailable"
+                        && m.contains("deletionPolicy Delete")
+                        && m.contains("restart the operator") =>
+                {
+                    Ok(())
+                }
+                _ => Err(format!("{}\n{}", o["status"], op.log())),
+            }
+        },
+    );
+    // it stays while the target cannot be reached: the table is not silently kept
+    std::thread::sleep(Duration::from_secs(5));
+    let still = get(&ns, "deltatable", "orders");
+    assert!(
+        still["metadata"]["finalizers"]
+            .to_string()
+            .contains("delta-operator.io/drop-table"),
+        "the finalizer stays: {still}"
+    );
+    assert!(
+        op.table_dir("orders").join("_delta_log").is_dir(),
+        "not dropped"
+    );
+    // the target back: the drop waits for its approval, then runs, and the resource goes
+    let dir = op.stop();
+    let op = Operator::start_in(&ns, ALL, &[], dir);
+    let obj = wait_condition(
+        &ns,
+        "deltatable",
+        "orders",
+        "Stalled",
+        "True",
+        Some("ApprovalRequired"),
+    );
+    let id = obj["status"]["plan"]["id"].as_str().unwrap().to_string();
+    kubectl_ok(&[
+        "annotate",
+        "-n",
+        &ns,
+        "deltatable/orders",
+        &format!("delta-operator.io/approve={id}"),
+        "--overwrite",
+    ]);
+    wait_until("the resource to go", Duration::from_secs(60), || {
+        let (ok, out, err) = kubectl(&["get", "-n", &ns, "deltatable", "orders"]);
+        if !ok && err.contains("NotFound") {
+            Ok(())
+        } else {
+            Err(format!("{out}{err}"))
+        }
+    });
+    assert!(
+        !op.table_dir("orders").join("_delta_log").exists(),
+        "dropped"
+    );
+}
