@@ -819,13 +819,17 @@ fn a_terminated_leader_hands_its_lease_over_at_once() {
         },
     );
     // the Lease is written before the standby's manager reports it, so its log follows
-    wait_until("the standby to log that it leads", Duration::from_secs(10), || {
-        if c.log().contains("leading") {
-            Ok(())
-        } else {
-            Err(c.log())
-        }
-    });
+    wait_until(
+        "the standby to log that it leads",
+        Duration::from_secs(10),
+        || {
+            if c.log().contains("leading") {
+                Ok(())
+            } else {
+                Err(c.log())
+            }
+        },
+    );
     // a standby told to stop while it waits ends at once, cleanly
     let mut d = Operator::start(
         &ns,
