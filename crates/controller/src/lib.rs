@@ -9,6 +9,7 @@ pub mod metrics;
 mod schema;
 mod table;
 mod tenancy;
+pub mod webhook;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, PoisonError};
@@ -72,6 +73,8 @@ pub struct RunOptions {
     pub leader_elect: bool,
     pub identity: String,
     pub lease_seconds: u64,
+    /// Serve the validating admission webhook (every replica, leader or not).
+    pub webhook: Option<webhook::WebhookOptions>,
 }
 
 pub struct Context {
@@ -356,6 +359,10 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
     // plain on stdout, so `--listen 127.0.0.1:0` can be used and read back
     println!("listening on {addr}");
     tokio::spawn(metrics::serve(listener, metrics.clone()));
+    // before leader election: a standby answers admission requests too
+    if let Some(w) = opts.webhook.clone() {
+        webhook::start(client.clone(), w, opts.namespace.clone(), metrics.clone()).await?;
+    }
 
     // a standby replica is ready too: otherwise a rollout waits forever for a pod that
     // cannot lead until the old leader goes
