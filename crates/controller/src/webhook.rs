@@ -303,14 +303,7 @@ pub async fn start(
     metrics.webhook_pending.store(true, Ordering::Relaxed);
     let caches = Caches::start(&client, namespace.as_deref());
     let (resolver, ca_pem) = certificates(&opts)?;
-    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-    let mut tls = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| Error::Other(format!("webhook TLS: {e}")))?
-        .with_no_client_auth()
-        .with_cert_resolver(resolver);
-    tls.alpn_protocols = vec![b"http/1.1".to_vec()];
-    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
+    let acceptor = acceptor(resolver)?;
     let listener = tokio::net::TcpListener::bind(&opts.addr)
         .await
         .map_err(|e| Error::Other(format!("webhook: listen on {}: {e}", opts.addr)))?;
@@ -320,7 +313,7 @@ pub async fn start(
         .unwrap_or_default();
     tracing::info!(addr = %addr, "serving the admission webhook (HTTPS {PATH})");
     println!("webhook listening on {addr}");
-    tokio::spawn(serve(listener, acceptor, caches.clone()));
+    tokio::spawn(serve(listener, acceptor, Some(caches.clone())));
     tokio::spawn(async move {
         caches.ready().await;
         if let (Some(name), Some(ca)) = (&opts.config, &ca_pem) {
@@ -330,6 +323,18 @@ pub async fn start(
         }
     });
     Ok(())
+}
+
+/// TLS 1.2/1.3 (aws-lc-rs), HTTP/1.1, the certificate from `resolver`.
+fn acceptor(resolver: Arc<dyn ResolvesServerCert>) -> Result<tokio_rustls::TlsAcceptor, Error> {
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let mut tls = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| Error::Other(format!("webhook TLS: {e}")))?
+        .with_no_client_auth()
+        .with_cert_resolver(resolver);
+    tls.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(tokio_rustls::TlsAcceptor::from(Arc::new(tls)))
 }
 
 /// Sets every webhook's `caBundle` in the configuration to `ca`, now and again
@@ -400,14 +405,30 @@ fn certificates(
         tracing::info!(dir = %dir.display(), "webhook certificate from files");
         return Ok((Arc::new(files), ca));
     }
-    let (key, ca) = self_signed(&opts.hosts)?;
+    let g = self_signed(&opts.hosts)?;
+    let key = certified(
+        g.chain.as_bytes(),
+        g.key.as_bytes(),
+        "the generated certificate",
+    )
+    .map_err(Error::Other)?;
     tracing::info!(hosts = ?opts.hosts, "webhook certificate from a self-signed CA made at start");
-    Ok((Arc::new(Fixed(Arc::new(key))), Some(ca)))
+    Ok((Arc::new(Fixed(Arc::new(key))), Some(g.ca)))
 }
 
-/// A CA made now, and a serving certificate it signs for `hosts`: the key and
-/// chain, and the CA certificate (PEM). Neither key leaves the process.
-pub fn self_signed(hosts: &[String]) -> Result<(CertifiedKey, String), Error> {
+/// A generated CA and the serving certificate it signed, PEM. Not `Debug`: it
+/// holds a private key, which never leaves the process.
+pub struct Generated {
+    /// The CA certificate: what the caBundle holds.
+    pub ca: String,
+    /// The serving certificate, then the CA's.
+    pub chain: String,
+    pub key: String,
+}
+
+/// A CA made now, and a serving certificate it signs for `hosts` (DNS names or
+/// IP addresses). The CA's key is dropped here: nothing else is ever signed.
+pub fn self_signed(hosts: &[String]) -> Result<Generated, Error> {
     use rcgen::{
         BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer,
         KeyPair, KeyUsagePurpose,
@@ -428,16 +449,26 @@ pub fn self_signed(hosts: &[String]) -> Result<(CertifiedKey, String), Error> {
     leaf.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
     leaf.key_usages = vec![KeyUsagePurpose::DigitalSignature];
     let leaf_cert = leaf.signed_by(&leaf_key, &issuer).map_err(e)?;
-    let key_der = PrivateKeyDer::try_from(leaf_key.serialize_der())
-        .map_err(|m| Error::Other(format!("webhook key: {m}")))?;
+    Ok(Generated {
+        ca: ca_cert.pem(),
+        chain: format!("{}{}", leaf_cert.pem(), ca_cert.pem()),
+        key: leaf_key.serialize_pem(),
+    })
+}
+
+/// A certificate chain and its key, from PEM. An error names the file
+/// (`what`), never the key's text.
+fn certified(chain: &[u8], key: &[u8], what: &str) -> Result<CertifiedKey, String> {
+    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(chain)
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("{what}: tls.crt: {e}"))?;
+    if chain.is_empty() {
+        return Err(format!("{what}: tls.crt: no certificate in it"));
+    }
+    let key = PrivateKeyDer::from_pem_slice(key)
+        .map_err(|_| format!("{what}: tls.key: not a PEM private key"))?;
     let provider = rustls::crypto::aws_lc_rs::default_provider();
-    let certified = CertifiedKey::from_der(
-        vec![leaf_cert.der().clone(), ca_cert.der().clone()],
-        key_der,
-        &provider,
-    )
-    .map_err(|m| Error::Other(format!("webhook certificate: {m}")))?;
-    Ok((certified, ca_cert.pem()))
+    CertifiedKey::from_der(chain, key, &provider).map_err(|e| format!("{what}: {e}"))
 }
 
 #[derive(Debug)]
@@ -469,32 +500,19 @@ impl FileCert {
 
 fn read_cert(dir: &Path) -> Result<(Option<SystemTime>, CertifiedKey), Error> {
     let crt_path = dir.join("tls.crt");
-    let bad = |what: &str, e: String| {
-        Error::Other(format!(
-            "webhook certificate {}: {what}: {e}",
-            dir.join(what).display()
-        ))
-    };
+    let what = format!("webhook certificate in {}", dir.display());
     let mtime = std::fs::metadata(&crt_path).and_then(|m| m.modified()).ok();
-    let crt = std::fs::read(&crt_path).map_err(|e| bad("tls.crt", e.to_string()))?;
-    let key = std::fs::read(dir.join("tls.key")).map_err(|e| bad("tls.key", e.to_string()))?;
-    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&crt)
-        .collect::<Result<_, _>>()
-        .map_err(|e| bad("tls.crt", e.to_string()))?;
-    if chain.is_empty() {
-        return Err(bad("tls.crt", "no certificate in it".into()));
-    }
-    // the key's own error text is never shown: it could quote the key
-    let key = PrivateKeyDer::from_pem_slice(&key)
-        .map_err(|_| bad("tls.key", "not a PEM private key".into()))?;
-    let provider = rustls::crypto::aws_lc_rs::default_provider();
-    let certified =
-        CertifiedKey::from_der(chain, key, &provider).map_err(|e| bad("tls.crt", e.to_string()))?;
+    let crt =
+        std::fs::read(&crt_path).map_err(|e| Error::Other(format!("{what}: tls.crt: {e}")))?;
+    let key = std::fs::read(dir.join("tls.key"))
+        .map_err(|e| Error::Other(format!("{what}: tls.key: {e}")))?;
+    let certified = certified(&crt, &key, &what).map_err(Error::Other)?;
     Ok((mtime, certified))
 }
 
-impl ResolvesServerCert for FileCert {
-    fn resolve(&self, _: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+impl FileCert {
+    /// The certificate now: read again when `tls.crt` changed since it was last read.
+    fn current(&self) -> Arc<CertifiedKey> {
         let mut cur = self.current.lock().unwrap_or_else(PoisonError::into_inner);
         let mtime = std::fs::metadata(self.dir.join("tls.crt"))
             .and_then(|m| m.modified())
@@ -509,14 +527,20 @@ impl ResolvesServerCert for FileCert {
                 Err(e) => tracing::warn!(error = %e, "webhook certificate not reloaded"),
             }
         }
-        Some(cur.1.clone())
+        cur.1.clone()
+    }
+}
+
+impl ResolvesServerCert for FileCert {
+    fn resolve(&self, _: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        Some(self.current())
     }
 }
 
 async fn serve(
     listener: tokio::net::TcpListener,
     acceptor: tokio_rustls::TlsAcceptor,
-    caches: Caches,
+    caches: Option<Caches>,
 ) {
     loop {
         let Ok((sock, _)) = listener.accept().await else {
@@ -531,7 +555,7 @@ async fn serve(
             let Ok(Ok(mut tls)) = handshake else {
                 return;
             };
-            let _ = handle(&mut tls, Some(&caches)).await;
+            let _ = handle(&mut tls, caches.as_ref()).await;
             let _ = tls.shutdown().await;
         });
     }
@@ -783,10 +807,115 @@ mod tests {
         assert_eq!(json["response"]["allowed"], true, "{json}");
     }
 
+    /// POST of a review over TLS to `port`, trusting only `ca`: the uid answered, or the error.
+    async fn over_tls(port: u16, ca: &str) -> Result<String, String> {
+        let mut roots = rustls::RootCertStore::empty();
+        for c in CertificateDer::pem_slice_iter(ca.as_bytes()) {
+            roots.add(c.unwrap()).unwrap();
+        }
+        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+        let config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+        let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .map_err(|e| e.to_string())?;
+        let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
+        let mut tls = connector
+            .connect(name, tcp)
+            .await
+            .map_err(|e| e.to_string())?;
+        let body = review("u-tls", "CREATE", table("int"), None);
+        let head = format!(
+            "POST /validate HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        tls.write_all(head.as_bytes()).await.unwrap();
+        tls.write_all(&body).await.unwrap();
+        let mut out = Vec::new();
+        let _ = tls.read_to_end(&mut out).await;
+        let text = String::from_utf8_lossy(&out).into_owned();
+        let json: Value = serde_json::from_str(text.split("\r\n\r\n").nth(1).unwrap_or(""))
+            .map_err(|e| format!("{e}: {text}"))?;
+        Ok(json["response"]["uid"].as_str().unwrap_or("").to_string())
+    }
+
+    fn write_cert(dir: &Path, g: &Generated) {
+        std::fs::write(dir.join("tls.key"), &g.key).unwrap();
+        std::fs::write(dir.join("ca.crt"), &g.ca).unwrap();
+        std::fs::write(dir.join("tls.crt"), &g.chain).unwrap();
+    }
+
+    /// A later modification time than any write before (however coarse the file system's clock).
+    fn touch_later(file: &Path, seconds: u64) {
+        std::fs::File::options()
+            .write(true)
+            .open(file)
+            .unwrap()
+            .set_modified(SystemTime::now() + Duration::from_secs(seconds))
+            .unwrap();
+    }
+
+    /// cert-manager's Secret, mounted: served from the files, its ca.crt is what the
+    /// caBundle gets, and a renewal is served from the next handshake on.
+    #[tokio::test]
+    async fn a_cert_dir_is_served_and_read_again_when_renewed() {
+        let dir = tempfile::tempdir().unwrap();
+        let hosts = vec!["127.0.0.1".to_string()];
+        let first = self_signed(&hosts).unwrap();
+        write_cert(dir.path(), &first);
+        let opts = WebhookOptions {
+            addr: "127.0.0.1:0".into(),
+            cert_dir: Some(dir.path().to_path_buf()),
+            config: None,
+            hosts: vec![],
+        };
+        let (resolver, ca) = certificates(&opts).unwrap();
+        assert_eq!(ca.as_deref(), Some(first.ca.as_str()));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(serve(listener, acceptor(resolver).unwrap(), None));
+        assert_eq!(over_tls(port, &first.ca).await.unwrap(), "u-tls");
+        // renewed under a new CA: the old CA no longer verifies it, the new one does
+        let second = self_signed(&hosts).unwrap();
+        write_cert(dir.path(), &second);
+        touch_later(&dir.path().join("tls.crt"), 10);
+        assert_eq!(over_tls(port, &second.ca).await.unwrap(), "u-tls");
+        assert!(over_tls(port, &first.ca).await.is_err());
+        // a half-written renewal keeps the last good certificate
+        std::fs::write(dir.path().join("tls.crt"), "-----BEGIN CERTIFICATE-----\n").unwrap();
+        touch_later(&dir.path().join("tls.crt"), 20);
+        assert_eq!(over_tls(port, &second.ca).await.unwrap(), "u-tls");
+    }
+
     #[test]
-    fn the_self_signed_certificate_names_its_hosts() {
-        let (key, ca) = self_signed(&["127.0.0.1".into(), "svc.ns.svc".into()]).unwrap();
-        assert!(ca.starts_with("-----BEGIN CERTIFICATE-----"), "{ca}");
+    fn a_bad_key_file_is_named_never_quoted() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = self_signed(&["localhost".into()]).unwrap();
+        write_cert(dir.path(), &g);
+        let secret =
+            "-----BEGIN PRIVATE KEY-----\nc2VjcmV0LWtleS1ieXRlcw==\n-----END PRIVATE KEY-----\n";
+        std::fs::write(dir.path().join("tls.key"), secret).unwrap();
+        let err = match FileCert::load(dir.path()) {
+            Ok(_) => panic!("a key that is not the certificate's was accepted"),
+            Err(e) => e.to_string(),
+        };
+        assert!(
+            err.contains("tls.key") || err.contains("webhook certificate"),
+            "{err}"
+        );
+        assert!(!err.contains("c2VjcmV0"), "{err}");
+    }
+
+    #[test]
+    fn the_self_signed_certificate_is_a_chain_to_its_ca() {
+        let g = self_signed(&["127.0.0.1".into(), "svc.ns.svc".into()]).unwrap();
+        assert!(g.ca.starts_with("-----BEGIN CERTIFICATE-----"), "{}", g.ca);
+        assert!(!g.ca.contains("PRIVATE"));
+        let key = certified(g.chain.as_bytes(), g.key.as_bytes(), "test").unwrap();
         assert_eq!(key.cert.len(), 2);
     }
 }
