@@ -29,33 +29,39 @@ impl Drop for Installed {
     }
 }
 
-/// The webhook configuration the chart installs, pointed at a local operator by URL
-/// (the API server runs on this host) and scoped to one namespace, so the other
-/// tests' namespaces never see it. failurePolicy Fail here: a webhook that cannot be
-/// reached must fail this test, not let everything through.
+/// The webhook configuration the chart installs (`helm template`, default values),
+/// pointed at a local operator by URL (the API server runs on this host) instead of
+/// the chart's Service, and scoped to one namespace, so the other tests' namespaces
+/// never see it. failurePolicy Fail here: a webhook that cannot be reached must fail
+/// this test, not let everything through (the chart's default, Ignore, is checked).
 fn install_config(ns: &str, port: u16) -> Installed {
-    let yaml = format!(
-        "apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingWebhookConfiguration
-metadata: {{name: {CONFIG}}}
-webhooks:
-  - name: validate.delta-operator.io
-    clientConfig: {{url: 'https://127.0.0.1:{port}/validate'}}
-    rules:
-      - apiGroups: [delta-operator.io]
-        apiVersions: [v1alpha1]
-        operations: [CREATE, UPDATE]
-        resources: [deltatables, deltaschemas]
-    namespaceSelector: {{matchLabels: {{kubernetes.io/metadata.name: {ns}}}}}
-    failurePolicy: Fail
-    sideEffects: None
-    admissionReviewVersions: [v1]
-    timeoutSeconds: 10
-"
-    );
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let o = Command::new("bash")
+        .arg("-c")
+        .arg(r#"set -euo pipefail; eval "$(e2e/ship/tools.sh)"; "$HELM_BIN" template delta-operator charts/delta-operator -s templates/webhook.yaml"#)
+        .current_dir(repo)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let docs: Vec<serde_json::Value> =
+        serde_saphyr::from_multiple(&String::from_utf8_lossy(&o.stdout)).unwrap();
+    let mut config = docs
+        .into_iter()
+        .find(|d| d["kind"] == "ValidatingWebhookConfiguration")
+        .expect("the chart renders a ValidatingWebhookConfiguration");
+    assert_eq!(config["metadata"]["name"], CONFIG);
+    let hooks = config["webhooks"].as_array_mut().unwrap();
+    assert_eq!(hooks.len(), 1);
+    let hook = &mut hooks[0];
+    assert_eq!(hook["failurePolicy"], "Ignore", "the chart's default");
+    assert_eq!(hook["clientConfig"]["service"]["path"], "/validate");
+    hook["clientConfig"] = serde_json::json!({"url": format!("https://127.0.0.1:{port}/validate")});
+    hook["namespaceSelector"] =
+        serde_json::json!({"matchLabels": {"kubernetes.io/metadata.name": ns}});
+    hook["failurePolicy"] = "Fail".into();
     let dir = tempfile::tempdir().unwrap();
-    let f = dir.path().join("webhook.yaml");
-    std::fs::write(&f, yaml).unwrap();
+    let f = dir.path().join("webhook.json");
+    std::fs::write(&f, config.to_string()).unwrap();
     kubectl_ok(&["apply", "-f", f.to_str().unwrap()]);
     Installed
 }
