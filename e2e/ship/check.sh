@@ -63,7 +63,7 @@ fi
 # value sets: name | release namespace | replicas | watch namespace | helm flags
 SETS=(
   "default|$NS|1||"
-  "ha|ops|2||--set replicaCount=2 --set serviceMonitor.enabled=true"
+  "ha|ops|2||--set replicaCount=2 --set serviceMonitor.enabled=true --set webhook.certManager.enabled=true"
   "scoped|ops|1|team-a|--set watchNamespace=team-a --set databricks.existingSecret=databricks --set lakeVolume.existingClaim=lake --set logLevel=debug"
 )
 for s in "${SETS[@]}"; do
@@ -100,6 +100,7 @@ for f in default ha scoped kustomize-default kustomize-samples; do
   kubeconform "$work/$f.yaml" >&2 || fail "kubeconform: $f does not validate (above)"
 done
 grep -q '^kind: ServiceMonitor' "$work/ha.yaml" || fail "serviceMonitor.enabled=true rendered no ServiceMonitor"
+grep -q '^kind: Certificate' "$work/ha.yaml" || fail "webhook.certManager.enabled=true rendered no Certificate"
 # every check must be able to fail: a broken document must be refused by the same schemas
 step "kubeconform refuses broken documents"
 declare -A broken=(
@@ -180,10 +181,10 @@ step "kubectl apply --dry-run=server"
 for n in "$NS" ops team-a; do
   kubectl create namespace "$n" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
 done
-# the ServiceMonitor kind is not served here: dry-run everything else of the `ha` set
+# the ServiceMonitor and cert-manager kinds are not served here: dry-run everything else of the `ha` set
 "$PYTHON" -c '
 import sys, yaml
-docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d["kind"] != "ServiceMonitor"]
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d["kind"] not in ("ServiceMonitor", "Certificate", "Issuer")]
 yaml.safe_dump_all(docs, open(sys.argv[2], "w"))' "$work/ha.yaml" "$work/ha-noservicemonitor.yaml"
 for f in default ha-noservicemonitor scoped kustomize-default kustomize-samples; do
   kubectl apply --dry-run=server -f "$work/$f.yaml" >"$work/dry-$f.log" 2>&1 \
@@ -195,7 +196,7 @@ step "the operator as the chart's ServiceAccount"
 # fresh namespaces (no namespace controller runs here to empty deleted ones)
 RNS=ship-operator-$$; TNS=ship-tables-$$
 kubectl create namespace $RNS >/dev/null; kubectl create namespace $TNS >/dev/null
-"$HELM_BIN" template delta-operator "$CHART" --namespace $RNS --set replicaCount=2 \
+"$HELM_BIN" template delta-operator "$CHART" --namespace $RNS --set replicaCount=2 --set webhook.certManager.enabled=true \
   -s templates/serviceaccount.yaml -s templates/rbac.yaml >"$work/rbac.yaml"
 kubectl apply -f "$work/rbac.yaml" >/dev/null
 token=$(kubectl create token delta-operator -n $RNS --duration=1h) || fail "kubectl create token"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Generate what is copied from one source into another place:
 #   charts/delta-operator/crds/delta-operator.yaml  ← crds/delta-operator.yaml (byte for byte)
-#   config/{crd,rbac,manager,default,samples}       ← `helm template` of the chart with fixed
+#   config/{crd,rbac,manager,webhook,default,samples} ← `helm template` of the chart with fixed
 #                                                     values, split by template; the samples
 #                                                     are examples/*.yaml
 # Kustomize cannot read files outside its folder, so the copies are committed;
@@ -28,7 +28,7 @@ cp "$repo/crds/delta-operator.yaml" "$out/charts/delta-operator/crds/delta-opera
 
 # 2. config/: the chart rendered with its defaults, release `delta-operator`
 rm -rf "$out/config"
-mkdir -p "$out/config"/{crd,rbac,manager,default,samples}
+mkdir -p "$out/config"/{crd,rbac,manager,webhook,default,samples}
 rendered=$(mktemp -d)
 trap 'rm -rf "$rendered"' EXIT
 "$HELM_BIN" template delta-operator "$repo/charts/delta-operator" --namespace "$NAMESPACE" >"$rendered/all.yaml"
@@ -71,6 +71,9 @@ emit "$out/config/manager/manager.yaml" "$rendered/deployment.yaml"
 emit "$out/config/manager/metrics_service.yaml" "$rendered/service.yaml"
 kustomization manager config.yaml manager.yaml metrics_service.yaml
 
+emit "$out/config/webhook/webhook.yaml" "$rendered/webhook.yaml"
+kustomization webhook webhook.yaml
+
 { echo "$HEADER"
   cat <<EOT
 apiVersion: v1
@@ -95,6 +98,7 @@ resources:
   - ../crd
   - ../rbac
   - ../manager
+  - ../webhook
 EOT
 } >"$out/config/default/kustomization.yaml"
 

@@ -6,7 +6,12 @@
 
 * RBAC is exactly what `delta-operator run` calls (the list below, read from
   crates/controller/src/, kube-runtime's events.rs and kube-lease-manager's state.rs): no verb
-  more, none less, Leases only in the release namespace.
+  more, none less, Leases only in the release namespace, and the webhook configuration
+  (get, patch) by its one name only, when the operator patches its self-signed CA in.
+* The admission webhook, when rendered: --webhook-addr on the container's `webhook` port,
+  which its Service targets; either --webhook-config naming the rendered configuration
+  (self-signed CA) or --webhook-cert-dir on a mounted Secret with cert-manager's CA
+  injection; an explicit failurePolicy.
 * The Deployment runs non-root with a read-only root filesystem, no privilege
   escalation, no capabilities, the RuntimeDefault seccomp profile, requests and a memory
   limit, /healthz and /readyz on the --listen port, POD_NAMESPACE and POD_NAME from the
@@ -21,9 +26,13 @@ import sys
 import yaml
 
 # (namespace or "*" for cluster-wide, apiGroup, resource) -> verbs
-def expected_rbac(release_ns, watch_ns):
+def expected_rbac(release_ns, watch_ns, webhook_config=None):
     scope = watch_ns or "*"
-    return {
+    extra = {}
+    if webhook_config:
+        # the self-signed CA into the caBundle (crates/controller/src/webhook.rs), one name only
+        extra[("*", "admissionregistration.k8s.io", "validatingwebhookconfigurations")] = {"get", "patch"}
+    return extra | {
         (scope, "delta-operator.io", "deltatables"): {"list", "watch", "patch"},
         (scope, "delta-operator.io", "deltaschemas"): {"list", "watch"},
         (scope, "delta-operator.io", "deltatables/status"): {"patch"},
@@ -53,7 +62,7 @@ def get(obj, *path, default=None):
     return obj
 
 
-def check_rbac(docs, sa_name, release_ns, watch_ns):
+def check_rbac(docs, sa_name, release_ns, watch_ns, webhook_config=None):
     roles = {}
     for d in docs:
         if d["kind"] in ("ClusterRole", "Role"):
@@ -79,8 +88,16 @@ def check_rbac(docs, sa_name, release_ns, watch_ns):
             problem(f"{d['kind']} {d['metadata']['name']} refers to {ref['kind']} {ref['name']}, which the chart does not render")
             continue
         for rule in roles[key]:
-            if rule.get("resourceNames") or rule.get("nonResourceURLs"):
+            if rule.get("nonResourceURLs"):
                 problem(f"{ref['kind']} {ref['name']}: unexpected rule {rule}")
+            if rule.get("resourceNames") and not (
+                webhook_config
+                and rule.get("resources") == ["validatingwebhookconfigurations"]
+                and rule.get("resourceNames") == [webhook_config]
+            ):
+                problem(f"{ref['kind']} {ref['name']}: unexpected rule {rule}")
+            if rule.get("resources") == ["validatingwebhookconfigurations"] and rule.get("resourceNames") != [webhook_config]:
+                problem(f"{ref['kind']} {ref['name']}: webhook configurations granted beyond the chart's own: {rule}")
             for g in rule.get("apiGroups", []):
                 for r in rule.get("resources", []):
                     for v in rule.get("verbs", []):
@@ -89,7 +106,7 @@ def check_rbac(docs, sa_name, release_ns, watch_ns):
                         granted.setdefault((binding_ns, g, r), set()).add(v)
     if bound == 0:
         problem("no binding grants the operator's ServiceAccount anything")
-    want = expected_rbac(release_ns, watch_ns)
+    want = expected_rbac(release_ns, watch_ns, webhook_config)
     for key in sorted(set(want) | set(granted)):
         w, g = want.get(key, set()), granted.get(key, set())
         if w - g:
@@ -194,6 +211,65 @@ def check_deployment(docs, replicas, watch_ns, write_config):
     return pod.get("serviceAccountName")
 
 
+def check_webhook(docs):
+    """The name of the webhook configuration the operator patches (self-signed CA), if any."""
+    vwcs = [d for d in docs if d["kind"] == "ValidatingWebhookConfiguration"]
+    deps = [d for d in docs if d["kind"] == "Deployment"]
+    if not deps or not get(deps[0], "spec", "template", "spec", "containers"):
+        return None
+    pod = deps[0]["spec"]["template"]["spec"]
+    c = pod["containers"][0]
+    flags = dict(a.split("=", 1) if "=" in a else (a, "") for a in c.get("args", [])[1:])
+    if not vwcs:
+        if any(f.startswith("--webhook") for f in flags):
+            problem("--webhook-* flags without a ValidatingWebhookConfiguration")
+        return None
+    if len(vwcs) != 1:
+        problem(f"expected one ValidatingWebhookConfiguration, found {len(vwcs)}")
+        return None
+    vwc = vwcs[0]
+    name = vwc["metadata"]["name"]
+    addr = flags.get("--webhook-addr")
+    if not addr:
+        problem("a ValidatingWebhookConfiguration is rendered but the operator has no --webhook-addr")
+        return None
+    port = int(addr.rsplit(":", 1)[1])
+    ports = {p.get("name"): p["containerPort"] for p in c.get("ports", [])}
+    if ports.get("webhook") != port:
+        problem(f"container port webhook is {ports.get('webhook')}, but --webhook-addr is {addr}")
+    services = {d["metadata"]["name"]: d for d in docs if d["kind"] == "Service"}
+    for w in vwc.get("webhooks", []):
+        svc = get(w, "clientConfig", "service", default={})
+        s = services.get(svc.get("name"))
+        if not s:
+            problem(f"webhook {w.get('name')}: its Service {svc.get('name')} is not rendered")
+        elif not any(p.get("port") == svc.get("port", 443) and p.get("targetPort") in ("webhook", port) for p in get(s, "spec", "ports", default=[])):
+            problem(f"webhook {w.get('name')}: Service {svc.get('name')} does not send port {svc.get('port', 443)} to the webhook port")
+        if svc.get("path") != "/validate":
+            problem(f"webhook {w.get('name')}: path is {svc.get('path')}, the operator serves /validate")
+        if w.get("failurePolicy") not in ("Ignore", "Fail"):
+            problem(f"webhook {w.get('name')}: failurePolicy must be explicit (Ignore or Fail)")
+        if w.get("sideEffects") != "None":
+            problem(f"webhook {w.get('name')}: sideEffects is not None")
+    injected = "cert-manager.io/inject-ca-from" in (get(vwc, "metadata", "annotations", default={}) or {})
+    if "--webhook-config" in flags:
+        if flags["--webhook-config"] != name:
+            problem(f"--webhook-config={flags['--webhook-config']}, but the configuration is {name}")
+        if injected:
+            problem("both cert-manager's CA injection and --webhook-config patch the caBundle")
+        return name
+    cert_dir = flags.get("--webhook-cert-dir")
+    if not cert_dir or not injected:
+        problem("the webhook has neither --webhook-config (self-signed CA) nor --webhook-cert-dir with cert-manager's CA injection")
+        return None
+    mounts = {m["mountPath"].rstrip("/"): m for m in c.get("volumeMounts", [])}
+    volumes = {v["name"]: v for v in pod.get("volumes", [])}
+    m = mounts.get(cert_dir.rstrip("/"))
+    if not m or "secret" not in volumes.get(m["name"], {}):
+        problem(f"--webhook-cert-dir {cert_dir} is not a mounted Secret")
+    return None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("rendered")
@@ -213,7 +289,7 @@ def main():
     if sa:
         if not any(d["kind"] == "ServiceAccount" and d["metadata"]["name"] == sa for d in docs):
             problem(f"the Deployment runs as ServiceAccount {sa}, which is not rendered")
-        check_rbac(docs, sa, a.release_namespace, a.watch_namespace)
+        check_rbac(docs, sa, a.release_namespace, a.watch_namespace, check_webhook(docs))
     for p in problems:
         print(f"policy: {a.rendered}: {p}", file=sys.stderr)
     if problems:

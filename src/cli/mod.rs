@@ -104,6 +104,22 @@ pub struct RunArgs {
     /// Lease duration in seconds; a holder that stops renewing loses it after this long.
     #[arg(long, default_value_t = 15)]
     pub lease_seconds: u64,
+    /// Serve the validating admission webhook (HTTPS, POST /validate) on this address,
+    /// e.g. 0.0.0.0:8443. Off unless given (the chart gives it).
+    #[arg(long)]
+    pub webhook_addr: Option<String>,
+    /// A folder holding tls.crt and tls.key (cert-manager's Secret, mounted), re-read when
+    /// they change. Without one, a self-signed CA is made at start.
+    #[arg(long, requires = "webhook_addr")]
+    pub webhook_cert_dir: Option<PathBuf>,
+    /// The ValidatingWebhookConfiguration whose caBundle this process sets to its CA
+    /// (the self-signed one, or the cert dir's ca.crt).
+    #[arg(long, requires = "webhook_addr")]
+    pub webhook_config: Option<String>,
+    /// The names of the self-signed certificate: DNS names or IP addresses, comma-separated
+    /// (the chart gives the webhook Service's names).
+    #[arg(long, value_delimiter = ',', default_value = "localhost,127.0.0.1")]
+    pub webhook_host: Vec<String>,
 }
 
 /// `500ms`, `30s`, `10m`, `1h`.
@@ -179,6 +195,14 @@ pub async fn run(cli: Cli) -> u8 {
                 leader_elect: a.leader_elect,
                 identity,
                 lease_seconds: a.lease_seconds,
+                webhook: a
+                    .webhook_addr
+                    .map(|addr| crate::controller::webhook::WebhookOptions {
+                        addr,
+                        cert_dir: a.webhook_cert_dir,
+                        config: a.webhook_config,
+                        hosts: a.webhook_host,
+                    }),
             };
             match crate::controller::run(config, opts).await {
                 Ok(()) => EXIT_OK,

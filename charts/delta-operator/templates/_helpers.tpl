@@ -56,3 +56,9 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- define "delta-operator.leaderElect" -}}
 {{- if gt (int .Values.replicaCount) 1 }}true{{ end }}
 {{- end }}
+
+{{/* The webhook Service's DNS names (comma-separated): the certificate's names. */}}
+{{- define "delta-operator.webhookHosts" -}}
+{{- $svc := printf "%s-webhook" (include "delta-operator.fullname" .) }}
+{{- printf "%s,%s.%s,%s.%s.svc" $svc $svc .Release.Namespace $svc .Release.Namespace }}
+{{- end }}

@@ -11,6 +11,7 @@ mod progress;
 mod schema;
 mod table;
 mod tenancy;
+pub mod webhook;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -80,6 +81,8 @@ pub struct RunOptions {
     pub leader_elect: bool,
     pub identity: String,
     pub lease_seconds: u64,
+    /// Serve the validating admission webhook (every replica, leader or not).
+    pub webhook: Option<webhook::WebhookOptions>,
 }
 
 pub struct Context {
@@ -445,6 +448,10 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
     // plain on stdout, so `--listen 127.0.0.1:0` can be used and read back
     println!("listening on {addr}");
     tokio::spawn(metrics::serve(listener, metrics.clone()));
+    // before leader election: a standby answers admission requests too
+    if let Some(w) = opts.webhook.clone() {
+        webhook::start(client.clone(), w, opts.namespace.clone(), metrics.clone()).await?;
+    }
 
     // a standby replica is ready too: otherwise a rollout waits forever for a pod that
     // cannot lead until the old leader goes

@@ -23,6 +23,9 @@ pub struct Metrics {
     /// Per resource (`kind/ns/name`): drifted?, awaiting approval?
     states: Mutex<BTreeMap<String, (bool, bool)>>,
     pub ready: AtomicBool,
+    /// The admission webhook is started but cannot answer yet (caches not synced,
+    /// or its CA not yet in the webhook configuration): /readyz waits for it too.
+    pub webhook_pending: AtomicBool,
     pub lease_targets: Arc<Mutex<Vec<String>>>,
 }
 
@@ -121,7 +124,10 @@ pub async fn serve(listener: TcpListener, metrics: Arc<Metrics>) {
             let (code, body) = match path {
                 "/metrics" => ("200 OK", metrics.render()),
                 "/healthz" => ("200 OK", "ok\n".to_string()),
-                "/readyz" if metrics.ready.load(Ordering::Relaxed) => {
+                "/readyz"
+                    if metrics.ready.load(Ordering::Relaxed)
+                        && !metrics.webhook_pending.load(Ordering::Relaxed) =>
+                {
                     ("200 OK", "ok\n".to_string())
                 }
                 "/readyz" => ("503 Service Unavailable", "not ready\n".to_string()),

@@ -30,10 +30,18 @@ pub type NullableMap = BTreeMap<String, Option<String>>;
 pub struct DeltaSchemaSpec {
     /// The catalog that holds the schema (a top-level folder on the lake backend).
     #[schemars(length(min = 1, max = 255))]
+    #[schemars(extend("x-kubernetes-validations" = [
+        {"rule": "!self.matches(r'[./ \\\\]')", "message": "must not contain '.', spaces, '/' or '\\': use a name without them"},
+        {"rule": "self.lowerAscii() != '_delta_log'", "message": "'_delta_log' is the folder of a Delta table's log: choose another name"}
+    ]))]
     pub catalog: String,
     /// The schema's name; defaults to metadata.name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 255))]
+    #[schemars(extend("x-kubernetes-validations" = [
+        {"rule": "!self.matches(r'[./ \\\\]')", "message": "must not contain '.', spaces, '/' or '\\': use a name without them"},
+        {"rule": "self.lowerAscii() != '_delta_log'", "message": "'_delta_log' is the folder of a Delta table's log: choose another name"}
+    ]))]
     pub name: Option<String>,
     /// A target named in the operator config; defaults to the config's default target.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -80,11 +88,16 @@ pub enum SchemaModeSpec {
 #[serde(rename_all = "camelCase")]
 pub struct DeltaTableSpec {
     /// The name of a DeltaSchema in the same namespace.
+    #[schemars(length(min = 1, max = 253))]
     pub schema_ref: String,
     /// The table's name; defaults to metadata.name. At most 211 bytes: the
     /// operator's clone beside the table adds up to 44.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 211))]
+    #[schemars(extend("x-kubernetes-validations" = [
+        {"rule": "!self.matches(r'[./ \\\\]')", "message": "must not contain '.', spaces, '/' or '\\': use a name without them"},
+        {"rule": "self.lowerAscii() != '_delta_log'", "message": "'_delta_log' is the folder of a Delta table's log: choose another name"}
+    ]))]
     pub name: Option<String>,
     #[schemars(length(min = 1, max = 4096))]
     pub columns: Vec<ColumnSpec>,
@@ -93,6 +106,7 @@ pub struct DeltaTableSpec {
     pub partitioned_by: Option<Vec<String>>,
     /// Liquid clustering keys (at most 4). Omitted: kept. `[]`: no clustering.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 4))]
     pub cluster_by: Option<Vec<String>>,
     /// Table properties; `key: null` removes one. Keys not named are left alone.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -287,9 +301,13 @@ pub struct PrimaryKeySpec {
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-validations" = [
+    {"rule": "self.columns.size() == self.referencedColumns.size()", "message": "columns and referencedColumns must name as many columns, in matching order"}
+]))]
 pub struct ForeignKeySpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    #[schemars(length(min = 1))]
     pub columns: Vec<String>,
     /// The referenced table: `table`, `schema.table` or `catalog.schema.table`.
     pub references: String,

@@ -39,25 +39,31 @@ impl SpecError {
         self.resource = resource.map(str::to_string);
         self
     }
+
+    /// What `validate` prints after the file: `resource: path: message`, then
+    /// the fix on its own line. The admission webhook refuses with exactly this
+    /// (an object sent to the API server has no file).
+    pub fn located(&self) -> String {
+        let mut out = String::new();
+        if let Some(r) = &self.resource {
+            out.push_str(&printable(r));
+            out.push_str(": ");
+        }
+        out.push_str(&printable(&self.path));
+        out.push_str(": ");
+        out.push_str(&printable(&self.message));
+        if !self.fix.is_empty() {
+            out.push_str("\n    fix: ");
+            out.push_str(&printable(&self.fix));
+        }
+        out
+    }
 }
 
 impl fmt::Display for SpecError {
     // every part may quote user input: control characters are shown escaped, never sent to a terminal
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", printable(&self.file))?;
-        if let Some(r) = &self.resource {
-            write!(f, ": {}", printable(r))?;
-        }
-        write!(
-            f,
-            ": {}: {}",
-            printable(&self.path),
-            printable(&self.message)
-        )?;
-        if !self.fix.is_empty() {
-            write!(f, "\n    fix: {}", printable(&self.fix))?;
-        }
-        Ok(())
+        write!(f, "{}: {}", printable(&self.file), self.located())
     }
 }
 

@@ -144,6 +144,12 @@ pub fn load_str(file: &str, text: &str, out: &mut Manifests, errors: &mut Vec<Sp
     }
 }
 
+/// Checks and parses one document already decoded (the object of an admission
+/// request), exactly as a document of a file: `file` labels its errors.
+pub fn load_value(file: &str, doc: Value, out: &mut Manifests, errors: &mut Vec<SpecError>) {
+    load_document(file, doc, out, errors)
+}
+
 fn load_document(file: &str, doc: Value, out: &mut Manifests, errors: &mut Vec<SpecError>) {
     let api_version = doc
         .get("apiVersion")

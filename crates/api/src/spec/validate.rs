@@ -34,6 +34,19 @@ pub const MAX_COMMENT_BYTES: usize = 16 * 1024;
 /// The most columns a table may declare.
 pub const MAX_COLUMNS: usize = 4096;
 
+/// How the two errors about a resource that is not there (yet) end: a table's
+/// DeltaSchema, a foreign key's table. In a cluster they may arrive later
+/// (`kubectl apply -f dir/` goes by file name), so the admission webhook lets
+/// them through and the operator reports them (SchemaNotFound, InvalidSpec)
+/// until they resolve.
+pub const NOT_IN_MANIFESTS: &str = "in these manifests";
+
+/// Whether an error only says another resource is missing (see `NOT_IN_MANIFESTS`).
+pub fn names_a_missing_resource(e: &SpecError) -> bool {
+    (e.path == "spec.schemaRef" || e.path.ends_with(".foreignKey.references"))
+        && e.message.ends_with(NOT_IN_MANIFESTS)
+}
+
 /// Every error in the manifest set.
 pub fn validate(m: &Manifests) -> Vec<SpecError> {
     let mut errors = Vec::new();
@@ -89,7 +102,7 @@ pub fn validate(m: &Manifests) -> Vec<SpecError> {
             };
             e.push(SpecError::new(
                 "spec.schemaRef",
-                format!("no DeltaSchema '{}' in these manifests", spec.schema_ref),
+                format!("no DeltaSchema '{}' {NOT_IN_MANIFESTS}", spec.schema_ref),
                 fix,
             ));
         } else if let Some(r) = table_ref_of(m, t) {
@@ -771,7 +784,7 @@ fn check_foreign_keys(m: &Manifests) -> Vec<SpecError> {
                 }
             };
             match declared.get(&to) {
-                None => errors.push(SpecError::new(path, format!("{to} is not declared in these manifests"), "declare the referenced table too; foreign keys are resolved within the manifests").in_file(&t.file, Some(&t.label()))),
+                None => errors.push(SpecError::new(path, format!("{to} is not declared {NOT_IN_MANIFESTS}"), "declare the referenced table too; foreign keys are resolved within the manifests").in_file(&t.file, Some(&t.label()))),
                 Some(parent) => {
                     for (j, col) in fk.referenced_columns.iter().enumerate() {
                         if !parent.resource.spec.columns.iter().any(|c| c.name.eq_ignore_ascii_case(col)) {
