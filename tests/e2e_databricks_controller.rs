@@ -170,3 +170,167 @@ fn faults(body: serde_json::Value) {
         assert!(r.status().is_success(), "{url}: {}", r.status());
     });
 }
+
+/// `customers` with a primary key; `broken` adds a CHECK on a column it does not have.
+fn fk_customers(broken: bool) -> String {
+    let check = if broken {
+        "    - check: {name: nope, expression: no_such_column > 0}\n"
+    } else {
+        ""
+    };
+    format!(
+        "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {{name: customers}}\nspec:\n  schemaRef: sales\n  columns:\n    - {{name: customer_id, type: bigint, nullable: false}}\n  constraints:\n    - primaryKey: {{columns: [customer_id]}}\n{check}"
+    )
+}
+
+const FK_CHILDREN: &str = "apiVersion: delta-operator.io/v1alpha1
+kind: DeltaTable
+metadata: {name: orders}
+spec:
+  schemaRef: sales
+  columns:
+    - {name: order_id, type: bigint, nullable: false}
+    - {name: customer_id, type: bigint}
+  constraints:
+    - primaryKey: {columns: [order_id]}
+    - foreignKey: {columns: [customer_id], references: customers, referencedColumns: [customer_id]}
+---
+apiVersion: delta-operator.io/v1alpha1
+kind: DeltaTable
+metadata: {name: lines}
+spec:
+  schemaRef: sales
+  columns:
+    - {name: line_id, type: bigint, nullable: false}
+    - {name: order_id, type: bigint}
+  constraints:
+    - foreignKey: {columns: [order_id], references: orders, referencedColumns: [order_id]}
+";
+
+/// The reason and message of the condition of `type_` when it is True.
+fn true_condition(ns: &str, name: &str, type_: &str) -> Option<(String, String)> {
+    let obj = get(ns, "deltatable", name);
+    obj["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == type_ && c["status"] == "True")
+        .map(|c| {
+            (
+                c["reason"].as_str().unwrap_or_default().to_string(),
+                c["message"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+}
+
+fn wait_for(ns: &str, name: &str, type_: &str, reason: &str, says: &[&str]) {
+    wait_until(
+        &format!("{name} {type_} {reason} naming {says:?}"),
+        std::time::Duration::from_secs(90),
+        || match true_condition(ns, name, type_) {
+            Some((r, m)) if r == reason && says.iter().all(|s| m.contains(s)) => Ok(()),
+            other => Err(format!("{other:?}")),
+        },
+    );
+}
+
+/// Foreign keys order resources: a child applied before its parent waits for it
+/// (Reconciling, WaitingForParent), a failed parent blocks its children and
+/// their children (Stalled, ParentFailed, naming it), and once the parent is
+/// Ready the children follow at once: the drift interval here is 300 s, so only
+/// the parent's wake-up can bring them in time.
+#[test]
+fn children_wait_for_their_foreign_key_parent_and_a_failed_parent_blocks_them() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let b = backend();
+    let catalog = format!("ctl_fk_{}", std::process::id());
+    rt.block_on(async {
+        for s in [
+            format!("CREATE CATALOG {catalog}"),
+            format!("CREATE SCHEMA {catalog}.sales"),
+        ] {
+            b.client()
+                .execute(&s, &|_: &str| {})
+                .await
+                .unwrap_or_else(|e| panic!("{s}: {e}"));
+        }
+    });
+    let ns = namespace("dbx-fk");
+    let _op = Operator::start_databricks(
+        &ns,
+        "    namespaces: ['*']\n    schemas: ['ctl_*']",
+        &["--drift-interval", "300s"],
+    );
+    apply_yaml(
+        &ns,
+        &format!(
+            "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {{name: sales}}\nspec: {{catalog: {catalog}}}\n"
+        ),
+    );
+    apply_yaml(&ns, FK_CHILDREN);
+    wait_for(
+        &ns,
+        "orders",
+        "Reconciling",
+        "WaitingForParent",
+        &["'customers'", "spec.constraints[1].foreignKey"],
+    );
+    wait_for(
+        &ns,
+        "lines",
+        "Reconciling",
+        "WaitingForParent",
+        &["DeltaTable orders", "WaitingForParent"],
+    );
+
+    apply_yaml(&ns, &fk_customers(true));
+    wait_for(
+        &ns,
+        "customers",
+        "Stalled",
+        "InvalidSpec",
+        &["no_such_column"],
+    );
+    wait_for(
+        &ns,
+        "orders",
+        "Stalled",
+        "ParentFailed",
+        &["DeltaTable customers", "InvalidSpec"],
+    );
+    // transitively: lines names orders, and through it customers
+    wait_for(
+        &ns,
+        "lines",
+        "Stalled",
+        "ParentFailed",
+        &["DeltaTable orders", "ParentFailed", "customers"],
+    );
+    let live = rt
+        .block_on(b.read(&[TableRef::new(&catalog, "sales", "orders")]))
+        .expect("read");
+    assert!(live[0].is_none(), "nothing created while its parent failed");
+
+    apply_yaml(&ns, &fk_customers(false));
+    let (ok, out, err) = kubectl(&[
+        "wait",
+        "-n",
+        &ns,
+        "--for=condition=Ready",
+        "deltatable/customers",
+        "deltatable/orders",
+        "deltatable/lines",
+        "--timeout=120s",
+    ]);
+    assert!(ok, "the children follow their parent: {out}{err}");
+    let live = rt
+        .block_on(b.read(&[
+            TableRef::new(&catalog, "sales", "orders"),
+            TableRef::new(&catalog, "sales", "lines"),
+        ]))
+        .expect("read");
+    let orders = live[0].as_ref().expect("orders exists");
+    assert_eq!(orders.foreign_keys.len(), 1, "{:?}", orders.foreign_keys);
+    assert_eq!(orders.foreign_keys[0].references.table, "customers");
+    let lines = live[1].as_ref().expect("lines exists");
+    assert_eq!(lines.foreign_keys[0].references.table, "orders");
+}
