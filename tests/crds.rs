@@ -135,10 +135,12 @@ fn printer_columns() {
     };
     assert_eq!(
         names("DeltaTable"),
-        ["TABLE", "READY", "PLAN", "RISK", "AGE"]
+        ["TABLE", "READY", "PLAN", "RISK", "APPLYING", "AGE"]
     );
     assert_eq!(names("DeltaSchema"), ["SCHEMA", "READY", "MODE", "AGE"]);
-    let age = &crd(&docs, "DeltaTable")["spec"]["versions"][0]["additionalPrinterColumns"][4];
+    let applying = &crd(&docs, "DeltaTable")["spec"]["versions"][0]["additionalPrinterColumns"][4];
+    assert_eq!(str_at(applying, "/jsonPath"), ".status.apply.current");
+    let age = &crd(&docs, "DeltaTable")["spec"]["versions"][0]["additionalPrinterColumns"][5];
     assert_eq!(
         (str_at(age, "/type"), str_at(age, "/jsonPath")),
         ("date", ".metadata.creationTimestamp")

@@ -620,7 +620,7 @@ async fn cancel_cancels_the_running_statement() {
     })
     .await;
     let c = Arc::new(client(&s.url));
-    assert_eq!(c.cancel().await, "no statement is running");
+    assert_eq!(c.cancel().await.message, "no statement is running");
     let runner = c.clone();
     let task = tokio::spawn(async move {
         runner
@@ -629,7 +629,8 @@ async fn cancel_cancels_the_running_statement() {
     });
     tokio::time::sleep(Duration::from_millis(100)).await;
     let said = c.cancel().await;
-    assert!(said.contains("cancel statement long"), "{said}");
+    assert!(said.message.contains("cancel statement long"), "{said}");
+    assert_eq!(said.statements, vec!["long".to_string()]);
     let err = task.await.expect("joins").expect_err("canceled");
     assert!(matches!(err, ClientError::Canceled(_)), "{err:?}");
 }

@@ -334,3 +334,119 @@ fn children_wait_for_their_foreign_key_parent_and_a_failed_parent_blocks_them() 
     let lines = live[1].as_ref().expect("lines exists");
     assert_eq!(lines.foreign_keys[0].references.table, "orders");
 }
+
+/// SIGTERM while a step's statement runs: the operator asks the warehouse to
+/// cancel it, but a cancel may lose the race (the emulator's
+/// `uncancellable_pattern` keeps it running). Past the shutdown grace the
+/// operator leaves it, and the status says Interrupted, naming the statement
+/// that may still be running. The next operator asks for that statement's state
+/// before it runs anything on the table: it waits while it is RUNNING, then goes on.
+#[test]
+fn a_statement_a_shutdown_could_not_cancel_is_named_and_waited_for() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let b = backend();
+    let catalog = format!("ctl_int_{}", std::process::id());
+    rt.block_on(async {
+        for s in [
+            format!("CREATE CATALOG {catalog}"),
+            format!("CREATE SCHEMA {catalog}.sales"),
+        ] {
+            b.client()
+                .execute(&s, &|_: &str| {})
+                .await
+                .unwrap_or_else(|e| panic!("{s}: {e}"));
+        }
+    });
+    let ns = namespace("dbx-int");
+    let allow = "    namespaces: ['*']\n    schemas: ['ctl_*']";
+    // a grace past the submission's wait (10 s): the statement's id is known by then
+    let mut op = Operator::start_databricks(&ns, allow, &["--shutdown-grace", "14s"]);
+    let dir = tempfile::tempdir().unwrap();
+    examples_in(&catalog, dir.path());
+    kubectl_ok(&["apply", "-n", &ns, "-f", dir.path().to_str().unwrap()]);
+    kubectl_ok(&[
+        "wait",
+        "-n",
+        &ns,
+        "--for=condition=Ready",
+        "deltatable/orders",
+        "--timeout=240s",
+    ]);
+    let comment = format!(
+        "Orders, with a comment that keeps going {}",
+        std::process::id()
+    );
+    faults(serde_json::json!({"uncancellable_pattern": comment, "uncancellable_seconds": 45}));
+    kubectl_ok(&[
+        "patch",
+        "-n",
+        &ns,
+        "deltatable/orders",
+        "--type=merge",
+        "-p",
+        &serde_json::json!({"spec": {"comment": comment}}).to_string(),
+    ]);
+    wait_for(
+        &ns,
+        "orders",
+        "Reconciling",
+        "Applying",
+        &["COMMENT ON TABLE"],
+    );
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let status = op.terminate(std::time::Duration::from_secs(40));
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "{status:?}\n{}",
+        op.log()
+    );
+    assert!(
+        op.log().contains("asked Databricks to cancel statement"),
+        "{}",
+        op.log()
+    );
+    let left = get(&ns, "deltatable", "orders");
+    let (reason, message) = true_condition(&ns, "orders", "Reconciling")
+        .unwrap_or_else(|| panic!("{}", left["status"]));
+    assert_eq!(reason, "Interrupted", "{message}");
+    assert!(message.contains("may still be running"), "{message}");
+    let statements = left["status"]["apply"]["statements"].clone();
+    let first = statements[0]
+        .as_str()
+        .unwrap_or_else(|| panic!("no statement named in {}", left["status"]))
+        .to_string();
+    assert!(message.contains(&first), "{message}");
+    // the next operator waits for that statement, then finds the change made by it
+    let _op = Operator::start_databricks(&ns, allow, &[]);
+    wait_for(
+        &ns,
+        "orders",
+        "Reconciling",
+        "Interrupted",
+        &[&first, "is still RUNNING"],
+    );
+    let (ok, out, err) = kubectl(&[
+        "wait",
+        "-n",
+        &ns,
+        "--for=condition=Ready",
+        "deltatable/orders",
+        "--timeout=120s",
+    ]);
+    assert!(ok, "{out}{err}");
+    let state = rt.block_on(b.client().statement_state(&first)).unwrap();
+    assert_eq!(
+        state, "SUCCEEDED",
+        "Ready only once the statement had ended"
+    );
+    let done = get(&ns, "deltatable", "orders");
+    assert!(done["status"]["apply"].is_null(), "{}", done["status"]);
+    let live = rt
+        .block_on(b.read(&[TableRef::new(&catalog, "sales", "orders")]))
+        .expect("read");
+    assert_eq!(
+        live[0].as_ref().unwrap().comment.as_deref(),
+        Some(comment.as_str())
+    );
+    faults(serde_json::json!({"uncancellable_pattern": null}));
+}

@@ -685,3 +685,57 @@ fn a_new_resource_is_in_progress_until_the_operator_sees_it() {
         assert_argo(&r, "Progressing", &["Waiting for delta-operator"]);
     }
 }
+
+/// A table whose approved plan is running is InProgress (kstatus) and
+/// Progressing (Argo CD), with the step the status names; so is one whose
+/// apply a SIGTERM cut short (Interrupted), never Failed or Degraded.
+#[test]
+fn an_applying_or_interrupted_table_is_in_progress() {
+    let ns = namespace("ks-applying");
+    let op = Operator::start(&ns, ALL, &[]);
+    apply_examples(&ns);
+    wait_read(&ns, "deltatable", "orders", "Ready", "True", None);
+    let dir = op.stop();
+    let config = format!(
+        "targets:\n  lake:\n    lake: {{root: {}}}\n{ALL}\n",
+        dir.path().join("lake").display()
+    );
+    // step 2 of 3 (the rewrite) waits 20 s before it runs
+    let mut op = Operator::start_with_env(
+        &ns,
+        &config,
+        &[],
+        dir,
+        &[
+            ("DELTA_OPERATOR_FAILPOINT", "slow-step-2"),
+            ("DELTA_OPERATOR_FAILPOINT_SECONDS", "20"),
+        ],
+    );
+    apply_yaml(&ns, &orders_changed());
+    let r = wait_read(
+        &ns,
+        "deltatable",
+        "orders",
+        "Reconciling",
+        "True",
+        Some("Applying"),
+    );
+    assert_verdict(&r, "InProgress");
+    assert_argo(&r, "Progressing", &["step "]);
+    let status = op.terminate(Duration::from_secs(60));
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "{status:?}\n{}",
+        op.log()
+    );
+    let r = wait_read(
+        &ns,
+        "deltatable",
+        "orders",
+        "Reconciling",
+        "True",
+        Some("Interrupted"),
+    );
+    assert_verdict(&r, "InProgress");
+    assert_argo(&r, "Progressing", &["interrupted by a shutdown"]);
+}

@@ -21,30 +21,6 @@ use serde_json::Value;
 use support::Lake;
 use support::e2e::*;
 
-/// The example `orders` with a new comment, `amount` widened int → bigint and a
-/// new column and a new CHECK: COMMENT ON TABLE, a rewrite (REPLACE TABLE from
-/// itself), ADD CONSTRAINT.
-fn orders_changed() -> String {
-    std::fs::read_to_string(examples().join("orders.yaml"))
-        .unwrap()
-        .replace(
-            "comment: Orders as placed",
-            "comment: Orders as placed, with notes",
-        )
-        .replace(
-            "    - name: amount\n      type: int\n",
-            "    - name: amount\n      type: bigint\n",
-        )
-        .replace(
-            "    - name: order_date\n      type: date\n",
-            "    - name: order_date\n      type: date\n    - name: note\n      type: string\n",
-        )
-        .replace(
-            "        expression: amount >= 0\n",
-            "        expression: amount >= 0\n    - check:\n        name: order_id_positive\n        expression: order_id > 0\n",
-        )
-}
-
 fn lake_of(op: &Operator) -> Lake {
     Lake {
         dir: tempfile::tempdir().unwrap(),

@@ -73,6 +73,8 @@ class Faults:
         "fault_paths": r"^/(api|oidc)/",   # regex on the path, for the three above
         "fault_methods": "",           # e.g. "POST" to limit them to one method
         "hang_pattern": None,          # regex: statements matching stay RUNNING until cancelled
+        "uncancellable_pattern": None,  # regex: statements matching ignore cancels for a while
+        "uncancellable_seconds": 10,   # ... this long, then succeed
         "fail_pattern": None,          # regex: statements matching FAIL with fail_message
         "fail_message": "[INTERNAL_ERROR] injected failure SQLSTATE: XX000",
         "warehouse_start_seconds": 0,  # STARTING -> RUNNING after this long
@@ -458,6 +460,13 @@ class Emulator:
                 lat = self.faults.get("statement_latency_ms") or 0
                 if lat and st.cancel.wait(lat / 1000.0):
                     return self._finish(st, "CANCELED")
+                # Databricks' cancel is best effort ("may lose the race with completion"): a
+                # statement matching this keeps running for its time whatever cancels arrive,
+                # then finishes as if no cancel had come
+                up = self.faults.get("uncancellable_pattern")
+                if up and re.search(up, st.sql, re.I | re.S):
+                    time.sleep(float(self.faults.get("uncancellable_seconds") or 10))
+                    st.cancel.clear()
                 hp = self.faults.get("hang_pattern")
                 if hp and re.search(hp, st.sql, re.I | re.S):
                     st.cancel.wait()

@@ -104,6 +104,11 @@ pub struct RunArgs {
     /// Lease duration in seconds; a holder that stops renewing loses it after this long.
     #[arg(long, default_value_t = 15)]
     pub lease_seconds: u64,
+    /// After SIGTERM, how long a running step may take to end (its statements are asked to
+    /// cancel at once); then the operator stops following it, writes Interrupted (naming any
+    /// statement that may still run) and exits. Keep it below the pod's grace period.
+    #[arg(long, default_value = "45s", value_parser = parse_duration)]
+    pub shutdown_grace: std::time::Duration,
     /// Serve the validating admission webhook (HTTPS, POST /validate) on this address,
     /// e.g. 0.0.0.0:8443. Off unless given (the chart gives it).
     #[arg(long)]
@@ -195,6 +200,7 @@ pub async fn run(cli: Cli) -> u8 {
                 leader_elect: a.leader_elect,
                 identity,
                 lease_seconds: a.lease_seconds,
+                shutdown_grace: a.shutdown_grace,
                 webhook: a
                     .webhook_addr
                     .map(|addr| crate::controller::webhook::WebhookOptions {

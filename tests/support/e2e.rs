@@ -342,6 +342,30 @@ impl Operator {
     }
 }
 
+/// The example `orders` with a new comment, `amount` widened int → bigint and a
+/// new column and a new CHECK: COMMENT ON TABLE, a rewrite (REPLACE TABLE from
+/// itself), ADD CONSTRAINT.
+pub fn orders_changed() -> String {
+    std::fs::read_to_string(examples().join("orders.yaml"))
+        .unwrap()
+        .replace(
+            "comment: Orders as placed",
+            "comment: Orders as placed, with notes",
+        )
+        .replace(
+            "    - name: amount\n      type: int\n",
+            "    - name: amount\n      type: bigint\n",
+        )
+        .replace(
+            "    - name: order_date\n      type: date\n",
+            "    - name: order_date\n      type: date\n    - name: note\n      type: string\n",
+        )
+        .replace(
+            "        expression: amount >= 0\n",
+            "        expression: amount >= 0\n    - check:\n        name: order_id_positive\n        expression: order_id > 0\n",
+        )
+}
+
 /// The example `orders` without its `status` column: a destructive plan.
 pub const ORDERS_WITHOUT_STATUS: &str = "apiVersion: delta-operator.io/v1alpha1
 kind: DeltaTable

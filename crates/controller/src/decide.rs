@@ -555,6 +555,57 @@ pub fn keep_restore_points(
     last
 }
 
+/// A step a shutdown left running past the grace: Interrupted, naming the
+/// statements asked to cancel, which may still be running (a cancel's receipt
+/// is no guarantee); the next operator waits for each to end first.
+pub fn abandoned(at: &ApplyStatus, statements: Vec<String>) -> Report {
+    let step = at
+        .current
+        .as_ref()
+        .map_or("before its first step".to_string(), |c| {
+            format!("at step {c}")
+        });
+    let running = if statements.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; asked to cancel, these statements may still be running: {} (the next operator waits for each to end before it runs anything on this table)",
+            statements.join(", ")
+        )
+    };
+    let message = format!(
+        "interrupted by a shutdown {step} of plan {}: the step did not end within the shutdown grace{running}; the next operator re-plans and resumes",
+        at.plan_id
+    );
+    Report {
+        apply: Some(ApplyStatus {
+            statements,
+            ..at.clone()
+        }),
+        events: vec![Note {
+            warning: true,
+            reason: EventReason::ApplyInterrupted,
+            message: message.clone(),
+        }],
+        ..Report::new(Reason::Interrupted, message)
+    }
+}
+
+/// A statement an interrupted apply left is still running: nothing runs on the
+/// table until it ends (it could still change the table).
+pub fn still_running(at: &ApplyStatus, statement: &str, state: &str, table: &str) -> Report {
+    Report {
+        apply: Some(at.clone()),
+        ..Report::new(
+            Reason::Interrupted,
+            format!(
+                "statement {statement} of the interrupted apply of plan {} is still {state} on the warehouse; nothing runs on {table} until it ends",
+                at.plan_id
+            ),
+        )
+    }
+}
+
 /// Status for an apply found cut short by a process that ended (a kill, a lost
 /// node): said before anything else runs on the table.
 pub fn found_cut_short(at: &ApplyStatus) -> Report {
@@ -589,7 +640,31 @@ mod tests {
             current: Some("2/3 REPLACE TABLE (from staging)".into()),
             step_started_at: Some("t1".into()),
             restore_points: vec!["main.sales.orders@4".into()],
+            statements: vec![],
         }
+    }
+
+    #[test]
+    fn a_step_left_at_shutdown_names_what_may_still_run() {
+        let r = abandoned(&cut_short(), vec!["01ef-stmt".into()]);
+        assert_eq!(r.reason, Reason::Interrupted);
+        assert!(
+            r.message.contains("01ef-stmt") && r.message.contains("may still be running"),
+            "{}",
+            r.message
+        );
+        assert_eq!(
+            r.apply.as_ref().unwrap().statements,
+            vec!["01ef-stmt".to_string()]
+        );
+        let w = still_running(&cut_short(), "01ef-stmt", "RUNNING", "main.sales.orders");
+        assert_eq!(w.reason, Reason::Interrupted);
+        assert!(
+            w.message.contains("still RUNNING")
+                && w.message.contains("nothing runs on main.sales.orders"),
+            "{}",
+            w.message
+        );
     }
 
     #[test]

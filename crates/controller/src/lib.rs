@@ -81,6 +81,8 @@ pub struct RunOptions {
     pub leader_elect: bool,
     pub identity: String,
     pub lease_seconds: u64,
+    /// After SIGTERM, how long a running step may take before it is left (Interrupted).
+    pub shutdown_grace: Duration,
     /// Serve the validating admission webhook (every replica, leader or not).
     pub webhook: Option<webhook::WebhookOptions>,
 }
@@ -104,6 +106,10 @@ pub struct Context {
     pub shutting_down: Arc<AtomicBool>,
     /// Reconciles DeltaTables again on demand (children waiting for a parent).
     pub wake: futures::channel::mpsc::UnboundedSender<ObjectRef<DeltaTable>>,
+    /// After SIGTERM, how long a running step may take before it is left.
+    pub shutdown_grace: Duration,
+    /// Per target, the statements asked to cancel at shutdown (each may still run).
+    pub cancelled: Arc<Mutex<BTreeMap<String, Vec<String>>>>,
 }
 
 impl Context {
@@ -212,7 +218,8 @@ impl Context {
     /// `show` writes the apply's progress into status: before the first step,
     /// at every step boundary and every APPLY_REFRESH while a step runs.
     /// `earlier` is an apply that was cut short (its restore points are kept).
-    /// The progress as it ended comes back with the result.
+    /// The progress as it ended comes back with the result, which is `None` when
+    /// a shutdown left the apply: its step did not end within the shutdown grace.
     #[allow(clippy::too_many_arguments)]
     pub async fn run_apply<K, F, Fut, S, SFut>(
         &self,
@@ -224,7 +231,7 @@ impl Context {
         read_plan: F,
         earlier: Option<&ApplyStatus>,
         show: S,
-    ) -> Result<(Result<(Plan, ApplyReport), ApplyError>, Progress), Error>
+    ) -> Result<(Option<Result<(Plan, ApplyReport), ApplyError>>, Progress), Error>
     where
         K: Resource<DynamicType = ()>,
         F: Fn() -> Fut,
@@ -261,9 +268,21 @@ impl Context {
         show(first).await;
         let mut refresh = tokio::time::interval(APPLY_REFRESH);
         refresh.tick().await;
+        let stopping = self.shutting_down.clone();
+        let grace = self.shutdown_grace;
+        let give_up = async move {
+            while !stopping.load(Ordering::SeqCst) {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            tokio::time::sleep(grace).await;
+        };
+        tokio::pin!(give_up);
         let result = loop {
             tokio::select! {
-                r = &mut run => break r,
+                r = &mut run => break Some(r),
+                // a step still running past the grace is left (its statements were asked to
+                // cancel; a lake step is cut like a kill, which its commits are made to survive)
+                _ = &mut give_up => break None,
                 Ok(()) = changes.changed() => {
                     let now = changes.borrow_and_update().clone();
                     show(now).await;
@@ -349,6 +368,16 @@ impl Context {
         Action::requeue(jittered(self.drift_interval))
     }
 
+    /// The statements of `target` a shutdown asked to cancel (each may still run).
+    pub fn cancelled_on(&self, target: &str) -> Vec<String> {
+        self.cancelled
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(target)
+            .cloned()
+            .unwrap_or_default()
+    }
+
     /// Reconciles again the children waiting on `parent` (its state just changed).
     pub fn wake_children(&self, parent: &DeltaTable) {
         let ns = parent.namespace();
@@ -428,13 +457,36 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
     let cancel_on_signal = backends.clone();
     let shutting_down = Arc::new(AtomicBool::new(false));
     let stopping = shutting_down.clone();
+    let cancelled: Arc<Mutex<BTreeMap<String, Vec<String>>>> = Arc::default();
+    let asked = cancelled.clone();
+    let grace = opts.shutdown_grace;
     tokio::spawn(async move {
         shutdown_signal().await;
         stopping.store(true, Ordering::SeqCst);
-        for (name, backend) in &cancel_on_signal {
-            if let Some(what) = backend.cancel().await {
-                tracing::info!(target = %name, "shutdown: {what}");
+        // asked again while anything runs: a statement whose submission is still
+        // waiting for its id (the POST holds up to its wait_timeout) is cancelled once known
+        let until = tokio::time::Instant::now() + grace;
+        loop {
+            let mut busy = false;
+            for (name, backend) in &cancel_on_signal {
+                if let Some(c) = backend.cancel().await {
+                    if c.busy {
+                        busy = true;
+                        tracing::info!(target = %name, "shutdown: {}", c.message);
+                    }
+                    let mut asked = asked.lock().unwrap_or_else(PoisonError::into_inner);
+                    let all = asked.entry(name.clone()).or_default();
+                    for s in c.statements {
+                        if !all.contains(&s) {
+                            all.push(s);
+                        }
+                    }
+                }
             }
+            if !busy || tokio::time::Instant::now() >= until {
+                break;
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
         }
     });
     let listener = tokio::net::TcpListener::bind(&opts.listen)
@@ -530,6 +582,8 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
         retries: Mutex::new(HashMap::new()),
         shutting_down,
         wake,
+        shutdown_grace: opts.shutdown_grace,
+        cancelled,
     });
     let held = ctx.locks.held.clone();
     *metrics

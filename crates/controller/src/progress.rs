@@ -31,6 +31,7 @@ impl Progress {
                 restore_points: earlier
                     .map(|e| e.restore_points.clone())
                     .unwrap_or_default(),
+                statements: vec![],
             },
             step_started: None,
         }

@@ -213,6 +213,16 @@ async fn evaluate(
             |_| async {},
         )
         .await?;
+    let Some(result) = result else {
+        return Ok((
+            Report::new(
+                Reason::Interrupted,
+                "interrupted by a shutdown: the next operator plans again",
+            ),
+            names,
+            schema,
+        ));
+    };
     let drops = desired.mode == SchemaMode::Strict && !names.is_empty();
     let done = drops.then(|| {
         (

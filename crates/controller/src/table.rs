@@ -103,6 +103,10 @@ fn keep_or_end_apply(
     }
 }
 
+fn desired_name(table: &Option<String>) -> String {
+    table.clone().unwrap_or_else(|| "the table".into())
+}
+
 /// The reason the Ready condition gives.
 fn reason_of(obj: &DeltaTable) -> Option<String> {
     obj.status
@@ -346,6 +350,18 @@ async fn evaluate(
     };
     let seen = seen(obj, ns, name, policy);
     let earlier = obj.status.as_ref().and_then(|s| s.apply.clone());
+    // statements an interrupted apply left may still change the table: wait for each to end
+    if let Some(at) = &earlier {
+        for statement in &at.statements {
+            let state = match backend.still_running(statement).await {
+                Ok(None) => continue,
+                Ok(Some(state)) => state,
+                Err(e) => format!("of unknown state ({e})"),
+            };
+            let report = decide::still_running(at, statement, &state, &desired_name(&table));
+            return Ok((report, table));
+        }
+    }
     let mut events = match decide::decide(&plan, &seen) {
         Next::Report(r) => return Ok((r, table)),
         Next::Apply { events } => events,
@@ -393,6 +409,10 @@ async fn evaluate(
             show,
         )
         .await?;
+    let Some(result) = result else {
+        let asked = ctx.cancelled_on(&target);
+        return Ok((decide::abandoned(last.status(), asked), table));
+    };
     let mut report = applied(&plan, &seen, &result, &now(), None, Reason::ApplyFailed);
     if ctx.shutting_down.load(std::sync::atomic::Ordering::SeqCst) {
         report = decide::interrupted(report, last.status());
@@ -503,7 +523,7 @@ async fn delete(
             }
         }
     };
-    let (result, _) = ctx
+    let (result, last) = ctx
         .run_apply(
             obj,
             &backend,
@@ -515,6 +535,10 @@ async fn delete(
             show,
         )
         .await?;
+    let Some(result) = result else {
+        let asked = ctx.cancelled_on(&target);
+        return Ok(Some((decide::abandoned(last.status(), asked), table)));
+    };
     let done = (
         decide::EventReason::TableDropped,
         format!("dropped {} (plan {})", desired.table, plan.id),

@@ -9,7 +9,7 @@
 //! such, never resent.
 
 use std::sync::Mutex as StdMutex;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use backon::{ExponentialBuilder, Retryable};
@@ -158,15 +158,73 @@ impl StatementResult {
     }
 }
 
+/// What `cancel` did: what to tell the user, and the statements asked to cancel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cancel {
+    pub message: String,
+    pub statements: Vec<String>,
+    /// Something was running (or being submitted) when it was asked.
+    pub busy: bool,
+}
+
+impl std::fmt::Display for Cancel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// Counts a submission while it is in flight (also when its future is dropped).
+struct Counted<'a>(&'a AtomicUsize);
+
+impl<'a> Counted<'a> {
+    fn new(n: &'a AtomicUsize) -> Self {
+        n.fetch_add(1, Ordering::Relaxed);
+        Counted(n)
+    }
+}
+
+impl Drop for Counted<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Lists a statement as running while it is followed (also when its future is dropped).
+struct Listed<'a> {
+    list: &'a StdMutex<Vec<String>>,
+    id: String,
+}
+
+impl<'a> Listed<'a> {
+    fn new(list: &'a StdMutex<Vec<String>>, id: &str) -> Self {
+        list.lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(id.to_string());
+        Listed {
+            list,
+            id: id.to_string(),
+        }
+    }
+}
+
+impl Drop for Listed<'_> {
+    fn drop(&mut self) {
+        let mut list = self.list.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(i) = list.iter().position(|x| *x == self.id) {
+            list.remove(i);
+        }
+    }
+}
+
 pub struct DatabricksClient {
     http: reqwest::Client,
     base: Url,
     cfg: ClientConfig,
     token: tokio::sync::Mutex<Option<CachedToken>>,
-    /// The statement now running, for `cancel`.
-    running: StdMutex<Option<String>>,
-    /// A statement was submitted and its id is not known yet.
-    submitting: AtomicBool,
+    /// Every statement running now (reads and an apply's step may run side by side), for `cancel`.
+    running: StdMutex<Vec<String>>,
+    /// Statements submitted whose id is not known yet.
+    submitting: AtomicUsize,
     warehouse_ready: AtomicBool,
     /// The warehouse's state while a call waits for it to start (for status).
     warehouse_waiting: StdMutex<Option<String>>,
@@ -216,8 +274,8 @@ impl DatabricksClient {
             base,
             cfg,
             token: tokio::sync::Mutex::new(None),
-            running: StdMutex::new(None),
-            submitting: AtomicBool::new(false),
+            running: StdMutex::new(Vec::new()),
+            submitting: AtomicUsize::new(0),
             warehouse_ready: AtomicBool::new(false),
             warehouse_waiting: StdMutex::new(None),
             statements: AtomicU64::new(0),
@@ -529,12 +587,12 @@ impl DatabricksClient {
         });
         let url = self.url(&["api", "2.0", "sql", "statements"])?;
         loop {
-            self.submitting.store(true, Ordering::Relaxed);
             let sent = Instant::now();
-            let submitted = self
-                .call_with_id(Method::POST, url.clone(), Some(&body), resend)
-                .await;
-            self.submitting.store(false, Ordering::Relaxed);
+            let submitted = {
+                let _submitting = Counted::new(&self.submitting);
+                self.call_with_id(Method::POST, url.clone(), Some(&body), resend)
+                    .await
+            };
             let (v, request_id) = match submitted {
                 Ok(answer) => answer,
                 Err(ClientError::Workspace(w)) if starting_words(&w) => {
@@ -548,9 +606,11 @@ impl DatabricksClient {
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_string();
-            *self.running.lock().unwrap_or_else(|p| p.into_inner()) = Some(id.clone());
-            let outcome = self.follow(&id, v, request_id, progress, sent).await;
-            *self.running.lock().unwrap_or_else(|p| p.into_inner()) = None;
+            let outcome = {
+                // listed while followed; a follow dropped half-way (a shutdown) unlists it too
+                let _running = Listed::new(&self.running, &id);
+                self.follow(&id, v, request_id, progress, sent).await
+            };
             *self
                 .warehouse_waiting
                 .lock()
@@ -700,30 +760,50 @@ impl DatabricksClient {
         Ok(out)
     }
 
-    /// Cancels the running statement. The answer says what happened, for the user.
-    pub async fn cancel(&self) -> String {
-        let id = self
+    /// Cancels every running statement. The answer says what happened, for
+    /// the user, and lists the statements asked to cancel: a cancel's receipt
+    /// is not a guarantee (it may lose the race with completion), so each may
+    /// still be running until its state says otherwise.
+    pub async fn cancel(&self) -> Cancel {
+        let ids = self
             .running
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone();
-        match id {
-            Some(id) => {
-                let sent = match self.url(&["api", "2.0", "sql", "statements", &id, "cancel"]) {
-                    Ok(url) => self.call(Method::POST, url, None, Resend::Safe).await,
-                    Err(e) => Err(e),
-                };
-                match sent {
-                    // the receipt is not a guarantee: a cancel may lose the race with completion
-                    Ok(_) => format!("asked Databricks to cancel statement {id}; it may still finish (see Query History)"),
-                    Err(e) => format!("could not cancel statement {id}: {e}; it may still be running (see Query History)"),
-                }
-            }
-            None if self.submitting.load(Ordering::Relaxed) => {
-                "a statement was sent but its id is not known yet, so it cannot be canceled; it may still be running (see Query History)".into()
-            }
-            None => "no statement is running".into(),
+        let mut said = Vec::new();
+        for id in &ids {
+            let sent = match self.url(&["api", "2.0", "sql", "statements", id, "cancel"]) {
+                Ok(url) => self.call(Method::POST, url, None, Resend::Safe).await,
+                Err(e) => Err(e),
+            };
+            said.push(match sent {
+                Ok(_) => format!("asked Databricks to cancel statement {id}; it may still finish (see Query History)"),
+                Err(e) => format!("could not cancel statement {id}: {e}; it may still be running (see Query History)"),
+            });
         }
+        if self.submitting.load(Ordering::Relaxed) > 0 {
+            said.push("a statement was sent but its id is not known yet, so it cannot be canceled; it may still be running (see Query History)".into());
+        }
+        let busy = !said.is_empty();
+        if !busy {
+            said.push("no statement is running".into());
+        }
+        Cancel {
+            message: said.join("; "),
+            statements: ids,
+            busy,
+        }
+    }
+
+    /// A statement's state (`PENDING`, `RUNNING`, `SUCCEEDED`, `FAILED`,
+    /// `CANCELED`, `CLOSED`): one GET of the Statement Execution API.
+    pub async fn statement_state(&self, id: &str) -> Result<String, ClientError> {
+        let url = self.url(&["api", "2.0", "sql", "statements", id])?;
+        let v = self.call(Method::GET, url, None, Resend::Safe).await?;
+        Ok(v.pointer("/status/state")
+            .and_then(Value::as_str)
+            .unwrap_or("UNKNOWN")
+            .to_string())
     }
 
     // ------------------------------------------------------------ Unity Catalog

@@ -164,9 +164,14 @@ impl DatabricksBackend {
         self.client.requests()
     }
 
-    /// Cancels the running statement; the answer is for the user.
-    pub async fn cancel(&self) -> String {
+    /// Cancels every running statement; says what it did and which statements it asked to cancel.
+    pub async fn cancel(&self) -> client::Cancel {
         self.client.cancel().await
+    }
+
+    /// A statement's state, as the Statement Execution API says it.
+    pub async fn statement_state(&self, id: &str) -> Result<String, BackendError> {
+        self.client.statement_state(id).await.map_err(Into::into)
     }
 
     fn schema_lock(&self, s: &SchemaRef) -> Arc<tokio::sync::Mutex<Option<Snapshot>>> {

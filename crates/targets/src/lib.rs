@@ -45,11 +45,25 @@ impl AnyBackend {
         }
     }
 
-    /// Cancels what is running, where the backend can (Databricks statements).
-    pub async fn cancel(&self) -> Option<String> {
+    /// Cancels what is running, where the backend can (Databricks statements):
+    /// what to tell the user, the statements asked to cancel (each may still
+    /// run), and whether anything was running at all.
+    pub async fn cancel(&self) -> Option<databricks::client::Cancel> {
         match self {
             AnyBackend::Lake(_) => None,
             AnyBackend::Databricks(d) => Some(d.cancel().await),
+        }
+    }
+
+    /// Whether a statement an earlier process left may still be running
+    /// (`Some(state)` while PENDING or RUNNING). Lake: nothing runs outside the process.
+    pub async fn still_running(&self, statement: &str) -> Result<Option<String>, BackendError> {
+        match self {
+            AnyBackend::Lake(_) => Ok(None),
+            AnyBackend::Databricks(d) => {
+                let state = d.statement_state(statement).await?;
+                Ok(matches!(state.as_str(), "PENDING" | "RUNNING").then_some(state))
+            }
         }
     }
 }

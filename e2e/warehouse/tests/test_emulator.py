@@ -298,6 +298,18 @@ def test_wait_timeout_and_cancel(wh):
         wh.admin("POST", "/_emulator/faults", {"hang_pattern": None})
 
 
+def test_a_cancel_can_lose_the_race(wh):
+    wh.admin("POST", "/_emulator/faults", {"uncancellable_pattern": "keeps_going", "uncancellable_seconds": 3})
+    try:
+        r = wh.submit("SELECT 'keeps_going'", wait="0s")
+        assert wh.call("POST", "/api/2.0/sql/statements/%s/cancel" % r["statement_id"])[0] == 200
+        s, now, _ = wh.call("GET", "/api/2.0/sql/statements/%s" % r["statement_id"])
+        assert s == 200 and now["status"]["state"] in ("PENDING", "RUNNING")
+        assert wh.wait(r)["status"]["state"] == "SUCCEEDED"
+    finally:
+        wh.admin("POST", "/_emulator/faults", {"uncancellable_pattern": None})
+
+
 def test_faults_429_503_drop_latency(wh):
     wh.admin("POST", "/_emulator/faults", {"throttle_next": 1, "retry_after": 3})
     s, r, h = wh.call("GET", "/api/2.0/sql/warehouses/" + wh.wid)

@@ -397,6 +397,10 @@ pub struct ApplyStatus {
     /// `catalog.schema.table@version` taken so far, before each rewrite or destructive step.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub restore_points: Vec<String>,
+    /// Warehouse statements a shutdown asked to cancel without seeing them end:
+    /// each may still be running, and nothing runs on the table until each has ended.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub statements: Vec<String>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
