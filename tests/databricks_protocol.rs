@@ -635,6 +635,73 @@ async fn cancel_cancels_the_running_statement() {
     assert!(matches!(err, ClientError::Canceled(_)), "{err:?}");
 }
 
+#[tokio::test]
+async fn a_read_past_its_budget_is_cancelled_before_it_is_reported() {
+    let canceled = Arc::new(AtomicUsize::new(0));
+    let k = canceled.clone();
+    let s = with_statements(move |r| match (r.method.as_str(), r.path.as_str()) {
+        ("POST", STATEMENTS) => Reply::Json(200, state("slow-read", "RUNNING")),
+        ("POST", "/api/2.0/sql/statements/slow-read/cancel") => {
+            k.fetch_add(1, Ordering::SeqCst);
+            Reply::Json(200, json!({}))
+        }
+        _ => Reply::Json(200, state("slow-read", "RUNNING")),
+    })
+    .await;
+    let mut c = cfg(&s.url);
+    c.read_budget = Duration::from_millis(300);
+    let c = DatabricksClient::new(c).unwrap();
+    let err = c
+        .execute("SELECT * FROM `main`.`sales`.`orders`", &quiet)
+        .await
+        .expect_err("past its budget");
+    assert_eq!(canceled.load(Ordering::SeqCst), 1, "cancelled first");
+    let text = err.to_string();
+    assert!(
+        text.contains("slow-read")
+            && text.contains("read budget")
+            && text.contains("was cancelled"),
+        "{text}"
+    );
+    // a write has no budget: it is the step, and it runs as long as it takes
+}
+
+#[tokio::test]
+async fn a_write_whose_polls_keep_failing_is_not_reported_failed_but_maybe_running() {
+    let s = with_statements(|r| match (r.method.as_str(), r.path.as_str()) {
+        ("POST", STATEMENTS) => Reply::Json(200, state("w1", "RUNNING")),
+        // every poll: the service is unavailable
+        _ => Reply::Json(
+            503,
+            json!({"error_code": "TEMPORARILY_UNAVAILABLE", "message": "try later"}),
+        ),
+    })
+    .await;
+    let mut c = cfg(&s.url);
+    c.retry_budget = Duration::from_millis(200);
+    let c = DatabricksClient::new(c).unwrap();
+    let err = c
+        .execute(
+            "ALTER TABLE `main`.`sales`.`orders` ADD COLUMNS (`x` INT)",
+            &quiet,
+        )
+        .await
+        .expect_err("its state is unknown");
+    match &err {
+        ClientError::StateUnknown { statement, message } => {
+            assert_eq!(statement, "w1");
+            assert!(message.contains("may still be running"), "{message}");
+        }
+        other => panic!("expected StateUnknown, got {other:?}"),
+    }
+    let backend: BackendError = err.into();
+    assert!(
+        matches!(&backend, BackendError::StillRunning { statement, .. } if statement == "w1"),
+        "{backend:?}"
+    );
+    assert!(!backend.is_permanent());
+}
+
 // ------------------------------------------------------------------ the backend's reads
 
 /// A UC `tables` page entry as the reference shows it.

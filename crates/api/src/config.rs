@@ -126,6 +126,9 @@ pub struct DatabricksTarget {
     /// How long a stopped warehouse may take to start (default 300).
     #[serde(default)]
     pub warehouse_start_timeout_seconds: Option<u64>,
+    /// How long a read-only statement may run before it is cancelled (default 300).
+    #[serde(default)]
+    pub read_budget_seconds: Option<u64>,
 }
 
 /// Where the credential comes from: a personal access token, or a service

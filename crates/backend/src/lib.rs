@@ -33,11 +33,19 @@ pub enum BackendError {
     /// Another apply holds the table (its holder, and how to break a dead one).
     #[error("{0}")]
     Locked(String),
+    /// A statement was sent and its outcome is unknown: it may still be running.
+    #[error("{message}")]
+    StillRunning { statement: String, message: String },
 }
 
 impl BackendError {
     pub fn is_permanent(&self) -> bool {
-        !matches!(self, BackendError::Transient(_) | BackendError::Locked(_))
+        !matches!(
+            self,
+            BackendError::Transient(_)
+                | BackendError::Locked(_)
+                | BackendError::StillRunning { .. }
+        )
     }
 }
 

@@ -574,7 +574,7 @@ pub fn abandoned(at: &ApplyStatus, statements: Vec<String>) -> Report {
         )
     };
     let message = format!(
-        "interrupted by a shutdown {step} of plan {}: the step did not end within the shutdown grace{running}; the next operator re-plans and resumes",
+        "interrupted {step} of plan {}: the step did not end (a shutdown's grace ran out, or its statement's state could not be read){running}; the next reconcile re-plans and resumes",
         at.plan_id
     );
     Report {
@@ -588,6 +588,18 @@ pub fn abandoned(at: &ApplyStatus, statements: Vec<String>) -> Report {
             message: message.clone(),
         }],
         ..Report::new(Reason::Interrupted, message)
+    }
+}
+
+/// The statements of steps whose outcome is unknown (each may still be running).
+pub fn still_running_steps(result: &Result<(Plan, ApplyReport), ApplyError>) -> Vec<String> {
+    match result {
+        Ok((_, report)) => report
+            .steps
+            .iter()
+            .filter_map(|s| s.still_running.clone())
+            .collect(),
+        Err(_) => vec![],
     }
 }
 

@@ -414,7 +414,11 @@ async fn evaluate(
         return Ok((decide::abandoned(last.status(), asked), table));
     };
     let mut report = applied(&plan, &seen, &result, &now(), None, Reason::ApplyFailed);
-    if ctx.shutting_down.load(std::sync::atomic::Ordering::SeqCst) {
+    let unknown = decide::still_running_steps(&result);
+    if !unknown.is_empty() {
+        // not failed: a statement whose state could not be read may still change the table
+        report = decide::abandoned(last.status(), unknown);
+    } else if ctx.shutting_down.load(std::sync::atomic::Ordering::SeqCst) {
         report = decide::interrupted(report, last.status());
     }
     Ok((report, table))

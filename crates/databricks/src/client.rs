@@ -41,6 +41,8 @@ pub struct ClientConfig {
     pub pending_check_after: Duration,
     /// Total time retries of one request may take.
     pub retry_budget: Duration,
+    /// How long a read-only statement may run: past it, it is cancelled, then reported.
+    pub read_budget: Duration,
     pub retry_min_delay: Duration,
     pub max_retries: usize,
     /// Per HTTP request (not per statement: statements are polled).
@@ -59,6 +61,7 @@ impl ClientConfig {
             warehouse_poll: Duration::from_secs(5),
             pending_check_after: Duration::from_secs(10),
             retry_budget: Duration::from_secs(120),
+            read_budget: Duration::from_secs(300),
             retry_min_delay: Duration::from_secs(1),
             max_retries: 8,
             request_timeout: Duration::from_secs(120),
@@ -77,6 +80,10 @@ pub enum ClientError {
     /// A write statement was sent and no answer came back.
     #[error("{0}")]
     MayHaveRun(String),
+    /// A write statement was submitted, and then its state could not be read: it
+    /// may still be running, so it is not reported as failed (its id is kept).
+    #[error("{message}")]
+    StateUnknown { statement: String, message: String },
     #[error("{0}")]
     Canceled(String),
     #[error("{0}")]
@@ -108,6 +115,9 @@ impl From<ClientError> for BackendError {
             },
             // the executor re-reads and skips a step that already holds, so a retry is safe
             ClientError::Transient(m) | ClientError::MayHaveRun(m) => BackendError::Transient(m),
+            ClientError::StateUnknown { statement, message } => {
+                BackendError::StillRunning { statement, message }
+            }
             ClientError::Canceled(m) => BackendError::Refused { message: m },
             ClientError::Config(m) => BackendError::Config(m),
         }
@@ -609,7 +619,9 @@ impl DatabricksClient {
             let outcome = {
                 // listed while followed; a follow dropped half-way (a shutdown) unlists it too
                 let _running = Listed::new(&self.running, &id);
-                self.follow(&id, v, request_id, progress, sent).await
+                let read_only = resend == Resend::Safe;
+                self.follow(&id, v, request_id, progress, sent, read_only)
+                    .await
             };
             *self
                 .warehouse_waiting
@@ -632,6 +644,7 @@ impl DatabricksClient {
         mut request_id: Option<String>,
         progress: Progress<'_>,
         since: Instant,
+        read_only: bool,
     ) -> Result<StatementResult, ClientError> {
         let mut asked_warehouse = false;
         loop {
@@ -680,15 +693,42 @@ impl DatabricksClient {
                     progress(&format!("warehouse starting ({w})"));
                 }
             }
+            // a read past its budget is cancelled before it is reported
+            if read_only && since.elapsed() >= self.cfg.read_budget {
+                let cancel = self.url(&["api", "2.0", "sql", "statements", id, "cancel"])?;
+                let asked = self.call(Method::POST, cancel, None, Resend::Safe).await;
+                return Err(ClientError::Transient(format!(
+                    "read statement {id} ran past the read budget of {}s and {}",
+                    self.cfg.read_budget.as_secs(),
+                    match asked {
+                        Ok(_) => "was cancelled".to_string(),
+                        Err(e) => format!("could not be cancelled ({e}); it may still be running"),
+                    }
+                )));
+            }
             tokio::time::sleep(self.cfg.poll_interval).await;
-            (v, request_id) = self
+            let poll = self
                 .call_with_id(
                     Method::GET,
                     self.url(&["api", "2.0", "sql", "statements", id])?,
                     None,
                     Resend::Safe,
                 )
-                .await?;
+                .await;
+            (v, request_id) = match poll {
+                Ok(answer) => answer,
+                // polls failing past their retries say nothing of the statement: a write is
+                // not reported failed (it may still run and change the table)
+                Err(e) if !read_only => {
+                    return Err(ClientError::StateUnknown {
+                        statement: id.to_string(),
+                        message: format!(
+                            "the state of statement {id} could not be read ({e}); it may still be running"
+                        ),
+                    });
+                }
+                Err(e) => return Err(e),
+            };
         }
     }
 

@@ -138,6 +138,9 @@ impl DatabricksBackend {
                 )
             })?;
         let mut cfg = ClientConfig::new(&host, &warehouse, credentials(t)?);
+        if let Some(s) = t.read_budget_seconds {
+            cfg.read_budget = Duration::from_secs(s);
+        }
         if let Some(s) = t.warehouse_start_timeout_seconds {
             cfg.warehouse_start_timeout = Duration::from_secs(s);
         }

@@ -41,6 +41,9 @@ pub struct StepReport {
     /// The Delta version recorded before the step, for rewrites and destructive steps.
     pub restore_point: Option<u64>,
     pub detail: Option<String>,
+    /// A statement of the step whose outcome is unknown: it may still be running.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub still_running: Option<String>,
 }
 
 /// What happened to one step of a schema's plan.
@@ -312,6 +315,7 @@ async fn run_locked<B: Backend>(
                 status: StepStatus::NotRun,
                 restore_point: None,
                 detail: None,
+                still_running: None,
             };
             if let Some(why) = stop_reason.take() {
                 report.status = StepStatus::Failed { error: why };
@@ -332,6 +336,9 @@ async fn run_locked<B: Backend>(
                         Err(e) => {
                             stop = true;
                             failed_tables.push(t.table.clone());
+                            if let BackendError::StillRunning { statement, .. } = &e {
+                                report.still_running = Some(statement.clone());
+                            }
                             StepStatus::Failed {
                                 error: e.to_string(),
                             }
