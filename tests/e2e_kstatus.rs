@@ -721,7 +721,7 @@ fn an_applying_or_interrupted_table_is_in_progress() {
         Some("Applying"),
     );
     assert_verdict(&r, "InProgress");
-    assert_argo(&r, "Progressing", &["step "]);
+    assert_argo(&r, "Progressing", &["Applying: "]);
     let status = op.terminate(Duration::from_secs(60));
     assert!(
         status.is_some_and(|s| s.success()),
