@@ -274,3 +274,35 @@ fn import_writes_manifests_that_plan_clean_and_read_feeds_offline_plans() {
     assert_eq!(v["id"].as_str().unwrap(), plan_id(&text(&live)));
     assert_eq!(v["format_version"], 1);
 }
+
+/// A long step says that it runs and for how long: without a terminal (a log, a CI
+/// job), one timed line per `--progress-every`, each naming the table, the step and
+/// the time so far. (The step is made long by a debug-build failpoint.)
+#[test]
+fn a_long_step_prints_timed_progress_lines_without_a_terminal() {
+    let dir = workdir();
+    let d = dir.path();
+    let o = Command::new(BIN)
+        .args(["apply", "-f", "examples/", "--progress-every", "1s"])
+        .current_dir(d)
+        .env_remove("DELTA_OPERATOR_CONFIG")
+        .env("DELTA_OPERATOR_FAILPOINT", "slow-step-1")
+        .env("DELTA_OPERATOR_FAILPOINT_SECONDS", "4")
+        .output()
+        .expect("run the binary");
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains(". CREATE TABLE: running "))
+        .collect();
+    assert!(lines.len() >= 2, "timed lines while step 1 ran:\n{err}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("running 2s") || l.contains("running 3s")),
+        "{lines:?}"
+    );
+    // no terminal: no carriage returns or escape sequences in a log
+    assert!(!err.contains('\r') && !err.contains('\x1b'), "{err:?}");
+}

@@ -51,7 +51,7 @@ fn examples_become_ready_and_kubectl_shows_the_columns() {
     let header: Vec<&str> = out.lines().next().unwrap().split_whitespace().collect();
     assert_eq!(
         header,
-        vec!["NAME", "TABLE", "READY", "PLAN", "RISK", "AGE"],
+        vec!["NAME", "TABLE", "READY", "PLAN", "RISK", "APPLYING", "AGE"],
         "{out}"
     );
     assert!(

@@ -1,6 +1,6 @@
 //! `apply`: plan, show, and run what the gate allows.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 use clap::Args;
@@ -36,6 +36,45 @@ pub struct ApplyArgs {
     /// operator) is applying, before refusing with who holds it: 30s, 2m.
     #[arg(long, default_value = "30s", value_parser = super::parse_duration)]
     pub lock_wait: std::time::Duration,
+    /// While a step runs: on a terminal a line redrawn every second with the time
+    /// it has run; otherwise (logs, CI jobs) a line this often: 30s, 5m.
+    #[arg(long, default_value = "30s", value_parser = super::parse_duration)]
+    pub progress_every: std::time::Duration,
+}
+
+/// The step running now, for the progress line.
+struct Running {
+    label: String,
+    since: std::time::Instant,
+    bytes: Option<u64>,
+}
+
+/// `  main.sales.orders 2. REPLACE TABLE (from itself): running 1m12s · 1.2 GiB to rewrite`.
+fn progress_line(r: &Running) -> String {
+    let size = r
+        .bytes
+        .map(|b| {
+            format!(
+                " · {} to read or rewrite",
+                crate::plan::render::human_bytes(b)
+            )
+        })
+        .unwrap_or_default();
+    format!(
+        "  {}: running {}{size}",
+        r.label,
+        elapsed(r.since.elapsed())
+    )
+}
+
+/// `12s`, `3m04s`, `2h05m`.
+fn elapsed(d: std::time::Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
+        _ => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
+    }
 }
 
 pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
@@ -52,8 +91,17 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
             return EXIT_ERROR;
         }
     };
+    let tty = std::io::stderr().is_terminal();
+    let running: std::sync::Mutex<Option<Running>> = std::sync::Mutex::new(None);
     let on_event = |e: Event<'_>| match e {
-        Event::Started { .. } | Event::RestorePoint { .. } => {}
+        Event::Started { table, step } => {
+            *running.lock().unwrap_or_else(|p| p.into_inner()) = Some(Running {
+                label: format!("{table} {}. {}", step.number, step.action.title()),
+                since: std::time::Instant::now(),
+                bytes: step.est_bytes,
+            });
+        }
+        Event::RestorePoint { .. } => {}
         Event::Progress {
             table,
             step,
@@ -66,6 +114,16 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
             );
         }
         Event::Finished(r) => {
+            if running
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take()
+                .is_some()
+                && tty
+            {
+                // the redrawn progress line goes before the step's result
+                eprint!("\r\x1b[2K");
+            }
             let status = status_text(&r.status);
             let rp = r
                 .restore_point
@@ -111,15 +169,38 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
         &opts,
     );
     tokio::pin!(applying);
+    let every = if tty {
+        std::time::Duration::from_secs(1)
+    } else {
+        a.progress_every.max(std::time::Duration::from_secs(1))
+    };
+    let mut tick = tokio::time::interval(every);
+    tick.tick().await;
     // Ctrl-C cancels the running statement where the backend can (Databricks), and says so
-    let result = tokio::select! {
-        r = &mut applying => r,
-        _ = tokio::signal::ctrl_c() => {
-            match backend.cancel().await {
-                Some(said) => eprintln!("interrupted: {said}"),
-                None => eprintln!("interrupted"),
+    let result = loop {
+        tokio::select! {
+            r = &mut applying => break r,
+            _ = tokio::signal::ctrl_c() => {
+                match backend.cancel().await {
+                    Some(said) => eprintln!("interrupted: {said}"),
+                    None => eprintln!("interrupted"),
+                }
+                return EXIT_INTERRUPTED;
             }
-            return EXIT_INTERRUPTED;
+            _ = tick.tick() => {
+                let line = running
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .as_ref()
+                    .map(progress_line);
+                if let Some(line) = line {
+                    if tty {
+                        eprint!("\r\x1b[2K{line}");
+                    } else {
+                        eprintln!("{line}");
+                    }
+                }
+            }
         }
     };
     match result {

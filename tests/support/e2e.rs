@@ -108,6 +108,17 @@ impl Drop for Operator {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        // a failing test shows what its operators said
+        if std::thread::panicking() {
+            let log = self.log();
+            let tail: Vec<&str> = log.lines().rev().take(80).collect();
+            eprintln!(
+                "--- operator log (port {}, last {} lines)\n{}",
+                self.port,
+                tail.len(),
+                tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+            );
+        }
     }
 }
 

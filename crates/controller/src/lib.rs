@@ -56,6 +56,8 @@ const LOCK_WAIT: Duration = Duration::from_secs(5);
 /// The longest wait between retries of what is Progressing (a stale plan, a lock,
 /// a read failing in passing, a parent not Ready): 1 s, 2 s, 4 s … up to this.
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
+/// How soon a reconcile that found the caches not yet listed tries again.
+const CACHE_WAIT: Duration = Duration::from_millis(500);
 /// How often status.apply's "running 14m" is refreshed while a step runs.
 const APPLY_REFRESH: Duration = Duration::from_secs(15);
 
@@ -366,6 +368,15 @@ impl Context {
             .unwrap_or_else(PoisonError::into_inner)
             .remove(key);
         Action::requeue(jittered(self.drift_interval))
+    }
+
+    /// Both stores have been listed once. Asked without waiting: a reconcile that
+    /// awaited it would hold up the controller that polls the very streams filling
+    /// them (seen: an operator started beside 12 existing tables never reconciled).
+    pub fn caches_synced(&self) -> bool {
+        use futures::FutureExt;
+        self.tables.wait_until_ready().now_or_never().is_some()
+            && self.schemas.wait_until_ready().now_or_never().is_some()
     }
 
     /// The statements of `target` a shutdown asked to cancel (each may still run).

@@ -45,8 +45,9 @@ pub async fn reconcile(obj: Arc<DeltaSchema>, ctx: Arc<Context>) -> Result<Actio
         return Ok(Action::await_change());
     }
     // orphans are the tables no DeltaTable declares: decided only from a complete list of DeltaTables
-    let _ = ctx.tables.wait_until_ready().await;
-    let _ = ctx.schemas.wait_until_ready().await;
+    if !ctx.caches_synced() {
+        return Ok(Action::requeue(super::CACHE_WAIT));
+    }
     let (report, orphans, schema) = evaluate(&obj, &ctx, &ns, &name).await?;
     ctx.metrics.observe(
         key.clone(),

@@ -10,7 +10,9 @@ use serde_json::json;
 
 use super::conditions::conditions;
 use super::decide::{self, Next, Report, Seen, applied};
-use super::{Context, Error, FIELD_MANAGER, FINALIZER, Progress, REQUESTED_AT, parents, tenancy};
+use super::{
+    CACHE_WAIT, Context, Error, FIELD_MANAGER, FINALIZER, Progress, REQUESTED_AT, parents, tenancy,
+};
 use delta_operator_api::inputs::Inputs;
 use delta_operator_api::reason::{Phase, Reason};
 use delta_operator_api::spec::DeltaTable;
@@ -38,8 +40,9 @@ pub async fn reconcile(obj: Arc<DeltaTable>, ctx: Arc<Context>) -> Result<Action
     let api: Api<DeltaTable> = Api::namespaced(ctx.client.clone(), &ns);
     let key = format!("DeltaTable/{ns}/{name}");
     // decide nothing from a half-filled cache (a schema or a parent not listed yet)
-    let _ = ctx.schemas.wait_until_ready().await;
-    let _ = ctx.tables.wait_until_ready().await;
+    if !ctx.caches_synced() {
+        return Ok(Action::requeue(CACHE_WAIT));
+    }
     let (report, table) = if obj.metadata.deletion_timestamp.is_some() {
         match delete(&obj, &ctx, &api, &ns, &name).await? {
             Some(r) => r,
