@@ -119,16 +119,18 @@ fn never_stalled(samples: &[Value]) {
     }
 }
 
-fn wait_reconciling(ns: &str, reason: &str, timeout: Duration) -> Value {
-    let mut last = Value::Null;
-    wait_until(&format!("Reconciling {reason}"), timeout, || {
-        last = get(ns, "deltatable", "orders");
-        match true_condition(&last, "Reconciling") {
-            Some((r, _)) if r == reason => Ok(()),
-            _ => Err(last["status"].to_string()),
-        }
-    });
-    last
+/// `reason: message` of every event on `orders`.
+fn events(ns: &str) -> String {
+    kubectl_ok(&[
+        "get",
+        "events",
+        "-n",
+        ns,
+        "--field-selector",
+        "involvedObject.name=orders",
+        "-o",
+        "jsonpath={range .items[*]}{.reason}: {.message}{\"\\n\"}{end}",
+    ])
 }
 
 /// Starts the operator on `dir`'s lake, the examples Ready, with rows in orders.
@@ -341,13 +343,6 @@ fn killed_mid_rewrite_the_next_operator_says_so_resumes_and_loses_no_row() {
     let sampler = Sampler::start(&ns, "orders");
     let dir = op.stop();
     let op = Operator::start_in(&ns, ALL, &[], dir);
-    // first it says what it found, then it resumes
-    let found = wait_reconciling(&ns, "Interrupted", Duration::from_secs(30));
-    let (_, message) = true_condition(&found, "Reconciling").unwrap();
-    assert!(
-        message.contains("cut short at step 2/3") && message.contains("operator running it ended"),
-        "{message}"
-    );
     kubectl_ok(&[
         "wait",
         "-n",
@@ -367,17 +362,15 @@ fn killed_mid_rewrite_the_next_operator_says_so_resumes_and_loses_no_row() {
         before_with_appended,
         "every row, the appended ones too"
     );
-    let events = kubectl_ok(&[
-        "get",
-        "events",
-        "-n",
-        &ns,
-        "--field-selector",
-        "involvedObject.name=orders",
-        "-o",
-        "jsonpath={range .items[*]}{.reason}{\"\\n\"}{end}",
-    ]);
-    assert!(events.contains("ApplyResumed"), "{events}");
+    // it said what it found (status, then this event), then resumed
+    let said = events(&ns);
+    assert!(
+        said.lines().any(|l| l.starts_with("ApplyInterrupted: ")
+            && l.contains("cut short at step 2/3")
+            && l.contains("operator running it ended")),
+        "{said}"
+    );
+    assert!(said.contains("ApplyResumed: "), "{said}");
 }
 
 #[test]
@@ -551,11 +544,14 @@ fn a_two_replica_failover_during_an_apply_resumes_it() {
     ]);
     let samples = sampler.samples();
     never_stalled(&samples);
+    // op-b said what it found before resuming (the status said it for a moment; the events keep it)
+    let said = events(&ns);
     assert!(
-        samples.iter().any(|s| true_condition(s, "Reconciling")
-            .is_some_and(|(r, m)| r == "Interrupted" && m.contains("cut short at step 2/3"))),
-        "op-b said what it found before resuming"
+        said.lines()
+            .any(|l| l.starts_with("ApplyInterrupted: ") && l.contains("cut short at step 2/3")),
+        "{said}"
     );
+    assert!(said.contains("ApplyResumed: "), "{said}");
     let done = get(&ns, "deltatable", "orders");
     assert!(done["status"]["apply"].is_null(), "{}", done["status"]);
     assert!(

@@ -621,20 +621,24 @@ pub fn still_running(at: &ApplyStatus, statement: &str, state: &str, table: &str
 /// Status for an apply found cut short by a process that ended (a kill, a lost
 /// node): said before anything else runs on the table.
 pub fn found_cut_short(at: &ApplyStatus) -> Report {
+    let message = format!(
+        "the apply of plan {} was cut short {} (the operator running it ended); planning again to resume",
+        at.plan_id,
+        at.current
+            .as_ref()
+            .map_or("before its first step".to_string(), |c| format!(
+                "at step {c}"
+            )),
+    );
+    // the status says it only until the resume moves on; the event stays
     Report {
         apply: Some(at.clone()),
-        ..Report::new(
-            Reason::Interrupted,
-            format!(
-                "the apply of plan {} was cut short {} (the operator running it ended); planning again to resume",
-                at.plan_id,
-                at.current
-                    .as_ref()
-                    .map_or("before its first step".to_string(), |c| format!(
-                        "at step {c}"
-                    )),
-            ),
-        )
+        events: vec![Note {
+            warning: true,
+            reason: EventReason::ApplyInterrupted,
+            message: message.clone(),
+        }],
+        ..Report::new(Reason::Interrupted, message)
     }
 }
 

@@ -334,6 +334,7 @@ async fn evaluate(
         && reason_of(obj) == Some(Reason::Applying.to_string())
     {
         let cut = decide::found_cut_short(at);
+        ctx.publish_all(obj, &cut.events).await;
         if let Err(e) = write_status(obj, api, name, &cut, table.clone(), cut.apply.clone()).await {
             tracing::warn!(error = %e, "could not write the Interrupted status");
         }
