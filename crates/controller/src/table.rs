@@ -21,6 +21,7 @@ use delta_operator_api::spec::crd::{
 };
 use delta_operator_api::spec::lower::{lower_table, schema_of};
 use delta_operator_api::spec::validate::validate;
+use delta_operator_backend::apply::{ApplyError, ApplyReport};
 use delta_operator_backend::engine::read_and_plan;
 use delta_operator_backend::{Backend, BackendError};
 use delta_operator_core::model::{DesiredTable, ResourceId};
@@ -386,36 +387,14 @@ async fn evaluate(
             .await
             .map(|(p, _)| p)
     };
-    let show = |p: Progress| {
-        let report = Report {
-            drifted: Some(plan.summary.short()),
-            plan: Some(decide::plan_status(&plan, None)),
-            ..Report::new(Reason::Applying, p.message())
-        };
-        let table = table.clone();
-        async move {
-            if let Err(e) =
-                write_status(obj, api, name, &report, table, Some(p.status().clone())).await
-            {
-                tracing::warn!(error = %e, "could not write the Applying status");
-            }
-        }
-    };
-    let (result, last) = ctx
-        .run_apply(
-            obj,
-            &backend,
-            &target,
-            &plan,
-            &seen,
-            read,
-            earlier.as_ref(),
-            show,
-        )
-        .await?;
-    let Some(result) = result else {
-        let asked = ctx.cancelled_on(&target);
-        return Ok((decide::abandoned(last.status(), asked), table));
+    let drifted = Some(plan.summary.short());
+    let (result, last) = match apply_showing(
+        obj, ctx, api, &table, &backend, &target, &plan, &seen, read, drifted,
+    )
+    .await?
+    {
+        Ok(ran) => ran,
+        Err(left) => return Ok((left, table)),
     };
     let mut report = applied(&plan, &seen, &result, &now(), None, Reason::ApplyFailed);
     let unknown = decide::still_running_steps(&result);
@@ -516,36 +495,13 @@ async fn delete(
         Next::Report(r) => return Ok(Some((r, table))),
         Next::Apply { events } => ctx.publish_all(obj, &events).await,
     }
-    let earlier = obj.status.as_ref().and_then(|s| s.apply.clone());
-    let show = |p: Progress| {
-        let report = Report {
-            plan: Some(decide::plan_status(&plan, None)),
-            ..Report::new(Reason::Applying, p.message())
-        };
-        let table = table.clone();
-        async move {
-            if let Err(e) =
-                write_status(obj, api, name, &report, table, Some(p.status().clone())).await
-            {
-                tracing::warn!(error = %e, "could not write the Applying status");
-            }
-        }
-    };
-    let (result, last) = ctx
-        .run_apply(
-            obj,
-            &backend,
-            &target,
-            &plan,
-            &seen,
-            read,
-            earlier.as_ref(),
-            show,
-        )
-        .await?;
-    let Some(result) = result else {
-        let asked = ctx.cancelled_on(&target);
-        return Ok(Some((decide::abandoned(last.status(), asked), table)));
+    let (result, _) = match apply_showing(
+        obj, ctx, api, &table, &backend, &target, &plan, &seen, read, None,
+    )
+    .await?
+    {
+        Ok(ran) => ran,
+        Err(left) => return Ok(Some((left, table))),
     };
     let done = (
         decide::EventReason::TableDropped,
@@ -565,4 +521,61 @@ async fn delete(
     ctx.publish_all(obj, &report.events).await;
     set_finalizer(api, obj, false).await?;
     Ok(None)
+}
+
+/// What the executor made of a plan, and its progress as it ended.
+type Ran = (Result<(Plan, ApplyReport), ApplyError>, Progress);
+
+/// Runs `plan` (an apply or a delete's drop) with its progress written into
+/// status as `Applying`, resuming an apply the status says was cut short.
+/// `Err`: a shutdown left the step running, reported Interrupted with what may still run.
+#[allow(clippy::too_many_arguments)]
+async fn apply_showing<F, Fut>(
+    obj: &DeltaTable,
+    ctx: &Context,
+    api: &Api<DeltaTable>,
+    table: &Option<String>,
+    backend: &AnyBackend,
+    target: &str,
+    plan: &Plan,
+    seen: &Seen<'_>,
+    read: F,
+    drifted: Option<String>,
+) -> Result<Result<Ran, Report>, Error>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Result<Plan, BackendError>>,
+{
+    let name = obj.name_any();
+    let show = |p: Progress| {
+        let report = Report {
+            drifted: drifted.clone(),
+            plan: Some(decide::plan_status(plan, None)),
+            ..Report::new(Reason::Applying, p.message())
+        };
+        let (table, name) = (table.clone(), name.clone());
+        async move {
+            let apply = Some(p.status().clone());
+            if let Err(e) = write_status(obj, api, &name, &report, table, apply).await {
+                tracing::warn!(error = %e, "could not write the Applying status");
+            }
+        }
+    };
+    let earlier = obj.status.as_ref().and_then(|s| s.apply.clone());
+    let (result, last) = ctx
+        .run_apply(
+            obj,
+            backend,
+            target,
+            plan,
+            seen,
+            read,
+            earlier.as_ref(),
+            show,
+        )
+        .await?;
+    Ok(match result {
+        Some(result) => Ok((result, last)),
+        None => Err(decide::abandoned(last.status(), ctx.cancelled_on(target))),
+    })
 }
