@@ -9,6 +9,9 @@
 # (PROFILE=release for a release build; build it first with cargo build [--release]).
 #
 # Env: PROFILE (debug|release), BENCH_TIMEOUT (seconds to wait for all Ready, default 900),
+#      BENCH_SCHEMAS (DeltaSchemas the tables are spread over, default one per 500 tables),
+#      BENCH_APPLIES (the target's maxConcurrentApplies, default: the operator's default),
+#      BENCH_IDLE (seconds of idle measured after all are Ready, default 30),
 #      BENCH_KEEP=1 (keep the work dir: operator log, config, lake, samples),
 #      DELTA_OPERATOR_LOG (the operator's log filter; default: the operator's own).
 # Figures are for one operator process on whatever else the machine runs: the load
@@ -20,12 +23,21 @@
 # object, which costs ~0.5 CPU-s per poll at N=500 on a 2-core machine); reconciles/s
 # (delta_operator_reconciles_total, DeltaTable and DeltaSchema reconciles, / elapsed);
 # operator RSS (VmHWM peak and VmRSS now, from /proc); operator CPU time; the number of
-# Delta commits (_delta_log/*.json under the lake). Prints the figures at the end;
+# Delta commits (_delta_log/*.json under the lake); applies in flight at once (the operator's
+# delta_operator_applies_in_flight_max); kube-apiserver requests (its apiserver_request_total,
+# all clients: the operator's share dominates once kubectl apply is done) per reconcile; then
+# the operator's CPU and RSS over BENCH_IDLE seconds of idle. Prints the figures at the end;
 # samples.tsv in the work dir has one line per poll.
 set -euo pipefail
 
 N=${1:-500}
 [[ $N =~ ^[1-9][0-9]*$ ]] || { echo "controller.sh: N must be a positive integer, got '$N'" >&2; exit 2; }
+SCHEMAS=${BENCH_SCHEMAS:-$(( (N + 499) / 500 ))}
+[[ $SCHEMAS =~ ^[1-9][0-9]*$ ]] || { echo "controller.sh: BENCH_SCHEMAS must be a positive integer, got '$SCHEMAS'" >&2; exit 2; }
+IDLE=${BENCH_IDLE:-30}
+[[ $IDLE =~ ^[0-9]+$ ]] || { echo "controller.sh: BENCH_IDLE must be whole seconds, got '$IDLE'" >&2; exit 2; }
+APPLIES=${BENCH_APPLIES:-}
+[[ -z $APPLIES || $APPLIES =~ ^[1-9][0-9]*$ ]] || { echo "controller.sh: BENCH_APPLIES must be a positive integer, got '$APPLIES'" >&2; exit 2; }
 [[ -n ${KUBECONFIG:-} && -n ${DELTA_OPERATOR_E2E_DIR:-} ]] || {
   echo "controller.sh: no control plane; run it as: e2e/with-controlplane.sh $0 [N]" >&2; exit 2; }
 for t in kubectl jq curl awk find; do
@@ -107,14 +119,21 @@ cp_cpu() {
 }
 commits() { find "$LAKE" -path '*/_delta_log/*.json' -type f 2>/dev/null | wc -l; }
 
-# --- manifests: one DeltaSchema, N DeltaTables of 5 to 10 columns, a comment and a CHECK each
+# apiserver_request_total summed over every label set
+apiserver_requests() {
+  kubectl get --raw /metrics 2>/dev/null | awk '/^apiserver_request_total[{ ]/ { s += $NF } END { printf "%.0f", s }'
+}
+
+# --- manifests: SCHEMAS DeltaSchemas, N DeltaTables of 5 to 10 columns, a comment and a CHECK each
 gen_yaml() {
   local types=(string int double date timestamp boolean smallint float 'decimal(12,2)')
-  printf 'apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {name: bench}\nspec: {catalog: main}\n'
-  local i c ncols
+  local i c ncols s
+  for ((s = 0; s < SCHEMAS; s++)); do
+    printf -- '---\napiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {name: bench%d}\nspec: {catalog: main, name: bench%d}\n' "$s" "$s"
+  done
   for ((i = 0; i < N; i++)); do
     ncols=$(( 5 + i % 6 ))
-    printf -- '---\napiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {name: t%05d}\nspec:\n  schemaRef: bench\n  comment: Benchmark table %d of %d\n  columns:\n' "$i" "$i" "$N"
+    printf -- '---\napiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {name: t%05d}\nspec:\n  schemaRef: bench%d\n  comment: Benchmark table %d of %d\n  columns:\n' "$i" $(( i % SCHEMAS )) "$i" "$N"
     printf '    - {name: id, type: bigint, nullable: false, comment: Row key}\n'
     for ((c = 1; c < ncols; c++)); do
       if (( c % 3 == 0 )); then
@@ -137,6 +156,7 @@ targets:
     namespaces: ['*']
     schemas: ['*']
 EOF
+[[ -n $APPLIES ]] && echo "    maxConcurrentApplies: $APPLIES" >>"$CFG"
 gen_yaml >"$WORK/manifests.yaml"
 
 kubectl create namespace "$NS" >/dev/null
@@ -157,10 +177,11 @@ until [[ -n $PORT ]] && curl -fsS --max-time 2 "http://127.0.0.1:$PORT/readyz" >
   sleep 0.2
 done
 R0=$(metric delta_operator_reconciles_total); R0=${R0:-0}
-log "operator pid $OP_PID ready on 127.0.0.1:$PORT (RSS $(proc_mb "$OP_PID" VmRSS) MB); applying 1 DeltaSchema + $N DeltaTables"
+log "operator pid $OP_PID ready on 127.0.0.1:$PORT (RSS $(proc_mb "$OP_PID" VmRSS) MB); applying $SCHEMAS DeltaSchemas + $N DeltaTables"
 
 # --- apply and wait
 CP_CPU0=$(cp_cpu)
+REQ0=$(apiserver_requests)
 LOAD0=$(cut -d' ' -f1 /proc/loadavg)
 T0=$(now)
 kubectl apply --server-side --field-manager=bench -n "$NS" -f "$WORK/manifests.yaml" >/dev/null || fail "kubectl apply failed"
@@ -199,6 +220,15 @@ while :; do
   sleep "$(awk -v t0="$T0" -v n="$(now)" 'BEGIN { e = n - t0; s = int(e) + 1 - e; printf "%.3f", (s < 0.05 ? 0.05 : s) }')"
 done
 ELAPSED=$(since "$T0")
+REQ1=$(apiserver_requests)
+
+# --- idle: nothing changes; what does the operator cost?
+IDLE_CPU0=$(proc_cpu "$OP_PID")
+IDLE_R0=$(metric delta_operator_reconciles_total); IDLE_R0=${IDLE_R0:-0}
+sleep "$IDLE"
+IDLE_CPU=$(awk -v a="$IDLE_CPU0" -v b="$(proc_cpu "$OP_PID")" -v t="$IDLE" 'BEGIN { printf "%.3f", (t > 0 ? (b - a) / t : 0) }')
+IDLE_RSS=$(proc_mb "$OP_PID" VmRSS)
+IDLE_R=$(( $(metric delta_operator_reconciles_total) - IDLE_R0 ))
 
 # --- figures
 R1=$(metric delta_operator_reconciles_total); R1=${R1:-0}
@@ -216,8 +246,12 @@ WARNINGS=$(sed 's/\x1b\[[0-9;]*m//g' "$OPLOG" | grep -c -E '^[^ ]+ +(WARN|ERROR)
 
 rate() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b > 0 ? a / b : 0) }'; }
 MEAN_MS=$(awk -v s="${DUR_SUM:-0}" -v n="$R1" 'BEGIN { printf "%.0f", (n > 0 ? 1000 * s / n : 0) }')
+IN_FLIGHT=$(metric delta_operator_applies_in_flight_max)
+REQS=$(( REQ1 - REQ0 ))
 echo "N=$N all Ready in $ELAPSED s · $(rate "$N" "$ELAPSED") tables/s · reconciles $RECONCILES ($(rate "$RECONCILES" "$ELAPSED")/s) · RSS peak $RSS_PEAK MB · commits $COMMITS"
 echo "  first Ready seen at ${T_FIRST:-?} s (polls start when kubectl apply returns) · half at ${T_HALF:-?} s · kubectl apply (server-side) took $APPLY_S s · Delta tables $TABLES"
 echo "  operator ($PROFILE): CPU $CPU s ($(rate "$CPU" "$ELAPSED") cores avg) · RSS now $RSS_NOW MB · reconcile time sum ${DUR_SUM:-?} s (mean $MEAN_MS ms) · failed reconciles $FAILURES · WARN/ERROR log lines $WARNINGS"
+echo "  applies in flight at most ${IN_FLIGHT:-?} (maxConcurrentApplies ${APPLIES:-default}) · $SCHEMAS DeltaSchemas · apiserver requests $REQS ($(rate "$REQS" "$RECONCILES") per reconcile)"
+echo "  idle ${IDLE}s after: operator CPU $IDLE_CPU cores · RSS $IDLE_RSS MB · reconciles $IDLE_R"
 echo "  kube-apiserver+etcd CPU $CP_CPU s · load average $LOAD0 → $LOAD1 on $(nproc) CPUs · reconciles = DeltaTable + DeltaSchema reconciles"
 FAILED=0

@@ -184,17 +184,19 @@ impl Operator {
     }
 
     pub fn http(&self, path: &str) -> String {
-        use std::io::{Read, Write};
-        let mut s = std::net::TcpStream::connect(("127.0.0.1", self.port))
-            .expect("the health port answers");
-        s.write_all(
-            format!("GET {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n").as_bytes(),
-        )
-        .unwrap();
-        let mut out = String::new();
-        s.read_to_string(&mut out).unwrap();
-        out
+        http_get(self.port, path)
     }
+}
+
+/// A GET on 127.0.0.1:`port` (an operator's health port): the whole response.
+pub fn http_get(port: u16, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).expect("the health port answers");
+    s.write_all(format!("GET {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n").as_bytes())
+        .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out
 }
 
 pub const ALL: &str = "    namespaces: ['*']\n    schemas: ['*']";

@@ -39,6 +39,8 @@ struct TargetFile {
     namespaces: Vec<String>,
     #[serde(default = "any")]
     schemas: Vec<String>,
+    #[serde(default)]
+    max_concurrent_applies: Option<usize>,
 }
 
 /// One backend a target can name.
@@ -57,7 +59,16 @@ pub struct Target {
     pub namespaces: Vec<String>,
     /// `catalog` or `catalog.schema` patterns this target may touch.
     pub schemas: Vec<String>,
+    /// How many applies (of different tables) the operator runs at once on this target;
+    /// one table never has two. Also bounds the apply statements in flight on a warehouse.
+    pub max_concurrent_applies: usize,
 }
+
+/// Applies at once per target, unless `maxConcurrentApplies` says otherwise: a few
+/// warehouse statements or lake rewrites in flight, not a flood.
+pub const DEFAULT_CONCURRENT_APPLIES: usize = 4;
+/// The most `maxConcurrentApplies` may say.
+pub const MAX_CONCURRENT_APPLIES: usize = 64;
 
 impl TargetFile {
     fn checked(self, name: &str) -> Result<Target, String> {
@@ -75,10 +86,20 @@ impl TargetFile {
                 ));
             }
         };
+        let max_concurrent_applies = match self.max_concurrent_applies {
+            None => DEFAULT_CONCURRENT_APPLIES,
+            Some(n @ 1..=MAX_CONCURRENT_APPLIES) => n,
+            Some(n) => {
+                return Err(format!(
+                    "target '{name}': maxConcurrentApplies is {n}; give 1 to {MAX_CONCURRENT_APPLIES} (default {DEFAULT_CONCURRENT_APPLIES})"
+                ));
+            }
+        };
         Ok(Target {
             backend,
             namespaces: self.namespaces,
             schemas: self.schemas,
+            max_concurrent_applies,
         })
     }
 }
@@ -253,6 +274,7 @@ impl Default for Config {
             }),
             namespaces: any(),
             schemas: any(),
+            max_concurrent_applies: DEFAULT_CONCURRENT_APPLIES,
         };
         Config {
             targets: BTreeMap::from([(DEFAULT_TARGET.to_string(), lake)]),
@@ -390,6 +412,25 @@ mod tests {
         ] {
             let e = auth(bad).expect_err(bad);
             assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn concurrent_applies_default_and_bounds() {
+        let limit = |extra: &str| {
+            Config::parse(&format!("targets:\n  x:\n    lake: {{root: l}}\n{extra}"))
+                .map(|c| c.targets["x"].max_concurrent_applies)
+        };
+        assert_eq!(limit(""), Ok(DEFAULT_CONCURRENT_APPLIES));
+        assert_eq!(limit("    maxConcurrentApplies: 16\n"), Ok(16));
+        for bad in ["0", "65"] {
+            let e = limit(&format!("    maxConcurrentApplies: {bad}\n")).unwrap_err();
+            assert!(
+                e.contains(&format!(
+                    "target 'x': maxConcurrentApplies is {bad}; give 1 to 64"
+                )),
+                "{e}"
+            );
         }
     }
 

@@ -241,7 +241,15 @@ impl Context {
         S: Fn(Progress) -> SFut,
         SFut: std::future::Future<Output = ()>,
     {
-        let lock = self.locks.acquire(target).await?;
+        let limit = self
+            .config
+            .targets
+            .get(target)
+            .map_or(1, |t| t.max_concurrent_applies);
+        let lock = self
+            .locks
+            .acquire(target, limit, &lock::Written::by(plan))
+            .await?;
         let alive = lock.flag();
         self.publish_all(obj, &[decide::apply_started(plan)]).await;
         let stopping = self.shutting_down.clone();
@@ -571,6 +579,7 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
         &opts.lease_namespace,
         &opts.identity,
         opts.lease_seconds,
+        metrics.applies.clone(),
     );
     let (wake, woken) = futures::channel::mpsc::unbounded();
     let ctx = Arc::new(Context {

@@ -1,48 +1,114 @@
-//! The apply lock: one `coordination.k8s.io/v1` Lease per target, held and
-//! renewed while steps run, so two operator processes never interleave
-//! applies to one target. Inside one process a mutex per target does the same
-//! (the Lease identity is per process).
+//! The apply lock. Between processes: one `coordination.k8s.io/v1` Lease per
+//! target, held and renewed while any apply of this process runs on it, so two
+//! operator processes never interleave applies to one target. Inside the
+//! process: applies of different tables run at once, up to the target's
+//! `maxConcurrentApplies`, sharing that Lease; one table (or schema) never has
+//! two applies at once, as a mutex per object written says.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::collections::{BTreeSet, HashMap};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, PoisonError};
 use std::time::{Duration, SystemTime};
 
+use delta_operator_core::model::{SchemaRef, TableRef};
+use delta_operator_core::plan::Plan;
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::{Api, Client};
 use kube_lease_manager::{LeaseManager, LeaseManagerBuilder};
-use tokio::sync::{Mutex, OwnedMutexGuard};
+use tokio::sync::{Mutex, OwnedMutexGuard, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
+
+use crate::metrics::InFlight;
+
+/// What one apply writes, and so may not share with another apply.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Written {
+    Schema(SchemaRef),
+    Table(TableRef),
+}
+
+impl Written {
+    /// The tables and schemas a plan has steps for (what its apply writes).
+    pub fn by(plan: &Plan) -> BTreeSet<Written> {
+        let tables = plan
+            .tables
+            .iter()
+            .filter(|t| !t.steps().is_empty())
+            .map(|t| Written::Table(t.table.clone()));
+        let schemas = plan
+            .schemas
+            .iter()
+            .filter(|s| !s.steps().is_empty())
+            .map(|s| Written::Schema(s.schema.clone()));
+        tables.chain(schemas).collect()
+    }
+}
 
 pub struct Locks {
     client: Client,
     namespace: String,
     identity: String,
     duration: u64,
-    local: Mutex<HashMap<String, Arc<Mutex<()>>>>,
+    targets: std::sync::Mutex<HashMap<String, Arc<TargetLock>>>,
+    objects: std::sync::Mutex<HashMap<(String, Written), ObjectMutex>>,
     /// Targets whose Lease this process holds right now (for /metrics).
     pub held: Arc<std::sync::Mutex<Vec<String>>>,
+    pub in_flight: Arc<InFlight>,
 }
 
-/// A held lock; `is_held()` turns false when the Lease is lost.
-pub struct Held {
+/// Held by the apply writing one object (a target's table or schema).
+type ObjectMutex = Arc<Mutex<()>>;
+
+/// One target inside this process: the permits for its applies, and its Lease
+/// while any of them runs.
+struct TargetLock {
+    permits: Arc<Semaphore>,
+    lease: Mutex<Option<SharedLease>>,
+    generation: AtomicUsize,
+}
+
+struct SharedLease {
     manager: Arc<LeaseManager>,
     alive: Arc<AtomicBool>,
     renew: JoinHandle<()>,
+    users: usize,
+    generation: usize,
+}
+
+/// A held lock; `is_held()` turns false when the Lease is lost. Give it back
+/// with `release` (dropping it does the same a moment later, in a task).
+pub struct Held {
+    state: Option<Release>,
+    alive: Arc<AtomicBool>,
+}
+
+struct Release {
     target: String,
+    lock: Arc<TargetLock>,
+    generation: usize,
     held: Arc<std::sync::Mutex<Vec<String>>>,
-    _local: OwnedMutexGuard<()>,
+    in_flight: Arc<InFlight>,
+    _objects: Vec<OwnedMutexGuard<()>>,
+    _permit: OwnedSemaphorePermit,
 }
 
 impl Locks {
-    pub fn new(client: Client, namespace: &str, identity: &str, duration: u64) -> Self {
+    pub fn new(
+        client: Client,
+        namespace: &str,
+        identity: &str,
+        duration: u64,
+        in_flight: Arc<InFlight>,
+    ) -> Self {
         Locks {
             client,
             namespace: namespace.into(),
             identity: identity.into(),
             duration,
-            local: Mutex::new(HashMap::new()),
+            targets: Default::default(),
+            objects: Default::default(),
             held: Default::default(),
+            in_flight,
         }
     }
 
@@ -62,16 +128,91 @@ impl Locks {
         format!("delta-operator-target-{clean}")
     }
 
-    /// Waits for the target's lock (the local mutex, then the Lease).
+    /// Waits for what an apply on `target` that writes `writes` needs: the mutex of
+    /// each object written (in order, so two applies never wait on each other), a
+    /// permit of the target's `limit`, then the target's Lease (taken by the first
+    /// apply, shared by those that join it while it is held).
     pub async fn acquire(
         &self,
         target: &str,
+        limit: usize,
+        writes: &BTreeSet<Written>,
     ) -> Result<Held, kube_lease_manager::LeaseManagerError> {
-        let local = {
-            let mut map = self.local.lock().await;
-            map.entry(target.to_string()).or_default().clone()
+        let mut objects = Vec::with_capacity(writes.len());
+        for w in writes {
+            let m = self
+                .objects
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .entry((target.to_string(), w.clone()))
+                .or_default()
+                .clone();
+            objects.push(m.lock_owned().await);
+        }
+        let lock = self
+            .targets
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(target.to_string())
+            .or_insert_with(|| {
+                Arc::new(TargetLock {
+                    permits: Arc::new(Semaphore::new(limit.max(1))),
+                    lease: Mutex::new(None),
+                    generation: AtomicUsize::new(0),
+                })
+            })
+            .clone();
+        let permit = lock
+            .permits
+            .clone()
+            .acquire_owned()
+            .await
+            .expect("the semaphore is never closed");
+        let mut lease = lock.lease.lock().await;
+        let (alive, generation) = match lease.as_mut() {
+            Some(l) if l.alive.load(Ordering::SeqCst) => {
+                l.users += 1;
+                (l.alive.clone(), l.generation)
+            }
+            _ => {
+                // none held, or the one held was lost: take it anew
+                if let Some(lost) = lease.take() {
+                    lost.renew.abort();
+                }
+                let generation = lock.generation.fetch_add(1, Ordering::SeqCst) + 1;
+                let taken = self.take_lease(target, generation).await?;
+                let alive = taken.alive.clone();
+                *lease = Some(taken);
+                self.held
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push(target.to_string());
+                (alive, generation)
+            }
         };
-        let guard = local.lock_owned().await;
+        drop(lease);
+        let now = self.in_flight.now.fetch_add(1, Ordering::SeqCst) + 1;
+        self.in_flight.max.fetch_max(now, Ordering::SeqCst);
+        self.forget_idle_objects();
+        Ok(Held {
+            alive,
+            state: Some(Release {
+                target: target.into(),
+                lock,
+                generation,
+                held: self.held.clone(),
+                in_flight: self.in_flight.clone(),
+                _objects: objects,
+                _permit: permit,
+            }),
+        })
+    }
+
+    async fn take_lease(
+        &self,
+        target: &str,
+        generation: usize,
+    ) -> Result<SharedLease, kube_lease_manager::LeaseManagerError> {
         wait_until_free(
             &self.client,
             &self.namespace,
@@ -96,18 +237,22 @@ impl Locks {
             let _ = m.changed().await;
             a.store(false, Ordering::SeqCst);
         });
-        self.held
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(target.to_string());
-        Ok(Held {
+        Ok(SharedLease {
             manager,
             alive,
             renew,
-            target: target.into(),
-            held: self.held.clone(),
-            _local: guard,
+            users: 1,
+            generation,
         })
+    }
+
+    /// Drops the mutexes of objects no apply holds or waits for (thousands of
+    /// tables would otherwise each keep one forever).
+    fn forget_idle_objects(&self) {
+        self.objects
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|_, m| Arc::strong_count(m) > 1);
     }
 }
 
@@ -156,13 +301,45 @@ impl Held {
         self.alive.clone()
     }
 
-    /// Gives the Lease back (also done, less promptly, when dropped: it expires).
-    pub async fn release(self) {
-        self.renew.abort();
-        let _ = self.manager.release().await;
-        self.held
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .retain(|t| t != &self.target);
+    /// Gives the apply's share of the Lease back; the last apply out releases it.
+    pub async fn release(mut self) {
+        if let Some(r) = self.state.take() {
+            r.leave().await;
+        }
+    }
+}
+
+impl Release {
+    async fn leave(self) {
+        self.in_flight.now.fetch_sub(1, Ordering::SeqCst);
+        let mut lease = self.lock.lease.lock().await;
+        let last = match lease.as_mut() {
+            // a Lease lost and taken anew since is not this apply's to count down
+            Some(l) if l.generation == self.generation => {
+                l.users -= 1;
+                l.users == 0
+            }
+            _ => false,
+        };
+        if last && let Some(l) = lease.take() {
+            l.renew.abort();
+            let _ = l.manager.release().await;
+            self.held
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .retain(|t| t != &self.target);
+        }
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        // not released (a reconcile cut off): count it out in a task, or the Lease would
+        // be renewed for ever
+        if let Some(r) = self.state.take()
+            && let Ok(rt) = tokio::runtime::Handle::try_current()
+        {
+            rt.spawn(r.leave());
+        }
     }
 }

@@ -2,7 +2,7 @@
 //! framework: GET /metrics, /healthz, /readyz.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 // a panic while a lock is held leaves counters that are still counters: never poison every reconcile
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -11,6 +11,13 @@ use tokio::net::TcpListener;
 
 /// Reads one target's count of warehouse statements.
 pub type StatementCounter = Box<dyn Fn() -> u64 + Send + Sync>;
+
+/// Applies running now in this process, and the most seen at once.
+#[derive(Debug, Default)]
+pub struct InFlight {
+    pub now: AtomicUsize,
+    pub max: AtomicUsize,
+}
 
 #[derive(Default)]
 pub struct Metrics {
@@ -27,6 +34,7 @@ pub struct Metrics {
     /// or its CA not yet in the webhook configuration): /readyz waits for it too.
     pub webhook_pending: AtomicBool,
     pub lease_targets: Arc<Mutex<Vec<String>>>,
+    pub applies: Arc<InFlight>,
 }
 
 impl Metrics {
@@ -94,6 +102,16 @@ impl Metrics {
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         out.push_str(&format!("delta_operator_lease_held {}\n", held.len()));
+        out.push_str("# HELP delta_operator_applies_in_flight Applies running now.\n# TYPE delta_operator_applies_in_flight gauge\n");
+        out.push_str(&format!(
+            "delta_operator_applies_in_flight {}\n",
+            self.applies.now.load(Ordering::Relaxed)
+        ));
+        out.push_str("# HELP delta_operator_applies_in_flight_max The most applies that ran at once since the start.\n# TYPE delta_operator_applies_in_flight_max gauge\n");
+        out.push_str(&format!(
+            "delta_operator_applies_in_flight_max {}\n",
+            self.applies.max.load(Ordering::Relaxed)
+        ));
         out.push_str("# HELP delta_operator_statements_total SQL statements sent to a warehouse, by target.\n# TYPE delta_operator_statements_total counter\n");
         for (target, count) in self
             .statement_counters

@@ -36,6 +36,7 @@ mod tests {
             backend: TargetBackend::Lake(LakeTarget { root: "x".into() }),
             namespaces: ns.iter().map(|s| s.to_string()).collect(),
             schemas: schemas.iter().map(|s| s.to_string()).collect(),
+            max_concurrent_applies: 1,
         }
     }
 
