@@ -279,6 +279,69 @@ fn import_writes_manifests_that_plan_clean_and_read_feeds_offline_plans() {
 /// job), one timed line per `--progress-every`, each naming the table, the step and
 /// the time so far. (The step is made long by a debug-build failpoint.)
 #[test]
+fn a_lake_rewrite_prints_rows_done_of_rows_with_a_rate_and_the_time_left() {
+    let dir = workdir();
+    let d = dir.path();
+    let o = run(d, &["apply", "-f", "examples/"]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    // 4 order dates: 4 files, so the rewrite streams at least 4 batches
+    let n = py(
+        d,
+        "import deltalake, pyarrow as pa, datetime\n\
+t = deltalake.DeltaTable('lake/main/sales/orders')\n\
+s = t.to_pyarrow_table().schema\n\
+def day_rows(day):\n\
+\x20   ids = list(range(day * 1000, day * 1000 + 250))\n\
+\x20   return pa.table({'order_id': pa.array(ids, pa.int64()), 'customer_id': pa.array(ids, pa.int64()), 'amount': pa.array([i % 500 for i in ids], pa.int32()), 'status': ['new'] * 250, 'items': pa.array([None] * 250, s.field('items').type), 'order_date': pa.array([datetime.date(2026, 11, day)] * 250)}, schema=s)\n\
+for day in range(1, 5): deltalake.write_deltalake('lake/main/sales/orders', day_rows(day), mode='append')\n\
+print(deltalake.DeltaTable('lake/main/sales/orders').to_pyarrow_table().num_rows)",
+    );
+    assert_eq!(n, "1000");
+    // int → bigint: a write-once rewrite of the 1000 rows
+    let orders = d.join("examples/orders.yaml");
+    let spec = std::fs::read_to_string(&orders).unwrap();
+    std::fs::write(
+        &orders,
+        spec.replace(
+            "      type: int\n      comment: Amount",
+            "      type: bigint\n      comment: Amount",
+        ),
+    )
+    .unwrap();
+    let o = Command::new(BIN)
+        .args(["apply", "-f", "examples/", "--progress-every", "1s"])
+        .current_dir(d)
+        .env_remove("DELTA_OPERATOR_CONFIG")
+        .env("DELTA_OPERATOR_FAILPOINT", "slow-batch")
+        .env("DELTA_OPERATOR_FAILPOINT_SECONDS", "1")
+        .output()
+        .expect("run the binary");
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(
+        text(&o).contains("REPLACE TABLE (from itself)"),
+        "{}",
+        text(&o)
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| {
+            l.contains("REPLACE TABLE (from itself): running ") && l.contains(" of 1000 rows (")
+        })
+        .collect();
+    assert!(!lines.is_empty(), "no line with the rows done:\n{err}");
+    // once a second has passed with rows done: a rate, and the time left while rows remain
+    assert!(lines.iter().any(|l| l.contains(" rows/s")), "{lines:?}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains(" left") && !l.contains("1000 of 1000 rows")),
+        "{lines:?}"
+    );
+    assert!(!err.contains('\r') && !err.contains('\x1b'), "{err:?}");
+}
+
+#[test]
 fn a_long_step_prints_timed_progress_lines_without_a_terminal() {
     let dir = workdir();
     let d = dir.path();
@@ -292,6 +355,7 @@ fn a_long_step_prints_timed_progress_lines_without_a_terminal() {
         .expect("run the binary");
     assert_eq!(code(&o), 0, "{}", text(&o));
     let err = String::from_utf8_lossy(&o.stderr);
+    eprintln!("{err}");
     let lines: Vec<&str> = err
         .lines()
         .filter(|l| l.contains(". CREATE TABLE: running "))

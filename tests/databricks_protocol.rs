@@ -876,7 +876,7 @@ async fn a_step_runs_as_its_sql_and_refreshes_the_next_read() {
             &plan,
             &step,
             None,
-            &quiet,
+            delta_operator::backend::StepProgress::unwatched(),
         )
         .await
         .expect("runs");
@@ -919,7 +919,7 @@ async fn a_step_runs_as_its_sql_and_refreshes_the_next_read() {
             &one_step_plan(&t, &step),
             &step,
             None,
-            &quiet,
+            delta_operator::backend::StepProgress::unwatched(),
         )
         .await
         .expect_err("a rewrite of no columns");

@@ -520,7 +520,7 @@ async fn rows_written_after_the_stage_are_converted_and_checked_by_the_replace()
         &table_plan,
         &planned[0],
         Some(&wh.read().await),
-        &|_: &str| {},
+        delta_operator::backend::StepProgress::unwatched(),
     )
     .await
     .expect("the stage runs");
@@ -533,7 +533,7 @@ async fn rows_written_after_the_stage_are_converted_and_checked_by_the_replace()
             &table_plan,
             &planned[1],
             Some(&wh.read().await),
-            &|_: &str| {},
+            delta_operator::backend::StepProgress::unwatched(),
         )
         .await
         .expect_err("the new row does not convert");
@@ -561,7 +561,7 @@ async fn rows_written_after_the_stage_are_converted_and_checked_by_the_replace()
         &table_plan,
         &planned[1],
         Some(&wh.read().await),
-        &|_: &str| {},
+        delta_operator::backend::StepProgress::unwatched(),
     )
     .await
     .expect("the replace runs");

@@ -47,10 +47,14 @@ struct Running {
     label: String,
     since: std::time::Instant,
     bytes: Option<u64>,
+    /// Rows written so far, where the backend counts them (the lake's rewrites).
+    rows: Option<crate::backend::RowsDone>,
 }
 
-/// `  main.sales.orders 2. REPLACE TABLE (from itself): running 1m12s · 1.2 GiB to rewrite`.
-fn progress_line(r: &Running) -> String {
+/// `  main.sales.orders 2. REPLACE TABLE (from itself): running 1m12s · 1.2 GiB to rewrite`,
+/// and where the backend counts rows `· 1200000 of 2000000 rows (60%), 40000 rows/s, about
+/// 20s left`, after a bar on a terminal.
+fn progress_line(r: &Running, tty: bool) -> String {
     let size = r
         .bytes
         .map(|b| {
@@ -60,21 +64,29 @@ fn progress_line(r: &Running) -> String {
             )
         })
         .unwrap_or_default();
+    let running = r.since.elapsed();
+    let rows = r
+        .rows
+        .map(|rows| {
+            let bar = match rows.of {
+                Some(of) if tty && of > 0 => bar(rows.done.min(of) as f64 / of as f64),
+                _ => String::new(),
+            };
+            format!(" · {bar}{}", rows.describe(running))
+        })
+        .unwrap_or_default();
     format!(
-        "  {}: running {}{size}",
+        "  {}: running {}{size}{rows}",
         r.label,
-        elapsed(r.since.elapsed())
+        crate::backend::short_duration(running.as_secs())
     )
 }
 
-/// `12s`, `3m04s`, `2h05m`.
-fn elapsed(d: std::time::Duration) -> String {
-    let s = d.as_secs();
-    match s {
-        0..60 => format!("{s}s"),
-        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
-        _ => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
-    }
+/// `[#######-------------] `: how much is done, for a terminal.
+fn bar(done: f64) -> String {
+    const WIDTH: usize = 20;
+    let filled = ((done.clamp(0.0, 1.0)) * WIDTH as f64).round() as usize;
+    format!("[{}{}] ", "#".repeat(filled), "-".repeat(WIDTH - filled))
 }
 
 pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
@@ -99,7 +111,13 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
                 label: format!("{table} {}. {}", step.number, step.action.title()),
                 since: std::time::Instant::now(),
                 bytes: step.est_bytes,
+                rows: None,
             });
+        }
+        Event::Rows { rows, .. } => {
+            if let Some(r) = running.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+                r.rows = Some(rows);
+            }
         }
         Event::RestorePoint { .. } => {}
         Event::Progress {
@@ -192,7 +210,7 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
                     .as_ref()
-                    .map(progress_line);
+                    .map(|r| progress_line(r, tty));
                 if let Some(line) = line {
                     if tty {
                         eprint!("\r\x1b[2K{line}");

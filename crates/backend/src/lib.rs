@@ -154,8 +154,68 @@ pub struct StepOutcome {
     pub detail: Option<String>,
 }
 
-/// Progress reports for long steps ("rewriting: 1.2M rows").
+/// Progress reports for long steps ("rewriting 1200000 rows in one pass").
 pub type Progress<'a> = &'a (dyn Fn(&str) + Send + Sync);
+
+/// What a long step reports while it runs: notes, and the rows written so far
+/// where the backend can count them (the lake's rewrites; a SQL warehouse's
+/// Statement Execution API reports no progress of a running statement).
+#[derive(Clone, Copy)]
+pub struct StepProgress<'a> {
+    pub note: Progress<'a>,
+    pub rows: &'a (dyn Fn(RowsDone) + Send + Sync),
+}
+
+impl StepProgress<'static> {
+    /// Progress nobody watches.
+    pub fn unwatched() -> Self {
+        StepProgress {
+            note: &|_| {},
+            rows: &|_| {},
+        }
+    }
+}
+
+/// Rows a step has written so far, of how many it will write (when known).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowsDone {
+    pub done: u64,
+    pub of: Option<u64>,
+}
+
+impl RowsDone {
+    /// `1200000 of 2000000 rows (60%), 40000 rows/s, about 20s left`, given how
+    /// long the step has run; the rate and the time left only once some rows are done.
+    pub fn describe(&self, running: std::time::Duration) -> String {
+        let secs = running.as_secs_f64();
+        let rate = (secs >= 1.0 && self.done > 0).then(|| self.done as f64 / secs);
+        let mut out = match self.of {
+            Some(of) if of > 0 => format!(
+                "{} of {of} rows ({}%)",
+                self.done,
+                (self.done.min(of) * 100) / of
+            ),
+            _ => format!("{} rows", self.done),
+        };
+        if let Some(rate) = rate {
+            out.push_str(&format!(", {} rows/s", rate.round() as u64));
+            if let Some(of) = self.of.filter(|of| *of > self.done) {
+                let left = ((of - self.done) as f64 / rate).ceil() as u64;
+                out.push_str(&format!(", about {} left", short_duration(left)));
+            }
+        }
+        out
+    }
+}
+
+/// `12s`, `3m04s`, `2h05m`.
+pub fn short_duration(s: u64) -> String {
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
+        _ => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
+    }
+}
 
 pub trait Backend: Send + Sync {
     fn capabilities(&self) -> &Capabilities;
@@ -195,7 +255,7 @@ pub trait Backend: Send + Sync {
         plan: &TablePlan,
         step: &Step,
         now: Option<&ObservedTable>,
-        progress: Progress<'_>,
+        progress: StepProgress<'_>,
     ) -> impl Future<Output = Result<StepOutcome, BackendError>> + Send;
 
     /// The size in bytes of each table, for tables a plan scans or rewrites
@@ -228,4 +288,56 @@ pub trait Backend: Send + Sync {
         &self,
         table: &TableRef,
     ) -> impl Future<Output = Result<Option<u64>, BackendError>> + Send;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn rows_done_reads_with_its_rate_and_time_left() {
+        let r = RowsDone {
+            done: 1_200_000,
+            of: Some(2_000_000),
+        };
+        assert_eq!(
+            r.describe(Duration::from_secs(30)),
+            "1200000 of 2000000 rows (60%), 40000 rows/s, about 20s left"
+        );
+        // no rate before a second has passed, nor with nothing done yet
+        assert_eq!(
+            r.describe(Duration::from_millis(500)),
+            "1200000 of 2000000 rows (60%)"
+        );
+        let none = RowsDone {
+            done: 0,
+            of: Some(10),
+        };
+        assert_eq!(none.describe(Duration::from_secs(9)), "0 of 10 rows (0%)");
+        // done, or more than counted (rows appended meanwhile): no time left, never over 100%
+        let over = RowsDone {
+            done: 12,
+            of: Some(10),
+        };
+        assert_eq!(
+            over.describe(Duration::from_secs(2)),
+            "12 of 10 rows (100%), 6 rows/s"
+        );
+        let unknown = RowsDone { done: 7, of: None };
+        assert_eq!(unknown.describe(Duration::from_secs(7)), "7 rows, 1 rows/s");
+        let empty = RowsDone {
+            done: 0,
+            of: Some(0),
+        };
+        assert_eq!(empty.describe(Duration::from_secs(3)), "0 rows");
+        assert_eq!(
+            RowsDone {
+                done: 1,
+                of: Some(7_201)
+            }
+            .describe(Duration::from_secs(1)),
+            "1 of 7201 rows (0%), 1 rows/s, about 2h00m left"
+        );
+    }
 }

@@ -25,7 +25,9 @@ use client::{ClientConfig, DatabricksClient};
 
 use compile::Binding;
 use delta_operator_api::config::{ClientId, DatabricksAuth, DatabricksTarget, SecretSource};
-use delta_operator_backend::{Backend, BackendError, Progress, StepOutcome, TableRun};
+use delta_operator_backend::{
+    Backend, BackendError, Progress, StepOutcome, StepProgress, TableRun,
+};
 use delta_operator_core::model::{ObservedSchema, ObservedTable, SchemaRef, TableRef};
 use delta_operator_core::plan::steps::{Rewrite, RewritePhase};
 use delta_operator_core::plan::{
@@ -442,8 +444,10 @@ impl Backend for DatabricksBackend {
         plan: &TablePlan,
         step: &Step,
         now: Option<&ObservedTable>,
-        progress: Progress<'_>,
+        progress: StepProgress<'_>,
     ) -> Result<StepOutcome, BackendError> {
+        // a running statement reports no progress (the Statement Execution API has none): notes only
+        let progress = progress.note;
         let t = &run.table;
         let earlier = &plan.steps()[..step.number.saturating_sub(1).min(plan.steps().len())];
         let sql_error = |e: sql::SqlError| match e {

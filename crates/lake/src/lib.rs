@@ -24,7 +24,7 @@ use deltalake::protocol::DeltaOperation;
 use serde_json::Value;
 use url::Url;
 
-use delta_operator_backend::{Backend, BackendError, Progress, StepOutcome, TableRun};
+use delta_operator_backend::{Backend, BackendError, StepOutcome, StepProgress, TableRun};
 use delta_operator_core::model::delta_schema as schema;
 use delta_operator_core::model::{
     Check, DataType, DesiredTable, OWNER_PROPERTY, ObservedSchema, ObservedTable, SchemaRef,
@@ -566,7 +566,7 @@ impl Backend for LakeBackend {
         _plan: &TablePlan,
         step: &Step,
         now: Option<&ObservedTable>,
-        progress: Progress<'_>,
+        progress: StepProgress<'_>,
     ) -> Result<StepOutcome, BackendError> {
         let t = &run.table;
         // what runs is what the plan shows (a plan made by another version is refused)

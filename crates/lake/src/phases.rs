@@ -18,7 +18,7 @@ use serde_json::Value;
 use super::replace::{self, MAX_CATCH_UP_ROUNDS, NotCommitted, Since};
 use super::rewrite::{self, Checks, RUN_FOLDER_PREFIX, Sink, StreamSpec};
 use super::{LakeBackend, STAGING, delta_err, lock, rel};
-use delta_operator_backend::{BackendError, Progress, StepOutcome, TableRun, failpoint};
+use delta_operator_backend::{BackendError, StepOutcome, StepProgress, TableRun, failpoint};
 use delta_operator_core::model::{Leftover, LeftoverKind, TableRef};
 use delta_operator_core::plan::Step;
 use delta_operator_core::plan::steps::{Rewrite, RewritePhase};
@@ -79,7 +79,7 @@ impl LakeBackend {
         step: &Step,
         rw: &Rewrite,
         phase: RewritePhase,
-        progress: Progress<'_>,
+        progress: StepProgress<'_>,
     ) -> Result<StepOutcome, BackendError> {
         let t = &run.table;
         match phase {
@@ -134,7 +134,7 @@ impl LakeBackend {
         run: &TableRun,
         step: &Step,
         rw: &Rewrite,
-        progress: Progress<'_>,
+        progress: StepProgress<'_>,
     ) -> Result<StepOutcome, BackendError> {
         let t = &run.table;
         let srel = staging_rel(t, &run.id);
@@ -149,7 +149,7 @@ impl LakeBackend {
         let source = self.open_table(t).await?;
         let from = source.version().unwrap_or(0) as u64;
         let baseline = rewrite::baseline_of(&source, None, rw).await?;
-        progress(&format!("staging {} rows at {at}", baseline.rows));
+        (progress.note)(&format!("staging {} rows at {at}", baseline.rows));
         let target = rewrite::target_schema(rw, true)?;
         let config = source
             .snapshot()
@@ -168,6 +168,7 @@ impl LakeBackend {
             converted: baseline.converted.iter().map(|(i, _, _)| *i).collect(),
             checks: &checks,
             crash_mid_stream: Some("during-stage"),
+            expected_rows: u64::try_from(baseline.rows).ok(),
         };
         let written = rewrite::convert_into(&source, None, &spec, &mut sink, progress).await;
         if let Err(e) = written {
@@ -227,7 +228,7 @@ impl LakeBackend {
         rw: &Rewrite,
         base: DeltaTable,
         first: FirstPass<'_>,
-        progress: Progress<'_>,
+        progress: StepProgress<'_>,
     ) -> Result<StepOutcome, BackendError> {
         let t = &run.table;
         let target = rewrite::target_schema(rw, false)?;
@@ -253,7 +254,7 @@ impl LakeBackend {
         let first_rows = match first {
             FirstPass::Table => {
                 let baseline = rewrite::baseline_of(&base, None, rw).await?;
-                progress(&format!("rewriting {} rows in one pass", baseline.rows));
+                (progress.note)(&format!("rewriting {} rows in one pass", baseline.rows));
                 let spec = StreamSpec {
                     select: rw,
                     target: target.clone(),
@@ -261,6 +262,7 @@ impl LakeBackend {
                     converted: baseline.converted.iter().map(|(i, _, _)| *i).collect(),
                     checks: &checks,
                     crash_mid_stream: Some("during-replace"),
+                    expected_rows: u64::try_from(baseline.rows).ok(),
                 };
                 let counted = rewrite::convert_into(&base, None, &spec, &mut sink, progress).await;
                 let stats = match counted {
@@ -290,7 +292,7 @@ impl LakeBackend {
                     })
                     .await);
                 }
-                progress(&format!(
+                (progress.note)(&format!(
                     "replacing the table from {staged_rows} staged rows"
                 ));
                 let copy = rewrite::passthrough(rw);
@@ -301,6 +303,7 @@ impl LakeBackend {
                     converted: vec![],
                     checks: &checks,
                     crash_mid_stream: Some("during-replace"),
+                    expected_rows: u64::try_from(staged_rows).ok(),
                 };
                 let stats =
                     match rewrite::convert_into(staging, None, &spec, &mut sink, progress).await {
@@ -357,7 +360,7 @@ impl LakeBackend {
                 }
                 Ok(Since::Appends { latest, adds }) => {
                     let newer = self.open_table_at(t, latest).await?;
-                    progress(&format!(
+                    (progress.note)(&format!(
                         "{} files appended since version {read}: converting them too",
                         adds.len()
                     ));
@@ -371,6 +374,7 @@ impl LakeBackend {
                         converted: b.converted.iter().map(|(i, _, _)| *i).collect(),
                         checks: &checks,
                         crash_mid_stream: None,
+                        expected_rows: u64::try_from(b.rows).ok(),
                     };
                     let stats = match rewrite::convert_into(
                         &newer,

@@ -44,8 +44,9 @@ use deltalake::writer::{DeltaWriter, RecordBatchWriter};
 use futures::StreamExt;
 use url::Url;
 
-use super::{BackendError, Progress, delta_err};
+use super::{BackendError, delta_err};
 use delta_operator_backend::failpoint;
+use delta_operator_backend::{RowsDone, StepProgress};
 use delta_operator_core::model::delta_schema::struct_to_json;
 use delta_operator_core::plan::steps::{Projection, Rewrite, Source};
 
@@ -493,7 +494,12 @@ pub struct StreamSpec<'a> {
     pub checks: &'a Checks,
     /// Abort at the second batch (a failpoint name).
     pub crash_mid_stream: Option<&'static str>,
+    /// The rows the source holds (counted before), for the progress shown.
+    pub expected_rows: Option<u64>,
 }
+
+/// How often a rewrite reports the rows it has written.
+const ROWS_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The select list: each projection's value under the alias `__c<i>`.
 fn select_exprs(
@@ -528,7 +534,7 @@ pub async fn convert_into(
     files: Option<&[Add]>,
     spec: &StreamSpec<'_>,
     sink: &mut Sink,
-    progress: Progress<'_>,
+    progress: StepProgress<'_>,
 ) -> Result<StreamStats, BackendError> {
     let ctx = session();
     let df = frame(&ctx, source, files).await?;
@@ -605,12 +611,21 @@ pub async fn convert_into(
             stats.present[i] += (out.num_rows() - out.column(i).null_count()) as i64;
         }
         sink.write(out).await?;
-        if last_report.elapsed() >= std::time::Duration::from_secs(30) {
-            progress(&format!("{} rows written", stats.rows));
+        // tests: a rewrite long enough to watch (`slow-batch`: each batch waits)
+        delta_operator_backend::slow_failpoint("batch").await;
+        if last_report.elapsed() >= ROWS_EVERY {
+            (progress.rows)(RowsDone {
+                done: stats.rows as u64,
+                of: spec.expected_rows,
+            });
             last_report = std::time::Instant::now();
         }
     }
     sink.flush().await?;
+    (progress.rows)(RowsDone {
+        done: stats.rows as u64,
+        of: spec.expected_rows,
+    });
     Ok(stats)
 }
 

@@ -2,7 +2,7 @@
 //! (the embedded lake or a Databricks workspace) behind one type.
 
 use delta_operator_api::config::{Target, TargetBackend};
-use delta_operator_backend::{Backend, BackendError, Progress, StepOutcome, TableRun};
+use delta_operator_backend::{Backend, BackendError, StepOutcome, StepProgress, TableRun};
 use delta_operator_core::model::{ObservedSchema, ObservedTable, SchemaRef, TableRef};
 use delta_operator_core::plan::{BackendKind, Capabilities, Compiler, SchemaStep, Step, TablePlan};
 use delta_operator_databricks as databricks;
@@ -129,7 +129,7 @@ impl Backend for AnyBackend {
         plan: &TablePlan,
         step: &Step,
         now: Option<&ObservedTable>,
-        progress: Progress<'_>,
+        progress: StepProgress<'_>,
     ) -> Result<StepOutcome, BackendError> {
         match self {
             AnyBackend::Lake(b) => b.run(run, plan, step, now, progress).await,

@@ -131,6 +131,12 @@ pub enum Event<'a> {
         step: &'a Step,
         message: &'a str,
     },
+    /// Rows the running step has written so far (a lake rewrite, about every second).
+    Rows {
+        table: &'a TableRef,
+        step: &'a Step,
+        rows: crate::RowsDone,
+    },
     /// A rewrite or destructive step recorded the version it starts from.
     RestorePoint {
         table: &'a TableRef,
@@ -437,16 +443,21 @@ async fn run_step<B: Backend>(
             on_event(Event::RestorePoint { table, version });
         }
     }
-    let progress = |m: &str| {
+    let note = |m: &str| {
         on_event(Event::Progress {
             table,
             step,
             message: m,
         })
     };
+    let rows = |rows: crate::RowsDone| on_event(Event::Rows { table, step, rows });
+    let progress = crate::StepProgress {
+        note: &note,
+        rows: &rows,
+    };
     crate::slow_failpoint(&format!("step-{}", step.number)).await;
     let outcome = backend
-        .run(run, plan, step, live.as_ref(), &progress)
+        .run(run, plan, step, live.as_ref(), progress)
         .await?;
     report.detail = outcome.detail;
     Ok(StepStatus::Applied)
