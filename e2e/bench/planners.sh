@@ -17,6 +17,7 @@ root="$(cd "$here/../.." && pwd)"
 cache="${DELTA_OPERATOR_CACHE:-$HOME/.cache/delta-operator}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$cache/target}"
 runs="${RUNS:-5}"
+export PYTHONDONTWRITEBYTECODE=1  # no __pycache__ in the clone
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
