@@ -21,15 +21,19 @@ export PYTHONDONTWRITEBYTECODE=1  # no __pycache__ in the clone
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-# venv DIR PYTHON MAJOR.MINOR PACKAGE: a venv with PACKAGE, made by PYTHON (>= MAJOR.MINOR)
+# at_least PYTHON MAJOR.MINOR: is PYTHON that version or newer?
+at_least() { "$1" -c "import sys; sys.exit(sys.version_info < tuple(map(int, '$2'.split('.'))))"; }
+
+# venv DIR PYTHON MAJOR.MINOR PACKAGE VAR: a venv with PACKAGE, made by PYTHON (>= MAJOR.MINOR)
 venv() {
   local dir="$cache/bench-venv/$1" py="$2" need="$3" pkg="$4"
   if [[ ! -x $dir/bin/python ]]; then
-    command -v "$py" >/dev/null || { echo "planners.sh: $pkg needs Python >= $need: '$py' not found (set ${5}=...)" >&2; exit 1; }
+    command -v "$py" >/dev/null && at_least "$py" "$need" ||
+      { echo "planners.sh: $pkg needs Python >= $need: '$py' is missing or older (set $5=...)" >&2; exit 1; }
     "$py" -m venv "$dir"
   fi
-  "$dir/bin/python" -c "import sys; sys.exit(sys.version_info < tuple(map(int, '$need'.split('.'))))" ||
-    { echo "planners.sh: $dir is Python $("$dir/bin/python" -V), $pkg needs >= $need (remove it, set ${5})" >&2; exit 1; }
+  at_least "$dir/bin/python" "$need" ||
+    { echo "planners.sh: $dir has $("$dir/bin/python" -V), $pkg needs >= $need (remove it, set $5)" >&2; exit 1; }
   if [[ ! -e $dir/.installed-$pkg ]]; then
     "$dir/bin/pip" install --quiet --disable-pip-version-check "$pkg"
     touch "$dir/.installed-$pkg"
