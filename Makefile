@@ -12,7 +12,7 @@ CARGO ?= cargo
 PY_PACKAGES = deltalake==1.6.6 pyarrow==26.0.1 moto[server]==5.2.5 pyyaml==6.0.4
 PY_STAMP := $(CACHE)/venv/.installed-$(shell echo '$(PY_PACKAGES)' | md5sum | cut -c1-8)
 
-.PHONY: test prepare build lint go-tools python controlplane crds bench example ship-tools gen-config warehouse fuzz
+.PHONY: test prepare build lint go-tools python controlplane crds bench bench-planners example ship-tools gen-config warehouse fuzz
 
 # The Databricks SQL warehouse + Unity Catalog emulator: real Delta Lake on Spark
 # (pyspark from PyPI, delta-spark jars from Maven Central), see e2e/warehouse/README.md.
@@ -80,6 +80,11 @@ crds:
 # Benchmarks: release build, prints figures.
 bench:
 	$(CARGO) bench -p delta-operator-core --bench plan
+
+# Our planner against stevin's and delta-engine's on the same 1,000 x 50 input, one table
+# (installs both from PyPI into $(CACHE)/bench-venv; needs python3 >= 3.11 and python3.12).
+bench-planners:
+	e2e/bench/planners.sh
 
 # The README's first command.
 example:

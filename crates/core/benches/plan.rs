@@ -2,6 +2,9 @@
 //! live states that differ in every way the planner handles. Prints figures.
 //! `cargo bench --bench plan` runs the full size; under `cargo test` (no
 //! `--bench` argument) it runs a small size to prove it works.
+//! `PLAN_BENCH_INPUT=<file>` also writes the generated input (desired,
+//! observed, schema modes) there as JSON, so that `e2e/bench/planners.sh`
+//! hands the very same tables to the other tools' planners.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -109,6 +112,17 @@ fn main() {
             meta: Default::default(),
         })
         .collect();
+    if let Some(path) = std::env::var_os("PLAN_BENCH_INPUT") {
+        let input = serde_json::json!({
+            "desired": desired,
+            "observed": observed,
+            "schemas": schemas.iter().map(|s| serde_json::json!({
+                "catalog": s.schema.catalog, "schema": s.schema.schema, "mode": s.mode,
+            })).collect::<Vec<_>>(),
+        });
+        let text = serde_json::to_string(&input).expect("the model serialises");
+        std::fs::write(&path, text).expect("PLAN_BENCH_INPUT is writable");
+    }
     for caps in [Capabilities::lake(), Capabilities::databricks()] {
         let mut times = Vec::new();
         let mut last = None;
@@ -123,10 +137,12 @@ fn main() {
         times.sort();
         let median = times[times.len() / 2];
         println!(
-            "plan {n} tables x {cols} columns ({}): median {:.1} ms over {runs} runs ({:.1} µs per table) · {} steps · id {}",
+            "plan {n} tables x {cols} columns ({}): median {:.1} ms over {runs} runs ({:.1} µs per table) · {} changed · {} rejected · {} steps · id {}",
             caps.backend,
             median.as_secs_f64() * 1e3,
             median.as_secs_f64() * 1e6 / n as f64,
+            p.summary.change,
+            p.summary.rejected,
             p.summary.steps,
             p.id
         );
