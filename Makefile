@@ -12,7 +12,7 @@ CARGO ?= cargo
 PY_PACKAGES = deltalake==1.6.6 pyarrow==26.0.1 moto[server]==5.2.5 pyyaml==6.0.4
 PY_STAMP := $(CACHE)/venv/.installed-$(shell echo '$(PY_PACKAGES)' | md5sum | cut -c1-8)
 
-.PHONY: test prepare build lint go-tools python controlplane crds bench bench-planners example ship-tools gen-config warehouse fuzz
+.PHONY: test prepare build lint go-tools python controlplane crds bench bench-planners bench-controller bench-statements bench-rewrite example ship-tools gen-config warehouse fuzz
 
 # The Databricks SQL warehouse + Unity Catalog emulator: real Delta Lake on Spark
 # (pyspark from PyPI, delta-spark jars from Maven Central), see e2e/warehouse/README.md.
@@ -85,6 +85,23 @@ bench:
 # (installs both from PyPI into $(CACHE)/bench-venv; needs python3 >= 3.11 and python3.12).
 bench-planners:
 	e2e/bench/planners.sh
+
+# N new DeltaTables to Ready on the real control plane, one release operator, the lake target:
+# time, applies in flight, reconciles/s, RSS and CPU (converging and idle), apiserver requests
+# per reconcile. BENCH_N lists the sizes; one control plane per size.
+BENCH_N ?= 100 1000 5000
+bench-controller: controlplane
+	$(CARGO) build --locked --release --bin delta-operator
+	for n in $(BENCH_N); do PROFILE=release e2e/with-controlplane.sh e2e/bench/controller.sh $$n || exit 1; done
+
+# A steady-state drift check on Databricks (the warehouse emulator): statements and HTTP
+# requests per schema and per table, beside what delta-engine and stevin would send.
+bench-statements: warehouse
+	e2e/bench/statements.sh
+
+# Lake rewrites: bytes written per table size and rows/s, beside a plain delta-rs copy.
+bench-rewrite:
+	$(CARGO) bench --locked --bench rewrite
 
 # The README's first command.
 example:

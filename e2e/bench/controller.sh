@@ -12,6 +12,7 @@
 #      BENCH_SCHEMAS (DeltaSchemas the tables are spread over, default one per 500 tables),
 #      BENCH_APPLIES (the target's maxConcurrentApplies, default: the operator's default),
 #      BENCH_IDLE (seconds of idle measured after all are Ready, default 30),
+#      BENCH_RECONCILES (the operator's --max-reconciles, default: the operator's default),
 #      BENCH_KEEP=1 (keep the work dir: operator log, config, lake, samples),
 #      DELTA_OPERATOR_LOG (the operator's log filter; default: the operator's own).
 # Figures are for one operator process on whatever else the machine runs: the load
@@ -36,6 +37,8 @@ SCHEMAS=${BENCH_SCHEMAS:-$(( (N + 499) / 500 ))}
 [[ $SCHEMAS =~ ^[1-9][0-9]*$ ]] || { echo "controller.sh: BENCH_SCHEMAS must be a positive integer, got '$SCHEMAS'" >&2; exit 2; }
 IDLE=${BENCH_IDLE:-30}
 [[ $IDLE =~ ^[0-9]+$ ]] || { echo "controller.sh: BENCH_IDLE must be whole seconds, got '$IDLE'" >&2; exit 2; }
+RECONCILES_LIMIT=${BENCH_RECONCILES:-}
+[[ -z $RECONCILES_LIMIT || $RECONCILES_LIMIT =~ ^[1-9][0-9]*$ ]] || { echo "controller.sh: BENCH_RECONCILES must be a positive integer, got '$RECONCILES_LIMIT'" >&2; exit 2; }
 APPLIES=${BENCH_APPLIES:-}
 [[ -z $APPLIES || $APPLIES =~ ^[1-9][0-9]*$ ]] || { echo "controller.sh: BENCH_APPLIES must be a positive integer, got '$APPLIES'" >&2; exit 2; }
 [[ -n ${KUBECONFIG:-} && -n ${DELTA_OPERATOR_E2E_DIR:-} ]] || {
@@ -166,6 +169,7 @@ NS_CREATED=1
 # for a port chosen here). DELTA_OPERATOR_LOG, when set, passes through; unset, the
 # operator's own default filter applies.
 "$BIN" run --namespace "$NS" --lease-namespace "$NS" --drift-interval 10m --listen 127.0.0.1:0 --config "$CFG" \
+  ${RECONCILES_LIMIT:+--max-reconciles "$RECONCILES_LIMIT"} \
   </dev/null >"$OPLOG" 2>&1 &
 OP_PID=$!
 PORT=
@@ -251,7 +255,7 @@ REQS=$(( REQ1 - REQ0 ))
 echo "N=$N all Ready in $ELAPSED s · $(rate "$N" "$ELAPSED") tables/s · reconciles $RECONCILES ($(rate "$RECONCILES" "$ELAPSED")/s) · RSS peak $RSS_PEAK MB · commits $COMMITS"
 echo "  first Ready seen at ${T_FIRST:-?} s (polls start when kubectl apply returns) · half at ${T_HALF:-?} s · kubectl apply (server-side) took $APPLY_S s · Delta tables $TABLES"
 echo "  operator ($PROFILE): CPU $CPU s ($(rate "$CPU" "$ELAPSED") cores avg) · RSS now $RSS_NOW MB · reconcile time sum ${DUR_SUM:-?} s (mean $MEAN_MS ms) · failed reconciles $FAILURES · WARN/ERROR log lines $WARNINGS"
-echo "  applies in flight at most ${IN_FLIGHT:-?} (maxConcurrentApplies ${APPLIES:-default}) · $SCHEMAS DeltaSchemas · apiserver requests $REQS ($(rate "$REQS" "$RECONCILES") per reconcile)"
+echo "  applies in flight at most ${IN_FLIGHT:-?} (maxConcurrentApplies ${APPLIES:-default}, --max-reconciles ${RECONCILES_LIMIT:-default}) · $SCHEMAS DeltaSchemas · apiserver requests $REQS ($(rate "$REQS" "$RECONCILES") per reconcile)"
 echo "  idle ${IDLE}s after: operator CPU $IDLE_CPU cores · RSS $IDLE_RSS MB · reconciles $IDLE_R"
 echo "  kube-apiserver+etcd CPU $CP_CPU s · load average $LOAD0 → $LOAD1 on $(nproc) CPUs · reconciles = DeltaTable + DeltaSchema reconciles"
 FAILED=0

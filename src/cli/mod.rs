@@ -101,6 +101,11 @@ pub struct RunArgs {
     /// This process's identity in Leases (default: hostname and pid).
     #[arg(long, env = "POD_NAME")]
     pub identity: Option<String>,
+    /// Reconciles run at once, per controller (DeltaTables, DeltaSchemas): bounds the
+    /// memory and CPU of reads when thousands of tables are (re)checked together.
+    /// Applies are bounded further, per target (`maxConcurrentApplies`).
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u16).range(1..))]
+    pub max_reconciles: u16,
     /// Lease duration in seconds; a holder that stops renewing loses it after this long.
     #[arg(long, default_value_t = 15)]
     pub lease_seconds: u64,
@@ -200,6 +205,7 @@ pub async fn run(cli: Cli) -> u8 {
                 leader_elect: a.leader_elect,
                 identity,
                 lease_seconds: a.lease_seconds,
+                max_reconciles: a.max_reconciles,
                 shutdown_grace: a.shutdown_grace,
                 webhook: a
                     .webhook_addr

@@ -83,6 +83,8 @@ pub struct RunOptions {
     pub leader_elect: bool,
     pub identity: String,
     pub lease_seconds: u64,
+    /// Reconciles at once, per controller.
+    pub max_reconciles: u16,
     /// After SIGTERM, how long a running step may take before it is left (Interrupted).
     pub shutdown_grace: Duration,
     /// Serve the validating admission webhook (every replica, leader or not).
@@ -624,7 +626,9 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
     });
 
     let store_for_map = tables_store.clone();
+    let limit = kube::runtime::controller::Config::default().concurrency(opts.max_reconciles);
     let table_controller = Controller::for_stream(tables_stream, tables_store.clone())
+        .with_config(limit.clone())
         .watches_stream(schemas_stream, move |s: DeltaSchema| {
             // a schema change re-triggers the tables that name it
             let ns = s.namespace();
@@ -657,6 +661,7 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
             })
         });
     let schema_controller = Controller::new(schemas_api, wc.clone())
+        .with_config(limit)
         .watches_stream(table_deletions, |t: DeltaTable| {
             Some(
                 ObjectRef::<DeltaSchema>::new(&t.spec.schema_ref)
