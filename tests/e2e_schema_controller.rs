@@ -97,27 +97,43 @@ fn on_the_lake_a_schemas_metadata_is_stalled_with_the_rules_name() {
     );
 }
 
-/// How many DeltaTables the restart test declares: enough that their list takes
-/// longer to arrive than the one DeltaSchema's.
-const DECLARED: usize = 40;
+/// How many DeltaTables the restart test declares, each documented at length
+/// (a table comment and 8 column comments of 16 KiB, the CRD's limit): their
+/// list (~4 MB) takes longer to arrive than the one DeltaSchema's.
+const DECLARED: usize = 30;
+
+/// A long-documented table's spec body.
+fn documented() -> String {
+    let long = |what: &str| format!("{what} {}", "documented at length. ".repeat(700));
+    let mut body = format!("  comment: '{}'\n  columns:\n", long("the table"));
+    for c in 0..8 {
+        body.push_str(&format!(
+            "    - {{name: c{c}, type: bigint, comment: '{}'}}\n",
+            long(&format!("column {c}"))
+        ));
+    }
+    body
+}
 
 /// A restarted operator decides orphans only once it has listed every DeltaTable
 /// (`Context::caches_synced`). A strict schema would plan the drop of a table no
-/// DeltaTable declares; with 40 declared tables all Ready, the new operator's
+/// DeltaTable declares; with 30 long-documented tables all Ready, the new operator's
 /// schema status, sampled every 300 ms, never lists an orphan nor waits for
 /// an approval, no event speaks of one, and every table stays.
 #[test]
 fn a_restarted_operator_takes_no_declared_table_for_an_orphan() {
     let ns = namespace("orphans-sync");
-    let op = Operator::start(&ns, ALL, &[]);
-    let mut yaml = support::STRICT_SCHEMA.to_string();
-    for i in 0..DECLARED {
-        yaml.push_str(&support::table(
-            &format!("t{i:02}"),
-            "  columns:\n    - {name: id, type: bigint}",
-        ));
-    }
-    apply_yaml(&ns, &yaml);
+    // each table created once (no drift re-reads meanwhile)
+    let op = Operator::start(&ns, ALL, &["--drift-interval", "300s"]);
+    apply_yaml(&ns, support::STRICT_SCHEMA);
+    let body = documented();
+    let yaml: String = (0..DECLARED)
+        .map(|i| support::table(&format!("t{i:02}"), &body))
+        .collect();
+    // create, not apply: the last-applied annotation would pass the 256 KiB limit
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), yaml).unwrap();
+    kubectl_ok(&["create", "-n", &ns, "-f", file.path().to_str().unwrap()]);
     kubectl_ok(&[
         "wait",
         "-n",
@@ -125,7 +141,7 @@ fn a_restarted_operator_takes_no_declared_table_for_an_orphan() {
         "--for=condition=Ready",
         "deltatable",
         "--all",
-        "--timeout=300s",
+        "--timeout=400s",
     ]);
     wait_condition(&ns, "deltaschema", "sales", "Ready", "True", None);
     let dir = op.stop();
