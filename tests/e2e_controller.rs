@@ -5,8 +5,11 @@
 mod support;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use delta_operator::controller::FINALIZER;
 use serde_json::Value;
 use support::e2e::*;
 
@@ -923,4 +926,157 @@ fn a_strict_schema_drops_orphans_only_after_its_own_approval() {
         op.table_dir("orders").join("_delta_log").is_dir(),
         "a declared table is never an orphan"
     );
+}
+
+/// Another client changing `name` over and over from its own thread: a label
+/// every ~10 ms and, every tenth time, a status field under its own field
+/// manager. (No annotation: one re-triggers a reconcile, which would hide a
+/// conflict left without a retry.) Stopped by `stop`; the join says how many
+/// writes landed.
+fn churn(ns: &str, name: &str, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<usize> {
+    use delta_operator::spec::DeltaTable;
+    use kube::api::{Api, Patch, PatchParams};
+    let (ns, name) = (ns.to_string(), name.to_string());
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        // kube (ring) and reqwest (aws-lc-rs) both bring a provider: pick the operator's
+        let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+        rt.block_on(async {
+            let kubeconfig =
+                kube::config::Kubeconfig::read_from(e2e_dir().join("kubeconfig")).unwrap();
+            let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+                .await
+                .unwrap();
+            let api: Api<DeltaTable> = Api::namespaced(kube::Client::try_from(config).unwrap(), &ns);
+            let mut landed = 0;
+            let mut n = 0u64;
+            while !stop.load(Ordering::SeqCst) {
+                n += 1;
+                let sent = if n.is_multiple_of(10) {
+                    let status = serde_json::json!({"apiVersion": "delta-operator.io/v1alpha1", "kind": "DeltaTable", "status": {"lastHandledReconcileAt": n.to_string()}});
+                    api.patch_status(
+                        &name,
+                        &PatchParams::apply("e2e-other-writer").force(),
+                        &Patch::Apply(&status),
+                    )
+                    .await
+                } else {
+                    let label = serde_json::json!({"metadata": {"labels": {"touched": n.to_string()}}});
+                    api.patch(&name, &PatchParams::default(), &Patch::Merge(&label))
+                        .await
+                };
+                if sent.is_ok() {
+                    landed += 1;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            landed
+        })
+    })
+}
+
+/// Waits until `name` is Ready for `generation` (observedGeneration too): how long it took.
+fn ready_for(ns: &str, name: &str, generation: i64, bound: Duration) -> Duration {
+    let start = std::time::Instant::now();
+    wait_until(
+        &format!("{name} Ready at generation {generation}"),
+        bound,
+        || {
+            let o = get(ns, "deltatable", name);
+            let ready = condition(&o, "Ready").is_some_and(|(s, _)| s == "True");
+            if ready
+                && o["metadata"]["generation"] == generation
+                && o["status"]["observedGeneration"] == generation
+            {
+                Ok(())
+            } else {
+                Err(o["status"].to_string())
+            }
+        },
+    );
+    start.elapsed()
+}
+
+/// A resource another client keeps changing (labels, a status field of its
+/// own) while the operator creates its table and changes it four times,
+/// switching deletionPolicy each time. The finalizer patch carries a
+/// resourceVersion, so it meets 409s: each a failed reconcile, retried with
+/// backoff. Every generation is Ready with its observedGeneration within 90 s,
+/// though the drift interval is 600 s (only the retries can bring it), the
+/// finalizer follows deletionPolicy, and the table has the spec's columns.
+#[test]
+fn a_resource_changed_concurrently_reaches_ready_through_status_and_finalizer_conflicts() {
+    let ns = namespace("conflicts");
+    let op = Operator::start(&ns, ALL, &["--drift-interval", "600s"]);
+    let spec = |generation: i64| {
+        // each generation adds a column, and switches the finalizer on or off
+        let policy = if generation % 2 == 0 {
+            "Retain"
+        } else {
+            "Delete"
+        };
+        let mut columns = "    - {name: id, type: bigint}".to_string();
+        for g in 2..=generation {
+            columns.push_str(&format!("\n    - {{name: note{g}, type: string}}"));
+        }
+        (
+            policy == "Delete",
+            support::table(
+                "churned",
+                &format!("  deletionPolicy: {policy}\n  columns:\n{columns}"),
+            ),
+        )
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut other = None;
+    let mut took = vec![];
+    for generation in 1..=5 {
+        let (finalized, yaml) = spec(generation);
+        if generation == 1 {
+            apply_yaml(&ns, &format!("{}{yaml}", support::SCHEMA));
+            other = Some(churn(&ns, "churned", stop.clone()));
+        } else {
+            apply_yaml(&ns, &yaml);
+        }
+        took.push(ready_for(
+            &ns,
+            "churned",
+            generation,
+            Duration::from_secs(90),
+        ));
+        let o = get(&ns, "deltatable", "churned");
+        assert_eq!(
+            o["metadata"]["finalizers"].to_string().contains(FINALIZER),
+            finalized,
+            "generation {generation}: {}",
+            o["metadata"]
+        );
+    }
+    stop.store(true, Ordering::SeqCst);
+    let landed = other.unwrap().join().unwrap();
+    assert!(landed >= 100, "the other client wrote {landed} times");
+    let log = op.log();
+    let failed: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("reconcile failed; retrying"))
+        .collect();
+    eprintln!(
+        "Ready after {took:?}; the other client wrote {landed} times; {} reconciles failed and were retried, first: {:?}",
+        failed.len(),
+        failed.first()
+    );
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let lake = support::Lake {
+        dir: tempfile::tempdir().unwrap(),
+        backend: delta_operator::backend::lake::LakeBackend::open(op.lake.to_str().unwrap())
+            .unwrap(),
+    };
+    let live = rt
+        .block_on(lake.read(&support::tref("churned")))
+        .expect("the table exists");
+    let names: Vec<&str> = live.columns.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["id", "note2", "note3", "note4", "note5"]);
 }

@@ -5,12 +5,15 @@
 mod support;
 
 use std::path::Path;
+use std::time::Duration;
 
 use delta_operator::backend::Backend;
 use delta_operator::backend::databricks::DatabricksBackend;
 use delta_operator::config::DatabricksTarget;
+use delta_operator::engine::read_and_plan;
 use delta_operator::model::TableRef;
 use support::e2e::*;
+use support::warehouse::{catalog_with_sales, faults, sql};
 
 fn backend() -> DatabricksBackend {
     for k in [
@@ -48,17 +51,7 @@ fn examples_become_ready_on_a_databricks_target_and_statements_are_counted() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let b = backend();
     let catalog = format!("ctl_{}", std::process::id());
-    rt.block_on(async {
-        for s in [
-            format!("CREATE CATALOG {catalog}"),
-            format!("CREATE SCHEMA {catalog}.sales"),
-        ] {
-            b.client()
-                .execute(&s, &|_: &str| {})
-                .await
-                .unwrap_or_else(|e| panic!("{s}: {e}"));
-        }
-    });
+    rt.block_on(catalog_with_sales(&b, &catalog));
     let ns = namespace("dbx");
     let op = Operator::start_databricks(&ns, "    namespaces: ['*']\n    schemas: ['ctl_*']", &[]);
     let dir = tempfile::tempdir().unwrap();
@@ -150,27 +143,6 @@ fn examples_become_ready_on_a_databricks_target_and_statements_are_counted() {
     wait_condition(&ns, "deltatable", "orders", "Ready", "True", None);
 }
 
-/// The emulator's admin endpoint (fault knobs).
-fn faults(body: serde_json::Value) {
-    let url = format!(
-        "{}/_emulator/faults",
-        std::env::var("WAREHOUSE_URL").expect("WAREHOUSE_URL: run through `make test`")
-    );
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let r = reqwest::Client::new()
-            .post(&url)
-            .json(&body)
-            .send()
-            .await
-            .expect("the emulator's admin endpoint");
-        assert!(r.status().is_success(), "{url}: {}", r.status());
-    });
-}
-
 /// `customers` with a primary key; `broken` adds a CHECK on a column it does not have.
 fn fk_customers(broken: bool) -> String {
     let check = if broken {
@@ -207,26 +179,16 @@ spec:
     - foreignKey: {columns: [order_id], references: orders, referencedColumns: [order_id]}
 ";
 
-/// The reason and message of the condition of `type_` when it is True.
-fn true_condition(ns: &str, name: &str, type_: &str) -> Option<(String, String)> {
-    let obj = get(ns, "deltatable", name);
-    obj["status"]["conditions"]
-        .as_array()?
-        .iter()
-        .find(|c| c["type"] == type_ && c["status"] == "True")
-        .map(|c| {
-            (
-                c["reason"].as_str().unwrap_or_default().to_string(),
-                c["message"].as_str().unwrap_or_default().to_string(),
-            )
-        })
+/// The reason and message of `name`'s condition of `type_` when it is True.
+fn true_of(ns: &str, name: &str, type_: &str) -> Option<(String, String)> {
+    true_condition(&get(ns, "deltatable", name), type_)
 }
 
 fn wait_for(ns: &str, name: &str, type_: &str, reason: &str, says: &[&str]) {
     wait_until(
         &format!("{name} {type_} {reason} naming {says:?}"),
         std::time::Duration::from_secs(90),
-        || match true_condition(ns, name, type_) {
+        || match true_of(ns, name, type_) {
             Some((r, m)) if r == reason && says.iter().all(|s| m.contains(s)) => Ok(()),
             other => Err(format!("{other:?}")),
         },
@@ -243,17 +205,7 @@ fn children_wait_for_their_foreign_key_parent_and_a_failed_parent_blocks_them() 
     let rt = tokio::runtime::Runtime::new().unwrap();
     let b = backend();
     let catalog = format!("ctl_fk_{}", std::process::id());
-    rt.block_on(async {
-        for s in [
-            format!("CREATE CATALOG {catalog}"),
-            format!("CREATE SCHEMA {catalog}.sales"),
-        ] {
-            b.client()
-                .execute(&s, &|_: &str| {})
-                .await
-                .unwrap_or_else(|e| panic!("{s}: {e}"));
-        }
-    });
+    rt.block_on(catalog_with_sales(&b, &catalog));
     let ns = namespace("dbx-fk");
     let _op = Operator::start_databricks(
         &ns,
@@ -346,17 +298,7 @@ fn a_statement_a_shutdown_could_not_cancel_is_named_and_waited_for() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let b = backend();
     let catalog = format!("ctl_int_{}", std::process::id());
-    rt.block_on(async {
-        for s in [
-            format!("CREATE CATALOG {catalog}"),
-            format!("CREATE SCHEMA {catalog}.sales"),
-        ] {
-            b.client()
-                .execute(&s, &|_: &str| {})
-                .await
-                .unwrap_or_else(|e| panic!("{s}: {e}"));
-        }
-    });
+    rt.block_on(catalog_with_sales(&b, &catalog));
     let ns = namespace("dbx-int");
     let allow = "    namespaces: ['*']\n    schemas: ['ctl_*']";
     // a grace past the submission's wait (10 s): the statement's id is known by then
@@ -406,8 +348,8 @@ fn a_statement_a_shutdown_could_not_cancel_is_named_and_waited_for() {
         op.log()
     );
     let left = get(&ns, "deltatable", "orders");
-    let (reason, message) = true_condition(&ns, "orders", "Reconciling")
-        .unwrap_or_else(|| panic!("{}", left["status"]));
+    let (reason, message) =
+        true_of(&ns, "orders", "Reconciling").unwrap_or_else(|| panic!("{}", left["status"]));
     assert_eq!(reason, "Interrupted", "{message}");
     assert!(message.contains("may still be running"), "{message}");
     let statements = left["status"]["apply"]["statements"].clone();
@@ -449,4 +391,196 @@ fn a_statement_a_shutdown_could_not_cancel_is_named_and_waited_for() {
         Some(comment.as_str())
     );
     faults(serde_json::json!({"uncancellable_pattern": null}));
+}
+
+/// The `events` table before (`code` a string) and after (`code` an int: no
+/// widening, so a staged rewrite whose REPLACE converts every row again).
+fn events_yaml(ns: &str, catalog: &str, code: &str) -> String {
+    format!(
+        "apiVersion: delta-operator.io/v1alpha1
+kind: DeltaSchema
+metadata: {{name: sales, namespace: {ns}}}
+spec: {{catalog: {catalog}}}
+---
+apiVersion: delta-operator.io/v1alpha1
+kind: DeltaTable
+metadata: {{name: events, namespace: {ns}}}
+spec:
+  schemaRef: sales
+  comment: Events as sent
+  columns:
+    - {{name: id, type: bigint, comment: the key}}
+    - {{name: amount, type: bigint}}
+    - {{name: code, type: {code}, comment: a number as text}}
+  constraints:
+    - check: {{name: id_positive, expression: id > 0}}
+"
+    )
+}
+
+/// Rows `from..from+n` as an outside writer inserts them through the warehouse.
+fn insert_events(catalog: &str, from: i64, n: i64) -> String {
+    format!(
+        "INSERT INTO {catalog}.sales.events SELECT id, id * 3, CAST(id * 7 AS STRING) FROM range({from}, {})",
+        from + n
+    )
+}
+
+/// Row count and a checksum per column (the values as text, so `code` compares across its cast).
+async fn events_fingerprint(b: &DatabricksBackend, catalog: &str) -> Vec<Vec<Option<String>>> {
+    let q = format!(
+        "SELECT count(*), sum(id), sum(amount), sum(CAST(hash(CAST(code AS STRING)) AS BIGINT)), count(code) FROM {catalog}.sales.events"
+    );
+    b.client()
+        .execute(&q, &|_: &str| {})
+        .await
+        .unwrap_or_else(|e| panic!("{q}: {e}"))
+        .rows
+}
+
+/// kill -9 of the operator while the warehouse runs a rewrite's REPLACE (the
+/// emulator's `slow_pattern` keeps it RUNNING for 40 s). The dead operator's
+/// status names the statement (written as the step sent it); an outside writer
+/// appends while no operator runs; the next operator says the apply was cut
+/// short, waits for that statement to end, resumes and is Ready: every row,
+/// the appended ones too, per-column checksums equal, the re-plan empty, the
+/// restore point kept. Status, sampled every second, is never Stalled.
+#[test]
+fn killed_mid_rewrite_on_databricks_the_next_operator_waits_for_the_statement_and_loses_no_row() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let b = backend();
+    let catalog = format!("ctl_kill_{}", std::process::id());
+    rt.block_on(catalog_with_sales(&b, &catalog));
+    let ns = namespace("dbx-kill");
+    let allow = "    namespaces: ['*']\n    schemas: ['ctl_*']";
+    let mut op = Operator::start_databricks(&ns, allow, &[]);
+    apply_yaml(&ns, &events_yaml(&ns, &catalog, "string"));
+    kubectl_ok(&[
+        "wait",
+        "-n",
+        &ns,
+        "--for=condition=Ready",
+        "deltatable/events",
+        "--timeout=240s",
+    ]);
+    rt.block_on(sql(&b, &[insert_events(&catalog, 1, 2_000)]));
+    // only this catalog's REPLACE is slow (other tests share the emulator)
+    faults(serde_json::json!({
+        "slow_pattern": format!("^\\s*CREATE OR REPLACE TABLE `{catalog}`\\.`sales`\\.`events` "),
+        "slow_seconds": 40,
+    }));
+    let sampler = Sampler::start(&ns, "deltatable", "events", Duration::from_secs(1));
+    apply_yaml(&ns, &events_yaml(&ns, &catalog, "int"));
+    // the REPLACE runs, and status names its statement (known once the submission answers)
+    let mut left = serde_json::Value::Null;
+    wait_until(
+        "status to name the REPLACE's statement",
+        Duration::from_secs(90),
+        || {
+            left = get(&ns, "deltatable", "events");
+            let apply = &left["status"]["apply"];
+            match true_condition(&left, "Reconciling") {
+                Some((r, m))
+                    if r == "Applying"
+                        && m.contains("REPLACE TABLE")
+                        && apply["statements"]
+                            .as_array()
+                            .is_some_and(|s| !s.is_empty()) =>
+                {
+                    Ok(())
+                }
+                _ => Err(left["status"].to_string()),
+            }
+        },
+    );
+    op.kill9();
+    faults(serde_json::json!({"slow_pattern": null}));
+    let statement = left["status"]["apply"]["statements"][0]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let restore_points: Vec<String> = left["status"]["apply"]["restorePoints"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no restore points in {}", left["status"]))
+        .iter()
+        .map(|p| p.as_str().unwrap().to_string())
+        .collect();
+    assert!(!restore_points.is_empty(), "{}", left["status"]);
+    assert_eq!(
+        rt.block_on(b.client().statement_state(&statement)).unwrap(),
+        "RUNNING",
+        "the REPLACE outlives the operator"
+    );
+    // a writer appends while no operator runs (the REPLACE has not read the table yet)
+    rt.block_on(sql(&b, &[insert_events(&catalog, 10_001, 500)]));
+    let expected = rt.block_on(events_fingerprint(&b, &catalog));
+    assert_eq!(expected[0][0].as_deref(), Some("2500"), "{expected:?}");
+    let _op = Operator::start_databricks(&ns, allow, &[]);
+    wait_for(
+        &ns,
+        "events",
+        "Reconciling",
+        "Interrupted",
+        &[&statement, "is still RUNNING"],
+    );
+    let (ok, out, err) = kubectl(&[
+        "wait",
+        "-n",
+        &ns,
+        "--for=condition=Ready",
+        "deltatable/events",
+        "--timeout=180s",
+    ]);
+    assert!(ok, "{out}{err}");
+    assert_eq!(
+        rt.block_on(b.client().statement_state(&statement)).unwrap(),
+        "SUCCEEDED",
+        "Ready only once the statement had ended"
+    );
+    let samples = sampler.samples();
+    never_stalled(&samples);
+    let reasons: Vec<String> = samples
+        .iter()
+        .filter_map(|s| true_condition(s, "Reconciling").map(|(r, _)| r))
+        .collect();
+    let first = |r: &str| reasons.iter().position(|x| x == r);
+    assert!(
+        first("Applying").is_some() && first("Applying") < first("Interrupted"),
+        "Applying, then Interrupted: {reasons:?}"
+    );
+    let said = events(&ns, "events");
+    assert!(
+        said.lines().any(|l| l.starts_with("ApplyInterrupted: ")
+            && l.contains("cut short at step ")
+            && l.contains("REPLACE TABLE")
+            && l.contains("operator running it ended")),
+        "{said}"
+    );
+    assert!(said.contains("ApplyResumed: "), "{said}");
+    let done = get(&ns, "deltatable", "events");
+    assert!(done["status"]["apply"].is_null(), "{}", done["status"]);
+    let kept = done["status"]["lastApplied"]["restorePoints"].to_string();
+    for p in &restore_points {
+        assert!(kept.contains(p.as_str()), "{p} kept in {kept}");
+    }
+    assert_eq!(
+        rt.block_on(events_fingerprint(&b, &catalog)),
+        expected,
+        "every row and value, the appended ones too"
+    );
+    let inputs = support::manifests(&events_yaml(&ns, &catalog, "int"));
+    let (again, live) = rt.block_on(read_and_plan(&b, &inputs)).expect("re-plan");
+    assert!(
+        !again.has_changes(),
+        "converged:\n{}",
+        delta_operator::plan::render::text::render(&again)
+    );
+    let live = live.first().expect("events is read");
+    assert!(live.leftovers.is_empty(), "{:?}", live.leftovers);
+    assert_eq!(
+        live.checks.len(),
+        1,
+        "the CHECK put back: {:?}",
+        live.checks
+    );
 }

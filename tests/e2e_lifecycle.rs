@@ -11,7 +11,7 @@
 mod support;
 
 use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use delta_operator::backend::lake::LakeBackend;
@@ -57,82 +57,6 @@ async fn fingerprint(lake: &Lake) -> Vec<String> {
     .await
 }
 
-/// The reason of a condition that is True, and its message.
-fn true_condition(obj: &Value, type_: &str) -> Option<(String, String)> {
-    obj["status"]["conditions"]
-        .as_array()?
-        .iter()
-        .find(|c| c["type"] == type_ && c["status"] == "True")
-        .map(|c| {
-            (
-                c["reason"].as_str().unwrap_or_default().to_string(),
-                c["message"].as_str().unwrap_or_default().to_string(),
-            )
-        })
-}
-
-/// Samples the resource every second in the background: what its status said.
-struct Sampler {
-    seen: Arc<Mutex<Vec<Value>>>,
-    stop: Arc<std::sync::atomic::AtomicBool>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Sampler {
-    fn start(ns: &str, name: &str) -> Self {
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let (ns, name, s, st) = (ns.to_string(), name.to_string(), seen.clone(), stop.clone());
-        let thread = std::thread::spawn(move || {
-            while !st.load(std::sync::atomic::Ordering::SeqCst) {
-                let (ok, out, _) = kubectl(&["get", "-n", &ns, "deltatable", &name, "-o", "json"]);
-                if ok && let Ok(v) = serde_json::from_str::<Value>(&out) {
-                    s.lock().unwrap().push(v);
-                }
-                std::thread::sleep(Duration::from_secs(1));
-            }
-        });
-        Sampler {
-            seen,
-            stop,
-            thread: Some(thread),
-        }
-    }
-
-    fn samples(mut self) -> Vec<Value> {
-        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-        self.seen.lock().unwrap().clone()
-    }
-}
-
-/// Status never said Stalled while an apply was interrupted and resumed.
-fn never_stalled(samples: &[Value]) {
-    for s in samples {
-        assert!(
-            true_condition(s, "Stalled").is_none(),
-            "Stalled during an interruption: {}",
-            s["status"]
-        );
-    }
-}
-
-/// `reason: message` of every event on `orders`.
-fn events(ns: &str) -> String {
-    kubectl_ok(&[
-        "get",
-        "events",
-        "-n",
-        ns,
-        "--field-selector",
-        "involvedObject.name=orders",
-        "-o",
-        "jsonpath={range .items[*]}{.reason}: {.message}{\"\\n\"}{end}",
-    ])
-}
-
 /// Starts the operator on `dir`'s lake, the examples Ready, with rows in orders.
 fn ready_with_rows(ns: &str) -> (tempfile::TempDir, Vec<String>) {
     let op = Operator::start(ns, ALL, &[]);
@@ -157,14 +81,10 @@ fn ready_with_rows(ns: &str) -> (tempfile::TempDir, Vec<String>) {
 fn an_apply_shows_its_step_and_a_sigterm_interrupts_it_then_the_next_operator_resumes() {
     let ns = namespace("applying");
     let (dir, before) = ready_with_rows(&ns);
-    let config = format!(
-        "targets:\n  lake:\n    lake: {{root: {}}}\n{ALL}\n",
-        dir.path().join("lake").display()
-    );
     // step 2, the rewrite, takes 25 s before it runs
-    let mut op = Operator::start_with_env(
+    let mut op = Operator::start_in_with_env(
         &ns,
-        &config,
+        ALL,
         &[],
         dir,
         &[
@@ -172,7 +92,7 @@ fn an_apply_shows_its_step_and_a_sigterm_interrupts_it_then_the_next_operator_re
             ("DELTA_OPERATOR_FAILPOINT_SECONDS", "25"),
         ],
     );
-    let sampler = Sampler::start(&ns, "orders");
+    let sampler = Sampler::start(&ns, "deltatable", "orders", Duration::from_secs(1));
     apply_yaml(&ns, &orders_changed());
     // Applying, step 2 of 2, with how long it has run; the printer column shows it
     let mut applying = Value::Null;
@@ -285,14 +205,10 @@ fn an_apply_shows_its_step_and_a_sigterm_interrupts_it_then_the_next_operator_re
 fn killed_mid_rewrite_the_next_operator_says_so_resumes_and_loses_no_row() {
     let ns = namespace("killed");
     let (dir, before) = ready_with_rows(&ns);
-    let config = format!(
-        "targets:\n  lake:\n    lake: {{root: {}}}\n{ALL}\n",
-        dir.path().join("lake").display()
-    );
     // the process aborts inside the rewrite: files written, nothing committed
-    let mut op = Operator::start_with_env(
+    let mut op = Operator::start_in_with_env(
         &ns,
-        &config,
+        ALL,
         &[],
         dir,
         &[("DELTA_OPERATOR_FAILPOINT", "before-commit")],
@@ -340,7 +256,7 @@ fn killed_mid_rewrite_the_next_operator_says_so_resumes_and_loses_no_row() {
     rt.block_on(append_rows(&outside, 10_001, 500));
     let before_with_appended = rt.block_on(fingerprint(&outside));
     assert_ne!(before_with_appended, before);
-    let sampler = Sampler::start(&ns, "orders");
+    let sampler = Sampler::start(&ns, "deltatable", "orders", Duration::from_secs(1));
     let dir = op.stop();
     let op = Operator::start_in(&ns, ALL, &[], dir);
     kubectl_ok(&[
@@ -363,7 +279,7 @@ fn killed_mid_rewrite_the_next_operator_says_so_resumes_and_loses_no_row() {
         "every row, the appended ones too"
     );
     // it said what it found (status, then this event), then resumed
-    let said = events(&ns);
+    let said = events(&ns, "orders");
     assert!(
         said.lines().any(|l| l.starts_with("ApplyInterrupted: ")
             && l.contains("cut short at step 2/3")
@@ -525,7 +441,7 @@ fn a_two_replica_failover_during_an_apply_resumes_it() {
             _ => Err(o["status"].to_string()),
         }
     });
-    let sampler = Sampler::start(&ns, "orders");
+    let sampler = Sampler::start(&ns, "deltatable", "orders", Duration::from_secs(1));
     a.kill9();
     wait_until("op-b to lead", Duration::from_secs(30), || {
         if holder() == "op-b" {
@@ -545,7 +461,7 @@ fn a_two_replica_failover_during_an_apply_resumes_it() {
     let samples = sampler.samples();
     never_stalled(&samples);
     // op-b said what it found before resuming (the status said it for a moment; the events keep it)
-    let said = events(&ns);
+    let said = events(&ns, "orders");
     assert!(
         said.lines()
             .any(|l| l.starts_with("ApplyInterrupted: ") && l.contains("cut short at step 2/3")),

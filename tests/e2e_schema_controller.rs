@@ -6,11 +6,14 @@
 
 mod support;
 
+use std::time::Duration;
+
 use delta_operator::backend::Backend;
 use delta_operator::backend::databricks::DatabricksBackend;
 use delta_operator::config::DatabricksTarget;
 use delta_operator::model::SchemaRef;
 use support::e2e::*;
+use support::warehouse::{catalog_with_sales, sql};
 
 fn schema_yaml(catalog: &str, spec: &str) -> String {
     format!(
@@ -33,16 +36,14 @@ fn a_delta_schemas_metadata_reaches_unity_catalog_through_the_reconcile() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let catalog = format!("ctl_schema_{}", std::process::id());
     rt.block_on(async {
-        for s in [
-            format!("CREATE CATALOG {catalog}"),
-            format!("CREATE SCHEMA {catalog}.sales"),
-            format!("GRANT MODIFY ON SCHEMA {catalog}.sales TO `analysts`"),
-        ] {
-            b.client()
-                .execute(&s, &|_: &str| {})
-                .await
-                .unwrap_or_else(|e| panic!("{s}: {e}"));
-        }
+        catalog_with_sales(&b, &catalog).await;
+        sql(
+            &b,
+            &[format!(
+                "GRANT MODIFY ON SCHEMA {catalog}.sales TO `analysts`"
+            )],
+        )
+        .await;
     });
     let ns = namespace("dbxschema");
     let op = Operator::start_databricks(&ns, "    namespaces: ['*']\n    schemas: ['ctl_*']", &[]);
@@ -94,4 +95,100 @@ fn on_the_lake_a_schemas_metadata_is_stalled_with_the_rules_name() {
         text.contains("remove spec.comment from the DeltaSchema"),
         "{text}"
     );
+}
+
+/// How many DeltaTables the restart test declares, each documented at length
+/// (a table comment and 8 column comments of 16 KiB, the CRD's limit): their
+/// list (~4 MB) takes longer to arrive than the one DeltaSchema's.
+const DECLARED: usize = 30;
+
+/// A long-documented table's spec body.
+fn documented() -> String {
+    let long = |what: &str| format!("{what} {}", "documented at length. ".repeat(700));
+    let mut body = format!("  comment: '{}'\n  columns:\n", long("the table"));
+    for c in 0..8 {
+        body.push_str(&format!(
+            "    - {{name: c{c}, type: bigint, comment: '{}'}}\n",
+            long(&format!("column {c}"))
+        ));
+    }
+    body
+}
+
+/// A restarted operator decides orphans only once it has listed every DeltaTable
+/// (`Context::caches_synced`). A strict schema would plan the drop of a table no
+/// DeltaTable declares; with 30 long-documented tables all Ready, the new operator's
+/// schema status, sampled every 300 ms, never lists an orphan nor waits for
+/// an approval, no event speaks of one, and every table stays.
+#[test]
+fn a_restarted_operator_takes_no_declared_table_for_an_orphan() {
+    let ns = namespace("orphans-sync");
+    // each table created once (no drift re-reads meanwhile)
+    let op = Operator::start(&ns, ALL, &["--drift-interval", "300s"]);
+    apply_yaml(&ns, support::STRICT_SCHEMA);
+    let body = documented();
+    let yaml: String = (0..DECLARED)
+        .map(|i| support::table(&format!("t{i:02}"), &body))
+        .collect();
+    // create, not apply: the last-applied annotation would pass the 256 KiB limit
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), yaml).unwrap();
+    kubectl_ok(&["create", "-n", &ns, "-f", file.path().to_str().unwrap()]);
+    kubectl_ok(&[
+        "wait",
+        "-n",
+        &ns,
+        "--for=condition=Ready",
+        "deltatable",
+        "--all",
+        "--timeout=400s",
+    ]);
+    wait_condition(&ns, "deltaschema", "sales", "Ready", "True", None);
+    let dir = op.stop();
+    // echoed by the new operator's first schema reconcile: proof that it ran
+    let asked = format!("restart-{}", std::process::id());
+    kubectl_ok(&[
+        "annotate",
+        "-n",
+        &ns,
+        "deltaschema/sales",
+        &format!("reconcile.fluxcd.io/requestedAt={asked}"),
+    ]);
+    let sampler = Sampler::start(&ns, "deltaschema", "sales", Duration::from_millis(300));
+    let op = Operator::start_in(&ns, ALL, &[], dir);
+    wait_until(
+        "the new operator to reconcile the schema",
+        Duration::from_secs(60),
+        || {
+            let s = get(&ns, "deltaschema", "sales");
+            if s["status"]["lastHandledReconcileAt"] == asked.as_str() {
+                Ok(())
+            } else {
+                Err(s["status"].to_string())
+            }
+        },
+    );
+    // and a few more (the drift interval is 2 s)
+    std::thread::sleep(Duration::from_secs(8));
+    let samples = sampler.samples();
+    assert!(samples.len() >= 10, "sampled {} times", samples.len());
+    never_stalled(&samples);
+    for s in &samples {
+        let orphans = &s["status"]["orphans"];
+        assert!(
+            orphans.is_null() || orphans.as_array().is_some_and(Vec::is_empty),
+            "declared tables taken for orphans: {}",
+            s["status"]
+        );
+    }
+    let said = events(&ns, "sales").to_lowercase();
+    assert!(
+        !said.contains("orphan") && !said.contains("approval"),
+        "{said}"
+    );
+    wait_condition(&ns, "deltaschema", "sales", "Ready", "True", None);
+    for i in 0..DECLARED {
+        let t = format!("t{i:02}");
+        assert!(op.table_dir(&t).join("_delta_log").is_dir(), "{t} stays");
+    }
 }

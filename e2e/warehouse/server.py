@@ -73,6 +73,8 @@ class Faults:
         "fault_paths": r"^/(api|oidc)/",   # regex on the path, for the three above
         "fault_methods": "",           # e.g. "POST" to limit them to one method
         "hang_pattern": None,          # regex: statements matching stay RUNNING until cancelled
+        "slow_pattern": None,          # regex: statements matching run this much longer ...
+        "slow_seconds": 10,            # ... before their work starts (a cancel ends them)
         "uncancellable_pattern": None,  # regex: statements matching ignore cancels for a while
         "uncancellable_seconds": 10,   # ... this long, then succeed
         "fail_pattern": None,          # regex: statements matching FAIL with fail_message
@@ -459,6 +461,12 @@ class Emulator:
                     st.state = "RUNNING"
                 lat = self.faults.get("statement_latency_ms") or 0
                 if lat and st.cancel.wait(lat / 1000.0):
+                    return self._finish(st, "CANCELED")
+                # a long statement (the API's wait_timeout + CONTINUE): RUNNING for its time, then
+                # its work runs on the table as it is then
+                sp = self.faults.get("slow_pattern")
+                if sp and re.search(sp, st.sql, re.I | re.S) and \
+                        st.cancel.wait(float(self.faults.get("slow_seconds") or 10)):
                     return self._finish(st, "CANCELED")
                 # Databricks' cancel is best effort ("may lose the race with completion"): a
                 # statement matching this keeps running for its time whatever cancels arrive,

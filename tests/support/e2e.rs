@@ -4,6 +4,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -57,6 +59,87 @@ pub fn condition(obj: &Value, t: &str) -> Option<(String, String)> {
                 c["reason"].as_str().unwrap_or("").to_string(),
             )
         })
+}
+
+/// The reason and message of the condition of type `t` when it is True.
+pub fn true_condition(obj: &Value, t: &str) -> Option<(String, String)> {
+    obj["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == t && c["status"] == "True")
+        .map(|c| {
+            (
+                c["reason"].as_str().unwrap_or_default().to_string(),
+                c["message"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+}
+
+/// Status never said Stalled (an interruption, a restart, a conflict is Progressing).
+pub fn never_stalled(samples: &[Value]) {
+    for s in samples {
+        assert!(
+            true_condition(s, "Stalled").is_none(),
+            "Stalled at some moment: {}",
+            s["status"]
+        );
+    }
+}
+
+/// `reason: message` of every event on the object named `name` in `ns`.
+pub fn events(ns: &str, name: &str) -> String {
+    kubectl_ok(&[
+        "get",
+        "events",
+        "-n",
+        ns,
+        "--field-selector",
+        &format!("involvedObject.name={name}"),
+        "-o",
+        "jsonpath={range .items[*]}{.reason}: {.message}{\"\\n\"}{end}",
+    ])
+}
+
+/// Reads one resource every `every` in the background: what it said, in order.
+pub struct Sampler {
+    seen: Arc<Mutex<Vec<Value>>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Sampler {
+    pub fn start(ns: &str, kind: &str, name: &str, every: Duration) -> Self {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (s, st) = (seen.clone(), stop.clone());
+        let args: Vec<String> = ["get", "-n", ns, kind, name, "-o", "json"]
+            .map(String::from)
+            .to_vec();
+        let thread = std::thread::spawn(move || {
+            while !st.load(Ordering::SeqCst) {
+                let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                let (ok, out, _) = kubectl(&args);
+                if ok && let Ok(v) = serde_json::from_str::<Value>(&out) {
+                    s.lock().unwrap().push(v);
+                }
+                std::thread::sleep(every);
+            }
+        });
+        Sampler {
+            seen,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    /// Stops sampling: every sample taken.
+    pub fn samples(mut self) -> Vec<Value> {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        self.seen.lock().unwrap().clone()
+    }
 }
 
 /// Polls until `f` holds (or fails with the last object seen).
@@ -130,16 +213,23 @@ impl Operator {
     }
 
     pub fn start_in(ns: &str, allowance: &str, extra: &[&str], dir: tempfile::TempDir) -> Self {
+        Self::start_in_with_env(ns, allowance, extra, dir, &[])
+    }
+
+    /// Like `start_in`, with more environment (a failpoint, say).
+    pub fn start_in_with_env(
+        ns: &str,
+        allowance: &str,
+        extra: &[&str],
+        dir: tempfile::TempDir,
+        env: &[(&str, &str)],
+    ) -> Self {
         let lake = dir.path().join("lake");
-        Self::start_with_config(
-            ns,
-            &format!(
-                "targets:\n  lake:\n    lake: {{root: {}}}\n{allowance}\n",
-                lake.display()
-            ),
-            extra,
-            dir,
-        )
+        let config = format!(
+            "targets:\n  lake:\n    lake: {{root: {}}}\n{allowance}\n",
+            lake.display()
+        );
+        Self::start_with_env(ns, &config, extra, dir, env)
     }
 
     /// kill -9: the process ends at once, in the middle of whatever it does.

@@ -30,3 +30,44 @@ pub fn backend() -> DatabricksBackend {
     cfg.retry_min_delay = Duration::from_millis(100);
     DatabricksBackend::new(cfg).expect("backend")
 }
+
+/// Sets the emulator's fault knobs (`e2e/warehouse/server.py`'s `Faults.FIELDS`) through its
+/// admin endpoint; a knob it does not know fails the test.
+pub fn faults(body: serde_json::Value) {
+    let url = format!("{}/_emulator/faults", env("WAREHOUSE_URL"));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let r = reqwest::Client::new()
+            .post(&url)
+            .json(&body)
+            .send()
+            .await
+            .expect("the emulator's admin endpoint");
+        assert!(r.status().is_success(), "{url}: {}", r.status());
+    });
+}
+
+/// Runs statements on the emulator as a user outside the operator would, each to its end.
+pub async fn sql(b: &DatabricksBackend, statements: &[String]) {
+    for s in statements {
+        b.client()
+            .execute(s, &|_: &str| {})
+            .await
+            .unwrap_or_else(|e| panic!("{s}: {e}"));
+    }
+}
+
+/// A fresh catalog with a `sales` schema: each test its own on the shared emulator.
+pub async fn catalog_with_sales(b: &DatabricksBackend, catalog: &str) {
+    sql(
+        b,
+        &[
+            format!("CREATE CATALOG {catalog}"),
+            format!("CREATE SCHEMA {catalog}.sales"),
+        ],
+    )
+    .await;
+}

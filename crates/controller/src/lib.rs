@@ -60,6 +60,8 @@ const MAX_BACKOFF: Duration = Duration::from_secs(60);
 const CACHE_WAIT: Duration = Duration::from_millis(500);
 /// How often status.apply's "running 14m" is refreshed while a step runs.
 const APPLY_REFRESH: Duration = Duration::from_secs(15);
+/// How often the warehouse statements a step runs are compared with status.apply.statements.
+const STATEMENTS_EVERY: Duration = Duration::from_secs(1);
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -280,6 +282,7 @@ impl Context {
         show(first).await;
         let mut refresh = tokio::time::interval(APPLY_REFRESH);
         refresh.tick().await;
+        let mut statements = tokio::time::interval(STATEMENTS_EVERY);
         let stopping = self.shutting_down.clone();
         let grace = self.shutdown_grace;
         let give_up = async move {
@@ -302,6 +305,10 @@ impl Context {
                 _ = refresh.tick() => {
                     let now = changes.borrow().clone();
                     show(now).await;
+                }
+                // what a kill would leave running, named in status (shown by `changes`)
+                _ = statements.tick() => {
+                    progress.send_if_modified(|p| p.running(backend.writes_running()));
                 }
             }
         };

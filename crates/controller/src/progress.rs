@@ -77,6 +77,17 @@ impl Progress {
         }
     }
 
+    /// The step's statements running on the warehouse now: in status while they
+    /// run, so a kill of this process leaves them named for the next operator to
+    /// wait for. True when that changed.
+    pub fn running(&mut self, statements: Vec<String>) -> bool {
+        if self.status.statements == statements {
+            return false;
+        }
+        self.status.statements = statements;
+        true
+    }
+
     pub fn status(&self) -> &ApplyStatus {
         &self.status
     }

@@ -233,6 +233,8 @@ pub struct DatabricksClient {
     token: tokio::sync::Mutex<Option<CachedToken>>,
     /// Every statement running now (reads and an apply's step may run side by side), for `cancel`.
     running: StdMutex<Vec<String>>,
+    /// Of those, the ones that may change a table (not read-only), for status.
+    writing: StdMutex<Vec<String>>,
     /// Statements submitted whose id is not known yet.
     submitting: AtomicUsize,
     warehouse_ready: AtomicBool,
@@ -285,6 +287,7 @@ impl DatabricksClient {
             cfg,
             token: tokio::sync::Mutex::new(None),
             running: StdMutex::new(Vec::new()),
+            writing: StdMutex::new(Vec::new()),
             submitting: AtomicUsize::new(0),
             warehouse_ready: AtomicBool::new(false),
             warehouse_waiting: StdMutex::new(None),
@@ -620,6 +623,7 @@ impl DatabricksClient {
                 // listed while followed; a follow dropped half-way (a shutdown) unlists it too
                 let _running = Listed::new(&self.running, &id);
                 let read_only = resend == Resend::Safe;
+                let _writing = (!read_only).then(|| Listed::new(&self.writing, &id));
                 self.follow(&id, v, request_id, progress, sent, read_only)
                     .await
             };
@@ -798,6 +802,15 @@ impl DatabricksClient {
                 .await?;
         }
         Ok(out)
+    }
+
+    /// The statements running now that may change a table (their ids known once
+    /// the submission answered): what a kill of this process would leave running.
+    pub fn writes_running(&self) -> Vec<String> {
+        self.writing
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// Cancels every running statement. The answer says what happened, for

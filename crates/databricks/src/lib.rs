@@ -174,6 +174,11 @@ impl DatabricksBackend {
         self.client.cancel().await
     }
 
+    /// The statements running now that may change a table.
+    pub fn writes_running(&self) -> Vec<String> {
+        self.client.writes_running()
+    }
+
     /// A statement's state, as the Statement Execution API says it.
     pub async fn statement_state(&self, id: &str) -> Result<String, BackendError> {
         self.client.statement_state(id).await.map_err(Into::into)

@@ -55,6 +55,15 @@ impl AnyBackend {
         }
     }
 
+    /// The statements running now that may change a table (Databricks; a lake
+    /// step runs in this process, so a kill ends it).
+    pub fn writes_running(&self) -> Vec<String> {
+        match self {
+            AnyBackend::Lake(_) => vec![],
+            AnyBackend::Databricks(d) => d.writes_running(),
+        }
+    }
+
     /// Whether a statement an earlier process left may still be running
     /// (`Some(state)` while PENDING or RUNNING). Lake: nothing runs outside the process.
     pub async fn still_running(&self, statement: &str) -> Result<Option<String>, BackendError> {

@@ -310,6 +310,23 @@ def test_a_cancel_can_lose_the_race(wh):
         wh.admin("POST", "/_emulator/faults", {"uncancellable_pattern": None})
 
 
+def test_a_slow_statement_runs_then_does_its_work(wh):
+    wh.admin("POST", "/_emulator/faults", {"slow_pattern": "takes_a_while", "slow_seconds": 3})
+    try:
+        t0 = time.time()
+        r = wh.submit("SELECT 'takes_a_while'", wait="0s")
+        s, now, _ = wh.call("GET", "/api/2.0/sql/statements/%s" % r["statement_id"])
+        assert s == 200 and now["status"]["state"] in ("PENDING", "RUNNING")
+        done = wh.wait(r)
+        assert done["status"]["state"] == "SUCCEEDED" and time.time() - t0 >= 3
+        assert done["result"]["data_array"] == [["takes_a_while"]]
+        r = wh.submit("SELECT 'takes_a_while'", wait="0s")
+        assert wh.call("POST", "/api/2.0/sql/statements/%s/cancel" % r["statement_id"])[0] == 200
+        assert wh.wait(r)["status"]["state"] == "CANCELED"
+    finally:
+        wh.admin("POST", "/_emulator/faults", {"slow_pattern": None})
+
+
 def test_faults_429_503_drop_latency(wh):
     wh.admin("POST", "/_emulator/faults", {"throttle_next": 1, "retry_after": 3})
     s, r, h = wh.call("GET", "/api/2.0/sql/warehouses/" + wh.wid)

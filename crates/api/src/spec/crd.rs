@@ -397,8 +397,9 @@ pub struct ApplyStatus {
     /// `catalog.schema.table@version` taken so far, before each rewrite or destructive step.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub restore_points: Vec<String>,
-    /// Warehouse statements a shutdown asked to cancel without seeing them end:
-    /// each may still be running, and nothing runs on the table until each has ended.
+    /// Warehouse statements that may still be running: the step's writes while
+    /// they run (a kill leaves them named), and those a shutdown asked to cancel
+    /// without seeing them end. Nothing runs on the table until each has ended.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub statements: Vec<String>,
 }
