@@ -149,12 +149,7 @@ async fn plain_copy(lake: &LakeBackend, t: &TableRef, into: &Path) -> (u64, std:
     let ctx = SessionContext::new();
     table.update_datafusion_session(&ctx.state()).unwrap();
     let provider = table.table_provider().await.unwrap();
-    let batches = ctx
-        .read_table(provider)
-        .unwrap()
-        .collect()
-        .await
-        .unwrap();
+    let batches = ctx.read_table(provider).unwrap().collect().await.unwrap();
     let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
     std::fs::create_dir_all(into).unwrap();
     let target = deltalake::DeltaTable::try_from_url(url::Url::from_directory_path(into).unwrap())

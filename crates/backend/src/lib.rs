@@ -154,6 +154,38 @@ pub struct StepOutcome {
     pub detail: Option<String>,
 }
 
+tokio::task_local! {
+    /// The statements the apply polled in this task started, so a process running
+    /// applies of several tables at once names each apply's own (in its status, for
+    /// the next operator to wait for), not every statement of the target.
+    pub static APPLY_STATEMENTS: StatementLog;
+}
+
+/// Ids of the statements one apply started (see `APPLY_STATEMENTS`).
+#[derive(Debug, Clone, Default)]
+pub struct StatementLog(std::sync::Arc<std::sync::Mutex<std::collections::BTreeSet<String>>>);
+
+impl StatementLog {
+    /// Records `id` in the log of the apply running in this task, if any.
+    pub fn note(id: &str) {
+        let _ = APPLY_STATEMENTS.try_with(|log| {
+            log.0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .insert(id.to_string());
+        });
+    }
+
+    /// Of `ids`, those this apply started.
+    pub fn mine(&self, ids: Vec<String>) -> Vec<String> {
+        let log = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        ids.into_iter().filter(|id| log.contains(id)).collect()
+    }
+}
+
 /// Progress reports for long steps ("rewriting 1200000 rows in one pass").
 pub type Progress<'a> = &'a (dyn Fn(&str) + Send + Sync);
 

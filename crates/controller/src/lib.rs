@@ -270,12 +270,17 @@ impl Context {
             on_event: &on_event,
             may_continue: &may_continue,
         };
-        let run = apply::apply_planned(
-            backend,
-            read_plan,
-            Some(plan.id.as_str()),
-            seen.approval,
-            &opts,
+        // the statements this apply starts, told apart from other applies' on the target
+        let mine = delta_operator_backend::StatementLog::default();
+        let run = delta_operator_backend::APPLY_STATEMENTS.scope(
+            mine.clone(),
+            apply::apply_planned(
+                backend,
+                read_plan,
+                Some(plan.id.as_str()),
+                seen.approval,
+                &opts,
+            ),
         );
         tokio::pin!(run);
         let first = changes.borrow_and_update().clone();
@@ -308,12 +313,22 @@ impl Context {
                 }
                 // what a kill would leave running, named in status (shown by `changes`)
                 _ = statements.tick() => {
-                    progress.send_if_modified(|p| p.running(backend.writes_running()));
+                    progress.send_if_modified(|p| p.running(mine.mine(backend.writes_running())));
                 }
             }
         };
         lock.release().await;
-        let last = changes.borrow().clone();
+        let mut last = changes.borrow().clone();
+        if result.is_none() {
+            // left at the shutdown grace: what this apply had running was asked to cancel
+            let mut names = last.status().statements.clone();
+            for id in mine.mine(self.cancelled_on(target)) {
+                if !names.contains(&id) {
+                    names.push(id);
+                }
+            }
+            last.running(names);
+        }
         Ok((result, last))
     }
 

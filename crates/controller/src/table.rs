@@ -576,6 +576,9 @@ where
         .await?;
     Ok(match result {
         Some(result) => Ok((result, last)),
-        None => Err(decide::abandoned(last.status(), ctx.cancelled_on(target))),
+        None => Err(decide::abandoned(
+            last.status(),
+            last.status().statements.clone(),
+        )),
     })
 }

@@ -622,6 +622,7 @@ impl DatabricksClient {
             let outcome = {
                 // listed while followed; a follow dropped half-way (a shutdown) unlists it too
                 let _running = Listed::new(&self.running, &id);
+                delta_operator_backend::StatementLog::note(&id);
                 let read_only = resend == Resend::Safe;
                 let _writing = (!read_only).then(|| Listed::new(&self.writing, &id));
                 self.follow(&id, v, request_id, progress, sent, read_only)
