@@ -584,3 +584,86 @@ fn killed_mid_rewrite_on_databricks_the_next_operator_waits_for_the_statement_an
         live.checks
     );
 }
+
+/// Two tables like `events` (`events_a`, `events_b`) whose `code` is `code_type`.
+fn two_events_yaml(ns: &str, catalog: &str, code_type: &str) -> String {
+    let one = events_yaml(ns, catalog, code_type);
+    let table = one.split("---\n").nth(1).expect("the DeltaTable");
+    let schema = one.split("---\n").next().expect("the DeltaSchema");
+    format!(
+        "{schema}---\n{}---\n{}",
+        table.replace("name: events,", "name: events-a,").replace(
+            "  schemaRef: sales\n",
+            "  schemaRef: sales\n  name: events_a\n"
+        ),
+        table.replace("name: events,", "name: events-b,").replace(
+            "  schemaRef: sales\n",
+            "  schemaRef: sales\n  name: events_b\n"
+        )
+    )
+}
+
+#[test]
+fn two_rewrites_at_once_each_name_only_their_own_statement() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let b = backend();
+    let catalog = format!("ctl_pair_{}", std::process::id());
+    rt.block_on(catalog_with_sales(&b, &catalog));
+    let ns = namespace("dbx-pair");
+    let allow = "    namespaces: ['*']\n    schemas: ['ctl_*']";
+    let op = Operator::start_databricks(&ns, allow, &[]);
+    apply_yaml(&ns, &two_events_yaml(&ns, &catalog, "string"));
+    for t in ["events-a", "events-b"] {
+        kubectl_ok(&[
+            "wait",
+            "-n",
+            &ns,
+            "--for=condition=Ready",
+            &format!("deltatable/{t}"),
+            "--timeout=240s",
+        ]);
+    }
+    // both tables' REPLACE are slow, so both run at once (the default limit is 4 applies)
+    faults(serde_json::json!({
+        "slow_pattern": format!("^\\s*CREATE OR REPLACE TABLE `{catalog}`\\.`sales`\\.`events_[ab]` "),
+        "slow_seconds": 30,
+    }));
+    apply_yaml(&ns, &two_events_yaml(&ns, &catalog, "int"));
+    let named = |t: &str| -> Vec<String> {
+        get(&ns, "deltatable", t)["status"]["apply"]["statements"]
+            .as_array()
+            .map(|s| {
+                s.iter()
+                    .filter_map(|x| x.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let (mut a, mut b_named) = (Vec::new(), Vec::new());
+    wait_until(
+        "both statuses to name their REPLACE",
+        Duration::from_secs(120),
+        || {
+            a = named("events-a");
+            b_named = named("events-b");
+            if !a.is_empty() && !b_named.is_empty() {
+                Ok(())
+            } else {
+                Err(format!("events-a {a:?}, events-b {b_named:?}"))
+            }
+        },
+    );
+    drop(op);
+    faults(serde_json::json!({"slow_pattern": null}));
+    // one statement each, and not the other's
+    assert_eq!(a.len(), 1, "events-a names {a:?}");
+    assert_eq!(b_named.len(), 1, "events-b names {b_named:?}");
+    assert_ne!(a, b_named, "each names its own statement");
+    for id in a.iter().chain(&b_named) {
+        assert_eq!(
+            rt.block_on(b.client().statement_state(id)).unwrap(),
+            "RUNNING",
+            "{id} is a running REPLACE"
+        );
+    }
+}
