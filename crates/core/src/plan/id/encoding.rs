@@ -42,12 +42,14 @@ impl IdHasher {
         }
     }
 
+    #[inline]
     pub(super) fn byte(&mut self, b: u8) {
         self.buf.push(b);
     }
 
     /// Small writes only grow the buffer; a long string, and the end of each
     /// value, hand it to the hash once it is full.
+    #[inline]
     fn bytes(&mut self, b: &[u8]) {
         self.buf.extend_from_slice(b);
         if b.len() > 64 {
@@ -55,6 +57,7 @@ impl IdHasher {
         }
     }
 
+    #[inline]
     fn flush_if_full(&mut self) {
         if self.buf.len() >= FLUSH_AT {
             self.sha.update(&self.buf);
@@ -62,6 +65,7 @@ impl IdHasher {
         }
     }
 
+    #[inline]
     fn len(&mut self, mut n: usize) {
         loop {
             let low = (n & 0x7f) as u8;
@@ -73,6 +77,7 @@ impl IdHasher {
         }
     }
 
+    #[inline]
     pub(super) fn str(&mut self, s: &str) {
         self.len(s.len());
         self.bytes(s.as_bytes());
