@@ -171,34 +171,42 @@ fn diff_tags(
 }
 
 fn diff_columns(desired: &DesiredTable, live: &ObservedTable, out: &mut TableDiff) {
-    let mut matched: BTreeSet<String> = BTreeSet::new();
+    // by position in live.columns: which live columns a declared one matched
+    let mut matched = vec![false; live.columns.len()];
+    let index = |name: &str| {
+        live.columns
+            .iter()
+            .position(|c| c.name.eq_ignore_ascii_case(name))
+    };
     for d in &desired.columns {
-        let same_name = live.column(&d.name);
-        let renamed_source = d.renamed_from.as_deref().and_then(|f| live.column(f));
-        let l = match (same_name, renamed_source) {
+        let same_name = index(&d.name);
+        let renamed_source = d.renamed_from.as_deref().and_then(index);
+        let at = |i: usize| &live.columns[i];
+        let (l, li) = match (same_name, renamed_source) {
             (Some(l), Some(src)) => {
                 out.differences.push(Difference::RenameConflict {
-                    from: src.name.clone(),
+                    from: at(src).name.clone(),
                     to: d.name.clone(),
                 });
-                matched.insert(src.name.to_lowercase());
-                l
+                matched[src] = true;
+                (at(l), l)
             }
-            (Some(l), None) => {
+            (Some(li), None) => {
+                let l = at(li);
                 if l.name != d.name {
                     out.differences.push(Difference::ColumnCaseDrift {
                         declared: d.name.clone(),
                         live: l.name.clone(),
                     });
                 }
-                l
+                (l, li)
             }
             (None, Some(src)) => {
                 out.changes.push(Change::RenameColumn {
-                    from: src.name.clone(),
+                    from: at(src).name.clone(),
                     to: d.name.clone(),
                 });
-                src
+                (at(src), src)
             }
             (None, None) => {
                 let field = StructField {
@@ -230,33 +238,56 @@ fn diff_columns(desired: &DesiredTable, live: &ObservedTable, out: &mut TableDif
                 continue;
             }
         };
-        matched.insert(l.name.to_lowercase());
+        matched[li] = true;
         diff_column(d, l, out);
     }
-    for l in &live.columns {
-        if !matched.contains(&l.name.to_lowercase()) {
+    // a live column is kept when its name, lower-cased, is one a declared column matched
+    for (j, l) in live.columns.iter().enumerate() {
+        let kept = matched[j]
+            || (live.columns.iter().zip(&matched))
+                .any(|(o, m)| *m && same_lower_case(&o.name, &l.name));
+        if !kept {
             out.changes.push(Change::DropColumn { column: l.clone() });
         }
     }
 }
 
-fn diff_column(d: &DesiredColumn, l: &ObservedColumn, out: &mut TableDiff) {
-    let path = FieldPath::column(&d.name);
-    diff_type(&path, &d.data_type, &l.data_type, out);
-    if d.nullable != l.nullable {
-        out.changes.push(Change::SetNullability {
-            path: path.clone(),
-            nullable: d.nullable,
-        });
+/// `a.to_lowercase() == b.to_lowercase()`, without the two strings when both are ASCII.
+fn same_lower_case(a: &str, b: &str) -> bool {
+    if a.is_ascii() && b.is_ascii() {
+        a.eq_ignore_ascii_case(b)
+    } else {
+        a.to_lowercase() == b.to_lowercase()
     }
-    if let Some(c) = &d.comment
-        && l.comment.as_deref().unwrap_or("") != c
-    {
-        out.changes.push(Change::SetColumnComment {
-            path: path.clone(),
-            from: l.comment.clone(),
-            to: c.clone(),
-        });
+}
+
+fn diff_column(d: &DesiredColumn, l: &ObservedColumn, out: &mut TableDiff) {
+    // equal types differ nowhere, except a struct's fields, which are matched
+    // case-insensitively (and a live struct may spell two fields alike)
+    let compare_types = d.data_type != l.data_type || d.data_type.struct_fields().is_some();
+    let comment = d
+        .comment
+        .as_ref()
+        .filter(|c| l.comment.as_deref().unwrap_or("") != *c);
+    // the path only where a change may name it (most columns have none)
+    if compare_types || d.nullable != l.nullable || comment.is_some() {
+        let path = FieldPath::column(&d.name);
+        if compare_types {
+            diff_type(&path, &d.data_type, &l.data_type, out);
+        }
+        if d.nullable != l.nullable {
+            out.changes.push(Change::SetNullability {
+                path: path.clone(),
+                nullable: d.nullable,
+            });
+        }
+        if let Some(c) = comment {
+            out.changes.push(Change::SetColumnComment {
+                path,
+                from: l.comment.clone(),
+                to: c.clone(),
+            });
+        }
     }
     diff_tags(&d.tags, &l.tags, Some(&d.name), out);
     if let Some(m) = &d.mask

@@ -12,15 +12,19 @@
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use super::capabilities::BackendKind;
 use super::planner::TablePlan;
 use super::schema::SchemaPlan;
-use crate::model::ObservedTable;
+use encoding::IdHasher;
+
+mod encoding;
 
 /// Bump when the hashed input changes shape, so old approvals never match.
-const ID_VERSION: &str = "delta-operator plan id v3";
+/// v4: the compact encoding (`encoding.rs`) instead of serde_json text, the
+/// same facts in about a fifth of the bytes (planning 1,000 tables was mostly
+/// writing and hashing their JSON).
+const ID_VERSION: &str = "delta-operator plan id v4";
 
 /// A plan's id, 16 hex characters: what an approval names and an apply checks.
 /// Compared with the text a person typed (`--approve`, the annotation) as is.
@@ -85,67 +89,41 @@ pub fn plan_id(backend: BackendKind, tables: &[TablePlan]) -> PlanId {
 }
 
 /// `plan_id`, and after the tables each schema's name, declared and live
-/// metadata (nothing is added for a plan without schema plans, so the ids of
-/// table-only plans are unchanged).
+/// metadata. Each record starts with its kind (1 a table, 2 a schema) and a 0
+/// ends the plan, so no two plans' bytes run into each other.
 pub fn plan_id_all(backend: BackendKind, tables: &[TablePlan], schemas: &[SchemaPlan]) -> PlanId {
-    let mut h = Sha256::new();
-    h.update(ID_VERSION.as_bytes());
-    h.update([0]);
-    h.update(backend.as_str().as_bytes());
+    let mut h = IdHasher::new();
+    h.str(ID_VERSION);
+    h.str(backend.as_str());
     for t in tables {
-        h.update([0]);
-        h.update(t.table.to_string().as_bytes());
-        h.update([0]);
-        // serde_json writes struct fields in declaration order and BTreeMaps sorted: canonical
-        hash_json(&mut h, &t.desired);
-        h.update([0]);
-        let observed = t.observed.as_ref().map(|o| ObservedTable {
-            version: None,
-            size_bytes: None,
-            ..o.clone()
-        });
-        hash_json(&mut h, &observed);
-        h.update([0]);
-        hash_json(&mut h, &t.action);
+        h.byte(1);
+        h.value(&t.table);
+        h.value(&t.desired);
+        // appends move these two, not what the plan does (see above)
+        h.value_blanking(&t.observed, &["version", "size_bytes"]);
+        h.value(&t.action);
         // what runs: approving the id approves exactly these statements and checks
         // (compiled with placeholders for what only the run knows, so appends do not move it)
+        // (as a sequence is written: 1 before each step, 0 after the last)
         for s in t.steps() {
-            h.update([0]);
-            hash_json(&mut h, &(&s.statements, &s.checks));
+            h.byte(1);
+            h.value(&s.statements);
+            h.value(&s.checks);
         }
+        h.byte(0);
     }
     for s in schemas {
-        h.update([1]);
-        h.update(s.schema.to_string().as_bytes());
-        h.update([0]);
-        hash_json(&mut h, &s.desired);
-        h.update([0]);
-        hash_json(&mut h, &s.observed);
+        h.byte(2);
+        h.value(&s.schema);
+        h.value(&s.desired);
+        h.value(&s.observed);
         for st in s.steps() {
-            h.update([0]);
-            hash_json(&mut h, &st.statements);
+            h.byte(1);
+            h.value(&st.statements);
         }
+        h.byte(0);
     }
-    let digest = h.finalize();
+    h.byte(0);
+    let digest = h.finish();
     PlanId(digest.iter().take(8).map(|b| format!("{b:02x}")).collect())
-}
-
-/// Feeds `value`'s JSON straight into the hash: the same bytes `to_vec` made,
-/// without building them in a buffer first (a 1,000-table plan is ~17 MB of it).
-/// These types always serialise (string map keys only), so there is no error to lose.
-fn hash_json(h: &mut Sha256, value: &impl Serialize) {
-    let _ = serde_json::to_writer(HashWriter(h), value);
-}
-
-/// `io::Write` into a hash.
-struct HashWriter<'a>(&'a mut Sha256);
-
-impl std::io::Write for HashWriter<'_> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.update(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }

@@ -140,7 +140,10 @@ pub fn plan(
     let mut observed: Vec<&ObservedTable> = observed.iter().collect();
     observed.sort_by(|a, b| a.table.cmp(&b.table));
     for o in observed {
-        let Some(scope) = schemas.iter().find(|s| s.schema == o.table.schema_ref()) else {
+        let in_scope = |s: &&SchemaScope| {
+            s.schema.catalog == o.table.catalog && s.schema.schema == o.table.schema
+        };
+        let Some(scope) = schemas.iter().find(in_scope) else {
             continue;
         };
         if declared.contains(&o.table) {
@@ -290,15 +293,26 @@ pub fn resolve_order(desired: &[DesiredTable]) -> Vec<&DesiredTable> {
 
 /// A table whose foreign-key parent was rejected or blocked is blocked too.
 fn block_dependents(desired: &[DesiredTable], tables: &mut [TablePlan]) {
+    if desired.iter().all(|d| d.foreign_keys.is_empty()) {
+        return; // nothing depends on anything
+    }
+    // the first declaration of each name, as a search in declaration order finds it
+    let mut by_name: BTreeMap<&TableRef, &DesiredTable> = BTreeMap::new();
+    for d in desired {
+        by_name.entry(&d.table).or_insert(d);
+    }
     loop {
         let failed: BTreeSet<TableRef> = tables
             .iter()
             .filter(|t| !t.is_accepted())
             .map(|t| t.table.clone())
             .collect();
+        if failed.is_empty() {
+            return;
+        }
         let mut changed = false;
         for t in tables.iter_mut().filter(|t| t.is_accepted()) {
-            let Some(d) = desired.iter().find(|d| d.table == t.table) else {
+            let Some(d) = by_name.get(&t.table) else {
                 continue;
             };
             let by: Vec<TableRef> = d

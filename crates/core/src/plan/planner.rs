@@ -17,8 +17,8 @@ use super::steps::{
     Action, Projection, Rewrite, RewritePhase, RiskClass, Source, Step, clone_name,
 };
 use crate::model::{
-    Check, DataType, DesiredColumn, DesiredTable, ForeignKey, OWNER_PROPERTY, ObservedTable,
-    PrimaryKey, StructField, TableRef,
+    Check, DataType, DesiredColumn, DesiredTable, ForeignKey, OWNER_PROPERTY, ObservedColumn,
+    ObservedTable, PrimaryKey, StructField, TableRef,
 };
 
 /// What happens to a table as a whole.
@@ -1160,7 +1160,15 @@ fn insert_clone(steps: &mut Vec<Step>, live: &ObservedTable) {
 /// The projection of one declared column: where its values come from.
 /// `drops` collects nested live fields the new type leaves out.
 pub fn column_source(d: &DesiredColumn, live: &ObservedTable, drops: &mut Vec<String>) -> Source {
-    let from = matching_live(d, live);
+    source_from(d, matching_live(d, live), drops)
+}
+
+/// `column_source` with the matching live column already found.
+fn source_from(
+    d: &DesiredColumn,
+    from: Option<&ObservedColumn>,
+    drops: &mut Vec<String>,
+) -> Source {
     match (from, &d.using) {
         // `using:` computes a value only where one is needed: a changed type,
         // or a new column; a leftover `using:` is never re-run
@@ -1196,7 +1204,7 @@ fn rewrite_drafts(
     let mut nested_drops = Vec::new();
     for d in &desired.columns {
         let from = matching_live(d, live);
-        let source = column_source(d, live, &mut nested_drops);
+        let source = source_from(d, from, &mut nested_drops);
         let comment = d
             .comment
             .clone()

@@ -229,6 +229,18 @@ fn field_names(prefix: &str, t: &DataType, names: &mut Vec<String>) {
     }
 }
 
+/// Whether a nested field's own name (any depth) satisfies `f`.
+fn any_field_name(t: &DataType, f: &impl Fn(&str) -> bool) -> bool {
+    match t {
+        DataType::Struct { fields } => fields
+            .iter()
+            .any(|x| f(&x.name) || any_field_name(&x.data_type, f)),
+        DataType::Array { element, .. } => any_field_name(element, f),
+        DataType::Map { key, value, .. } => any_field_name(key, f) || any_field_name(value, f),
+        _ => false,
+    }
+}
+
 /// Column names with characters Spark refuses unless column mapping is on,
 /// on a backend that cannot turn it on for them: refused where the table (as
 /// it will be) has no column mapping, for the columns this plan would write.
@@ -293,6 +305,17 @@ fn check_mapping_names(
 /// Names Spark would rewrite: `${x}` is substituted even inside backticks, and an
 /// identifier has no escape for it.
 fn check_substitution(desired: &DesiredTable, out: &mut Vec<RuleFailure>) {
+    // a dotted path holds '${' only where one of its names does ('.' is neither
+    // character): the names are collected only when one does
+    let marked = |n: &str| n.contains("${");
+    if !marked(&desired.table.table)
+        && !desired
+            .columns
+            .iter()
+            .any(|c| marked(&c.name) || any_field_name(&c.data_type, &marked))
+    {
+        return;
+    }
     let mut names = vec![desired.table.table.clone()];
     for c in &desired.columns {
         names.push(c.name.clone());
