@@ -13,9 +13,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use delta_operator::apply::{ApplyError, ApplyReport, StepStatus, apply, run_plan};
-use delta_operator::backend::Backend;
 use delta_operator::backend::databricks::DatabricksBackend;
 use delta_operator::backend::databricks::client::StatementResult;
+use delta_operator::backend::{Backend, Extras};
 use delta_operator::engine::{Inputs, read_and_plan};
 use delta_operator::model::{
     DataType, Grant, Identity, Mask, OWNER_PROPERTY, ObservedTable, PrimaryKey, TableRef,
@@ -113,7 +113,7 @@ impl Wh {
 
     async fn read(&self, name: &str) -> Option<ObservedTable> {
         self.b
-            .read(std::slice::from_ref(&self.t(name)))
+            .read(std::slice::from_ref(&self.t(name)), &Extras::everything())
             .await
             .expect("read")
             .pop()

@@ -6,8 +6,8 @@ mod support;
 
 use std::path::Path;
 
-use delta_operator::backend::Backend;
 use delta_operator::backend::databricks::DatabricksBackend;
+use delta_operator::backend::{Backend, Extras};
 use delta_operator::config::DatabricksTarget;
 use delta_operator::model::TableRef;
 use support::e2e::*;
@@ -97,10 +97,13 @@ fn examples_become_ready_on_a_databricks_target_and_statements_are_counted() {
 
     // the tables are on the warehouse, marked as owned by their resources
     let live = rt
-        .block_on(b.read(&[
-            TableRef::new(&catalog, "sales", "orders"),
-            TableRef::new(&catalog, "sales", "customers"),
-        ]))
+        .block_on(b.read(
+            &[
+                TableRef::new(&catalog, "sales", "orders"),
+                TableRef::new(&catalog, "sales", "customers"),
+            ],
+            &Extras::none(),
+        ))
         .expect("read");
     let orders = live[0].as_ref().expect("orders exists on the warehouse");
     assert_eq!(orders.owner_marker(), Some(format!("{ns}/orders").as_str()));
@@ -306,7 +309,10 @@ fn children_wait_for_their_foreign_key_parent_and_a_failed_parent_blocks_them() 
         &["DeltaTable orders", "ParentFailed", "customers"],
     );
     let live = rt
-        .block_on(b.read(&[TableRef::new(&catalog, "sales", "orders")]))
+        .block_on(b.read(
+            &[TableRef::new(&catalog, "sales", "orders")],
+            &Extras::none(),
+        ))
         .expect("read");
     assert!(live[0].is_none(), "nothing created while its parent failed");
 
@@ -323,10 +329,13 @@ fn children_wait_for_their_foreign_key_parent_and_a_failed_parent_blocks_them() 
     ]);
     assert!(ok, "the children follow their parent: {out}{err}");
     let live = rt
-        .block_on(b.read(&[
-            TableRef::new(&catalog, "sales", "orders"),
-            TableRef::new(&catalog, "sales", "lines"),
-        ]))
+        .block_on(b.read(
+            &[
+                TableRef::new(&catalog, "sales", "orders"),
+                TableRef::new(&catalog, "sales", "lines"),
+            ],
+            &Extras::none(),
+        ))
         .expect("read");
     let orders = live[0].as_ref().expect("orders exists");
     assert_eq!(orders.foreign_keys.len(), 1, "{:?}", orders.foreign_keys);
@@ -442,7 +451,10 @@ fn a_statement_a_shutdown_could_not_cancel_is_named_and_waited_for() {
     let done = get(&ns, "deltatable", "orders");
     assert!(done["status"]["apply"].is_null(), "{}", done["status"]);
     let live = rt
-        .block_on(b.read(&[TableRef::new(&catalog, "sales", "orders")]))
+        .block_on(b.read(
+            &[TableRef::new(&catalog, "sales", "orders")],
+            &Extras::none(),
+        ))
         .expect("read");
     assert_eq!(
         live[0].as_ref().unwrap().comment.as_deref(),

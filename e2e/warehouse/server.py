@@ -77,10 +77,14 @@ class Faults:
         "uncancellable_seconds": 10,   # ... this long, then succeed
         "fail_pattern": None,          # regex: statements matching FAIL with fail_message
         "fail_message": "[INTERNAL_ERROR] injected failure SQLSTATE: XX000",
+        "warehouse_state": None,       # admin only, not kept: sets the state now (STOPPED: a stopped
+                                       # warehouse, as after auto-stop; also WAREHOUSE_FAULTS at start)
         "warehouse_start_seconds": 0,  # STARTING -> RUNNING after this long
         "warehouse_never_starts": False,
         "warehouse_autostart": True,   # a statement sent to a STOPPED warehouse starts it
         "chunk_rows": None,            # rows per result chunk (None: WAREHOUSE_CHUNK_ROWS)
+        "tag_empty_first_page": False,  # tag listings start with an empty page that carries a
+                                        # next_page_token (the API documents such pages)
     }
 
     def __init__(self, initial):
@@ -127,12 +131,17 @@ class Warehouse:
         self.lock = threading.Lock()
         self.state = initial_state
         self.ready_at = None
+        self.starts = 0         # STOPPED -> STARTING transitions: what a warehouse bills for
         self.changed = threading.Condition(self.lock)
 
     def get_state(self):
         with self.lock:
             self._advance()
             return self.state
+
+    def start_count(self):
+        with self.lock:
+            return self.starts
 
     def _advance(self):
         if self.state == "STARTING" and not self.faults.get("warehouse_never_starts") and \
@@ -144,6 +153,7 @@ class Warehouse:
         with self.lock:
             self._advance()
             if self.state in ("STOPPED", "STOPPING"):
+                self.starts += 1
                 self.state = "STARTING"
                 self.ready_at = time.time() + float(self.faults.get("warehouse_start_seconds") or 0)
                 self._advance()

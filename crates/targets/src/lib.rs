@@ -2,7 +2,7 @@
 //! (the embedded lake or a Databricks workspace) behind one type.
 
 use delta_operator_api::config::{Target, TargetBackend};
-use delta_operator_backend::{Backend, BackendError, Progress, StepOutcome, TableRun};
+use delta_operator_backend::{Backend, BackendError, Extras, Progress, StepOutcome, TableRun};
 use delta_operator_core::model::{ObservedSchema, ObservedTable, SchemaRef, TableRef};
 use delta_operator_core::plan::{BackendKind, Capabilities, Compiler, SchemaStep, Step, TablePlan};
 use delta_operator_databricks as databricks;
@@ -84,10 +84,14 @@ impl Backend for AnyBackend {
         }
     }
 
-    async fn read(&self, tables: &[TableRef]) -> Result<Vec<Option<ObservedTable>>, BackendError> {
+    async fn read(
+        &self,
+        tables: &[TableRef],
+        extras: &Extras,
+    ) -> Result<Vec<Option<ObservedTable>>, BackendError> {
         match self {
-            AnyBackend::Lake(b) => b.read(tables).await,
-            AnyBackend::Databricks(b) => b.read(tables).await,
+            AnyBackend::Lake(b) => b.read(tables, extras).await,
+            AnyBackend::Databricks(b) => b.read(tables, extras).await,
         }
     }
 
