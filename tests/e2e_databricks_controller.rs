@@ -1,6 +1,7 @@
 //! The controller with a Databricks target: a real kube-apiserver + etcd (`e2e/with-controlplane.sh`)
 //! and the warehouse emulator (`e2e/warehouse/with-warehouse.sh`), both started by `make test`.
-//! The examples become Ready on the emulator, and /metrics counts the statements sent.
+//! The examples become Ready on the emulator, and /metrics counts the statements sent: none for
+//! drift checks with the warehouse stopped, some once a change needs the warehouse.
 
 mod support;
 
@@ -36,10 +37,17 @@ fn examples_in(catalog: &str, dir: &Path) {
 
 /// The value of `delta_operator_statements_total{target="<target>"}` in a /metrics answer.
 fn statements_metric(metrics: &str, target: &str) -> Option<u64> {
-    let prefix = format!("delta_operator_statements_total{{target=\"{target}\"}} ");
+    metric(
+        metrics,
+        &format!("delta_operator_statements_total{{target=\"{target}\"}} "),
+    )
+}
+
+/// The value of the /metrics line starting with `prefix`.
+fn metric(metrics: &str, prefix: &str) -> Option<u64> {
     metrics
         .lines()
-        .find_map(|l| l.strip_prefix(prefix.as_str()))
+        .find_map(|l| l.strip_prefix(prefix))
         .and_then(|v| v.trim().parse().ok())
 }
 
@@ -116,23 +124,47 @@ fn examples_become_ready_on_a_databricks_target_and_statements_are_counted() {
     let sent = statements_metric(&m, "dbx")
         .unwrap_or_else(|| panic!("no statements metric for dbx:\n{m}"));
     assert!(sent > 0, "{m}");
-    // drift checks keep reading (every 2 s here), one statement per schema read
+
+    // the warehouse stops (auto-stop when idle); drift checks keep reading (every 2 s here)
+    // through Unity Catalog REST only: the operator sends no statement, and nothing is applied
+    faults(serde_json::json!({"warehouse_state": "STOPPED", "warehouse_start_seconds": 25}));
+    let reconciles = |m: &str| metric(m, "delta_operator_reconciles_total ").unwrap_or(0);
+    let m = op.http("/metrics");
+    let (sent, from) = (statements_metric(&m, "dbx").unwrap_or(0), reconciles(&m));
+    // six drift checks of each of the three resources
     wait_until(
-        "a drift re-check to send statements",
-        std::time::Duration::from_secs(60),
+        "six rounds of drift checks",
+        std::time::Duration::from_secs(120),
         || {
-            let now = statements_metric(&op.http("/metrics"), "dbx").unwrap_or(0);
-            if now > sent {
+            let now = reconciles(&op.http("/metrics"));
+            if now >= from + 18 {
                 Ok(())
             } else {
-                Err(format!("still {now}"))
+                Err(format!("{} reconciles so far", now - from))
             }
         },
     );
+    assert_eq!(
+        statements_metric(&op.http("/metrics"), "dbx").unwrap_or(0),
+        sent,
+        "drift checks send no statement"
+    );
+    wait_condition(&ns, "deltatable", "orders", "Ready", "True", None);
 
-    // the warehouse stops (auto-stop when idle); the next read starts it, and status says so
-    // while it waits: Reconciling, reason WarehouseStarting, then Ready again
-    faults(serde_json::json!({"warehouse_state": "STOPPED", "warehouse_start_seconds": 25}));
+    // a change whose plan reads a table's size (a rewrite: DESCRIBE DETAIL) needs the warehouse:
+    // the read starts it and status says so while it waits (Reconciling, reason
+    // WarehouseStarting), then the rewrite is applied and the table is Ready again
+    // (stopped again first: the other tests here share the emulator and may have started it)
+    faults(serde_json::json!({"warehouse_state": "STOPPED"}));
+    kubectl_ok(&[
+        "patch",
+        "-n",
+        &ns,
+        "deltatable/orders",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"partitionedBy":[]}}"#,
+    ]);
     let seen = wait_condition(
         &ns,
         "deltatable",
@@ -150,7 +182,23 @@ fn examples_become_ready_on_a_databricks_target_and_statements_are_counted() {
         .to_string();
     assert!(message.contains("is starting"), "{message}");
     faults(serde_json::json!({"warehouse_start_seconds": 0}));
-    wait_condition(&ns, "deltatable", "orders", "Ready", "True", None);
+    let (ok, out, err) = kubectl(&[
+        "wait",
+        "-n",
+        &ns,
+        "--for=condition=Ready",
+        "deltatable/orders",
+        "--timeout=240s",
+    ]);
+    assert!(ok, "the rewrite is applied: {out}{err}");
+    let live = rt
+        .block_on(b.read(
+            &[TableRef::new(&catalog, "sales", "orders")],
+            &Extras::none(),
+        ))
+        .expect("read");
+    assert!(live[0].as_ref().expect("orders").partitioned_by.is_empty());
+    assert!(statements_metric(&op.http("/metrics"), "dbx").unwrap_or(0) > sent);
 }
 
 /// The emulator's admin endpoint (fault knobs).

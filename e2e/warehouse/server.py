@@ -668,6 +668,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def _send(self, status, obj, headers=None):
         body = b"" if obj is None else json.dumps(obj, ensure_ascii=False).encode()
+        # logged before the answer leaves: a client that reads the log next finds its request
+        self._record(status)
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -702,6 +704,7 @@ class Handler(BaseHTTPRequestHandler):
         path, query = url.path, urllib.parse.parse_qs(url.query)
         raw = self._body()
         entry = {"seq": 0, "ts": time.time(), "method": method, "path": path, "request_id": self.request_id}
+        self.entry, self.logged = entry, path.startswith("/_emulator/")
         try:
             if not path.startswith("/_emulator/"):
                 fault = EMU.faults.take(path, method)
@@ -744,9 +747,13 @@ class Handler(BaseHTTPRequestHandler):
             self._error(500, "INTERNAL_ERROR", "emulator error: %s: %s" % (type(e).__name__, e))
         finally:
             if self.status:
-                entry["status"] = self.status
-                if not path.startswith("/_emulator/"):
-                    self._log(entry)
+                self._record(self.status)
+
+    def _record(self, status):
+        if not self.logged:
+            self.logged = True
+            self.entry["status"] = status
+            self._log(self.entry)
 
     def _log(self, entry):
         with EMU.reqlog_lock:

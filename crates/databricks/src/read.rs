@@ -461,7 +461,9 @@ mod tests {
             o.properties.get("team").map(String::as_str),
             Some("revenue")
         );
-        assert_eq!(o.grants[0].privileges[0], "USE SCHEMA");
+        // sorted once, in the SQL spelling
+        assert_eq!(o.grants[0].privileges[0], "SELECT");
+        assert_eq!(o.grants[0].privileges[1], "USE SCHEMA");
         let bare = schema_from_info(
             &sref,
             &serde_json::json!({"name": "sales"}),
