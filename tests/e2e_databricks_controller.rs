@@ -151,9 +151,9 @@ fn examples_become_ready_on_a_databricks_target_and_statements_are_counted() {
     );
     wait_condition(&ns, "deltatable", "orders", "Ready", "True", None);
 
-    // a change whose plan reads a table's size (a rewrite: DESCRIBE DETAIL) needs the warehouse:
-    // the read starts it and status says so while it waits (Reconciling, reason
-    // WarehouseStarting), then the rewrite is applied and the table is Ready again
+    // a change whose plan reads a table's size (a new CHECK scans the table: DESCRIBE DETAIL)
+    // needs the warehouse: the read starts it and status says so while it waits (Reconciling,
+    // reason WarehouseStarting), then the CHECK is added and the table is Ready again
     // (stopped again first: the other tests here share the emulator and may have started it)
     faults(serde_json::json!({"warehouse_state": "STOPPED"}));
     kubectl_ok(&[
@@ -163,7 +163,7 @@ fn examples_become_ready_on_a_databricks_target_and_statements_are_counted() {
         "deltatable/orders",
         "--type=merge",
         "-p",
-        r#"{"spec":{"partitionedBy":[]}}"#,
+        r#"{"spec":{"constraints":[{"check":{"name":"amount_not_negative","expression":"amount >= 0"}},{"check":{"name":"order_id_positive","expression":"order_id > 0"}}]}}"#,
     ]);
     let seen = wait_condition(
         &ns,
@@ -190,14 +190,14 @@ fn examples_become_ready_on_a_databricks_target_and_statements_are_counted() {
         "deltatable/orders",
         "--timeout=240s",
     ]);
-    assert!(ok, "the rewrite is applied: {out}{err}");
+    assert!(ok, "the CHECK is added: {out}{err}");
     let live = rt
         .block_on(b.read(
             &[TableRef::new(&catalog, "sales", "orders")],
             &Extras::none(),
         ))
         .expect("read");
-    assert!(live[0].as_ref().expect("orders").partitioned_by.is_empty());
+    assert_eq!(live[0].as_ref().expect("orders").checks.len(), 2);
     assert!(statements_metric(&op.http("/metrics"), "dbx").unwrap_or(0) > sent);
 }
 

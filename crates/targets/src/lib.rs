@@ -141,6 +141,14 @@ impl Backend for AnyBackend {
         }
     }
 
+    // forwarded: the trait's default (no size) would leave a Databricks plan unmeasured
+    async fn measure(&self, tables: &[TableRef]) -> Result<Vec<Option<u64>>, BackendError> {
+        match self {
+            AnyBackend::Lake(b) => b.measure(tables).await,
+            AnyBackend::Databricks(b) => b.measure(tables).await,
+        }
+    }
+
     async fn read_schema(
         &self,
         schema: &SchemaRef,
