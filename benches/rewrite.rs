@@ -23,8 +23,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use delta_operator::apply::{Event, Options, apply};
-use delta_operator::backend::Backend;
 use delta_operator::backend::lake::LakeBackend;
+use delta_operator::backend::{Backend, Extras};
 use delta_operator::engine::{Inputs, lower};
 use delta_operator::model::TableRef;
 use delta_operator::plan::gate::Policy;
@@ -70,7 +70,7 @@ fn all_added_bytes(log: &Path) -> u64 {
 }
 
 async fn live_size(lake: &LakeBackend, t: &TableRef) -> u64 {
-    lake.read(std::slice::from_ref(t))
+    lake.read(std::slice::from_ref(t), &Extras::none())
         .await
         .unwrap()
         .pop()

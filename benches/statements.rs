@@ -1,7 +1,10 @@
 //! Read cost on Databricks: statements and HTTP requests for (a) the first read of N unchanged
-//! tables in one schema and (b) a steady-state re-check of them, against the warehouse emulator,
-//! counted on the server (its /_emulator/requests log) and cross-checked with the backend's own
-//! counters. Beside them, for the same tables: what delta-engine and stevin need
+//! tables in one schema and (b) a steady-state drift check of them with the warehouse stopped,
+//! against the warehouse emulator, counted on the server (its /_emulator/requests log, which
+//! also counts warehouse starts) and cross-checked with the backend's own counters. A third of
+//! the specs are silent about tags and grants, a third declare table tags, a third table tags,
+//! a column's tags and grants: the cost per table of each kind is printed. Beside them, for the
+//! same tables: what delta-engine and stevin need
 //! (docs/architecture.md §9: delta-engine reads 6 statements per present table;
 //! stevin runs 14 information_schema queries per schema, then DESCRIBE DETAIL per Delta table and
 //! SHOW CREATE TABLE + SHOW EFFECTIVE POLICIES per described table, plus DESCRIBE HISTORY per
@@ -42,8 +45,8 @@ fn backend() -> DatabricksBackend {
     DatabricksBackend::new(cfg).expect("backend")
 }
 
-/// The server's request log from index `since`: (requests, statements, by endpoint).
-async fn server_log(since: u64) -> (u64, u64, Value, u64) {
+/// The server's request log from index `since`: (requests, statements, by endpoint, total, starts).
+async fn server_log(since: u64) -> (u64, u64, Value, u64, u64) {
     let url = format!("{}/_emulator/requests?since={since}", env("WAREHOUSE_URL"));
     let v: Value = reqwest::get(&url)
         .await
@@ -61,7 +64,24 @@ async fn server_log(since: u64) -> (u64, u64, Value, u64) {
         statements,
         v["by_endpoint"].clone(),
         v["total_requests"].as_u64().unwrap_or(0),
+        v["warehouse_starts"].as_u64().expect("warehouse_starts"),
     )
+}
+
+async fn faults(body: Value) {
+    reqwest::Client::new()
+        .post(format!("{}/_emulator/faults", env("WAREHOUSE_URL")))
+        .json(&body)
+        .send()
+        .await
+        .and_then(|r| r.error_for_status())
+        .expect("the emulator's fault knobs");
+}
+
+/// What table `i`'s spec declares beyond its columns: 0 nothing, 1 a table tag, 2 a table
+/// tag, a column's tag and a grant.
+fn kind(i: usize) -> usize {
+    i % 3
 }
 
 fn manifests(schema: &str, n: usize) -> delta_operator::engine::Inputs {
@@ -69,8 +89,16 @@ fn manifests(schema: &str, n: usize) -> delta_operator::engine::Inputs {
         "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {{name: bench}}\nspec: {{catalog: main, name: {schema}}}\n"
     );
     for i in 0..n {
+        let (extra, v_tags) = match kind(i) {
+            0 => ("", ""),
+            1 => ("  tags: {domain: bench}\n", ""),
+            _ => (
+                "  tags: {domain: bench}\n  grants: [{principal: analysts, privileges: [SELECT]}]\n",
+                ", tags: {pii: none}",
+            ),
+        };
         yaml.push_str(&format!(
-            "---\napiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {{name: t{i:03}}}\nspec:\n  schemaRef: bench\n  comment: table {i}\n  columns:\n    - {{name: id, type: bigint, nullable: false}}\n    - {{name: v, type: string}}\n    - {{name: at, type: timestamp}}\n"
+            "---\napiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {{name: t{i:03}}}\nspec:\n  schemaRef: bench\n  comment: table {i}\n{extra}  columns:\n    - {{name: id, type: bigint, nullable: false}}\n    - {{name: v, type: string{v_tags}}}\n    - {{name: at, type: timestamp}}\n"
         ));
     }
     let mut m = Manifests::default();
@@ -107,11 +135,24 @@ async fn run(n: usize) {
     // (the emulator's warehouse runs 4 statements at once)
     let creates = futures::stream::iter(0..n)
         .map(|i| {
-            let sql = format!(
-                "CREATE TABLE main.{schema}.t{i:03} (id BIGINT NOT NULL, v STRING, at TIMESTAMP) USING DELTA COMMENT 'table {i}' TBLPROPERTIES ('{OWNER_PROPERTY}' = 'default/t{i:03}')"
-            );
+            let t = format!("main.{schema}.t{i:03}");
+            let mut sql = vec![format!(
+                "CREATE TABLE {t} (id BIGINT NOT NULL, v STRING, at TIMESTAMP) USING DELTA COMMENT 'table {i}' TBLPROPERTIES ('{OWNER_PROPERTY}' = 'default/t{i:03}')"
+            )];
+            if kind(i) > 0 {
+                sql.push(format!("ALTER TABLE {t} SET TAGS ('domain' = 'bench')"));
+            }
+            if kind(i) > 1 {
+                sql.push(format!("ALTER TABLE {t} ALTER COLUMN v SET TAGS ('pii' = 'none')"));
+                sql.push(format!("GRANT SELECT ON TABLE {t} TO analysts"));
+            }
             let c = setup.client();
-            async move { c.execute(&sql, &|_: &str| {}).await.map_err(|e| format!("{sql}: {e}")) }
+            async move {
+                for s in &sql {
+                    c.execute(s, &|_: &str| {}).await.map_err(|e| format!("{s}: {e}"))?;
+                }
+                Ok::<(), String>(())
+            }
         })
         .buffer_unordered(4)
         .collect::<Vec<_>>()
@@ -124,11 +165,11 @@ async fn run(n: usize) {
 
     // (a) the first read: a fresh backend (the operator just started)
     let b = backend();
-    let (_, _, _, mark) = server_log(u64::MAX).await;
+    let (_, _, _, mark, _) = server_log(u64::MAX).await;
     let t = Instant::now();
     let (plan, observed) = read_and_plan(&b, &inputs).await.expect("read");
     let first_time = t.elapsed();
-    let (first_req, first_stm, first_by, _) = server_log(mark).await;
+    let (first_req, first_stm, first_by, _, _) = server_log(mark).await;
     assert_eq!(observed.len(), n, "every table read");
     assert!(
         !plan.has_changes(),
@@ -137,14 +178,36 @@ async fn run(n: usize) {
     );
     let (own_first_stm, own_first_req) = (b.statements(), b.requests());
 
-    // (b) a steady-state re-check: the same backend later (past its share window), nothing moved
+    // (b) a steady-state drift check: the same backend later (past its share window), nothing
+    // moved, the warehouse stopped (auto-stopped while nothing changed)
     tokio::time::sleep(Duration::from_millis(2100)).await;
-    let (_, _, _, mark) = server_log(u64::MAX).await;
+    faults(serde_json::json!({"warehouse_state": "STOPPED"})).await;
+    let (_, _, _, mark, starts_before) = server_log(u64::MAX).await;
     let t = Instant::now();
-    let (plan, _) = read_and_plan(&b, &inputs).await.expect("read");
+    let checked = read_and_plan(&b, &inputs).await;
     let steady_time = t.elapsed();
-    let (steady_req, steady_stm, steady_by, _) = server_log(mark).await;
-    assert!(!plan.has_changes());
+    let (steady_req, steady_stm, steady_by, _, starts_after) = server_log(mark).await;
+    faults(serde_json::json!({"warehouse_state": "RUNNING"})).await;
+    assert!(!checked.expect("read").0.has_changes());
+    let steady_starts = starts_after - starts_before;
+    assert_eq!(steady_stm, 0, "a drift check sends no statement");
+    assert_eq!(steady_starts, 0, "a drift check starts no warehouse");
+    // requests naming each table (its tags, its column's tags, its grants), by kind of spec
+    let prefix = format!("/main.{schema}.t");
+    let mut per_kind = [0u64; 3];
+    for (endpoint, count) in steady_by.as_object().into_iter().flatten() {
+        let i = endpoint
+            .find(&prefix)
+            .and_then(|at| endpoint.get(at + prefix.len()..at + prefix.len() + 3))
+            .and_then(|d| d.parse::<usize>().ok());
+        if let Some(i) = i {
+            per_kind[kind(i)] += count.as_u64().unwrap_or(0);
+        }
+    }
+    let of_kind = |k: usize| (0..n).filter(|i| kind(*i) == k).count().max(1) as f64;
+    let listing = steady_by["GET /api/2.1/unity-catalog/tables"]
+        .as_u64()
+        .unwrap_or(0);
     let (own_steady_stm, own_steady_req) =
         (b.statements() - own_first_stm, b.requests() - own_first_req);
 
@@ -185,7 +248,7 @@ async fn run(n: usize) {
     );
     println!(
         "{:<34} {:>10} {:>13} {:>9.2}s",
-        "delta-operator (b) steady re-check",
+        "delta-operator (b) steady drift check",
         steady_stm,
         steady_req,
         steady_time.as_secs_f64()
@@ -197,6 +260,13 @@ async fn run(n: usize) {
     println!(
         "{:<34} {:>10} {:>13} {:>10}",
         "stevin (a) and (b)", stevin, "≥ 1/stmt", ""
+    );
+    println!(
+        "  (b) with the warehouse stopped: {steady_starts} warehouse starts, {steady_stm} statements; per schema {listing} listing request(s); per table {:.2} requests on average: silent spec {:.2}, table tags {:.2}, table tags + a column's tags + grants {:.2}",
+        (steady_req - listing) as f64 / n as f64,
+        per_kind[0] as f64 / of_kind(0),
+        per_kind[1] as f64 / of_kind(1),
+        per_kind[2] as f64 / of_kind(2),
     );
     println!("  (a) by endpoint: {first_by}");
     println!("  (b) by endpoint: {steady_by}");

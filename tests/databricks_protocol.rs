@@ -11,8 +11,10 @@ use std::time::{Duration, Instant};
 use delta_operator::backend::databricks::DatabricksBackend;
 use delta_operator::backend::databricks::auth::{Credentials, Secret};
 use delta_operator::backend::databricks::client::{ClientConfig, ClientError, DatabricksClient};
-use delta_operator::backend::{Backend, BackendError};
-use delta_operator::model::{SchemaRef, TableRef};
+use delta_operator::backend::{Backend, BackendError, Extras};
+use delta_operator::model::{
+    DataType, DesiredColumn, DesiredTable, Grant, Privilege, SchemaRef, TableRef,
+};
 use delta_operator::plan::Compiler;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -739,23 +741,31 @@ async fn reads_are_batched_per_schema() {
             }
             Reply::Json(200, body)
         }
-        ("POST", STATEMENTS) => {
-            let sql = r.json()["statement"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string();
-            assert!(sql.contains("information_schema.table_tags"), "{sql}");
-            Reply::Json(
-                200,
-                succeeded(
-                    "tags",
-                    vec![
-                        vec!["table_tag", "t007", "", "domain", "sales"],
-                        vec!["grant", "t007", "", "analysts", "SELECT"],
-                    ],
-                ),
-            )
-        }
+        // the entity tag assignments API: a first page empty but for its token, then the tag
+        (
+            "GET",
+            "/api/2.1/unity-catalog/entity-tag-assignments/tables/main.sales.t007/tags",
+        ) => Reply::Json(
+            200,
+            if r.query.contains("page_token=more") {
+                json!({"tag_assignments": [{"entity_type": "tables", "entity_name": "main.sales.t007",
+                                            "tag_key": "domain", "tag_value": "sales"}]})
+            } else {
+                json!({"tag_assignments": [], "next_page_token": "more"})
+            },
+        ),
+        (
+            "GET",
+            "/api/2.1/unity-catalog/entity-tag-assignments/columns/main.sales.t007.id/tags",
+        ) => Reply::Json(
+            200,
+            json!({"tag_assignments": [{"entity_type": "columns", "entity_name": "main.sales.t007.id",
+                                        "tag_key": "pii", "tag_value": "none"}]}),
+        ),
+        ("GET", "/api/2.1/unity-catalog/permissions/table/main.sales.t007") => Reply::Json(
+            200,
+            json!({"privilege_assignments": [{"principal": "analysts", "privileges": ["SELECT"]}]}),
+        ),
         _ => Reply::Json(
             404,
             json!({"error_code": "NOT_FOUND", "message": r.path.clone()}),
@@ -769,23 +779,53 @@ async fn reads_are_batched_per_schema() {
         .map(|i| TableRef::new("main", "sales", &format!("t{i:03}")))
         .chain([TableRef::new("main", "sales", "missing")])
         .collect();
-    let first = b.read(&refs).await.expect("reads");
+    // only t007's spec declares tags (its own and its column's) and grants
+    let mut spec = DesiredTable::new(
+        refs[7].clone(),
+        "default/t007",
+        vec![DesiredColumn::new("id", DataType::Long, false)],
+    );
+    spec.tags.insert("domain".into(), Some("sales".into()));
+    spec.columns[0]
+        .tags
+        .insert("pii".into(), Some("none".into()));
+    spec.grants.push(Grant {
+        principal: "analysts".into(),
+        privileges: vec![Privilege::new("SELECT")],
+    });
+    let extras = Extras::declared([&spec]);
+    let first = b.read(&refs, &extras).await.expect("reads");
     assert_eq!(first.iter().filter(|t| t.is_some()).count(), N);
     assert!(first[N].is_none());
     let t7 = first[7].as_ref().expect("t007");
     assert_eq!(t7.tags.get("domain").map(String::as_str), Some("sales"));
+    assert_eq!(
+        t7.columns[0].tags.get("pii").map(String::as_str),
+        Some("none")
+    );
     assert_eq!(t7.grants[0].principal, "analysts");
     assert_eq!(t7.version, Some(3));
-    assert_eq!(b.statements(), 1, "one statement for {N} tables");
+    let t8 = first[8].as_ref().expect("t008");
+    assert!(t8.tags.is_empty() && t8.grants.is_empty());
+    assert_eq!(b.statements(), 0, "no statement for {N} tables");
     let list_pages = s.count("GET", "/api/2.1/unity-catalog/tables");
     assert_eq!(list_pages, 4);
+    // two tag pages (the empty one too), one column's tags, one permissions page; nothing else
+    let extra_reqs = |s: &Server| {
+        s.requests()
+            .iter()
+            .filter(|r| r.path.contains("entity-tag-assignments") || r.path.contains("permissions"))
+            .count()
+    };
+    assert_eq!(extra_reqs(&s), 4);
     // steady state: the same bounded cost again
-    b.read(&refs).await.expect("reads");
-    assert_eq!(b.statements(), 2);
+    b.read(&refs, &extras).await.expect("reads");
+    assert_eq!(b.statements(), 0);
     assert_eq!(
         s.count("GET", "/api/2.1/unity-catalog/tables"),
         2 * list_pages
     );
+    assert_eq!(extra_reqs(&s), 8);
     assert_eq!(
         b.list_schema(&SchemaRef {
             catalog: "main".into(),
@@ -811,10 +851,11 @@ async fn concurrent_reads_of_one_schema_share_one_read() {
     let b = DatabricksBackend::new(cfg(&s.url)).expect("backend");
     let a = [TableRef::new("main", "sales", "a")];
     let bb = [TableRef::new("main", "sales", "b")];
-    let (x, y) = tokio::join!(b.read(&a), b.read(&bb));
+    let none = Extras::none();
+    let (x, y) = tokio::join!(b.read(&a, &none), b.read(&bb, &none));
     assert!(x.expect("a")[0].is_some() && y.expect("b")[0].is_some());
     assert_eq!(s.count("GET", "/api/2.1/unity-catalog/tables"), 1);
-    assert_eq!(b.statements(), 1);
+    assert_eq!(b.statements(), 0);
 }
 
 /// A table plan of one step, as the executor hands it to the backend.
@@ -849,7 +890,9 @@ async fn a_step_runs_as_its_sql_and_refreshes_the_next_read() {
     .await;
     let b = DatabricksBackend::new(cfg(&s.url)).expect("backend");
     let t = TableRef::new("main", "sales", "orders");
-    b.read(std::slice::from_ref(&t)).await.expect("reads");
+    b.read(std::slice::from_ref(&t), &Extras::none())
+        .await
+        .expect("reads");
     let mut step = delta_operator::plan::Step {
         number: 1,
         class: delta_operator::plan::RiskClass::Meta,
@@ -897,7 +940,9 @@ async fn a_step_runs_as_its_sql_and_refreshes_the_next_read() {
         Some("COMMENT ON TABLE `main`.`sales`.`orders` IS 'it\\'s $\\{x}\n✓'")
     );
     // the write made the shared read stale: the next read goes to the workspace again
-    b.read(std::slice::from_ref(&t)).await.expect("reads");
+    b.read(std::slice::from_ref(&t), &Extras::none())
+        .await
+        .expect("reads");
     assert_eq!(s.count("GET", "/api/2.1/unity-catalog/tables"), 2);
     let rewrite = delta_operator::plan::Action::Rewrite {
         rewrite: delta_operator::plan::steps::Rewrite {

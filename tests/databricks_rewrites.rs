@@ -22,9 +22,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use delta_operator::apply::{ApplyReport, StepStatus, apply};
-use delta_operator::backend::Backend;
 use delta_operator::backend::databricks::DatabricksBackend;
 use delta_operator::backend::databricks::client::StatementResult;
+use delta_operator::backend::{Backend, Extras};
 use delta_operator::engine::{Inputs, read_and_plan};
 use delta_operator::model::{DataType, ObservedTable, TableRef};
 use delta_operator::plan::render::text::render;
@@ -98,7 +98,7 @@ impl Wh {
     }
     async fn read(&self) -> ObservedTable {
         self.b
-            .read(&[self.t("t")])
+            .read(&[self.t("t")], &Extras::everything())
             .await
             .expect("read")
             .pop()

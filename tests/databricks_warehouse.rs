@@ -5,7 +5,7 @@
 //!
 //! Each test works in its own schema, so they run in parallel. Every scenario ends with the plan
 //! being empty after the apply, and what was applied is read back through the backend's own
-//! read path (the UC tables listing + one information_schema statement per schema).
+//! read path (Unity Catalog REST: the tables listing, tags and grants).
 
 mod support;
 
@@ -13,9 +13,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use delta_operator::apply::{ApplyError, ApplyReport, StepStatus, apply, run_plan};
-use delta_operator::backend::Backend;
 use delta_operator::backend::databricks::DatabricksBackend;
 use delta_operator::backend::databricks::client::StatementResult;
+use delta_operator::backend::{Backend, Extras};
 use delta_operator::engine::{Inputs, read_and_plan};
 use delta_operator::model::{
     DataType, Grant, Identity, Mask, OWNER_PROPERTY, ObservedTable, PrimaryKey, TableRef,
@@ -113,7 +113,7 @@ impl Wh {
 
     async fn read(&self, name: &str) -> Option<ObservedTable> {
         self.b
-            .read(std::slice::from_ref(&self.t(name)))
+            .read(std::slice::from_ref(&self.t(name)), &Extras::everything())
             .await
             .expect("read")
             .pop()
@@ -306,12 +306,12 @@ async fn create_with_every_inline_and_follow_up_step_reads_back_and_plans_clean(
     // a second apply does nothing
     let report = wh.apply(&inputs, false).await;
     assert!(report.steps.is_empty(), "{report:#?}");
-    // an unchanged check of the schema costs one statement: the UC listing is REST, tags and
-    // grants are one information_schema query (listing and reading share it)
+    // an unchanged check of the schema costs no statement: the UC listing, and the tags and
+    // grants its specs declare, are REST
     let fresh = backend();
     let (plan, _) = read_and_plan(&fresh, &inputs).await.expect("read");
     assert!(!plan.has_changes(), "{}", render(&plan));
-    assert_eq!(fresh.statements(), 1, "one statement for the whole schema");
+    assert_eq!(fresh.statements(), 0, "no statement for the whole schema");
 }
 
 // ------------------------------------------------------------------ alter in place
@@ -719,8 +719,8 @@ async fn a_rerun_skips_what_holds_and_a_table_moved_by_someone_else_makes_the_pl
     assert_eq!(report.skipped(), 3, "{report:#?}");
     assert_eq!(
         b.statements(),
-        1,
-        "only the shared re-read (one statement for tags and grants) ran, no write"
+        0,
+        "only the shared re-read (REST: the listing and the declared tags) ran, no write"
     );
     // rows appended by another writer leave the plan as it was
     let id = wh.plan(&v1).await.id;

@@ -1,14 +1,15 @@
 //! The controller with a Databricks target: a real kube-apiserver + etcd (`e2e/with-controlplane.sh`)
 //! and the warehouse emulator (`e2e/warehouse/with-warehouse.sh`), both started by `make test`.
-//! The examples become Ready on the emulator, and /metrics counts the statements sent.
+//! The examples become Ready on the emulator, and /metrics counts the statements sent: none for
+//! drift checks with the warehouse stopped, some once a change needs the warehouse.
 
 mod support;
 
 use std::path::Path;
 use std::time::Duration;
 
-use delta_operator::backend::Backend;
 use delta_operator::backend::databricks::DatabricksBackend;
+use delta_operator::backend::{Backend, Extras};
 use delta_operator::config::DatabricksTarget;
 use delta_operator::engine::read_and_plan;
 use delta_operator::model::TableRef;
@@ -39,10 +40,17 @@ fn examples_in(catalog: &str, dir: &Path) {
 
 /// The value of `delta_operator_statements_total{target="<target>"}` in a /metrics answer.
 fn statements_metric(metrics: &str, target: &str) -> Option<u64> {
-    let prefix = format!("delta_operator_statements_total{{target=\"{target}\"}} ");
+    metric(
+        metrics,
+        &format!("delta_operator_statements_total{{target=\"{target}\"}} "),
+    )
+}
+
+/// The value of the /metrics line starting with `prefix`.
+fn metric(metrics: &str, prefix: &str) -> Option<u64> {
     metrics
         .lines()
-        .find_map(|l| l.strip_prefix(prefix.as_str()))
+        .find_map(|l| l.strip_prefix(prefix))
         .and_then(|v| v.trim().parse().ok())
 }
 
@@ -90,10 +98,13 @@ fn examples_become_ready_on_a_databricks_target_and_statements_are_counted() {
 
     // the tables are on the warehouse, marked as owned by their resources
     let live = rt
-        .block_on(b.read(&[
-            TableRef::new(&catalog, "sales", "orders"),
-            TableRef::new(&catalog, "sales", "customers"),
-        ]))
+        .block_on(b.read(
+            &[
+                TableRef::new(&catalog, "sales", "orders"),
+                TableRef::new(&catalog, "sales", "customers"),
+            ],
+            &Extras::none(),
+        ))
         .expect("read");
     let orders = live[0].as_ref().expect("orders exists on the warehouse");
     assert_eq!(orders.owner_marker(), Some(format!("{ns}/orders").as_str()));
@@ -106,23 +117,47 @@ fn examples_become_ready_on_a_databricks_target_and_statements_are_counted() {
     let sent = statements_metric(&m, "dbx")
         .unwrap_or_else(|| panic!("no statements metric for dbx:\n{m}"));
     assert!(sent > 0, "{m}");
-    // drift checks keep reading (every 2 s here), one statement per schema read
+
+    // the warehouse stops (auto-stop when idle); drift checks keep reading (every 2 s here)
+    // through Unity Catalog REST only: the operator sends no statement, and nothing is applied
+    faults(serde_json::json!({"warehouse_state": "STOPPED", "warehouse_start_seconds": 25}));
+    let reconciles = |m: &str| metric(m, "delta_operator_reconciles_total ").unwrap_or(0);
+    let m = op.http("/metrics");
+    let (sent, from) = (statements_metric(&m, "dbx").unwrap_or(0), reconciles(&m));
+    // six drift checks of each of the three resources
     wait_until(
-        "a drift re-check to send statements",
-        std::time::Duration::from_secs(60),
+        "six rounds of drift checks",
+        std::time::Duration::from_secs(120),
         || {
-            let now = statements_metric(&op.http("/metrics"), "dbx").unwrap_or(0);
-            if now > sent {
+            let now = reconciles(&op.http("/metrics"));
+            if now >= from + 18 {
                 Ok(())
             } else {
-                Err(format!("still {now}"))
+                Err(format!("{} reconciles so far", now - from))
             }
         },
     );
+    assert_eq!(
+        statements_metric(&op.http("/metrics"), "dbx").unwrap_or(0),
+        sent,
+        "drift checks send no statement"
+    );
+    wait_condition(&ns, "deltatable", "orders", "Ready", "True", None);
 
-    // the warehouse stops (auto-stop when idle); the next read starts it, and status says so
-    // while it waits: Reconciling, reason WarehouseStarting, then Ready again
-    faults(serde_json::json!({"warehouse_state": "STOPPED", "warehouse_start_seconds": 25}));
+    // a change whose plan reads a table's size (a new CHECK scans the table: DESCRIBE DETAIL)
+    // needs the warehouse: the read starts it and status says so while it waits (Reconciling,
+    // reason WarehouseStarting), then the CHECK is added and the table is Ready again
+    // (stopped again first: the other tests here share the emulator and may have started it)
+    faults(serde_json::json!({"warehouse_state": "STOPPED"}));
+    kubectl_ok(&[
+        "patch",
+        "-n",
+        &ns,
+        "deltatable/orders",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"constraints":[{"check":{"name":"amount_not_negative","expression":"amount >= 0"}},{"check":{"name":"order_id_positive","expression":"order_id > 0"}}]}}"#,
+    ]);
     let seen = wait_condition(
         &ns,
         "deltatable",
@@ -140,7 +175,23 @@ fn examples_become_ready_on_a_databricks_target_and_statements_are_counted() {
         .to_string();
     assert!(message.contains("is starting"), "{message}");
     faults(serde_json::json!({"warehouse_start_seconds": 0}));
-    wait_condition(&ns, "deltatable", "orders", "Ready", "True", None);
+    let (ok, out, err) = kubectl(&[
+        "wait",
+        "-n",
+        &ns,
+        "--for=condition=Ready",
+        "deltatable/orders",
+        "--timeout=240s",
+    ]);
+    assert!(ok, "the CHECK is added: {out}{err}");
+    let live = rt
+        .block_on(b.read(
+            &[TableRef::new(&catalog, "sales", "orders")],
+            &Extras::none(),
+        ))
+        .expect("read");
+    assert_eq!(live[0].as_ref().expect("orders").checks.len(), 2);
+    assert!(statements_metric(&op.http("/metrics"), "dbx").unwrap_or(0) > sent);
 }
 
 /// `customers` with a primary key; `broken` adds a CHECK on a column it does not have.
@@ -258,7 +309,10 @@ fn children_wait_for_their_foreign_key_parent_and_a_failed_parent_blocks_them() 
         &["DeltaTable orders", "ParentFailed", "customers"],
     );
     let live = rt
-        .block_on(b.read(&[TableRef::new(&catalog, "sales", "orders")]))
+        .block_on(b.read(
+            &[TableRef::new(&catalog, "sales", "orders")],
+            &Extras::none(),
+        ))
         .expect("read");
     assert!(live[0].is_none(), "nothing created while its parent failed");
 
@@ -275,10 +329,13 @@ fn children_wait_for_their_foreign_key_parent_and_a_failed_parent_blocks_them() 
     ]);
     assert!(ok, "the children follow their parent: {out}{err}");
     let live = rt
-        .block_on(b.read(&[
-            TableRef::new(&catalog, "sales", "orders"),
-            TableRef::new(&catalog, "sales", "lines"),
-        ]))
+        .block_on(b.read(
+            &[
+                TableRef::new(&catalog, "sales", "orders"),
+                TableRef::new(&catalog, "sales", "lines"),
+            ],
+            &Extras::none(),
+        ))
         .expect("read");
     let orders = live[0].as_ref().expect("orders exists");
     assert_eq!(orders.foreign_keys.len(), 1, "{:?}", orders.foreign_keys);
@@ -384,7 +441,10 @@ fn a_statement_a_shutdown_could_not_cancel_is_named_and_waited_for() {
     let done = get(&ns, "deltatable", "orders");
     assert!(done["status"]["apply"].is_null(), "{}", done["status"]);
     let live = rt
-        .block_on(b.read(&[TableRef::new(&catalog, "sales", "orders")]))
+        .block_on(b.read(
+            &[TableRef::new(&catalog, "sales", "orders")],
+            &Extras::none(),
+        ))
         .expect("read");
     assert_eq!(
         live[0].as_ref().unwrap().comment.as_deref(),

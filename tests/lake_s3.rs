@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use delta_operator::apply::Options;
 use delta_operator::apply::{StepStatus, apply};
-use delta_operator::backend::Backend;
 use delta_operator::backend::lake::LakeBackend;
+use delta_operator::backend::{Backend, Extras};
 use delta_operator::engine::{lower, read_and_plan};
 use delta_operator::model::{DataType, SchemaRef, TableRef};
 use delta_operator::plan::gate::Policy;
@@ -233,7 +233,7 @@ async fn the_lake_on_s3_creates_rewrites_and_drops_like_on_disk() {
         report.steps
     );
     let live = lake
-        .read(std::slice::from_ref(&orders))
+        .read(std::slice::from_ref(&orders), &Extras::none())
         .await
         .unwrap()
         .pop()

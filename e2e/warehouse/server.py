@@ -79,10 +79,14 @@ class Faults:
         "uncancellable_seconds": 10,   # ... this long, then succeed
         "fail_pattern": None,          # regex: statements matching FAIL with fail_message
         "fail_message": "[INTERNAL_ERROR] injected failure SQLSTATE: XX000",
+        "warehouse_state": None,       # admin only, not kept: sets the state now (STOPPED: a stopped
+                                       # warehouse, as after auto-stop; also WAREHOUSE_FAULTS at start)
         "warehouse_start_seconds": 0,  # STARTING -> RUNNING after this long
         "warehouse_never_starts": False,
         "warehouse_autostart": True,   # a statement sent to a STOPPED warehouse starts it
         "chunk_rows": None,            # rows per result chunk (None: WAREHOUSE_CHUNK_ROWS)
+        "tag_empty_first_page": False,  # tag listings start with an empty page that carries a
+                                        # next_page_token (the API documents such pages)
     }
 
     def __init__(self, initial):
@@ -129,12 +133,17 @@ class Warehouse:
         self.lock = threading.Lock()
         self.state = initial_state
         self.ready_at = None
+        self.starts = 0         # STOPPED -> STARTING transitions: what a warehouse bills for
         self.changed = threading.Condition(self.lock)
 
     def get_state(self):
         with self.lock:
             self._advance()
             return self.state
+
+    def start_count(self):
+        with self.lock:
+            return self.starts
 
     def _advance(self):
         if self.state == "STARTING" and not self.faults.get("warehouse_never_starts") and \
@@ -146,6 +155,7 @@ class Warehouse:
         with self.lock:
             self._advance()
             if self.state in ("STOPPED", "STOPPING"):
+                self.starts += 1
                 self.state = "STARTING"
                 self.ready_at = time.time() + float(self.faults.get("warehouse_start_seconds") or 0)
                 self._advance()
@@ -666,6 +676,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def _send(self, status, obj, headers=None):
         body = b"" if obj is None else json.dumps(obj, ensure_ascii=False).encode()
+        # logged before the answer leaves: a client that reads the log next finds its request
+        self._record(status)
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -700,6 +712,7 @@ class Handler(BaseHTTPRequestHandler):
         path, query = url.path, urllib.parse.parse_qs(url.query)
         raw = self._body()
         entry = {"seq": 0, "ts": time.time(), "method": method, "path": path, "request_id": self.request_id}
+        self.entry, self.logged = entry, path.startswith("/_emulator/")
         try:
             if not path.startswith("/_emulator/"):
                 fault = EMU.faults.take(path, method)
@@ -742,9 +755,13 @@ class Handler(BaseHTTPRequestHandler):
             self._error(500, "INTERNAL_ERROR", "emulator error: %s: %s" % (type(e).__name__, e))
         finally:
             if self.status:
-                entry["status"] = self.status
-                if not path.startswith("/_emulator/"):
-                    self._log(entry)
+                self._record(self.status)
+
+    def _record(self, status):
+        if not self.logged:
+            self.logged = True
+            self.entry["status"] = status
+            self._log(self.entry)
 
     def _log(self, entry):
         with EMU.reqlog_lock:

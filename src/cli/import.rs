@@ -7,7 +7,7 @@ use clap::Args;
 use serde_json::{Map, Value, json};
 
 use super::{EXIT_ERROR, EXIT_OK, open_backend, write_file};
-use crate::backend::Backend;
+use crate::backend::{Backend, Extras};
 use crate::config::Config;
 use crate::model::names::{MAX_NAME_BYTES, object_name_problem, printable};
 use crate::model::{OWNER_PROPERTY, ObservedTable, SchemaRef};
@@ -161,7 +161,8 @@ pub async fn import(config: &Config, a: ImportArgs) -> u8 {
             return EXIT_ERROR;
         }
     };
-    let observed = match backend.read(&tables).await {
+    // the spec written says everything: read every tag and grant
+    let observed = match backend.read(&tables, &Extras::everything()).await {
         Ok(o) => o.into_iter().flatten().collect::<Vec<_>>(),
         Err(e) => {
             eprintln!("error: {e}");

@@ -1610,13 +1610,27 @@ async fn missing_catalog_is_error(b: &Bench) -> Verdict {
     }
 }
 
-/// Our read's grant rows for one table: (principal, privilege).
+/// Our read's grants of one table (the permissions API): (principal, privilege).
 async fn read_grants(b: &Bench, t: &Tbl) -> Result<Vec<(String, String)>, Outcome> {
-    let r = b.setup(&read::extras_sql(&b.schema)).await?;
-    Ok(r.rows
-        .iter()
-        .filter(|row| cell(row, 0) == "grant" && cell(row, 1).eq_ignore_ascii_case(&t.r.table))
-        .map(|row| (cell(row, 3), cell(row, 4)))
+    b.log
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(format!(
+            "GET /api/2.1/unity-catalog/permissions/table/{}",
+            t.full
+        ));
+    let answer = b
+        .client()
+        .get_permissions("table", &t.full)
+        .await
+        .map_err(|e| unknown(format!("reading the grants of {}: {e}", t.full)))?;
+    Ok(read::grants_from_permissions(&answer)
+        .into_iter()
+        .flat_map(|g| {
+            g.privileges
+                .into_iter()
+                .map(move |p| (g.principal.clone(), p.as_str().to_string()))
+        })
         .collect())
 }
 

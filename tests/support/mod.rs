@@ -7,8 +7,8 @@ pub mod warehouse;
 use std::sync::Arc;
 
 use delta_operator::apply::{ApplyError, ApplyReport, Options, StepStatus, apply};
-use delta_operator::backend::Backend;
 use delta_operator::backend::lake::LakeBackend;
+use delta_operator::backend::{Backend, Extras};
 use delta_operator::engine::{Inputs, lower, read_and_plan};
 use delta_operator::model::{ObservedTable, TableRef};
 use delta_operator::plan::Plan;
@@ -71,7 +71,7 @@ impl Lake {
 
     pub async fn read(&self, t: &TableRef) -> Option<ObservedTable> {
         self.backend
-            .read(std::slice::from_ref(t))
+            .read(std::slice::from_ref(t), &Extras::none())
             .await
             .expect("read")
             .pop()

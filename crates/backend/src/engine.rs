@@ -6,9 +6,10 @@ use delta_operator_core::model::{ObservedSchema, ObservedTable, TableRef};
 use delta_operator_core::plan::compile::compile;
 use delta_operator_core::plan::{self, Capabilities, Compiler, Plan, SchemaScope};
 
-use crate::{Backend, BackendError};
+use crate::{Backend, BackendError, Extras};
 
-/// Reads every declared table and every table of every declared schema.
+/// Reads every declared table and every table of every declared schema,
+/// with the tags and grants each spec declares (none of the others).
 pub async fn observe<B: Backend>(
     backend: &B,
     inputs: &Inputs,
@@ -21,7 +22,13 @@ pub async fn observe<B: Backend>(
             }
         }
     }
-    Ok(backend.read(&refs).await?.into_iter().flatten().collect())
+    let extras = Extras::declared(&inputs.tables);
+    Ok(backend
+        .read(&refs, &extras)
+        .await?
+        .into_iter()
+        .flatten()
+        .collect())
 }
 
 /// Reads the metadata of every declared schema whose spec names some (a

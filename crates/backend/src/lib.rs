@@ -6,11 +6,14 @@
 
 pub mod apply;
 pub mod engine;
+pub mod extras;
 
 use std::future::Future;
 
 use delta_operator_core::model::{ObservedSchema, ObservedTable, SchemaRef, TableRef};
 use delta_operator_core::plan::{Capabilities, Compiler, SchemaStep, Step, TablePlan};
+
+pub use extras::{Extras, TableExtras};
 
 /// A backend failure. `permanent` ones need a human (→ Stalled); the rest are retried.
 #[derive(Debug, thiserror::Error)]
@@ -252,10 +255,12 @@ pub fn short_duration(s: u64) -> String {
 pub trait Backend: Send + Sync {
     fn capabilities(&self) -> &Capabilities;
 
-    /// The live state of each table, `None` where it does not exist.
+    /// The live state of each table, `None` where it does not exist, with
+    /// the tags and grants `extras` asks for (left empty where it does not).
     fn read(
         &self,
         tables: &[TableRef],
+        extras: &Extras,
     ) -> impl Future<Output = Result<Vec<Option<ObservedTable>>, BackendError>> + Send;
 
     /// Every table in a schema (for orphans and `import`).

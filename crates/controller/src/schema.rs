@@ -21,7 +21,7 @@ use delta_operator_api::spec::crd::DeltaSchemaStatus;
 use delta_operator_api::spec::lower::lower_schema;
 use delta_operator_api::spec::validate::validate;
 use delta_operator_backend::engine::observe_schemas;
-use delta_operator_backend::{Backend, BackendError};
+use delta_operator_backend::{Backend, BackendError, Extras};
 use delta_operator_core::model::{ResourceId, SchemaMode};
 use delta_operator_core::plan::compile::compile;
 use delta_operator_core::plan::gate::Policy;
@@ -156,7 +156,13 @@ async fn evaluate(
     // schema, and plans the schema's own metadata
     let read = || async {
         let refs = backend.list_schema(&scope.schema).await?;
-        let live: Vec<_> = backend.read(&refs).await?.into_iter().flatten().collect();
+        // orphans are told by their owner marker: no tags or grants needed
+        let live: Vec<_> = backend
+            .read(&refs, &Extras::none())
+            .await?
+            .into_iter()
+            .flatten()
+            .collect();
         let schemas = observe_schemas(backend.as_ref(), std::slice::from_ref(&scope)).await?;
         let orphans = plan_orphans(&scope, &live, ns, &existing, &caps);
         Ok::<Plan, BackendError>(compile(

@@ -23,7 +23,7 @@ use delta_operator_api::spec::lower::{lower_table, schema_of};
 use delta_operator_api::spec::validate::validate;
 use delta_operator_backend::apply::{ApplyError, ApplyReport};
 use delta_operator_backend::engine::read_and_plan;
-use delta_operator_backend::{Backend, BackendError};
+use delta_operator_backend::{Backend, BackendError, Extras};
 use delta_operator_core::model::{DesiredTable, ResourceId};
 use delta_operator_core::plan::compile::compile;
 use delta_operator_core::plan::gate::Policy;
@@ -464,7 +464,7 @@ async fn delete(
     // the drop of the table, if it is still there and ours (never another resource's)
     let read = || async {
         let live = backend
-            .read(std::slice::from_ref(&desired.table))
+            .read(std::slice::from_ref(&desired.table), &Extras::none())
             .await?
             .pop()
             .flatten()

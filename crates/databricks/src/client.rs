@@ -868,36 +868,9 @@ impl DatabricksClient {
         catalog: &str,
         schema: &str,
     ) -> Result<Vec<Value>, ClientError> {
-        let mut out = Vec::new();
-        let mut token = String::new();
-        loop {
-            let mut q = vec![
-                ("catalog_name", catalog),
-                ("schema_name", schema),
-                ("max_results", "0"),
-            ];
-            if !token.is_empty() {
-                q.push(("page_token", token.as_str()));
-            }
-            let v = self
-                .get(&["api", "2.1", "unity-catalog", "tables"], &q)
-                .await?;
-            out.extend(
-                v.get("tables")
-                    .and_then(Value::as_array)
-                    .cloned()
-                    .unwrap_or_default(),
-            );
-            // a page may be empty and still carry a token: follow it until it is gone
-            match v
-                .get("next_page_token")
-                .and_then(Value::as_str)
-                .filter(|t| !t.is_empty())
-            {
-                Some(t) if t != token => token = t.to_string(),
-                _ => return Ok(out),
-            }
-        }
+        let q = [("catalog_name", catalog), ("schema_name", schema)];
+        self.pages(&["api", "2.1", "unity-catalog", "tables"], &q, "tables")
+            .await
     }
 
     /// One table, `None` when it does not exist.
@@ -924,20 +897,73 @@ impl DatabricksClient {
         }
     }
 
-    /// The privilege assignments on a securable (`schema`, `table`, `catalog`).
+    /// The direct privilege assignments on a securable (`schema`, `table`,
+    /// `catalog`), every page as one `{privilege_assignments}`.
     pub async fn get_permissions(&self, kind: &str, full_name: &str) -> Result<Value, ClientError> {
-        self.get(
-            &[
-                "api",
-                "2.1",
-                "unity-catalog",
-                "permissions",
-                kind,
-                full_name,
-            ],
-            &[],
-        )
-        .await
+        let path = [
+            "api",
+            "2.1",
+            "unity-catalog",
+            "permissions",
+            kind,
+            full_name,
+        ];
+        let all = self.pages(&path, &[], "privilege_assignments").await?;
+        Ok(json!({ "privilege_assignments": all }))
+    }
+
+    /// The tag assignments of one entity (`tables`: `cat.sch.tbl`,
+    /// `columns`: `cat.sch.tbl.col`): the entity tag assignments API, every page.
+    pub async fn list_entity_tags(
+        &self,
+        entity_type: &str,
+        entity_name: &str,
+    ) -> Result<Vec<Value>, ClientError> {
+        let path = [
+            "api",
+            "2.1",
+            "unity-catalog",
+            "entity-tag-assignments",
+            entity_type,
+            entity_name,
+            "tags",
+        ];
+        self.pages(&path, &[], "tag_assignments").await
+    }
+
+    /// Every item under `key` of a paged UC listing (`max_results=0`: the
+    /// server's page size). A page may be empty and still carry a token:
+    /// only its absence ends the listing.
+    async fn pages(
+        &self,
+        path: &[&str],
+        query: &[(&str, &str)],
+        key: &str,
+    ) -> Result<Vec<Value>, ClientError> {
+        let mut out = Vec::new();
+        let mut token = String::new();
+        loop {
+            let mut q = query.to_vec();
+            q.push(("max_results", "0"));
+            if !token.is_empty() {
+                q.push(("page_token", token.as_str()));
+            }
+            let v = self.get(path, &q).await?;
+            out.extend(
+                v.get(key)
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default(),
+            );
+            match v
+                .get("next_page_token")
+                .and_then(Value::as_str)
+                .filter(|t| !t.is_empty())
+            {
+                Some(t) if t != token => token = t.to_string(),
+                _ => return Ok(out),
+            }
+        }
     }
 }
 

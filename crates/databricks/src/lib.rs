@@ -1,11 +1,15 @@
 //! Databricks: Unity Catalog tables through a SQL warehouse.
 //!
-//! Reads are per schema (see `read.rs`): one paged Unity Catalog `tables`
-//! listing plus one SQL statement for tags and grants, shared by every table
-//! of the schema and by concurrent callers within `share_window`. A table
-//! whose listing stamp (Delta version `delta.lastUpdateVersion` and
-//! `updated_at`) has not moved is not parsed again. Steps are compiled to SQL
-//! (`sql.rs`) and run through the Statement Execution API (`client.rs`).
+//! Reads are REST only (see `read.rs`), so a drift check never wakes a
+//! stopped warehouse: one paged Unity Catalog `tables` listing per schema,
+//! shared by every table of the schema and by concurrent callers within
+//! `share_window`, then, per table and only as the caller's `Extras` ask
+//! (what its spec declares), its tags, column tags and grants, a few tables
+//! at a time. A table whose listing stamp (Delta version
+//! `delta.lastUpdateVersion` and `updated_at`) has not moved is not parsed
+//! again. Steps are compiled to SQL (`sql.rs`) and run through the Statement
+//! Execution API (`client.rs`): statements are for applies, `measure` and
+//! `verify`.
 
 pub mod auth;
 pub mod client;
@@ -26,13 +30,17 @@ use client::{ClientConfig, DatabricksClient};
 use compile::Binding;
 use delta_operator_api::config::{ClientId, DatabricksAuth, DatabricksTarget, SecretSource};
 use delta_operator_backend::{
-    Backend, BackendError, Progress, StepOutcome, StepProgress, TableRun,
+    Backend, BackendError, Extras, Progress, StepOutcome, StepProgress, TableExtras, TableRun,
 };
 use delta_operator_core::model::{ObservedSchema, ObservedTable, SchemaRef, TableRef};
 use delta_operator_core::plan::steps::{Rewrite, RewritePhase};
 use delta_operator_core::plan::{
     Action, Capabilities, CheckWhen, Compiler, SchemaStep, Step, StepCheck, TablePlan,
 };
+use futures::{StreamExt, TryStreamExt};
+
+/// Tables whose tags and grants are read at once (REST requests in flight).
+const EXTRAS_AT_ONCE: usize = 8;
 
 /// One schema's tables as read together, by lower-case table name.
 type SchemaState = Arc<BTreeMap<String, ObservedTable>>;
@@ -241,18 +249,34 @@ impl DatabricksBackend {
                 tables.insert(name, table);
             }
         }
-        if !tables.is_empty() {
-            let extras = self
-                .client
-                .execute(
-                    &read::extras_sql(s),
-                    &|m: &str| tracing::info!(schema = %s, "{m}"),
-                )
-                .await?;
-            read::apply_extras(&mut tables, &extras.rows);
-        }
         read::attach_leftovers(s, &mut tables);
         Ok(Arc::new(tables))
+    }
+
+    /// The tags and grants `want` asks for, read onto the table (REST).
+    async fn with_extras(
+        &self,
+        live: Option<ObservedTable>,
+        want: TableExtras,
+    ) -> Result<Option<ObservedTable>, BackendError> {
+        let mut t = match live {
+            Some(t) if !want.is_empty() => t,
+            other => return Ok(other),
+        };
+        let full = t.table.to_string();
+        let client = &self.client;
+        if want.table_tags {
+            t.tags = read::tags_from_assignments(&client.list_entity_tags("tables", &full).await?);
+        }
+        if want.grants {
+            t.grants =
+                read::grants_from_permissions(&client.get_permissions("table", &full).await?);
+        }
+        for c in t.columns.iter_mut().filter(|c| want.wants_column(&c.name)) {
+            let name = format!("{full}.{}", c.name);
+            c.tags = read::tags_from_assignments(&client.list_entity_tags("columns", &name).await?);
+        }
+        Ok(Some(t))
     }
 
     /// The staged check: one SELECT comparing the original with its staging
@@ -343,7 +367,11 @@ impl Backend for DatabricksBackend {
         &self.caps
     }
 
-    async fn read(&self, tables: &[TableRef]) -> Result<Vec<Option<ObservedTable>>, BackendError> {
+    async fn read(
+        &self,
+        tables: &[TableRef],
+        extras: &Extras,
+    ) -> Result<Vec<Option<ObservedTable>>, BackendError> {
         let mut by_schema: BTreeMap<SchemaRef, SchemaState> = BTreeMap::new();
         for t in tables {
             let s = t.schema_ref();
@@ -352,15 +380,19 @@ impl Backend for DatabricksBackend {
                 e.insert(state);
             }
         }
-        Ok(tables
-            .iter()
-            .map(|t| {
-                by_schema
-                    .get(&t.schema_ref())
-                    .and_then(|m| m.get(&t.table))
-                    .cloned()
-            })
-            .collect())
+        // each table's tags and grants, a few tables at a time (in order)
+        let mut jobs = Vec::with_capacity(tables.len());
+        for t in tables {
+            let live = by_schema
+                .get(&t.schema_ref())
+                .and_then(|m| m.get(&t.table))
+                .cloned();
+            jobs.push(self.with_extras(live, extras.of(t)));
+        }
+        futures::stream::iter(jobs)
+            .buffered(EXTRAS_AT_ONCE)
+            .try_collect()
+            .await
     }
 
     async fn list_schema(&self, s: &SchemaRef) -> Result<Vec<TableRef>, BackendError> {

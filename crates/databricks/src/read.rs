@@ -1,24 +1,26 @@
-//! The live state of a schema's tables, parsed from two batched reads:
+//! The live state of a schema's tables, parsed from Unity Catalog REST only
+//! (no SQL warehouse has to run for a read):
 //!
-//! 1. Unity Catalog REST `GET /api/2.1/unity-catalog/tables?catalog_name&schema_name`
-//!    (paged): per table its columns (`type_json`: the Spark StructField with
-//!    its metadata, so nested types, comments, generation, identity and
+//! 1. `GET /api/2.1/unity-catalog/tables?catalog_name&schema_name` (paged):
+//!    per table its columns (`type_json`: the Spark StructField with its
+//!    metadata, so nested types, comments, generation, identity and
 //!    defaults), `properties` (CHECKs as `delta.constraints.*`, the Delta
 //!    version as `delta.lastUpdateVersion`), comment, owner, partition
 //!    indexes, column masks, the row filter and PK/FK constraints.
-//! 2. One SQL statement per schema for what REST does not list: table tags,
-//!    column tags and direct grants, from `information_schema`
-//!    (`table_tags`, `column_tags`, `table_privileges`), filtered by schema.
+//! 2. Only for a table whose spec declares them (`delta_operator_backend::Extras`):
+//!    its tags (`GET …/entity-tag-assignments/tables/{cat.sch.tbl}/tags`), the
+//!    tags of the columns whose spec declares some (`…/columns/{cat.sch.tbl.col}/tags`)
+//!    and its direct grants (`GET …/permissions/table/{full_name}`), each paged.
 //!
-//! So an unchanged check of N tables in one schema costs one statement and
-//! ⌈N / page size⌉ REST pages, whatever N is. Pure functions only; the
-//! fixtures in the tests are shaped as the public API reference shows.
+//! So an unchanged check of N tables in one schema costs ⌈N / page size⌉ REST
+//! pages, plus one request per declared tag set or grant list, and no
+//! statement. Pure functions only; the fixtures in the tests are shaped as
+//! the public API reference shows.
 
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::sql::{ident, literal};
 use delta_operator_core::model::delta_schema::{COMMENT_KEY, GENERATION_KEY, type_from_json};
 use delta_operator_core::model::type_syntax::parse_type;
 use delta_operator_core::model::{
@@ -79,7 +81,7 @@ pub fn is_delta_table(info: &Value) -> bool {
     matches!(kind, "MANAGED" | "EXTERNAL") && format.eq_ignore_ascii_case("DELTA")
 }
 
-/// A `TableInfo` as our observed model (tags and grants come from `apply_extras`).
+/// A `TableInfo` as our observed model (tags and grants are read apart, and only as asked).
 pub fn table_from_info(schema: &SchemaRef, info: &Value) -> Result<ObservedTable, ReadError> {
     let name = s(info, "name").unwrap_or_default();
     let table = TableRef::new(&schema.catalog, &schema.schema, name);
@@ -304,68 +306,55 @@ fn constraints(info: &Value) -> (Option<PrimaryKey>, Vec<ForeignKey>) {
     (pk, fks)
 }
 
-/// The one statement per schema for tags and direct grants. Every row is
-/// `(kind, table_name, column_name, key, value)`.
-pub fn extras_sql(schema: &SchemaRef) -> String {
-    let cat = ident(&schema.catalog);
-    let s = literal(&schema.schema);
-    format!(
-        "SELECT 'table_tag' AS kind, table_name, CAST(NULL AS STRING) AS column_name, tag_name AS key, tag_value AS value FROM {cat}.information_schema.table_tags WHERE schema_name = {s}\n\
-         UNION ALL SELECT 'column_tag', table_name, column_name, tag_name, tag_value FROM {cat}.information_schema.column_tags WHERE schema_name = {s}\n\
-         UNION ALL SELECT 'grant', table_name, CAST(NULL AS STRING), grantee, privilege_type FROM {cat}.information_schema.table_privileges WHERE table_schema = {s} AND inherited_from = 'NONE'"
-    )
+/// Tags from the entity tag assignments API: `tag_key` and `tag_value` (a
+/// tag without a value has no `tag_value`: an empty one).
+pub fn tags_from_assignments(assignments: &[Value]) -> BTreeMap<String, String> {
+    assignments
+        .iter()
+        .filter_map(|a| {
+            Some((
+                s(a, "tag_key")?.to_string(),
+                s(a, "tag_value").unwrap_or_default().to_string(),
+            ))
+        })
+        .collect()
 }
 
-/// Puts the rows of `extras_sql` onto the tables they name (by lower-case name).
-pub fn apply_extras(tables: &mut BTreeMap<String, ObservedTable>, rows: &[Vec<Option<String>>]) {
-    let mut grants: BTreeMap<String, BTreeMap<String, Vec<Privilege>>> = BTreeMap::new();
-    for r in rows {
-        let cell = |i: usize| r.get(i).cloned().flatten();
-        let (Some(kind), Some(table), Some(key)) = (cell(0), cell(1), cell(3)) else {
+/// Direct grants from the permissions API's `privilege_assignments`
+/// (privileges spelled `ALL_PRIVILEGES`, `APPLY_TAG`: `Privilege` reads both
+/// spellings), by principal, each principal's privileges sorted once.
+pub fn grants_from_permissions(permissions: &Value) -> Vec<Grant> {
+    let mut by_principal: BTreeMap<String, Vec<Privilege>> = BTreeMap::new();
+    for pa in permissions
+        .get("privilege_assignments")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let Some(principal) = s(pa, "principal") else {
             continue;
         };
-        let tname = table.to_lowercase();
-        let Some(t) = tables.get_mut(&tname) else {
-            continue;
-        };
-        let value = cell(4).unwrap_or_default();
-        match kind.as_str() {
-            "table_tag" => {
-                t.tags.insert(key, value);
-            }
-            "column_tag" => {
-                if let Some(c) = cell(2).and_then(|c| {
-                    t.columns
-                        .iter_mut()
-                        .find(|col| col.name.eq_ignore_ascii_case(&c))
-                }) {
-                    c.tags.insert(key, value);
-                }
-            }
-            "grant" => grants
-                .entry(tname)
-                .or_default()
-                .entry(key)
-                .or_default()
-                .push(Privilege::new(&value)),
-            _ => {}
-        }
+        by_principal
+            .entry(principal.to_string())
+            .or_default()
+            .extend(
+                strings(pa.get("privileges"))
+                    .iter()
+                    .map(|p| Privilege::new(p)),
+            );
     }
-    for (tname, by_principal) in grants {
-        if let Some(t) = tables.get_mut(&tname) {
-            t.grants = by_principal
-                .into_iter()
-                .map(|(principal, mut privileges)| {
-                    privileges.sort();
-                    privileges.dedup();
-                    Grant {
-                        principal,
-                        privileges,
-                    }
-                })
-                .collect();
-        }
-    }
+    by_principal
+        .into_iter()
+        .filter(|(_, p)| !p.is_empty())
+        .map(|(principal, mut privileges)| {
+            privileges.sort();
+            privileges.dedup();
+            Grant {
+                principal,
+                privileges,
+            }
+        })
+        .collect()
 }
 
 /// The `version` column of `DESCRIBE HISTORY … LIMIT 1`.
@@ -435,23 +424,7 @@ pub fn schema_from_info(schema: &SchemaRef, info: &Value, permissions: &Value) -
                 .collect()
         })
         .unwrap_or_default();
-    let grants = permissions
-        .get("privilege_assignments")
-        .and_then(Value::as_array)
-        .map(|pas| {
-            pas.iter()
-                .filter_map(|pa| {
-                    Some(Grant {
-                        principal: s(pa, "principal")?.to_string(),
-                        privileges: strings(pa.get("privileges"))
-                            .iter()
-                            .map(|p| Privilege::new(p))
-                            .collect(),
-                    })
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+    let grants = grants_from_permissions(permissions);
     ObservedSchema {
         schema: schema.clone(),
         comment: s(info, "comment")
@@ -488,7 +461,9 @@ mod tests {
             o.properties.get("team").map(String::as_str),
             Some("revenue")
         );
-        assert_eq!(o.grants[0].privileges[0], "USE SCHEMA");
+        // sorted once, in the SQL spelling
+        assert_eq!(o.grants[0].privileges[0], "SELECT");
+        assert_eq!(o.grants[0].privileges[1], "USE SCHEMA");
         let bare = schema_from_info(
             &sref,
             &serde_json::json!({"name": "sales"}),
@@ -648,57 +623,42 @@ mod tests {
     }
 
     #[test]
-    fn extras_statement_is_quoted() {
-        let sql = extras_sql(&SchemaRef {
-            catalog: "ma`in".into(),
-            schema: "sa'les".into(),
-        });
-        assert!(
-            sql.contains(
-                "FROM `ma``in`.information_schema.table_tags WHERE schema_name = 'sa\\'les'"
-            ),
-            "{sql}"
+    fn tags_and_grants_read_from_their_rest_answers() {
+        // shaped as the entity tag assignments and permissions references show them
+        let tags = tags_from_assignments(&[
+            json!({"entity_type": "tables", "entity_name": "main.sales.orders", "tag_key": "domain", "tag_value": "sales",
+                   "update_time": "2026-01-14T08:15:00.000Z", "updated_by": "someone"}),
+            json!({"entity_type": "tables", "entity_name": "main.sales.orders", "tag_key": "certified"}),
+            json!({"tag_value": "no key"}),
+        ]);
+        assert_eq!(
+            tags,
+            BTreeMap::from([
+                ("certified".to_string(), String::new()),
+                ("domain".to_string(), "sales".to_string())
+            ])
         );
-        assert_eq!(sql.matches("information_schema").count(), 3);
-    }
-
-    #[test]
-    fn extras_land_on_their_tables() {
-        let mut tables = BTreeMap::from([(
-            "orders".to_string(),
-            table_from_info(&schema(), &orders()).expect("parses"),
-        )]);
-        let row = |k: &str, t: &str, c: Option<&str>, key: &str, v: &str| {
+        let grants = grants_from_permissions(&json!({"privilege_assignments": [
+            {"principal": "z-team", "privileges": ["SELECT"]},
+            {"principal": "analysts", "privileges": ["SELECT", "MODIFY"]},
+            {"principal": "analysts", "privileges": ["ALL_PRIVILEGES", "SELECT"]},
+            {"principal": "nobody", "privileges": []},
+            {"privileges": ["SELECT"]}
+        ], "next_page_token": null}));
+        assert_eq!(
+            grants,
             vec![
-                Some(k.into()),
-                Some(t.into()),
-                c.map(str::to_string),
-                Some(key.into()),
-                Some(v.into()),
+                Grant {
+                    principal: "analysts".into(),
+                    privileges: vec!["ALL PRIVILEGES".into(), "MODIFY".into(), "SELECT".into()]
+                },
+                Grant {
+                    principal: "z-team".into(),
+                    privileges: vec!["SELECT".into()]
+                }
             ]
-        };
-        let rows = vec![
-            row("table_tag", "orders", None, "domain", "sales"),
-            row("column_tag", "orders", Some("EMAIL"), "pii", "email"),
-            row("grant", "orders", None, "analysts", "SELECT"),
-            row("grant", "orders", None, "analysts", "MODIFY"),
-            row("grant", "other", None, "x", "SELECT"),
-            vec![None, None, None, None, None],
-        ];
-        apply_extras(&mut tables, &rows);
-        let t = &tables["orders"];
-        assert_eq!(t.tags.get("domain").map(String::as_str), Some("sales"));
-        assert_eq!(
-            t.columns[1].tags.get("pii").map(String::as_str),
-            Some("email")
         );
-        assert_eq!(
-            t.grants,
-            vec![Grant {
-                principal: "analysts".into(),
-                privileges: vec!["MODIFY".into(), "SELECT".into()]
-            }]
-        );
+        assert!(grants_from_permissions(&json!({})).is_empty());
     }
 
     #[test]

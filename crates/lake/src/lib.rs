@@ -24,7 +24,7 @@ use deltalake::protocol::DeltaOperation;
 use serde_json::Value;
 use url::Url;
 
-use delta_operator_backend::{Backend, BackendError, StepOutcome, StepProgress, TableRun};
+use delta_operator_backend::{Backend, BackendError, Extras, StepOutcome, StepProgress, TableRun};
 use delta_operator_core::model::delta_schema as schema;
 use delta_operator_core::model::{
     Check, DataType, DesiredTable, OWNER_PROPERTY, ObservedSchema, ObservedTable, SchemaRef,
@@ -495,7 +495,12 @@ impl Backend for LakeBackend {
         &self.caps
     }
 
-    async fn read(&self, tables: &[TableRef]) -> Result<Vec<Option<ObservedTable>>, BackendError> {
+    /// A Delta table has no tags or grants: `extras` asks for nothing here.
+    async fn read(
+        &self,
+        tables: &[TableRef],
+        _extras: &Extras,
+    ) -> Result<Vec<Option<ObservedTable>>, BackendError> {
         let mut out = Vec::with_capacity(tables.len());
         for t in tables {
             out.push(self.read_one(t).await?);

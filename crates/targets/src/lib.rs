@@ -2,7 +2,7 @@
 //! (the embedded lake or a Databricks workspace) behind one type.
 
 use delta_operator_api::config::{Target, TargetBackend};
-use delta_operator_backend::{Backend, BackendError, StepOutcome, StepProgress, TableRun};
+use delta_operator_backend::{Backend, BackendError, Extras, StepOutcome, StepProgress, TableRun};
 use delta_operator_core::model::{ObservedSchema, ObservedTable, SchemaRef, TableRef};
 use delta_operator_core::plan::{BackendKind, Capabilities, Compiler, SchemaStep, Step, TablePlan};
 use delta_operator_databricks as databricks;
@@ -93,10 +93,14 @@ impl Backend for AnyBackend {
         }
     }
 
-    async fn read(&self, tables: &[TableRef]) -> Result<Vec<Option<ObservedTable>>, BackendError> {
+    async fn read(
+        &self,
+        tables: &[TableRef],
+        extras: &Extras,
+    ) -> Result<Vec<Option<ObservedTable>>, BackendError> {
         match self {
-            AnyBackend::Lake(b) => b.read(tables).await,
-            AnyBackend::Databricks(b) => b.read(tables).await,
+            AnyBackend::Lake(b) => b.read(tables, extras).await,
+            AnyBackend::Databricks(b) => b.read(tables, extras).await,
         }
     }
 
@@ -143,6 +147,14 @@ impl Backend for AnyBackend {
         match self {
             AnyBackend::Lake(b) => b.run(run, plan, step, now, progress).await,
             AnyBackend::Databricks(b) => b.run(run, plan, step, now, progress).await,
+        }
+    }
+
+    // forwarded: the trait's default (no size) would leave a Databricks plan unmeasured
+    async fn measure(&self, tables: &[TableRef]) -> Result<Vec<Option<u64>>, BackendError> {
+        match self {
+            AnyBackend::Lake(b) => b.measure(tables).await,
+            AnyBackend::Databricks(b) => b.measure(tables).await,
         }
     }
 

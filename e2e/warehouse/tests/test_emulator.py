@@ -357,9 +357,12 @@ def test_warehouse_start_and_never_start(wh):
     try:
         wh.admin("POST", "/_emulator/faults", {"warehouse_state": "STOPPED", "warehouse_start_seconds": 3})
         assert wh.call("GET", "/api/2.0/sql/warehouses/" + wh.wid)[1]["state"] == "STOPPED"
+        starts = wh.admin("GET", "/_emulator/requests?since=1000000000")["warehouse_starts"]
         r = wh.submit("SELECT 1", wait="0s")            # auto-starts; PENDING = waiting for warehouse
         assert r["status"]["state"] == "PENDING"
         assert wh.call("GET", "/api/2.0/sql/warehouses/" + wh.wid)[1]["state"] == "STARTING"
+        log = wh.admin("GET", "/_emulator/requests?since=1000000000")
+        assert log["warehouse_starts"] == starts + 1 and log["warehouse_state"] == "STARTING", log
         t0 = time.time()
         assert wh.wait(r)["status"]["state"] == "SUCCEEDED"
         assert time.time() - t0 >= 1.5
@@ -368,9 +371,12 @@ def test_warehouse_start_and_never_start(wh):
                                                "warehouse_autostart": False})
         r = wh.submit("SELECT 1", wait="5s")
         assert r["status"]["state"] == "PENDING"
+        assert wh.admin("GET", "/_emulator/requests?since=1000000000")["warehouse_starts"] == starts + 1, \
+            "no auto-start: still one start"
         assert wh.call("POST", "/api/2.0/sql/warehouses/%s/start" % wh.wid)[0] == 200
         time.sleep(1)
         assert wh.call("GET", "/api/2.0/sql/warehouses/" + wh.wid)[1]["state"] == "STARTING"
+        assert wh.admin("GET", "/_emulator/requests?since=1000000000")["warehouse_starts"] == starts + 2
         wh.call("POST", "/api/2.0/sql/statements/%s/cancel" % r["statement_id"])
         assert wh.wait(r)["status"]["state"] == "CANCELED"
     finally:
@@ -405,3 +411,47 @@ def test_schema_comment_properties_owner_and_grants_read_back_through_uc(wh):
     wh.sql("COMMENT ON SCHEMA `main`.`%s` IS NULL" % sch)
     s, info, _ = wh.call("GET", "/api/2.1/unity-catalog/schemas/" + full)
     assert "comment" not in info, info
+
+
+def test_table_tags_and_grants_read_through_uc_rest_paged(wh):
+    """SET TAGS, ALTER COLUMN ... SET TAGS and GRANT run as SQL; the entity tag assignments list
+    (tables, columns: cat.sch.tbl.col) and GET permissions/table/{full_name} show them, paged
+    as documented: max_results / page_token, a tag page may be empty and still carry a token."""
+    sch = uniq()
+    full = "main.%s.t" % sch
+    wh.sql("CREATE SCHEMA main.%s" % sch)
+    wh.sql("CREATE TABLE %s (id BIGINT, Email STRING) USING DELTA" % full)
+    wh.sql("ALTER TABLE %s SET TAGS ('domain' = 'sales', 'certified')" % full)
+    wh.sql("ALTER TABLE %s ALTER COLUMN Email SET TAGS ('pii' = 'email')" % full)
+    base = "/api/2.1/unity-catalog/entity-tag-assignments/"
+    s, r, _ = wh.call("GET", base + "tables/%s/tags" % full)
+    assert s == 200 and "next_page_token" not in r, r
+    assert [(t["tag_key"], t.get("tag_value")) for t in r["tag_assignments"]] == [("certified", None), ("domain", "sales")], r
+    assert r["tag_assignments"][1]["entity_type"] == "tables" and r["tag_assignments"][1]["entity_name"] == full, r
+    s, r, _ = wh.call("GET", base + "columns/%s.email/tags" % full)
+    assert s == 200 and [(t["tag_key"], t["tag_value"]) for t in r["tag_assignments"]] == [("pii", "email")], r
+    s, r, _ = wh.call("GET", base + "tables/%s/tags?max_results=1" % full)
+    assert len(r["tag_assignments"]) == 1 and r["next_page_token"], r
+    s, r, _ = wh.call("GET", base + "tables/%s/tags?max_results=1&page_token=%s" % (full, r["next_page_token"]))
+    assert [t["tag_key"] for t in r["tag_assignments"]] == ["domain"] and "next_page_token" not in r, r
+    try:
+        wh.admin("POST", "/_emulator/faults", {"tag_empty_first_page": True})
+        s, r, _ = wh.call("GET", base + "tables/%s/tags" % full)
+        assert s == 200 and r["tag_assignments"] == [] and r["next_page_token"], r
+        s, r, _ = wh.call("GET", base + "tables/%s/tags?page_token=%s" % (full, r["next_page_token"]))
+        assert [t["tag_key"] for t in r["tag_assignments"]] == ["certified", "domain"], r
+    finally:
+        wh.admin("POST", "/_emulator/faults", {"tag_empty_first_page": False})
+    # grants: one by SQL, sixty more through PATCH, read back in pages of the server's size (50)
+    wh.sql("GRANT SELECT, MODIFY ON TABLE %s TO `analysts`" % full)
+    perms = "/api/2.1/unity-catalog/permissions/table/" + full
+    changes = [{"principal": "p%02d" % i, "add": ["SELECT"]} for i in range(60)]
+    assert wh.call("PATCH", perms, {"changes": changes})[0] == 200
+    s, r, _ = wh.call("GET", perms)
+    assert s == 200 and len(r["privilege_assignments"]) == 61 and "next_page_token" not in r
+    assert r["privilege_assignments"][0] == {"principal": "analysts", "privileges": ["MODIFY", "SELECT"]}, r
+    s, r, _ = wh.call("GET", perms + "?max_results=0")
+    assert len(r["privilege_assignments"]) == 50 and r["next_page_token"], r
+    s, r2, _ = wh.call("GET", perms + "?max_results=0&page_token=" + r["next_page_token"])
+    assert len(r2["privilege_assignments"]) == 11 and "next_page_token" not in r2, r2
+    assert wh.call("GET", perms + "?max_results=10")[0] == 400

@@ -8,7 +8,7 @@ use serde::Serialize;
 use std::time::Duration;
 
 use crate::engine::read_and_plan;
-use crate::{Backend, BackendError, TableRun, failpoint};
+use crate::{Backend, BackendError, Extras, TableRun, failpoint};
 use delta_operator_api::inputs::Inputs;
 use delta_operator_core::model::{SchemaRef, TableRef};
 use delta_operator_core::plan::gate::{Decision, Policy, gate};
@@ -429,8 +429,10 @@ async fn run_step<B: Backend>(
     on_event: &(dyn Fn(Event<'_>) + Send + Sync),
 ) -> Result<StepStatus, BackendError> {
     let table = &run.table;
+    // the extras the plan was made with, so a step on tags or grants sees them
+    let extras = Extras::declared(plan.desired.as_ref());
     let live = backend
-        .read(std::slice::from_ref(table))
+        .read(std::slice::from_ref(table), &extras)
         .await?
         .pop()
         .flatten();
