@@ -10,7 +10,7 @@ mod support;
 use std::path::Path;
 use std::process::Command;
 
-use support::warehouse::env;
+use support::warehouse::{emulator_state, env, faults};
 
 /// One statement through the Statement Execution API, waited for; panics unless it succeeds.
 fn sql(statement: &str) {
@@ -21,15 +21,6 @@ fn sql(statement: &str) {
         &body,
     );
     assert_eq!(v["status"]["state"], "SUCCEEDED", "{statement}: {v}");
-}
-
-/// The emulator's admin endpoint (fault knobs).
-fn faults(body: serde_json::Value) {
-    let _: serde_json::Value = http::blocking_post(
-        &format!("{}/_emulator/faults", env("WAREHOUSE_URL")),
-        "",
-        &body,
-    );
 }
 
 mod http {
@@ -119,17 +110,36 @@ fn plan_apply_plan_with_a_databricks_target_as_the_readme_shows() {
         "each applied step names its statement id: {out}"
     );
 
-    // a stopped warehouse is started for the read, and the output says so
+    // a steady re-plan reads through Unity Catalog REST only: a stopped warehouse stays stopped
     faults(serde_json::json!({"warehouse_state": "STOPPED", "warehouse_start_seconds": 1}));
+    let starts = emulator_state()["warehouse_starts"].as_u64();
     let (code, out, err) = run(&["plan", "-f", f, "--config", c]);
-    faults(serde_json::json!({"warehouse_state": "RUNNING"}));
     assert_eq!(code, 0, "no changes → exit 0\n{out}\n{err}");
     assert!(
         out.contains("Plan: 0 to add, 0 to change, 0 to destroy"),
         "{out}"
     );
+    assert!(!err.contains("warehouse starting"), "{err}");
+    let now = emulator_state();
+    assert_eq!(now["warehouse_state"], "STOPPED", "{now}");
+    assert_eq!(now["warehouse_starts"].as_u64(), starts, "{now}");
+
+    // an apply needs it: the warehouse is started for the ALTER, and the output says so
+    let orders = manifests.join("orders.yaml");
+    let spec = std::fs::read_to_string(&orders).unwrap();
+    std::fs::write(
+        &orders,
+        spec.replace(
+            "comment: Orders as placed",
+            "comment: Orders as placed, with notes",
+        ),
+    )
+    .unwrap();
+    let (code, out, err) = run(&["apply", "-f", f, "--config", c]);
+    faults(serde_json::json!({"warehouse_state": "RUNNING"}));
+    assert_eq!(code, 0, "{out}\n{err}");
     assert!(
         err.contains("warehouse starting"),
-        "the read waited for the warehouse and said so: {err}"
+        "the apply waited for the warehouse and said so: {err}"
     );
 }

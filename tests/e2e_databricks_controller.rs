@@ -507,6 +507,7 @@ async fn events_fingerprint(b: &DatabricksBackend, catalog: &str) -> Vec<Vec<Opt
 /// restore point kept. Status, sampled every second, is never Stalled.
 #[test]
 fn killed_mid_rewrite_on_databricks_the_next_operator_waits_for_the_statement_and_loses_no_row() {
+    let _turn = slow_pattern_turn();
     let rt = tokio::runtime::Runtime::new().unwrap();
     let b = backend();
     let catalog = format!("ctl_kill_{}", std::process::id());
@@ -645,6 +646,14 @@ fn killed_mid_rewrite_on_databricks_the_next_operator_waits_for_the_statement_an
     );
 }
 
+/// The emulator's `slow_pattern` is one setting for the whole emulator: the tests of this
+/// binary that set it (and clear it after) take turns, or one clears the other's.
+fn slow_pattern_turn() -> std::sync::MutexGuard<'static, ()> {
+    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    TURN.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// Two tables like `events` (`events_a`, `events_b`) whose `code` is `code_type`.
 fn two_events_yaml(ns: &str, catalog: &str, code_type: &str) -> String {
     let one = events_yaml(ns, catalog, code_type);
@@ -665,6 +674,7 @@ fn two_events_yaml(ns: &str, catalog: &str, code_type: &str) -> String {
 
 #[test]
 fn two_rewrites_at_once_each_name_only_their_own_statement() {
+    let _turn = slow_pattern_turn();
     let rt = tokio::runtime::Runtime::new().unwrap();
     let b = backend();
     let catalog = format!("ctl_pair_{}", std::process::id());

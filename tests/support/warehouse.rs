@@ -50,6 +50,28 @@ pub fn faults(body: serde_json::Value) {
     });
 }
 
+/// The emulator's own account of itself (`GET /_emulator/requests` past every entry): its
+/// `warehouse_state`, `warehouse_starts`, `statements` and `total_requests`.
+pub fn emulator_state() -> serde_json::Value {
+    let url = format!(
+        "{}/_emulator/requests?since=1000000000",
+        env("WAREHOUSE_URL")
+    );
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let r = reqwest::Client::new()
+            .get(&url)
+            .send()
+            .await
+            .expect("the emulator's admin endpoint");
+        assert!(r.status().is_success(), "{url}: {}", r.status());
+        r.json().await.expect("the emulator's JSON")
+    })
+}
+
 /// Runs statements on the emulator as a user outside the operator would, each to its end.
 pub async fn sql(b: &DatabricksBackend, statements: &[String]) {
     for s in statements {
