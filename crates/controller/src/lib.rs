@@ -578,10 +578,13 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
         None => Api::all(client.clone()),
     };
     let wc = watcher::Config::default();
-    // tables: reconciled on spec (generation) and annotation changes, never on our status writes
+    // tables: reconciled on spec (generation) and annotation changes, never on our status writes.
+    // The caches keep no managedFields: nothing reads them, and under server-side apply they
+    // are about the size of the spec again, for every one of thousands of objects.
     let (tables_store, tables_writer) = reflector::store();
     let tables_stream = watcher(tables_api.clone(), wc.clone())
         .default_backoff()
+        .modify(strip_managed_fields)
         .reflect(tables_writer)
         .applied_objects()
         .predicate_filter(
@@ -591,6 +594,7 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
     let (schemas_store, schemas_writer) = reflector::store();
     let schemas_stream = watcher(schemas_api.clone(), wc.clone())
         .default_backoff()
+        .modify(strip_managed_fields)
         .reflect(schemas_writer)
         .applied_objects()
         .predicate_filter(
@@ -708,6 +712,11 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
     }
     tracing::info!("shut down");
     Ok(())
+}
+
+/// What a cache keeps of an object: all but its managedFields.
+pub(crate) fn strip_managed_fields<K: kube::Resource>(o: &mut K) {
+    o.meta_mut().managed_fields = None;
 }
 
 /// SIGTERM or Ctrl-C (the signals the controllers shut down on).

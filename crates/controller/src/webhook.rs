@@ -32,7 +32,7 @@ use super::Error;
 use super::metrics::Metrics;
 use delta_operator_api::spec::SpecError;
 use delta_operator_api::spec::load::{DEFAULT_NAMESPACE, Loaded, Manifests, load_value};
-use delta_operator_api::spec::lower::{lower_table, schema_of};
+use delta_operator_api::spec::lower::{lower_table, qualified_reference, schema_of, table_ref_of};
 use delta_operator_api::spec::validate::{NOT_IN_MANIFESTS, names_a_missing_resource, validate};
 use delta_operator_api::spec::{DeltaSchema, DeltaTable};
 
@@ -152,12 +152,12 @@ fn check(doc: Value, ns: &str, cached: &Manifests) -> Result<Vec<String>, Vec<Sp
             .cloned()
             .collect();
         // the incoming table last: a table another resource already declares is its error
-        m.tables = cached
+        let others: Vec<&Loaded<DeltaTable>> = cached
             .tables
             .iter()
             .filter(|c| in_ns(c.namespace()) && c.name() != t.name())
-            .cloned()
             .collect();
+        m.tables = related_tables(&m, &t, &others);
         m.tables.push(t);
     } else {
         return Ok(vec![]); // not ours (the webhook configuration names only our kinds)
@@ -187,6 +187,50 @@ fn check(doc: Value, ns: &str, cached: &Manifests) -> Result<Vec<String>, Vec<Sp
         .collect())
 }
 
+/// The cached tables a table's errors can depend on, in cache order: those declaring
+/// the same table (the newcomer's duplicate) and its foreign-key ancestors (their
+/// columns, a cycle through them). No other table can change this table's errors, and
+/// validating every table of the namespace made one admission cost O(tables there):
+/// applying thousands of tables, O(N²). `m` holds the namespace's schemas.
+fn related_tables(
+    m: &Manifests,
+    t: &Loaded<DeltaTable>,
+    others: &[&Loaded<DeltaTable>],
+) -> Vec<Loaded<DeltaTable>> {
+    let Some(own) = table_ref_of(m, t) else {
+        return Vec::new(); // its schema is missing: it names no table, so nothing relates
+    };
+    let mut by_ref: std::collections::BTreeMap<_, Vec<usize>> = std::collections::BTreeMap::new();
+    for (i, c) in others.iter().enumerate() {
+        if let Some(r) = table_ref_of(m, c) {
+            by_ref.entry(r).or_default().push(i);
+        }
+    }
+    let mut keep = std::collections::BTreeSet::new();
+    let mut visited = std::collections::BTreeSet::new();
+    let mut queue = vec![(own, t)];
+    while let Some((from, table)) = queue.pop() {
+        if !visited.insert(from.clone()) {
+            continue;
+        }
+        keep.extend(by_ref.get(&from).into_iter().flatten().copied());
+        for c in &table.resource.spec.constraints {
+            let Some(to) = c
+                .foreign_key
+                .as_ref()
+                .and_then(|fk| qualified_reference(&from, &fk.references))
+            else {
+                continue;
+            };
+            // validate follows the last declaration of a table; the others are kept as duplicates
+            if let Some(&last) = by_ref.get(&to).and_then(|v| v.last()) {
+                queue.push((to, others[last]));
+            }
+        }
+    }
+    keep.into_iter().map(|i| others[i].clone()).collect()
+}
+
 /// The cached objects the webhook validates against: its own watches, run by
 /// every replica (a standby has no controllers, but answers admission too).
 #[derive(Clone)]
@@ -212,12 +256,20 @@ impl Caches {
         tokio::spawn(
             watcher(api::<DeltaTable>(client, namespace), wc.clone())
                 .default_backoff()
+                .modify(|t: &mut DeltaTable| {
+                    crate::strip_managed_fields(t);
+                    t.status = None; // validation reads specs only
+                })
                 .reflect(tw)
                 .for_each(|_| futures::future::ready(())),
         );
         tokio::spawn(
             watcher(api::<DeltaSchema>(client, namespace), wc)
                 .default_backoff()
+                .modify(|s: &mut DeltaSchema| {
+                    crate::strip_managed_fields(s);
+                    s.status = None;
+                })
                 .reflect(sw)
                 .for_each(|_| futures::future::ready(())),
         );
@@ -760,6 +812,85 @@ mod tests {
             &cached_schema(),
         );
         assert_eq!(r["allowed"], true, "{r}");
+    }
+
+    /// A DeltaTable in shop/sales named `name` (declaring `table`), columns id and
+    /// ref_id, with a foreign key (ref_id) -> `refs`(`col`) for each of `fks`.
+    fn fk_table(name: &str, table: &str, fks: &[(&str, &str)]) -> Value {
+        let constraints: Vec<Value> = fks
+            .iter()
+            .map(|(refs, col)| {
+                serde_json::json!({"foreignKey": {"columns": ["ref_id"], "references": refs,
+                    "referencedColumns": [col]}})
+            })
+            .collect();
+        serde_json::json!({
+            "apiVersion": "delta-operator.io/v1alpha1", "kind": "DeltaTable",
+            "metadata": {"name": name, "namespace": "shop"},
+            "spec": {"schemaRef": "sales", "name": table, "columns": [
+                {"name": "id", "type": "bigint"}, {"name": "ref_id", "type": "bigint"},
+            ], "constraints": constraints}
+        })
+    }
+
+    /// The schema and `tables` cached, after 300 unrelated tables.
+    fn cached_with(tables: &[Value]) -> Manifests {
+        let mut m = cached_schema();
+        let mut errors = vec![];
+        let filler =
+            (0..300).map(|i| fk_table(&format!("filler-{i}"), &format!("filler_{i}"), &[]));
+        for t in filler.chain(tables.iter().cloned()) {
+            load_value("cluster", t, &mut m, &mut errors);
+        }
+        assert!(errors.is_empty(), "{errors:?}");
+        m
+    }
+
+    fn refusal_of(object: Value, cached: &Manifests) -> Option<String> {
+        let r = response(&review("u-fk", "CREATE", object, None), cached);
+        (r["allowed"] == false).then(|| r["status"]["message"].as_str().unwrap().to_string())
+    }
+
+    // Only a table's duplicates and foreign-key ancestors are validated with it (not the
+    // whole namespace): what they can refuse must still be refused.
+    #[test]
+    fn duplicates_and_foreign_key_ancestors_among_many_cached_tables_still_count() {
+        let cached = cached_with(&[
+            fk_table("orders-copy", "orders", &[]),
+            fk_table("parent", "parent", &[]),
+            fk_table("b", "b", &[("c", "id")]),
+            fk_table("c", "c", &[("a", "id")]),
+        ]);
+        let dup = refusal_of(fk_table("orders", "orders", &[]), &cached).expect("a duplicate");
+        assert!(
+            dup.contains("also declared by DeltaTable shop/orders-copy"),
+            "{dup}"
+        );
+
+        assert_eq!(
+            refusal_of(fk_table("child", "child", &[("parent", "id")]), &cached),
+            None
+        );
+        let col = refusal_of(fk_table("child", "child", &[("parent", "nope")]), &cached)
+            .expect("a missing referenced column");
+        assert!(
+            col.contains("referencedColumns[0]: 'nope' is not a column of main.sales.parent"),
+            "{col}"
+        );
+
+        // a -> b -> c -> a: the cycle runs through a grandparent
+        let cycle = refusal_of(fk_table("a", "a", &[("b", "id")]), &cached).expect("a cycle");
+        assert!(
+            cycle.contains(
+                "foreign keys form a cycle: main.sales.a -> main.sales.b -> main.sales.c"
+            ),
+            "{cycle}"
+        );
+        // without the edge back, no cycle
+        assert_eq!(
+            refusal_of(fk_table("x", "x", &[("b", "id")]), &cached),
+            None
+        );
     }
 
     #[test]
