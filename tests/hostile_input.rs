@@ -161,3 +161,53 @@ fn an_oversized_manifest_file_is_refused_with_the_limit_and_how_to_split() {
         "{stderr}"
     );
 }
+
+/// A user's text that looks like the plan's placeholders (`{run}`, `{version}`, which a
+/// staged rewrite binds when it runs) is kept exactly as written, in the table's comment
+/// and its columns': binding compiles the step again with the run's values, it never
+/// edits the text.
+#[tokio::test]
+async fn placeholder_lookalikes_in_comments_survive_a_staged_rewrite() {
+    use deltalake::arrow::array::{ArrayRef, Int64Array};
+    let lake = support::Lake::new();
+    let text = "kept: {run} {version} {{run}} {run";
+    let m = |amount: &str| {
+        support::manifests(&format!(
+            "{SCHEMA}{}",
+            table(
+                "t",
+                &format!(
+                    "  comment: '{text}'\n  columns:\n    - {{name: id, type: bigint, comment: '{text}'}}\n    - {{name: amount, type: {amount}, comment: '{text}'}}\n"
+                ),
+            )
+        ))
+    };
+    lake.apply(&m("bigint"), true).await.expect("created");
+    let ids: ArrayRef = std::sync::Arc::new(Int64Array::from(vec![1, 2, 3]));
+    let amounts: ArrayRef = std::sync::Arc::new(Int64Array::from(vec![10, 20, 30]));
+    lake.append(&support::tref("t"), vec![("id", ids), ("amount", amounts)])
+        .await;
+    // bigint -> int may fail per row: a staged rewrite, whose statements hold the placeholders
+    let narrowed = m("int");
+    let plan = lake.plan(&narrowed).await;
+    let statements: Vec<&String> = plan.tables[0]
+        .steps()
+        .iter()
+        .flat_map(|s| &s.statements)
+        .collect();
+    assert!(
+        statements.iter().any(|s| s.contains("{run}")),
+        "a step bound at run time: {statements:#?}"
+    );
+    lake.apply(&narrowed, true).await.expect("rewritten");
+    let live = lake.read(&support::tref("t")).await.expect("the table");
+    assert_eq!(live.comment.as_deref(), Some(text), "the table's comment");
+    for c in &live.columns {
+        assert_eq!(c.comment.as_deref(), Some(text), "{}'s comment", c.name);
+    }
+    assert_eq!(lake.count(&support::tref("t")).await, 3, "every row kept");
+    assert!(
+        !lake.plan(&narrowed).await.has_changes(),
+        "converged: nothing left to change"
+    );
+}
