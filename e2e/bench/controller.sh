@@ -3,6 +3,13 @@
 # in one DeltaSchema to Ready=True against a real kube-apiserver + etcd.
 #
 #   e2e/with-controlplane.sh e2e/bench/controller.sh [N]      (N defaults to 500)
+#   e2e/with-controlplane.sh e2e/warehouse/with-warehouse.sh env BENCH_TARGET=databricks e2e/bench/controller.sh [N]
+#
+# BENCH_TARGET=lake (the default) applies to Delta tables on local disk; databricks to the
+# warehouse emulator (DATABRICKS_HOST/TOKEN/WAREHOUSE_ID and WAREHOUSE_URL from
+# with-warehouse.sh): every DDL statement then runs on real Delta Lake on Spark in one local
+# JVM, which, not the operator, bounds the rate there (the emulator's statement count and
+# its CPU are printed beside the operator's).
 #
 # Uses the already-built binary:
 #   ${CARGO_TARGET_DIR:-$HOME/.cache/delta-operator/target}/${PROFILE:-debug}/delta-operator
@@ -13,6 +20,9 @@
 #      BENCH_APPLIES (the target's maxConcurrentApplies, default: the operator's default),
 #      BENCH_IDLE (seconds of idle measured after all are Ready, default 30),
 #      BENCH_RECONCILES (the operator's --max-reconciles, default: the operator's default),
+#      BENCH_PRECREATE=1 (apply all the manifests first, then start the operator: the time
+#      counts from its start, what a restarted or newly installed operator needs for an estate
+#      already in the cluster, without kubectl apply's own time in it),
 #      BENCH_KEEP=1 (keep the work dir: operator log, config, lake, samples),
 #      DELTA_OPERATOR_LOG (the operator's log filter; default: the operator's own).
 # Figures are for one operator process on whatever else the machine runs: the load
@@ -40,12 +50,24 @@ IDLE=${BENCH_IDLE:-30}
 RECONCILES_LIMIT=${BENCH_RECONCILES:-}
 [[ -z $RECONCILES_LIMIT || $RECONCILES_LIMIT =~ ^[1-9][0-9]*$ ]] || { echo "controller.sh: BENCH_RECONCILES must be a positive integer, got '$RECONCILES_LIMIT'" >&2; exit 2; }
 APPLIES=${BENCH_APPLIES:-}
+PRECREATE=${BENCH_PRECREATE:-0}
+[[ $PRECREATE == 0 || $PRECREATE == 1 ]] || { echo "controller.sh: BENCH_PRECREATE must be 0 or 1, got '$PRECREATE'" >&2; exit 2; }
 [[ -z $APPLIES || $APPLIES =~ ^[1-9][0-9]*$ ]] || { echo "controller.sh: BENCH_APPLIES must be a positive integer, got '$APPLIES'" >&2; exit 2; }
 [[ -n ${KUBECONFIG:-} && -n ${DELTA_OPERATOR_E2E_DIR:-} ]] || {
   echo "controller.sh: no control plane; run it as: e2e/with-controlplane.sh $0 [N]" >&2; exit 2; }
 for t in kubectl jq curl awk find; do
   command -v "$t" >/dev/null || { echo "controller.sh: '$t' is required" >&2; exit 2; }
 done
+
+TARGET=${BENCH_TARGET:-lake}
+case $TARGET in
+  lake) ;;
+  databricks)
+    for v in DATABRICKS_HOST DATABRICKS_TOKEN DATABRICKS_WAREHOUSE_ID WAREHOUSE_URL; do
+      [[ -n ${!v:-} ]] || { echo "controller.sh: BENCH_TARGET=databricks needs $v: run it inside e2e/warehouse/with-warehouse.sh" >&2; exit 2; }
+    done ;;
+  *) echo "controller.sh: BENCH_TARGET must be lake or databricks, got '$TARGET'" >&2; exit 2 ;;
+esac
 
 PROFILE=${PROFILE:-debug}
 BIN=${CARGO_TARGET_DIR:-$HOME/.cache/delta-operator/target}/$PROFILE/delta-operator
@@ -120,7 +142,27 @@ cp_cpu() {
   for p in ${APISERVER_PID:-} ${ETCD_PID:-}; do total=$(awk -v a="$total" -v b="$(proc_cpu "$p")" 'BEGIN { print a + b }'); done
   echo "$total"
 }
-commits() { find "$LAKE" -path '*/_delta_log/*.json' -type f 2>/dev/null | wc -l; }
+# what the target was asked to write: Delta commits on the lake, statements on the emulator
+commits() {
+  if [[ $TARGET == lake ]]; then
+    find "$LAKE" -path '*/_delta_log/*.json' -type f 2>/dev/null | wc -l
+  else
+    emulator total_statements
+  fi
+}
+# a figure of the emulator's request log (total_statements, total_requests, warehouse_starts)
+emulator() {
+  curl -fsS --max-time 10 "$WAREHOUSE_URL/_emulator/requests?since=1000000000000" 2>/dev/null | jq -r ".$1 // 0" || echo 0
+}
+# CPU seconds of the emulator's process tree (its Python server and Spark's JVM)
+emulator_cpu() {
+  [[ $TARGET == databricks ]] || { echo 0; return; }
+  local total=0 p
+  for p in $(pgrep -f 'e2e/warehouse/server.py|org.apache.spark' 2>/dev/null); do
+    total=$(awk -v a="$total" -v b="$(proc_cpu "$p")" 'BEGIN { print a + b }')
+  done
+  echo "$total"
+}
 
 # apiserver_request_total summed over every label set
 apiserver_requests() {
@@ -150,20 +192,65 @@ gen_yaml() {
 }
 
 # --- start
-log "N=$N, binary $BIN, work dir $WORK"
+log "N=$N, target $TARGET, binary $BIN, work dir $WORK"
 mkdir -p "$LAKE"
-cat >"$CFG" <<EOF
+if [[ $TARGET == lake ]]; then
+  cat >"$CFG" <<EOF
 targets:
   lake:
     lake: {root: $LAKE}
     namespaces: ['*']
     schemas: ['*']
 EOF
+else
+  cat >"$CFG" <<EOF
+targets:
+  dbx:
+    databricks:
+      host: $DATABRICKS_HOST
+      warehouseId: $DATABRICKS_WAREHOUSE_ID
+      auth: {tokenEnv: DATABRICKS_TOKEN}
+    namespaces: ['*']
+    schemas: ['main.bench*']
+defaultTarget: dbx
+EOF
+fi
 [[ -n $APPLIES ]] && echo "    maxConcurrentApplies: $APPLIES" >>"$CFG"
 gen_yaml >"$WORK/manifests.yaml"
 
+# Unity Catalog schemas are made outside the operator (a DeltaSchema manages one that exists):
+# on the emulator, by the statements API, as a workspace admin would
+if [[ $TARGET == databricks ]]; then
+  for ((s = 0; s < SCHEMAS; s++)); do
+    out=$(curl -fsS --max-time 120 -H "Authorization: Bearer $DATABRICKS_TOKEN" -H 'Content-Type: application/json' \
+      -d "{\"warehouse_id\": \"$DATABRICKS_WAREHOUSE_ID\", \"statement\": \"CREATE SCHEMA IF NOT EXISTS main.bench$s\", \"wait_timeout\": \"50s\"}" \
+      "$DATABRICKS_HOST/api/2.0/sql/statements") || fail "CREATE SCHEMA main.bench$s on the emulator"
+    [[ $(jq -r '.status.state' <<<"$out") == SUCCEEDED ]] || fail "CREATE SCHEMA main.bench$s: $out"
+  done
+fi
+
 kubectl create namespace "$NS" >/dev/null
 NS_CREATED=1
+
+apply_manifests() {
+  local t; t=$(now)
+  kubectl apply --server-side --field-manager=bench -n "$NS" -f "$WORK/manifests.yaml" >/dev/null || fail "kubectl apply failed"
+  APPLY_S=$(since "$t")
+  log "applied in $APPLY_S s"
+}
+# the clock: from the start of kubectl apply, or with BENCH_PRECREATE from the operator's start
+start_clock() {
+  CP_CPU0=$(cp_cpu)
+  EMU_CPU0=$(emulator_cpu)
+  REQ0=$(apiserver_requests)
+  LOAD0=$(cut -d' ' -f1 /proc/loadavg)
+  T0=$(now)
+}
+if [[ $PRECREATE == 1 ]]; then
+  log "applying $SCHEMAS DeltaSchemas + $N DeltaTables before the operator starts"
+  apply_manifests
+  start_clock
+fi
 
 # Port 0: the operator binds a free port and prints `listening on ADDR` on stdout (no race
 # for a port chosen here). DELTA_OPERATOR_LOG, when set, passes through; unset, the
@@ -180,17 +267,16 @@ until [[ -n $PORT ]] && curl -fsS --max-time 2 "http://127.0.0.1:$PORT/readyz" >
   (( $(date +%s) < deadline )) || fail "the operator did not print its port and answer /readyz within ${START_TIMEOUT}s (port: ${PORT:-not printed})"
   sleep 0.2
 done
-R0=$(metric delta_operator_reconciles_total); R0=${R0:-0}
-log "operator pid $OP_PID ready on 127.0.0.1:$PORT (RSS $(proc_mb "$OP_PID" VmRSS) MB); applying $SCHEMAS DeltaSchemas + $N DeltaTables"
-
-# --- apply and wait
-CP_CPU0=$(cp_cpu)
-REQ0=$(apiserver_requests)
-LOAD0=$(cut -d' ' -f1 /proc/loadavg)
-T0=$(now)
-kubectl apply --server-side --field-manager=bench -n "$NS" -f "$WORK/manifests.yaml" >/dev/null || fail "kubectl apply failed"
-APPLY_S=$(since "$T0")
-log "applied in $APPLY_S s"
+if [[ $PRECREATE == 1 ]]; then
+  R0=0 # a new process: every reconcile it ran is one of this run's
+  log "operator pid $OP_PID ready on 127.0.0.1:$PORT after $(since "$T0") s (RSS $(proc_mb "$OP_PID" VmRSS) MB)"
+else
+  R0=$(metric delta_operator_reconciles_total); R0=${R0:-0}
+  log "operator pid $OP_PID ready on 127.0.0.1:$PORT (RSS $(proc_mb "$OP_PID" VmRSS) MB); applying $SCHEMAS DeltaSchemas + $N DeltaTables"
+  # --- apply and wait
+  start_clock
+  apply_manifests
+fi
 
 printf 't_s\tready\tstalled\treconciles\trss_mb\tcpu_s\tcommits\n' >"$WORK/samples.tsv"
 deadline=$(( $(date +%s) + TIMEOUT ))
@@ -228,11 +314,13 @@ REQ1=$(apiserver_requests)
 
 # --- idle: nothing changes; what does the operator cost?
 IDLE_CPU0=$(proc_cpu "$OP_PID")
+IDLE_W0=$(commits)
 IDLE_R0=$(metric delta_operator_reconciles_total); IDLE_R0=${IDLE_R0:-0}
 sleep "$IDLE"
 IDLE_CPU=$(awk -v a="$IDLE_CPU0" -v b="$(proc_cpu "$OP_PID")" -v t="$IDLE" 'BEGIN { printf "%.3f", (t > 0 ? (b - a) / t : 0) }')
 IDLE_RSS=$(proc_mb "$OP_PID" VmRSS)
 IDLE_R=$(( $(metric delta_operator_reconciles_total) - IDLE_R0 ))
+IDLE_W=$(( $(commits) - IDLE_W0 ))
 
 # --- figures
 R1=$(metric delta_operator_reconciles_total); R1=${R1:-0}
@@ -243,19 +331,30 @@ RSS_PEAK=$(proc_mb "$OP_PID" VmHWM)
 RSS_NOW=$(proc_mb "$OP_PID" VmRSS)
 CPU=$(proc_cpu "$OP_PID")
 CP_CPU=$(awk -v a="$CP_CPU0" -v b="$(cp_cpu)" 'BEGIN { printf "%.1f", b - a }')
+EMU_CPU=$(awk -v a="$EMU_CPU0" -v b="$(emulator_cpu)" 'BEGIN { printf "%.1f", b - a }')
 LOAD1=$(cut -d' ' -f1 /proc/loadavg)
 COMMITS=$(commits)
-TABLES=$(find "$LAKE" -type d -name _delta_log 2>/dev/null | wc -l)
+if [[ $TARGET == lake ]]; then
+  TABLES=$(find "$LAKE" -type d -name _delta_log 2>/dev/null | wc -l)
+  WRITES="commits $COMMITS"
+else
+  TABLES="(in the emulator)"
+  WRITES="statements $COMMITS, HTTP requests $(emulator total_requests), warehouse starts $(emulator warehouse_starts)"
+fi
 WARNINGS=$(sed 's/\x1b\[[0-9;]*m//g' "$OPLOG" | grep -c -E '^[^ ]+ +(WARN|ERROR) ' || true)
 
 rate() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b > 0 ? a / b : 0) }'; }
 MEAN_MS=$(awk -v s="${DUR_SUM:-0}" -v n="$R1" 'BEGIN { printf "%.0f", (n > 0 ? 1000 * s / n : 0) }')
 IN_FLIGHT=$(metric delta_operator_applies_in_flight_max)
 REQS=$(( REQ1 - REQ0 ))
-echo "N=$N all Ready in $ELAPSED s · $(rate "$N" "$ELAPSED") tables/s · reconciles $RECONCILES ($(rate "$RECONCILES" "$ELAPSED")/s) · RSS peak $RSS_PEAK MB · commits $COMMITS"
-echo "  first Ready seen at ${T_FIRST:-?} s (polls start when kubectl apply returns) · half at ${T_HALF:-?} s · kubectl apply (server-side) took $APPLY_S s · Delta tables $TABLES"
+echo "N=$N ($TARGET) all Ready in $ELAPSED s · $(rate "$N" "$ELAPSED") tables/s · reconciles $RECONCILES ($(rate "$RECONCILES" "$ELAPSED")/s) · RSS peak $RSS_PEAK MB · $WRITES"
+if [[ $PRECREATE == 1 ]]; then
+  echo "  counted from the operator's start, the $N DeltaTables applied before it (kubectl apply took $APPLY_S s, not counted) · first Ready at ${T_FIRST:-?} s · half at ${T_HALF:-?} s · Delta tables $TABLES"
+else
+  echo "  first Ready seen at ${T_FIRST:-?} s (polls start when kubectl apply returns) · half at ${T_HALF:-?} s · kubectl apply (server-side) took $APPLY_S s · Delta tables $TABLES"
+fi
 echo "  operator ($PROFILE): CPU $CPU s ($(rate "$CPU" "$ELAPSED") cores avg) · RSS now $RSS_NOW MB · reconcile time sum ${DUR_SUM:-?} s (mean $MEAN_MS ms) · failed reconciles $FAILURES · WARN/ERROR log lines $WARNINGS"
 echo "  applies in flight at most ${IN_FLIGHT:-?} (maxConcurrentApplies ${APPLIES:-default}, --max-reconciles ${RECONCILES_LIMIT:-default}) · $SCHEMAS DeltaSchemas · apiserver requests $REQS ($(rate "$REQS" "$RECONCILES") per reconcile)"
-echo "  idle ${IDLE}s after: operator CPU $IDLE_CPU cores · RSS $IDLE_RSS MB · reconciles $IDLE_R"
-echo "  kube-apiserver+etcd CPU $CP_CPU s · load average $LOAD0 → $LOAD1 on $(nproc) CPUs · reconciles = DeltaTable + DeltaSchema reconciles"
+echo "  idle ${IDLE}s after: operator CPU $IDLE_CPU cores · RSS $IDLE_RSS MB · reconciles $IDLE_R · $([[ $TARGET == lake ]] && echo commits || echo statements) $IDLE_W"
+echo "  kube-apiserver+etcd CPU $CP_CPU s ·$([[ $TARGET == databricks ]] && echo " emulator (server + Spark) CPU $EMU_CPU s ·") load average $LOAD0 → $LOAD1 on $(nproc) CPUs · reconciles = DeltaTable + DeltaSchema reconciles"
 FAILED=0
