@@ -8,6 +8,16 @@ export DELTA_OPERATOR_PYTHON ?= $(CACHE)/venv/bin/python
 export PIP_CACHE_DIR ?= $(CACHE)/pip
 CARGO ?= cargo
 
+# CLIPPY_IN_BUILD=1 (.ci/run sets it): clippy lints the workspace while `build` compiles it,
+# clippy-driver being the workspace's rustc wrapper as under `cargo clippy` itself, so every
+# dependency is compiled once instead of once more in check mode for the lint. The wrapper is
+# part of the workspace crates' fingerprints, so every cargo command of the run sees it
+# (exported); the fuzz build, its own workspace, does not.
+ifeq ($(CLIPPY_IN_BUILD),1)
+export RUSTC_WORKSPACE_WRAPPER := $(shell command -v clippy-driver)
+export CLIPPY_ARGS := -D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__
+endif
+
 # Pinned Python packages: the outside reader (deltalake) and an S3 server (moto) for the tests.
 PY_PACKAGES = deltalake==1.6.6 pyarrow==26.0.1 moto[server]==5.2.5 pyyaml==6.0.4
 PY_STAMP := $(CACHE)/venv/.installed-$(shell echo '$(PY_PACKAGES)' | md5sum | cut -c1-8)
@@ -25,7 +35,7 @@ test:
 	$(MAKE) --no-print-directory -j4 prepare
 	CARGO=$(CARGO) e2e/with-controlplane.sh e2e/warehouse/with-warehouse.sh e2e/run-tests.sh
 	e2e/with-controlplane.sh e2e/ship/check.sh
-	fuzz/run.sh $(FUZZ_SECONDS_CI)
+	env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS fuzz/run.sh $(FUZZ_SECONDS_CI)
 
 prepare: python go-tools warehouse build lint
 
@@ -36,12 +46,18 @@ FUZZ_SECONDS ?= 600
 fuzz:
 	fuzz/run.sh $(FUZZ_SECONDS) merge
 
-# fmt and clippy clean, warnings are errors (beside the other builds in prepare)
+# fmt and clippy clean, warnings are errors (beside the other builds in prepare; with
+# CLIPPY_IN_BUILD=1 the clippy part runs inside `build`)
 lint:
 	$(CARGO) fmt --all --check
+ifneq ($(CLIPPY_IN_BUILD),1)
 	$(CARGO) clippy --locked --workspace --all-targets -- -D warnings
+endif
 
 build:
+ifeq ($(CLIPPY_IN_BUILD),1)
+	@test -n "$$RUSTC_WORKSPACE_WRAPPER" || { echo "CLIPPY_IN_BUILD=1 needs clippy-driver on PATH (rustup component add clippy)" >&2; exit 1; }
+endif
 	$(CARGO) build --locked --workspace --all-targets
 
 # Every Go program the tests use, one after another (each Go build already uses every core).
@@ -86,13 +102,17 @@ bench:
 bench-planners:
 	e2e/bench/planners.sh
 
-# N new DeltaTables to Ready on the real control plane, one release operator, the lake target:
-# time, applies in flight, reconciles/s, RSS and CPU (converging and idle), apiserver requests
-# per reconcile. BENCH_N lists the sizes; one control plane per size.
+# N new DeltaTables to Ready on the real control plane, one release operator: time, applies in
+# flight, reconciles/s, RSS and CPU (converging and idle), apiserver requests per reconcile.
+# BENCH_N lists the sizes on the lake target, BENCH_N_DATABRICKS those on the warehouse
+# emulator (every DDL runs on Spark in one local JVM: minutes per hundred tables, so fewer);
+# one control plane per size.
 BENCH_N ?= 100 1000 5000
-bench-controller: controlplane
+BENCH_N_DATABRICKS ?= 100
+bench-controller: controlplane warehouse
 	$(CARGO) build --locked --release --bin delta-operator
 	for n in $(BENCH_N); do PROFILE=release e2e/with-controlplane.sh e2e/bench/controller.sh $$n || exit 1; done
+	for n in $(BENCH_N_DATABRICKS); do PROFILE=release BENCH_TARGET=databricks e2e/with-controlplane.sh e2e/warehouse/with-warehouse.sh e2e/bench/controller.sh $$n || exit 1; done
 
 # A steady-state drift check on Databricks (the warehouse emulator): statements and HTTP
 # requests per schema and per table, beside what delta-engine and stevin would send.
