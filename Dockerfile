@@ -5,6 +5,9 @@
 
 FROM docker.io/library/rust:1.95-bookworm AS build
 WORKDIR /src
+# protoc: the Spark Connect client's protobuf types are generated at build time
+RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends protobuf-compiler \
+    && rm -rf /var/lib/apt/lists/*
 COPY . .
 RUN --mount=type=cache,target=/root/.cache/delta-operator/target \
     --mount=type=cache,target=/usr/local/cargo/registry \

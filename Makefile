@@ -33,7 +33,7 @@ WAREHOUSE_PY_PACKAGES = pyspark==4.2.0 delta-spark==4.4.0 pytest==8.4.2
 # markedly shorter than one after another.
 test:
 	$(MAKE) --no-print-directory -j4 prepare
-	CARGO=$(CARGO) e2e/with-controlplane.sh e2e/warehouse/with-warehouse.sh e2e/run-tests.sh
+	CARGO=$(CARGO) e2e/with-controlplane.sh e2e/warehouse/with-warehouse.sh e2e/spark-connect/with-spark-connect.sh e2e/run-tests.sh
 	e2e/with-controlplane.sh e2e/ship/check.sh
 	env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS fuzz/run.sh $(FUZZ_SECONDS_CI)
 

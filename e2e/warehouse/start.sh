@@ -29,7 +29,7 @@ PY
 IVY=$CACHE/warehouse-ivy/$(echo "$COORD" | tr ':' '_')
 JARLIST=$IVY/jars.txt
 export WAREHOUSE_JARS="" WAREHOUSE_PACKAGES="" WAREHOUSE_IVY=""
-if [[ -s $JARLIST ]] && xargs -d, ls <"$JARLIST" >/dev/null 2>&1; then
+if [[ -s $JARLIST ]] && tr -d '\n' <"$JARLIST" | xargs -d, ls >/dev/null 2>&1; then
   WAREHOUSE_JARS=$(cat "$JARLIST")
 else
   WAREHOUSE_PACKAGES=$COORD WAREHOUSE_IVY=$IVY

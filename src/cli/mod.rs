@@ -8,6 +8,7 @@ mod import;
 pub mod kubectl;
 mod plan;
 pub mod probes;
+pub mod spark_probes;
 pub mod undo;
 mod verify;
 
@@ -333,8 +334,14 @@ async fn unlock(config: &Config, table: &str, target: Option<&str>) -> u8 {
         crate::backend::lake::lock::this_host(),
         std::process::id()
     );
-    match &backend {
-        AnyBackend::Lake(lake) => match lake.unlock(&t, &me).await {
+    let lake = match &backend {
+        AnyBackend::Lake(lake) => Some(lake),
+        // a Spark Connect target's applies take the lake's locks on its root
+        AnyBackend::Spark(spark) => Some(spark.lake()),
+        AnyBackend::Databricks(_) => None,
+    };
+    match lake {
+        Some(lake) => match lake.unlock(&t, &me).await {
             Ok(Some(was)) => {
                 println!(
                     "unlocked {t}: it was held by {} (run {}, {} pid {})",
@@ -351,7 +358,7 @@ async fn unlock(config: &Config, table: &str, target: Option<&str>) -> u8 {
                 EXIT_ERROR
             }
         },
-        AnyBackend::Databricks(_) => {
+        None => {
             println!(
                 "nothing to unlock: applies to a Databricks target are serialized by the operator's Lease, which expires by itself"
             );

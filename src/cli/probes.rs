@@ -407,7 +407,9 @@ impl Bench {
 
     /// The table's Delta version (as the executor records a restore point).
     pub async fn version(&self, t: &Tbl) -> Result<u64, Outcome> {
-        let r = self.setup(&sql::history_head(&t.r)).await?;
+        let r = self
+            .setup(&sql::history_head(&sql::Names::Catalog, &t.r))
+            .await?;
         read::history_version(&r.columns, &r.rows)
             .ok_or_else(|| unknown("DESCRIBE HISTORY gave no version"))
     }
@@ -990,8 +992,13 @@ async fn restore_puts_back_replaced(b: &Bench) -> Verdict {
     ))
     .await?;
     // our undo text, as a plan prints it
-    let undo = sql::undo(&t.r, &Action::DropColumn { name: "b".into() }, Some(v))
-        .ok_or_else(|| unknown("our planner writes no undo"))?;
+    let undo = sql::undo(
+        &sql::Names::Catalog,
+        &t.r,
+        &Action::DropColumn { name: "b".into() },
+        Some(v),
+    )
+    .ok_or_else(|| unknown("our planner writes no undo"))?;
     b.must(&undo, "RESTORE brings back the version before the REPLACE")
         .await?;
     let live = b.observe(&t).await?;
@@ -1544,7 +1551,7 @@ async fn undrop_brings_back(b: &Bench) -> Verdict {
         .await?;
     b.compiled(&t, &Action::DropTable, None, "the table can be dropped")
         .await?;
-    let undo = sql::undo(&t.r, &Action::DropTable, None)
+    let undo = sql::undo(&sql::Names::Catalog, &t.r, &Action::DropTable, None)
         .ok_or_else(|| unknown("our planner writes no undo for DROP TABLE"))?;
     b.must(&undo, "UNDROP brings the table back").await?;
     let n = b.count(&t).await?;
@@ -2167,7 +2174,7 @@ async fn restore_undoes_drop_column(b: &Bench) -> Verdict {
             },
             other => other,
         })?;
-    let undo = sql::undo(&t.r, &drop, Some(v))
+    let undo = sql::undo(&sql::Names::Catalog, &t.r, &drop, Some(v))
         .ok_or_else(|| unknown("our planner writes no undo for DROP COLUMN"))?;
     b.must(&undo, "RESTORE to the version before the drop is accepted")
         .await?;
@@ -2390,7 +2397,7 @@ async fn hostile_names_round_trip(b: &Bench) -> Verdict {
     }
     d.comment = Some(HOSTILE_COMMENTS.join(" | "));
     b.must(
-        &sql::create_table(&d),
+        &sql::create_table(&sql::Names::Catalog, &d),
         "CREATE TABLE with hostile names and comments is accepted",
     )
     .await?;

@@ -111,6 +111,8 @@ pub async fn restore(config: &Config, a: RestoreArgs) -> u8 {
     };
     let lake = match &backend {
         AnyBackend::Lake(l) => l,
+        // a Spark Connect target's tables are Delta folders under its root: the lake undoes
+        AnyBackend::Spark(s) => s.lake(),
         AnyBackend::Databricks(_) => {
             eprintln!(
                 "error: target '{target}' is a Databricks workspace: `restore` works on lake targets. Run in the workspace (a SQL warehouse or notebook): RESTORE TABLE {} TO VERSION AS OF {version}",
@@ -162,6 +164,8 @@ pub async fn undrop(config: &Config, a: UndropArgs) -> u8 {
     };
     let lake = match &backend {
         AnyBackend::Lake(l) => l,
+        // a Spark Connect target's tables are Delta folders under its root: the lake undoes
+        AnyBackend::Spark(s) => s.lake(),
         AnyBackend::Databricks(_) => {
             eprintln!(
                 "error: target '{target}' is a Databricks workspace: `undrop` works on lake targets. Run in the workspace: UNDROP TABLE {}",

@@ -1,5 +1,6 @@
 //! `verify`: runs the assumption probes (`cli::probes`) in a
-//! scratch schema of a Databricks target and says which hold.
+//! scratch schema of a Databricks target, or `cli::spark_probes` on scratch
+//! tables of a Spark Connect target, and says which hold.
 //!
 //! Progress goes to stderr, one line per probe; the summary (or with --json,
 //! a machine-readable report) to stdout. Exit 0 when every probe that ran
@@ -12,6 +13,7 @@ use clap::Args;
 use serde::Serialize;
 
 use super::probes::{self, Bench, Flags, Kind, Outcome, Probe};
+use super::spark_probes::{self, SparkBench};
 use super::{EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK};
 use crate::backend::databricks::DatabricksBackend;
 use crate::config::{Config, TargetBackend};
@@ -19,7 +21,7 @@ use crate::model::SchemaRef;
 
 #[derive(Args, Debug)]
 pub struct VerifyArgs {
-    /// A Databricks target named in the config.
+    /// A Databricks or Spark Connect target named in the config.
     #[arg(long, short = 't')]
     pub target: String,
     /// The scratch schema, `catalog.schema`: created if missing, dropped with CASCADE afterwards.
@@ -124,13 +126,18 @@ async fn run(config: &Config, a: &VerifyArgs) -> u8 {
             return EXIT_ERROR;
         }
     };
+    if let Ok(t) = config.target(&a.target)
+        && let TargetBackend::SparkConnect(s) = &t.backend
+    {
+        return run_spark(s, &schema, a).await;
+    }
     let backend = match config
         .target(&a.target)
         .map_err(|e| e.to_string())
         .and_then(|t| {
             let TargetBackend::Databricks(d) = &t.backend else {
                 return Err(format!(
-                    "target '{}' is not a Databricks target: verify probes Databricks only",
+                    "target '{}' is a lake target: verify probes Databricks and Spark Connect targets",
                     a.target
                 ));
             };
@@ -302,6 +309,119 @@ async fn run(config: &Config, a: &VerifyArgs) -> u8 {
         skipped: count("skipped"),
         duration_ms: started.elapsed().as_millis(),
         schema_kept: kept,
+        notes,
+        probes: reports,
+    };
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).expect("the report serializes")
+        );
+    } else {
+        print!("{}", render(&report));
+    }
+    if report.differed == 0 && report.unknown == 0 {
+        EXIT_OK
+    } else {
+        EXIT_ERROR
+    }
+}
+
+/// The Spark Connect probes, each on its own scratch table under the target's
+/// root in `schema`'s folder; the tables are removed afterwards unless --keep.
+async fn run_spark(
+    target: &crate::config::SparkConnectTarget,
+    schema: &SchemaRef,
+    a: &VerifyArgs,
+) -> u8 {
+    let backend =
+        match crate::backend::spark::SparkConnectBackend::from_target(target, Some("verify")) {
+            Ok(b) => b,
+            Err(e) => {
+                eprintln!("error: target '{}': {e}", a.target);
+                return EXIT_ERROR;
+            }
+        };
+    let all = spark_probes::all();
+    if let Some(bad) = a
+        .only
+        .iter()
+        .find(|o| !all.iter().any(|p| p.name == o.as_str()))
+    {
+        eprintln!(
+            "error: --only {bad}: no such probe; the probes are: {}",
+            all.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+        );
+        return EXIT_ERROR;
+    }
+    let started = Instant::now();
+    let run_id = format!(
+        "{:06x}",
+        (std::process::id() as u64 ^ chrono::Utc::now().timestamp_millis() as u64) & 0xff_ffff
+    );
+    let bench = SparkBench::new(&backend, schema.clone(), &run_id);
+    eprintln!(
+        "verify: {} probes on Spark Connect {} in {}/{} (target {}, run {run_id})",
+        all.len(),
+        backend.client().endpoint(),
+        schema.catalog,
+        schema.schema,
+        a.target
+    );
+    let mut reports = Vec::new();
+    let total = all.len();
+    for (i, p) in all.iter().enumerate() {
+        let prefix = format!("[{:>2}/{total}] {}", i + 1, p.name);
+        let skipped = (!a.only.is_empty() && !a.only.iter().any(|o| o == p.name))
+            .then(|| "not named by --only".to_string());
+        let (outcome, took) = match skipped {
+            Some(_) => (None, Duration::ZERO),
+            None => {
+                eprintln!("{prefix} …");
+                let t0 = Instant::now();
+                let o = match tokio::time::timeout(a.probe_timeout, (p.check)(&bench)).await {
+                    Ok(Ok(o) | Err(o)) => o,
+                    Err(_) => probes::unknown(format!(
+                        "gave up after {}s (--probe-timeout)",
+                        a.probe_timeout.as_secs()
+                    )),
+                };
+                eprintln!("{prefix} {} ({:.1}s)", mark(&o), t0.elapsed().as_secs_f64());
+                (Some(o), t0.elapsed())
+            }
+        };
+        reports.push(ProbeReport {
+            name: p.name,
+            assumes: p.assumes,
+            matters: p.matters,
+            docs_url: p.docs_url,
+            flags: Flags::default(),
+            outcome: outcome.as_ref().map_or("skipped", Outcome::kind),
+            result: outcome,
+            skipped_because: skipped,
+            duration_ms: took.as_millis(),
+            statements: bench.take_log(),
+        });
+    }
+    let notes = if a.keep {
+        vec![format!(
+            "kept the scratch tables verify_{run_id}_* (--keep)"
+        )]
+    } else {
+        bench.clean_up().await
+    };
+    let count = |k: &str| reports.iter().filter(|r| r.outcome == k).count();
+    let report = Report {
+        target: a.target.clone(),
+        schema: a.schema.clone(),
+        principal: a.principal.clone(),
+        run_id,
+        held: count("held"),
+        differed: count("differed"),
+        unknown: count("unknown"),
+        skipped: count("skipped"),
+        duration_ms: started.elapsed().as_millis(),
+        schema_kept: true,
         notes,
         probes: reports,
     };

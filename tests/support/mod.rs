@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod e2e;
+pub mod spark;
 pub mod warehouse;
 
 use std::sync::Arc;

@@ -27,7 +27,7 @@ struct ConfigFile {
     default_target: Option<String>,
 }
 
-/// A target as written: one of `lake:` and `databricks:`, beside its allow-lists.
+/// A target as written: one of `lake:`, `databricks:` and `sparkConnect:`, beside its allow-lists.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct TargetFile {
@@ -35,6 +35,8 @@ struct TargetFile {
     lake: Option<LakeTarget>,
     #[serde(default)]
     databricks: Option<DatabricksTarget>,
+    #[serde(default)]
+    spark_connect: Option<SparkConnectTarget>,
     #[serde(default = "any")]
     namespaces: Vec<String>,
     #[serde(default = "any")]
@@ -50,6 +52,8 @@ pub enum TargetBackend {
     Lake(LakeTarget),
     /// A Databricks workspace (Unity Catalog through a SQL warehouse).
     Databricks(DatabricksTarget),
+    /// OSS Delta tables under a root, changed by a Spark Connect server.
+    SparkConnect(SparkConnectTarget),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -72,17 +76,18 @@ pub const MAX_CONCURRENT_APPLIES: usize = 64;
 
 impl TargetFile {
     fn checked(self, name: &str) -> Result<Target, String> {
-        let backend = match (self.lake, self.databricks) {
-            (Some(l), None) => TargetBackend::Lake(l),
-            (None, Some(d)) => TargetBackend::Databricks(d),
-            (None, None) => {
+        let backend = match (self.lake, self.databricks, self.spark_connect) {
+            (Some(l), None, None) => TargetBackend::Lake(l),
+            (None, Some(d), None) => TargetBackend::Databricks(d),
+            (None, None, Some(s)) => TargetBackend::SparkConnect(s.checked(name)?),
+            (None, None, None) => {
                 return Err(format!(
-                    "target '{name}' names no backend; add `lake: {{root: ./lake}}` or `databricks: {{host: …, warehouseId: …}}`"
+                    "target '{name}' names no backend; add `lake: {{root: ./lake}}`, `databricks: {{host: …, warehouseId: …}}` or `sparkConnect: {{url: sc://…, root: …}}`"
                 ));
             }
-            (Some(_), Some(_)) => {
+            _ => {
                 return Err(format!(
-                    "target '{name}' names two backends; keep one of lake and databricks"
+                    "target '{name}' names two backends; keep one of lake, databricks and sparkConnect"
                 ));
             }
         };
@@ -150,6 +155,88 @@ pub struct DatabricksTarget {
     /// How long a read-only statement may run before it is cancelled (default 300).
     #[serde(default)]
     pub read_budget_seconds: Option<u64>,
+}
+
+/// A Spark Connect target: OSS Delta tables at `<root>/<catalog>/<schema>/<table>`
+/// (the lake's layout), read by the operator with delta-rs and changed by SQL
+/// statements on the server, so no table data flows through the operator.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SparkConnectTarget {
+    /// `sc://host:port`, with connection parameters after `/;` (`use_ssl=true`,
+    /// `user_id=…`); never the token (see `tokenEnv`, `tokenFile`).
+    pub url: String,
+    /// Where the tables live, as the operator reads them: a local path,
+    /// file:// or s3://bucket/prefix (with the usual AWS_* environment).
+    pub root: String,
+    /// The same root as the Spark cluster spells it (default: `root`, with
+    /// `s3://` written `s3a://`).
+    #[serde(default)]
+    pub spark_root: Option<String>,
+    /// The bearer token, from an environment variable…
+    #[serde(default)]
+    pub token_env: Option<String>,
+    /// …or a file (a mounted Secret). Neither: the server needs none.
+    #[serde(default)]
+    pub token_file: Option<String>,
+    /// Session settings sent before the first statement (`spark.sql.shuffle.partitions: "64"`).
+    #[serde(default)]
+    pub conf: BTreeMap<String, String>,
+    /// How long a read-only statement may run before it is interrupted (default 300).
+    #[serde(default)]
+    pub read_budget_seconds: Option<u64>,
+}
+
+impl SparkConnectTarget {
+    fn checked(self, name: &str) -> Result<Self, String> {
+        let at = format!("target '{name}': sparkConnect");
+        if !self.url.starts_with("sc://") {
+            return Err(format!(
+                "{at}.url '{}' is not a Spark Connect URL; write sc://host:15002",
+                self.url
+            ));
+        }
+        if self.url.to_ascii_lowercase().contains("token=") {
+            return Err(format!(
+                "{at}.url carries a token; a secret never goes in the config: remove it from the URL and name it with tokenEnv or tokenFile"
+            ));
+        }
+        if self.root.trim().is_empty() {
+            return Err(format!(
+                "{at}.root is empty; give the folder or s3:// prefix the tables live under"
+            ));
+        }
+        if self.token_env.is_some() && self.token_file.is_some() {
+            return Err(format!("{at} names both tokenEnv and tokenFile; keep one"));
+        }
+        if let Some(k) = self.conf.keys().find(|k| !k.starts_with("spark.")) {
+            return Err(format!(
+                "{at}.conf '{k}' is not a Spark setting; session settings start with spark."
+            ));
+        }
+        Ok(self)
+    }
+
+    /// Where the token comes from, if the server needs one.
+    pub fn token(&self) -> Option<SecretSource> {
+        match (&self.token_env, &self.token_file) {
+            (Some(e), _) => Some(SecretSource::Env(e.clone())),
+            (None, Some(f)) => Some(SecretSource::File(f.clone())),
+            (None, None) => None,
+        }
+    }
+
+    /// The root as Spark spells it, without a trailing slash.
+    pub fn spark_root(&self) -> String {
+        let r = match &self.spark_root {
+            Some(r) => r.clone(),
+            None => match self.root.strip_prefix("s3://") {
+                Some(rest) => format!("s3a://{rest}"),
+                None => self.root.clone(),
+            },
+        };
+        r.trim_end_matches('/').to_string()
+    }
 }
 
 /// Where the credential comes from: a personal access token, or a service
@@ -432,6 +519,56 @@ mod tests {
                 "{e}"
             );
         }
+    }
+
+    #[test]
+    fn spark_connect_targets_parse_and_bad_ones_name_the_field() {
+        let parse = |t: &str| {
+            Config::parse(&format!("targets:\n  sc:\n    sparkConnect: {t}\n")).map(|c| {
+                match &c.targets["sc"].backend {
+                    TargetBackend::SparkConnect(s) => s.clone(),
+                    other => panic!("{other:?}"),
+                }
+            })
+        };
+        let s = parse("{url: 'sc://spark:15002/;use_ssl=true', root: 's3://b/lake/', tokenFile: /t, conf: {spark.sql.shuffle.partitions: '8'}}").expect("parses");
+        assert_eq!(s.token(), Some(SecretSource::File("/t".into())));
+        assert_eq!(s.spark_root(), "s3a://b/lake", "s3:// as Spark spells it");
+        assert_eq!(s.conf["spark.sql.shuffle.partitions"], "8");
+        let local =
+            parse("{url: 'sc://localhost', root: /data/lake/, sparkRoot: 'file:/data/lake/'}")
+                .unwrap();
+        assert_eq!(local.spark_root(), "file:/data/lake");
+        assert_eq!(local.token(), None);
+        for (bad, says) in [
+            (
+                "{url: 'http://x', root: r}",
+                "sparkConnect.url 'http://x' is not a Spark Connect URL",
+            ),
+            (
+                "{url: 'sc://x/;token=abc', root: r}",
+                "never goes in the config",
+            ),
+            ("{url: 'sc://x', root: ''}", "sparkConnect.root is empty"),
+            (
+                "{url: 'sc://x', root: r, tokenEnv: A, tokenFile: /b}",
+                "both tokenEnv and tokenFile",
+            ),
+            (
+                "{url: 'sc://x', root: r, conf: {shuffle: '1'}}",
+                "'shuffle' is not a Spark setting",
+            ),
+            ("{url: 'sc://x', root: r, tokn: x}", "unknown field"),
+        ] {
+            let e = parse(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+            assert!(!e.contains("abc"), "the token is never echoed: {e}");
+        }
+        let two = Config::parse(
+            "targets:\n  x:\n    lake: {root: l}\n    sparkConnect: {url: 'sc://x', root: r}\n",
+        )
+        .unwrap_err();
+        assert!(two.contains("names two backends"), "{two}");
     }
 
     #[test]

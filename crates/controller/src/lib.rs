@@ -480,14 +480,12 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
     }
     let metrics = Arc::new(Metrics::default());
     for (name, backend) in &backends {
-        if let AnyBackend::Databricks(_) = backend.as_ref() {
+        if let AnyBackend::Databricks(_) | AnyBackend::Spark(_) = backend.as_ref() {
             let b = backend.clone();
-            let count = move || {
-                if let AnyBackend::Databricks(d) = b.as_ref() {
-                    d.statements()
-                } else {
-                    0
-                }
+            let count = move || match b.as_ref() {
+                AnyBackend::Databricks(d) => d.statements(),
+                AnyBackend::Spark(s) => s.client().statements(),
+                AnyBackend::Lake(_) => 0,
             };
             metrics
                 .statement_counters

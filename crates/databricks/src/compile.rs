@@ -8,11 +8,19 @@ use delta_operator_core::plan::compile::{self, CheckWhen, Compiled, Compiler, St
 use delta_operator_core::plan::steps::{Action, RewritePhase};
 use delta_operator_core::plan::{SchemaStep, Step, TablePlan};
 
-use crate::sql::{self, DEFAULTS_FEATURE, SqlError};
+use crate::sql::{self, DEFAULTS_FEATURE, Names, SqlError};
 
-/// Compiles steps to Databricks SQL.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SqlCompiler;
+/// Compiles steps to Databricks SQL, naming tables as `names` says (Unity
+/// Catalog's three parts, or Delta paths for OSS Delta on Spark).
+#[derive(Debug, Clone, Default)]
+pub struct SqlCompiler {
+    pub names: Names,
+}
+
+/// The Databricks compiler (Unity Catalog names).
+pub static UNITY_CATALOG: SqlCompiler = SqlCompiler {
+    names: Names::Catalog,
+};
 
 /// The run's values for the placeholders; `None` for the plan's text.
 #[derive(Debug, Clone, Copy)]
@@ -38,8 +46,15 @@ impl Compiler for SqlCompiler {
         earlier: &[Step],
         step: &Step,
     ) -> Result<Compiled, String> {
-        compile_step(&plan.table, observed, earlier, step, Binding::SHOWN)
-            .map_err(|e| e.to_string())
+        compile_step(
+            &self.names,
+            &plan.table,
+            observed,
+            earlier,
+            step,
+            Binding::SHOWN,
+        )
+        .map_err(|e| e.to_string())
     }
 
     fn compile_schema(&self, schema: &SchemaRef, step: &SchemaStep) -> Result<Vec<String>, String> {
@@ -51,6 +66,7 @@ impl Compiler for SqlCompiler {
 
 /// One step's statements and checks, bound as `bind` says.
 pub fn compile_step(
+    names: &Names,
     t: &TableRef,
     observed: Option<&ObservedTable>,
     earlier: &[Step],
@@ -62,20 +78,20 @@ pub fn compile_step(
         l.version = bind.version;
     }
     let live = live.as_ref();
-    let statements = sql::compile_for(t, &step.action, live, bind.run)?;
+    let statements = sql::compile_for(names, t, &step.action, live, bind.run)?;
     let mut checks = Vec::new();
     let mut notes = Vec::new();
     match &step.action {
         Action::SetNotNull { path } => checks.push(StepCheck {
             when: CheckWhen::Before,
-            query: not_null_violations(t, path),
+            query: not_null_violations(names, t, path),
             refuses: "any row with no value, naming how many; the warehouse refuses the ALTER too (DELTA_NOT_NULL_CONSTRAINT_VIOLATED), after scanning the table".into(),
         }),
         Action::AddCheck { check } => checks.push(StepCheck {
             when: CheckWhen::Before,
             query: format!(
                 "SELECT count(*) AS `violations` FROM {} WHERE NOT coalesce(({}), false)",
-                sql::table_name(t),
+                names.table(t),
                 check.expression
             ),
             refuses: "any row the constraint rejects (false or NULL), naming how many; the warehouse refuses the ADD CONSTRAINT too (DELTA_NEW_CHECK_CONSTRAINT_VIOLATION), after scanning the table".into(),
@@ -84,7 +100,7 @@ pub fn compile_step(
             RewritePhase::Stage => {
                 checks.push(StepCheck {
                     when: CheckWhen::After,
-                    query: sql::stage_check(t, rewrite, live, bind.run),
+                    query: sql::stage_check(names, t, rewrite, live, bind.run),
                     refuses: "a copy whose row count differs from the version it was made from, a converted column that gained NULLs, or a NULL in a NOT NULL column; the original stays untouched and the copy is kept to inspect".into(),
                 });
                 notes.push(format!("{}: this apply's run id (the staging copy is its own); {}: the table's Delta version when the step starts, which the check compares the copy with", compile::RUN, compile::VERSION));
@@ -108,14 +124,14 @@ pub fn compile_step(
 
 /// Rows where a NOT NULL field would have no value. A nested field counts
 /// only where its parents have values (that is what Delta enforces).
-fn not_null_violations(t: &TableRef, path: &[String]) -> String {
+fn not_null_violations(names: &Names, t: &TableRef, path: &[String]) -> String {
     let mut cond: Vec<String> = (1..path.len())
         .map(|i| format!("{} IS NOT NULL", sql::field_path(&path[..i])))
         .collect();
     cond.push(format!("{} IS NULL", sql::field_path(path)));
     format!(
         "SELECT count(*) AS `violations` FROM {} WHERE {}",
-        sql::table_name(t),
+        names.table(t),
         cond.join(" AND ")
     )
 }

@@ -18,6 +18,7 @@ pub mod error;
 
 pub mod read;
 pub mod sql;
+pub mod steps;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -27,16 +28,12 @@ use std::time::{Duration, Instant};
 use auth::{Credentials, Secret};
 use client::{ClientConfig, DatabricksClient};
 
-use compile::Binding;
 use delta_operator_api::config::{ClientId, DatabricksAuth, DatabricksTarget, SecretSource};
 use delta_operator_backend::{
-    Backend, BackendError, Extras, Progress, StepOutcome, StepProgress, TableExtras, TableRun,
+    Backend, BackendError, Extras, StepOutcome, StepProgress, TableExtras, TableRun,
 };
 use delta_operator_core::model::{ObservedSchema, ObservedTable, SchemaRef, TableRef};
-use delta_operator_core::plan::steps::{Rewrite, RewritePhase};
-use delta_operator_core::plan::{
-    Action, Capabilities, CheckWhen, Compiler, SchemaStep, Step, StepCheck, TablePlan,
-};
+use delta_operator_core::plan::{Capabilities, Compiler, SchemaStep, Step, TablePlan};
 use futures::{StreamExt, TryStreamExt};
 
 /// Tables whose tags and grants are read at once (REST requests in flight).
@@ -279,80 +276,6 @@ impl DatabricksBackend {
         Ok(Some(t))
     }
 
-    /// The staged check: one SELECT comparing the original with its staging
-    /// copy (rows, NULLs of converted columns, NULLs in NOT NULL columns). A
-    /// failure leaves the original untouched and the copy kept, named.
-    async fn check_stage(
-        &self,
-        run: &TableRun,
-        rw: &Rewrite,
-        live: Option<&ObservedTable>,
-        check: &StepCheck,
-        progress: Progress<'_>,
-    ) -> Result<String, BackendError> {
-        let t = &run.table;
-        let staging = sql::staging_table(t, &run.id);
-        let r = self.client.execute(&check.query, progress).await?;
-        let row = r.rows.first().ok_or_else(|| BackendError::Refused {
-            message: "the staged check returned no row".into(),
-        })?;
-        match sql::stage_problem(rw, live, &r.columns, row) {
-            Ok(None) => {
-                let rows = r
-                    .column("s_rows")
-                    .and_then(|i| row.get(i).cloned().flatten())
-                    .unwrap_or_default();
-                Ok(format!(
-                    "staged {rows} rows at {staging}, checked (statement {})",
-                    r.statement_id
-                ))
-            }
-            Ok(Some(problem)) => Err(BackendError::CheckFailed {
-                message: format!(
-                    "{problem}; the original table is untouched; the staging copy is kept at {staging} to inspect"
-                ),
-            }),
-            Err(e) => Err(BackendError::Refused {
-                message: format!("the staged check of {staging}: {e}"),
-            }),
-        }
-    }
-
-    /// A check before a step's statements: a count of the rows the step would
-    /// fail on; any refuses the step with the count, before the warehouse scans
-    /// the table itself and fails with less to say.
-    async fn precheck(
-        &self,
-        t: &TableRef,
-        step: &Step,
-        check: &StepCheck,
-        progress: Progress<'_>,
-    ) -> Result<(), BackendError> {
-        let r = self.client.execute(&check.query, progress).await?;
-        let n: u64 = r
-            .rows
-            .first()
-            .and_then(|row| row.first().cloned().flatten())
-            .and_then(|v| v.parse().ok())
-            .ok_or_else(|| BackendError::Refused {
-                message: format!("the check before {} returned no count", step.action.title()),
-            })?;
-        if n > 0 {
-            return Err(BackendError::CheckFailed {
-                message: format!(
-                    "{n} rows of {t} would fail {}: nothing was changed. Fix those rows (the check: {}) or change the spec",
-                    step.action.title(),
-                    check.query
-                ),
-            });
-        }
-        progress(&format!(
-            "checked: no row of {t} fails {}",
-            step.action.title()
-        ));
-        Ok(())
-    }
-
     async fn live(&self, t: &TableRef) -> Result<Option<ObservedTable>, BackendError> {
         Ok(self
             .schema_state(&t.schema_ref())
@@ -408,7 +331,10 @@ impl Backend for DatabricksBackend {
         for t in tables {
             let r = self
                 .client
-                .execute(&sql::describe_detail(t), &|_: &str| {})
+                .execute(
+                    &sql::describe_detail(&sql::Names::Catalog, t),
+                    &|_: &str| {},
+                )
                 .await?;
             sizes.push(read::detail_size(&r.columns, &r.rows));
         }
@@ -430,7 +356,7 @@ impl Backend for DatabricksBackend {
         step: &SchemaStep,
     ) -> Result<StepOutcome, BackendError> {
         // what runs is what the plan shows
-        let statements = compile::SqlCompiler
+        let statements = compile::UNITY_CATALOG
             .compile_schema(s, step)
             .map_err(|message| BackendError::Refused { message })?;
         if statements != step.statements {
@@ -459,7 +385,7 @@ impl Backend for DatabricksBackend {
         }
         let r = self
             .client
-            .execute(&sql::history_head(t), &|_: &str| {})
+            .execute(&sql::history_head(&sql::Names::Catalog, t), &|_: &str| {})
             .await?;
         Ok(read::history_version(&r.columns, &r.rows))
     }
@@ -472,7 +398,7 @@ impl Backend for DatabricksBackend {
     async fn end(&self, _run: TableRun) {}
 
     fn compiler(&self) -> &dyn Compiler {
-        &compile::SqlCompiler
+        &compile::UNITY_CATALOG
     }
 
     async fn run(
@@ -483,152 +409,18 @@ impl Backend for DatabricksBackend {
         now: Option<&ObservedTable>,
         progress: StepProgress<'_>,
     ) -> Result<StepOutcome, BackendError> {
-        // a running statement reports no progress (the Statement Execution API has none): notes only
-        let progress = progress.note;
-        let t = &run.table;
-        let earlier = &plan.steps()[..step.number.saturating_sub(1).min(plan.steps().len())];
-        let sql_error = |e: sql::SqlError| match e {
-            sql::SqlError::Unsupported(what) => BackendError::Unsupported {
-                backend: "databricks".into(),
-                what,
-            },
-            other => BackendError::Refused {
-                message: other.to_string(),
-            },
-        };
-        // the plan's text, compiled again: what runs is exactly what was shown
-        let shown = compile::compile_step(t, plan.observed.as_ref(), earlier, step, Binding::SHOWN)
-            .map_err(sql_error)?;
-        if shown.statements != step.statements || shown.checks != step.checks {
-            return Err(BackendError::Refused {
-                message: format!(
-                    "step {} of {t}: the plan's statements are not what this operator compiles for it (a plan made by another version?); plan again",
-                    step.number
-                ),
-            });
-        }
-        // bound to this run: the run id, and the version the step starts from
-        let version = now.and_then(|l| l.version);
-        if needs_version(&step.action) && version.is_none() {
-            return Err(BackendError::Refused {
-                message: format!(
-                    "{t}: its Delta version could not be read, so {} cannot be pinned to it",
-                    step.action.title()
-                ),
-            });
-        }
-        let bound = compile::compile_step(
-            t,
-            plan.observed.as_ref(),
-            earlier,
+        let ran = steps::run_step(
+            &*self.client,
+            &compile::UNITY_CATALOG,
+            run,
+            plan,
             step,
-            Binding {
-                run: &run.id,
-                version,
-            },
+            now,
+            progress,
         )
-        .map_err(sql_error)?;
-        for c in bound.checks.iter().filter(|c| c.when == CheckWhen::Before) {
-            self.precheck(t, step, c, progress).await?;
-        }
-        let statements = bound.statements;
-        // a replace Delta refused because another writer committed meanwhile
-        // ran nothing: it is safe to run again, a bounded number of times
-        let replaces = matches!(
-            &step.action,
-            Action::Rewrite {
-                phase: RewritePhase::WriteOnce | RewritePhase::ReplaceChecked,
-                ..
-            }
-        );
-        let mut ids = Vec::new();
-        let mut outcome = Ok(());
-        for s in &statements {
-            tracing::info!(table = %t, step = step.number, statement = %s, "running");
-            let mut attempt = 1;
-            loop {
-                match self.client.execute(s, progress).await {
-                    Ok(r) => {
-                        ids.push(r.statement_id);
-                        break;
-                    }
-                    Err(client::ClientError::Workspace(w))
-                        if replaces && is_write_conflict(&w) && attempt < REPLACE_ATTEMPTS =>
-                    {
-                        progress(&format!(
-                            "another writer committed while the replace ran (attempt {attempt} of {REPLACE_ATTEMPTS}); nothing was replaced, trying again"
-                        ));
-                        tokio::time::sleep(Duration::from_secs(1 << attempt.min(4))).await;
-                        attempt += 1;
-                    }
-                    Err(client::ClientError::Workspace(w)) if replaces && is_write_conflict(&w) => {
-                        outcome = Err(BackendError::Refused {
-                            message: format!(
-                                "{w}\n{t} took new commits from another writer during each of {REPLACE_ATTEMPTS} attempts to replace it; nothing was replaced. Pause its writers for the length of one rewrite (or apply when they are quieter) and apply again"
-                            ),
-                        });
-                        break;
-                    }
-                    Err(e) => {
-                        outcome = Err(BackendError::from(e));
-                        break;
-                    }
-                }
-            }
-            if outcome.is_err() {
-                break;
-            }
-        }
+        .await;
         // whatever happened, the schema's shared read is stale now
         self.invalidate();
-        outcome?;
-        let mut detail = (!ids.is_empty()).then(|| format!("statement {}", ids.join(", ")));
-        if let (
-            Action::Rewrite {
-                rewrite,
-                phase: RewritePhase::Stage,
-            },
-            Some(check),
-        ) = (
-            &step.action,
-            bound.checks.iter().find(|c| c.when == CheckWhen::After),
-        ) {
-            detail = Some(
-                self.check_stage(run, rewrite, plan.observed.as_ref(), check, progress)
-                    .await?,
-            );
-        }
-        Ok(StepOutcome { detail })
+        ran
     }
-}
-
-/// Steps whose statements name the version they start from (a stage, a clone).
-fn needs_version(a: &Action) -> bool {
-    matches!(
-        a,
-        Action::CloneTable { .. }
-            | Action::Rewrite {
-                phase: RewritePhase::Stage,
-                ..
-            }
-    )
-}
-
-/// How often a replace is tried when another writer commits while it runs.
-const REPLACE_ATTEMPTS: u32 = 5;
-
-/// Delta's refusal of a commit because a concurrent one changed what it read.
-fn is_write_conflict(w: &error::WorkspaceError) -> bool {
-    let m = &w.message;
-    [
-        "DELTA_CONCURRENT_APPEND",
-        "DELTA_METADATA_CHANGED",
-        "DELTA_CONCURRENT_DELETE_READ",
-        "DELTA_CONCURRENT_DELETE_DELETE",
-        "DELTA_CONCURRENT_TRANSACTION",
-        "ConcurrentAppendException",
-        "MetadataChangedException",
-    ]
-    .iter()
-    .any(|c| m.contains(c))
 }

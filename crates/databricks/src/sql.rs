@@ -48,7 +48,7 @@ pub fn ident(name: &str) -> String {
     format!("`{}`", name.replace('`', "``"))
 }
 
-/// `` `catalog`.`schema`.`table` ``.
+/// `` `catalog`.`schema`.`table` ``: a table as Unity Catalog names it.
 pub fn table_name(t: &TableRef) -> String {
     format!(
         "{}.{}.{}",
@@ -56,6 +56,32 @@ pub fn table_name(t: &TableRef) -> String {
         ident(&t.schema),
         ident(&t.table)
     )
+}
+
+/// How statements name a table: by Unity Catalog's three parts (Databricks),
+/// or as a Delta table at a path under a root (OSS Delta on Spark, where a
+/// table is the folder `<root>/<catalog>/<schema>/<table>`, the lake's layout,
+/// so delta-rs reads what Spark writes).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Names {
+    #[default]
+    Catalog,
+    /// `` delta.`<root>/<catalog>/<schema>/<table>` ``; `root` as Spark spells it
+    /// (`s3a://bucket/lake`, `/data/lake`), without a trailing slash.
+    Paths { root: String },
+}
+
+impl Names {
+    /// The table's name in a statement.
+    pub fn table(&self, t: &TableRef) -> String {
+        match self {
+            Names::Catalog => table_name(t),
+            Names::Paths { root } => format!(
+                "delta.{}",
+                ident(&format!("{root}/{}/{}/{}", t.catalog, t.schema, t.table))
+            ),
+        }
+    }
 }
 
 /// A nested field path: `` `a`.`b`.`c` ``.
@@ -147,8 +173,8 @@ fn keys(k: &[String]) -> String {
     k.iter().map(|k| literal(k)).collect::<Vec<_>>().join(", ")
 }
 
-fn alter(t: &TableRef, rest: impl AsRef<str>) -> String {
-    format!("ALTER TABLE {} {}", table_name(t), rest.as_ref())
+fn alter(names: &Names, t: &TableRef, rest: impl AsRef<str>) -> String {
+    format!("ALTER TABLE {} {}", names.table(t), rest.as_ref())
 }
 
 fn prop_num(live: Option<&ObservedTable>, key: &str) -> Option<u32> {
@@ -164,11 +190,12 @@ pub fn compile(
     action: &Action,
     live: Option<&ObservedTable>,
 ) -> Result<Vec<String>, SqlError> {
-    compile_for(t, action, live, "")
+    compile_for(&Names::Catalog, t, action, live, "")
 }
 
 /// The statements of a step in one run (the run names its staging copy).
 pub fn compile_for(
+    names: &Names,
     t: &TableRef,
     action: &Action,
     live: Option<&ObservedTable>,
@@ -176,8 +203,9 @@ pub fn compile_for(
 ) -> Result<Vec<String>, SqlError> {
     let one = |s: String| Ok(vec![s]);
     match action {
-        Action::CreateTable { table } => one(create_table(table)),
+        Action::CreateTable { table } => one(create_table(names, table)),
         Action::Claim { marker } => one(alter(
+            names,
             t,
             format!(
                 "SET TBLPROPERTIES ({} = {})",
@@ -186,16 +214,17 @@ pub fn compile_for(
             ),
         )),
         Action::SetTableComment { comment } if comment.is_empty() => {
-            one(format!("COMMENT ON TABLE {} IS NULL", table_name(t)))
+            one(format!("COMMENT ON TABLE {} IS NULL", names.table(t)))
         }
         Action::SetTableComment { comment } => one(format!(
             "COMMENT ON TABLE {} IS {}",
-            table_name(t),
+            names.table(t),
             literal(comment)
         )),
         Action::SetProperties { properties } => {
             nonempty(properties.is_empty(), "SET TBLPROPERTIES").and_then(|_| {
                 one(alter(
+                    names,
                     t,
                     format!("SET TBLPROPERTIES ({})", props(properties)),
                 ))
@@ -204,16 +233,18 @@ pub fn compile_for(
         Action::UnsetProperties { keys: k } => nonempty(k.is_empty(), "UNSET TBLPROPERTIES")
             .and_then(|_| {
                 one(alter(
+                    names,
                     t,
                     format!("UNSET TBLPROPERTIES IF EXISTS ({})", keys(k)),
                 ))
             }),
         Action::SetTableTags { tags } => nonempty(tags.is_empty(), "SET TAGS")
-            .and_then(|_| one(alter(t, format!("SET TAGS ({})", props(tags))))),
+            .and_then(|_| one(alter(names, t, format!("SET TAGS ({})", props(tags))))),
         Action::UnsetTableTags { keys: k } => nonempty(k.is_empty(), "UNSET TAGS")
-            .and_then(|_| one(alter(t, format!("UNSET TAGS ({})", keys(k))))),
-        Action::EnableColumnMapping => one(enable_column_mapping(t, live)),
+            .and_then(|_| one(alter(names, t, format!("UNSET TAGS ({})", keys(k))))),
+        Action::EnableColumnMapping => one(enable_column_mapping(names, t, live)),
         Action::EnableTypeWidening => one(alter(
+            names,
             t,
             format!(
                 "SET TBLPROPERTIES ({} = 'true')",
@@ -221,35 +252,43 @@ pub fn compile_for(
             ),
         )),
         Action::EnableTimestampNtz => one(alter(
+            names,
             t,
             format!(
                 "SET TBLPROPERTIES ({} = 'supported')",
                 literal("delta.feature.timestampNtz")
             ),
         )),
-        Action::AddColumn { path, field } => {
-            one(alter(t, format!("ADD COLUMN {}", field_def(path, field))))
-        }
+        Action::AddColumn { path, field } => one(alter(
+            names,
+            t,
+            format!("ADD COLUMN {}", field_def(path, field)),
+        )),
         Action::RenameColumn { from, to } => one(alter(
+            names,
             t,
             format!("RENAME COLUMN {} TO {}", ident(from), ident(to)),
         )),
-        Action::DropColumn { name } => one(alter(t, format!("DROP COLUMN {}", ident(name)))),
+        Action::DropColumn { name } => one(alter(names, t, format!("DROP COLUMN {}", ident(name)))),
         Action::AlterColumnType { path, to } => one(alter(
+            names,
             t,
             format!("ALTER COLUMN {} TYPE {}", field_path(path), sql_type(to)),
         )),
         Action::DropNotNull { path } => one(alter(
+            names,
             t,
             format!("ALTER COLUMN {} DROP NOT NULL", field_path(path)),
         )),
         Action::SetNotNull { path } => one(alter(
+            names,
             t,
             format!("ALTER COLUMN {} SET NOT NULL", field_path(path)),
         )),
         // ALTER COLUMN … COMMENT works on nested fields too (COMMENT ON COLUMN does not);
         // warehouses reject UNSET COMMENT, so a cleared comment is ''
         Action::SetColumnComment { path, comment } => one(alter(
+            names,
             t,
             format!(
                 "ALTER COLUMN {} COMMENT {}",
@@ -260,6 +299,7 @@ pub fn compile_for(
         Action::SetColumnTags { column, tags } => {
             nonempty(tags.is_empty(), "SET TAGS").and_then(|_| {
                 one(alter(
+                    names,
                     t,
                     format!("ALTER COLUMN {} SET TAGS ({})", ident(column), props(tags)),
                 ))
@@ -268,6 +308,7 @@ pub fn compile_for(
         Action::UnsetColumnTags { column, keys: k } => nonempty(k.is_empty(), "UNSET TAGS")
             .and_then(|_| {
                 one(alter(
+                    names,
                     t,
                     format!("ALTER COLUMN {} UNSET TAGS ({})", ident(column), keys(k)),
                 ))
@@ -279,6 +320,7 @@ pub fn compile_for(
                 format!(" USING COLUMNS ({})", list(&mask.using_columns))
             };
             one(alter(
+                names,
                 t,
                 format!(
                     "ALTER COLUMN {} SET MASK {}{using}",
@@ -292,6 +334,7 @@ pub fn compile_for(
             let enabled = live.is_some_and(|l| l.properties.contains_key(DEFAULTS_FEATURE));
             if !enabled {
                 out.push(alter(
+                    names,
                     t,
                     format!(
                         "SET TBLPROPERTIES ({} = 'supported')",
@@ -300,12 +343,14 @@ pub fn compile_for(
                 ));
             }
             out.push(alter(
+                names,
                 t,
                 format!("ALTER COLUMN {} SET DEFAULT {expression}", ident(column)),
             ));
             Ok(out)
         }
         Action::AddCheck { check } => one(alter(
+            names,
             t,
             format!(
                 "ADD CONSTRAINT {} CHECK ({})",
@@ -314,6 +359,7 @@ pub fn compile_for(
             ),
         )),
         Action::DropCheck { name } => one(alter(
+            names,
             t,
             format!("DROP CONSTRAINT IF EXISTS {}", ident(name)),
         )),
@@ -322,13 +368,14 @@ pub fn compile_for(
             let mut out = Vec::new();
             // a table has one primary key: a different one goes first (RESTRICT: fails while FKs reference it)
             if live.is_none_or(|l| l.primary_key.is_some()) {
-                out.push(alter(t, "DROP PRIMARY KEY IF EXISTS"));
+                out.push(alter(names, t, "DROP PRIMARY KEY IF EXISTS"));
             }
             let name = key
                 .name
                 .clone()
                 .unwrap_or_else(|| format!("{}_pk", t.table));
             out.push(alter(
+                names,
                 t,
                 format!(
                     "ADD CONSTRAINT {} PRIMARY KEY ({})",
@@ -345,24 +392,31 @@ pub fn compile_for(
                 .clone()
                 .unwrap_or_else(|| format!("{}_{}_fk", t.table, key.columns.join("_")));
             one(alter(
+                names,
                 t,
                 format!(
                     "ADD CONSTRAINT {} FOREIGN KEY ({}) REFERENCES {} ({})",
                     ident(&name),
                     list(&key.columns),
-                    table_name(&key.references),
+                    names.table(&key.references),
                     list(&key.referenced_columns)
                 ),
             ))
         }
         Action::DropForeignKey { key } => one(alter(
+            names,
             t,
             format!("DROP FOREIGN KEY IF EXISTS ({})", list(&key.columns)),
         )),
-        Action::SetClustering { keys: k } if k.is_empty() => one(alter(t, "CLUSTER BY NONE")),
-        Action::SetClustering { keys: k } => one(alter(t, format!("CLUSTER BY ({})", list(k)))),
-        Action::Rewrite { rewrite, phase } => rewrite_sql(t, rewrite, *phase, live, run),
+        Action::SetClustering { keys: k } if k.is_empty() => {
+            one(alter(names, t, "CLUSTER BY NONE"))
+        }
+        Action::SetClustering { keys: k } => {
+            one(alter(names, t, format!("CLUSTER BY ({})", list(k))))
+        }
+        Action::Rewrite { rewrite, phase } => rewrite_sql(names, t, rewrite, *phase, live, run),
         Action::CloneTable { name } => Ok(clone_table(
+            names,
             t,
             &bound_clone_name(name, live.and_then(|l| l.version)),
         )),
@@ -378,7 +432,7 @@ pub fn compile_for(
             one(format!(
                 "GRANT {} ON TABLE {} TO {}",
                 p.join(", "),
-                table_name(t),
+                names.table(t),
                 ident(principal)
             ))
         }
@@ -394,16 +448,18 @@ pub fn compile_for(
             one(format!(
                 "REVOKE {} ON TABLE {} FROM {}",
                 p.join(", "),
-                table_name(t),
+                names.table(t),
                 ident(principal)
             ))
         }
-        Action::SetOwner { owner } => one(alter(t, format!("SET OWNER TO {}", ident(owner)))),
-        Action::DropTable => one(format!("DROP TABLE IF EXISTS {}", table_name(t))),
+        Action::SetOwner { owner } => {
+            one(alter(names, t, format!("SET OWNER TO {}", ident(owner))))
+        }
+        Action::DropTable => one(format!("DROP TABLE IF EXISTS {}", names.table(t))),
         // only the NULLs: a rerun after an interruption fills what is left, nothing more
         Action::Backfill { column, expression } => one(format!(
             "UPDATE {} SET {c} = ({expression}) WHERE {c} IS NULL",
-            table_name(t),
+            names.table(t),
             c = ident(column)
         )),
         // staging copies of runs that stopped: each its own DROP
@@ -412,7 +468,7 @@ pub fn compile_for(
             .map(|l| {
                 format!(
                     "DROP TABLE IF EXISTS {}",
-                    table_name(&staging_table(t, &l.run))
+                    names.table(&staging_table(t, &l.run))
                 )
             })
             .collect()),
@@ -423,12 +479,12 @@ pub fn compile_for(
 /// properties, the owner marker included, which would make it a table of the
 /// same resource without a spec: an orphan a strict schema drops. So the
 /// marker is removed from the clone; it is left as an unmanaged table.
-fn clone_table(t: &TableRef, name: &str) -> Vec<String> {
-    let clone = table_name(&TableRef::new(&t.catalog, &t.schema, name));
+fn clone_table(names: &Names, t: &TableRef, name: &str) -> Vec<String> {
+    let clone = names.table(&TableRef::new(&t.catalog, &t.schema, name));
     vec![
         format!(
             "CREATE TABLE IF NOT EXISTS {clone} SHALLOW CLONE {}",
-            table_name(t)
+            names.table(t)
         ),
         format!(
             "ALTER TABLE {clone} UNSET TBLPROPERTIES IF EXISTS ({})",
@@ -452,7 +508,7 @@ pub const DEFAULTS_FEATURE: &str = "delta.feature.allowColumnDefaults";
 /// only the mode is set; the versions are added when the live protocol is
 /// known to be older than reader 2 / writer 5 (never lowered: a table on
 /// table features, reader 3 / writer 7, needs nothing more).
-fn enable_column_mapping(t: &TableRef, live: Option<&ObservedTable>) -> String {
+fn enable_column_mapping(names: &Names, t: &TableRef, live: Option<&ObservedTable>) -> String {
     let mut p = BTreeMap::new();
     let reader = prop_num(live, "delta.minReaderVersion");
     let writer = prop_num(live, "delta.minWriterVersion");
@@ -463,7 +519,7 @@ fn enable_column_mapping(t: &TableRef, live: Option<&ObservedTable>) -> String {
         p.insert("delta.minWriterVersion".to_string(), "5".to_string());
     }
     p.insert("delta.columnMapping.mode".to_string(), "name".to_string());
-    alter(t, format!("SET TBLPROPERTIES ({})", props(&p)))
+    alter(names, t, format!("SET TBLPROPERTIES ({})", props(&p)))
 }
 
 /// `` `a`.`b` type [NOT NULL] [COMMENT '…'] `` for ADD COLUMN.
@@ -507,7 +563,7 @@ fn column_def(c: &DesiredColumn) -> String {
 /// (with the owner marker, and the features the columns need). CHECKs, keys,
 /// tags, masks, grants and the owner are their own steps (a CHECK cannot be
 /// declared inside CREATE TABLE).
-pub fn create_table(d: &DesiredTable) -> String {
+pub fn create_table(names: &Names, d: &DesiredTable) -> String {
     let cols: Vec<String> = d
         .columns
         .iter()
@@ -515,7 +571,7 @@ pub fn create_table(d: &DesiredTable) -> String {
         .collect();
     let mut s = format!(
         "CREATE TABLE {} (\n{}\n) USING DELTA",
-        table_name(&d.table),
+        names.table(&d.table),
         cols.join(",\n")
     );
     if let Some(p) = d.partitioned_by.as_ref().filter(|p| !p.is_empty()) {
@@ -725,8 +781,14 @@ fn stage_properties(live: Option<&ObservedTable>) -> BTreeMap<String, String> {
 
 /// `CREATE OR REPLACE TABLE t USING DELTA [PARTITIONED BY | CLUSTER BY] [TBLPROPERTIES] AS <query>`:
 /// Delta's replace keeps the table's log and history (RESTORE can go back).
-fn replace_as(t: &TableRef, rw: &Rewrite, live: Option<&ObservedTable>, query: &str) -> String {
-    let mut s = format!("CREATE OR REPLACE TABLE {} USING DELTA", table_name(t));
+fn replace_as(
+    names: &Names,
+    t: &TableRef,
+    rw: &Rewrite,
+    live: Option<&ObservedTable>,
+    query: &str,
+) -> String {
+    let mut s = format!("CREATE OR REPLACE TABLE {} USING DELTA", names.table(t));
     if !rw.partitioned_by.is_empty() {
         s.push_str(&format!(" PARTITIONED BY ({})", list(&rw.partitioned_by)));
     } else if let Some(k) = live
@@ -790,6 +852,7 @@ pub fn checked_projection(rw: &Rewrite, live: Option<&ObservedTable>) -> String 
 /// (NOT NULL, CHECKs, comments of converted columns, properties) is put back
 /// by the planner's following steps.
 fn rewrite_sql(
+    names: &Names,
     t: &TableRef,
     rw: &Rewrite,
     phase: RewritePhase,
@@ -797,9 +860,9 @@ fn rewrite_sql(
     run: &str,
 ) -> Result<Vec<String>, SqlError> {
     nonempty(rw.columns.is_empty(), "the rewritten column list")?;
-    let staging = table_name(&staging_table(t, run));
+    let staging = names.table(&staging_table(t, run));
     Ok(vec![match phase {
-        RewritePhase::WriteOnce => replace_as(t, rw, live, &format!("SELECT {} FROM {}", projection(rw, CastMode::Strict), table_name(t))),
+        RewritePhase::WriteOnce => replace_as(names, t, rw, live, &format!("SELECT {} FROM {}", projection(rw, CastMode::Strict), names.table(t))),
         RewritePhase::Stage => {
             // pinned to the version read, so the check compares the copy with exactly what it copied
             // (unknown at plan time: the placeholder, bound when the step starts)
@@ -810,10 +873,10 @@ fn rewrite_sql(
                 "CREATE TABLE {staging} USING DELTA TBLPROPERTIES ({}) AS SELECT {} FROM {} VERSION AS OF {v}",
                 props(&p),
                 projection(rw, CastMode::Try),
-                table_name(t)
+                names.table(t)
             )
         }
-        RewritePhase::ReplaceChecked => replace_as(t, rw, live, &format!("SELECT {} FROM {}", checked_projection(rw, live), table_name(t))),
+        RewritePhase::ReplaceChecked => replace_as(names, t, rw, live, &format!("SELECT {} FROM {}", checked_projection(rw, live), names.table(t))),
         RewritePhase::Replace => return Err(SqlError::Unsupported("REPLACE from the staging copy (it cannot be conditioned on the version the copy was made from)".into())),
         RewritePhase::DropStaging => format!("DROP TABLE IF EXISTS {staging}"),
     }])
@@ -841,7 +904,13 @@ fn baseline<'a>(p: &'a Projection, live: Option<&'a ObservedTable>) -> Option<&'
 /// values of every converted column (original vs copy), and non-NULL values
 /// of every NOT NULL column in the copy. Columns `o_rows, o_c<i>…, s_rows,
 /// s_c<i>…, s_n<i>…` (i: the projection's index).
-pub fn stage_check(t: &TableRef, rw: &Rewrite, live: Option<&ObservedTable>, run: &str) -> String {
+pub fn stage_check(
+    names: &Names,
+    t: &TableRef,
+    rw: &Rewrite,
+    live: Option<&ObservedTable>,
+    run: &str,
+) -> String {
     let mut o = vec!["count(*) AS `o_rows`".to_string()];
     let mut s = vec!["count(*) AS `s_rows`".to_string()];
     for (i, p) in rw.columns.iter().enumerate() {
@@ -857,9 +926,9 @@ pub fn stage_check(t: &TableRef, rw: &Rewrite, live: Option<&ObservedTable>, run
     format!(
         "SELECT * FROM (SELECT {} FROM {}{at}) AS o CROSS JOIN (SELECT {} FROM {}) AS s",
         o.join(", "),
-        table_name(t),
+        names.table(t),
         s.join(", "),
-        table_name(&staging_table(t, run))
+        names.table(&staging_table(t, run))
     )
 }
 
@@ -918,24 +987,32 @@ pub fn stage_problem(
 
 /// How to undo a step, as SQL a person can run: UNDROP for a dropped table,
 /// RESTORE to the recorded version for steps that change data or drop columns.
-pub fn undo(t: &TableRef, action: &Action, version_before: Option<u64>) -> Option<String> {
+pub fn undo(
+    names: &Names,
+    t: &TableRef,
+    action: &Action,
+    version_before: Option<u64>,
+) -> Option<String> {
     match action {
-        Action::DropTable => Some(format!("UNDROP TABLE {}", table_name(t))),
+        // a path-addressed table has no UNDROP: the lake's trash keeps it (`undo undrop`)
+        Action::DropTable if *names == Names::Catalog => {
+            Some(format!("UNDROP TABLE {}", names.table(t)))
+        }
         Action::DropColumn { .. } | Action::Rewrite { .. } | Action::SetNotNull { .. } => {
-            version_before.map(|v| format!("RESTORE TABLE {} TO VERSION AS OF {v}", table_name(t)))
+            version_before.map(|v| format!("RESTORE TABLE {} TO VERSION AS OF {v}", names.table(t)))
         }
         _ => None,
     }
 }
 
 /// The table's size and file count (`sizeInBytes`), for a plan that rewrites or scans it.
-pub fn describe_detail(t: &TableRef) -> String {
-    format!("DESCRIBE DETAIL {}", table_name(t))
+pub fn describe_detail(names: &Names, t: &TableRef) -> String {
+    format!("DESCRIBE DETAIL {}", names.table(t))
 }
 
 /// The table's current Delta version (the restore point).
-pub fn history_head(t: &TableRef) -> String {
-    format!("DESCRIBE HISTORY {} LIMIT 1", table_name(t))
+pub fn history_head(names: &Names, t: &TableRef) -> String {
+    format!("DESCRIBE HISTORY {} LIMIT 1", names.table(t))
 }
 
 /// `` `catalog`.`schema` ``.
@@ -1496,7 +1573,7 @@ mod tests {
         d.properties
             .insert("delta.enableChangeDataFeed".into(), Some("true".into()));
         d.properties.insert("gone".into(), None);
-        let s = create_table(&d);
+        let s = create_table(&Names::Catalog, &d);
         assert_eq!(
             s,
             "CREATE TABLE `main`.`sales`.`orders` (\n  `id` bigint NOT NULL GENERATED ALWAYS AS IDENTITY (START WITH 1 INCREMENT BY 1),\n  `day` date GENERATED ALWAYS AS (CAST(ts AS DATE)),\n  `odd name` string DEFAULT 'new' COMMENT 'it\\'s $\\{x}\nok'\n) USING DELTA\nCLUSTER BY (`id`)\nCOMMENT 'Orders ✓'\nTBLPROPERTIES ('delta-operator.io/owner' = 'ns/orders', 'delta.columnMapping.mode' = 'name', 'delta.enableChangeDataFeed' = 'true', 'delta.feature.allowColumnDefaults' = 'supported')"
@@ -1513,7 +1590,7 @@ mod tests {
             vec![by_default, DesiredColumn::new("p", DataType::Date, true)],
         );
         d2.partitioned_by = Some(vec!["p".into()]);
-        let s2 = create_table(&d2);
+        let s2 = create_table(&Names::Catalog, &d2);
         assert!(
             s2.contains("GENERATED BY DEFAULT AS IDENTITY (START WITH 10 INCREMENT BY 5)"),
             "{s2}"
@@ -1655,6 +1732,7 @@ mod tests {
         live.version = Some(12);
         let c = |phase| {
             compile_for(
+                &Names::Catalog,
                 &ht(),
                 &Action::Rewrite {
                     rewrite: rw.clone(),
@@ -1701,6 +1779,7 @@ mod tests {
             .properties
             .insert("delta.columnMapping.mode".into(), "name".into());
         let stage = compile_for(
+            &Names::Catalog,
             &ht(),
             &Action::Rewrite {
                 rewrite: rw.clone(),
@@ -1727,6 +1806,7 @@ mod tests {
         );
         assert!(
             compile_for(
+                &Names::Catalog,
                 &ht(),
                 &Action::Rewrite {
                     rewrite: rw.clone(),
@@ -1785,6 +1865,7 @@ mod tests {
         );
         assert_eq!(
             undo(
+                &Names::Catalog,
                 &ht(),
                 &Action::Rewrite {
                     rewrite: rw,
@@ -1824,7 +1905,7 @@ mod tests {
                 true,
             ));
         live.version = Some(7);
-        let q = stage_check(&ht(), &rw, Some(&live), "m1abc-0011aabb");
+        let q = stage_check(&Names::Catalog, &ht(), &rw, Some(&live), "m1abc-0011aabb");
         assert_eq!(
             q,
             "SELECT * FROM (SELECT count(*) AS `o_rows`, count(`n```) AS `o_c2`, count(`c`) AS `o_c3`, count(`a``ddr`) AS `o_c5`, count(`it``ems`) AS `o_c6` FROM `ma``in`.`s'ales`.`or``ders` VERSION AS OF 7) AS o \
@@ -1893,14 +1974,23 @@ mod tests {
     #[test]
     fn undo_hints() {
         assert_eq!(
-            undo(&t(), &Action::DropTable, None).as_deref(),
+            undo(&Names::Catalog, &t(), &Action::DropTable, None).as_deref(),
             Some("UNDROP TABLE `main`.`sales`.`orders`")
         );
         assert_eq!(
-            undo(&t(), &Action::DropColumn { name: "x".into() }, Some(7)).as_deref(),
+            undo(
+                &Names::Catalog,
+                &t(),
+                &Action::DropColumn { name: "x".into() },
+                Some(7)
+            )
+            .as_deref(),
             Some("RESTORE TABLE `main`.`sales`.`orders` TO VERSION AS OF 7")
         );
-        assert_eq!(undo(&t(), &Action::EnableTypeWidening, Some(7)), None);
+        assert_eq!(
+            undo(&Names::Catalog, &t(), &Action::EnableTypeWidening, Some(7)),
+            None
+        );
     }
 
     #[test]

@@ -107,6 +107,17 @@ impl LakeBackend {
         self
     }
 
+    /// Deletes a table's folder outright, files and log (`verify`'s scratch
+    /// tables; a plan's drop goes to the trash instead).
+    pub async fn remove_table_folder(&self, t: &TableRef) -> Result<(), BackendError> {
+        self.root.remove_folder(&rel(t)).await
+    }
+
+    /// The root folder when the root is local (None for an object store).
+    pub fn local_root(&self) -> Option<&Path> {
+        self.root.local().map(PathBuf::as_path)
+    }
+
     /// The local root folder (tests and messages); object-store roots have none.
     pub fn root(&self) -> &Path {
         self.root.local().expect("a local lake root")

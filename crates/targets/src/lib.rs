@@ -1,5 +1,6 @@
 //! The targets of the operator config, opened: the backend each one names
-//! (the embedded lake or a Databricks workspace) behind one type.
+//! (the embedded lake, a Databricks workspace, or OSS Delta on a Spark
+//! Connect server) behind one type.
 
 use delta_operator_api::config::{Target, TargetBackend};
 use delta_operator_backend::{Backend, BackendError, Extras, StepOutcome, StepProgress, TableRun};
@@ -7,12 +8,15 @@ use delta_operator_core::model::{ObservedSchema, ObservedTable, SchemaRef, Table
 use delta_operator_core::plan::{BackendKind, Capabilities, Compiler, SchemaStep, Step, TablePlan};
 use delta_operator_databricks as databricks;
 use delta_operator_lake as lake;
+use delta_operator_spark as spark;
 
-/// The backend a target names: the embedded lake or a Databricks workspace.
-/// (An enum, not a trait object: the trait's methods return `impl Future`.)
+/// The backend a target names: the embedded lake, a Databricks workspace or
+/// a Spark Connect server. (An enum, not a trait object: the trait's methods
+/// return `impl Future`.)
 pub enum AnyBackend {
     Lake(lake::LakeBackend),
     Databricks(databricks::DatabricksBackend),
+    Spark(spark::SparkConnectBackend),
 }
 
 impl AnyBackend {
@@ -29,13 +33,16 @@ impl AnyBackend {
             TargetBackend::Databricks(d) => Ok(AnyBackend::Databricks(
                 databricks::DatabricksBackend::from_target(d)?,
             )),
+            TargetBackend::SparkConnect(s) => Ok(AnyBackend::Spark(
+                spark::SparkConnectBackend::from_target(s, writer)?,
+            )),
         }
     }
 
     /// What a call is waiting for before it can run, if anything ("warehouse … starting").
     pub fn waiting_for(&self) -> Option<String> {
         match self {
-            AnyBackend::Lake(_) => None,
+            AnyBackend::Lake(_) | AnyBackend::Spark(_) => None,
             AnyBackend::Databricks(d) => d.client().warehouse_waiting().map(|state| {
                 format!(
                     "warehouse {} is starting ({state})",
@@ -45,13 +52,15 @@ impl AnyBackend {
         }
     }
 
-    /// Cancels what is running, where the backend can (Databricks statements):
+    /// Cancels what is running, where the backend can (Databricks statements,
+    /// Spark Connect operations, each by its tag):
     /// what to tell the user, the statements asked to cancel (each may still
     /// run), and whether anything was running at all.
     pub async fn cancel(&self) -> Option<databricks::client::Cancel> {
         match self {
             AnyBackend::Lake(_) => None,
             AnyBackend::Databricks(d) => Some(d.cancel().await),
+            AnyBackend::Spark(s) => Some(s.client().cancel().await),
         }
     }
 
@@ -61,6 +70,7 @@ impl AnyBackend {
         match self {
             AnyBackend::Lake(_) => vec![],
             AnyBackend::Databricks(d) => d.writes_running(),
+            AnyBackend::Spark(s) => s.client().writes_running(),
         }
     }
 
@@ -73,15 +83,25 @@ impl AnyBackend {
                 let state = d.statement_state(statement).await?;
                 Ok(matches!(state.as_str(), "PENDING" | "RUNNING").then_some(state))
             }
+            AnyBackend::Spark(s) => s
+                .client()
+                .still_running(statement)
+                .await
+                .map_err(Into::into),
         }
     }
 }
 
-/// A backend kind's compiler, without opening a backend (a plan against a saved state).
+/// A backend kind's compiler, without opening a backend (a plan against a
+/// saved state). A Spark Connect target's statements name tables by path
+/// under its root, which only the target knows: `<root>` stands for it.
 pub fn compiler(kind: BackendKind) -> &'static dyn Compiler {
+    static SPARK: std::sync::LazyLock<spark::SparkCompiler> =
+        std::sync::LazyLock::new(|| spark::SparkCompiler::new("<root>"));
     match kind {
         BackendKind::Lake => &lake::compile::DeltaCompiler,
-        BackendKind::Databricks => &databricks::compile::SqlCompiler,
+        BackendKind::Databricks => &databricks::compile::UNITY_CATALOG,
+        BackendKind::SparkConnect => &*SPARK,
     }
 }
 
@@ -90,6 +110,7 @@ impl Backend for AnyBackend {
         match self {
             AnyBackend::Lake(b) => b.capabilities(),
             AnyBackend::Databricks(b) => b.capabilities(),
+            AnyBackend::Spark(b) => b.capabilities(),
         }
     }
 
@@ -101,6 +122,7 @@ impl Backend for AnyBackend {
         match self {
             AnyBackend::Lake(b) => b.read(tables, extras).await,
             AnyBackend::Databricks(b) => b.read(tables, extras).await,
+            AnyBackend::Spark(b) => b.read(tables, extras).await,
         }
     }
 
@@ -108,6 +130,7 @@ impl Backend for AnyBackend {
         match self {
             AnyBackend::Lake(b) => b.list_schema(schema).await,
             AnyBackend::Databricks(b) => b.list_schema(schema).await,
+            AnyBackend::Spark(b) => b.list_schema(schema).await,
         }
     }
 
@@ -119,6 +142,7 @@ impl Backend for AnyBackend {
         match self {
             AnyBackend::Lake(b) => b.begin(table, wait).await,
             AnyBackend::Databricks(b) => b.begin(table, wait).await,
+            AnyBackend::Spark(b) => b.begin(table, wait).await,
         }
     }
 
@@ -126,6 +150,7 @@ impl Backend for AnyBackend {
         match self {
             AnyBackend::Lake(b) => b.end(run).await,
             AnyBackend::Databricks(b) => b.end(run).await,
+            AnyBackend::Spark(b) => b.end(run).await,
         }
     }
 
@@ -133,6 +158,7 @@ impl Backend for AnyBackend {
         match self {
             AnyBackend::Lake(b) => b.compiler(),
             AnyBackend::Databricks(b) => b.compiler(),
+            AnyBackend::Spark(b) => b.compiler(),
         }
     }
 
@@ -147,6 +173,7 @@ impl Backend for AnyBackend {
         match self {
             AnyBackend::Lake(b) => b.run(run, plan, step, now, progress).await,
             AnyBackend::Databricks(b) => b.run(run, plan, step, now, progress).await,
+            AnyBackend::Spark(b) => b.run(run, plan, step, now, progress).await,
         }
     }
 
@@ -155,6 +182,7 @@ impl Backend for AnyBackend {
         match self {
             AnyBackend::Lake(b) => b.measure(tables).await,
             AnyBackend::Databricks(b) => b.measure(tables).await,
+            AnyBackend::Spark(b) => b.measure(tables).await,
         }
     }
 
@@ -165,6 +193,7 @@ impl Backend for AnyBackend {
         match self {
             AnyBackend::Lake(b) => b.read_schema(schema).await,
             AnyBackend::Databricks(b) => b.read_schema(schema).await,
+            AnyBackend::Spark(b) => b.read_schema(schema).await,
         }
     }
 
@@ -176,6 +205,7 @@ impl Backend for AnyBackend {
         match self {
             AnyBackend::Lake(b) => b.run_schema(schema, step).await,
             AnyBackend::Databricks(b) => b.run_schema(schema, step).await,
+            AnyBackend::Spark(b) => b.run_schema(schema, step).await,
         }
     }
 
@@ -183,6 +213,7 @@ impl Backend for AnyBackend {
         match self {
             AnyBackend::Lake(b) => b.version(table).await,
             AnyBackend::Databricks(b) => b.version(table).await,
+            AnyBackend::Spark(b) => b.version(table).await,
         }
     }
 }

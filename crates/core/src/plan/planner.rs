@@ -178,7 +178,7 @@ pub fn plan_delete(live: &ObservedTable, caps: &Capabilities) -> TablePlan {
 }
 
 fn drop_table_step(live: &ObservedTable, caps: &Capabilities) -> Step {
-    let undo = if caps.backend == BackendKind::Lake {
+    let undo = if matches!(caps.backend, BackendKind::Lake | BackendKind::SparkConnect) {
         // the drop moves the folder into the lake's trash, from where this brings it back
         format!("delta-operator undrop {}", live.table)
     } else {
@@ -389,11 +389,12 @@ fn create_steps(desired: &DesiredTable, caps: &Capabilities) -> Vec<Step> {
     number(drafts)
 }
 
-/// How to go back to the version the plan read: on the lake (no SQL engine) the
-/// `delta-operator restore` command, elsewhere Delta's RESTORE statement.
+/// How to go back to the version the plan read: on the lake (no SQL engine)
+/// and on path-addressed Spark tables the `delta-operator restore` command (a
+/// log-only commit), on Databricks Delta's RESTORE statement.
 fn restore_hint(live: &ObservedTable, caps: &Capabilities) -> String {
     match (live.version, caps.backend) {
-        (Some(v), BackendKind::Lake) => {
+        (Some(v), BackendKind::Lake | BackendKind::SparkConnect) => {
             format!("delta-operator restore {} --version {v}", live.table)
         }
         (Some(v), _) => format!("RESTORE TABLE {} TO VERSION AS OF {v}", live.table),

@@ -457,6 +457,38 @@ fn check_update(
     conversion_failures(no_conversion, out);
     if rewriting || backfilling {
         check_rewrite_allowed(live, out);
+        check_rewrite_keeps_not_null(desired, caps, out);
+    }
+}
+
+/// A replace that makes every column nullable (`replace_keeps_metadata`
+/// false) is followed by SET NOT NULL put-backs; a backend that cannot set
+/// NOT NULL in place (OSS Delta) would lose them, so such a rewrite is refused.
+fn check_rewrite_keeps_not_null(
+    desired: &DesiredTable,
+    caps: &Capabilities,
+    out: &mut Vec<RuleFailure>,
+) {
+    if caps.replace_keeps_metadata || caps.set_not_null == Strategy::InPlace {
+        return;
+    }
+    let not_null: Vec<&str> = desired
+        .columns
+        .iter()
+        .filter(|c| !c.nullable)
+        .map(|c| c.name.as_str())
+        .collect();
+    if !not_null.is_empty() {
+        out.push(fail(
+            Rule::RewriteRefused,
+            "table",
+            format!(
+                "this change rewrites the table, and on the {} backend the replace makes every column nullable with no way to set NOT NULL again in place: {} would lose NOT NULL",
+                caps.backend,
+                not_null.join(", ")
+            ),
+            "make the change without a rewrite, declare those columns nullable first, or migrate the data into a new table yourself",
+        ));
     }
 }
 

@@ -1,0 +1,379 @@
+//! OSS Delta on a Spark cluster, through Spark Connect.
+//!
+//! The tables are Delta folders under a root, `<root>/<catalog>/<schema>/<table>`
+//! (the lake's layout). Reads, drift checks, locks and restore points are the
+//! lake backend's (delta-rs reads the log directly: no Spark job for a drift
+//! check). Every step is compiled to the same SQL as on Databricks, naming the
+//! table by path (`` delta.`s3a://…/main/sales/orders` ``), and carried out by
+//! the shared SQL step runner (`databricks::steps`) on the Spark Connect
+//! server (`client.rs`): the rows are read and written by Spark, none flows
+//! through the operator. A dropped table goes to the lake's trash (path tables
+//! have no UNDROP), so `undrop` brings it back; a staging copy is deleted
+//! folder and all (Spark's DROP TABLE of a path table is a no-op: measured,
+//! e2e/spark-connect/FACTS.md).
+
+pub mod client;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use delta_operator_api::config::{SecretSource, SparkConnectTarget};
+use delta_operator_backend::{Backend, BackendError, Extras, StepOutcome, StepProgress, TableRun};
+use delta_operator_core::model::{
+    Leftover, LeftoverKind, ObservedSchema, ObservedTable, SchemaRef, TableRef,
+};
+use delta_operator_core::plan::compile::{self, Compiled};
+use delta_operator_core::plan::steps::RewritePhase;
+use delta_operator_core::plan::{Action, Capabilities, Compiler, SchemaStep, Step, TablePlan};
+use delta_operator_databricks::compile::SqlCompiler;
+use delta_operator_databricks::sql::{self, Names};
+use delta_operator_databricks::steps;
+use delta_operator_lake::LakeBackend;
+
+pub use client::SparkClient;
+
+/// Steps as SQL on Spark (tables by path), except a table drop, which the
+/// lake does (into its trash).
+#[derive(Debug, Clone)]
+pub struct SparkCompiler {
+    pub sql: SqlCompiler,
+}
+
+impl SparkCompiler {
+    /// Tables under `spark_root`, as Spark spells it.
+    pub fn new(spark_root: &str) -> Self {
+        SparkCompiler {
+            sql: SqlCompiler {
+                names: Names::Paths {
+                    root: spark_root.trim_end_matches('/').to_string(),
+                },
+            },
+        }
+    }
+}
+
+/// Steps the lake carries out on a Spark target.
+fn by_the_lake(a: &Action) -> bool {
+    matches!(a, Action::DropTable)
+}
+
+/// The staging copies a step deletes (their folders), for the run `run`.
+fn staging_removed(t: &TableRef, a: &Action, run: &str) -> Option<Vec<TableRef>> {
+    match a {
+        Action::Rewrite {
+            phase: RewritePhase::DropStaging,
+            ..
+        } => Some(vec![sql::staging_table(t, run)]),
+        Action::RemoveLeftovers { leftovers } => Some(
+            leftovers
+                .iter()
+                .map(|l| sql::staging_table(t, &l.run))
+                .collect(),
+        ),
+        _ => None,
+    }
+}
+
+impl SparkCompiler {
+    /// What a step deleting staging copies shows: the folders it deletes.
+    fn removals(&self, t: &TableRef, a: &Action, run: &str) -> Option<Vec<String>> {
+        staging_removed(t, a, run).map(|copies| {
+            copies
+                .iter()
+                .map(|c| {
+                    format!(
+                        "delete the folder of {} (a path table's DROP TABLE leaves its files)",
+                        self.sql.names.table(c)
+                    )
+                })
+                .collect()
+        })
+    }
+}
+
+impl Compiler for SparkCompiler {
+    fn compile(
+        &self,
+        plan: &TablePlan,
+        observed: Option<&ObservedTable>,
+        earlier: &[Step],
+        step: &Step,
+    ) -> Result<Compiled, String> {
+        if by_the_lake(&step.action) {
+            return delta_operator_lake::compile::DeltaCompiler
+                .compile(plan, observed, earlier, step);
+        }
+        if let Some(statements) = self.removals(&plan.table, &step.action, compile::RUN) {
+            return Ok(Compiled {
+                statements,
+                ..Default::default()
+            });
+        }
+        self.sql.compile(plan, observed, earlier, step)
+    }
+
+    fn compile_schema(
+        &self,
+        _schema: &SchemaRef,
+        step: &SchemaStep,
+    ) -> Result<Vec<String>, String> {
+        Err(format!(
+            "a schema on a Spark Connect target is a folder: {} has no statement",
+            step.action.title()
+        ))
+    }
+}
+
+pub struct SparkConnectBackend {
+    lake: LakeBackend,
+    spark: Arc<SparkClient>,
+    compiler: SparkCompiler,
+    caps: Capabilities,
+}
+
+impl std::fmt::Debug for SparkConnectBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SparkConnectBackend")
+            .field("spark", &self.spark)
+            .finish_non_exhaustive()
+    }
+}
+
+fn token(source: &SecretSource) -> Result<String, BackendError> {
+    let t = match source {
+        SecretSource::Env(e) => std::env::var(e).map_err(|_| {
+            BackendError::Config(format!(
+                "the Spark Connect token: the environment variable {e} is not set"
+            ))
+        })?,
+        SecretSource::File(f) => std::fs::read_to_string(f).map_err(|e| {
+            BackendError::Config(format!("the Spark Connect token: reading {f}: {e}"))
+        })?,
+    };
+    let t = t.trim().to_string();
+    if t.is_empty() {
+        return Err(BackendError::Config(
+            "the Spark Connect token is empty".into(),
+        ));
+    }
+    Ok(t)
+}
+
+impl SparkConnectBackend {
+    /// Opens a target: the lake at its root, and a (lazy) Spark Connect session.
+    pub fn from_target(t: &SparkConnectTarget, writer: Option<&str>) -> Result<Self, BackendError> {
+        let lake = LakeBackend::open(&t.root)?;
+        let lake = match writer {
+            Some(w) => lake.with_writer(w),
+            None => lake,
+        };
+        // a local root Spark sees as the operator does: absolute, as the lake resolved it
+        let spark_root = match (&t.spark_root, lake.local_root()) {
+            (None, Some(local)) => local.display().to_string(),
+            _ => t.spark_root(),
+        };
+        let token = t.token().map(|s| token(&s)).transpose()?;
+        let spark = SparkClient::new(
+            &t.url,
+            token.as_deref(),
+            t.conf.clone(),
+            Duration::from_secs(t.read_budget_seconds.unwrap_or(300)),
+        )?;
+        Ok(SparkConnectBackend {
+            lake,
+            spark: Arc::new(spark),
+            compiler: SparkCompiler::new(&spark_root),
+            caps: Capabilities::spark_connect(),
+        })
+    }
+
+    pub fn client(&self) -> &SparkClient {
+        &self.spark
+    }
+
+    /// The lake backend reading this target's root.
+    pub fn lake(&self) -> &LakeBackend {
+        &self.lake
+    }
+
+    /// How statements name this target's tables.
+    pub fn names(&self) -> &Names {
+        &self.compiler.sql.names
+    }
+}
+
+/// A staging copy's name (`<table>__delta_operator_staging_<8 hex>`) → the
+/// table and the run it belongs to.
+fn staging_of(name: &str) -> Option<(&str, &str)> {
+    let marker = "__delta_operator_staging_";
+    let at = name.rfind(marker)?;
+    let run = &name[at + marker.len()..];
+    (run.len() == 8 && run.chars().all(|c| c.is_ascii_hexdigit())).then(|| (&name[..at], run))
+}
+
+impl Backend for SparkConnectBackend {
+    fn capabilities(&self) -> &Capabilities {
+        &self.caps
+    }
+
+    /// The lake's read, with two differences: Spark's Delta writes every
+    /// writer feature the lake's delta-rs cannot (it refuses what it does not
+    /// know, in its own words), and staging copies Spark made beside a table
+    /// are that table's leftovers.
+    async fn read(
+        &self,
+        tables: &[TableRef],
+        extras: &Extras,
+    ) -> Result<Vec<Option<ObservedTable>>, BackendError> {
+        let mut out = self.lake.read(tables, extras).await?;
+        let mut listed: BTreeMap<SchemaRef, Vec<TableRef>> = BTreeMap::new();
+        for t in out.iter_mut().flatten() {
+            t.unsupported_features.clear();
+            let schema = t.table.schema_ref();
+            if !listed.contains_key(&schema) {
+                let names = self.lake.list_schema(&schema).await?;
+                listed.insert(schema.clone(), names);
+            }
+            for other in &listed[&schema] {
+                if let Some((base, run)) = staging_of(&other.table)
+                    && base == t.table.table
+                {
+                    t.leftovers.push(Leftover {
+                        kind: LeftoverKind::StagingCopy,
+                        run: run.to_string(),
+                        location: self.compiler.sql.names.table(other),
+                        files: 0,
+                        bytes: 0,
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The schema's tables, without the staging copies of rewrites (they
+    /// belong to their table: never an orphan to drop).
+    async fn list_schema(&self, s: &SchemaRef) -> Result<Vec<TableRef>, BackendError> {
+        Ok(self
+            .lake
+            .list_schema(s)
+            .await?
+            .into_iter()
+            .filter(|t| staging_of(&t.table).is_none())
+            .collect())
+    }
+
+    async fn begin(&self, t: &TableRef, wait: Duration) -> Result<TableRun, BackendError> {
+        self.lake.begin(t, wait).await
+    }
+
+    async fn end(&self, run: TableRun) {
+        self.lake.end(run).await
+    }
+
+    fn compiler(&self) -> &dyn Compiler {
+        &self.compiler
+    }
+
+    async fn run(
+        &self,
+        run: &TableRun,
+        plan: &TablePlan,
+        step: &Step,
+        now: Option<&ObservedTable>,
+        progress: StepProgress<'_>,
+    ) -> Result<StepOutcome, BackendError> {
+        if by_the_lake(&step.action) {
+            return self.lake.run(run, plan, step, now, progress).await;
+        }
+        if let Some(shown) = self
+            .compiler
+            .removals(&run.table, &step.action, compile::RUN)
+        {
+            if shown != step.statements {
+                return Err(BackendError::Refused {
+                    message: format!(
+                        "step {} of {}: the plan's operations are not what this operator compiles for it (a plan made by another version?); plan again",
+                        step.number, run.table
+                    ),
+                });
+            }
+            let copies = staging_removed(&run.table, &step.action, &run.id).unwrap_or_default();
+            for c in &copies {
+                self.lake.remove_table_folder(c).await?;
+            }
+            return Ok(StepOutcome {
+                detail: Some(format!("deleted {} staging folder(s)", copies.len())),
+            });
+        }
+        if !run.is_held() {
+            return Err(BackendError::Transient(format!(
+                "{}: this apply lost its lock before step {}; nothing of it was sent",
+                run.table, step.number
+            )));
+        }
+        steps::run_step(
+            &*self.spark,
+            &self.compiler.sql,
+            run,
+            plan,
+            step,
+            now,
+            progress,
+        )
+        .await
+    }
+
+    async fn measure(&self, tables: &[TableRef]) -> Result<Vec<Option<u64>>, BackendError> {
+        self.lake.measure(tables).await
+    }
+
+    async fn read_schema(&self, s: &SchemaRef) -> Result<Option<ObservedSchema>, BackendError> {
+        self.lake.read_schema(s).await
+    }
+
+    async fn run_schema(
+        &self,
+        _s: &SchemaRef,
+        step: &SchemaStep,
+    ) -> Result<StepOutcome, BackendError> {
+        Err(BackendError::Unsupported {
+            backend: "sparkConnect".into(),
+            what: step.action.title(),
+        })
+    }
+
+    async fn version(&self, t: &TableRef) -> Result<Option<u64>, BackendError> {
+        self.lake.version(t).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_staging_copies_of_a_run_are_leftovers() {
+        assert_eq!(
+            staging_of("orders__delta_operator_staging_0a1b2c3d"),
+            Some(("orders", "0a1b2c3d"))
+        );
+        assert_eq!(staging_of("orders__delta_operator_staging_0a1b2c3"), None);
+        assert_eq!(staging_of("orders__delta_operator_staging_0a1b2c3g"), None);
+        assert_eq!(staging_of("orders"), None);
+        assert_eq!(staging_of("orders__delta_operator_clone_v3"), None);
+    }
+
+    #[test]
+    fn statements_name_tables_by_path_and_a_drop_is_the_lakes() {
+        let c = SparkCompiler::new("/data/lake/");
+        let t = TableRef::new("main", "sales", "or`ders");
+        assert_eq!(
+            c.sql.names.table(&t),
+            "delta.`/data/lake/main/sales/or``ders`"
+        );
+        assert!(by_the_lake(&Action::DropTable));
+        assert!(!by_the_lake(&Action::DropColumn { name: "a".into() }));
+    }
+}

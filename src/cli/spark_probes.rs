@@ -1,0 +1,457 @@
+//! `verify` against a Spark Connect target: what our plans assume of OSS
+//! Delta on Spark (`Capabilities::spark_connect()`), each probe on its own
+//! scratch table under the target's root (`<root>/<catalog>/<schema>/verify_<run>_<probe>`).
+//! Where a probe checks a statement we compile, it runs the target's own
+//! compilation (`sql::compile_for` with the target's `Names`), and the result
+//! is read back the way plans read it: with delta-rs, through the lake backend.
+//! Outcomes are `probes::Outcome`, so `verify` reports both kinds alike.
+
+#![allow(clippy::result_large_err)]
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Mutex;
+
+use crate::backend::databricks::client::{ClientError, StatementResult};
+use crate::backend::databricks::sql;
+use crate::backend::spark::SparkConnectBackend;
+use crate::backend::{Backend, Extras};
+use crate::model::type_syntax::parse_type;
+use crate::model::{Check, ObservedTable, SchemaRef, TableRef};
+use crate::plan::Action;
+use crate::plan::steps::{bound_clone_name, clone_name};
+
+use super::probes::{Outcome, Verdict, Words, differed, held, unknown};
+
+pub type CheckFuture<'a> = Pin<Box<dyn Future<Output = Verdict> + Send + 'a>>;
+
+pub struct SparkProbe {
+    pub name: &'static str,
+    pub docs_url: &'static str,
+    pub assumes: &'static str,
+    pub matters: &'static str,
+    pub check: for<'a> fn(&'a SparkBench<'a>) -> CheckFuture<'a>,
+}
+
+/// Where the probes run, and what they sent.
+pub struct SparkBench<'a> {
+    backend: &'a SparkConnectBackend,
+    schema: SchemaRef,
+    run: String,
+    log: Mutex<Vec<String>>,
+    made: Mutex<Vec<TableRef>>,
+}
+
+fn words(e: &ClientError, statement: &str) -> Words {
+    let (message, error_class, sql_state, statement_id) = match e {
+        ClientError::Workspace(w) => (
+            w.message.clone(),
+            w.error_code.clone(),
+            w.sql_state.clone(),
+            w.statement_id.clone(),
+        ),
+        other => (other.to_string(), None, None, None),
+    };
+    Words {
+        message,
+        error_class,
+        error_code: None,
+        sql_state,
+        statement_id,
+        statement: statement.to_string(),
+    }
+}
+
+impl<'a> SparkBench<'a> {
+    pub fn new(backend: &'a SparkConnectBackend, schema: SchemaRef, run: &str) -> Self {
+        SparkBench {
+            backend,
+            schema,
+            run: run.to_string(),
+            log: Mutex::new(Vec::new()),
+            made: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// This probe's scratch table (remembered, to drop afterwards).
+    fn table(&self, probe: &str) -> TableRef {
+        let t = TableRef::new(
+            &self.schema.catalog,
+            &self.schema.schema,
+            &format!("verify_{}_{probe}", self.run),
+        );
+        self.made
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(t.clone());
+        t
+    }
+
+    fn name(&self, t: &TableRef) -> String {
+        self.backend.names().table(t)
+    }
+
+    /// The statements sent since the last call.
+    pub fn take_log(&self) -> Vec<String> {
+        std::mem::take(&mut *self.log.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// The scratch tables the probes made.
+    pub fn made(&self) -> Vec<TableRef> {
+        self.made.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    async fn try_exec(&self, statement: &str) -> Result<StatementResult, ClientError> {
+        self.log
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(statement.to_string());
+        self.backend
+            .client()
+            .execute(statement, &|_: &str| {})
+            .await
+    }
+
+    /// A setup statement: refused → the probe cannot decide.
+    async fn exec(&self, statement: &str) -> Result<StatementResult, Outcome> {
+        self.try_exec(statement)
+            .await
+            .map_err(|e| Outcome::Unknown {
+                why: "a setup statement was refused".into(),
+                workspace: Some(words(&e, statement)),
+            })
+    }
+
+    /// A statement we compile, sent: refused → our assumption differed.
+    async fn ours(&self, t: &TableRef, action: &Action, live: Option<&ObservedTable>) -> Verdict {
+        let statements = sql::compile_for(self.backend.names(), t, action, live, &self.run)
+            .map_err(|e| unknown(format!("{}: {e}", action.title())))?;
+        for s in &statements {
+            if let Err(e) = self.try_exec(s).await {
+                return Err(Outcome::Differed {
+                    expected: format!("{} to be accepted", action.title()),
+                    observed: "refused".into(),
+                    workspace: Some(words(&e, s)),
+                });
+            }
+        }
+        held(statements.join("; "))
+    }
+
+    /// The table as plans read it (delta-rs).
+    async fn read(&self, t: &TableRef) -> Result<ObservedTable, Outcome> {
+        match self
+            .backend
+            .read(std::slice::from_ref(t), &Extras::none())
+            .await
+        {
+            Ok(mut v) => v
+                .pop()
+                .flatten()
+                .ok_or_else(|| unknown(format!("{t} is not there after its CREATE"))),
+            Err(e) => Err(unknown(format!("reading {t} with delta-rs: {e}"))),
+        }
+    }
+
+    async fn count(&self, t: &TableRef) -> Result<i64, Outcome> {
+        let r = self
+            .exec(&format!("SELECT count(*) FROM {}", self.name(t)))
+            .await?;
+        r.rows
+            .first()
+            .and_then(|r| r.first().cloned().flatten())
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| unknown("count(*) returned no number"))
+    }
+
+    /// A two-column table with three rows.
+    async fn seeded(&self, probe: &str) -> Result<TableRef, Outcome> {
+        let t = self.table(probe);
+        let n = self.name(&t);
+        self.exec(&format!("CREATE TABLE {n} (a INT, b STRING) USING DELTA"))
+            .await?;
+        self.exec(&format!(
+            "INSERT INTO {n} VALUES (1, 'x'), (2, 'y'), (3, NULL)"
+        ))
+        .await?;
+        Ok(t)
+    }
+
+    /// Removes the scratch tables (folders under the root), through the lake.
+    pub async fn clean_up(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        for t in self.made() {
+            for name in [
+                t.table.clone(),
+                bound_clone_name(&clone_name(&t.table), Some(1)),
+            ] {
+                let dir = TableRef::new(&t.catalog, &t.schema, &name);
+                if let Err(e) = self.backend.lake().remove_table_folder(&dir).await {
+                    notes.push(format!("could not remove {dir}: {e}"));
+                }
+            }
+        }
+        notes
+    }
+}
+
+fn columns(t: &ObservedTable) -> String {
+    t.columns
+        .iter()
+        .map(|c| format!("{} {}", c.name, c.data_type))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+const DOCS: &str = "https://docs.delta.io/latest/delta-batch.html";
+
+pub fn all() -> Vec<SparkProbe> {
+    vec![
+        SparkProbe {
+            name: "type_widening_in_place",
+            docs_url: "https://docs.delta.io/latest/delta-type-widening.html",
+            assumes: "after delta.enableTypeWidening, ALTER COLUMN … TYPE widens int to bigint in place, rows kept",
+            matters: "widening is planned in place after its [feature] step (Capabilities: widen_type InPlace)",
+            check: |b| Box::pin(type_widening_in_place(b)),
+        },
+        SparkProbe {
+            name: "column_mapping_rename_and_drop",
+            docs_url: "https://docs.delta.io/latest/delta-column-mapping.html",
+            assumes: "after column mapping by name, RENAME COLUMN and DROP COLUMN change only metadata, rows kept",
+            matters: "renames and drops are planned in place after their [feature] step",
+            check: |b| Box::pin(column_mapping_rename_and_drop(b)),
+        },
+        SparkProbe {
+            name: "check_constraints_enforced",
+            docs_url: "https://docs.delta.io/latest/delta-constraints.html",
+            assumes: "ADD CONSTRAINT … CHECK is enforced on later writes and DROP CONSTRAINT lifts it",
+            matters: "declared CHECKs are added and dropped in place, and the plan's precheck counts violating rows first",
+            check: |b| Box::pin(check_constraints_enforced(b)),
+        },
+        SparkProbe {
+            name: "set_not_null_is_not_in_place",
+            docs_url: "https://docs.delta.io/latest/delta-constraints.html",
+            assumes: "OSS Delta refuses ALTER COLUMN … SET NOT NULL on an existing column",
+            matters: "SET NOT NULL is planned as a rewrite on this target (Capabilities: set_not_null Rewrite); were it accepted, the plan could do it in place",
+            check: |b| Box::pin(set_not_null_is_not_in_place(b)),
+        },
+        SparkProbe {
+            name: "replace_as_select_keeps_history",
+            docs_url: DOCS,
+            assumes: "CREATE OR REPLACE TABLE … AS SELECT from the table itself keeps its log: the version before stays readable",
+            matters: "rewrites replace the table from itself, and the restore point is the version before",
+            check: |b| Box::pin(replace_as_select_keeps_history(b)),
+        },
+        SparkProbe {
+            name: "restore_to_version",
+            docs_url: "https://docs.delta.io/latest/delta-utility.html#restore-a-delta-table-to-an-earlier-state",
+            assumes: "RESTORE TABLE … TO VERSION AS OF brings back the rows of that version",
+            matters: "a step's undo goes back to its restore point",
+            check: |b| Box::pin(restore_to_version(b)),
+        },
+        SparkProbe {
+            name: "shallow_clone_beside_the_table",
+            docs_url: "https://docs.delta.io/latest/delta-utility.html#shallow-clone-a-delta-table",
+            assumes: "CREATE TABLE … SHALLOW CLONE makes a readable copy at a version, and the owner marker can be unset on it",
+            matters: "cloneBeforeRewrite takes a shallow clone, left unmanaged",
+            check: |b| Box::pin(shallow_clone_beside_the_table(b)),
+        },
+    ]
+}
+
+async fn type_widening_in_place(b: &SparkBench<'_>) -> Verdict {
+    let t = b.seeded("widen").await?;
+    b.ours(&t, &Action::EnableTypeWidening, None).await?;
+    let to = parse_type("bigint").map_err(|e| unknown(e.to_string()))?;
+    b.ours(
+        &t,
+        &Action::AlterColumnType {
+            path: vec!["a".into()].into(),
+            to: to.clone(),
+        },
+        None,
+    )
+    .await?;
+    let live = b.read(&t).await?;
+    let a = live.column("a").map(|c| c.data_type.clone());
+    if a != Some(to) {
+        return Err(differed("a bigint", columns(&live)));
+    }
+    let n = b.count(&t).await?;
+    if n != 3 {
+        return Err(differed("3 rows", format!("{n} rows")));
+    }
+    held(format!("a is bigint, 3 rows, version {:?}", live.version))
+}
+
+async fn column_mapping_rename_and_drop(b: &SparkBench<'_>) -> Verdict {
+    let t = b.seeded("mapping").await?;
+    let live = b.read(&t).await?;
+    b.ours(&t, &Action::EnableColumnMapping, Some(&live))
+        .await?;
+    b.ours(
+        &t,
+        &Action::RenameColumn {
+            from: "b".into(),
+            to: "b2".into(),
+        },
+        None,
+    )
+    .await?;
+    let renamed = b.read(&t).await?;
+    if renamed.column("b2").is_none() || renamed.column("b").is_none_or(|_| false) {
+        return Err(differed("columns a, b2", columns(&renamed)));
+    }
+    b.ours(&t, &Action::DropColumn { name: "b2".into() }, None)
+        .await?;
+    let dropped = b.read(&t).await?;
+    if dropped.columns.len() != 1 || dropped.column("a").is_none() {
+        return Err(differed("column a only", columns(&dropped)));
+    }
+    let n = b.count(&t).await?;
+    if n != 3 {
+        return Err(differed("3 rows", format!("{n} rows")));
+    }
+    held("renamed b → b2, dropped b2; delta-rs reads column a and 3 rows")
+}
+
+async fn check_constraints_enforced(b: &SparkBench<'_>) -> Verdict {
+    let t = b.seeded("checks").await?;
+    let n = b.name(&t);
+    let check = Check {
+        name: "a_positive".into(),
+        expression: "a > 0".into(),
+    };
+    b.ours(&t, &Action::AddCheck { check }, None).await?;
+    let live = b.read(&t).await?;
+    if !live.checks.iter().any(|c| c.name == "a_positive") {
+        return Err(differed(
+            "a_positive among the table's CHECKs",
+            format!("{:?}", live.checks),
+        ));
+    }
+    let bad = format!("INSERT INTO {n} VALUES (-1, 'bad')");
+    if b.try_exec(&bad).await.is_ok() {
+        return Err(differed("a row with a = -1 refused", "accepted"));
+    }
+    b.ours(
+        &t,
+        &Action::DropCheck {
+            name: "a_positive".into(),
+        },
+        None,
+    )
+    .await?;
+    b.exec(&bad).await?;
+    held("a = -1 refused under the CHECK, accepted after DROP CONSTRAINT")
+}
+
+async fn set_not_null_is_not_in_place(b: &SparkBench<'_>) -> Verdict {
+    let t = b.seeded("notnull").await?;
+    let s = format!(
+        "ALTER TABLE {} ALTER COLUMN {} SET NOT NULL",
+        b.name(&t),
+        sql::ident("a")
+    );
+    match b.try_exec(&s).await {
+        Err(e) => held(format!(
+            "refused: {}",
+            words(&e, &s).message.lines().next().unwrap_or("")
+        )),
+        Ok(_) => Err(differed(
+            "SET NOT NULL refused",
+            "accepted: this Delta can set NOT NULL in place",
+        )),
+    }
+}
+
+async fn replace_as_select_keeps_history(b: &SparkBench<'_>) -> Verdict {
+    let t = b.seeded("replace").await?;
+    let n = b.name(&t);
+    let before = b
+        .read(&t)
+        .await?
+        .version
+        .ok_or_else(|| unknown("no version"))?;
+    b.exec(&format!(
+        "CREATE OR REPLACE TABLE {n} USING DELTA AS SELECT CAST(a AS BIGINT) AS a, b FROM {n}"
+    ))
+    .await?;
+    let after = b.read(&t).await?;
+    if after.version <= Some(before) {
+        return Err(differed(
+            format!("a version after {before}"),
+            format!("{:?}", after.version),
+        ));
+    }
+    let old = b
+        .exec(&format!("SELECT count(*) FROM {n} VERSION AS OF {before}"))
+        .await?;
+    let old = old.rows.first().and_then(|r| r.first().cloned().flatten());
+    if old.as_deref() != Some("3") {
+        return Err(differed("3 rows at the version before", format!("{old:?}")));
+    }
+    held(format!(
+        "replaced at version {:?}; version {before} still reads 3 rows",
+        after.version
+    ))
+}
+
+async fn restore_to_version(b: &SparkBench<'_>) -> Verdict {
+    let t = b.seeded("restore").await?;
+    let n = b.name(&t);
+    let v = b
+        .read(&t)
+        .await?
+        .version
+        .ok_or_else(|| unknown("no version"))?;
+    b.exec(&format!("DELETE FROM {n} WHERE a > 1")).await?;
+    let s = format!("RESTORE TABLE {n} TO VERSION AS OF {v}");
+    if let Err(e) = b.try_exec(&s).await {
+        return Err(Outcome::Differed {
+            expected: "RESTORE accepted".into(),
+            observed: "refused".into(),
+            workspace: Some(words(&e, &s)),
+        });
+    }
+    let c = b.count(&t).await?;
+    if c != 3 {
+        return Err(differed("3 rows after RESTORE", format!("{c} rows")));
+    }
+    held(format!("restored to version {v}: 3 rows"))
+}
+
+async fn shallow_clone_beside_the_table(b: &SparkBench<'_>) -> Verdict {
+    let t = b.seeded("clone").await?;
+    b.exec(&format!(
+        "ALTER TABLE {} SET TBLPROPERTIES ({} = 'probe')",
+        b.name(&t),
+        sql::literal(crate::model::OWNER_PROPERTY)
+    ))
+    .await?;
+    let live = b.read(&t).await?;
+    let name = clone_name(&t.table);
+    b.ours(&t, &Action::CloneTable { name: name.clone() }, Some(&live))
+        .await?;
+    let clone = TableRef::new(
+        &t.catalog,
+        &t.schema,
+        &bound_clone_name(&name, live.version),
+    );
+    let c = b.read(&clone).await?;
+    if c.properties.contains_key(crate::model::OWNER_PROPERTY) {
+        return Err(differed(
+            "the clone without the owner marker",
+            "the marker is there",
+        ));
+    }
+    let rows = b.count(&clone).await?;
+    if rows != 3 {
+        return Err(differed("3 rows in the clone", format!("{rows} rows")));
+    }
+    b.made
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(clone.clone());
+    held(format!("{clone}: 3 rows, no owner marker"))
+}

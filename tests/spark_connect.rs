@@ -1,0 +1,610 @@
+//! The Spark Connect backend on a real Spark Connect server with Delta 4.4
+//! (`make test` starts it: e2e/spark-connect/with-spark-connect.sh). Tables are
+//! folders under a temp root that the server and the operator both see; the
+//! operator reads them with delta-rs, Spark changes them. Without the server
+//! these tests fail loudly (support::spark::url).
+
+mod support;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use delta_operator::apply::StepStatus;
+use delta_operator::backend::Backend;
+use delta_operator::plan::RiskClass;
+use support::spark::Spark;
+use support::{SCHEMA, manifests, table, tref};
+
+fn python() -> std::path::PathBuf {
+    let p = std::env::var_os("DELTA_OPERATOR_PYTHON")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(std::env::var("HOME").unwrap())
+                .join(".cache/delta-operator/venv/bin/python")
+        });
+    assert!(
+        p.exists(),
+        "no Python with deltalake at {}: run `make test`, which installs it (or set DELTA_OPERATOR_PYTHON)",
+        p.display()
+    );
+    p
+}
+
+/// The table as python deltalake (a reader outside Spark and the operator)
+/// sees it: its column names, then its rows sorted, each `a|b|c`. Through
+/// its QueryBuilder (delta-rs' own reader): deltalake 1.6.6's pyarrow path
+/// reads a column-mapped table's renamed columns as NULLs (measured).
+fn python_reads(table: &Path, order_by: &str) -> Vec<String> {
+    let script = format!(
+        "import deltalake, os, sys, pyarrow as pa\ndt = deltalake.DeltaTable({dir:?})\nt = pa.table(deltalake.QueryBuilder().register('t', dt).execute('SELECT * FROM t').read_all())\nprint(','.join(t.schema.names))\nfor r in sorted(t.to_pylist(), key=lambda r: r[{order_by:?}]):\n    print('|'.join('null' if v is None else str(v) for v in r.values()))\nsys.stdout.flush()\n# no interpreter teardown: deltalake's runtime can abort there after the work is done\nos._exit(0)\n",
+        dir = table.display().to_string()
+    );
+    let o = Command::new(python())
+        .arg("-c")
+        .arg(&script)
+        .output()
+        .expect("python");
+    assert!(
+        o.status.success(),
+        "python deltalake could not read {}: {}",
+        table.display(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+fn titles(plan: &delta_operator::plan::Plan) -> Vec<String> {
+    plan.tables
+        .iter()
+        .flat_map(|t| t.steps().iter().map(|s| s.action.title()))
+        .collect()
+}
+
+const V1: &str = "  comment: orders v1
+  properties: {team: sales}
+  columns:
+    - {name: id, type: bigint, nullable: false}
+    - {name: name, type: string}
+    - {name: amount, type: int}
+    - {name: note, type: string}
+  constraints:
+    - check: {name: amount_not_negative, expression: amount >= 0}";
+
+/// Every in-place change OSS Delta on Spark makes (column mapping renames
+/// and drops, widening, a new column, comments, properties, CHECKs), each as
+/// the plan's statements name it, then a re-plan with nothing to do; rows
+/// kept, and python deltalake reads the result.
+#[tokio::test]
+async fn in_place_steps_apply_on_spark_connect_and_a_re_plan_is_empty() {
+    let s = Spark::new();
+    let t = tref("t");
+    let v1 = manifests(&format!("{SCHEMA}{}", table("t", V1)));
+    let plan = s.plan(&v1).await;
+    let first = &plan.tables[0].steps()[0];
+    assert!(
+        first.statements[0].starts_with(&format!("CREATE TABLE {}", s.name(&t))),
+        "the statement names the table by its path: {:?}",
+        first.statements
+    );
+    s.apply(&v1, false).await;
+    s.sql(&format!(
+        "INSERT INTO {} VALUES (1, 'a', 10, 'x'), (2, 'b', 20, NULL), (3, NULL, 30, 'z')",
+        s.name(&t)
+    ))
+    .await;
+    assert!(!s.plan(&v1).await.has_changes(), "steady after create");
+
+    let v2_body = |amount: &str| {
+        format!(
+            "  comment: orders v2
+  properties: {{team: sales, tier: gold}}
+  columns:
+    - {{name: id, type: bigint, nullable: false, comment: the order}}
+    - {{name: amount, type: {amount}}}
+    - {{name: remark, type: string, renamedFrom: note}}
+    - {{name: region, type: string, comment: where}}
+  constraints:
+    - check: {{name: id_positive, expression: id > 0}}"
+        )
+    };
+    let v2 = manifests(&format!("{SCHEMA}{}", table("t", &v2_body("int"))));
+    let plan = s.plan(&v2).await;
+    let steps = titles(&plan);
+    for want in [
+        "enable columnMapping",
+        "RENAME COLUMN note TO remark",
+        "DROP COLUMN name",
+        "ADD COLUMN region",
+    ] {
+        assert!(
+            steps.iter().any(|s| s.contains(want)),
+            "{want:?} in {steps:#?}"
+        );
+    }
+    assert!(
+        plan.tables[0]
+            .steps()
+            .iter()
+            .all(|st| st.action.title().contains("DROP COLUMN")
+                == (st.class == RiskClass::Destructive)),
+        "only the drop is destructive: {:#?}",
+        plan.tables[0].steps()
+    );
+    let report = s.apply(&v2, true).await;
+    assert!(
+        report
+            .steps
+            .iter()
+            .all(|st| st.status == StepStatus::Applied),
+        "{report:#?}"
+    );
+    let again = s.plan(&v2).await;
+    assert!(!again.has_changes(), "re-plan: {:#?}", titles(&again));
+
+    let live = s.read(&t).await.expect("live");
+    assert_eq!(live.comment.as_deref(), Some("orders v2"));
+    assert_eq!(
+        live.properties.get("tier").map(String::as_str),
+        Some("gold")
+    );
+    assert_eq!(
+        live.checks
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect::<Vec<_>>(),
+        ["id_positive"]
+    );
+    assert_eq!(
+        s.rows(&format!(
+            "SELECT id, amount, remark, region FROM {} ORDER BY id",
+            s.name(&t)
+        ))
+        .await,
+        ["1,10,x,null", "2,20,null,null", "3,30,z,null"]
+    );
+    // Spark enforces the new CHECK: a row it rejects is refused
+    let bad = s
+        .backend
+        .client()
+        .execute(
+            &format!("INSERT INTO {} (id, amount) VALUES (-1, 1)", s.name(&t)),
+            &|_: &str| {},
+        )
+        .await;
+    assert!(bad.is_err(), "the CHECK holds on Spark");
+    let read = python_reads(&s.path(&t), "id");
+    assert_eq!(read[0], "id,amount,remark,region", "{read:?}");
+    assert_eq!(&read[1..], ["1|10|x|null", "2|20|null|null", "3|30|z|null"]);
+
+    // widening in place after its [feature] step (python deltalake 1.6.6 cannot read
+    // the typeWidening reader feature, so the read back is Spark's and delta-rs')
+    let v3 = manifests(&format!("{SCHEMA}{}", table("t", &v2_body("bigint"))));
+    let plan = s.plan(&v3).await;
+    assert_eq!(
+        titles(&plan),
+        ["enable typeWidening", "ALTER COLUMN amount TYPE bigint"],
+        "{plan:#?}"
+    );
+    s.apply(&v3, false).await;
+    assert!(!s.plan(&v3).await.has_changes());
+    let live = s.read(&t).await.unwrap();
+    assert_eq!(
+        live.column("amount").unwrap().data_type.to_string(),
+        "bigint"
+    );
+    assert_eq!(
+        s.rows(&format!(
+            "SELECT id, amount FROM {} ORDER BY id",
+            s.name(&t)
+        ))
+        .await,
+        ["1,10", "2,20", "3,30"]
+    );
+}
+
+const NUMS: &str = "  columns:
+    - {name: id, type: bigint}
+    - {name: num, type: string}";
+
+const NUMS_AS_INT: &str = "  columns:
+    - {name: id, type: bigint}
+    - {name: num, type: int}";
+
+/// A conversion that would lose a value is caught by the staged check: the
+/// table is left as it was (same version, same rows), the staging copy is
+/// kept and named; once the value is fixed the same change applies.
+#[tokio::test]
+async fn a_lossy_conversion_is_caught_by_the_staged_check_and_the_table_is_untouched() {
+    let s = Spark::new();
+    let t = tref("t");
+    s.apply(&manifests(&format!("{SCHEMA}{}", table("t", NUMS))), false)
+        .await;
+    s.sql(&format!(
+        "INSERT INTO {} VALUES (1, '1'), (2, '2'), (3, 'abc'), (4, NULL)",
+        s.name(&t)
+    ))
+    .await;
+    let before = s.backend.lake().version(&t).await.unwrap();
+    let v2 = manifests(&format!("{SCHEMA}{}", table("t", NUMS_AS_INT)));
+    let plan = s.plan(&v2).await;
+    let kinds: Vec<_> = plan.tables[0]
+        .steps()
+        .iter()
+        .map(|st| (st.action.title(), st.class))
+        .collect();
+    assert!(
+        kinds[0].0.contains("STAGE") && kinds[0].1 == RiskClass::Rewrite,
+        "a staged rewrite: {kinds:?}"
+    );
+    let report = s.apply_may_fail(&v2, true).await.expect("apply");
+    match &report.steps[0].status {
+        StepStatus::Failed { error } => {
+            assert!(error.contains("1 values into NULL"), "{error}");
+            assert!(
+                error.contains("untouched") && error.contains("__delta_operator_staging_"),
+                "names the kept copy: {error}"
+            );
+        }
+        other => panic!("the stage must fail its check: {other:?}"),
+    }
+    assert!(
+        report.steps[1..]
+            .iter()
+            .all(|st| st.status == StepStatus::NotRun)
+    );
+    assert_eq!(
+        s.backend.lake().version(&t).await.unwrap(),
+        before,
+        "no commit"
+    );
+    assert_eq!(
+        s.rows(&format!("SELECT id, num FROM {} ORDER BY id", s.name(&t)))
+            .await,
+        ["1,1", "2,2", "3,abc", "4,null"]
+    );
+    let live = s.read(&t).await.unwrap();
+    assert_eq!(
+        live.leftovers.len(),
+        1,
+        "the kept copy is a leftover: {live:?}"
+    );
+
+    // fixed, the same change converts every row (and the leftover is removed)
+    s.sql(&format!("UPDATE {} SET num = '3' WHERE id = 3", s.name(&t)))
+        .await;
+    s.apply(&v2, true).await;
+    assert_eq!(
+        s.rows(&format!("SELECT id, num FROM {} ORDER BY id", s.name(&t)))
+            .await,
+        ["1,1", "2,2", "3,3", "4,null"]
+    );
+    let again = s.plan(&v2).await;
+    assert!(!again.has_changes(), "re-plan: {:#?}", titles(&again));
+    assert_eq!(
+        python_reads(&s.path(&t), "id")[1..],
+        ["1|1", "2|2", "3|3", "4|null"]
+    );
+}
+
+/// A partitioning change is a write-once replace on Spark: every row kept,
+/// the table partitioned, history kept (RESTORE could go back), re-plan empty.
+#[tokio::test]
+async fn a_partitioning_change_is_rewritten_by_spark_keeping_every_row_and_the_history() {
+    let s = Spark::new();
+    let t = tref("t");
+    let cols = "  columns:
+    - {name: id, type: bigint}
+    - {name: day, type: string}";
+    s.apply(&manifests(&format!("{SCHEMA}{}", table("t", cols))), false)
+        .await;
+    s.sql(&format!(
+        "INSERT INTO {} SELECT id, concat('d', id % 3) FROM range(0, 1000)",
+        s.name(&t)
+    ))
+    .await;
+    let before = s.backend.lake().version(&t).await.unwrap().unwrap();
+    let v2 = manifests(&format!(
+        "{SCHEMA}{}",
+        table("t", &format!("{cols}\n  partitionedBy: [day]"))
+    ));
+    s.apply(&v2, true).await;
+    let live = s.read(&t).await.unwrap();
+    assert_eq!(live.partitioned_by, ["day"]);
+    assert!(live.version.unwrap() > before);
+    assert_eq!(s.count(&t).await, 1000);
+    assert_eq!(
+        s.rows(&format!(
+            "SELECT count(*), sum(id) FROM {} VERSION AS OF {before}",
+            s.name(&t)
+        ))
+        .await,
+        ["1000,499500"],
+        "the version before the replace is still readable"
+    );
+    assert_eq!(
+        s.rows(&format!("SELECT sum(id) FROM {}", s.name(&t))).await,
+        ["499500"]
+    );
+    assert!(!s.plan(&v2).await.has_changes());
+}
+
+/// An outside writer appending on its own Spark session every `every`, until
+/// stopped; says how many rows it appended.
+fn outside_writer(
+    name: String,
+    every: Duration,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> tokio::task::JoinHandle<i64> {
+    let url = support::spark::url();
+    tokio::spawn(async move {
+        let client = delta_operator::backend::spark::SparkClient::new(
+            &url,
+            None,
+            Default::default(),
+            Duration::from_secs(300),
+        )
+        .unwrap();
+        let (mut appended, mut next) = (0i64, 1_000_000i64);
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            let ok = client
+                .execute(
+                    &format!("INSERT INTO {name} VALUES ({next}, '{next}')"),
+                    &|_: &str| {},
+                )
+                .await;
+            if ok.is_ok() {
+                appended += 1;
+                next += 1;
+            }
+            tokio::time::sleep(every).await;
+        }
+        appended
+    })
+}
+
+/// Rows appended by another writer while Spark rewrites the table are all
+/// there afterwards: the replace rebuilds the table from itself in one
+/// commit, Delta refuses it when a writer committed meanwhile, and it is tried
+/// again until it lands between two appends.
+#[tokio::test]
+async fn an_outside_writer_during_a_rewrite_loses_no_row() {
+    let s = Spark::new();
+    let t = tref("t");
+    s.apply(&manifests(&format!("{SCHEMA}{}", table("t", NUMS))), false)
+        .await;
+    s.sql(&format!(
+        "INSERT INTO {} SELECT id, CAST(id AS STRING) FROM range(0, 20000)",
+        s.name(&t)
+    ))
+    .await;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = outside_writer(s.name(&t), Duration::from_secs(2), stop.clone());
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let v2 = manifests(&format!("{SCHEMA}{}", table("t", NUMS_AS_INT)));
+    let before = s.count(&t).await;
+    let report = s.apply(&v2, true).await;
+    let during = s.count(&t).await - before;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let appended = writer.await.unwrap();
+    assert!(during > 0, "the writer appended while the rewrite ran");
+    assert!(
+        report
+            .steps
+            .iter()
+            .all(|st| matches!(st.status, StepStatus::Applied | StepStatus::Skipped)),
+        "{report:#?}"
+    );
+    assert_eq!(
+        s.count(&t).await,
+        20_000 + appended,
+        "no row lost or doubled"
+    );
+    assert_eq!(
+        s.rows(&format!(
+            "SELECT count(*) FROM {} WHERE num IS NULL OR num <> id",
+            s.name(&t)
+        ))
+        .await,
+        ["0"],
+        "every value converted, the appended ones too"
+    );
+    assert!(!s.plan(&v2).await.has_changes());
+}
+
+/// A writer that never pauses beats every attempt of the replace: the step
+/// fails saying so, nothing is replaced, and every appended row is there.
+#[tokio::test]
+async fn a_writer_that_never_pauses_gets_the_replace_refused_with_no_row_lost() {
+    let s = Spark::new();
+    let t = tref("t");
+    s.apply(&manifests(&format!("{SCHEMA}{}", table("t", NUMS))), false)
+        .await;
+    s.sql(&format!(
+        "INSERT INTO {} SELECT id, CAST(id AS STRING) FROM range(0, 200000)",
+        s.name(&t)
+    ))
+    .await;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = outside_writer(s.name(&t), Duration::from_millis(50), stop.clone());
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let v2 = manifests(&format!("{SCHEMA}{}", table("t", NUMS_AS_INT)));
+    let report = s.apply_may_fail(&v2, true).await.expect("apply");
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let appended = writer.await.unwrap();
+    let failed = report
+        .steps
+        .iter()
+        .find_map(|st| match &st.status {
+            StepStatus::Failed { error } => Some(error.clone()),
+            _ => None,
+        })
+        .expect("the replace fails");
+    assert!(
+        failed.contains("DELTA_CONCURRENT_APPEND") && failed.contains("nothing was replaced"),
+        "{failed}"
+    );
+    assert_eq!(s.count(&t).await, 200_000 + appended, "no row lost");
+    let live = s.read(&t).await.unwrap();
+    assert_eq!(
+        live.column("num").unwrap().data_type.to_string(),
+        "string",
+        "not replaced"
+    );
+}
+
+/// A rewrite cancelled while Spark runs it (what SIGTERM and Ctrl-C do) is
+/// interrupted on the server by its tag: the apply reports it, and the
+/// table is as it was.
+#[tokio::test]
+async fn a_cancelled_rewrite_is_interrupted_on_spark_and_the_table_is_as_it_was() {
+    let s = std::sync::Arc::new(Spark::new());
+    let t = tref("t");
+    s.apply(&manifests(&format!("{SCHEMA}{}", table("t", NUMS))), false)
+        .await;
+    // enough rows that the staged copy takes a while on 2 cores
+    s.sql(&format!(
+        "INSERT INTO {} SELECT id, CAST(id AS STRING) FROM range(0, 5000000)",
+        s.name(&t)
+    ))
+    .await;
+    let before = s.backend.lake().version(&t).await.unwrap();
+    let v2 = manifests(&format!("{SCHEMA}{}", table("t", NUMS_AS_INT)));
+    let apply = {
+        let (s, v2) = (s.clone(), v2.clone());
+        tokio::spawn(async move { s.apply_may_fail(&v2, true).await })
+    };
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while s.backend.client().writes_running().is_empty() {
+        assert!(Instant::now() < deadline, "the rewrite never started");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let cancel = s.backend.client().cancel().await;
+    assert!(cancel.busy && cancel.statements.len() == 1, "{cancel:?}");
+    let report = tokio::time::timeout(Duration::from_secs(60), apply)
+        .await
+        .expect("the apply ends soon after the interrupt")
+        .unwrap()
+        .expect("apply");
+    let failed = report
+        .steps
+        .iter()
+        .find_map(|st| match &st.status {
+            StepStatus::Failed { error } => Some(error.clone()),
+            _ => None,
+        })
+        .expect("a step reports the interrupt");
+    assert!(failed.contains("interrupted"), "{failed}");
+    assert!(s.backend.client().writes_running().is_empty());
+    assert_eq!(
+        s.backend.lake().version(&t).await.unwrap(),
+        before,
+        "no commit"
+    );
+    assert_eq!(s.count(&t).await, 5_000_000);
+}
+
+/// The peak RSS and the bytes read (rchar, page cache included) of a child,
+/// sampled from /proc every 20 ms until it exits.
+fn watched(mut child: std::process::Child) -> (std::process::ExitStatus, u64, u64) {
+    let pid = child.id();
+    let field = |text: &str, key: &str| -> Option<u64> {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+    };
+    let (mut rchar, mut hwm_kb) = (0u64, 0u64);
+    loop {
+        if let Ok(io) = std::fs::read_to_string(format!("/proc/{pid}/io")) {
+            rchar = field(&io, "rchar:").unwrap_or(rchar);
+        }
+        if let Ok(st) = std::fs::read_to_string(format!("/proc/{pid}/status")) {
+            hwm_kb = field(&st, "VmHWM:").unwrap_or(hwm_kb);
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            return (status, rchar, hwm_kb * 1024);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The binary applies a staged rewrite of a table larger than itself on a
+/// Spark Connect target and stays flat while Spark rewrites it: its peak RSS
+/// is that of an apply that creates the table, and it reads a small fraction
+/// of the table's bytes (the log; no data file).
+#[tokio::test]
+async fn the_operator_reads_no_table_data_while_spark_rewrites_the_table() {
+    let s = Spark::new();
+    let t = tref("big");
+    let dir = tempfile::tempdir().unwrap();
+    let write = |num: &str| {
+        let body = format!(
+            "  columns:\n    - {{name: id, type: bigint}}\n    - {{name: num, type: {num}}}\n    - {{name: pad, type: string}}"
+        );
+        std::fs::write(
+            dir.path().join("t.yaml"),
+            format!("{SCHEMA}{}", table("big", &body)),
+        )
+        .unwrap()
+    };
+    write("string");
+    let config = dir.path().join("config.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "targets:\n  spark:\n    sparkConnect:\n      url: \"{}\"\n      root: \"{}\"\n",
+            support::spark::url(),
+            s.dir.path().display()
+        ),
+    )
+    .unwrap();
+    let run = |cmd: &str| {
+        Command::new(env!("CARGO_BIN_EXE_delta-operator"))
+            .args([
+                cmd,
+                "-f",
+                dir.path().to_str().unwrap(),
+                "--config",
+                config.to_str().unwrap(),
+            ])
+            .env_remove("DELTA_OPERATOR_CONFIG")
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("the binary")
+    };
+    // the baseline: an apply that moves no data (a CREATE TABLE on Spark)
+    let (status, _, create_peak) = watched(run("apply"));
+    assert!(status.success(), "create");
+    // incompressible rows: three sha2 digests per row
+    s.sql(&format!(
+        "INSERT INTO {} SELECT id, CAST(id AS STRING), concat(sha2(CAST(id AS STRING), 256), sha2(CAST(id + 1 AS STRING), 256), sha2(CAST(id + 2 AS STRING), 256)) FROM range(0, 5000000)",
+        s.name(&t)
+    ))
+    .await;
+    let table_bytes = s.read(&t).await.unwrap().size_bytes.unwrap();
+
+    write("int");
+    let (status, rchar, peak) = watched(run("apply"));
+    assert!(status.success(), "the rewrite applied");
+    assert_eq!(s.count(&t).await, 5_000_000);
+    assert!(!s.plan(&manifests(&format!("{SCHEMA}{}", table("big", "  columns:\n    - {name: id, type: bigint}\n    - {name: num, type: int}\n    - {name: pad, type: string}")))).await.has_changes());
+    eprintln!(
+        "table {table_bytes} bytes; the rewrite's apply read {rchar} bytes, peak RSS {peak} (the CREATE's {create_peak})"
+    );
+    assert!(
+        table_bytes > 3 * peak,
+        "the table ({table_bytes} bytes) is larger than the operator ({peak})"
+    );
+    assert!(
+        rchar < table_bytes / 20,
+        "the operator read {rchar} bytes of a {table_bytes}-byte table"
+    );
+    assert!(
+        peak < create_peak + (48 << 20),
+        "the rewrite's peak RSS {peak} is flat beside the CREATE's {create_peak}"
+    );
+}
