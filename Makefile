@@ -22,7 +22,7 @@ endif
 PY_PACKAGES = deltalake==1.6.6 pyarrow==26.0.1 moto[server]==5.2.5 pyyaml==6.0.4
 PY_STAMP := $(CACHE)/venv/.installed-$(shell echo '$(PY_PACKAGES)' | md5sum | cut -c1-8)
 
-.PHONY: test prepare build lint go-tools python controlplane crds bench bench-planners bench-controller bench-statements bench-rewrite example ship-tools gen-config warehouse fuzz
+.PHONY: test prepare build lint go-tools python controlplane crds bench bench-planners bench-controller bench-statements bench-rewrite bench-spark-rewrite example ship-tools gen-config warehouse fuzz
 
 # The Databricks SQL warehouse + Unity Catalog emulator: real Delta Lake on Spark
 # (pyspark from PyPI, delta-spark jars from Maven Central), see e2e/warehouse/README.md.
@@ -120,6 +120,11 @@ bench-statements: warehouse
 	e2e/bench/statements.sh
 
 # Lake rewrites: bytes written per table size and rows/s, beside a plain delta-rs copy.
+# the same staged rewrite on the lake and on a Spark Connect target (BENCH_ROWS, default 5000000)
+BENCH_ROWS ?= 5000000
+bench-spark-rewrite: warehouse python build
+	e2e/bench/spark-rewrite.sh $(BENCH_ROWS)
+
 bench-rewrite:
 	$(CARGO) bench --locked --bench rewrite
 

@@ -608,3 +608,47 @@ async fn the_operator_reads_no_table_data_while_spark_rewrites_the_table() {
         "the rewrite's peak RSS {peak} is flat beside the CREATE's {create_peak}"
     );
 }
+
+/// `verify` against a Spark Connect target: every probe of what the plans
+/// assume of OSS Delta holds on this server, and the scratch tables are gone.
+#[test]
+fn verify_probes_hold_on_the_spark_connect_server() {
+    let root = tempfile::tempdir().unwrap();
+    let config = root.path().join("config.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "targets:\n  spark:\n    sparkConnect:\n      url: \"{}\"\n      root: \"{}/lake\"\n",
+            support::spark::url(),
+            root.path().display()
+        ),
+    )
+    .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_delta-operator"))
+        .args([
+            "verify",
+            "--config",
+            config.to_str().unwrap(),
+            "-t",
+            "spark",
+        ])
+        .args(["--schema", "main.verify", "--json"])
+        .env_remove("DELTA_OPERATOR_CONFIG")
+        .output()
+        .expect("the binary");
+    let out = String::from_utf8_lossy(&o.stdout);
+    let report: serde_json::Value = serde_json::from_str(&out)
+        .unwrap_or_else(|e| panic!("{e}: {out}\n{}", String::from_utf8_lossy(&o.stderr)));
+    assert_eq!(o.status.code(), Some(0), "{report:#}");
+    assert_eq!(report["held"], 7, "{report:#}");
+    for p in report["probes"].as_array().unwrap() {
+        assert!(
+            p["statements"].as_array().is_some_and(|s| !s.is_empty()),
+            "each probe names what it sent: {p:#}"
+        );
+    }
+    let left: Vec<_> = std::fs::read_dir(root.path().join("lake/main/verify"))
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "scratch tables left: {left:?}");
+}
