@@ -322,3 +322,52 @@ fn apply_json(json: &str) {
     let (ok, out, err) = kubectl_stdin(&["apply", "-f", "-"], json);
     assert!(ok, "kubectl apply {json}: {out}{err}");
 }
+
+/// The Spark Connect examples (docs/spark-connect/): each CR parses with the
+/// kind and API version it claims, and the chart values name a Spark Connect
+/// target that the operator's config loader accepts.
+#[test]
+fn spark_connect_examples_parse_and_the_values_name_a_target_the_operator_accepts() {
+    let dir = repo().join("docs/spark-connect");
+    for (file, api, kind) in [
+        (
+            "kubeflow-sparkconnect.yaml",
+            "sparkoperator.k8s.io/v1alpha1",
+            "SparkConnect",
+        ),
+        (
+            "apache-sparkconnectserver.yaml",
+            "spark.apache.org/v1",
+            "SparkApplication",
+        ),
+    ] {
+        let d: Value =
+            serde_saphyr::from_str(&std::fs::read_to_string(dir.join(file)).unwrap()).unwrap();
+        assert_eq!(
+            (d["apiVersion"].as_str(), d["kind"].as_str()),
+            (Some(api), Some(kind)),
+            "{file}"
+        );
+        let conf = d["spec"]["sparkConf"].to_string();
+        assert!(
+            conf.contains("io.delta.sql.DeltaSparkSessionExtension")
+                && conf.contains("org.apache.spark.sql.delta.catalog.DeltaCatalog"),
+            "{file}: Delta's extension and catalog: {conf}"
+        );
+    }
+    let values: Value = serde_saphyr::from_str(
+        &std::fs::read_to_string(dir.join("values-spark-connect.yaml")).unwrap(),
+    )
+    .unwrap();
+    let config = delta_operator::config::Config::parse(&values["config"].to_string())
+        .expect("the values' config loads");
+    let t = config.target("spark").expect("the spark target");
+    assert!(
+        matches!(
+            t.backend,
+            delta_operator::config::TargetBackend::SparkConnect(_)
+        ),
+        "{t:?}"
+    );
+    assert_eq!(config.default_target_name(), "spark");
+}

@@ -14,7 +14,7 @@ use delta_operator::apply::StepStatus;
 use delta_operator::backend::Backend;
 use delta_operator::plan::RiskClass;
 use support::spark::Spark;
-use support::{SCHEMA, manifests, table, tref};
+use support::{SCHEMA, STRICT_SCHEMA, manifests, table, tref};
 
 fn python() -> std::path::PathBuf {
     let p = std::env::var_os("DELTA_OPERATOR_PYTHON")
@@ -651,4 +651,120 @@ fn verify_probes_hold_on_the_spark_connect_server() {
         .map(|d| d.flatten().map(|e| e.file_name()).collect())
         .unwrap_or_default();
     assert!(left.is_empty(), "scratch tables left: {left:?}");
+}
+
+/// The remaining step kinds on a Spark Connect target: claim of a table Spark
+/// made, DROP NOT NULL, an unset property, and
+/// a drop of a table a strict schema no longer declares, which goes to the
+/// lake's trash, from where `undrop` brings it back with its rows.
+#[tokio::test]
+async fn claim_unset_drop_not_null_and_a_drop_undone_on_spark_connect() {
+    let s = Spark::new();
+    let (t, legacy) = (tref("t"), tref("legacy"));
+    s.sql(&format!(
+        "CREATE TABLE {} (k BIGINT, v STRING) USING DELTA",
+        s.name(&legacy)
+    ))
+    .await;
+    s.sql(&format!(
+        "INSERT INTO {} VALUES (1, 'a'), (2, 'b')",
+        s.name(&legacy)
+    ))
+    .await;
+    let legacy_spec = table(
+        "legacy",
+        "  columns:\n    - {name: k, type: bigint}\n    - {name: v, type: string}",
+    );
+    let t_spec = |body: &str| table("t", body);
+    let v1 = manifests(&format!(
+        "{STRICT_SCHEMA}{legacy_spec}{}",
+        t_spec(
+            "  properties: {team: sales}\n  columns:\n    - {name: id, type: bigint, nullable: false}\n    - {name: name, type: string}"
+        )
+    ));
+    let plan = s.plan(&v1).await;
+    assert!(
+        titles(&plan).iter().any(|x| x.contains("CLAIM")),
+        "{:?}",
+        titles(&plan)
+    );
+    s.apply(&v1, false).await;
+    s.sql(&format!("INSERT INTO {} VALUES (1, 'x')", s.name(&t)))
+        .await;
+
+    let v2 = manifests(&format!(
+        "{STRICT_SCHEMA}{legacy_spec}{}",
+        t_spec(
+            "  properties: {team: null}\n  columns:\n    - {name: id, type: bigint}\n    - {name: name, type: string}"
+        )
+    ));
+    s.apply(&v2, false).await;
+    assert!(
+        !s.plan(&v2).await.has_changes(),
+        "{:?}",
+        titles(&s.plan(&v2).await)
+    );
+    let live = s.read(&t).await.unwrap();
+    assert!(live.column("id").unwrap().nullable);
+    assert!(!live.properties.contains_key("team"));
+    s.sql(&format!("INSERT INTO {} (id) VALUES (NULL)", s.name(&t)))
+        .await;
+    assert_eq!(
+        s.rows(&format!(
+            "SELECT id, name FROM {} ORDER BY id NULLS FIRST",
+            s.name(&t)
+        ))
+        .await,
+        ["null,null", "1,x"],
+        "NULL accepted once NOT NULL is dropped"
+    );
+
+    // legacy left out of a strict schema: a destructive drop, into the lake's trash
+    let v3 = manifests(&format!(
+        "{STRICT_SCHEMA}{}",
+        t_spec(
+            "  properties: {team: null}\n  columns:\n    - {name: id, type: bigint}\n    - {name: name, type: string}"
+        )
+    ));
+    let plan = s.plan(&v3).await;
+    let drop = plan
+        .tables
+        .iter()
+        .flat_map(|p| p.steps())
+        .find(|st| st.action == delta_operator::plan::Action::DropTable)
+        .expect("a drop of the orphan");
+    assert_eq!(drop.class, RiskClass::Destructive);
+    assert_eq!(
+        drop.undo.as_deref(),
+        Some("delta-operator undrop main.sales.legacy")
+    );
+    s.apply(&v3, true).await;
+    assert!(s.read(&legacy).await.is_none(), "dropped");
+    let config = s.dir.path().join("config.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "targets:\n  spark:\n    sparkConnect:\n      url: \"{}\"\n      root: \"{}\"\n",
+            support::spark::url(),
+            s.dir.path().display()
+        ),
+    )
+    .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_delta-operator"))
+        .args([
+            "undrop",
+            "main.sales.legacy",
+            "--config",
+            config.to_str().unwrap(),
+        ])
+        .env_remove("DELTA_OPERATOR_CONFIG")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        s.rows(&format!("SELECT k, v FROM {} ORDER BY k", s.name(&legacy)))
+            .await,
+        ["1,a", "2,b"],
+        "back with its rows, readable by Spark"
+    );
 }

@@ -230,9 +230,11 @@ impl Capabilities {
             row_filters: false,
             primary_and_foreign_keys: false,
             clustering: false,
-            identity_columns: true,
+            // Spark writes both, but the lake's reader does not read them back yet
+            // (they would drift): refused by name until it does
+            identity_columns: false,
             generated_columns: true,
-            default_values: true,
+            default_values: false,
             schema_comment: false,
             schema_properties: false,
             unset_schema_properties: false,
