@@ -434,7 +434,8 @@ fn verify_refuses_a_non_databricks_target_and_a_bad_schema() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("is not a Databricks target"),
+        String::from_utf8_lossy(&out.stderr)
+            .contains("is a lake target: verify probes Databricks and Spark Connect targets"),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
