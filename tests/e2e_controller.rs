@@ -115,14 +115,17 @@ fn drift_made_outside_is_shown_and_corrected_within_the_rules() {
     };
     let applied_before = get(&ns, "deltatable", "orders")["status"]["lastApplied"]["time"].clone();
     // someone changes the table comment with delta-rs directly: corrected at the next drift check
-    rt.block_on(async {
-        let t = deltalake::open_table(url.clone()).await.unwrap();
-        let update = deltalake::operations::update_table_metadata::TableMetadataUpdate {
-            name: None,
-            description: Some("changed by hand".into()),
-        };
-        t.update_table_metadata().with_update(update).await.unwrap();
-    });
+    let change_comment = |rt: &tokio::runtime::Runtime| {
+        rt.block_on(async {
+            let t = deltalake::open_table(url.clone()).await.unwrap();
+            let update = deltalake::operations::update_table_metadata::TableMetadataUpdate {
+                name: None,
+                description: Some("changed by hand".into()),
+            };
+            t.update_table_metadata().with_update(update).await.unwrap();
+        })
+    };
+    change_comment(&rt);
     wait_until(
         "the comment to be corrected",
         Duration::from_secs(30),
@@ -138,6 +141,53 @@ fn drift_made_outside_is_shown_and_corrected_within_the_rules() {
     );
     let events = kubectl_ok(&["get", "events", "-n", &ns]);
     assert!(events.contains("DriftDetected"), "{events}");
+    // the same drift again: the same Event, its series counted up, not a second Event
+    change_comment(&rt);
+    let events_of = |reason: &str| {
+        let all: Value = serde_json::from_str(&kubectl_ok(&[
+            "get",
+            "events.events.k8s.io",
+            "-n",
+            &ns,
+            "-o",
+            "json",
+        ]))
+        .unwrap();
+        all["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["reason"] == reason && e["regarding"]["name"] == "orders")
+            .cloned()
+            .collect::<Vec<Value>>()
+    };
+    wait_until(
+        "the second drift to count in the first one's series",
+        Duration::from_secs(30),
+        || match events_of("DriftDetected").as_slice() {
+            [one] if one["series"]["count"] == 2 => Ok(()),
+            other => Err(format!("{other:?}")),
+        },
+    );
+    wait_until(
+        "the comment to be corrected again",
+        Duration::from_secs(30),
+        || match comment(&rt) {
+            Some(c) if c == "Orders as placed" => Ok(()),
+            other => Err(format!("{other:?}")),
+        },
+    );
+    // another plan's apply is another Event with its own note, not a count on the first
+    // one's: the create, then the correction twice (kube-runtime's Recorder keyed repeats
+    // without the note, so all three were one Event showing the create's note)
+    let started = events_of("ApplyStarted");
+    assert_eq!(started.len(), 2, "{started:#?}");
+    assert_ne!(started[0]["note"], started[1]["note"], "{started:#?}");
+    assert!(
+        started.iter().any(|e| e["series"]["count"] == 2)
+            && started.iter().any(|e| e["series"].is_null()),
+        "{started:#?}"
+    );
 
     // someone adds a column: drift is shown with its plan, and nothing the spec does not name is
     // destroyed automatically (dropping it is destructive: it waits for an approval)

@@ -332,11 +332,14 @@ async fn a_partitioning_change_is_rewritten_by_spark_keeping_every_row_and_the_h
     assert!(!s.plan(&v2).await.has_changes());
 }
 
-/// An outside writer appending on its own Spark session every `every`, until
-/// stopped; says how many rows it appended.
+/// An outside writer appending one row on its own Spark session every `every`,
+/// `rows` times or until stopped; says how many rows it appended. Bounded: a
+/// replace that takes longer than `every` (a cold Spark in CI) would otherwise
+/// meet a commit in every attempt, which is the next test's case.
 fn outside_writer(
     name: String,
     every: Duration,
+    rows: i64,
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
 ) -> tokio::task::JoinHandle<i64> {
     let url = support::spark::url();
@@ -349,7 +352,7 @@ fn outside_writer(
         )
         .unwrap();
         let (mut appended, mut next) = (0i64, 1_000_000i64);
-        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        while appended < rows && !stop.load(std::sync::atomic::Ordering::Relaxed) {
             let ok = client
                 .execute(
                     &format!("INSERT INTO {name} VALUES ({next}, '{next}')"),
@@ -374,25 +377,15 @@ fn delta_rs_writer(
     table: std::path::PathBuf,
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
 ) -> tokio::task::JoinHandle<i64> {
-    use deltalake::arrow::array::{Int64Array, RecordBatch, StringArray};
-    use deltalake::arrow::datatypes::{DataType, Field, Schema};
+    use deltalake::arrow::array::{ArrayRef, Int64Array, StringArray};
     tokio::spawn(async move {
         let url = url::Url::from_directory_path(&table).unwrap();
-        let schema = std::sync::Arc::new(Schema::new(vec![
-            Field::new("id", DataType::Int64, true),
-            Field::new("num", DataType::Utf8, true),
-        ]));
         let mut live = deltalake::open_table(url).await.expect("open");
         let (mut appended, mut next) = (0i64, 2_000_000i64);
         while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-            let batch = RecordBatch::try_new(
-                schema.clone(),
-                vec![
-                    std::sync::Arc::new(Int64Array::from(vec![next])),
-                    std::sync::Arc::new(StringArray::from(vec![next.to_string()])),
-                ],
-            )
-            .unwrap();
+            let id: ArrayRef = std::sync::Arc::new(Int64Array::from(vec![next]));
+            let num: ArrayRef = std::sync::Arc::new(StringArray::from(vec![next.to_string()]));
+            let batch = support::batch_for(&live, vec![("id", id), ("num", num)]);
             match live
                 .clone()
                 .write(vec![batch])
@@ -414,7 +407,7 @@ fn delta_rs_writer(
 /// Rows appended by another writer while Spark rewrites the table are all
 /// there afterwards: the replace rebuilds the table from itself in one
 /// commit, Delta refuses it when a writer committed meanwhile, and it is tried
-/// again until it lands between two appends.
+/// again until it lands between two appends or after the last.
 #[tokio::test]
 async fn an_outside_writer_during_a_rewrite_loses_no_row() {
     let s = Spark::new();
@@ -427,7 +420,9 @@ async fn an_outside_writer_during_a_rewrite_loses_no_row() {
     ))
     .await;
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let writer = outside_writer(s.name(&t), Duration::from_secs(2), stop.clone());
+    // ~2 rows before the apply starts, ~3 while it runs; its retries (2, 4, 8, 16 s
+    // apart) outlast the writer
+    let writer = outside_writer(s.name(&t), Duration::from_secs(2), 5, stop.clone());
     tokio::time::sleep(Duration::from_secs(3)).await;
     let v2 = manifests(&format!("{SCHEMA}{}", table("t", NUMS_AS_INT)));
     let before = s.count(&t).await;

@@ -24,6 +24,9 @@
 #      counts from its start, what a restarted or newly installed operator needs for an estate
 #      already in the cluster, without kubectl apply's own time in it),
 #      BENCH_KEEP=1 (keep the work dir: operator log, config, lake, samples),
+#      BENCH_HEAPTRACK=1 (run the operator under heaptrack's preload library and print where
+#      its heap is at its peak; needs the heaptrack package; its bookkeeping
+#      slows the operator and adds to its RSS, so compare those figures only with each other),
 #      DELTA_OPERATOR_LOG (the operator's log filter; default: the operator's own).
 # Figures are for one operator process on whatever else the machine runs: the load
 # average is printed with them.
@@ -74,6 +77,16 @@ BIN=${CARGO_TARGET_DIR:-$HOME/.cache/delta-operator/target}/$PROFILE/delta-opera
 [[ -x $BIN ]] || { echo "controller.sh: no operator binary at $BIN (build it: cargo build$([[ $PROFILE == release ]] && echo ' --release'))" >&2; exit 2; }
 TIMEOUT=${BENCH_TIMEOUT:-900}
 START_TIMEOUT=60
+HEAPTRACK=${BENCH_HEAPTRACK:-0}
+[[ $HEAPTRACK == 0 || $HEAPTRACK == 1 ]] || { echo "controller.sh: BENCH_HEAPTRACK must be 0 or 1, got '$HEAPTRACK'" >&2; exit 2; }
+HEAPTRACK_LIB=/usr/lib/heaptrack/libheaptrack_preload.so
+HEAPTRACK_INTERPRET=/usr/lib/heaptrack/libexec/heaptrack_interpret
+if [[ $HEAPTRACK == 1 ]]; then
+  for f in "$HEAPTRACK_LIB" "$HEAPTRACK_INTERPRET"; do
+    [[ -e $f ]] || { echo "controller.sh: BENCH_HEAPTRACK=1 needs $f (apt-get install heaptrack)" >&2; exit 2; }
+  done
+  command -v heaptrack_print >/dev/null || { echo "controller.sh: BENCH_HEAPTRACK=1 needs heaptrack_print (apt-get install heaptrack)" >&2; exit 2; }
+fi
 
 log() { echo "bench: $*" >&2; }
 now() { date +%s.%N; }
@@ -131,6 +144,15 @@ fail() {
 
 # status field of /proc/PID/status in MB (kB / 1024)
 proc_mb() { awk -v k="$2:" '$1 == k { printf "%.0f", $2 / 1024 }' "/proc/$1/status" 2>/dev/null || echo 0; }
+# where a process's resident memory is, in MB, from /proc/PID/smaps: the binary's own pages
+# (file-backed), [heap] (malloc's main arena), other anonymous mappings (malloc's thread
+# arenas and large blocks, thread stacks) and their count
+rss_by_mapping() {
+  awk -v bin="$2" '
+    /^[0-9a-f]+-[0-9a-f]+ / { path = $6; kind = (path == bin ? "binary" : path == "[heap]" ? "heap" : path == "" ? "anon" : "other"); if (kind == "anon") n++; next }
+    $1 == "Rss:" { mb[kind] += $2 / 1024 }
+    END { printf "binary %.0f MB · [heap] %.0f MB · other anonymous %.0f MB (%d mappings) · other files %.0f MB", mb["binary"], mb["heap"], mb["anon"], n, mb["other"] }' "/proc/$1/smaps" 2>/dev/null || echo "?"
+}
 # user+system CPU seconds of a process
 proc_cpu() { awk -v hz="$(getconf CLK_TCK)" '{ sub(/.*\) /, ""); printf "%.1f", ($12 + $13) / hz }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 metric() { # name -> value (empty when the endpoint does not answer)
@@ -255,7 +277,16 @@ fi
 # Port 0: the operator binds a free port and prints `listening on ADDR` on stdout (no race
 # for a port chosen here). DELTA_OPERATOR_LOG, when set, passes through; unset, the
 # operator's own default filter applies.
-"$BIN" run --namespace "$NS" --lease-namespace "$NS" --drift-interval 10m --listen 127.0.0.1:0 --config "$CFG" \
+# With BENCH_HEAPTRACK the operator itself is still $OP_PID: heaptrack's library is preloaded
+# into it (what the heaptrack script does) and its interpreter reads the data from a FIFO.
+PRELOAD=()
+if [[ $HEAPTRACK == 1 ]]; then
+  mkfifo "$WORK/heaptrack.fifo"
+  "$HEAPTRACK_INTERPRET" <"$WORK/heaptrack.fifo" | gzip -1 >"$WORK/heaptrack.gz" &
+  HEAPTRACK_PID=$!
+  PRELOAD=(env "LD_PRELOAD=$HEAPTRACK_LIB" "DUMP_HEAPTRACK_OUTPUT=$WORK/heaptrack.fifo")
+fi
+"${PRELOAD[@]}" "$BIN" run --namespace "$NS" --lease-namespace "$NS" --drift-interval 10m --listen 127.0.0.1:0 --config "$CFG" \
   ${RECONCILES_LIMIT:+--max-reconciles "$RECONCILES_LIMIT"} \
   </dev/null >"$OPLOG" 2>&1 &
 OP_PID=$!
@@ -319,6 +350,7 @@ IDLE_R0=$(metric delta_operator_reconciles_total); IDLE_R0=${IDLE_R0:-0}
 sleep "$IDLE"
 IDLE_CPU=$(awk -v a="$IDLE_CPU0" -v b="$(proc_cpu "$OP_PID")" -v t="$IDLE" 'BEGIN { printf "%.3f", (t > 0 ? (b - a) / t : 0) }')
 IDLE_RSS=$(proc_mb "$OP_PID" VmRSS)
+IDLE_MAPS=$(rss_by_mapping "$OP_PID" "$(readlink -f "$BIN")")
 IDLE_R=$(( $(metric delta_operator_reconciles_total) - IDLE_R0 ))
 IDLE_W=$(( $(commits) - IDLE_W0 ))
 
@@ -356,5 +388,15 @@ fi
 echo "  operator ($PROFILE): CPU $CPU s ($(rate "$CPU" "$ELAPSED") cores avg) · RSS now $RSS_NOW MB · reconcile time sum ${DUR_SUM:-?} s (mean $MEAN_MS ms) · failed reconciles $FAILURES · WARN/ERROR log lines $WARNINGS"
 echo "  applies in flight at most ${IN_FLIGHT:-?} (maxConcurrentApplies ${APPLIES:-default}, --max-reconciles ${RECONCILES_LIMIT:-default}) · $SCHEMAS DeltaSchemas · apiserver requests $REQS ($(rate "$REQS" "$RECONCILES") per reconcile)"
 echo "  idle ${IDLE}s after: operator CPU $IDLE_CPU cores · RSS $IDLE_RSS MB · reconciles $IDLE_R · $([[ $TARGET == lake ]] && echo commits || echo statements) $IDLE_W"
+echo "  idle RSS by mapping: $IDLE_MAPS"
 echo "  kube-apiserver+etcd CPU $CP_CPU s ·$([[ $TARGET == databricks ]] && echo " emulator (server + Spark) CPU $EMU_CPU s ·") load average $LOAD0 → $LOAD1 on $(nproc) CPUs · reconciles = DeltaTable + DeltaSchema reconciles"
+if [[ $HEAPTRACK == 1 ]]; then
+  # heaptrack's data is complete once the operator has exited
+  stop_operator
+  wait "$HEAPTRACK_PID" 2>/dev/null || true
+  echo "  heap (heaptrack, $WORK/heaptrack.gz; kept): the largest allocation sites at the peak"
+  heaptrack_print --print-peaks 1 --print-allocators 0 --print-temporary 0 --peak-limit 12 --sub-peak-limit 3 \
+    --print-leaks 0 "$WORK/heaptrack.gz" 2>/dev/null | sed 's/^/    /' || echo "    heaptrack_print failed"
+  BENCH_KEEP=1
+fi
 FAILED=0

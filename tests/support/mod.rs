@@ -21,6 +21,34 @@ use deltalake::datafusion::prelude::SessionContext;
 use deltalake::protocol::SaveMode;
 use url::Url;
 
+/// A batch in `table`'s schema: the named columns cast to their types, NULL in the others.
+pub fn batch_for(table: &deltalake::DeltaTable, columns: Vec<(&str, ArrayRef)>) -> RecordBatch {
+    use deltalake::kernel::engine::arrow_conversion::TryIntoArrow;
+    let schema: Schema = table
+        .snapshot()
+        .unwrap()
+        .schema()
+        .as_ref()
+        .try_into_arrow()
+        .unwrap();
+    let rows = columns.first().map_or(0, |(_, a)| a.len());
+    let mut fields = Vec::new();
+    let mut arrays = Vec::new();
+    for f in schema.fields() {
+        let given = columns
+            .iter()
+            .find(|(n, _)| *n == f.name())
+            .map(|(_, a)| a.clone());
+        let a = match given {
+            Some(a) => deltalake::arrow::compute::cast(&a, f.data_type()).unwrap(),
+            None => deltalake::arrow::array::new_null_array(f.data_type(), rows),
+        };
+        fields.push(Field::new(f.name(), f.data_type().clone(), f.is_nullable()));
+        arrays.push(a);
+    }
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays).expect("batch")
+}
+
 pub struct Lake {
     pub dir: tempfile::TempDir,
     pub backend: LakeBackend,
@@ -86,31 +114,8 @@ impl Lake {
     /// Appends rows with delta-rs itself (a writer outside the operator);
     /// columns not given are NULL.
     pub async fn append(&self, t: &TableRef, columns: Vec<(&str, ArrayRef)>) {
-        use deltalake::kernel::engine::arrow_conversion::TryIntoArrow;
         let table = deltalake::open_table(self.url(t)).await.expect("open");
-        let schema: Schema = table
-            .snapshot()
-            .unwrap()
-            .schema()
-            .as_ref()
-            .try_into_arrow()
-            .unwrap();
-        let rows = columns.first().map_or(0, |(_, a)| a.len());
-        let mut fields = Vec::new();
-        let mut arrays = Vec::new();
-        for f in schema.fields() {
-            let given = columns
-                .iter()
-                .find(|(n, _)| *n == f.name())
-                .map(|(_, a)| a.clone());
-            let a = match given {
-                Some(a) => deltalake::arrow::compute::cast(&a, f.data_type()).unwrap(),
-                None => deltalake::arrow::array::new_null_array(f.data_type(), rows),
-            };
-            fields.push(Field::new(f.name(), f.data_type().clone(), f.is_nullable()));
-            arrays.push(a);
-        }
-        let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays).expect("batch");
+        let batch = batch_for(&table, columns);
         table
             .write(vec![batch])
             .with_save_mode(SaveMode::Append)

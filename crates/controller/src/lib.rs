@@ -4,6 +4,7 @@
 
 mod conditions;
 pub mod decide;
+mod events;
 mod lock;
 pub mod metrics;
 mod parents;
@@ -20,7 +21,7 @@ use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
 use kube::runtime::controller::{Action, Controller};
-use kube::runtime::events::{Event as KubeEvent, EventType, Recorder, Reporter};
+use kube::runtime::events::EventType;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{Predicate, WatchStreamExt, predicates, watcher};
 use kube::{Api, Client, Resource, ResourceExt};
@@ -101,7 +102,7 @@ pub struct Context {
     /// the other targets' are reconciled as usual.
     pub unavailable: BTreeMap<String, String>,
     pub locks: Locks,
-    pub recorder: Recorder,
+    pub events: events::Events,
     pub metrics: Arc<Metrics>,
     pub drift_interval: Duration,
     pub tables: Store<DeltaTable>,
@@ -204,14 +205,7 @@ impl Context {
         reason: &str,
         note: String,
     ) {
-        let ev = KubeEvent {
-            type_,
-            reason: reason.into(),
-            note: Some(note.chars().take(1000).collect()),
-            action: reason.into(),
-            secondary: None,
-        };
-        if let Err(e) = self.recorder.publish(&ev, &obj.object_ref(&())).await {
+        if let Err(e) = self.events.publish(obj, type_, reason, &note).await {
             tracing::warn!(error = %e, "publishing an event failed");
         }
     }
@@ -613,13 +607,7 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
         config,
         backends,
         unavailable,
-        recorder: Recorder::new(
-            client.clone(),
-            Reporter {
-                controller: "delta-operator".into(),
-                instance: Some(opts.identity.clone()),
-            },
-        ),
+        events: events::Events::new(client.clone(), "delta-operator", &opts.identity),
         metrics: metrics.clone(),
         drift_interval: opts.drift_interval,
         tables: tables_store.clone(),
