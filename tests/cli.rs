@@ -2,7 +2,9 @@
 //! examples/, the approval flow, import, read and offline plans, and a reader
 //! outside the project (the Python `deltalake` package) seeing the tables.
 
-use std::path::{Path, PathBuf};
+mod support;
+
+use std::path::Path;
 use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_delta-operator");
@@ -28,27 +30,11 @@ fn text(o: &Output) -> String {
     )
 }
 
-/// The Python that has `deltalake` (installed by `make test`); a missing one fails loudly.
-fn python() -> PathBuf {
-    let p = std::env::var_os("DELTA_OPERATOR_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var("HOME").unwrap())
-                .join(".cache/delta-operator/venv/bin/python")
-        });
-    assert!(
-        p.exists(),
-        "no Python with deltalake at {}: run `make test`, which installs it (or set DELTA_OPERATOR_PYTHON)",
-        p.display()
-    );
-    p
-}
-
 fn py(dir: &Path, script: &str) -> String {
     // exit without interpreter teardown: deltalake's runtime can abort there ("terminate called
     // without an active exception") after the script's work is done and printed
     let script = format!("{script}\nimport os, sys\nsys.stdout.flush()\nos._exit(0)");
-    let o = Command::new(python())
+    let o = Command::new(support::python())
         .arg("-c")
         .arg(&script)
         .current_dir(dir)

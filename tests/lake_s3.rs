@@ -2,6 +2,8 @@
 //! moto (a real S3 API implementation from PyPI, installed by `make test`),
 //! so the object-store code paths (listing, staging, trash, rewrites) run for real.
 
+mod support;
+
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -26,21 +28,6 @@ impl Drop for Moto {
     }
 }
 
-fn python() -> std::path::PathBuf {
-    let p = std::env::var_os("DELTA_OPERATOR_PYTHON")
-        .map(Into::into)
-        .unwrap_or_else(|| {
-            std::path::PathBuf::from(std::env::var("HOME").unwrap())
-                .join(".cache/delta-operator/venv/bin/python")
-        });
-    assert!(
-        p.exists(),
-        "no Python at {}: run `make test`, which installs moto and deltalake",
-        p.display()
-    );
-    p
-}
-
 /// Starts moto's S3 server and creates the bucket `lake`.
 fn moto() -> (Moto, u16) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -48,7 +35,7 @@ fn moto() -> (Moto, u16) {
         .local_addr()
         .unwrap()
         .port();
-    let child = Command::new(python())
+    let child = Command::new(support::python())
         .args([
             "-m",
             "moto.server",
@@ -70,7 +57,7 @@ fn moto() -> (Moto, u16) {
         );
         std::thread::sleep(Duration::from_millis(200));
     }
-    let out = Command::new(python())
+    let out = Command::new(support::python())
         .arg("-c")
         .arg(format!("import boto3\nboto3.client('s3', endpoint_url='http://127.0.0.1:{port}', region_name='us-east-1', aws_access_key_id='test', aws_secret_access_key='test').create_bucket(Bucket='lake')"))
         .output()

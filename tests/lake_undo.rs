@@ -6,7 +6,7 @@
 mod support;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 use std::sync::Arc;
 
@@ -48,24 +48,9 @@ fn expect(dir: &Path, args: &[&str], want: i32) -> String {
     out
 }
 
-fn python() -> PathBuf {
-    let p = std::env::var_os("DELTA_OPERATOR_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var("HOME").unwrap())
-                .join(".cache/delta-operator/venv/bin/python")
-        });
-    assert!(
-        p.exists(),
-        "no Python with deltalake at {}: run `make test`, which installs it (or set DELTA_OPERATOR_PYTHON)",
-        p.display()
-    );
-    p
-}
-
 fn py(dir: &Path, script: &str) -> String {
     let script = format!("{script}\nimport os, sys\nsys.stdout.flush()\nos._exit(0)");
-    let o = Command::new(python())
+    let o = Command::new(support::python())
         .arg("-c")
         .arg(&script)
         .current_dir(dir)

@@ -16,21 +16,6 @@ use delta_operator::plan::RiskClass;
 use support::spark::Spark;
 use support::{SCHEMA, STRICT_SCHEMA, manifests, table, tref};
 
-fn python() -> std::path::PathBuf {
-    let p = std::env::var_os("DELTA_OPERATOR_PYTHON")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| {
-            std::path::PathBuf::from(std::env::var("HOME").unwrap())
-                .join(".cache/delta-operator/venv/bin/python")
-        });
-    assert!(
-        p.exists(),
-        "no Python with deltalake at {}: run `make test`, which installs it (or set DELTA_OPERATOR_PYTHON)",
-        p.display()
-    );
-    p
-}
-
 /// The table as python deltalake (a reader outside Spark and the operator)
 /// sees it: its column names, then its rows sorted, each `a|b|c`. Through
 /// its QueryBuilder (delta-rs' own reader): deltalake 1.6.6's pyarrow path
@@ -40,7 +25,7 @@ fn python_reads(table: &Path, order_by: &str) -> Vec<String> {
         "import deltalake, os, sys, pyarrow as pa\ndt = deltalake.DeltaTable({dir:?})\nt = pa.table(deltalake.QueryBuilder().register('t', dt).execute('SELECT * FROM t').read_all())\nprint(','.join(t.schema.names))\nfor r in sorted(t.to_pylist(), key=lambda r: r[{order_by:?}]):\n    print('|'.join('null' if v is None else str(v) for v in r.values()))\nsys.stdout.flush()\n# no interpreter teardown: deltalake's runtime can abort there after the work is done\nos._exit(0)\n",
         dir = table.display().to_string()
     );
-    let o = Command::new(python())
+    let o = Command::new(support::python())
         .arg("-c")
         .arg(&script)
         .output()

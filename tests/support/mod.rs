@@ -21,6 +21,22 @@ use deltalake::datafusion::prelude::SessionContext;
 use deltalake::protocol::SaveMode;
 use url::Url;
 
+/// The venv's Python (deltalake, pyarrow, moto), made by `make test`.
+pub fn python() -> std::path::PathBuf {
+    let p = std::env::var_os("DELTA_OPERATOR_PYTHON")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(std::env::var("HOME").unwrap())
+                .join(".cache/delta-operator/venv/bin/python")
+        });
+    assert!(
+        p.exists(),
+        "no Python with deltalake and moto at {}: run `make test`, which installs them (or set DELTA_OPERATOR_PYTHON)",
+        p.display()
+    );
+    p
+}
+
 /// A batch in `table`'s schema: the named columns cast to their types, NULL in the others.
 pub fn batch_for(table: &deltalake::DeltaTable, columns: Vec<(&str, ArrayRef)>) -> RecordBatch {
     use deltalake::kernel::engine::arrow_conversion::TryIntoArrow;
