@@ -4,7 +4,7 @@
 //! The Recorder keeps every Event it published, whole, to aggregate repeats into a
 //! series, and only sweeps that cache when it publishes again: at 5,000 tables that is
 //! 15,000 Events held after convergence. Its key also leaves the note out, so a second
-//! DriftDetected or PlanCreated within 6 minutes, with another plan in its note, was
+//! plan's ApplyStarted or PlanCreated within 6 minutes (another plan id in its note) was
 //! patched onto the first one as a count, still showing the first note. Here a series
 //! is remembered by a hash of what makes two Events the same one (type, reason, object
 //! by uid, note) with just what the patch needs: a few dozen bytes, not a whole Event.
