@@ -125,15 +125,14 @@ fn drift_made_outside_is_shown_and_corrected_within_the_rules() {
             t.update_table_metadata().with_update(update).await.unwrap();
         })
     };
-    change_comment(&rt);
-    wait_until(
-        "the comment to be corrected",
-        Duration::from_secs(30),
-        || match comment(&rt) {
+    let corrected = |what: &str| {
+        wait_until(what, Duration::from_secs(30), || match comment(&rt) {
             Some(c) if c == "Orders as placed" => Ok(()),
             other => Err(format!("{other:?}")),
-        },
-    );
+        })
+    };
+    change_comment(&rt);
+    corrected("the comment to be corrected");
     let obj = wait_condition(&ns, "deltatable", "orders", "Ready", "True", None);
     assert_ne!(
         obj["status"]["lastApplied"]["time"], applied_before,
@@ -169,14 +168,7 @@ fn drift_made_outside_is_shown_and_corrected_within_the_rules() {
             other => Err(format!("{other:?}")),
         },
     );
-    wait_until(
-        "the comment to be corrected again",
-        Duration::from_secs(30),
-        || match comment(&rt) {
-            Some(c) if c == "Orders as placed" => Ok(()),
-            other => Err(format!("{other:?}")),
-        },
-    );
+    corrected("the comment to be corrected again");
     // another plan's apply is another Event with its own note, not a count on the first
     // one's: the create, then the correction twice (kube-runtime's Recorder keyed repeats
     // without the note, so all three were one Event showing the create's note)
