@@ -1,5 +1,7 @@
 //! `plan` and `read`.
 
+use std::sync::Arc;
+
 use std::path::PathBuf;
 
 use clap::Args;
@@ -60,7 +62,7 @@ pub struct ReadArgs {
 pub struct StateFile {
     pub format_version: u32,
     pub backend: BackendKind,
-    pub tables: Vec<ObservedTable>,
+    pub tables: Vec<Arc<ObservedTable>>,
     /// The declared schemas' own metadata (comment, properties, owner, grants).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub schemas: Vec<ObservedSchema>,

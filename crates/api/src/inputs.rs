@@ -1,15 +1,18 @@
 //! What the manifests declare, lowered: the input of every plan.
 
+use std::sync::Arc;
+
 use delta_operator_core::model::DesiredTable;
 use delta_operator_core::plan::SchemaScope;
 
 use crate::spec::lower::{lower_schema, lower_table};
 use crate::spec::{Manifests, SpecError, validate::validate};
 
-/// What the manifests declare, lowered.
+/// What the manifests declare, lowered. The tables are shared with every
+/// plan made of them (`plan_shared`), not copied into each.
 #[derive(Debug, Clone, Default)]
 pub struct Inputs {
-    pub tables: Vec<DesiredTable>,
+    pub tables: Vec<Arc<DesiredTable>>,
     pub schemas: Vec<SchemaScope>,
 }
 
@@ -19,7 +22,7 @@ impl Inputs {
     pub fn clone_before_rewrite(&mut self, on: bool) {
         if on {
             for t in &mut self.tables {
-                t.clone_before_rewrite = true;
+                Arc::make_mut(t).clone_before_rewrite = true;
             }
         }
     }
@@ -32,7 +35,7 @@ pub fn lower(m: &Manifests) -> Result<Inputs, Vec<SpecError>> {
     if errors.is_empty() {
         for t in &m.tables {
             match lower_table(m, t) {
-                Ok(d) => tables.push(d),
+                Ok(d) => tables.push(Arc::new(d)),
                 Err(e) => errors.extend(e),
             }
         }

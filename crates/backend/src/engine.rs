@@ -1,9 +1,11 @@
 //! One reconcile's phases, shared by the CLI and the controller:
 //! lower (the API crate) → resolve → read → diff → plan. (Apply is `apply::apply`.)
 
+use std::sync::Arc;
+
 use delta_operator_api::inputs::Inputs;
 use delta_operator_core::model::{ObservedSchema, ObservedTable, TableRef};
-use delta_operator_core::plan::compile::compile;
+use delta_operator_core::plan::compile::compile_parts;
 use delta_operator_core::plan::{self, Capabilities, Compiler, Plan, SchemaScope};
 
 use crate::{Backend, BackendError, Extras};
@@ -13,7 +15,7 @@ use crate::{Backend, BackendError, Extras};
 pub async fn observe<B: Backend>(
     backend: &B,
     inputs: &Inputs,
-) -> Result<Vec<ObservedTable>, BackendError> {
+) -> Result<Vec<Arc<ObservedTable>>, BackendError> {
     let mut refs: Vec<TableRef> = inputs.tables.iter().map(|t| t.table.clone()).collect();
     for s in &inputs.schemas {
         for t in backend.list_schema(&s.schema).await? {
@@ -22,12 +24,13 @@ pub async fn observe<B: Backend>(
             }
         }
     }
-    let extras = Extras::declared(&inputs.tables);
+    let extras = Extras::declared(inputs.tables.iter().map(|t| &**t));
     Ok(backend
         .read(&refs, &extras)
         .await?
         .into_iter()
         .flatten()
+        .map(Arc::new)
         .collect())
 }
 
@@ -47,7 +50,7 @@ pub async fn observe_schemas<B: Backend>(
 /// The plan for these inputs against this observed state (tables only), compiled.
 pub fn plan_against(
     inputs: &Inputs,
-    observed: &[ObservedTable],
+    observed: &[Arc<ObservedTable>],
     caps: &Capabilities,
     compiler: &dyn Compiler,
 ) -> Plan {
@@ -57,14 +60,15 @@ pub fn plan_against(
 /// The plan for these inputs against the observed tables and schemas, compiled.
 pub fn plan_against_all(
     inputs: &Inputs,
-    observed: &[ObservedTable],
+    observed: &[Arc<ObservedTable>],
     schemas: &[ObservedSchema],
     caps: &Capabilities,
     compiler: &dyn Compiler,
 ) -> Plan {
-    let planned = plan::plan(&inputs.tables, observed, &inputs.schemas, caps)
-        .with_schemas(plan::plan_schemas(&inputs.schemas, schemas, caps), caps);
-    compile(planned, compiler)
+    let (tables, unmanaged) = plan::plan_tables(&inputs.tables, observed, &inputs.schemas, caps);
+    let schemas = plan::plan_schemas(&inputs.schemas, schemas, caps);
+    // one id, over the compiled statements (not one for the tables, then the schemas, then these)
+    compile_parts(caps.backend, tables, schemas, unmanaged, compiler)
 }
 
 /// Reads and plans (tables and the declared schemas' metadata). A table the
@@ -74,7 +78,7 @@ pub fn plan_against_all(
 pub async fn read_and_plan<B: Backend>(
     backend: &B,
     inputs: &Inputs,
-) -> Result<(Plan, Vec<ObservedTable>), BackendError> {
+) -> Result<(Plan, Vec<Arc<ObservedTable>>), BackendError> {
     let mut observed = observe(backend, inputs).await?;
     let schemas = observe_schemas(backend, &inputs.schemas).await?;
     let (caps, compiler) = (backend.capabilities(), backend.compiler());
@@ -90,9 +94,10 @@ pub async fn read_and_plan<B: Backend>(
         return Ok((plan, observed));
     }
     let sizes = backend.measure(&unmeasured).await?;
+    drop(plan); // it shares the observed tables: sized below in place, not copied
     for (t, size) in unmeasured.iter().zip(sizes) {
         if let Some(o) = observed.iter_mut().find(|o| &o.table == t) {
-            o.size_bytes = size;
+            Arc::make_mut(o).size_bytes = size;
         }
     }
     let plan = plan_against_all(inputs, &observed, &schemas, caps, compiler);

@@ -341,7 +341,7 @@ async fn evaluate(
         }
     }
     let inputs = Inputs {
-        tables: vec![desired],
+        tables: vec![desired.into()],
         schemas: vec![],
     };
     let plan = match read_telling_waits(obj, api, name, &backend, &inputs).await {

@@ -69,7 +69,7 @@ pub async fn run_step<R: SqlRunner>(
     let shown = compile::compile_step(
         &compiler.names,
         t,
-        plan.observed.as_ref(),
+        plan.observed.as_deref(),
         earlier,
         step,
         Binding::SHOWN,
@@ -96,7 +96,7 @@ pub async fn run_step<R: SqlRunner>(
     let bound = compile::compile_step(
         &compiler.names,
         t,
-        plan.observed.as_ref(),
+        plan.observed.as_deref(),
         earlier,
         step,
         Binding {
@@ -174,7 +174,7 @@ pub async fn run_step<R: SqlRunner>(
                 compiler,
                 run,
                 rewrite,
-                plan.observed.as_ref(),
+                plan.observed.as_deref(),
                 check,
                 progress,
             )

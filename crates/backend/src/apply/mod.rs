@@ -430,7 +430,7 @@ async fn run_step<B: Backend>(
 ) -> Result<StepStatus, BackendError> {
     let table = &run.table;
     // the extras the plan was made with, so a step on tags or grants sees them
-    let extras = Extras::declared(plan.desired.as_ref());
+    let extras = Extras::declared(plan.desired.as_deref());
     let live = backend
         .read(std::slice::from_ref(table), &extras)
         .await?

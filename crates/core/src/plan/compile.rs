@@ -14,12 +14,13 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::capabilities::BackendKind;
 use super::planner::{Outcome, TablePlan};
 use super::rules::{Rule, RuleFailure};
 use super::schema::{SchemaOutcome, SchemaPlan, SchemaStep};
 use super::steps::Step;
 use super::{Plan, finish_for};
-use crate::model::{ObservedTable, SchemaRef};
+use crate::model::{ObservedTable, SchemaRef, TableRef};
 
 /// The run id of the apply, bound when the step starts.
 pub const RUN: &str = "{run}";
@@ -88,6 +89,18 @@ pub fn compile(plan: Plan, compiler: &dyn Compiler) -> Plan {
         schemas,
         ..
     } = plan;
+    compile_parts(backend, tables, schemas, unmanaged, compiler)
+}
+
+/// `compile` of plans not yet numbered (`plan_tables`, `plan_schemas`): the
+/// totals and the id are made once, over the compiled statements.
+pub fn compile_parts(
+    backend: BackendKind,
+    tables: Vec<TablePlan>,
+    schemas: Vec<SchemaPlan>,
+    unmanaged: Vec<TableRef>,
+    compiler: &dyn Compiler,
+) -> Plan {
     let tables = tables
         .into_iter()
         .map(|t| compile_table(t, compiler))
@@ -128,7 +141,7 @@ fn compile_table(mut t: TablePlan, compiler: &dyn Compiler) -> TablePlan {
     let mut compiled = Vec::with_capacity(steps.len());
     let mut failures = Vec::new();
     for (i, s) in steps.iter().enumerate() {
-        match compiler.compile(&t, t.observed.as_ref(), &steps[..i], s) {
+        match compiler.compile(&t, t.observed.as_deref(), &steps[..i], s) {
             Ok(c) => {
                 let mut s = s.clone();
                 s.statements = c.statements;

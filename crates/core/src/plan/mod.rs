@@ -18,7 +18,9 @@ pub mod rules;
 pub mod schema;
 pub mod steps;
 
+use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -26,7 +28,10 @@ pub use capabilities::{BackendKind, Capabilities, Strategy};
 pub use change::{Change, Difference};
 pub use compile::{CheckWhen, Compiled, Compiler, StepCheck};
 pub use id::PlanId;
-pub use planner::{Outcome, TableAction, TablePlan, plan_delete, plan_orphan, plan_table};
+pub use planner::{
+    Outcome, TableAction, TablePlan, plan_delete, plan_orphan, plan_orphan_shared, plan_table,
+    plan_table_shared,
+};
 pub use rules::{Rule, RuleFailure};
 pub use schema::{SchemaAction, SchemaPlan, SchemaStep, plan_schemas};
 pub use steps::{Action, RiskClass, Step};
@@ -128,16 +133,41 @@ pub fn plan(
     schemas: &[SchemaScope],
     caps: &Capabilities,
 ) -> Plan {
-    let live: BTreeMap<&TableRef, &ObservedTable> =
+    let desired: Vec<Arc<DesiredTable>> = desired.iter().cloned().map(Arc::new).collect();
+    let observed: Vec<Arc<ObservedTable>> = observed.iter().cloned().map(Arc::new).collect();
+    plan_shared(&desired, &observed, schemas, caps)
+}
+
+/// `plan` over inputs held by `Arc`: the plan shares them instead of copying
+/// every table (the engine's path).
+pub fn plan_shared(
+    desired: &[Arc<DesiredTable>],
+    observed: &[Arc<ObservedTable>],
+    schemas: &[SchemaScope],
+    caps: &Capabilities,
+) -> Plan {
+    let (tables, unmanaged) = plan_tables(desired, observed, schemas, caps);
+    finish(caps, tables, unmanaged)
+}
+
+/// The table plans and the unmanaged tables of `plan_shared`, not yet
+/// numbered: for a caller that adds schema plans before the id is made once.
+pub fn plan_tables(
+    desired: &[Arc<DesiredTable>],
+    observed: &[Arc<ObservedTable>],
+    schemas: &[SchemaScope],
+    caps: &Capabilities,
+) -> (Vec<TablePlan>, Vec<TableRef>) {
+    let live: BTreeMap<&TableRef, &Arc<ObservedTable>> =
         observed.iter().map(|o| (&o.table, o)).collect();
     let mut tables: Vec<TablePlan> = resolve_order(desired)
         .into_iter()
-        .map(|d| plan_table(d, live.get(&d.table).copied(), caps))
+        .map(|d| plan_table_shared(d, live.get(&d.table).copied(), caps))
         .collect();
     block_dependents(desired, &mut tables);
     let declared: BTreeSet<&TableRef> = desired.iter().map(|d| &d.table).collect();
     let mut unmanaged = Vec::new();
-    let mut observed: Vec<&ObservedTable> = observed.iter().collect();
+    let mut observed: Vec<&Arc<ObservedTable>> = observed.iter().collect();
     observed.sort_by(|a, b| a.table.cmp(&b.table));
     for o in observed {
         let in_scope = |s: &&SchemaScope| {
@@ -150,12 +180,16 @@ pub fn plan(
             continue;
         }
         if o.owner_marker().is_some() {
-            tables.push(plan_orphan(o, scope.mode == SchemaMode::Strict, caps));
+            tables.push(plan_orphan_shared(
+                o,
+                scope.mode == SchemaMode::Strict,
+                caps,
+            ));
         } else {
             unmanaged.push(o.table.clone());
         }
     }
-    finish(caps, tables, unmanaged)
+    (tables, unmanaged)
 }
 
 /// A schema's orphans as the cluster knows them: its live tables carrying the
@@ -261,30 +295,41 @@ pub(crate) fn finish_for(
 }
 
 /// Declared tables ordered so every foreign key's parent comes first; ties by name.
-pub fn resolve_order(desired: &[DesiredTable]) -> Vec<&DesiredTable> {
-    let mut sorted: Vec<&DesiredTable> = desired.iter().collect();
-    sorted.sort_by(|a, b| a.table.cmp(&b.table));
+pub fn resolve_order<D: Borrow<DesiredTable>>(desired: &[D]) -> Vec<&D> {
+    let tables: Vec<&DesiredTable> = desired.iter().map(Borrow::borrow).collect();
+    order_of(&tables).into_iter().map(|i| &desired[i]).collect()
+}
+
+/// `resolve_order` as positions in `desired`.
+fn order_of(desired: &[&DesiredTable]) -> Vec<usize> {
+    let mut sorted: Vec<usize> = (0..desired.len()).collect();
+    sorted.sort_by(|&a, &b| desired[a].table.cmp(&desired[b].table));
     let mut done: BTreeSet<&TableRef> = BTreeSet::new();
     let mut out = Vec::new();
     while out.len() < sorted.len() {
         let before = out.len();
-        for d in &sorted {
+        for &i in &sorted {
+            let d = desired[i];
             if done.contains(&d.table) {
                 continue;
             }
             let ready = d.foreign_keys.iter().all(|fk| {
                 fk.references == d.table
                     || done.contains(&fk.references)
-                    || !sorted.iter().any(|x| x.table == fk.references)
+                    || !sorted.iter().any(|&x| desired[x].table == fk.references)
             });
             if ready {
                 done.insert(&d.table);
-                out.push(*d);
+                out.push(i);
             }
         }
         if out.len() == before {
             // a cycle (validation reports it): keep the rest in name order
-            out.extend(sorted.iter().filter(|d| !done.contains(&d.table)).copied());
+            out.extend(
+                sorted
+                    .iter()
+                    .filter(|&&i| !done.contains(&desired[i].table)),
+            );
             break;
         }
     }
@@ -292,12 +337,12 @@ pub fn resolve_order(desired: &[DesiredTable]) -> Vec<&DesiredTable> {
 }
 
 /// A table whose foreign-key parent was rejected or blocked is blocked too.
-fn block_dependents(desired: &[DesiredTable], tables: &mut [TablePlan]) {
+fn block_dependents(desired: &[Arc<DesiredTable>], tables: &mut [TablePlan]) {
     if desired.iter().all(|d| d.foreign_keys.is_empty()) {
         return; // nothing depends on anything
     }
     // the first declaration of each name, as a search in declaration order finds it
-    let mut by_name: BTreeMap<&TableRef, &DesiredTable> = BTreeMap::new();
+    let mut by_name: BTreeMap<&TableRef, &Arc<DesiredTable>> = BTreeMap::new();
     for d in desired {
         by_name.entry(&d.table).or_insert(d);
     }

@@ -95,7 +95,7 @@ pub fn table_with(out: &mut String, t: &TablePlan, statements: bool) {
         let _ = writeln!(out, "  {} {}", c.marker(), c.describe());
     }
     // a new table shows its columns, so a reviewer sees what will exist
-    if let (TableAction::Create, Some(d)) = (t.action, &t.desired) {
+    if let (TableAction::Create, Some(d)) = (t.action, t.desired.as_deref()) {
         for c in &d.columns {
             let _ = writeln!(
                 out,
