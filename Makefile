@@ -3,16 +3,20 @@
 CACHE ?= $(HOME)/.cache/delta-operator
 # the e2e scripts read DELTA_OPERATOR_CACHE: one cache for all of them
 export DELTA_OPERATOR_CACHE := $(CACHE)
-export CARGO_TARGET_DIR ?= $(CACHE)/target
+# One build for the README's first command (`cargo run`, into ./target) and `make test`: cargo's
+# own ./target unless CARGO_TARGET_DIR says otherwise (.ci/run points it at the cache, which
+# outlives the clones CI makes).
+export CARGO_TARGET_DIR ?= $(CURDIR)/target
 export DELTA_OPERATOR_PYTHON ?= $(CACHE)/venv/bin/python
 export PIP_CACHE_DIR ?= $(CACHE)/pip
 CARGO ?= cargo
 
-# CLIPPY_IN_BUILD=1 (.ci/run sets it): clippy lints the workspace while `build` compiles it,
+# CLIPPY_IN_BUILD=1 (the default where clippy-driver is installed): clippy lints the workspace while `build` compiles it,
 # clippy-driver being the workspace's rustc wrapper as under `cargo clippy` itself, so every
 # dependency is compiled once instead of once more in check mode for the lint. The wrapper is
 # part of the workspace crates' fingerprints, so every cargo command of the run sees it
 # (exported); the fuzz build, its own workspace, does not.
+CLIPPY_IN_BUILD ?= $(if $(shell command -v clippy-driver),1,0)
 ifeq ($(CLIPPY_IN_BUILD),1)
 export RUSTC_WORKSPACE_WRAPPER := $(shell command -v clippy-driver)
 export CLIPPY_ARGS := -D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__
