@@ -180,6 +180,7 @@ async fn run(target_mb: u64) {
             lock_wait: std::time::Duration::from_secs(5),
             on_event: &|_| {},
             may_continue: &|| true,
+            fence: None,
         },
     )
     .await
@@ -216,6 +217,7 @@ async fn run(target_mb: u64) {
             lock_wait: std::time::Duration::from_secs(5),
             on_event: &|_| {},
             may_continue: &|| true,
+            fence: None,
         },
     )
     .await
@@ -267,6 +269,7 @@ async fn run(target_mb: u64) {
             lock_wait: std::time::Duration::from_secs(5),
             on_event: &on_event,
             may_continue: &|| true,
+            fence: None,
         },
     )
     .await

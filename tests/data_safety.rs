@@ -285,6 +285,7 @@ async fn rewrite_beside_an_appender(
         lock_wait: Duration::from_secs(5),
         on_event: &on_event,
         may_continue: &|| true,
+        fence: None,
     };
     let (_, report) = apply(&lake.backend, &inputs, None, Some(&plan.id), &opts)
         .await
@@ -395,6 +396,7 @@ async fn two_identical_staged_applies_at_once_never_double_a_row() {
         lock_wait: Duration::from_secs(60),
         on_event: &|_| {},
         may_continue: &|| true,
+        fence: None,
     };
     let (ra, rb) = tokio::join!(
         apply(&a, &inputs, None, None, &opts),
@@ -457,6 +459,7 @@ async fn two_conflicting_applies_at_once_leave_the_table_as_one_of_them() {
         lock_wait: Duration::from_secs(60),
         on_event: &|_| {},
         may_continue: &|| true,
+        fence: None,
     };
     let (ra, rb) = tokio::join!(
         apply(&a, &narrow, None, None, &opts),
@@ -839,4 +842,200 @@ async fn a_table_with_the_longest_name_allowed_can_be_rewritten_and_dropped() {
     // dropped as an orphan of the strict schema
     lake.apply(&manifests(STRICT_SCHEMA), true).await.unwrap();
     assert!(lake.read(&t).await.is_none());
+}
+
+/// How a running apply loses its table's lock in [`a_lost_lock`].
+#[derive(Debug, Clone, Copy)]
+enum LostBy {
+    /// `delta-operator unlock --force` while it runs (a plain `unlock` refuses a live holder).
+    ForcedUnlock,
+    /// Its process stopped (SIGSTOP) past the lock's expiry, then woken up.
+    StalledPastExpiry,
+}
+
+/// Starts `apply` of the widened spec in its own process, paused at the
+/// `slow-before-commit` failpoint once its rewritten files are written, and
+/// returns the child once it is there.
+fn start_paused_apply(dir: &Path, spec: &str, env: &[(&str, &str)]) -> std::process::Child {
+    use std::io::BufRead;
+    let mut c = Command::new(BIN);
+    c.current_dir(dir)
+        .args(["apply", "-f", spec])
+        .env_remove("DELTA_OPERATOR_CONFIG")
+        .env("DELTA_OPERATOR_FAILPOINT", "slow-before-commit")
+        .env("DELTA_OPERATOR_FAILPOINT_SECONDS", "6")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let mut child = c.spawn().expect("run the binary");
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut tx = Some(tx);
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if line.contains("failpoint slow-before-commit")
+                && let Some(tx) = tx.take()
+            {
+                let _ = tx.send(());
+            }
+            eprintln!("first apply: {line}");
+        }
+    });
+    rx.recv_timeout(Duration::from_secs(120))
+        .expect("the first apply reaches its commit");
+    child
+}
+
+/// The lost-lock reproduction: a write-once widening beside an appender
+/// loses its lock while it is about to commit, a second apply of the live
+/// state runs meanwhile, then the first goes on. Before fencing, the second
+/// removed the first's run folder as a leftover and the first committed adds
+/// naming the deleted files: every reader failed. Now the first commits
+/// nothing and says it lost its lock, the folder stays while its run may be
+/// alive, and every acknowledged row is there and readable.
+async fn a_lost_lock(by: LostBy) {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = LakeBackend::open(dir.path().join("lake").to_str().unwrap()).unwrap();
+    let lake = Lake { dir, backend };
+    let d = lake.dir.path();
+    std::fs::write(
+        d.join("live.yaml"),
+        format!("{SCHEMA}{}", table("t", &base_spec())),
+    )
+    .unwrap();
+    let widened = base_spec().replace("{name: qty, type: int}", "{name: qty, type: bigint}");
+    std::fs::write(
+        d.join("widened.yaml"),
+        format!("{SCHEMA}{}", table("t", &widened)),
+    )
+    .unwrap();
+    let out = run(d, &["apply", "-f", "live.yaml"], None);
+    assert!(out.status.success(), "{}", text(&out));
+    write_rows(&lake.url(&tref("t")), &(1..=20_000).collect::<Vec<_>>())
+        .await
+        .unwrap();
+    let appender = Appender::start(lake.url(&tref("t")), 1_000_000);
+    let ttl: &[(&str, &str)] = match by {
+        LostBy::ForcedUnlock => &[],
+        LostBy::StalledPastExpiry => &[("DELTA_OPERATOR_LOCK_TTL_SECONDS", "2")],
+    };
+    let first = start_paused_apply(d, "widened.yaml", ttl);
+    let pid = first.id().to_string();
+    match by {
+        LostBy::ForcedUnlock => {
+            // a plain unlock refuses a holder that is running on this host, and says what forcing risks
+            let out = run(d, &["unlock", "main.sales.t"], None);
+            assert_eq!(out.status.code(), Some(5), "{}", text(&out));
+            assert!(
+                text(&out).contains("may still be applying") && text(&out).contains("--force"),
+                "{}",
+                text(&out)
+            );
+            let out = run(d, &["unlock", "main.sales.t", "--force"], None);
+            assert!(out.status.success(), "{}", text(&out));
+        }
+        LostBy::StalledPastExpiry => {
+            let stop = Command::new("kill").args(["-STOP", &pid]).status().unwrap();
+            assert!(stop.success());
+            // past the 2 s lifetime and its margin: the lock is anyone's
+            tokio::time::sleep(Duration::from_secs(5)).await;
+        }
+    }
+    // a second apply takes the table over (after the unlock, the live state; after the stall,
+    // the live state and a table comment, so it has a step and takes the expired lock); it
+    // must leave the first run's files alone
+    let second_spec = match by {
+        LostBy::ForcedUnlock => "live.yaml",
+        LostBy::StalledPastExpiry => {
+            let commented = format!("  comment: set by the second apply\n{}", base_spec());
+            std::fs::write(
+                d.join("commented.yaml"),
+                format!("{SCHEMA}{}", table("t", &commented)),
+            )
+            .unwrap();
+            "commented.yaml"
+        }
+    };
+    let second = run(d, &["apply", "-f", second_spec, "--lock-wait", "20s"], None);
+    assert!(
+        second.status.success(),
+        "the second apply: {}",
+        text(&second)
+    );
+    let run_folders = || {
+        std::fs::read_dir(lake.backend.table_path(&tref("t")))
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with("delta-operator-rewrite-")
+            })
+            .count()
+    };
+    assert_eq!(
+        run_folders(),
+        1,
+        "the first apply's run folder is not a leftover while its run may be alive: {}",
+        text(&second)
+    );
+    if let LostBy::StalledPastExpiry = by {
+        assert!(
+            Command::new("kill")
+                .args(["-CONT", &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+    }
+    let first = first.wait_with_output().unwrap();
+    let said = text(&first);
+    assert!(!first.status.success(), "the first apply must fail: {said}");
+    assert!(said.contains("lost its lock"), "{by:?}: {said}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let acked = appender.stop().await;
+    // nothing of the first apply committed: qty is still an int, every row readable by an outside reader
+    let live = lake.read(&tref("t")).await.unwrap();
+    assert_eq!(live.column("qty").unwrap().data_type, DataType::Int);
+    let mut owed: Vec<i64> = (1..=20_000).collect();
+    owed.extend(acked.iter().map(|(id, _)| *id));
+    check_rows(&lake, &["qty", "amount", "note", "region", "extra"], &owed).await;
+    let outside = Command::new(support::python())
+        .arg("-c")
+        .arg(format!(
+            // os._exit: pyarrow's threads can abort the interpreter's own exit under load
+            "import deltalake, os; print(deltalake.DeltaTable('{}').to_pyarrow_table().num_rows, flush=True); os._exit(0)",
+            lake.backend.table_path(&tref("t")).display()
+        ))
+        .output()
+        .unwrap();
+    assert!(
+        outside.status.success(),
+        "an outside reader fails: {}",
+        text(&outside)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&outside.stdout).trim(),
+        owed.len().to_string()
+    );
+    // the stale run removed its own files; the table plans clean again
+    assert_eq!(run_folders(), 0, "the stale run's folder is left behind");
+    check_nothing_left(&lake).await;
+    let out = run(d, &["plan", "-f", second_spec], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_apply_whose_lock_was_force_unlocked_commits_nothing_and_loses_no_row() {
+    a_lost_lock(LostBy::ForcedUnlock).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_apply_stalled_past_its_lock_expiry_commits_nothing_and_loses_no_row() {
+    a_lost_lock(LostBy::StalledPastExpiry).await;
 }

@@ -217,6 +217,7 @@ async fn rewrite_beside_an_appender(tag: &str, spec: &str, staged: bool) -> Wh {
         lock_wait: Duration::from_secs(5),
         on_event: &on_event,
         may_continue: &|| true,
+        fence: None,
     };
     let (_, report) = apply(&wh.b, &inputs, None, None, &opts)
         .await

@@ -134,6 +134,7 @@ async fn the_lake_on_s3_creates_rewrites_and_drops_like_on_disk() {
                     lock_wait: std::time::Duration::from_secs(5),
                     on_event: &|_| {},
                     may_continue: &|| true,
+                    fence: None,
                 },
             )
             .await

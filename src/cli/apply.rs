@@ -178,6 +178,8 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
         lock_wait: a.lock_wait,
         on_event: &on_event,
         may_continue: &|| true,
+        // a lake table's lock is fenced by the lake itself before each commit
+        fence: None,
     };
     let applying = run_apply(
         &backend,

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::backend::AnyBackend;
+use crate::backend::lake::lock::Unlocked;
 use crate::config::Config;
 use crate::engine::{Inputs, lower};
 use crate::spec::{Manifests, load_paths};
@@ -79,6 +80,9 @@ pub enum Command {
         table: String,
         #[arg(long, short = 't')]
         target: Option<String>,
+        /// Break it even if its holder may still be running (see the message without it).
+        #[arg(long)]
+        force: bool,
     },
 }
 
@@ -190,7 +194,11 @@ pub async fn run(cli: Cli) -> u8 {
         Command::Verify(a) => verify::verify(&config, a).await,
         Command::Restore(a) => undo::restore(&config, a).await,
         Command::Undrop(a) => undo::undrop(&config, a).await,
-        Command::Unlock { table, target } => unlock(&config, &table, target.as_deref()).await,
+        Command::Unlock {
+            table,
+            target,
+            force,
+        } => unlock(&config, &table, target.as_deref(), force).await,
         Command::Run(a) => {
             let identity = a.identity.unwrap_or_else(|| {
                 let host = std::fs::read_to_string("/etc/hostname")
@@ -310,7 +318,7 @@ pub fn check_allowed(config: &Config, target: &str, inputs: &Inputs) -> Result<(
     }
 }
 
-async fn unlock(config: &Config, table: &str, target: Option<&str>) -> u8 {
+async fn unlock(config: &Config, table: &str, target: Option<&str>, force: bool) -> u8 {
     // the same checks as restore and undrop: three names the lake can hold
     let t = match undo::parse_table(table) {
         Ok(t) => t,
@@ -341,17 +349,38 @@ async fn unlock(config: &Config, table: &str, target: Option<&str>) -> u8 {
         AnyBackend::Databricks(_) => None,
     };
     match lake {
-        Some(lake) => match lake.unlock(&t, &me).await {
-            Ok(Some(was)) => {
+        Some(lake) => match lake.unlock(&t, &me, force).await {
+            Ok(Unlocked::Broken(was)) => {
                 println!(
                     "unlocked {t}: it was held by {} (run {}, {} pid {})",
                     was.holder, was.run, was.host, was.pid
                 );
                 EXIT_OK
             }
-            Ok(None) => {
+            Ok(Unlocked::NotLocked) => {
                 println!("{t} is not locked");
                 EXIT_OK
+            }
+            Ok(Unlocked::HolderMayBeAlive(e)) => {
+                let how = if e.holder_is_alive_here() {
+                    format!(
+                        "its process (pid {}) is running on this host: wait for it, or stop it (kill {}) and its lock is free at once",
+                        e.pid, e.pid
+                    )
+                } else {
+                    format!(
+                        "its lock is renewed and expires in {}s by itself if that process is dead",
+                        e.expires_in_s()
+                    )
+                };
+                eprintln!(
+                    "error: {t} is held by {} (run {}, on {} pid {}) and may still be applying: {how}. \
+                     --force breaks it anyway: another apply may then start beside it; the running apply \
+                     stops before its next commit (it finds its lock gone) and removes its own files, but \
+                     a statement it already sent to a SQL engine may still finish",
+                    e.holder, e.run, e.host, e.pid
+                );
+                EXIT_LOCKED
             }
             Err(e) => {
                 eprintln!("error: {e}");

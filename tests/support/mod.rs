@@ -187,6 +187,7 @@ pub fn options() -> Options<'static> {
         lock_wait: std::time::Duration::from_secs(2),
         on_event: &|_| {},
         may_continue: &|| true,
+        fence: None,
     }
 }
 

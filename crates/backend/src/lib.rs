@@ -36,6 +36,10 @@ pub enum BackendError {
     /// Another apply holds the table (its holder, and how to break a dead one).
     #[error("{0}")]
     Locked(String),
+    /// The apply lost its table's lock before a commit (a takeover after it
+    /// stalled past the expiry, or a forced unlock): nothing more was committed.
+    #[error("{0}")]
+    LockLost(String),
     /// A statement was sent and its outcome is unknown: it may still be running.
     #[error("{message}")]
     StillRunning { statement: String, message: String },
@@ -47,6 +51,7 @@ impl BackendError {
             self,
             BackendError::Transient(_)
                 | BackendError::Locked(_)
+                | BackendError::LockLost(_)
                 | BackendError::StillRunning { .. }
         )
     }
@@ -92,6 +97,10 @@ pub trait RunLock: Send + Sync {
     fn is_held(&self) -> bool;
     /// Gives the lock back.
     fn release(self: Box<Self>) -> futures::future::BoxFuture<'static, ()>;
+    /// Confirms the lock is still this run's, in a way a stalled holder cannot
+    /// get wrong (the lake renews it with a conditional write), right before a
+    /// commit. An error says it is lost: commit nothing.
+    fn fence(&self) -> futures::future::BoxFuture<'_, Result<(), String>>;
 }
 
 /// One apply of one table: the run that owns its staging copies and rewritten
@@ -130,6 +139,16 @@ impl TableRun {
     /// False once the table's lock was lost (broken by `unlock`, or taken over after expiry).
     pub fn is_held(&self) -> bool {
         self.lock.as_ref().is_none_or(|l| l.is_held())
+    }
+
+    /// Before a commit: the lock is still this run's (renewed now), or
+    /// `BackendError::LockLost` and nothing may be committed. A run without a
+    /// lock has nothing to fence.
+    pub async fn fence(&self) -> Result<(), BackendError> {
+        match &self.lock {
+            None => Ok(()),
+            Some(l) => l.fence().await.map_err(BackendError::LockLost),
+        }
     }
 }
 

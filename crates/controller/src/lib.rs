@@ -258,11 +258,19 @@ impl Context {
         let on_event = |e: apply::Event<'_>| {
             progress.send_if_modified(|p| p.record(&e, &table::now()));
         };
+        // before every step the Lease is read back: a process that stalled past its
+        // expiry does not run a step on a target another operator now applies to
+        let lease = lock.fence();
+        let fence = move || -> futures::future::BoxFuture<'static, Result<(), String>> {
+            let lease = lease.clone();
+            Box::pin(async move { lease.check().await })
+        };
         let opts = apply::Options {
             policy: seen.policy,
             lock_wait: LOCK_WAIT,
             on_event: &on_event,
             may_continue: &may_continue,
+            fence: Some(&fence),
         };
         // the statements this apply starts, told apart from other applies' on the target
         let mine = delta_operator_backend::StatementLog::default();

@@ -80,6 +80,16 @@ struct SharedLease {
 pub struct Held {
     state: Option<Release>,
     alive: Arc<AtomicBool>,
+    fence: LeaseFence,
+}
+
+/// Confirms the target's Lease from the API server (see `LeaseFence::check`).
+#[derive(Clone)]
+pub struct LeaseFence {
+    alive: Arc<AtomicBool>,
+    lease: Api<Lease>,
+    lease_name: String,
+    identity: String,
 }
 
 struct Release {
@@ -195,6 +205,12 @@ impl Locks {
         self.in_flight.max.fetch_max(now, Ordering::SeqCst);
         self.forget_idle_objects();
         Ok(Held {
+            fence: LeaseFence {
+                alive: alive.clone(),
+                lease: Api::namespaced(self.client.clone(), &self.namespace),
+                lease_name: Self::lease_name(target),
+                identity: self.identity.clone(),
+            },
             alive,
             state: Some(Release {
                 target: target.into(),
@@ -306,6 +322,52 @@ impl Held {
         if let Some(r) = self.state.take() {
             r.leave().await;
         }
+    }
+
+    /// What confirms this Lease before each step.
+    pub fn fence(&self) -> LeaseFence {
+        self.fence.clone()
+    }
+}
+
+impl LeaseFence {
+    /// Before a step: the Lease, read from the API server (not from this
+    /// process's memory, which a paused process cannot trust), still names
+    /// this process and has not expired. An error says it is lost, or cannot be
+    /// confirmed: the step is not run.
+    pub async fn check(&self) -> Result<(), String> {
+        if !self.alive.load(Ordering::SeqCst) {
+            return Err("this operator lost the target's Lease".into());
+        }
+        let lease = self
+            .lease
+            .get_opt(&self.lease_name)
+            .await
+            .map_err(|e| format!("the target's Lease could not be read to confirm it: {e}"))?;
+        let spec = lease.and_then(|l| l.spec).unwrap_or_default();
+        let holder = spec.holder_identity.unwrap_or_default();
+        if holder != self.identity {
+            self.alive.store(false, Ordering::SeqCst);
+            return Err(format!(
+                "this operator lost the target's Lease {} (held by {})",
+                self.lease_name,
+                if holder.is_empty() { "nobody" } else { &holder }
+            ));
+        }
+        let expired = match (spec.renew_time, spec.lease_duration_seconds) {
+            (Some(renewed), Some(secs)) => {
+                SystemTime::from(renewed.0) + Duration::from_secs(secs.max(0) as u64)
+                    < SystemTime::now()
+            }
+            _ => true,
+        };
+        if expired {
+            return Err(format!(
+                "the target's Lease {} expired before it was renewed (this process stalled?)",
+                self.lease_name
+            ));
+        }
+        Ok(())
     }
 }
 

@@ -183,8 +183,15 @@ impl LakeBackend {
         &self,
         t: &TableRef,
         by: &str,
-    ) -> Result<Option<lock::Entry>, BackendError> {
-        lock::unlock(&self.root, t, by).await
+        force: bool,
+    ) -> Result<lock::Unlocked, BackendError> {
+        lock::unlock(&self.root, t, by, force).await
+    }
+
+    /// Whether a run (or the run whose id ends with `run`) may still be alive
+    /// and commit: its files are not leftovers yet (see `lock`).
+    pub async fn run_may_be_alive(&self, t: &TableRef, run: &str) -> Result<bool, BackendError> {
+        lock::run_may_be_alive(&self.root, t, run, None).await
     }
 
     /// Who holds a table's lock right now, if anyone.
@@ -560,7 +567,7 @@ impl Backend for LakeBackend {
         wait: std::time::Duration,
     ) -> Result<TableRun, BackendError> {
         let id = delta_operator_backend::new_run_id();
-        match lock::acquire(&self.root, t, &self.writer, &id, lock::DEFAULT_TTL, wait).await? {
+        match lock::acquire(&self.root, t, &self.writer, &id, lock::ttl(), wait).await? {
             Ok(held) => Ok(TableRun::locked(t, id, Box::new(held))),
             Err(by) => Err(BackendError::Locked(by.message())),
         }
@@ -598,6 +605,8 @@ impl Backend for LakeBackend {
                 ),
             });
         }
+        // every step commits only while this run still holds the table (renewed now)
+        run.fence().await?;
         let unsupported = |what: &str| {
             Err(BackendError::Unsupported {
                 backend: "lake".into(),

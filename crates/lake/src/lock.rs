@@ -8,7 +8,25 @@
 //! each write the next number, so two processes can never both win the same
 //! step: whoever creates `n + 1` first decides it. An entry that has expired
 //! (its holder stopped renewing) may be taken over; `delta-operator unlock`
-//! writes a release for a holder that died.
+//! writes a release for a holder that died (a live holder only with `--force`).
+//!
+//! **Fencing.** A lock can be lost while its apply runs: its holder stalls past
+//! the expiry (a paused process, a storage stall, a partitioned pod) and another
+//! apply takes it over, or someone forces `unlock`. So a run never commits on
+//! the strength of a lock it *had*: right before each commit it renews the lock
+//! synchronously ([`TableLock::fence`]), which is the same create-if-absent of
+//! the next entry number as every renewal. If anyone else wrote an entry since,
+//! that create fails and the run stops with nothing committed; if it succeeds,
+//! the run holds the table for a whole lifetime from that moment, longer than
+//! any commit takes.
+//!
+//! **Heartbeats.** Each run also keeps `runs/<run>.json` in its table's lock
+//! folder fresh while its process lives, lock or no lock. A run's files (its
+//! staging copy, its rewritten files) are someone else's leftovers only when that
+//! run is not the holder and its heartbeat says it is over: its process is gone
+//! from this host, or the heartbeat is older than two lifetimes (the lock's
+//! expiry plus a margin of one more). A stalled run's files are not taken from
+//! under it while it could still wake up and commit.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,6 +43,19 @@ pub const LOCKS: &str = ".locks";
 
 /// How long a held lock lasts without renewal.
 pub const DEFAULT_TTL: Duration = Duration::from_secs(60);
+
+/// The folder of run heartbeats inside a table's lock folder.
+const RUNS: &str = "runs";
+
+/// The lock's lifetime: `DELTA_OPERATOR_LOCK_TTL_SECONDS` (at least 1), else 60 s.
+/// Tests shorten it to stall a holder past its expiry in seconds.
+pub fn ttl() -> Duration {
+    std::env::var("DELTA_OPERATOR_LOCK_TTL_SECONDS")
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .filter(|s| *s >= 1)
+        .map_or(DEFAULT_TTL, Duration::from_secs)
+}
 
 /// One entry of a table's lock sequence.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -54,14 +85,137 @@ impl Entry {
     /// A holder on this machine whose process is gone (or whose pid now names
     /// another process): its lock can be taken at once instead of after expiry.
     fn holder_is_dead_here(&self) -> bool {
-        if self.host != this_host() {
-            return false;
+        self.host == this_host() && !process_runs(self.pid, self.pid_start)
+    }
+
+    /// A holder that is a running process on this machine (stopped or not).
+    pub fn holder_is_alive_here(&self) -> bool {
+        self.host == this_host() && process_runs(self.pid, self.pid_start)
+    }
+
+    /// Seconds until it expires (0 when it has).
+    pub fn expires_in_s(&self) -> u64 {
+        self.expires_ms.saturating_sub(now_ms()) / 1000
+    }
+}
+
+/// Whether `pid` runs here and is the process that started at `start` (when known).
+fn process_runs(pid: u32, start: Option<u64>) -> bool {
+    match process_start(pid) {
+        None => false,
+        Some(now) => start.is_none_or(|s| s == now),
+    }
+}
+
+/// A run's sign of life, rewritten every third of the lock's lifetime while its
+/// process runs (`runs/<run>.json` in the table's lock folder).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Heartbeat {
+    pub run: String,
+    pub host: String,
+    pub pid: u32,
+    #[serde(default)]
+    pub pid_start: Option<u64>,
+    pub written_ms: u64,
+    /// Past this (two of the writer's lifetimes after `written_ms`) the run is over.
+    pub stale_after_ms: u64,
+}
+
+fn heartbeat_rel(t: &TableRef, run: &str) -> String {
+    format!("{}/{RUNS}/{run}.json", lock_rel(t))
+}
+
+async fn beat(root: &Root, t: &TableRef, run: &str, ttl: Duration) -> Result<(), BackendError> {
+    let now = now_ms();
+    let hb = Heartbeat {
+        run: run.to_string(),
+        host: this_host(),
+        pid: std::process::id(),
+        pid_start: process_start(std::process::id()),
+        written_ms: now,
+        stale_after_ms: now + 2 * ttl.as_millis() as u64,
+    };
+    let bytes = serde_json::to_vec(&hb).map_err(|e| BackendError::Transient(e.to_string()))?;
+    root.put_file(&heartbeat_rel(t, run), &bytes).await
+}
+
+/// Whether the run whose id is `run`, or ends with `run` (Spark Connect's
+/// staging copies carry the last 8 digits), may still be alive and commit: the
+/// holder of the table's lock, or a run whose heartbeat is fresh or whose
+/// process still runs on this host. A run without a heartbeat counts as alive
+/// for two lifetimes from the start its id carries.
+pub async fn run_may_be_alive(
+    root: &Root,
+    t: &TableRef,
+    run: &str,
+    started_ms: Option<i64>,
+) -> Result<bool, BackendError> {
+    let now = now_ms();
+    if let Some((_, e)) = newest(root, t).await?
+        && e.holds(now)
+        && !e.holder_is_dead_here()
+        && e.run.ends_with(run)
+    {
+        return Ok(true);
+    }
+    let beats = root.list_files(&format!("{}/{RUNS}", lock_rel(t))).await?;
+    let mut found = false;
+    for (name, _) in beats {
+        let Some(id) = name.strip_suffix(".json") else {
+            continue;
+        };
+        if !id.ends_with(run) {
+            continue;
         }
-        match process_start(self.pid) {
-            None => true,
-            Some(start) => self.pid_start.is_some_and(|s| s != start),
+        let Some(bytes) = root.read_file(&heartbeat_rel(t, id)).await? else {
+            continue;
+        };
+        let Ok(hb) = serde_json::from_slice::<Heartbeat>(&bytes) else {
+            continue;
+        };
+        found = true;
+        let alive = if hb.host == this_host() {
+            // a process here is asked directly: a stopped one may still wake up
+            process_runs(hb.pid, hb.pid_start)
+        } else {
+            now < hb.stale_after_ms
+        };
+        if alive {
+            return Ok(true);
         }
     }
+    if found {
+        return Ok(false);
+    }
+    let started = started_ms.and_then(|s| u64::try_from(s).ok()).unwrap_or(0);
+    Ok(now < started + 2 * ttl().as_millis() as u64)
+}
+
+/// Forgets a run's heartbeat (its files are gone, or it ended), and those of
+/// runs that are over and left no files to remove (killed before writing any).
+pub async fn forget_run(root: &Root, t: &TableRef, run: &str) {
+    let _ = root.delete_file(&heartbeat_rel(t, run)).await;
+    let runs = format!("{}/{RUNS}", lock_rel(t));
+    if let Ok(beats) = root.list_files(&runs).await {
+        let now = now_ms();
+        for (name, _) in beats {
+            let Some(id) = name.strip_suffix(".json") else {
+                continue;
+            };
+            let over = match root.read_file(&heartbeat_rel(t, id)).await {
+                // stale for half as long again: without its heartbeat the run still
+                // counts as over (it started longer ago than two lifetimes)
+                Ok(Some(bytes)) => serde_json::from_slice::<Heartbeat>(&bytes).is_ok_and(|hb| {
+                    now > hb.stale_after_ms + hb.stale_after_ms.saturating_sub(hb.written_ms) / 2
+                }),
+                _ => false,
+            };
+            if over {
+                let _ = root.delete_file(&heartbeat_rel(t, id)).await;
+            }
+        }
+    }
+    root.remove_if_empty(&runs);
 }
 
 fn now_ms() -> u64 {
@@ -94,6 +248,33 @@ pub fn lock_rel(t: &TableRef) -> String {
 
 fn entry_rel(t: &TableRef, n: u64) -> String {
     format!("{}/{n:020}.json", lock_rel(t))
+}
+
+/// Writes `entry` as number `n` after ours (`n - 1`): true only if it was
+/// free and, once written, no higher number exists. Entries below the newest
+/// two are pruned, so a stalled holder's `n` may be free again although others
+/// wrote past it since: the second look catches that (the stray entry it
+/// leaves is below the newest, and pruned in turn).
+async fn write_next(
+    root: &Root,
+    t: &TableRef,
+    n: u64,
+    entry: &Entry,
+) -> Result<bool, BackendError> {
+    let bytes = serde_json::to_vec(entry).map_err(|e| BackendError::Transient(e.to_string()))?;
+    if !root.create_file(&entry_rel(t, n), &bytes).await? {
+        return Ok(false);
+    }
+    let highest = root
+        .list_files(&lock_rel(t))
+        .await?
+        .iter()
+        .filter_map(|(name, _)| {
+            name.strip_suffix(".json")
+                .and_then(|n| n.parse::<u64>().ok())
+        })
+        .max();
+    Ok(highest == Some(n))
 }
 
 /// The newest entry and its number, if any.
@@ -134,7 +315,7 @@ pub struct LockedBy {
 
 impl LockedBy {
     pub fn message(&self) -> String {
-        let left = self.entry.expires_ms.saturating_sub(now_ms()) / 1000;
+        let left = self.entry.expires_in_s();
         format!(
             "{} is being applied by {} (run {}, on {} pid {}; the lock expires in {left}s unless renewed). Wait for it, or if that process is dead: delta-operator unlock {}",
             self.table,
@@ -152,6 +333,7 @@ pub struct TableLock {
     root: Root,
     table: TableRef,
     me: Entry,
+    ttl: Duration,
     /// The number of our newest entry (renewals move it on).
     seq: Arc<tokio::sync::Mutex<u64>>,
     alive: Arc<AtomicBool>,
@@ -165,6 +347,9 @@ impl delta_operator_backend::RunLock for TableLock {
     fn release(self: Box<Self>) -> futures::future::BoxFuture<'static, ()> {
         Box::pin((*self).release())
     }
+    fn fence(&self) -> futures::future::BoxFuture<'_, Result<(), String>> {
+        Box::pin(TableLock::fence(self))
+    }
 }
 
 impl TableLock {
@@ -173,9 +358,56 @@ impl TableLock {
         self.alive.load(Ordering::SeqCst)
     }
 
+    /// Renews the lock now, before a commit: the create-if-absent of the next
+    /// entry succeeds only if nobody wrote one since ours (no takeover after an
+    /// expiry, no `unlock`), and leaves us a whole lifetime from this moment.
+    /// An error says the lock is lost (or cannot be confirmed): commit nothing.
+    pub async fn fence(&self) -> Result<(), String> {
+        let lost = |why: &str| {
+            format!(
+                "this apply lost its lock on {} ({why}); nothing more of it is committed. Another apply may hold the table now: plan again",
+                self.table
+            )
+        };
+        if !self.alive.load(Ordering::SeqCst) {
+            return Err(lost("a renewal found another holder's entry"));
+        }
+        let mut n = self.seq.lock().await;
+        let now = now_ms();
+        let next = Entry {
+            written_ms: now,
+            expires_ms: now + self.ttl.as_millis() as u64,
+            ..self.me.clone()
+        };
+        match write_next(&self.root, &self.table, *n + 1, &next).await {
+            Ok(true) => {
+                *n += 1;
+                Ok(())
+            }
+            Ok(false) => {
+                self.alive.store(false, Ordering::SeqCst);
+                let by = newest(&self.root, &self.table)
+                    .await
+                    .ok()
+                    .flatten()
+                    .map(|(_, e)| {
+                        if e.state == "held" {
+                            format!("{} (run {}) holds it now", e.holder, e.run)
+                        } else {
+                            format!("it was released by {}", e.holder)
+                        }
+                    })
+                    .unwrap_or_else(|| "another entry was written after ours".into());
+                Err(lost(&by))
+            }
+            Err(e) => Err(lost(&format!("it could not be renewed: {e}"))),
+        }
+    }
+
     /// Writes a release; nothing to do when the lock was already lost.
     pub async fn release(self) {
         self.renew.abort();
+        forget_run(&self.root, &self.table, &self.me.run).await;
         let seq = *self.seq.lock().await;
         if !self.alive.load(Ordering::SeqCst) {
             return;
@@ -192,6 +424,13 @@ impl TableLock {
             .create_file(&entry_rel(&self.table, seq + 1), &bytes)
             .await;
         prune(&self.root, &self.table, seq + 1).await;
+    }
+}
+
+impl Drop for TableLock {
+    /// A lock dropped without `release` stops renewing (and so expires).
+    fn drop(&mut self) {
+        self.renew.abort();
     }
 }
 
@@ -248,11 +487,13 @@ pub async fn acquire(
             written_ms: now,
             expires_ms: now + ttl.as_millis() as u64,
         };
-        let bytes = serde_json::to_vec(&me).map_err(|e| BackendError::Transient(e.to_string()))?;
-        if !root.create_file(&entry_rel(t, n), &bytes).await? {
-            continue; // someone else wrote n first: look again
+        if !write_next(root, t, n, &me).await? {
+            continue; // someone else wrote n (or past it) first: look again
         }
         prune(root, t, n).await;
+        // the heartbeat before any file of the run exists (a failure here is
+        // covered: a run without one counts as alive from the start its id carries)
+        let _ = beat(root, t, run, ttl).await;
         let seq = Arc::new(tokio::sync::Mutex::new(n));
         let alive = Arc::new(AtomicBool::new(true));
         let renew = tokio::spawn(renew_loop(
@@ -267,6 +508,7 @@ pub async fn acquire(
             root: root.clone(),
             table: t.clone(),
             me,
+            ttl,
             seq,
             alive,
             renew,
@@ -274,8 +516,10 @@ pub async fn acquire(
     }
 }
 
-/// Every third of the lifetime: the next entry, still ours. Failing to write
-/// it means someone else wrote that number (an unlock, a takeover): lost.
+/// Every third of the lifetime: the run's heartbeat, and the next entry, still
+/// ours. Failing to write it means someone else wrote that number (an unlock,
+/// a takeover): lost. The heartbeat goes on after a loss, until the run ends:
+/// its files are still its own until it has removed them.
 async fn renew_loop(
     root: Root,
     t: TableRef,
@@ -286,6 +530,10 @@ async fn renew_loop(
 ) {
     loop {
         tokio::time::sleep(ttl / 3).await;
+        let _ = beat(&root, &t, &me.run, ttl).await;
+        if !alive.load(Ordering::SeqCst) {
+            continue;
+        }
         let mut n = seq.lock().await;
         let now = now_ms();
         let next = Entry {
@@ -293,34 +541,54 @@ async fn renew_loop(
             expires_ms: now + ttl.as_millis() as u64,
             ..me.clone()
         };
-        let bytes = serde_json::to_vec(&next).unwrap_or_default();
-        match root.create_file(&entry_rel(&t, *n + 1), &bytes).await {
+        match write_next(&root, &t, *n + 1, &next).await {
             Ok(true) => {
                 *n += 1;
                 let keep = *n;
                 drop(n);
                 prune(&root, &t, keep).await;
             }
-            Ok(false) => {
-                alive.store(false, Ordering::SeqCst);
-                return;
-            }
+            Ok(false) => alive.store(false, Ordering::SeqCst),
             Err(_) => {} // storage trouble: try again at the next tick (the lock may still expire)
         }
     }
 }
 
-/// `delta-operator unlock`: writes a release after the newest entry. Returns
-/// who held it, or `None` when nobody did.
-pub async fn unlock(root: &Root, t: &TableRef, by: &str) -> Result<Option<Entry>, BackendError> {
+/// What `unlock` did.
+#[derive(Debug, Clone)]
+pub enum Unlocked {
+    /// Nobody held the table.
+    NotLocked,
+    /// The lock was broken; who held it.
+    Broken(Entry),
+    /// A holder that may be alive (a running process here, or an entry not
+    /// yet expired elsewhere) was left alone: `--force` breaks it.
+    HolderMayBeAlive(Entry),
+}
+
+/// `delta-operator unlock`: writes a release after the newest entry. A holder
+/// that may still be running is broken only when `force`d: breaking it lets a
+/// second apply start beside it (the first then stops before its next commit,
+/// as its fence finds the lock gone, and nothing of it is lost, but a step it
+/// had sent to a SQL engine may still finish).
+pub async fn unlock(
+    root: &Root,
+    t: &TableRef,
+    by: &str,
+    force: bool,
+) -> Result<Unlocked, BackendError> {
     loop {
         let Some((n, e)) = newest(root, t).await? else {
-            return Ok(None);
+            return Ok(Unlocked::NotLocked);
         };
         if e.state != "held" {
-            return Ok(None);
+            return Ok(Unlocked::NotLocked);
         }
         let now = now_ms();
+        let may_be_alive = e.holder_is_alive_here() || (e.holds(now) && !e.holder_is_dead_here());
+        if may_be_alive && !force {
+            return Ok(Unlocked::HolderMayBeAlive(e));
+        }
         let released = Entry {
             state: "released".into(),
             holder: by.to_string(),
@@ -334,7 +602,7 @@ pub async fn unlock(root: &Root, t: &TableRef, by: &str) -> Result<Option<Entry>
         let bytes =
             serde_json::to_vec(&released).map_err(|e| BackendError::Transient(e.to_string()))?;
         if root.create_file(&entry_rel(t, n + 1), &bytes).await? {
-            return Ok(Some(e));
+            return Ok(Unlocked::Broken(e));
         }
     }
 }
@@ -346,4 +614,143 @@ pub async fn holder(root: &Root, t: &TableRef) -> Result<Option<Entry>, BackendE
         .await?
         .map(|(_, e)| e)
         .filter(|e| e.holds(now_ms()) && !e.holder_is_dead_here()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table() -> TableRef {
+        TableRef::new("main", "sales", "t")
+    }
+
+    async fn write_beat(root: &Root, run: &str, host: &str, pid: u32, age_ms: u64) {
+        let written = now_ms() - age_ms;
+        let hb = Heartbeat {
+            run: run.into(),
+            host: host.into(),
+            pid,
+            pid_start: None,
+            written_ms: written,
+            stale_after_ms: written + 2 * DEFAULT_TTL.as_millis() as u64,
+        };
+        root.put_file(
+            &heartbeat_rel(&table(), run),
+            &serde_json::to_vec(&hb).unwrap(),
+        )
+        .await
+        .unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_run_elsewhere_is_alive_until_its_heartbeat_is_two_lifetimes_old() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::parse(dir.path().to_str().unwrap()).unwrap();
+        let t = table();
+        let ttl_ms = DEFAULT_TTL.as_millis() as u64;
+        write_beat(&root, "a-1", "another-host", 1, ttl_ms).await;
+        assert!(run_may_be_alive(&root, &t, "a-1", None).await.unwrap());
+        write_beat(&root, "a-2", "another-host", 1, 2 * ttl_ms + 1000).await;
+        assert!(!run_may_be_alive(&root, &t, "a-2", None).await.unwrap());
+        // Spark Connect's staging copies carry the run's last digits
+        assert!(run_may_be_alive(&root, &t, "1", None).await.unwrap());
+    }
+
+    #[tokio::test]
+    async fn a_run_here_is_alive_while_its_process_runs_whatever_its_heartbeats_age() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::parse(dir.path().to_str().unwrap()).unwrap();
+        let t = table();
+        let old = 10 * DEFAULT_TTL.as_millis() as u64;
+        // this very process (a stopped process is still alive: it may wake up and commit)
+        write_beat(&root, "b-1", &this_host(), std::process::id(), old).await;
+        assert!(run_may_be_alive(&root, &t, "b-1", None).await.unwrap());
+        // a pid that runs nothing
+        write_beat(&root, "b-2", &this_host(), u32::MAX - 1, 0).await;
+        assert!(!run_may_be_alive(&root, &t, "b-2", None).await.unwrap());
+    }
+
+    #[tokio::test]
+    async fn a_run_without_a_heartbeat_is_alive_for_two_lifetimes_from_its_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::parse(dir.path().to_str().unwrap()).unwrap();
+        let t = table();
+        let now = now_ms() as i64;
+        assert!(run_may_be_alive(&root, &t, "c-1", Some(now)).await.unwrap());
+        let long_ago = now - 3 * DEFAULT_TTL.as_millis() as i64;
+        assert!(
+            !run_may_be_alive(&root, &t, "c-2", Some(long_ago))
+                .await
+                .unwrap()
+        );
+    }
+
+    #[tokio::test]
+    async fn the_fence_fails_when_others_wrote_past_it_and_pruned_its_next_number() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::parse(dir.path().to_str().unwrap()).unwrap();
+        let t = table();
+        let held = acquire(&root, &t, "me", "r-1", DEFAULT_TTL, Duration::from_secs(1))
+            .await
+            .unwrap()
+            .unwrap();
+        let mine = *held.seq.lock().await;
+        // while it stalled, another apply took the table over, renewed and released,
+        // and its pruning removed the entries below its newest two
+        let other = Entry {
+            run: "r-2".into(),
+            holder: "other".into(),
+            ..held.me.clone()
+        };
+        for n in mine + 1..=mine + 4 {
+            root.create_file(&entry_rel(&t, n), &serde_json::to_vec(&other).unwrap())
+                .await
+                .unwrap();
+        }
+        prune(&root, &t, mine + 4).await;
+        assert!(
+            root.read_file(&entry_rel(&t, mine + 1))
+                .await
+                .unwrap()
+                .is_none(),
+            "its next number is free again"
+        );
+        let err = held.fence().await.expect_err("another wrote past it");
+        assert!(err.contains("lost its lock"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn the_fence_fails_once_anyone_else_wrote_an_entry() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::parse(dir.path().to_str().unwrap()).unwrap();
+        let t = table();
+        let wait = Duration::from_secs(1);
+        let held = acquire(&root, &t, "me", "r-1", DEFAULT_TTL, wait)
+            .await
+            .unwrap()
+            .unwrap();
+        held.fence().await.expect("held: the fence renews it");
+        held.fence().await.expect("and again");
+        // a live holder here is not broken without force
+        assert!(matches!(
+            unlock(&root, &t, "someone", false).await.unwrap(),
+            Unlocked::HolderMayBeAlive(_)
+        ));
+        assert!(matches!(
+            unlock(&root, &t, "someone", true).await.unwrap(),
+            Unlocked::Broken(_)
+        ));
+        let err = held.fence().await.expect_err("lost");
+        assert!(err.contains("lost its lock"), "{err}");
+        assert!(!held.is_held());
+        // the heartbeat outlives the loss until the run ends
+        assert!(run_may_be_alive(&root, &t, "r-1", None).await.unwrap());
+        held.release().await;
+        assert!(
+            root.read_file(&heartbeat_rel(&t, "r-1"))
+                .await
+                .unwrap()
+                .is_none()
+        );
+    }
 }

@@ -18,7 +18,9 @@ use serde_json::Value;
 use super::replace::{self, MAX_CATCH_UP_ROUNDS, NotCommitted, Since};
 use super::rewrite::{self, Checks, RUN_FOLDER_PREFIX, Sink, StreamSpec};
 use super::{LakeBackend, STAGING, delta_err, lock, rel};
-use delta_operator_backend::{BackendError, StepOutcome, StepProgress, TableRun, failpoint};
+use delta_operator_backend::{
+    BackendError, StepOutcome, StepProgress, TableRun, failpoint, slow_failpoint,
+};
 use delta_operator_core::model::{Leftover, LeftoverKind, TableRef};
 use delta_operator_core::plan::Step;
 use delta_operator_core::plan::steps::{Rewrite, RewritePhase};
@@ -182,6 +184,7 @@ impl LakeBackend {
             });
         }
         // the staging table's first commit names exactly these files; it fails if the table exists
+        run.fence().await?;
         let schema = rewrite::target_struct(rw, true)?;
         deltalake::DeltaTable::try_from_url(url)
             .await
@@ -317,10 +320,21 @@ impl LakeBackend {
             }
         };
         failpoint("before-commit");
+        // tests pause here (a stalled holder, or one whose lock is broken meanwhile)
+        slow_failpoint("before-commit").await;
         let mut base = base;
         let mut caught_up = 0i64;
         for round in 0..=MAX_CATCH_UP_ROUNDS {
             let read = base.version().unwrap_or(0);
+            // fenced: the lock is renewed now (or lost, and nothing is committed),
+            // and every file the commit names is still there
+            if let Err(e) = run.fence().await {
+                return Err(discard(e).await);
+            }
+            if let Err(e) = self.own_files_present(&folder_rel, sink.adds().len()).await {
+                return Err(discard(e).await);
+            }
+            failpoint("after-fence");
             match replace::commit(
                 &base,
                 &schema,
@@ -411,6 +425,26 @@ impl LakeBackend {
         .await)
     }
 
+    /// The run's rewritten files are all still in its folder (nobody took them
+    /// for leftovers): a commit naming missing files would leave a table no
+    /// reader can open.
+    async fn own_files_present(&self, folder_rel: &str, adds: usize) -> Result<(), BackendError> {
+        let present = self
+            .root
+            .list_files(folder_rel)
+            .await?
+            .iter()
+            .filter(|(name, _)| name.ends_with(".parquet"))
+            .count();
+        if present < adds {
+            return Err(BackendError::LockLost(format!(
+                "{} holds {present} of the {adds} files this rewrite wrote (something removed them while it ran); nothing was committed: plan and apply again",
+                self.root.display(folder_rel)
+            )));
+        }
+        Ok(())
+    }
+
     /// What interrupted runs left for this table: staging copies and rewritten
     /// files never committed. The run holding the table's lock right now is
     /// not interrupted, so its files are not listed.
@@ -430,10 +464,11 @@ impl LakeBackend {
         if staging_runs.is_empty() && run_folders.is_empty() {
             return Ok(vec![]);
         }
-        let active = lock::holder(&self.root, t).await?.map(|e| e.run);
         let mut out = Vec::new();
         for run in staging_runs {
-            if active.as_deref() == Some(run.as_str()) {
+            // a run that may still be alive (the holder, a fresh heartbeat, its
+            // process still here) keeps its files: it could wake up and commit
+            if lock::run_may_be_alive(&self.root, t, &run, run_started_ms(&run)).await? {
                 continue;
             }
             let files = self.root.list_files(&staging_rel(t, &run)).await?;
@@ -454,8 +489,8 @@ impl LakeBackend {
                 .collect();
             for folder in run_folders {
                 let run = folder.trim_start_matches(RUN_FOLDER_PREFIX).to_string();
-                if active.as_deref() == Some(run.as_str())
-                    || live.contains(&folder)
+                if live.contains(&folder)
+                    || lock::run_may_be_alive(&self.root, t, &run, run_started_ms(&run)).await?
                     || self.committed(t, table, &run).await?
                 {
                     continue;
@@ -526,6 +561,7 @@ impl LakeBackend {
                     self.root.remove_folder(&run_rel(t, &l.run)).await?
                 }
             }
+            lock::forget_run(&self.root, t, &l.run).await;
             removed.push(format!("{} ({} files)", l.location, l.files));
         }
         self.root.remove_if_empty(&staging_root(t));

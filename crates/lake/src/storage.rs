@@ -380,6 +380,32 @@ impl Root {
         }
     }
 
+    /// Writes `rel` whole, replacing what is there (a run's heartbeat): on disk
+    /// through a temporary file renamed over it, so a reader never sees half of it.
+    pub async fn put_file(&self, rel: &str, bytes: &[u8]) -> Result<(), BackendError> {
+        match self {
+            Root::Local(p) => {
+                let path = p.join(rel);
+                if let Some(parent) = path.parent() {
+                    std::fs::create_dir_all(parent)
+                        .map_err(|e| transient(format!("{}: {e}", parent.display())))?;
+                }
+                let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
+                std::fs::write(&tmp, bytes)
+                    .and_then(|_| std::fs::rename(&tmp, &path))
+                    .map_err(|e| transient(format!("{}: {e}", path.display())))
+            }
+            Root::Remote(_) => {
+                let (store, prefix) = self.store()?;
+                store
+                    .put(&Self::key(&prefix, rel), bytes.to_vec().into())
+                    .await
+                    .map(|_| ())
+                    .map_err(transient)
+            }
+        }
+    }
+
     /// Deletes one object; a missing one is fine.
     pub async fn delete_file(&self, rel: &str) -> Result<(), BackendError> {
         match self {

@@ -102,7 +102,7 @@ impl LakeBackend {
         wait: Duration,
     ) -> Result<lock::TableLock, BackendError> {
         let run = delta_operator_backend::new_run_id();
-        match lock::acquire(&self.root, t, &self.writer, &run, lock::DEFAULT_TTL, wait).await? {
+        match lock::acquire(&self.root, t, &self.writer, &run, lock::ttl(), wait).await? {
             Ok(held) => Ok(held),
             Err(by) => Err(BackendError::Locked(by.message())),
         }

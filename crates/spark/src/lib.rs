@@ -238,6 +238,7 @@ impl Backend for SparkConnectBackend {
             for other in &listed[&schema] {
                 if let Some((base, run)) = staging_of(&other.table)
                     && base == t.table.table
+                    && !self.lake.run_may_be_alive(&t.table, run).await?
                 {
                     t.leftovers.push(Leftover {
                         kind: LeftoverKind::StagingCopy,
@@ -299,20 +300,38 @@ impl Backend for SparkConnectBackend {
                     ),
                 });
             }
+            run.fence().await?;
             let copies = staging_removed(&run.table, &step.action, &run.id).unwrap_or_default();
+            let mut kept = 0;
             for c in &copies {
+                // a leftover listed by the plan whose run shows signs of life again
+                // (a stalled apply that woke up) keeps its copy
+                if let Some((_, of)) = staging_of(&c.table)
+                    && of != &run.id[run.id.len().saturating_sub(8)..]
+                    && self.lake.run_may_be_alive(&run.table, of).await?
+                {
+                    kept += 1;
+                    continue;
+                }
                 self.lake.remove_table_folder(c).await?;
             }
+            let also = if kept > 0 {
+                format!("; kept {kept} whose run may still be alive")
+            } else {
+                String::new()
+            };
             return Ok(StepOutcome {
-                detail: Some(format!("deleted {} staging folder(s)", copies.len())),
+                detail: Some(format!(
+                    "deleted {} staging folder(s){also}",
+                    copies.len() - kept
+                )),
             });
         }
-        if !run.is_held() {
-            return Err(BackendError::Transient(format!(
-                "{}: this apply lost its lock before step {}; nothing of it was sent",
-                run.table, step.number
-            )));
-        }
+        // before every statement: the lock is still this run's (renewed now), or
+        // nothing of the step is sent
+        run.fence().await.map_err(|e| {
+            BackendError::LockLost(format!("{e} (step {} was not sent)", step.number))
+        })?;
         steps::run_step(
             &*self.spark,
             &self.compiler.sql,

@@ -3,6 +3,7 @@
 //! skipping what already holds and recording a restore point before every
 //! rewrite or destructive step.
 
+use futures::future::BoxFuture;
 use serde::Serialize;
 
 use std::time::Duration;
@@ -156,6 +157,10 @@ pub struct Options<'a> {
     pub on_event: &'a (dyn Fn(Event<'_>) + Send + Sync),
     /// Asked before every step (the controller's Lease): when it says no, nothing more runs.
     pub may_continue: &'a (dyn Fn() -> bool + Send + Sync),
+    /// Asked right before every step, and unlike `may_continue` it checks the
+    /// truth outside this process (the controller reads its Lease back): an
+    /// error stops the apply there, the step failing with its words.
+    pub fence: Option<&'a (dyn Fn() -> BoxFuture<'static, Result<(), String>> + Send + Sync)>,
 }
 
 /// Re-reads, re-plans and checks the plan id and the gate; then takes the lock
@@ -330,6 +335,13 @@ async fn run_locked<B: Backend>(
             if !stop && (!(opts.may_continue)() || run.is_some_and(|r| !r.is_held())) {
                 stop = true;
                 report.detail = Some("not run: the apply lock was lost".into());
+            }
+            if let (false, Some(_), Some(fence)) = (stop, run, opts.fence)
+                && let Err(why) = fence().await
+            {
+                stop = true;
+                failed_tables.push(t.table.clone());
+                report.status = StepStatus::Failed { error: why };
             }
             if let (false, Some(run)) = (stop, run) {
                 (opts.on_event)(Event::Started {
