@@ -307,4 +307,184 @@ async fn the_lake_on_s3_creates_rewrites_and_drops_like_on_disk() {
         .await
         .unwrap_err();
     assert!(e.to_string().contains("exists"), "{e}");
+
+    // in the same test (the environment above is this process's): the lock fences on S3 too
+    an_apply_that_lost_its_lock_on_s3_commits_nothing().await;
+}
+
+const BIN: &str = env!("CARGO_BIN_EXE_delta-operator");
+
+fn said(o: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Every `id` of the table, read from its data files (a file a commit names
+/// but that is gone fails the read).
+async fn ids(url: &url::Url) -> Vec<i64> {
+    use deltalake::datafusion::prelude::SessionContext;
+    let table = deltalake::open_table(url.clone()).await.expect("open");
+    let ctx = SessionContext::new();
+    table.update_datafusion_session(&ctx.state()).unwrap();
+    ctx.register_table("t", table.table_provider().await.unwrap())
+        .unwrap();
+    let batches = ctx
+        .sql("SELECT id, qty FROM t")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .expect("every file the log names is readable");
+    let mut out = Vec::new();
+    for b in batches {
+        let col = b
+            .column(0)
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .expect("bigint ids");
+        out.extend(col.iter().flatten());
+    }
+    out.sort_unstable();
+    out
+}
+
+async fn append(url: &url::Url, ids: &[i64]) -> Result<(), String> {
+    let table = deltalake::open_table(url.clone())
+        .await
+        .map_err(|e| e.to_string())?;
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", ArrowType::Int64, true),
+        Field::new("qty", ArrowType::Int32, true),
+    ]));
+    let cols: Vec<ArrayRef> = vec![
+        Arc::new(Int64Array::from(ids.to_vec())),
+        Arc::new(Int32Array::from(
+            ids.iter().map(|i| (i % 1000) as i32).collect::<Vec<_>>(),
+        )),
+    ];
+    table
+        .write(vec![RecordBatch::try_new(schema, cols).unwrap()])
+        .with_save_mode(SaveMode::Append)
+        .await
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+/// The lost-lock reproduction on S3 (see tests/data_safety.rs for the disk
+/// versions): a widening paused before its commit beside an appender, its lock
+/// force-unlocked, a second apply run meanwhile; the first commits nothing and
+/// says so, every acknowledged row is readable.
+async fn an_apply_that_lost_its_lock_on_s3_commits_nothing() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("config.yaml"),
+        "targets:\n  s3:\n    lake: {root: s3://lake/fence}\ndefaultTarget: s3\n",
+    )
+    .unwrap();
+    let spec = |qty: &str| {
+        format!(
+            "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {{name: sales}}\nspec: {{catalog: main}}\n---\napiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {{name: t}}\nspec:\n  schemaRef: sales\n  columns:\n    - {{name: id, type: bigint}}\n    - {{name: qty, type: {qty}}}\n"
+        )
+    };
+    std::fs::write(d.join("live.yaml"), spec("int")).unwrap();
+    std::fs::write(d.join("widened.yaml"), spec("bigint")).unwrap();
+    let cli = |args: &[&str]| {
+        Command::new(BIN)
+            .current_dir(d)
+            .args(args)
+            .env("DELTA_OPERATOR_CONFIG", d.join("config.yaml"))
+            .env_remove("DELTA_OPERATOR_FAILPOINT")
+            .output()
+            .unwrap()
+    };
+    let out = cli(&["apply", "-f", "live.yaml"]);
+    assert!(out.status.success(), "{}", said(&out));
+    let url = url::Url::parse("s3://lake/fence/main/sales/t/").unwrap();
+    append(&url, &(1..=2_000).collect::<Vec<_>>())
+        .await
+        .unwrap();
+    // the appender: one row every 100 ms, only acknowledged ones owed
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let acked = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (s, a, u) = (stop.clone(), acked.clone(), url.clone());
+    let writer = tokio::spawn(async move {
+        let mut id = 1_000_000;
+        while !s.load(std::sync::atomic::Ordering::SeqCst) {
+            if append(&u, &[id]).await.is_ok() {
+                a.lock().unwrap().push(id);
+            }
+            id += 1;
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    });
+    let mut first = Command::new(BIN)
+        .current_dir(d)
+        .args(["apply", "-f", "widened.yaml"])
+        .env("DELTA_OPERATOR_CONFIG", d.join("config.yaml"))
+        .env("DELTA_OPERATOR_FAILPOINT", "slow-before-commit")
+        .env("DELTA_OPERATOR_FAILPOINT_SECONDS", "6")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = first.stderr.take().unwrap();
+    let mut stdout = first.stdout.take().unwrap();
+    let out_lines = std::thread::spawn(move || {
+        let mut all = String::new();
+        let _ = std::io::Read::read_to_string(&mut stdout, &mut all);
+        all
+    });
+    let (tx, rx) = std::sync::mpsc::channel();
+    let lines = std::thread::spawn(move || {
+        let mut tx = Some(tx);
+        let mut all = String::new();
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if line.contains("failpoint slow-before-commit")
+                && let Some(tx) = tx.take()
+            {
+                let _ = tx.send(());
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    rx.recv_timeout(Duration::from_secs(120))
+        .expect("the first apply reaches its commit");
+    let out = cli(&["unlock", "main.sales.t"]);
+    assert_eq!(out.status.code(), Some(5), "a live holder: {}", said(&out));
+    let out = cli(&["unlock", "main.sales.t", "--force"]);
+    assert!(out.status.success(), "{}", said(&out));
+    let second = cli(&["apply", "-f", "live.yaml", "--lock-wait", "20s"]);
+    assert!(second.status.success(), "{}", said(&second));
+    let status = first.wait().unwrap();
+    let first_said = format!("{}{}", out_lines.join().unwrap(), lines.join().unwrap());
+    assert!(!status.success(), "the first apply must fail: {first_said}");
+    assert!(first_said.contains("lost its lock"), "{first_said}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    writer.await.unwrap();
+    let mut owed: Vec<i64> = (1..=2_000).collect();
+    owed.extend(acked.lock().unwrap().iter().copied());
+    owed.sort_unstable();
+    assert!(
+        owed.len() > 2_000,
+        "no append was acknowledged: the test proves nothing"
+    );
+    assert_eq!(ids(&url).await, owed, "every acknowledged row, once");
+    let out = cli(&["plan", "-f", "live.yaml"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "qty is still an int: {}",
+        said(&out)
+    );
 }
