@@ -106,7 +106,10 @@ mod tests {
         assert!(approves("50854c32792d7c1a-2", id));
         assert!(approves("50854c32792d7c1a-after-restore", id));
         assert!(!approves("50854c32792d7c1a-", id));
-        assert!(!approves("50854c32792d7c1a2", id), "a longer id is another plan");
+        assert!(
+            !approves("50854c32792d7c1a2", id),
+            "a longer id is another plan"
+        );
         assert!(!approves("50854c32792d7c1", id));
         assert!(!approves("0000000000000000", id));
         assert!(!approves("", id));
