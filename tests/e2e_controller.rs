@@ -1105,6 +1105,49 @@ fn a_strict_schema_drops_orphans_only_after_its_own_approval() {
         op.table_dir("orders").join("_delta_log").is_dir(),
         "a declared table is never an orphan"
     );
+    let spent = get(&ns, "deltaschema", "sales");
+    assert_eq!(
+        spent["status"]["approval"]["value"],
+        id.as_str(),
+        "{}",
+        spent["status"]
+    );
+
+    // undropped while its DeltaTable is still gone: the same orphan drop is planned
+    // again, and the spent approval on the DeltaSchema does not run it
+    let o = std::process::Command::new(BIN)
+        .args(["undrop", "main.sales.customers"])
+        .current_dir(op.lake.parent().unwrap())
+        .env_remove("DELTA_OPERATOR_CONFIG")
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "undrop: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let mut seen = Value::Null;
+    wait_until(
+        "the recurring orphan drop to wait",
+        Duration::from_secs(60),
+        || {
+            seen = get(&ns, "deltaschema", "sales");
+            match true_condition(&seen, "Stalled") {
+                Some((r, m)) if r == "ApprovalRequired" && m.contains("spent") => Ok(()),
+                other => Err(format!("{other:?}")),
+            }
+        },
+    );
+    assert_eq!(
+        seen["status"]["plan"]["id"],
+        id.as_str(),
+        "the same plan recurs"
+    );
+    std::thread::sleep(Duration::from_secs(4));
+    assert!(
+        op.table_dir("customers").join("_delta_log").is_dir(),
+        "the spent approval drops nothing again"
+    );
 }
 
 /// Another client changing `name` over and over from its own thread: a label
