@@ -151,6 +151,74 @@ print(t.num_rows, str(t.schema.field('amount').type), 'status' in t.schema.names
     assert_eq!(seen, "3 int64 False [0, 100, 250]");
 }
 
+/// The CLI remembers no approval (no state file): a second apply of a plan that
+/// ran is refused because the world it described moved (exit 3), and when the
+/// same plan recurs after the printed undo, `apply` waits for an approval again
+/// (exit 4); `--approve` is the approval of the one invocation that carries it.
+#[test]
+fn a_second_apply_of_the_same_plan_is_refused_and_a_recurring_plan_needs_approving_again() {
+    let dir = workdir();
+    let d = dir.path();
+    let o = run(d, &["apply", "-f", "examples/"]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let orders = d.join("examples/orders.yaml");
+    let spec = std::fs::read_to_string(&orders).unwrap();
+    let dropped = spec.replace("    - name: status\n      type: string\n", "");
+    assert_ne!(spec, dropped);
+    std::fs::write(&orders, dropped).unwrap();
+    let o = run(d, &["plan", "-f", "examples/"]);
+    let out = text(&o);
+    assert_eq!(code(&o), 2, "{out}");
+    let id = plan_id(&out);
+    let undo = out
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("undo: delta-operator "))
+        .unwrap_or_else(|| panic!("an undo command: {out}"))
+        .to_string();
+    let o = run(
+        d,
+        &[
+            "apply",
+            "-f",
+            "examples/",
+            "--plan-id",
+            &id,
+            "--approve",
+            &id,
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    // the same plan and approval once more: the table moved on, so the plan is stale
+    let o = run(
+        d,
+        &[
+            "apply",
+            "-f",
+            "examples/",
+            "--plan-id",
+            &id,
+            "--approve",
+            &id,
+        ],
+    );
+    assert_eq!(code(&o), 3, "{}", text(&o));
+
+    // the printed undo, with the manifest not reverted: the very same plan recurs
+    let args: Vec<&str> = undo.split_whitespace().collect();
+    let o = run(d, &args);
+    assert_eq!(code(&o), 0, "{undo}: {}", text(&o));
+    let o = run(d, &["plan", "-f", "examples/"]);
+    assert_eq!(plan_id(&text(&o)), id, "{}", text(&o));
+    let o = run(d, &["apply", "-f", "examples/"]);
+    assert_eq!(code(&o), 4, "waits for an approval: {}", text(&o));
+    // a new approval, given by whoever runs it (the `<id>-<n>` form names the same plan)
+    let again = format!("{id}-2");
+    let o = run(d, &["apply", "-f", "examples/", "--approve", &again]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let o = run(d, &["plan", "-f", "examples/"]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+}
+
 #[test]
 fn validate_reports_file_path_and_fix_and_exits_1() {
     let dir = workdir();

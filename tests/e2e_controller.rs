@@ -299,6 +299,143 @@ fn a_destructive_change_waits_for_the_approval_of_that_exact_plan() {
     assert!(events.contains("ApprovalConsumed"), "{events}");
 }
 
+/// Issue 27: the approve annotation stays on the resource after its plan ran, and
+/// the plan id leaves data versions out, so when the same destructive plan recurs
+/// (the table restored with the printed undo while the manifest still drops the
+/// column) the old annotation must not approve it again.
+#[test]
+fn an_approval_is_spent_once_and_a_restored_table_waits_for_a_new_one() {
+    let ns = namespace("spent");
+    let op = Operator::start(&ns, ALL, &[]);
+    kubectl_ok(&["apply", "-n", &ns, "-f", examples().to_str().unwrap()]);
+    kubectl_ok(&[
+        "wait",
+        "-n",
+        &ns,
+        "--for=condition=Ready",
+        "deltatable/orders",
+        "--timeout=60s",
+    ]);
+    let table = op.table_dir("orders");
+    apply_yaml(&ns, ORDERS_WITHOUT_STATUS); // drops `status`
+    let obj = wait_condition(
+        &ns,
+        "deltatable",
+        "orders",
+        "Stalled",
+        "True",
+        Some("ApprovalRequired"),
+    );
+    let id = obj["status"]["plan"]["id"].as_str().unwrap().to_string();
+    assert_eq!(
+        obj["status"]["plan"]["approval"],
+        id.as_str(),
+        "{}",
+        obj["status"]
+    );
+    kubectl_ok(&[
+        "annotate",
+        "-n",
+        &ns,
+        "deltatable/orders",
+        &format!("delta-operator.io/approve={id}"),
+        "--overwrite",
+    ]);
+    let obj = wait_condition(&ns, "deltatable", "orders", "Ready", "True", None);
+    let approval = &obj["status"]["approval"];
+    assert_eq!(approval["planId"], id.as_str(), "{}", obj["status"]);
+    assert_eq!(approval["value"], id.as_str());
+    assert_eq!(approval["state"], "Spent");
+    let point = obj["status"]["lastApplied"]["restorePoints"][0]
+        .as_str()
+        .unwrap_or_else(|| panic!("a restore point: {}", obj["status"]))
+        .to_string();
+    let version = point.strip_prefix("main.sales.orders@").expect(&point);
+
+    // the undo the plan printed, run beside the operator's lake; the manifest
+    // still says to drop `status`, and the annotation still names the plan
+    let o = std::process::Command::new(BIN)
+        .args(["restore", "main.sales.orders", "--version", version])
+        .current_dir(op.lake.parent().unwrap())
+        .env_remove("DELTA_OPERATOR_CONFIG")
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "restore: {}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let restored = delta_versions(&table);
+    assert_eq!(
+        commit_infos(&table).last().unwrap()["operation"],
+        "RESTORE",
+        "{:?}",
+        commit_infos(&table).last()
+    );
+
+    // the same plan again (the id leaves the Delta version out): it waits
+    let mut seen = Value::Null;
+    wait_until(
+        "the recurring plan to wait for a new approval",
+        Duration::from_secs(60),
+        || {
+            seen = get(&ns, "deltatable", "orders");
+            match true_condition(&seen, "Stalled") {
+                Some((r, m)) if r == "ApprovalRequired" && m.contains("spent") => Ok(()),
+                other => Err(format!(
+                    "{other:?}; {} commits (restored at {restored})",
+                    delta_versions(&table)
+                )),
+            }
+        },
+    );
+    assert_eq!(
+        seen["status"]["plan"]["id"],
+        id.as_str(),
+        "the same plan recurs"
+    );
+    let fresh = format!("{id}-2");
+    assert_eq!(
+        seen["status"]["plan"]["approval"],
+        fresh.as_str(),
+        "{}",
+        seen["status"]
+    );
+    assert!(
+        seen["status"]["plan"]["approveCommand"]
+            .as_str()
+            .is_some_and(|c| c.contains(&format!("delta-operator.io/approve={fresh}"))),
+        "{}",
+        seen["status"]
+    );
+    assert_eq!(seen["status"]["approval"]["state"], "Spent");
+    std::thread::sleep(Duration::from_secs(5));
+    assert_eq!(
+        delta_versions(&table),
+        restored,
+        "the spent approval dropped nothing again"
+    );
+    let said = events(&ns, "orders");
+    assert!(said.contains("was spent"), "{said}");
+
+    // a new approval of the same plan runs it once, and is spent in turn
+    kubectl_ok(&[
+        "annotate",
+        "-n",
+        &ns,
+        "deltatable/orders",
+        &format!("delta-operator.io/approve={fresh}"),
+        "--overwrite",
+    ]);
+    let obj = wait_condition(&ns, "deltatable", "orders", "Ready", "True", None);
+    assert_eq!(obj["status"]["approval"]["value"], fresh.as_str());
+    assert_eq!(obj["status"]["approval"]["earlier"][0], id.as_str());
+    assert_eq!(delta_versions(&table), restored + 1, "dropped once more");
+    std::thread::sleep(Duration::from_secs(4));
+    assert_eq!(delta_versions(&table), restored + 1, "and only once");
+}
+
 #[test]
 fn a_namespace_or_catalog_outside_the_target_is_forbidden_and_untouched() {
     let ns = namespace("forbidden");
@@ -967,6 +1104,49 @@ fn a_strict_schema_drops_orphans_only_after_its_own_approval() {
     assert!(
         op.table_dir("orders").join("_delta_log").is_dir(),
         "a declared table is never an orphan"
+    );
+    let spent = get(&ns, "deltaschema", "sales");
+    assert_eq!(
+        spent["status"]["approval"]["value"],
+        id.as_str(),
+        "{}",
+        spent["status"]
+    );
+
+    // undropped while its DeltaTable is still gone: the same orphan drop is planned
+    // again, and the spent approval on the DeltaSchema does not run it
+    let o = std::process::Command::new(BIN)
+        .args(["undrop", "main.sales.customers"])
+        .current_dir(op.lake.parent().unwrap())
+        .env_remove("DELTA_OPERATOR_CONFIG")
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "undrop: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let mut seen = Value::Null;
+    wait_until(
+        "the recurring orphan drop to wait",
+        Duration::from_secs(60),
+        || {
+            seen = get(&ns, "deltaschema", "sales");
+            match true_condition(&seen, "Stalled") {
+                Some((r, m)) if r == "ApprovalRequired" && m.contains("spent") => Ok(()),
+                other => Err(format!("{other:?}")),
+            }
+        },
+    );
+    assert_eq!(
+        seen["status"]["plan"]["id"],
+        id.as_str(),
+        "the same plan recurs"
+    );
+    std::thread::sleep(Duration::from_secs(4));
+    assert!(
+        op.table_dir("customers").join("_delta_log").is_dir(),
+        "the spent approval drops nothing again"
     );
 }
 

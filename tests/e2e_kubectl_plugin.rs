@@ -355,6 +355,101 @@ fn undo_prints_the_restore_that_brings_a_dropped_column_back() {
     assert_eq!(schema_json(&table), before);
 }
 
+/// An approval is spent once: restored without reverting the manifest, the same
+/// drop is planned again; the plugin shows the annotation as spent, and its
+/// `approve` writes a new value (`<id>-2`) and waits for that apply, not the last one.
+#[test]
+fn a_spent_approval_is_shown_and_approve_gives_a_new_one() {
+    let plugins = plugin_dir();
+    let p = plugins.path();
+    let ns = namespace("plugin-spent");
+    let op = Operator::start(&ns, ALL, &[]);
+    kubectl_ok(&["apply", "-n", &ns, "-f", examples().to_str().unwrap()]);
+    kubectl_ok(&[
+        "wait",
+        "-n",
+        &ns,
+        "--for=condition=Ready",
+        "deltatable/orders",
+        "--timeout=60s",
+    ]);
+    let table = op.table_dir("orders");
+    apply_yaml(&ns, ORDERS_WITHOUT_STATUS);
+    wait_condition(
+        &ns,
+        "deltatable",
+        "orders",
+        "Stalled",
+        "True",
+        Some("ApprovalRequired"),
+    );
+    let approve = [
+        "approve",
+        "orders",
+        "-n",
+        &ns,
+        "--yes",
+        "--wait",
+        "--timeout",
+        "60s",
+    ];
+    let (code, out, err) = kubectl_delta(p, &approve, "");
+    assert_eq!(code, 0, "{out}{err}");
+    let obj = get(&ns, "deltatable", "orders");
+    let id = obj["status"]["approval"]["value"]
+        .as_str()
+        .unwrap_or_else(|| panic!("spent: {}", obj["status"]))
+        .to_string();
+    let point = obj["status"]["lastApplied"]["restorePoints"][0]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let version = point.strip_prefix("main.sales.orders@").expect(&point);
+    let o = Command::new(BIN)
+        .args(["restore", "main.sales.orders", "--version", version])
+        .current_dir(op.lake.parent().unwrap())
+        .env_remove("DELTA_OPERATOR_CONFIG")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let restored = delta_versions(&table);
+    wait_until(
+        "the same plan to wait again",
+        std::time::Duration::from_secs(60),
+        || {
+            let (code, out, err) = kubectl_delta(p, &["plan", "orders", "-n", &ns], "");
+            if code == 2 && out.contains("State: awaiting a new approval") {
+                Ok(())
+            } else {
+                Err(format!("{code}: {out}{err}"))
+            }
+        },
+    );
+    let (_, out, _) = kubectl_delta(p, &["plan", "orders", "-n", &ns], "");
+    assert!(
+        out.contains(&format!(
+            "Approval: delta-operator.io/approve={id} is spent (by plan {id} applied at"
+        )),
+        "{out}"
+    );
+    let (code, out, _) = kubectl_delta(p, &["drift", "-n", &ns], "");
+    assert_eq!(code, 2);
+    assert!(
+        out.contains(&format!("awaiting a new approval ({id} is spent)")),
+        "{out}"
+    );
+    assert_eq!(delta_versions(&table), restored, "nothing dropped again");
+
+    let (code, out, err) = kubectl_delta(p, &approve, "");
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains(&format!("annotated delta-operator.io/approve={id}-2"))
+            && out.contains(&format!("Applied plan {id}.")),
+        "{out}"
+    );
+    assert_eq!(delta_versions(&table), restored + 1, "dropped once more");
+}
+
 #[test]
 fn undo_of_a_strict_schemas_orphan_drop_is_the_undrop_of_that_table() {
     let plugins = plugin_dir();

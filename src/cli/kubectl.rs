@@ -13,7 +13,7 @@ use serde_json::json;
 
 use super::{EXIT_CHANGES, EXIT_ERROR, EXIT_OK};
 use crate::controller::{APPROVE, PAUSED};
-use crate::spec::crd::{Condition, LastApplied, PlanStatus};
+use crate::spec::crd::{ApprovalStatus, Condition, LastApplied, PlanStatus};
 use crate::spec::{DeltaSchema, DeltaTable};
 use delta_operator_api::reason::Reason;
 
@@ -92,15 +92,20 @@ struct View {
     plan: Option<PlanStatus>,
     paused: bool,
     resource_version: Option<String>,
-    /// The id of the plan last applied.
-    last_applied: Option<String>,
+    /// The id of the plan last applied, and when.
+    last_applied: Option<(String, String)>,
+    /// The `delta-operator.io/approve` annotation.
+    annotation: Option<String>,
+    /// status.approval: the approvals already spent.
+    spent: Option<ApprovalStatus>,
 }
 
 impl View {
     fn of_table(t: &DeltaTable) -> Self {
         let s = t.status.clone().unwrap_or_default();
         View {
-            last_applied: s.last_applied.map(|l| l.plan_id),
+            last_applied: s.last_applied.map(|l| (l.plan_id, l.time)),
+            spent: s.approval,
             ..View::new(
                 "deltatable",
                 t,
@@ -115,7 +120,8 @@ impl View {
     fn of_schema(t: &DeltaSchema) -> Self {
         let s = t.status.clone().unwrap_or_default();
         View {
-            last_applied: s.last_applied.map(|l| l.plan_id),
+            last_applied: s.last_applied.map(|l| (l.plan_id, l.time)),
+            spent: s.approval,
             ..View::new(
                 "deltaschema",
                 t,
@@ -147,7 +153,29 @@ impl View {
             paused: o.annotations().get(PAUSED).is_some_and(|v| v == "true"),
             resource_version: o.resource_version(),
             last_applied: None,
+            annotation: o.annotations().get(APPROVE).cloned(),
+            spent: None,
         }
+    }
+
+    /// The annotation, when its value was already spent by an apply.
+    fn spent_annotation(&self) -> Option<&str> {
+        let a = self.annotation.as_deref()?;
+        self.spent.as_ref().filter(|s| s.spent(a)).map(|_| a)
+    }
+
+    /// A line about the approval on the resource, when it was spent.
+    fn approval_line(&self) -> Option<String> {
+        let a = self.spent_annotation()?;
+        let s = self.spent.as_ref()?;
+        let when = if s.value == a {
+            format!("by plan {} applied at {}", s.plan_id, s.spent_at)
+        } else {
+            "by an earlier apply".into()
+        };
+        Some(format!(
+            "Approval: {APPROVE}={a} is spent ({when}); it approves nothing again\n"
+        ))
     }
 
     fn condition(&self, type_: &str) -> Option<&Condition> {
@@ -176,6 +204,9 @@ impl View {
             .as_ref()
             .is_some_and(|p| p.approve_command.is_some())
         {
+            if let Some(a) = self.spent_annotation() {
+                return format!("awaiting a new approval ({a} is spent)");
+            }
             return "awaiting approval".into();
         }
         if let Some(c) = self.condition("Stalled") {
@@ -215,7 +246,11 @@ async fn run_inner(args: KubectlArgs) -> Result<u8, String> {
                 None
             };
             match whole {
-                Some(text) => println!("{text}State: {}", view.state()),
+                Some(text) => print!(
+                    "{text}State: {}\n{}",
+                    view.state(),
+                    view.approval_line().unwrap_or_default()
+                ),
                 None => print!("{}", show(&view)),
             }
             Ok(if view.pending().is_some() {
@@ -331,6 +366,9 @@ fn show(v: &View) -> String {
         }
     };
     out.push_str(&format!("State: {}\n", v.state()));
+    if let Some(line) = v.approval_line() {
+        out.push_str(&line);
+    }
     if p.approve_command.is_some() {
         out.push_str(&format!(
             "Approve: kubectl delta approve {}/{} -n {}\n",
@@ -360,6 +398,8 @@ async fn approve(
         return Ok(EXIT_OK);
     }
     let id = plan.id.clone();
+    // the value status says approves it: the id, or `<id>-<n>` once the id was spent
+    let value = plan.approval.clone().unwrap_or_else(|| id.clone());
     if !yes {
         if !std::io::stdin().is_terminal() {
             return Err(format!(
@@ -376,8 +416,7 @@ async fn approve(
         }
     }
     // the resourceVersion makes the patch fail if the object changed since it was shown
-    let patch =
-        json!({"metadata": {"resourceVersion": v.resource_version, "annotations": {APPROVE: id}}});
+    let patch = json!({"metadata": {"resourceVersion": v.resource_version, "annotations": {APPROVE: value}}});
     let params = PatchParams::default();
     let (kind, n) = parse_name(name)?;
     let result = match kind {
@@ -392,7 +431,7 @@ async fn approve(
     };
     match result {
         Ok(()) => println!(
-            "Approved plan {id}: {}/{} annotated {APPROVE}={id}",
+            "Approved plan {id}: {}/{} annotated {APPROVE}={value}",
             v.kind, v.name
         ),
         Err(kube::Error::Api(s)) if s.code == 409 => {
@@ -411,7 +450,10 @@ async fn approve(
             );
             Ok(EXIT_OK)
         }
-        Some(timeout) => wait_applied(client, ns, name, &id, timeout).await,
+        Some(timeout) => {
+            let before = v.last_applied.clone();
+            wait_applied(client, ns, name, &id, &value, before, timeout).await
+        }
     }
 }
 
@@ -503,10 +545,10 @@ pub fn undo_text(
         last.plan_id, last.time, last.steps_applied
     );
     out.push_str("warning: revert the manifest in Git (or wherever it is applied from) first, or the operator applies it again.\n");
-    // the approval stays on the resource: while the manifest is not reverted it
-    // approves the same plan again, so it is withdrawn with the pause
+    // the approval was spent by the apply: it cannot approve the same plan
+    // again, but removing it leaves nothing that looks like one
     out.push_str(&format!(
-        "1. Pause the resource while you undo, and withdraw the approval (it would approve the same plan again):\n     kubectl annotate {kind} {name} -n {ns} {PAUSED}=true {APPROVE}-\n"
+        "1. Pause the resource while you undo, and remove the approval (spent: it approves nothing again, but keep Git and the cluster saying so):\n     kubectl annotate {kind} {name} -n {ns} {PAUSED}=true {APPROVE}-\n"
     ));
     let run = {
         let mut r = String::from(
@@ -540,18 +582,23 @@ pub fn undo_text(
     Ok(out)
 }
 
-/// Polls until the approved plan is applied, refused, or replaced.
+/// Polls until the approved plan is applied (the approval `value` spent, or a
+/// newer apply of plan `id` than `before`), refused, or replaced.
 async fn wait_applied(
     client: &Client,
     ns: &str,
     name: &str,
     id: &str,
+    value: &str,
+    before: Option<(String, String)>,
     timeout: Duration,
 ) -> Result<u8, String> {
     let start = Instant::now();
     loop {
         let v = get(client, ns, name).await?;
-        if v.last_applied.as_deref() == Some(id) {
+        let spent = v.spent.as_ref().is_some_and(|s| s.value == value);
+        let newer = v.last_applied.as_ref().is_some_and(|l| l.0 == id) && v.last_applied != before;
+        if spent || newer {
             println!("Applied plan {id}.");
             return Ok(EXIT_OK);
         }
@@ -759,6 +806,54 @@ mod tests {
         );
         assert!(!out.contains('\u{1b}'), "{out}");
         assert_eq!(out.matches("cannot be read; left out").count(), 4, "{out}");
+    }
+
+    #[test]
+    fn a_spent_approval_is_shown_as_spent_and_the_new_value_is_offered() {
+        let spent = ApprovalStatus {
+            plan_id: "0123456789abcdef".into(),
+            value: "0123456789abcdef".into(),
+            spent_at: "2026-12-01T10:00:00Z".into(),
+            ..Default::default()
+        };
+        let v = View {
+            kind: "deltatable",
+            namespace: "data".into(),
+            name: "orders".into(),
+            target: Some("main.sales.orders".into()),
+            generation: Some(2),
+            observed_generation: Some(2),
+            conditions: vec![],
+            plan: Some(PlanStatus {
+                id: "0123456789abcdef".into(),
+                summary: "+0 ~1 -0".into(),
+                approve_command: Some("kubectl annotate …".into()),
+                approval: Some("0123456789abcdef-2".into()),
+                text: Some("main.sales.orders   ~ update\n".into()),
+                ..Default::default()
+            }),
+            paused: false,
+            resource_version: None,
+            last_applied: None,
+            annotation: Some("0123456789abcdef".into()),
+            spent: Some(spent),
+        };
+        assert_eq!(
+            v.state(),
+            "awaiting a new approval (0123456789abcdef is spent)"
+        );
+        let out = show(&v);
+        assert!(
+            out.contains("Approval: delta-operator.io/approve=0123456789abcdef is spent (by plan 0123456789abcdef applied at 2026-12-01T10:00:00Z); it approves nothing again"),
+            "{out}"
+        );
+        // a fresh value on the resource is not spent
+        let fresh = View {
+            annotation: Some("0123456789abcdef-2".into()),
+            ..v
+        };
+        assert_eq!(fresh.state(), "awaiting approval");
+        assert!(fresh.approval_line().is_none());
     }
 
     #[test]

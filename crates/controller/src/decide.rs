@@ -5,10 +5,13 @@
 //! check: the executor is then asked for exactly the plan id decided on.
 
 use delta_operator_api::reason::Reason;
-use delta_operator_api::spec::crd::{ApplyStatus, LastApplied, PlanStatus};
+use delta_operator_api::spec::crd::{
+    ApplyStatus, ApprovalState, ApprovalStatus, LastApplied, PlanStatus,
+};
 use delta_operator_backend::BackendError;
 use delta_operator_backend::apply::{ApplyError, ApplyReport, StepStatus};
-use delta_operator_core::plan::gate::{Decision, Policy, gate};
+use delta_operator_core::plan::RiskClass;
+use delta_operator_core::plan::gate::{Decision, Policy, approves, fresh_approval, gate};
 use delta_operator_core::plan::render::text::{render, schema_step_lines, step_lines};
 use delta_operator_core::plan::schema::SchemaOutcome;
 use delta_operator_core::plan::{Outcome, Plan, RuleFailure};
@@ -63,6 +66,8 @@ pub struct Report {
     pub last_applied: Option<LastApplied>,
     /// status.apply: an apply cut short keeps it (where it stopped, its restore points).
     pub apply: Option<ApplyStatus>,
+    /// status.approval when this apply spent an approval (with the earlier spent values).
+    pub approval: Option<ApprovalStatus>,
     pub events: Vec<Note>,
 }
 
@@ -76,6 +81,7 @@ impl Report {
             whole_plan: None,
             last_applied: None,
             apply: None,
+            approval: None,
             events: vec![],
         }
     }
@@ -105,6 +111,8 @@ pub struct Seen<'a> {
     pub policy: Policy,
     /// The `delta-operator.io/approve` annotation.
     pub approval: Option<&'a str>,
+    /// status.approval: the approvals already spent on this resource.
+    pub spent: Option<&'a ApprovalStatus>,
     /// `delta-operator.io/paused: "true"`.
     pub paused: bool,
     /// The plan id in the previous status: events are published once per plan.
@@ -117,6 +125,16 @@ pub struct Seen<'a> {
 }
 
 impl<'a> Seen<'a> {
+    /// The annotation, unless its value was spent: an approval is spent once.
+    pub fn in_force(&self) -> Option<&'a str> {
+        self.approval.filter(|a| !self.is_spent(a))
+    }
+
+    /// Whether `value` already approved an apply of this resource.
+    pub fn is_spent(&self, value: &str) -> bool {
+        self.spent.is_some_and(|s| s.spent(value))
+    }
+
     /// The annotations that steer a reconcile.
     pub fn annotations(
         annotations: &'a std::collections::BTreeMap<String, String>,
@@ -170,6 +188,7 @@ pub fn plan_status(plan: &Plan, approve: Option<String>) -> PlanStatus {
         steps,
         steps_omitted: omitted as i32,
         approve_command: approve,
+        approval: None,
         text: Some(cut_text(render(plan), MAX_STATUS_TEXT)),
     }
 }
@@ -260,18 +279,21 @@ pub fn decide(plan: &Plan, seen: &Seen) -> Next {
             ),
         });
     }
+    // the value that approves this plan: its id, or `<id>-<n>` once the id was spent
+    let value = fresh_approval(plan.id.as_str(), |v| seen.is_spent(v));
+    let cmd = approve_command(seen.kind, seen.namespace, seen.name, &value);
     let report = |reason: Reason, message: String, approve: bool| Report {
         reason,
         message,
         drifted: drifted.clone(),
-        plan: Some(plan_status(
-            plan,
-            approve
-                .then(|| approve_command(seen.kind, seen.namespace, seen.name, plan.id.as_str())),
-        )),
+        plan: Some(PlanStatus {
+            approval: approve.then(|| value.clone()),
+            ..plan_status(plan, approve.then(|| cmd.clone()))
+        }),
         whole_plan: whole_plan(plan),
         last_applied: None,
         apply: None,
+        approval: None,
         events: events.clone(),
     };
     let refused = |failures: &[RuleFailure]| {
@@ -319,7 +341,7 @@ pub fn decide(plan: &Plan, seen: &Seen) -> Next {
             false,
         ));
     }
-    match gate(plan, seen.policy, seen.approval) {
+    match gate(plan, seen.policy, seen.in_force()) {
         Decision::NothingToDo => Next::Report(Report {
             events,
             ..Report::new(Reason::InSync, "the table matches the spec")
@@ -352,13 +374,23 @@ pub fn decide(plan: &Plan, seen: &Seen) -> Next {
             id,
             approved: reason,
         } => {
-            let cmd = approve_command(seen.kind, seen.namespace, seen.name, id.as_str());
             let what = seen
                 .context
                 .as_ref()
                 .map_or(String::new(), |c| format!("{c}: "));
             let message = match seen.approval {
-                Some(a) if a != id => format!(
+                Some(a) if approves(a, &id) && seen.is_spent(a) => {
+                    let when = seen
+                        .spent
+                        .filter(|s| s.value == a)
+                        .map_or(String::new(), |s| {
+                            format!(" when plan {} was applied at {}", s.plan_id, s.spent_at)
+                        });
+                    format!(
+                        "{what}plan {id} is planned again, but its approval {a} was spent{when}: an approval is spent once, so it waits for a new one ({reason}): {cmd}"
+                    )
+                }
+                Some(a) if !approves(a, &id) => format!(
                     "{what}the annotation approves {a}, but the plan is now {id}; review it, then: {cmd}"
                 ),
                 _ => format!("{what}plan {id} needs approval ({reason}): {cmd}"),
@@ -438,6 +470,7 @@ pub fn applied(
         steps_applied: report.applied() as i32,
         restore_points: report.restore_points(),
     };
+    let approval = spent(plan, seen, report, now);
     // the schemas' steps ran first, then the tables'
     let statuses = || {
         let schemas = report
@@ -452,6 +485,7 @@ pub fn applied(
     }) {
         return Report {
             last_applied: Some(last_applied),
+            approval,
             ..pending(failed, failure.clone())
         }
         .note(true, EventReason::ApplyFailed, failure);
@@ -459,6 +493,7 @@ pub fn applied(
     if statuses().any(|(_, _, status)| *status == StepStatus::NotRun) {
         return Report {
             last_applied: Some(last_applied),
+            approval,
             ..pending(
                 Reason::LeaseLost,
                 "the apply lock was lost; the rest runs in the next reconcile".into(),
@@ -467,17 +502,21 @@ pub fn applied(
     }
     let mut r = Report {
         last_applied: Some(last_applied.clone()),
+        approval: approval.clone(),
         ..Report::new(Reason::InSync, "the table matches the spec")
     };
     if report.is_empty() {
         // nothing ran: the plan was already true, or the table is gone
         return r;
     }
-    if seen.approval == Some(plan.id.as_str()) {
+    if let Some(a) = &approval {
         r = r.note(
             false,
             EventReason::ApprovalConsumed,
-            format!("plan {} approved and applied", plan.id),
+            format!(
+                "plan {} approved ({APPROVE}={}) and applied; that approval is spent and approves nothing again",
+                plan.id, a.value
+            ),
         );
     }
     let (reason, message) = done.unwrap_or_else(|| {
@@ -493,6 +532,42 @@ pub fn applied(
         )
     });
     r.note(false, reason, message)
+}
+
+/// The approval an apply spent: the one in force named this plan, the plan
+/// needed it (a destructive step, or any step under `policy: Manual`), and a
+/// step that needed it ran. With the values spent before, newest first.
+fn spent(plan: &Plan, seen: &Seen, report: &ApplyReport, now: &str) -> Option<ApprovalStatus> {
+    let value = seen.in_force().filter(|a| approves(a, &plan.id))?;
+    if !matches!(
+        gate(plan, seen.policy, None),
+        Decision::NeedsApproval { .. }
+    ) {
+        return None;
+    }
+    let manual = seen.policy == Policy::Manual;
+    let ran =
+        report.steps.iter().any(|s| {
+            s.status == StepStatus::Applied && (manual || s.class == RiskClass::Destructive)
+        }) || (manual
+            && report
+                .schema_steps
+                .iter()
+                .any(|s| s.status == StepStatus::Applied));
+    if !ran {
+        return None;
+    }
+    let now = ApprovalStatus {
+        plan_id: plan.id.to_string(),
+        value: value.to_string(),
+        state: ApprovalState::Spent,
+        spent_at: now.to_string(),
+        earlier: vec![],
+    };
+    Some(match seen.spent {
+        Some(before) => before.then(now),
+        None => now,
+    })
 }
 
 /// An apply a shutdown cut short (the step running ended or was cancelled, no
@@ -645,6 +720,7 @@ pub fn found_cut_short(at: &ApplyStatus) -> Report {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use delta_operator_backend::apply::StepReport;
     use std::collections::BTreeMap;
 
     fn cut_short() -> ApplyStatus {
@@ -769,6 +845,7 @@ mod tests {
             name: "orders",
             policy: Policy::Auto,
             approval: None,
+            spent: None,
             paused: false,
             previous_plan: None,
             was_in_sync: false,
@@ -853,6 +930,182 @@ mod tests {
             ..seen()
         };
         assert!(matches!(decide(&drop, &right), Next::Apply { .. }));
+    }
+
+    /// What the executor reports after running every step of `p`.
+    fn ran_all(p: &Plan) -> Result<(Plan, ApplyReport), ApplyError> {
+        let steps = p
+            .tables
+            .iter()
+            .flat_map(|t| {
+                t.steps().iter().map(|st| StepReport {
+                    table: t.table.clone(),
+                    number: st.number,
+                    title: st.action.title(),
+                    class: st.class,
+                    status: StepStatus::Applied,
+                    restore_point: Some(3),
+                    detail: None,
+                    still_running: None,
+                })
+            })
+            .collect();
+        Ok((
+            p.clone(),
+            ApplyReport {
+                plan_id: p.id.clone(),
+                steps,
+                schema_steps: vec![],
+            },
+        ))
+    }
+
+    #[test]
+    fn an_approval_is_spent_once_and_the_same_plan_again_waits_for_a_new_one() {
+        let drop = plan(
+            &[desired(&["id"])],
+            &[observed(&["id", "note"])],
+            &[],
+            &caps(),
+        );
+        let id = drop.id.to_string();
+        let approved = Seen {
+            approval: Some(id.as_str()),
+            ..seen()
+        };
+        assert!(matches!(decide(&drop, &approved), Next::Apply { .. }));
+        let done = applied(
+            &drop,
+            &approved,
+            &ran_all(&drop),
+            "t1",
+            None,
+            Reason::ApplyFailed,
+        );
+        assert_eq!(done.reason, Reason::InSync);
+        let spent = done
+            .approval
+            .clone()
+            .expect("the apply spends the approval");
+        assert_eq!(
+            (spent.plan_id.as_str(), spent.value.as_str(), spent.state),
+            (id.as_str(), id.as_str(), ApprovalState::Spent)
+        );
+        assert_eq!(spent.spent_at, "t1");
+        assert!(
+            done.events
+                .iter()
+                .any(|e| e.reason == EventReason::ApprovalConsumed && e.message.contains("spent"))
+        );
+
+        // the table was restored: the same plan, the same id, the annotation still there
+        let again = Seen {
+            approval: Some(id.as_str()),
+            spent: Some(&spent),
+            previous_plan: None,
+            ..seen()
+        };
+        let r = report(decide(&drop, &again));
+        assert_eq!(r.reason, Reason::ApprovalRequired, "{}", r.message);
+        assert!(
+            r.message.contains(&format!(
+                "its approval {id} was spent when plan {id} was applied at t1"
+            )),
+            "{}",
+            r.message
+        );
+        let status = r.plan.as_ref().unwrap();
+        let fresh = format!("{id}-2");
+        assert_eq!(status.approval.as_deref(), Some(fresh.as_str()));
+        assert!(
+            status.approve_command.as_deref().is_some_and(
+                |c| c.ends_with(&format!("delta-operator.io/approve={fresh} --overwrite"))
+            ),
+            "{status:?}"
+        );
+        assert!(
+            r.events
+                .iter()
+                .any(|e| e.warning && e.reason == EventReason::ApprovalRequired)
+        );
+
+        // a new approval runs it, and is spent in turn, remembering the first
+        let renewed = Seen {
+            approval: Some(fresh.as_str()),
+            ..again.clone()
+        };
+        assert!(matches!(decide(&drop, &renewed), Next::Apply { .. }));
+        let done = applied(
+            &drop,
+            &renewed,
+            &ran_all(&drop),
+            "t2",
+            None,
+            Reason::ApplyFailed,
+        );
+        let spent2 = done.approval.expect("spent again");
+        assert_eq!(spent2.value, fresh);
+        assert_eq!(spent2.earlier, vec![id.clone()]);
+        // Git putting the first value back approves nothing either
+        let reverted = Seen {
+            approval: Some(id.as_str()),
+            spent: Some(&spent2),
+            ..seen()
+        };
+        let r = report(decide(&drop, &reverted));
+        assert_eq!(r.reason, Reason::ApprovalRequired);
+        assert_eq!(r.plan.unwrap().approval, Some(format!("{id}-3")));
+    }
+
+    #[test]
+    fn an_approval_is_not_spent_by_an_apply_that_needed_none_or_ran_no_destructive_step() {
+        let add = plan(
+            &[desired(&["id", "note"])],
+            &[observed(&["id"])],
+            &[],
+            &caps(),
+        );
+        // an annotation naming an additive plan: nothing needed approving, nothing is spent
+        let with = Seen {
+            approval: Some(add.id.as_str()),
+            ..seen()
+        };
+        let r = applied(&add, &with, &ran_all(&add), "t", None, Reason::ApplyFailed);
+        assert_eq!(r.approval, None);
+        // a destructive plan whose step did not run (already true): not spent
+        let drop = plan(
+            &[desired(&["id"])],
+            &[observed(&["id", "note"])],
+            &[],
+            &caps(),
+        );
+        let approved = Seen {
+            approval: Some(drop.id.as_str()),
+            ..seen()
+        };
+        let mut skipped = ran_all(&drop);
+        if let Ok((_, report)) = &mut skipped {
+            for s in &mut report.steps {
+                s.status = StepStatus::Skipped;
+            }
+        }
+        let r = applied(&drop, &approved, &skipped, "t", None, Reason::ApplyFailed);
+        assert_eq!(r.approval, None);
+        // Manual: any step that ran spends it
+        let manual = Seen {
+            policy: Policy::Manual,
+            approval: Some(add.id.as_str()),
+            ..seen()
+        };
+        let r = applied(
+            &add,
+            &manual,
+            &ran_all(&add),
+            "t",
+            None,
+            Reason::ApplyFailed,
+        );
+        assert_eq!(r.approval.map(|a| a.value), Some(add.id.to_string()));
     }
 
     #[test]

@@ -280,7 +280,8 @@ impl Context {
                 backend,
                 read_plan,
                 Some(plan.id.as_str()),
-                seen.approval,
+                // a spent approval approves nothing, here as in decide
+                seen.in_force(),
                 &opts,
             ),
         );

@@ -79,6 +79,7 @@ pub async fn reconcile(obj: Arc<DeltaSchema>, ctx: Arc<Context>) -> Result<Actio
         orphans,
         plan: report.plan.clone(),
         last_applied: report.last_applied.clone().or(previous.last_applied),
+        approval: report.approval.clone().or(previous.approval),
         last_handled_reconcile_at: obj.annotations().get(REQUESTED_AT).cloned(),
     };
     let patch = json!({"apiVersion": "delta-operator.io/v1alpha1", "kind": "DeltaSchema", "status": status});
@@ -185,6 +186,7 @@ async fn evaluate(
         name,
         policy: Policy::Auto,
         approval,
+        spent: obj.status.as_ref().and_then(|s| s.approval.as_ref()),
         paused,
         previous_plan: obj
             .status

@@ -153,6 +153,7 @@ async fn write_status(
         plan: r.plan.clone(),
         last_applied: r.last_applied.clone().or(previous.last_applied),
         apply,
+        approval: r.approval.clone().or(previous.approval),
         last_handled_reconcile_at: obj.annotations().get(REQUESTED_AT).cloned(),
     };
     let patch =
@@ -307,6 +308,7 @@ fn seen<'a>(obj: &'a DeltaTable, ns: &'a str, name: &'a str, policy: Policy) -> 
         name,
         policy,
         approval,
+        spent: status.and_then(|s| s.approval.as_ref()),
         paused,
         previous_plan: status.and_then(|s| s.plan.as_ref()).map(|p| p.id.as_str()),
         // drift after the table was in sync with this generation is not a spec change
@@ -400,7 +402,10 @@ async fn evaluate(
     let unknown = decide::still_running_steps(&result);
     if !unknown.is_empty() {
         // not failed: a statement whose state could not be read may still change the table
-        report = decide::abandoned(last.status(), unknown);
+        report = Report {
+            approval: report.approval.take(),
+            ..decide::abandoned(last.status(), unknown)
+        };
     } else if ctx.shutting_down.load(std::sync::atomic::Ordering::SeqCst) {
         report = decide::interrupted(report, last.status());
     }

@@ -354,6 +354,11 @@ pub struct PlanStatus {
     /// The exact command that approves this plan, when it needs approval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approve_command: Option<String>,
+    /// The `delta-operator.io/approve` value that approves this plan, when it
+    /// needs approval: its id, or `<id>-<n>` when an approval of the same id was
+    /// already spent on this resource (see `status.approval`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<String>,
     /// The whole plan as `delta-operator plan` prints it (changes, steps, warnings,
     /// undo hints), cut at 16 KiB; `kubectl delta plan` shows it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -404,6 +409,57 @@ pub struct ApplyStatus {
     pub statements: Vec<String>,
 }
 
+/// What became of an approval.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub enum ApprovalState {
+    /// The plan it approved ran: the value approves nothing any more, even if
+    /// the annotation stays (or Git puts it back) and the same plan recurs.
+    #[default]
+    Spent,
+}
+
+/// The last approval an apply spent (`status.approval`). An approval is spent
+/// once: after the approved plan's destructive steps (with `policy: Manual`,
+/// any step) ran, its value approves nothing again. The operator never edits
+/// the annotation (a GitOps tool would put it back); this record is what it
+/// goes by.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalStatus {
+    /// The plan the approval named.
+    pub plan_id: String,
+    /// The annotation value that approved it (the id, or `<id>-<n>`).
+    pub value: String,
+    pub state: ApprovalState,
+    /// When the plan it approved was applied (RFC 3339).
+    pub spent_at: String,
+    /// Values spent before this one, newest first (at most 15): they approve nothing either.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub earlier: Vec<String>,
+}
+
+impl ApprovalStatus {
+    /// How many earlier spent values are remembered.
+    pub const EARLIER: usize = 15;
+
+    /// Whether `value` was spent on this resource.
+    pub fn spent(&self, value: &str) -> bool {
+        self.value == value || self.earlier.iter().any(|e| e == value)
+    }
+
+    /// `newer` spent after `self`: `self`'s values move into `earlier`.
+    pub fn then(&self, newer: ApprovalStatus) -> ApprovalStatus {
+        let mut earlier = newer.earlier;
+        for v in std::iter::once(&self.value).chain(&self.earlier) {
+            if *v != newer.value && !earlier.contains(v) {
+                earlier.push(v.clone());
+            }
+        }
+        earlier.truncate(Self::EARLIER);
+        ApprovalStatus { earlier, ..newer }
+    }
+}
+
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DeltaTableStatus {
@@ -421,6 +477,9 @@ pub struct DeltaTableStatus {
     /// The apply running now, or cut short (see the Reconciling condition).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub apply: Option<ApplyStatus>,
+    /// The last approval spent (and the values spent before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<ApprovalStatus>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_handled_reconcile_at: Option<String>,
 }
@@ -442,6 +501,9 @@ pub struct DeltaSchemaStatus {
     pub plan: Option<PlanStatus>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_applied: Option<LastApplied>,
+    /// The last approval spent (orphan drops), and the values spent before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<ApprovalStatus>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_handled_reconcile_at: Option<String>,
 }

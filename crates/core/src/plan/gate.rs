@@ -37,6 +37,31 @@ pub enum Decision {
     Observe,
 }
 
+/// Whether an approval (the annotation's value, or `--approve`) names plan
+/// `id`: the id itself, or `<id>-<anything>`. The suffix is how the same plan is
+/// approved again once an approval of it was spent (the controller remembers
+/// spent values in status and takes each only once; `<id>-2`, `<id>-3`, … are
+/// the values it suggests).
+pub fn approves(approval: &str, id: &str) -> bool {
+    approval == id
+        || approval
+            .strip_prefix(id)
+            .and_then(|rest| rest.strip_prefix('-'))
+            .is_some_and(|suffix| !suffix.is_empty())
+}
+
+/// The value that approves plan `id` anew when the values in `spent` were
+/// already spent on the resource: the id itself, else `<id>-2`, `<id>-3`, …
+pub fn fresh_approval(id: &str, spent: impl Fn(&str) -> bool) -> String {
+    if !spent(id) {
+        return id.to_string();
+    }
+    (2u32..)
+        .map(|n| format!("{id}-{n}"))
+        .find(|v| !spent(v))
+        .unwrap_or_else(|| id.to_string())
+}
+
 pub fn gate(plan: &Plan, policy: Policy, approved: Option<&str>) -> Decision {
     // a refused spec stops the whole plan; a table that cannot be read is
     // left alone and the others go on (its refusal is still reported)
@@ -58,7 +83,7 @@ pub fn gate(plan: &Plan, policy: Policy, approved: Option<&str>) -> Decision {
     };
     match (reason, approved) {
         (None, _) => Decision::Apply,
-        (Some(_), Some(a)) if a == plan.id => Decision::Apply,
+        (Some(_), Some(a)) if approves(a, &plan.id) => Decision::Apply,
         (Some(_), Some(a)) => Decision::WrongApproval {
             id: plan.id.clone(),
             approved: a.to_string(),
@@ -67,5 +92,37 @@ pub fn gate(plan: &Plan, policy: Policy, approved: Option<&str>) -> Decision {
             id: plan.id.clone(),
             reason: r.to_string(),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_approval_names_a_plan_by_its_id_or_the_id_and_a_suffix() {
+        let id = "50854c32792d7c1a";
+        assert!(approves(id, id));
+        assert!(approves("50854c32792d7c1a-2", id));
+        assert!(approves("50854c32792d7c1a-after-restore", id));
+        assert!(!approves("50854c32792d7c1a-", id));
+        assert!(
+            !approves("50854c32792d7c1a2", id),
+            "a longer id is another plan"
+        );
+        assert!(!approves("50854c32792d7c1", id));
+        assert!(!approves("0000000000000000", id));
+        assert!(!approves("", id));
+    }
+
+    #[test]
+    fn a_fresh_approval_is_the_id_then_counts_up_past_spent_values() {
+        let id = "50854c32792d7c1a";
+        assert_eq!(fresh_approval(id, |_| false), id);
+        let spent = [id.to_string(), format!("{id}-2")];
+        assert_eq!(
+            fresh_approval(id, |v| spent.iter().any(|s| s == v)),
+            format!("{id}-3")
+        );
     }
 }
