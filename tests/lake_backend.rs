@@ -839,4 +839,20 @@ async fn write_once_replace_rewrites_with_the_rewrite_phase_recorded() {
         !lake.backend.staging_path(&tref("orders")).exists(),
         "the staging copy is dropped"
     );
+    let staging = lake.backend.root().join(".staging");
+    assert!(
+        !staging.exists(),
+        "no empty .staging/<catalog>/<schema> folders are left: {:?}",
+        walkdir(&staging)
+    );
+}
+
+/// Every path under a folder (for messages).
+fn walkdir(p: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(p).into_iter().flatten().flatten() {
+        out.push(e.path());
+        out.extend(walkdir(&e.path()));
+    }
+    out
 }

@@ -830,6 +830,8 @@ impl LakeBackend {
         self.root.move_folder(&rel(t), &to).await?;
         // staging copies of a dropped table can never be used
         self.root.remove_folder(&phases::staging_root(t)).await?;
+        self.root
+            .remove_empty_up_to(&phases::staging_root(t), STAGING);
         Ok(StepOutcome {
             detail: Some(format!("moved to {}", self.root.display(&to))),
         })

@@ -404,4 +404,21 @@ impl Root {
             let _ = std::fs::remove_dir(p.join(rel));
         }
     }
+
+    /// Removes `rel` and then each folder above it, up to and including
+    /// `top`, while they are empty (`.staging/<catalog>/<schema>/<table>` up
+    /// to `.staging`). Stops at the first folder that is not empty.
+    pub fn remove_empty_up_to(&self, rel: &str, top: &str) {
+        let Root::Local(p) = self else { return };
+        let mut at = rel.trim_end_matches('/');
+        loop {
+            if std::fs::remove_dir(p.join(at)).is_err() || at == top {
+                return;
+            }
+            match at.rsplit_once('/') {
+                Some((parent, _)) if parent.len() >= top.len() => at = parent,
+                _ => return,
+            }
+        }
+    }
 }
