@@ -356,3 +356,57 @@ fn a_long_step_prints_timed_progress_lines_without_a_terminal() {
     // no terminal: no carriage returns or escape sequences in a log
     assert!(!err.contains('\r') && !err.contains('\x1b'), "{err:?}");
 }
+
+#[test]
+fn apply_reports_an_unreadable_table_on_one_line_and_exits_1() {
+    let dir = workdir();
+    let d = dir.path();
+    let o = run(d, &["apply", "-f", "examples/"]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    // customers' newest commit is torn; orders is fine
+    let log = d.join("lake/main/sales/customers/_delta_log");
+    let newest = std::fs::read_dir(&log)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .max()
+        .unwrap();
+    std::fs::write(&newest, "{\"commitInfo\": {\"timestamp\": 1").unwrap();
+    let name = newest.file_name().unwrap().to_string_lossy().to_string();
+    // the kernel appends a backtrace to its errors when RUST_BACKTRACE is set
+    let o = Command::new(BIN)
+        .args(["apply", "-f", "examples/"])
+        .current_dir(d)
+        .env_remove("DELTA_OPERATOR_CONFIG")
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .expect("run the binary");
+    let out = text(&o);
+    assert_eq!(code(&o), 1, "an unreadable table is not a success: {out}");
+    let line = out
+        .lines()
+        .find(|l| l.contains("main.sales.customers cannot be read"))
+        .unwrap_or_else(|| panic!("apply names the unreadable table: {out}"));
+    assert!(line.contains(&name), "names the file: {line}");
+    assert!(
+        out.lines().count() < 10
+            && !out.contains("backtrace")
+            && !out.lines().any(|l| l.trim_start().starts_with("at ")),
+        "no backtrace: {out}"
+    );
+    // plan says the same on one line
+    let o = Command::new(BIN)
+        .args(["plan", "-f", "examples/"])
+        .current_dir(d)
+        .env_remove("DELTA_OPERATOR_CONFIG")
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .expect("run the binary");
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    assert!(
+        !text(&o).lines().any(|l| l.trim_start().starts_with("at ")),
+        "no backtrace in the plan: {}",
+        text(&o)
+    );
+}

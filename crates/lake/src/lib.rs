@@ -252,21 +252,45 @@ impl LakeBackend {
 fn delta_err(e: deltalake::DeltaTableError) -> BackendError {
     match e {
         deltalake::DeltaTableError::ObjectStore { .. } | deltalake::DeltaTableError::Io { .. } => {
-            BackendError::Transient(e.to_string())
+            BackendError::Transient(error_text(&e))
         }
         deltalake::DeltaTableError::VersionAlreadyExists(_) => {
-            BackendError::Transient(e.to_string())
+            BackendError::Transient(error_text(&e))
         }
         other => BackendError::Refused {
-            message: other.to_string(),
+            message: error_text(&other),
         },
     }
+}
+
+/// An error's text on one line, without a backtrace: with `RUST_BACKTRACE` set,
+/// the Delta kernel appends one to its errors (hundreds of lines of frames,
+/// `   12: symbol` then `             at file:line`), which says nothing to a user.
+pub(crate) fn error_text(e: &impl std::fmt::Display) -> String {
+    let text = e.to_string();
+    let frame = |line: &str| {
+        let t = line.trim_start();
+        let indented = t.len() < line.len();
+        let numbered = t
+            .split_once(':')
+            .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        indented && (numbered || t.starts_with("at "))
+            || t == "stack backtrace:"
+            || t == "disabled backtrace"
+            || t == "unsupported backtrace"
+    };
+    text.lines()
+        .filter(|l| !frame(l))
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Any other error, in its own words.
 fn refused(e: impl std::fmt::Display) -> BackendError {
     BackendError::Refused {
-        message: e.to_string(),
+        message: error_text(&e),
     }
 }
 
