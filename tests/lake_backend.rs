@@ -856,3 +856,94 @@ fn walkdir(p: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+#[tokio::test]
+async fn a_table_another_apply_holds_is_left_alone_and_the_others_go_on() {
+    use delta_operator::backend::Backend;
+    use delta_operator::backend::lake::LakeBackend;
+    let lake = Lake::new();
+    let two = "  columns:\n    - {name: id, type: bigint}";
+    lake.apply(
+        &manifests(&format!("{SCHEMA}{}{}", table("a", two), table("b", two))),
+        false,
+    )
+    .await
+    .unwrap();
+    // another apply (another process, by its writer name) holds table a
+    let other = LakeBackend::open(lake.dir.path().to_str().unwrap())
+        .unwrap()
+        .with_writer("the-other-apply");
+    let held = other
+        .begin(&tref("a"), std::time::Duration::ZERO)
+        .await
+        .unwrap();
+    let wider = format!("{two}\n    - {{name: note, type: string}}");
+    let v2 = manifests(&format!(
+        "{SCHEMA}{}{}",
+        table("a", &wider),
+        table("b", &wider)
+    ));
+    let report = lake
+        .apply_may_fail(&v2, false)
+        .await
+        .expect("b is applied while a is held");
+    assert!(
+        lake.read(&tref("b"))
+            .await
+            .unwrap()
+            .column("note")
+            .is_some()
+    );
+    assert!(
+        lake.read(&tref("a"))
+            .await
+            .unwrap()
+            .column("note")
+            .is_none(),
+        "a is left alone"
+    );
+    assert_eq!(report.locked.len(), 1, "{:?}", report.locked);
+    assert_eq!(report.locked[0].table, tref("a"));
+    assert!(
+        report.locked[0].by.contains("the-other-apply"),
+        "names the holder: {}",
+        report.locked[0].by
+    );
+    let a_steps: Vec<_> = report
+        .steps
+        .iter()
+        .filter(|s| s.table == tref("a"))
+        .collect();
+    assert!(
+        !a_steps.is_empty()
+            && a_steps.iter().all(|s| s.status == StepStatus::NotRun
+                && s.detail
+                    .as_deref()
+                    .is_some_and(|d| d.contains("the-other-apply"))),
+        "{a_steps:?}"
+    );
+    // held alone: refused as before, naming the holder
+    match lake
+        .apply_may_fail(
+            &manifests(&format!(
+                "{SCHEMA}{}{}",
+                table("a", &wider),
+                table("b", &wider)
+            )),
+            false,
+        )
+        .await
+    {
+        Err(ApplyError::Locked(m)) => assert!(m.contains("the-other-apply"), "{m}"),
+        other => panic!("only a has steps and it is held: {other:?}"),
+    }
+    other.end(held).await;
+    lake.apply(&v2, false).await.unwrap();
+    assert!(
+        lake.read(&tref("a"))
+            .await
+            .unwrap()
+            .column("note")
+            .is_some()
+    );
+}

@@ -228,8 +228,16 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
             for (t, why) in &unreadable {
                 eprintln!("refused: {t} cannot be read and was left alone: {why}");
             }
+            for l in &report.locked {
+                eprintln!(
+                    "locked: {} was not applied, the other tables went on: {}",
+                    l.table, l.by
+                );
+            }
             let code = if report.failed() || !unreadable.is_empty() {
                 EXIT_ERROR
+            } else if !report.locked.is_empty() {
+                EXIT_LOCKED
             } else {
                 EXIT_OK
             };
