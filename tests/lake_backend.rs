@@ -947,3 +947,105 @@ async fn a_table_another_apply_holds_is_left_alone_and_the_others_go_on() {
             .is_some()
     );
 }
+
+#[tokio::test]
+async fn a_repartition_refuses_rows_whose_new_partition_value_is_empty_and_using_maps_them() {
+    let lake = Lake::new();
+    orders_with_rows(&lake).await;
+    lake.append(
+        &tref("orders"),
+        vec![
+            ("id", longs(&[6, 7, 8])),
+            ("amount", ints(&[Some(60), Some(70), Some(80)])),
+            ("status", strs(&[Some(""), Some("g"), Some("")])),
+        ],
+    )
+    .await;
+    let before = lake
+        .query(&tref("orders"), "SELECT id, status FROM t ORDER BY id")
+        .await;
+    let version = lake.version(&tref("orders")).await;
+    // status becomes the partition column: Delta would read '' back as NULL
+    let by_status = |column: &str| {
+        manifests(&format!(
+            "{SCHEMA}{}",
+            table(
+                "orders",
+                &format!(
+                    "{}\n  partitionedBy: [status]",
+                    ORDERS.replace("{name: status, type: string}", column)
+                )
+            )
+        ))
+    };
+    let v2 = by_status("{name: status, type: string}");
+    let plan = lake.plan(&v2).await;
+    let checks: Vec<String> = plan.tables[0]
+        .steps()
+        .iter()
+        .flat_map(|s| s.checks.iter().map(|c| c.refuses.clone()))
+        .collect();
+    assert!(
+        checks
+            .iter()
+            .any(|c| c.contains("partition column (status) would hold ''")),
+        "the plan names the check: {checks:?}"
+    );
+    let report = lake.apply_may_fail(&v2, false).await.expect("applies");
+    let error = report
+        .steps
+        .iter()
+        .find_map(|s| match &s.status {
+            StepStatus::Failed { error } => Some(error.clone()),
+            _ => None,
+        })
+        .expect("the rewrite is refused");
+    assert!(
+        error.contains("2 rows hold '' in partition column status") && error.contains("using:"),
+        "{error}"
+    );
+    assert_eq!(
+        lake.version(&tref("orders")).await,
+        version,
+        "nothing committed"
+    );
+    assert!(
+        lake.read(&tref("orders"))
+            .await
+            .unwrap()
+            .partitioned_by
+            .is_empty()
+    );
+    assert_eq!(
+        lake.query(&tref("orders"), "SELECT id, status FROM t ORDER BY id")
+            .await,
+        before
+    );
+    // a `using:` that maps '' to a value: the rows keep a value, NULL stays NULL
+    let mapped = by_status(
+        "{name: status, type: string, using: \"CASE WHEN status = '' THEN '(empty)' ELSE status END\"}",
+    );
+    lake.apply(&mapped, false).await.unwrap();
+    assert_eq!(
+        lake.read(&tref("orders")).await.unwrap().partitioned_by,
+        vec!["status".to_string()]
+    );
+    assert_eq!(
+        lake.query(
+            &tref("orders"),
+            "SELECT id, coalesce(status, 'NULL') FROM t ORDER BY id"
+        )
+        .await,
+        [
+            "1,a",
+            "2,b",
+            "3,c",
+            "4,NULL",
+            "5,e",
+            "6,(empty)",
+            "7,g",
+            "8,(empty)"
+        ]
+    );
+    assert!(!lake.plan(&mapped).await.has_changes(), "converges");
+}

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use delta_operator_core::model::{ObservedTable, TableRef};
+use delta_operator_core::model::{DataType, ObservedTable, TableRef};
 use delta_operator_core::plan::compile::{self, CheckWhen, Compiled, Compiler, StepCheck};
 use delta_operator_core::plan::steps::{Action, Projection, Rewrite, RewritePhase, Source};
 use delta_operator_core::plan::{Step, TablePlan, change::path_string};
@@ -199,6 +199,9 @@ fn rewrite_ops(t: &TableRef, rw: &Rewrite, phase: RewritePhase, out: &mut Compil
         )
     };
     let select = format!("SELECT {} FROM {at}", projection(rw));
+    if phase != RewritePhase::DropStaging {
+        empty_partition_check(rw, out);
+    }
     let s = &mut out.statements;
     match phase {
         RewritePhase::WriteOnce => {
@@ -256,6 +259,47 @@ fn rewrite_ops(t: &TableRef, rw: &Rewrite, phase: RewritePhase, out: &mut Compil
                 .push(format!("{}: this apply's run id", compile::RUN));
         }
     }
+}
+
+/// Delta stores an empty partition value as NULL: a rewritten row whose string
+/// (or binary) partition column would hold '' refuses the rewrite, counted
+/// while the rows are written, before anything is committed.
+fn empty_partition_check(rw: &Rewrite, out: &mut Compiled) {
+    let columns: Vec<&str> = rw
+        .columns
+        .iter()
+        .filter(|p| {
+            rw.partitioned_by
+                .iter()
+                .any(|c| c.eq_ignore_ascii_case(&p.field.name))
+                && matches!(
+                    p.field.data_type,
+                    DataType::String
+                        | DataType::Varchar { .. }
+                        | DataType::Char { .. }
+                        | DataType::Binary
+                )
+        })
+        .map(|p| p.field.name.as_str())
+        .collect();
+    if columns.is_empty() {
+        return;
+    }
+    out.checks.push(StepCheck {
+        when: CheckWhen::Before,
+        query: format!(
+            "count(*) of the rewritten rows WHERE {}",
+            columns
+                .iter()
+                .map(|c| format!("{c} = ''"))
+                .collect::<Vec<_>>()
+                .join(" OR ")
+        ),
+        refuses: format!(
+            "any row whose partition column ({}) would hold '': Delta stores an empty partition value as NULL, so the rewrite would turn '' into NULL. Counted while the rows are written; nothing is committed, and the message names the column and the count. A `using:` on the column maps '' to a value",
+            columns.join(", ")
+        ),
+    });
 }
 
 /// The rewrite's SELECT list as text (the backend builds the same as DataFusion expressions).

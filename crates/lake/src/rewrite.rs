@@ -394,6 +394,40 @@ fn convert(
     }
 }
 
+/// Empty strings (or empty binary values) in an array: what Delta cannot keep in
+/// a partition column. NULLs are not counted.
+fn empty_values(a: &ArrayRef) -> usize {
+    match a.data_type() {
+        ArrowType::Utf8 => a
+            .as_string::<i32>()
+            .iter()
+            .filter(|v| *v == Some(""))
+            .count(),
+        ArrowType::LargeUtf8 => a
+            .as_string::<i64>()
+            .iter()
+            .filter(|v| *v == Some(""))
+            .count(),
+        ArrowType::Utf8View => a.as_string_view().iter().filter(|v| *v == Some("")).count(),
+        ArrowType::Binary => a
+            .as_binary::<i32>()
+            .iter()
+            .filter(|v| v.is_some_and(<[u8]>::is_empty))
+            .count(),
+        ArrowType::LargeBinary => a
+            .as_binary::<i64>()
+            .iter()
+            .filter(|v| v.is_some_and(<[u8]>::is_empty))
+            .count(),
+        ArrowType::BinaryView => a
+            .as_binary_view()
+            .iter()
+            .filter(|v| v.is_some_and(<[u8]>::is_empty))
+            .count(),
+        _ => 0,
+    }
+}
+
 fn list_element(t: &ArrowType) -> &ArrowType {
     match t {
         ArrowType::List(f) | ArrowType::LargeList(f) => f.data_type(),
@@ -607,6 +641,21 @@ pub async fn convert_into(
         present: vec![0; spec.select.columns.len()],
         ..Default::default()
     };
+    // partition columns of the output, where Delta stores '' as NULL
+    let partitions: Vec<(usize, &str)> = spec
+        .target
+        .fields()
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| {
+            spec.select
+                .partitioned_by
+                .iter()
+                .any(|p| p.eq_ignore_ascii_case(f.name()))
+        })
+        .map(|(i, f)| (i, f.name().as_str()))
+        .collect();
+    let mut empty = vec![0i64; partitions.len()];
     let mut batches = 0usize;
     let mut last_report = std::time::Instant::now();
     while let Some(batch) = input.next().await {
@@ -669,6 +718,9 @@ pub async fn convert_into(
                 message: format!("{v}; the table is untouched"),
             });
         }
+        for (k, (i, _)) in partitions.iter().enumerate() {
+            empty[k] += empty_values(out.column(*i)) as i64;
+        }
         stats.rows += out.num_rows() as i64;
         for (k, i) in spec.converted.iter().enumerate() {
             stats.non_null[k] += (out.num_rows() - out.column(*i).null_count()) as i64;
@@ -686,6 +738,24 @@ pub async fn convert_into(
             });
             last_report = std::time::Instant::now();
         }
+    }
+    let emptied: Vec<(&str, i64)> = partitions
+        .iter()
+        .zip(&empty)
+        .filter(|(_, n)| **n > 0)
+        .map(|((_, name), n)| (*name, *n))
+        .collect();
+    if let Some((first, _)) = emptied.first() {
+        let counts: Vec<String> = emptied
+            .iter()
+            .map(|(name, n)| format!("{n} rows hold '' in partition column {name}"))
+            .collect();
+        return Err(BackendError::CheckFailed {
+            message: format!(
+                "{}: Delta stores an empty partition value as NULL, so the rewrite would turn '' into NULL; the table is untouched. Give those rows a value first, or declare a `using:` on the column that maps '' to a value (e.g. `using: \"CASE WHEN {first} = '' THEN '(empty)' ELSE {first} END\"`)",
+                counts.join(", ")
+            ),
+        });
     }
     sink.flush().await?;
     (progress.rows)(RowsDone {

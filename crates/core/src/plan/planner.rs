@@ -1228,9 +1228,26 @@ fn rewrite_drafts(
 ) -> Vec<Draft> {
     let mut columns = Vec::new();
     let mut nested_drops = Vec::new();
+    let partition = |name: &str, of: &[String]| of.iter().any(|p| p.eq_ignore_ascii_case(name));
     for d in &desired.columns {
         let from = matching_live(d, live);
-        let source = source_from(d, from, &mut nested_drops);
+        let source = match (source_from(d, from, &mut nested_drops), &d.using) {
+            // a column becoming a partition column: Delta keeps no '' there (it
+            // reads back as NULL, so the lake refuses such rows), and its
+            // `using:` is how the spec maps them to a value
+            (Source::Copy { .. }, Some(expression))
+                if desired
+                    .partitioned_by
+                    .as_deref()
+                    .is_some_and(|p| partition(&d.name, p))
+                    && from.is_some_and(|l| !partition(&l.name, &live.partitioned_by)) =>
+            {
+                Source::Using {
+                    expression: expression.clone(),
+                }
+            }
+            (source, _) => source,
+        };
         let comment = d
             .comment
             .clone()
