@@ -1049,3 +1049,92 @@ async fn a_repartition_refuses_rows_whose_new_partition_value_is_empty_and_using
     );
     assert!(!lake.plan(&mapped).await.has_changes(), "converges");
 }
+
+#[tokio::test]
+async fn many_checks_are_added_and_dropped_in_one_commit_each() {
+    let lake = Lake::new();
+    orders_with_rows(&lake).await;
+    let with_checks = |n: usize| {
+        let checks: String = (0..n)
+            .map(|i| format!("    - check: {{name: c{i}, expression: id > 0}}\n"))
+            .collect();
+        manifests(&format!(
+            "{SCHEMA}{}",
+            table(
+                "orders",
+                &format!("{ORDERS}\n  constraints:\n{}", checks.trim_end())
+            )
+        ))
+    };
+    let v = lake.version(&tref("orders")).await;
+    let many = with_checks(300);
+    let plan = lake.plan(&many).await;
+    let steps = plan.tables[0].steps();
+    assert_eq!(
+        steps.len(),
+        1,
+        "one step for 300 CHECKs: {:?}",
+        steps.iter().map(|s| s.action.title()).collect::<Vec<_>>()
+    );
+    assert!(
+        matches!(&steps[0].action, Action::AddChecks { checks } if checks.len() == 300),
+        "{}",
+        steps[0].action.title()
+    );
+    // what the plan shows is the one commit that runs
+    assert_eq!(steps[0].statements.len(), 1, "{:?}", steps[0].statements);
+    assert!(steps[0].statements[0].starts_with("commit \"ADD CONSTRAINT\""));
+    lake.apply(&many, false).await.unwrap();
+    assert_eq!(lake.version(&tref("orders")).await, v + 1, "one commit");
+    let live = lake.read(&tref("orders")).await.unwrap();
+    assert_eq!(live.checks.len(), 300);
+    assert!(!lake.plan(&many).await.has_changes(), "converges");
+    // the commit's log entry is what the statement says
+    let log = lake
+        .backend
+        .table_path(&tref("orders"))
+        .join(format!("_delta_log/{:020}.json", v + 1));
+    let entry = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        entry.contains("\"operation\":\"ADD CONSTRAINT\""),
+        "{entry:.300}"
+    );
+    // dropping 299 of them: one commit too
+    let few = with_checks(1);
+    let plan = lake.plan(&few).await;
+    let steps = plan.tables[0].steps();
+    assert_eq!(steps.len(), 1);
+    assert!(
+        matches!(&steps[0].action, Action::DropChecks { names } if names.len() == 299),
+        "{}",
+        steps[0].action.title()
+    );
+    lake.apply(&few, false).await.unwrap();
+    assert_eq!(lake.version(&tref("orders")).await, v + 2, "one commit");
+    let live = lake.read(&tref("orders")).await.unwrap();
+    assert_eq!(
+        live.checks
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect::<Vec<_>>(),
+        vec!["c0"]
+    );
+    assert!(!lake.plan(&few).await.has_changes(), "converges");
+    // two CHECKs, one of which a row breaks: nothing is committed
+    let bad = manifests(&format!(
+        "{SCHEMA}{}",
+        table(
+            "orders",
+            &format!(
+                "{ORDERS}\n  constraints:\n    - check: {{name: c0, expression: id > 0}}\n    - check: {{name: ok, expression: id > 0}}\n    - check: {{name: small, expression: id < 3}}"
+            )
+        )
+    ));
+    let report = lake.apply_may_fail(&bad, false).await.unwrap();
+    assert!(report.failed(), "{:?}", report.steps);
+    assert_eq!(
+        lake.version(&tref("orders")).await,
+        v + 2,
+        "nothing committed"
+    );
+}

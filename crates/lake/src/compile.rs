@@ -149,6 +149,51 @@ pub fn compile_step(t: &TableRef, action: &Action) -> Result<Compiled, String> {
             at,
             format!("remove 'delta.constraints.{name}'"),
         )),
+        Action::AddChecks { checks } => {
+            // one commit, one scan: delta-rs's add constraint takes them all at once
+            s.push(commit(
+                "ADD CONSTRAINT",
+                &["metaData", "protocol"],
+                at,
+                format!(
+                    "set {}",
+                    checks
+                        .iter()
+                        .map(|c| format!(
+                            "'delta.constraints.{}' = {}",
+                            c.name,
+                            quoted(&c.expression)
+                        ))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+            out.checks.push(StepCheck {
+                when: CheckWhen::Before,
+                query: format!(
+                    "SELECT count(*) FROM {at} WHERE NOT coalesce(({}), false)",
+                    checks
+                        .iter()
+                        .map(|c| format!("({})", c.expression))
+                        .collect::<Vec<_>>()
+                        .join(" AND ")
+                ),
+                refuses: "any row one of the expressions rejects: delta-rs's add constraint scans every row once (DataFusion) against all of them before it commits, and commits nothing if one fails".into(),
+            });
+        }
+        Action::DropChecks { names } => s.push(commit(
+            "DROP CONSTRAINT",
+            &["metaData"],
+            at,
+            format!(
+                "remove {}",
+                names
+                    .iter()
+                    .map(|n| format!("'delta.constraints.{n}'"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )),
         Action::Rewrite { rewrite, phase } => rewrite_ops(t, rewrite, *phase, &mut out),
         Action::RemoveLeftovers { leftovers } => s.extend(
             leftovers

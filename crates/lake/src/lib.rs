@@ -710,6 +710,8 @@ impl Backend for LakeBackend {
                     .map_err(delta_err)?;
                 Ok(StepOutcome::default())
             }
+            Action::AddChecks { checks } => self.add_checks(t, step, checks).await,
+            Action::DropChecks { names } => self.drop_checks(t, step, names).await,
             Action::Rewrite { rewrite, phase } => {
                 self.rewrite(run, step, rewrite, *phase, progress).await
             }
@@ -740,6 +742,83 @@ impl LakeBackend {
             .await
             .map_err(delta_err)?;
         Ok(StepOutcome::default())
+    }
+
+    /// CHECKs added in one commit (delta-rs validates every row against all of
+    /// them in one scan first). Those already on the table are left out.
+    async fn add_checks(
+        &self,
+        t: &TableRef,
+        step: &Step,
+        checks: &[Check],
+    ) -> Result<StepOutcome, BackendError> {
+        let table = self.open_table(t).await?;
+        let live = observe(t, &table)?;
+        let new: HashMap<String, String> = checks
+            .iter()
+            .filter(|c| {
+                !live
+                    .checks
+                    .iter()
+                    .any(|l| l.name.eq_ignore_ascii_case(&c.name))
+            })
+            .map(|c| (c.name.clone(), c.expression.clone()))
+            .collect();
+        if new.is_empty() {
+            return Ok(StepOutcome::default());
+        }
+        let n = new.len();
+        table
+            .add_constraint()
+            .with_constraints(new)
+            .with_commit_properties(self.commit_props(step))
+            .await
+            .map_err(delta_err)?;
+        Ok(StepOutcome {
+            detail: Some(format!("{n} constraints added in one commit")),
+        })
+    }
+
+    /// CHECKs dropped in one metadata commit (delta-rs's drop constraint takes one name).
+    async fn drop_checks(
+        &self,
+        t: &TableRef,
+        step: &Step,
+        names: &[String],
+    ) -> Result<StepOutcome, BackendError> {
+        let table = self.open_table(t).await?;
+        let snap = table.snapshot().map_err(delta_err)?;
+        let mut md = snap.metadata().clone();
+        let mut dropped = Vec::new();
+        for name in names {
+            let key = md
+                .configuration()
+                .keys()
+                .find(|k| {
+                    k.strip_prefix("delta.constraints.")
+                        .is_some_and(|n| n.eq_ignore_ascii_case(name))
+                })
+                .cloned();
+            if let Some(key) = key {
+                md = md.remove_config_key(&key).map_err(refused)?;
+                dropped.push(name.clone());
+            }
+        }
+        if dropped.is_empty() {
+            return Ok(StepOutcome::default());
+        }
+        let n = dropped.len();
+        let op = DeltaOperation::DropConstraint {
+            name: dropped.join(", "),
+        };
+        CommitBuilder::from(self.commit_props(step))
+            .with_actions(vec![DeltaAction::Metadata(md)])
+            .build(Some(snap), table.log_store(), op)
+            .await
+            .map_err(delta_err)?;
+        Ok(StepOutcome {
+            detail: Some(format!("{n} constraints dropped in one commit")),
+        })
     }
 
     /// Adds a top-level column, or a nested field by merging its whole top-level struct.
