@@ -424,3 +424,123 @@ fn a_long_step_prints_timed_progress_lines_without_a_terminal() {
     // no terminal: no carriage returns or escape sequences in a log
     assert!(!err.contains('\r') && !err.contains('\x1b'), "{err:?}");
 }
+
+#[test]
+fn a_using_expression_that_builds_huge_values_is_refused_by_the_memory_limit() {
+    let dir = workdir();
+    let d = dir.path();
+    let o = run(d, &["apply", "-f", "examples/"]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let n = py(
+        d,
+        "import deltalake, pyarrow as pa, datetime\n\
+t = deltalake.DeltaTable('lake/main/sales/orders')\n\
+s = t.to_pyarrow_table().schema\n\
+ids = list(range(1000))\n\
+rows = pa.table({'order_id': pa.array(ids, pa.int64()), 'customer_id': pa.array(ids, pa.int64()), 'amount': pa.array(ids, pa.int32()), 'status': ['new'] * 1000, 'items': pa.array([None] * 1000, s.field('items').type), 'order_date': pa.array([datetime.date(2026, 11, 1)] * 1000)}, schema=s)\n\
+deltalake.write_deltalake('lake/main/sales/orders', rows, mode='append')\n\
+print(deltalake.DeltaTable('lake/main/sales/orders').to_pyarrow_table().num_rows)",
+    );
+    assert_eq!(n, "1000");
+    // every customer id becomes ~3 KB of text: ~3 MB for the batch, over a 1 MiB limit
+    let orders = d.join("examples/orders.yaml");
+    let spec = std::fs::read_to_string(&orders).unwrap();
+    let hostile = spec.replace(
+        "    - name: customer_id\n      type: bigint\n",
+        "    - name: customer_id\n      type: string\n      using: repeat(cast(customer_id AS string), 1000)\n",
+    );
+    assert_ne!(spec, hostile);
+    std::fs::write(&orders, hostile).unwrap();
+    let apply_with_limit = |mb: Option<&str>| {
+        let mut c = Command::new(BIN);
+        c.args(["apply", "-f", "examples/"])
+            .current_dir(d)
+            .env_remove("DELTA_OPERATOR_CONFIG");
+        match mb {
+            Some(mb) => c.env("DELTA_OPERATOR_LAKE_MEMORY_MB", mb),
+            None => c.env_remove("DELTA_OPERATOR_LAKE_MEMORY_MB"),
+        };
+        c.output().expect("run the binary")
+    };
+    let o = apply_with_limit(Some("1"));
+    let out = text(&o);
+    assert_ne!(code(&o), 0, "{out}");
+    assert!(
+        out.contains("over the lake's DataFusion memory limit of 1 MiB")
+            && out.contains("DELTA_OPERATOR_LAKE_MEMORY_MB"),
+        "{out}"
+    );
+    let kind = || {
+        py(
+            d,
+            "import deltalake\n\
+print(deltalake.DeltaTable('lake/main/sales/orders').to_pyarrow_table().schema.field('customer_id').type)",
+        )
+    };
+    assert_eq!(kind(), "int64", "the table is untouched");
+    // a limit that is not a number is named, not ignored
+    let o = apply_with_limit(Some("lots"));
+    assert!(
+        text(&o).contains("DELTA_OPERATOR_LAKE_MEMORY_MB is 'lots'"),
+        "{}",
+        text(&o)
+    );
+    // the default limit (512 MiB) lets the same conversion through
+    let o = apply_with_limit(None);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert_ne!(kind(), "int64");
+}
+
+#[test]
+fn apply_reports_an_unreadable_table_on_one_line_and_exits_1() {
+    let dir = workdir();
+    let d = dir.path();
+    let o = run(d, &["apply", "-f", "examples/"]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    // customers' newest commit is torn; orders is fine
+    let log = d.join("lake/main/sales/customers/_delta_log");
+    let newest = std::fs::read_dir(&log)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .max()
+        .unwrap();
+    std::fs::write(&newest, "{\"commitInfo\": {\"timestamp\": 1").unwrap();
+    let name = newest.file_name().unwrap().to_string_lossy().to_string();
+    // the kernel appends a backtrace to its errors when RUST_BACKTRACE is set
+    let o = Command::new(BIN)
+        .args(["apply", "-f", "examples/"])
+        .current_dir(d)
+        .env_remove("DELTA_OPERATOR_CONFIG")
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .expect("run the binary");
+    let out = text(&o);
+    assert_eq!(code(&o), 1, "an unreadable table is not a success: {out}");
+    let line = out
+        .lines()
+        .find(|l| l.contains("main.sales.customers cannot be read"))
+        .unwrap_or_else(|| panic!("apply names the unreadable table: {out}"));
+    assert!(line.contains(&name), "names the file: {line}");
+    assert!(
+        out.lines().count() < 10
+            && !out.contains("backtrace")
+            && !out.lines().any(|l| l.trim_start().starts_with("at ")),
+        "no backtrace: {out}"
+    );
+    // plan says the same on one line
+    let o = Command::new(BIN)
+        .args(["plan", "-f", "examples/"])
+        .current_dir(d)
+        .env_remove("DELTA_OPERATOR_CONFIG")
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .expect("run the binary");
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    assert!(
+        !text(&o).lines().any(|l| l.trim_start().starts_with("at ")),
+        "no backtrace in the plan: {}",
+        text(&o)
+    );
+}

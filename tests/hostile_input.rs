@@ -54,6 +54,7 @@ fn corpus() -> Vec<(&'static str, String, &'static str, &'static str)> {
         ("an array nested 30,000 levels", table("t", &format!("  columns:\n    - {{name: s, type: {}}}", deep_array(30_000))), "spec.columns[0].type", "deeper than 30"),
         ("a nested notation 40 levels deep", table("t", &format!("  columns:\n    - name: s\n      type: {}{}", "{array: ".repeat(40), "int".to_string() + &"}".repeat(40))), "spec.columns[0].type", "deeper than 30"),
         ("too many columns", table("t", &format!("  columns:\n{}", (0..4097).map(|i| format!("    - {{name: c{i}, type: int}}\n")).collect::<String>())), "spec.columns", "the limit is 4096"),
+        ("too many CHECK constraints", table("t", &format!("  columns:\n    - {{name: id, type: int}}\n  constraints:\n{}", (0..1001).map(|i| format!("    - check: {{name: c{i}, expression: id > {i}}}\n")).collect::<String>())), "spec.constraints", "the limit is 1000 per table"),
     ]
 }
 

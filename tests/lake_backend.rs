@@ -839,4 +839,302 @@ async fn write_once_replace_rewrites_with_the_rewrite_phase_recorded() {
         !lake.backend.staging_path(&tref("orders")).exists(),
         "the staging copy is dropped"
     );
+    let staging = lake.backend.root().join(".staging");
+    assert!(
+        !staging.exists(),
+        "no empty .staging/<catalog>/<schema> folders are left: {:?}",
+        walkdir(&staging)
+    );
+}
+
+/// Every path under a folder (for messages).
+fn walkdir(p: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(p).into_iter().flatten().flatten() {
+        out.push(e.path());
+        out.extend(walkdir(&e.path()));
+    }
+    out
+}
+
+#[tokio::test]
+async fn a_table_another_apply_holds_is_left_alone_and_the_others_go_on() {
+    use delta_operator::backend::Backend;
+    use delta_operator::backend::lake::LakeBackend;
+    let lake = Lake::new();
+    let two = "  columns:\n    - {name: id, type: bigint}";
+    lake.apply(
+        &manifests(&format!("{SCHEMA}{}{}", table("a", two), table("b", two))),
+        false,
+    )
+    .await
+    .unwrap();
+    // another apply (another process, by its writer name) holds table a
+    let other = LakeBackend::open(lake.dir.path().to_str().unwrap())
+        .unwrap()
+        .with_writer("the-other-apply");
+    let held = other
+        .begin(&tref("a"), std::time::Duration::ZERO)
+        .await
+        .unwrap();
+    let wider = format!("{two}\n    - {{name: note, type: string}}");
+    let v2 = manifests(&format!(
+        "{SCHEMA}{}{}",
+        table("a", &wider),
+        table("b", &wider)
+    ));
+    let report = lake
+        .apply_may_fail(&v2, false)
+        .await
+        .expect("b is applied while a is held");
+    assert!(
+        lake.read(&tref("b"))
+            .await
+            .unwrap()
+            .column("note")
+            .is_some()
+    );
+    assert!(
+        lake.read(&tref("a"))
+            .await
+            .unwrap()
+            .column("note")
+            .is_none(),
+        "a is left alone"
+    );
+    assert_eq!(report.locked.len(), 1, "{:?}", report.locked);
+    assert_eq!(report.locked[0].table, tref("a"));
+    assert!(
+        report.locked[0].by.contains("the-other-apply"),
+        "names the holder: {}",
+        report.locked[0].by
+    );
+    let a_steps: Vec<_> = report
+        .steps
+        .iter()
+        .filter(|s| s.table == tref("a"))
+        .collect();
+    assert!(
+        !a_steps.is_empty()
+            && a_steps.iter().all(|s| s.status == StepStatus::NotRun
+                && s.detail
+                    .as_deref()
+                    .is_some_and(|d| d.contains("the-other-apply"))),
+        "{a_steps:?}"
+    );
+    // held alone: refused as before, naming the holder
+    match lake
+        .apply_may_fail(
+            &manifests(&format!(
+                "{SCHEMA}{}{}",
+                table("a", &wider),
+                table("b", &wider)
+            )),
+            false,
+        )
+        .await
+    {
+        Err(ApplyError::Locked(m)) => assert!(m.contains("the-other-apply"), "{m}"),
+        other => panic!("only a has steps and it is held: {other:?}"),
+    }
+    other.end(held).await;
+    lake.apply(&v2, false).await.unwrap();
+    assert!(
+        lake.read(&tref("a"))
+            .await
+            .unwrap()
+            .column("note")
+            .is_some()
+    );
+}
+
+#[tokio::test]
+async fn a_repartition_refuses_rows_whose_new_partition_value_is_empty_and_using_maps_them() {
+    let lake = Lake::new();
+    orders_with_rows(&lake).await;
+    lake.append(
+        &tref("orders"),
+        vec![
+            ("id", longs(&[6, 7, 8])),
+            ("amount", ints(&[Some(60), Some(70), Some(80)])),
+            ("status", strs(&[Some(""), Some("g"), Some("")])),
+        ],
+    )
+    .await;
+    let before = lake
+        .query(&tref("orders"), "SELECT id, status FROM t ORDER BY id")
+        .await;
+    let version = lake.version(&tref("orders")).await;
+    // status becomes the partition column: Delta would read '' back as NULL
+    let by_status = |column: &str| {
+        manifests(&format!(
+            "{SCHEMA}{}",
+            table(
+                "orders",
+                &format!(
+                    "{}\n  partitionedBy: [status]",
+                    ORDERS.replace("{name: status, type: string}", column)
+                )
+            )
+        ))
+    };
+    let v2 = by_status("{name: status, type: string}");
+    let plan = lake.plan(&v2).await;
+    let checks: Vec<String> = plan.tables[0]
+        .steps()
+        .iter()
+        .flat_map(|s| s.checks.iter().map(|c| c.refuses.clone()))
+        .collect();
+    assert!(
+        checks
+            .iter()
+            .any(|c| c.contains("partition column (status) would hold ''")),
+        "the plan names the check: {checks:?}"
+    );
+    let report = lake.apply_may_fail(&v2, false).await.expect("applies");
+    let error = report
+        .steps
+        .iter()
+        .find_map(|s| match &s.status {
+            StepStatus::Failed { error } => Some(error.clone()),
+            _ => None,
+        })
+        .expect("the rewrite is refused");
+    assert!(
+        error.contains("2 rows hold '' in partition column status") && error.contains("using:"),
+        "{error}"
+    );
+    assert_eq!(
+        lake.version(&tref("orders")).await,
+        version,
+        "nothing committed"
+    );
+    assert!(
+        lake.read(&tref("orders"))
+            .await
+            .unwrap()
+            .partitioned_by
+            .is_empty()
+    );
+    assert_eq!(
+        lake.query(&tref("orders"), "SELECT id, status FROM t ORDER BY id")
+            .await,
+        before
+    );
+    // a `using:` that maps '' to a value: the rows keep a value, NULL stays NULL
+    let mapped = by_status(
+        "{name: status, type: string, using: \"CASE WHEN status = '' THEN '(empty)' ELSE status END\"}",
+    );
+    lake.apply(&mapped, false).await.unwrap();
+    assert_eq!(
+        lake.read(&tref("orders")).await.unwrap().partitioned_by,
+        vec!["status".to_string()]
+    );
+    assert_eq!(
+        lake.query(
+            &tref("orders"),
+            "SELECT id, coalesce(status, 'NULL') FROM t ORDER BY id"
+        )
+        .await,
+        [
+            "1,a",
+            "2,b",
+            "3,c",
+            "4,NULL",
+            "5,e",
+            "6,(empty)",
+            "7,g",
+            "8,(empty)"
+        ]
+    );
+    assert!(!lake.plan(&mapped).await.has_changes(), "converges");
+}
+
+#[tokio::test]
+async fn many_checks_are_added_and_dropped_in_one_commit_each() {
+    let lake = Lake::new();
+    orders_with_rows(&lake).await;
+    let with_checks = |n: usize| {
+        let checks: String = (0..n)
+            .map(|i| format!("    - check: {{name: c{i}, expression: id > 0}}\n"))
+            .collect();
+        manifests(&format!(
+            "{SCHEMA}{}",
+            table(
+                "orders",
+                &format!("{ORDERS}\n  constraints:\n{}", checks.trim_end())
+            )
+        ))
+    };
+    let v = lake.version(&tref("orders")).await;
+    let many = with_checks(300);
+    let plan = lake.plan(&many).await;
+    let steps = plan.tables[0].steps();
+    assert_eq!(
+        steps.len(),
+        1,
+        "one step for 300 CHECKs: {:?}",
+        steps.iter().map(|s| s.action.title()).collect::<Vec<_>>()
+    );
+    assert!(
+        matches!(&steps[0].action, Action::AddChecks { checks } if checks.len() == 300),
+        "{}",
+        steps[0].action.title()
+    );
+    // what the plan shows is the one commit that runs
+    assert_eq!(steps[0].statements.len(), 1, "{:?}", steps[0].statements);
+    assert!(steps[0].statements[0].starts_with("commit \"ADD CONSTRAINT\""));
+    lake.apply(&many, false).await.unwrap();
+    assert_eq!(lake.version(&tref("orders")).await, v + 1, "one commit");
+    let live = lake.read(&tref("orders")).await.unwrap();
+    assert_eq!(live.checks.len(), 300);
+    assert!(!lake.plan(&many).await.has_changes(), "converges");
+    // the commit's log entry is what the statement says
+    let log = lake
+        .backend
+        .table_path(&tref("orders"))
+        .join(format!("_delta_log/{:020}.json", v + 1));
+    let entry = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        entry.contains("\"operation\":\"ADD CONSTRAINT\""),
+        "{entry:.300}"
+    );
+    // dropping 299 of them: one commit too
+    let few = with_checks(1);
+    let plan = lake.plan(&few).await;
+    let steps = plan.tables[0].steps();
+    assert_eq!(steps.len(), 1);
+    assert!(
+        matches!(&steps[0].action, Action::DropChecks { names } if names.len() == 299),
+        "{}",
+        steps[0].action.title()
+    );
+    lake.apply(&few, false).await.unwrap();
+    assert_eq!(lake.version(&tref("orders")).await, v + 2, "one commit");
+    let live = lake.read(&tref("orders")).await.unwrap();
+    assert_eq!(
+        live.checks
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect::<Vec<_>>(),
+        vec!["c0"]
+    );
+    assert!(!lake.plan(&few).await.has_changes(), "converges");
+    // two CHECKs, one of which a row breaks: nothing is committed
+    let bad = manifests(&format!(
+        "{SCHEMA}{}",
+        table(
+            "orders",
+            &format!(
+                "{ORDERS}\n  constraints:\n    - check: {{name: c0, expression: id > 0}}\n    - check: {{name: ok, expression: id > 0}}\n    - check: {{name: small, expression: id < 3}}"
+            )
+        )
+    ));
+    let report = lake.apply_may_fail(&bad, false).await.unwrap();
+    assert!(report.failed(), "{:?}", report.steps);
+    assert_eq!(
+        lake.version(&tref("orders")).await,
+        v + 2,
+        "nothing committed"
+    );
 }

@@ -308,6 +308,51 @@ async fn the_lake_on_s3_creates_rewrites_and_drops_like_on_disk() {
         .unwrap_err();
     assert!(e.to_string().contains("exists"), "{e}");
 
+    // a store without conditional writes (here: turned off): the lock cannot be
+    // taken, and the refusal says why and what to change, not "reading the tables failed"
+    // SAFETY of set_var: this test file holds one test
+    unsafe {
+        std::env::set_var("AWS_CONDITIONAL_PUT", "disabled");
+    }
+    let v3 = manifests(&V1.replace("comment: orders on S3", "comment: orders on S3, v3"));
+    let e = apply(
+        &lake,
+        &v3,
+        None,
+        None,
+        &Options {
+            policy: Policy::Auto,
+            lock_wait: Duration::from_secs(5),
+            on_event: &|_| {},
+            may_continue: &|| true,
+            fence: None,
+        },
+    )
+    .await
+    .map(|(_, r)| r.steps)
+    .expect_err("no lock without conditional writes");
+    let message = e.to_string();
+    assert!(
+        message.contains("does not support conditional writes")
+            && message.contains("AWS_CONDITIONAL_PUT")
+            && !message.contains("reading the tables"),
+        "{message}"
+    );
+    unsafe {
+        std::env::remove_var("AWS_CONDITIONAL_PUT");
+    }
+    assert_eq!(
+        deltalake::open_table(url.clone())
+            .await
+            .unwrap()
+            .snapshot()
+            .unwrap()
+            .metadata()
+            .description(),
+        Some("orders on S3"),
+        "nothing was changed"
+    );
+
     // in the same test (the environment above is this process's): the lock fences on S3 too
     an_apply_that_lost_its_lock_on_s3_commits_nothing().await;
 }

@@ -225,12 +225,37 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
     };
     match result {
         Ok((plan, report)) => {
-            if report.is_empty() {
-                println!(
-                    "No changes. The tables match the manifests. (plan {})",
-                    plan.id
+            // a table that cannot be read was left alone while the others went on: say so
+            let unreadable = unreadable_tables(&plan);
+            for (t, why) in &unreadable {
+                eprintln!("refused: {t} cannot be read and was left alone: {why}");
+            }
+            for l in &report.locked {
+                eprintln!(
+                    "locked: {} was not applied, the other tables went on: {}",
+                    l.table, l.by
                 );
-                return EXIT_OK;
+            }
+            let code = if report.failed() || !unreadable.is_empty() {
+                EXIT_ERROR
+            } else if !report.locked.is_empty() {
+                EXIT_LOCKED
+            } else {
+                EXIT_OK
+            };
+            if report.is_empty() {
+                if unreadable.is_empty() {
+                    println!(
+                        "No changes. The tables match the manifests. (plan {})",
+                        plan.id
+                    );
+                } else {
+                    println!(
+                        "No changes to the tables that could be read. (plan {})",
+                        plan.id
+                    );
+                }
+                return code;
             }
             let not_run = report
                 .steps
@@ -250,7 +275,7 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
                 },
                 plan.id
             );
-            if report.failed() { EXIT_ERROR } else { EXIT_OK }
+            code
         }
         Err(e @ (ApplyError::NeedsApproval { .. } | ApplyError::WrongApproval { .. })) => {
             if let Ok((plan, _)) = crate::engine::read_and_plan(&backend, &inputs).await {
@@ -281,6 +306,21 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
             EXIT_ERROR
         }
     }
+}
+
+/// Tables refused because they cannot be read (`TableUnreadable`): the gate
+/// lets the others apply, so the refusal must be reported here.
+fn unreadable_tables(plan: &crate::plan::Plan) -> Vec<(String, String)> {
+    plan.tables
+        .iter()
+        .filter_map(|t| match &t.outcome {
+            crate::plan::Outcome::Rejected { failures } => failures
+                .iter()
+                .find(|f| f.rule == crate::plan::rules::Rule::TableUnreadable)
+                .map(|f| (t.table.to_string(), f.message.clone())),
+            _ => None,
+        })
+        .collect()
 }
 
 /// How a step ended, as the apply log shows it.

@@ -161,8 +161,16 @@ pub enum Format {
     Json,
 }
 
+/// The default log filter. The Delta kernel is off: it logs the errors it
+/// returns (which the operator reports itself, on one line), with a backtrace
+/// of hundreds of lines when `RUST_BACKTRACE` is set. `DELTA_OPERATOR_LOG`
+/// replaces the whole filter.
+pub const DEFAULT_LOG: &str =
+    "info,kube=warn,deltalake_core=warn,buoyant_kernel=off,datafusion=warn";
+
 pub fn init_tracing() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("DELTA_OPERATOR_LOG").unwrap_or_else(|_| "info,kube=warn,deltalake_core=warn,buoyant_kernel=warn,buoyant_kernel::snapshot::builder=off,datafusion=warn".into());
+    let filter = tracing_subscriber::EnvFilter::try_from_env("DELTA_OPERATOR_LOG")
+        .unwrap_or_else(|_| DEFAULT_LOG.into());
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -452,7 +452,7 @@ pub fn applied(
                 "the table moved while applying; planning again".into(),
             );
         }
-        Err(ApplyError::Read(e)) if !e.is_permanent() => {
+        Err(ApplyError::Read(e) | ApplyError::Lock(e)) if !e.is_permanent() => {
             let r = read_failed(e);
             return pending(r.reason, r.message);
         }
@@ -489,6 +489,14 @@ pub fn applied(
             ..pending(failed, failure.clone())
         }
         .note(true, EventReason::ApplyFailed, failure);
+    }
+    if !report.locked.is_empty() {
+        // another apply held some tables: the others went on, these wait for it
+        let by: Vec<&str> = report.locked.iter().map(|l| l.by.as_str()).collect();
+        return Report {
+            last_applied: Some(last_applied),
+            ..pending(Reason::Locked, by.join("; "))
+        };
     }
     if statuses().any(|(_, _, status)| *status == StepStatus::NotRun) {
         return Report {

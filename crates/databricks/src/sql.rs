@@ -363,6 +363,31 @@ pub fn compile_for(
             t,
             format!("DROP CONSTRAINT IF EXISTS {}", ident(name)),
         )),
+        // not planned here (one commit per ALTER: `checks_in_one_commit` is false), compiled as what it would run
+        Action::AddChecks { checks } => Ok(checks
+            .iter()
+            .map(|check| {
+                alter(
+                    names,
+                    t,
+                    format!(
+                        "ADD CONSTRAINT {} CHECK ({})",
+                        ident(&check.name),
+                        check.expression
+                    ),
+                )
+            })
+            .collect()),
+        Action::DropChecks { names: dropped } => Ok(dropped
+            .iter()
+            .map(|name| {
+                alter(
+                    names,
+                    t,
+                    format!("DROP CONSTRAINT IF EXISTS {}", ident(name)),
+                )
+            })
+            .collect()),
         Action::SetPrimaryKey { key } => {
             nonempty(key.columns.is_empty(), "PRIMARY KEY")?;
             let mut out = Vec::new();

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use delta_operator_core::model::{ObservedTable, TableRef};
+use delta_operator_core::model::{DataType, ObservedTable, TableRef};
 use delta_operator_core::plan::compile::{self, CheckWhen, Compiled, Compiler, StepCheck};
 use delta_operator_core::plan::steps::{Action, Projection, Rewrite, RewritePhase, Source};
 use delta_operator_core::plan::{Step, TablePlan, change::path_string};
@@ -149,6 +149,51 @@ pub fn compile_step(t: &TableRef, action: &Action) -> Result<Compiled, String> {
             at,
             format!("remove 'delta.constraints.{name}'"),
         )),
+        Action::AddChecks { checks } => {
+            // one commit, one scan: delta-rs's add constraint takes them all at once
+            s.push(commit(
+                "ADD CONSTRAINT",
+                &["metaData", "protocol"],
+                at,
+                format!(
+                    "set {}",
+                    checks
+                        .iter()
+                        .map(|c| format!(
+                            "'delta.constraints.{}' = {}",
+                            c.name,
+                            quoted(&c.expression)
+                        ))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+            out.checks.push(StepCheck {
+                when: CheckWhen::Before,
+                query: format!(
+                    "SELECT count(*) FROM {at} WHERE NOT coalesce(({}), false)",
+                    checks
+                        .iter()
+                        .map(|c| format!("({})", c.expression))
+                        .collect::<Vec<_>>()
+                        .join(" AND ")
+                ),
+                refuses: "any row one of the expressions rejects: delta-rs's add constraint scans every row once (DataFusion) against all of them before it commits, and commits nothing if one fails".into(),
+            });
+        }
+        Action::DropChecks { names } => s.push(commit(
+            "DROP CONSTRAINT",
+            &["metaData"],
+            at,
+            format!(
+                "remove {}",
+                names
+                    .iter()
+                    .map(|n| format!("'delta.constraints.{n}'"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )),
         Action::Rewrite { rewrite, phase } => rewrite_ops(t, rewrite, *phase, &mut out),
         Action::RemoveLeftovers { leftovers } => s.extend(
             leftovers
@@ -199,6 +244,9 @@ fn rewrite_ops(t: &TableRef, rw: &Rewrite, phase: RewritePhase, out: &mut Compil
         )
     };
     let select = format!("SELECT {} FROM {at}", projection(rw));
+    if phase != RewritePhase::DropStaging {
+        empty_partition_check(rw, out);
+    }
     let s = &mut out.statements;
     match phase {
         RewritePhase::WriteOnce => {
@@ -256,6 +304,47 @@ fn rewrite_ops(t: &TableRef, rw: &Rewrite, phase: RewritePhase, out: &mut Compil
                 .push(format!("{}: this apply's run id", compile::RUN));
         }
     }
+}
+
+/// Delta stores an empty partition value as NULL: a rewritten row whose string
+/// (or binary) partition column would hold '' refuses the rewrite, counted
+/// while the rows are written, before anything is committed.
+fn empty_partition_check(rw: &Rewrite, out: &mut Compiled) {
+    let columns: Vec<&str> = rw
+        .columns
+        .iter()
+        .filter(|p| {
+            rw.partitioned_by
+                .iter()
+                .any(|c| c.eq_ignore_ascii_case(&p.field.name))
+                && matches!(
+                    p.field.data_type,
+                    DataType::String
+                        | DataType::Varchar { .. }
+                        | DataType::Char { .. }
+                        | DataType::Binary
+                )
+        })
+        .map(|p| p.field.name.as_str())
+        .collect();
+    if columns.is_empty() {
+        return;
+    }
+    out.checks.push(StepCheck {
+        when: CheckWhen::Before,
+        query: format!(
+            "count(*) of the rewritten rows WHERE {}",
+            columns
+                .iter()
+                .map(|c| format!("{c} = ''"))
+                .collect::<Vec<_>>()
+                .join(" OR ")
+        ),
+        refuses: format!(
+            "any row whose partition column ({}) would hold '': Delta stores an empty partition value as NULL, so the rewrite would turn '' into NULL. Counted while the rows are written; nothing is committed, and the message names the column and the count. A `using:` on the column maps '' to a value",
+            columns.join(", ")
+        ),
+    });
 }
 
 /// The rewrite's SELECT list as text (the backend builds the same as DataFusion expressions).

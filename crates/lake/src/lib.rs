@@ -259,21 +259,45 @@ impl LakeBackend {
 fn delta_err(e: deltalake::DeltaTableError) -> BackendError {
     match e {
         deltalake::DeltaTableError::ObjectStore { .. } | deltalake::DeltaTableError::Io { .. } => {
-            BackendError::Transient(e.to_string())
+            BackendError::Transient(error_text(&e))
         }
         deltalake::DeltaTableError::VersionAlreadyExists(_) => {
-            BackendError::Transient(e.to_string())
+            BackendError::Transient(error_text(&e))
         }
         other => BackendError::Refused {
-            message: other.to_string(),
+            message: error_text(&other),
         },
     }
+}
+
+/// An error's text on one line, without a backtrace: with `RUST_BACKTRACE` set,
+/// the Delta kernel appends one to its errors (hundreds of lines of frames,
+/// `   12: symbol` then `             at file:line`), which says nothing to a user.
+pub(crate) fn error_text(e: &impl std::fmt::Display) -> String {
+    let text = e.to_string();
+    let frame = |line: &str| {
+        let t = line.trim_start();
+        let indented = t.len() < line.len();
+        let numbered = t
+            .split_once(':')
+            .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        indented && (numbered || t.starts_with("at "))
+            || t == "stack backtrace:"
+            || t == "disabled backtrace"
+            || t == "unsupported backtrace"
+    };
+    text.lines()
+        .filter(|l| !frame(l))
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Any other error, in its own words.
 fn refused(e: impl std::fmt::Display) -> BackendError {
     BackendError::Refused {
-        message: e.to_string(),
+        message: error_text(&e),
     }
 }
 
@@ -695,6 +719,8 @@ impl Backend for LakeBackend {
                     .map_err(delta_err)?;
                 Ok(StepOutcome::default())
             }
+            Action::AddChecks { checks } => self.add_checks(t, step, checks).await,
+            Action::DropChecks { names } => self.drop_checks(t, step, names).await,
             Action::Rewrite { rewrite, phase } => {
                 self.rewrite(run, step, rewrite, *phase, progress).await
             }
@@ -725,6 +751,83 @@ impl LakeBackend {
             .await
             .map_err(delta_err)?;
         Ok(StepOutcome::default())
+    }
+
+    /// CHECKs added in one commit (delta-rs validates every row against all of
+    /// them in one scan first). Those already on the table are left out.
+    async fn add_checks(
+        &self,
+        t: &TableRef,
+        step: &Step,
+        checks: &[Check],
+    ) -> Result<StepOutcome, BackendError> {
+        let table = self.open_table(t).await?;
+        let live = observe(t, &table)?;
+        let new: HashMap<String, String> = checks
+            .iter()
+            .filter(|c| {
+                !live
+                    .checks
+                    .iter()
+                    .any(|l| l.name.eq_ignore_ascii_case(&c.name))
+            })
+            .map(|c| (c.name.clone(), c.expression.clone()))
+            .collect();
+        if new.is_empty() {
+            return Ok(StepOutcome::default());
+        }
+        let n = new.len();
+        table
+            .add_constraint()
+            .with_constraints(new)
+            .with_commit_properties(self.commit_props(step))
+            .await
+            .map_err(delta_err)?;
+        Ok(StepOutcome {
+            detail: Some(format!("{n} constraints added in one commit")),
+        })
+    }
+
+    /// CHECKs dropped in one metadata commit (delta-rs's drop constraint takes one name).
+    async fn drop_checks(
+        &self,
+        t: &TableRef,
+        step: &Step,
+        names: &[String],
+    ) -> Result<StepOutcome, BackendError> {
+        let table = self.open_table(t).await?;
+        let snap = table.snapshot().map_err(delta_err)?;
+        let mut md = snap.metadata().clone();
+        let mut dropped = Vec::new();
+        for name in names {
+            let key = md
+                .configuration()
+                .keys()
+                .find(|k| {
+                    k.strip_prefix("delta.constraints.")
+                        .is_some_and(|n| n.eq_ignore_ascii_case(name))
+                })
+                .cloned();
+            if let Some(key) = key {
+                md = md.remove_config_key(&key).map_err(refused)?;
+                dropped.push(name.clone());
+            }
+        }
+        if dropped.is_empty() {
+            return Ok(StepOutcome::default());
+        }
+        let n = dropped.len();
+        let op = DeltaOperation::DropConstraint {
+            name: dropped.join(", "),
+        };
+        CommitBuilder::from(self.commit_props(step))
+            .with_actions(vec![DeltaAction::Metadata(md)])
+            .build(Some(snap), table.log_store(), op)
+            .await
+            .map_err(delta_err)?;
+        Ok(StepOutcome {
+            detail: Some(format!("{n} constraints dropped in one commit")),
+        })
     }
 
     /// Adds a top-level column, or a nested field by merging its whole top-level struct.
@@ -839,6 +942,8 @@ impl LakeBackend {
         self.root.move_folder(&rel(t), &to).await?;
         // staging copies of a dropped table can never be used
         self.root.remove_folder(&phases::staging_root(t)).await?;
+        self.root
+            .remove_empty_up_to(&phases::staging_root(t), STAGING);
         Ok(StepOutcome {
             detail: Some(format!("moved to {}", self.root.display(&to))),
         })

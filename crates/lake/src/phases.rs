@@ -123,7 +123,8 @@ impl LakeBackend {
             }),
             RewritePhase::DropStaging => {
                 self.root.remove_folder(&staging_rel(t, &run.id)).await?;
-                self.root.remove_if_empty(&staging_root(t));
+                // no empty `.staging/<catalog>/<schema>/<table>` folders are left behind
+                self.root.remove_empty_up_to(&staging_root(t), STAGING);
                 Ok(StepOutcome::default())
             }
         }
@@ -175,6 +176,7 @@ impl LakeBackend {
         let written = rewrite::convert_into(&source, None, &spec, &mut sink, progress).await;
         if let Err(e) = written {
             self.root.remove_folder(&srel).await?;
+            self.root.remove_empty_up_to(&staging_root(t), STAGING);
             return Err(match e {
                 BackendError::CheckFailed { message } => BackendError::CheckFailed {
                     message: message

@@ -34,6 +34,7 @@ use deltalake::arrow::compute::{CastOptions, cast_with_options};
 use deltalake::arrow::datatypes::{DataType as ArrowType, Field, Schema as ArrowSchema, SchemaRef};
 use deltalake::arrow::record_batch::RecordBatch;
 use deltalake::datafusion::common::{DFSchema, ScalarValue};
+use deltalake::datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use deltalake::datafusion::functions_aggregate::expr_fn::count;
 use deltalake::datafusion::logical_expr::{Expr, ident, lit};
 use deltalake::datafusion::physical_plan::PhysicalExpr;
@@ -63,16 +64,61 @@ const TARGET_FILE_SIZE: u64 = 128 * 1024 * 1024;
 
 fn df_err(e: impl fmt::Display) -> BackendError {
     BackendError::Refused {
-        message: e.to_string(),
+        message: crate::error_text(&e),
+    }
+}
+
+/// The memory a rewrite's DataFusion session may take (its memory pool), and
+/// the most one converted batch may hold: user expressions (`using:`, CHECKs)
+/// run there, and a hostile one must fail, not take the machine's memory.
+pub const DEFAULT_MEMORY_LIMIT: usize = 512 * 1024 * 1024;
+/// Sets another limit, in MiB (a whole number above 0).
+pub const MEMORY_LIMIT_ENV: &str = "DELTA_OPERATOR_LAKE_MEMORY_MB";
+
+/// The limit in bytes: `DELTA_OPERATOR_LAKE_MEMORY_MB`, or 512 MiB.
+pub fn memory_limit() -> Result<usize, BackendError> {
+    match std::env::var(MEMORY_LIMIT_ENV) {
+        Err(_) => Ok(DEFAULT_MEMORY_LIMIT),
+        Ok(v) => v
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|mb| (1..=1 << 30).contains(mb))
+            .map(|mb| mb * 1024 * 1024)
+            .ok_or_else(|| BackendError::Refused {
+                message: format!(
+                    "{MEMORY_LIMIT_ENV} is '{}'; it must be a whole number of MiB above 0 (the default is {})",
+                    delta_operator_core::model::names::printable(&v),
+                    DEFAULT_MEMORY_LIMIT >> 20
+                ),
+            }),
     }
 }
 
 /// A DataFusion session whose SQL keeps identifiers as written (Delta column
-/// names are case-preserving; DataFusion would lower-case unquoted ones).
-pub fn session() -> SessionContext {
+/// names are case-preserving; DataFusion would lower-case unquoted ones),
+/// with a memory pool of `memory_limit()` bytes.
+pub fn session() -> Result<SessionContext, BackendError> {
     let mut config = SessionConfig::new();
     config.options_mut().sql_parser.enable_ident_normalization = false;
-    SessionContext::new_with_config(config)
+    let runtime = RuntimeEnvBuilder::new()
+        .with_memory_limit(memory_limit()?, 1.0)
+        .build_arc()
+        .map_err(df_err)?;
+    Ok(SessionContext::new_with_config_rt(config, runtime))
+}
+
+/// A DataFusion error in words, with a memory refusal explained.
+fn df_message(e: impl fmt::Display) -> String {
+    let text = crate::error_text(&e);
+    if text.contains("Resources exhausted") {
+        format!(
+            "{text} (the lake's DataFusion memory limit is {} MiB: an expression that needs more is refused; {MEMORY_LIMIT_ENV} sets another limit)",
+            memory_limit().unwrap_or(DEFAULT_MEMORY_LIMIT) >> 20
+        )
+    } else {
+        text
+    }
 }
 
 /// The rewrite's target schema as Arrow: exactly as the spec declares it
@@ -122,7 +168,7 @@ async fn counts(
     files: Option<&[Add]>,
     columns: &[String],
 ) -> Result<(i64, Vec<i64>), BackendError> {
-    let ctx = session();
+    let ctx = session()?;
     let df = frame(&ctx, table, files).await?;
     let mut aggs = vec![count(lit(1)).alias("__rows")];
     aggs.extend(
@@ -136,7 +182,7 @@ async fn counts(
         .map_err(df_err)?
         .collect()
         .await
-        .map_err(df_err)?;
+        .map_err(|e| df_err(df_message(e)))?;
     let at = |name: &str| -> i64 {
         batches
             .first()
@@ -348,6 +394,40 @@ fn convert(
     }
 }
 
+/// Empty strings (or empty binary values) in an array: what Delta cannot keep in
+/// a partition column. NULLs are not counted.
+fn empty_values(a: &ArrayRef) -> usize {
+    match a.data_type() {
+        ArrowType::Utf8 => a
+            .as_string::<i32>()
+            .iter()
+            .filter(|v| *v == Some(""))
+            .count(),
+        ArrowType::LargeUtf8 => a
+            .as_string::<i64>()
+            .iter()
+            .filter(|v| *v == Some(""))
+            .count(),
+        ArrowType::Utf8View => a.as_string_view().iter().filter(|v| *v == Some("")).count(),
+        ArrowType::Binary => a
+            .as_binary::<i32>()
+            .iter()
+            .filter(|v| v.is_some_and(<[u8]>::is_empty))
+            .count(),
+        ArrowType::LargeBinary => a
+            .as_binary::<i64>()
+            .iter()
+            .filter(|v| v.is_some_and(<[u8]>::is_empty))
+            .count(),
+        ArrowType::BinaryView => a
+            .as_binary_view()
+            .iter()
+            .filter(|v| v.is_some_and(<[u8]>::is_empty))
+            .count(),
+        _ => 0,
+    }
+}
+
 fn list_element(t: &ArrowType) -> &ArrowType {
     match t {
         ArrowType::List(f) | ArrowType::LargeList(f) => f.data_type(),
@@ -368,7 +448,7 @@ impl Checks {
         configuration: &HashMap<String, String>,
         target: &SchemaRef,
     ) -> Result<Self, BackendError> {
-        let ctx = session();
+        let ctx = session()?;
         let state = ctx.state();
         let schema = DFSchema::try_from(target.as_ref().clone()).map_err(df_err)?;
         let mut checks = Vec::new();
@@ -536,7 +616,7 @@ pub async fn convert_into(
     sink: &mut Sink,
     progress: StepProgress<'_>,
 ) -> Result<StreamStats, BackendError> {
-    let ctx = session();
+    let ctx = session()?;
     let df = frame(&ctx, source, files).await?;
     let exprs = select_exprs(&ctx, df.schema(), spec.select)?;
     let df = df.select(exprs).map_err(|e| BackendError::CheckFailed {
@@ -546,8 +626,12 @@ pub async fn convert_into(
         .execute_stream()
         .await
         .map_err(|e| BackendError::CheckFailed {
-            message: format!("reading the table failed, the table is untouched: {e}"),
+            message: format!(
+                "reading the table failed, the table is untouched: {}",
+                df_message(e)
+            ),
         })?;
+    let limit = memory_limit()?;
     let opts = CastOptions {
         safe: !spec.strict,
         ..Default::default()
@@ -557,6 +641,21 @@ pub async fn convert_into(
         present: vec![0; spec.select.columns.len()],
         ..Default::default()
     };
+    // partition columns of the output, where Delta stores '' as NULL
+    let partitions: Vec<(usize, &str)> = spec
+        .target
+        .fields()
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| {
+            spec.select
+                .partitioned_by
+                .iter()
+                .any(|p| p.eq_ignore_ascii_case(f.name()))
+        })
+        .map(|(i, f)| (i, f.name().as_str()))
+        .collect();
+    let mut empty = vec![0i64; partitions.len()];
     let mut batches = 0usize;
     let mut last_report = std::time::Instant::now();
     while let Some(batch) = input.next().await {
@@ -567,8 +666,24 @@ pub async fn convert_into(
             failpoint(fp);
         }
         let batch = batch.map_err(|e| BackendError::CheckFailed {
-            message: format!("reading the table failed, the table is untouched: {e}"),
+            message: format!(
+                "reading the table failed, the table is untouched: {}",
+                df_message(e)
+            ),
         })?;
+        // what the expressions produced is bounded too (a scalar function's output is not
+        // counted by DataFusion's pool)
+        let size = batch.get_array_memory_size();
+        if size > limit {
+            return Err(BackendError::CheckFailed {
+                message: format!(
+                    "one batch of {} rows converted to {} MiB, over the lake's DataFusion memory limit of {} MiB; the table is untouched. Check the `using:` expressions for one that builds huge values, or set {MEMORY_LIMIT_ENV} higher",
+                    batch.num_rows(),
+                    size >> 20,
+                    limit >> 20
+                ),
+            });
+        }
         let mut columns = Vec::with_capacity(spec.select.columns.len());
         for (i, (p, tf)) in spec
             .select
@@ -603,6 +718,9 @@ pub async fn convert_into(
                 message: format!("{v}; the table is untouched"),
             });
         }
+        for (k, (i, _)) in partitions.iter().enumerate() {
+            empty[k] += empty_values(out.column(*i)) as i64;
+        }
         stats.rows += out.num_rows() as i64;
         for (k, i) in spec.converted.iter().enumerate() {
             stats.non_null[k] += (out.num_rows() - out.column(*i).null_count()) as i64;
@@ -620,6 +738,24 @@ pub async fn convert_into(
             });
             last_report = std::time::Instant::now();
         }
+    }
+    let emptied: Vec<(&str, i64)> = partitions
+        .iter()
+        .zip(&empty)
+        .filter(|(_, n)| **n > 0)
+        .map(|((_, name), n)| (*name, *n))
+        .collect();
+    if let Some((first, _)) = emptied.first() {
+        let counts: Vec<String> = emptied
+            .iter()
+            .map(|(name, n)| format!("{n} rows hold '' in partition column {name}"))
+            .collect();
+        return Err(BackendError::CheckFailed {
+            message: format!(
+                "{}: Delta stores an empty partition value as NULL, so the rewrite would turn '' into NULL; the table is untouched. Give those rows a value first, or declare a `using:` on the column that maps '' to a value (e.g. `using: \"CASE WHEN {first} = '' THEN '(empty)' ELSE {first} END\"`)",
+                counts.join(", ")
+            ),
+        });
     }
     sink.flush().await?;
     (progress.rows)(RowsDone {

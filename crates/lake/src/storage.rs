@@ -22,6 +22,21 @@ fn transient(e: impl std::fmt::Display) -> BackendError {
     BackendError::Transient(e.to_string())
 }
 
+/// A store (or its configuration: `AWS_CONDITIONAL_PUT=disabled`) that cannot
+/// create an object only if it is absent: object_store says "not implemented",
+/// a store without the feature answers 501 Not Implemented.
+fn no_conditional_put(e: &object_store::Error) -> bool {
+    match e {
+        object_store::Error::NotImplemented { .. } | object_store::Error::NotSupported { .. } => {
+            true
+        }
+        other => {
+            let text = other.to_string();
+            text.contains("501") || text.contains("NotImplemented")
+        }
+    }
+}
+
 impl Root {
     /// A local path, a file:// URL, or an object-store URL this binary supports.
     pub fn parse(root: &str) -> Result<Self, BackendError> {
@@ -374,6 +389,10 @@ impl Root {
                         object_store::Error::AlreadyExists { .. }
                         | object_store::Error::Precondition { .. },
                     ) => Ok(false),
+                    Err(e) if no_conditional_put(&e) => Err(BackendError::Config(format!(
+                        "the object store at {} does not support conditional writes (put-if-absent, `If-None-Match: *`), which the operator's table locks need ({e}). Fix: use a store that supports them (AWS S3, MinIO, Cloudflare R2) and leave AWS_CONDITIONAL_PUT at its default `etag` (not `disabled`); nothing was changed",
+                        self.display("")
+                    ))),
                     Err(e) => Err(transient(e)),
                 }
             }
@@ -428,6 +447,23 @@ impl Root {
     pub fn remove_if_empty(&self, rel: &str) {
         if let Root::Local(p) = self {
             let _ = std::fs::remove_dir(p.join(rel));
+        }
+    }
+
+    /// Removes `rel` and then each folder above it, up to and including
+    /// `top`, while they are empty (`.staging/<catalog>/<schema>/<table>` up
+    /// to `.staging`). Stops at the first folder that is not empty.
+    pub fn remove_empty_up_to(&self, rel: &str, top: &str) {
+        let Root::Local(p) = self else { return };
+        let mut at = rel.trim_end_matches('/');
+        loop {
+            if std::fs::remove_dir(p.join(at)).is_err() || at == top {
+                return;
+            }
+            match at.rsplit_once('/') {
+                Some((parent, _)) if parent.len() >= top.len() => at = parent,
+                _ => return,
+            }
         }
     }
 }

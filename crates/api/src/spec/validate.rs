@@ -34,6 +34,9 @@ pub const MAX_COMMENT_BYTES: usize = 16 * 1024;
 /// The most columns a table may declare.
 pub const MAX_COLUMNS: usize = 4096;
 
+/// The most CHECK constraints a table may declare.
+pub const MAX_CHECKS: usize = 1000;
+
 /// How the two errors about a resource that is not there (yet) end: a table's
 /// DeltaSchema, a foreign key's table. In a cluster they may arrive later
 /// (`kubectl apply -f dir/` goes by file name), so the admission webhook lets
@@ -478,6 +481,16 @@ fn check_constraints(spec: &DeltaTableSpec, refs: &ColumnRefs, e: &mut Vec<SpecE
             "spec.constraints",
             format!("{pks} primary keys"),
             "declare at most one primaryKey",
+        ));
+    }
+    if check_names.len() > MAX_CHECKS {
+        e.push(SpecError::new(
+            "spec.constraints",
+            format!(
+                "{} CHECK constraints; the limit is {MAX_CHECKS} per table (each is evaluated on every row written, and Delta keeps them all in every metadata commit)",
+                check_names.len()
+            ),
+            "combine related conditions into one CHECK (a AND b), or move some checks into the jobs that write the table",
         ));
     }
 }

@@ -66,6 +66,17 @@ pub struct ApplyReport {
     /// The declared schemas' metadata steps (run before the tables').
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub schema_steps: Vec<SchemaStepReport>,
+    /// Tables of the plan another apply held (their steps were not run; the
+    /// other tables went on): each with who holds it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub locked: Vec<LockedTable>,
+}
+
+/// A table another apply held: `by` names the holder and how to break a dead one's lock.
+#[derive(Debug, Clone, Serialize)]
+pub struct LockedTable {
+    pub table: TableRef,
+    pub by: String,
 }
 
 impl ApplyReport {
@@ -73,6 +84,7 @@ impl ApplyReport {
         let tables = self.steps.iter().map(|s| &s.status);
         tables.chain(self.schema_steps.iter().map(|s| &s.status))
     }
+    /// Some step failed (a locked table is not a failure: see `locked`).
     pub fn failed(&self) -> bool {
         self.statuses()
             .any(|s| matches!(s, StepStatus::Failed { .. }))
@@ -116,6 +128,10 @@ pub enum ApplyError {
     Rejected,
     #[error("reading the tables failed: {0}")]
     Read(#[from] BackendError),
+    /// A table's lock could not be taken (not because another apply holds it:
+    /// the store refused, or the lock object could not be written).
+    #[error("taking the table locks failed: {0}")]
+    Lock(BackendError),
     /// Another apply holds a table of the plan; nothing was changed.
     #[error("{0}")]
     Locked(String),
@@ -220,6 +236,7 @@ where
                     plan_id: plan.id,
                     steps: vec![],
                     schema_steps: vec![],
+                    locked: vec![],
                 },
             ));
         }
@@ -234,17 +251,24 @@ where
         .collect();
     tables.sort();
     let mut runs = Vec::new();
+    // a table another apply holds is left out; the others go on (all held: refused)
+    let mut locked = Vec::new();
     for t in tables {
         match backend.begin(t, opts.lock_wait).await {
             Ok(r) => runs.push(r),
+            Err(BackendError::Locked(by)) => locked.push(LockedTable {
+                table: t.clone(),
+                by,
+            }),
             Err(e) => {
                 end_all(backend, runs).await;
-                return Err(match e {
-                    BackendError::Locked(m) => ApplyError::Locked(m),
-                    other => ApplyError::Read(other),
-                });
+                return Err(ApplyError::Lock(e));
             }
         }
+    }
+    if runs.is_empty() && !locked.is_empty() {
+        let all: Vec<String> = locked.into_iter().map(|l| l.by).collect();
+        return Err(ApplyError::Locked(all.join("; ")));
     }
     let replanned = read_plan().await;
     let locked_plan = match replanned {
@@ -261,7 +285,7 @@ where
             return Err(e.into());
         }
     };
-    let report = run_locked(backend, &locked_plan, &mut runs, opts).await;
+    let report = run_locked(backend, &locked_plan, &mut runs, locked, opts).await;
     end_all(backend, runs).await;
     Ok((locked_plan, report))
 }
@@ -277,22 +301,24 @@ async fn end_all<B: Backend>(backend: &B, runs: Vec<TableRun>) {
 /// whose foreign keys depend on a failed one.
 pub async fn run_plan<B: Backend>(backend: &B, plan: &Plan, opts: &Options<'_>) -> ApplyReport {
     let mut runs = Vec::new();
-    let report = run_locked(backend, plan, &mut runs, opts).await;
+    let report = run_locked(backend, plan, &mut runs, vec![], opts).await;
     end_all(backend, runs).await;
     report
 }
 
 /// Runs the steps; `runs` holds the tables already begun, and a table without
-/// one is begun here (and added).
+/// one is begun here (and added), except the `locked` ones another apply holds:
+/// their steps are not run, nor those of tables whose foreign keys need them.
 async fn run_locked<B: Backend>(
     backend: &B,
     plan: &Plan,
     runs: &mut Vec<TableRun>,
+    locked: Vec<LockedTable>,
     opts: &Options<'_>,
 ) -> ApplyReport {
     let schema_steps = run_schemas(backend, plan, opts).await;
     let mut steps = Vec::new();
-    let mut failed_tables: Vec<TableRef> = Vec::new();
+    let mut failed_tables: Vec<TableRef> = locked.iter().map(|l| l.table.clone()).collect();
     for t in &plan.tables {
         let Outcome::Accepted { steps: planned } = &t.outcome else {
             continue;
@@ -305,7 +331,8 @@ async fn run_locked<B: Backend>(
                 .iter()
                 .any(|fk| failed_tables.contains(&fk.references))
         });
-        let mut stop = blocked;
+        let held_by = locked.iter().find(|l| l.table == t.table);
+        let mut stop = blocked || held_by.is_some();
         let mut stop_reason: Option<String> = None;
         if !stop && !runs.iter().any(|r| r.table == t.table) {
             match backend.begin(&t.table, opts.lock_wait).await {
@@ -330,6 +357,9 @@ async fn run_locked<B: Backend>(
             };
             if let Some(why) = stop_reason.take() {
                 report.status = StepStatus::Failed { error: why };
+            }
+            if let Some(l) = held_by {
+                report.detail = Some(format!("not run: {}", l.by));
             }
             let run = runs.iter().find(|r| r.table == t.table);
             if !stop && (!(opts.may_continue)() || run.is_some_and(|r| !r.is_held())) {
@@ -372,6 +402,7 @@ async fn run_locked<B: Backend>(
         plan_id: plan.id.clone(),
         steps,
         schema_steps,
+        locked,
     }
 }
 

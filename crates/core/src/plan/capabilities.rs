@@ -123,6 +123,11 @@ pub struct Capabilities {
     /// UPDATE and then set NOT NULL behind its check, writing the table once
     /// (Databricks). Without it the table is rewritten (staged: written twice).
     pub backfill_in_place: bool,
+    /// A table's CHECK additions are one step and one commit, and so are its
+    /// drops (`AddChecks` / `DropChecks`; the lake, whose every commit carries
+    /// all the table's constraints: one commit per CHECK made the log grow
+    /// quadratically). Without it, one statement per CHECK.
+    pub checks_in_one_commit: bool,
 }
 
 impl Capabilities {
@@ -162,6 +167,7 @@ impl Capabilities {
             column_mapping_for_names: false,
             column_mapping_on_existing_tables: false,
             backfill_in_place: false,
+            checks_in_one_commit: true,
         }
     }
 
@@ -199,6 +205,7 @@ impl Capabilities {
             column_mapping_for_names: true,
             column_mapping_on_existing_tables: true,
             backfill_in_place: true,
+            checks_in_one_commit: false,
         }
     }
 
@@ -246,6 +253,7 @@ impl Capabilities {
             column_mapping_for_names: true,
             column_mapping_on_existing_tables: true,
             backfill_in_place: false,
+            checks_in_one_commit: false,
         }
     }
 

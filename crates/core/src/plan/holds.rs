@@ -87,6 +87,17 @@ pub fn holds(action: &Action, live: Option<&ObservedTable>) -> bool {
             .checks
             .iter()
             .any(|c| c.name.eq_ignore_ascii_case(name)),
+        Action::AddChecks { checks } => checks.iter().all(|check| {
+            live.checks
+                .iter()
+                .any(|c| c.name.eq_ignore_ascii_case(&check.name))
+        }),
+        Action::DropChecks { names } => names.iter().all(|name| {
+            !live
+                .checks
+                .iter()
+                .any(|c| c.name.eq_ignore_ascii_case(name))
+        }),
         Action::SetPrimaryKey { key } => live
             .primary_key
             .as_ref()

@@ -269,6 +269,90 @@ impl Draft {
     }
 }
 
+/// Where a backend commits a table's CHECK changes at once
+/// (`Capabilities::checks_in_one_commit`): every `AddCheck` draft becomes one
+/// `AddChecks` step, every `DropCheck` one `DropChecks`, in the place of the
+/// first. A single CHECK stays its own step.
+fn merge_checks(drafts: Vec<Draft>, caps: &Capabilities) -> Vec<Draft> {
+    let adds = drafts
+        .iter()
+        .filter(|d| matches!(d.step.action, Action::AddCheck { .. }))
+        .count();
+    let drops = drafts
+        .iter()
+        .filter(|d| matches!(d.step.action, Action::DropCheck { .. }))
+        .count();
+    if !caps.checks_in_one_commit || (adds < 2 && drops < 2) {
+        return drafts;
+    }
+    let mut out: Vec<Draft> = Vec::with_capacity(drafts.len());
+    let mut add_at: Option<usize> = None;
+    let mut drop_at: Option<usize> = None;
+    for d in drafts {
+        let (at, merged) = match &d.step.action {
+            Action::AddCheck { check } if adds >= 2 => (
+                &mut add_at,
+                Action::AddChecks {
+                    checks: vec![check.clone()],
+                },
+            ),
+            Action::DropCheck { name } if drops >= 2 => (
+                &mut drop_at,
+                Action::DropChecks {
+                    names: vec![name.clone()],
+                },
+            ),
+            _ => {
+                out.push(d);
+                continue;
+            }
+        };
+        let Some(i) = *at else {
+            *at = Some(out.len());
+            out.push(Draft {
+                order: d.order,
+                step: Step {
+                    action: merged,
+                    ..d.step
+                },
+            });
+            continue;
+        };
+        let into = &mut out[i].step;
+        match (&mut into.action, d.step.action) {
+            (Action::AddChecks { checks }, Action::AddCheck { check }) => checks.push(check),
+            (Action::DropChecks { names }, Action::DropCheck { name }) => names.push(name),
+            _ => {}
+        }
+        for s in d.step.serves {
+            if !into.serves.contains(&s) {
+                into.serves.push(s);
+            }
+        }
+        for w in d.step.warnings {
+            if !into.warnings.contains(&w) {
+                into.warnings.push(w);
+            }
+        }
+        for n in d.step.notes {
+            if !into.notes.contains(&n) {
+                into.notes.push(n);
+            }
+        }
+        into.undo = match (into.undo.take(), d.step.undo) {
+            (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+            (a, b) => a.or(b),
+        };
+    }
+    for i in [add_at, drop_at].into_iter().flatten() {
+        out[i]
+            .step
+            .notes
+            .push("one commit for all of them: the table's constraints are written once".into());
+    }
+    out
+}
+
 /// Orders drafts (stable within one order) and numbers them from 1.
 fn number(mut drafts: Vec<Draft>) -> Vec<Step> {
     drafts.sort_by_key(|d| d.order);
@@ -410,8 +494,7 @@ fn create_steps(desired: &DesiredTable, caps: &Capabilities) -> Vec<Step> {
             .warn("the operator may lose the right to change the table"),
         );
     }
-    let _ = caps;
-    number(drafts)
+    number(merge_checks(drafts, caps))
 }
 
 /// How to go back to the version the plan read: on the lake (no SQL engine)
@@ -441,7 +524,7 @@ fn update_steps(
         }
         walk.add(i, change);
     }
-    let mut steps = number(walk.into_drafts(changes));
+    let mut steps = number(merge_checks(walk.into_drafts(changes), caps));
     if desired.clone_before_rewrite {
         insert_clone(&mut steps, live);
     }
@@ -1228,9 +1311,26 @@ fn rewrite_drafts(
 ) -> Vec<Draft> {
     let mut columns = Vec::new();
     let mut nested_drops = Vec::new();
+    let partition = |name: &str, of: &[String]| of.iter().any(|p| p.eq_ignore_ascii_case(name));
     for d in &desired.columns {
         let from = matching_live(d, live);
-        let source = source_from(d, from, &mut nested_drops);
+        let source = match (source_from(d, from, &mut nested_drops), &d.using) {
+            // a column becoming a partition column: Delta keeps no '' there (it
+            // reads back as NULL, so the lake refuses such rows), and its
+            // `using:` is how the spec maps them to a value
+            (Source::Copy { .. }, Some(expression))
+                if desired
+                    .partitioned_by
+                    .as_deref()
+                    .is_some_and(|p| partition(&d.name, p))
+                    && from.is_some_and(|l| !partition(&l.name, &live.partitioned_by)) =>
+            {
+                Source::Using {
+                    expression: expression.clone(),
+                }
+            }
+            (source, _) => source,
+        };
         let comment = d
             .comment
             .clone()

@@ -253,6 +253,15 @@ pub enum Action {
     DropCheck {
         name: String,
     },
+    /// Several CHECKs added in one commit (`Capabilities::checks_in_one_commit`),
+    /// every row checked against all of them in one scan.
+    AddChecks {
+        checks: Vec<Check>,
+    },
+    /// Several CHECKs dropped in one commit.
+    DropChecks {
+        names: Vec<String>,
+    },
     SetPrimaryKey {
         key: PrimaryKey,
     },
@@ -305,7 +314,10 @@ impl Action {
     pub fn scans_table(&self) -> bool {
         match self {
             Action::Rewrite { phase, .. } => *phase != RewritePhase::DropStaging,
-            Action::SetNotNull { .. } | Action::AddCheck { .. } | Action::Backfill { .. } => true,
+            Action::SetNotNull { .. }
+            | Action::AddCheck { .. }
+            | Action::AddChecks { .. }
+            | Action::Backfill { .. } => true,
             _ => false,
         }
     }
@@ -344,6 +356,16 @@ impl Action {
             Action::SetDefault { column, .. } => format!("SET DEFAULT on {column}"),
             Action::AddCheck { check } => format!("ADD CONSTRAINT {} CHECK", check.name),
             Action::DropCheck { name } => format!("DROP CONSTRAINT {name}"),
+            Action::AddChecks { checks } => format!(
+                "ADD CONSTRAINTS ({}) CHECK",
+                few(checks.iter().map(|c| c.name.as_str()))
+            ),
+            Action::DropChecks { names } => {
+                format!(
+                    "DROP CONSTRAINTS ({})",
+                    few(names.iter().map(String::as_str))
+                )
+            }
             Action::SetPrimaryKey { .. } => "ADD PRIMARY KEY".into(),
             Action::AddForeignKey { key } => format!("ADD FOREIGN KEY → {}", key.references),
             Action::DropForeignKey { key } => format!("DROP FOREIGN KEY → {}", key.references),
@@ -390,6 +412,17 @@ impl Action {
 
 fn keys<'a>(k: impl Iterator<Item = &'a String>) -> String {
     k.map(String::as_str).collect::<Vec<_>>().join(", ")
+}
+
+/// Up to five names, then how many more (a title stays one short line).
+fn few<'a>(names: impl ExactSizeIterator<Item = &'a str>) -> String {
+    let n = names.len();
+    let shown: Vec<&str> = names.take(5).collect();
+    if n > shown.len() {
+        format!("{}, … {} more", shown.join(", "), n - shown.len())
+    } else {
+        shown.join(", ")
+    }
 }
 
 /// One numbered step of a table's plan.
