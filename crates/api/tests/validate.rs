@@ -1371,3 +1371,116 @@ fn a_schema_privilege_grant_cannot_write_is_refused_with_the_nearest() {
         &["use one of ALL PRIVILEGES"],
     );
 }
+
+// ---------------------------------------------------------------------------
+// Expressions (issue 26): a CHECK is parsed exactly as a `using:` is.
+
+/// ORDERS with one more column, `paid boolean`, and the CHECK `expr`.
+fn orders_with_check(expr: &str) -> String {
+    let quoted = expr.replace('\'', "''");
+    table(
+        "orders",
+        &format!(
+            "{ORDERS}\n  - name: paid\n    type: boolean\n  - name: note\n    type: string\nconstraints:\n  - check:\n      name: c\n      expression: '{quoted}'"
+        ),
+    )
+}
+
+#[test]
+fn a_check_is_one_deterministic_bounded_condition_over_declared_columns() {
+    for (expr, says) in [
+        // closes CHECK ( … ) and opens another: was spliced, stored truncated
+        ("id > 0) OR (1=1", "more than one expression"),
+        ("id > 0; DROP TABLE x", "more than one expression"),
+        // delta-rs fails every append on these
+        ("input_file_name() IS NOT NULL", "not deterministic"),
+        ("rand() < 2", "not deterministic"),
+        ("current_timestamp() > order_date", "not deterministic"),
+        // left a created table without its CHECK
+        ("count(*) > 0", "aggregate"),
+        ("max(amount) > 0", "aggregate"),
+        ("row_number() OVER () > 0", "window"),
+        ("id IN (SELECT 1)", "subquery"),
+        ("size(array(explode(array(1)))) > 0", "generator"),
+        // gigabytes of memory on a ten-row table
+        ("size(range(0, id * 100000000)) > 0", "generator"),
+        ("length(repeat('x', 2000000000)) > 0", "at most 1000000"),
+        ("length(repeat('x', amount)) > 0", "literal number"),
+        ("my_function(amount) > 0", "not among the functions"),
+        // not a condition
+        ("amount", "not a condition"),
+        ("amount + 1", "not a condition"),
+        ("'yes'", "not a condition"),
+    ] {
+        let errs = errors_with_schema(&orders_with_check(expr));
+        let e = only(errs);
+        check(
+            &e,
+            "table.yaml",
+            "spec.constraints[0].check.expression",
+            &[says],
+            &[],
+        );
+    }
+    // nesting 60 deep is refused on the parse tree, not left to the engine
+    let deep = format!("{}id > 0{}", "(".repeat(60), ")".repeat(60));
+    let e = only(errors_with_schema(&orders_with_check(&deep)));
+    check(
+        &e,
+        "table.yaml",
+        "spec.constraints[0].check.expression",
+        &["32 levels"],
+        &[],
+    );
+}
+
+#[test]
+fn a_check_names_an_unknown_column_and_the_nearest() {
+    let e = only(errors_with_schema(&orders_with_check(
+        "coalesce(amout, 0) >= 0 AND 'amout' <> note",
+    )));
+    check(
+        &e,
+        "table.yaml",
+        "spec.constraints[0].check.expression",
+        &["'amout'", "not a declared column"],
+        &["did you mean 'amount'?"],
+    );
+}
+
+#[test]
+fn a_check_is_lowered_as_its_printed_parse_tree() {
+    for (written, printed) in [
+        ("amount>=0 and id>0", "amount >= 0 AND id > 0"),
+        ("paid", "paid"),
+        ("(paid) or note is not null", "(paid) OR note IS NOT NULL"),
+        ("upper(note) IN ('A','B')", "upper(note) IN ('A', 'B')"),
+    ] {
+        let doc = orders_with_check(written);
+        assert!(errors_with_schema(&doc).is_empty(), "{written}");
+        let (m, _) = load(&[("schema.yaml", SCHEMA), ("table.yaml", &doc)]);
+        let inputs = engine::lower(&m).unwrap();
+        assert_eq!(inputs.tables[0].checks[0].expression, printed);
+    }
+}
+
+#[test]
+fn using_refuses_aggregates_subqueries_and_unbounded_sizes() {
+    for (using, says) in [
+        ("count(*)", "aggregate"),
+        ("ARRAY(SELECT 1)", "subquery"),
+        ("uuid()", "not deterministic"),
+        ("repeat('x', 2000000000)", "at most 1000000"),
+        ("sequence(0, id * 100000000)", "generator"),
+    ] {
+        let doc = table(
+            "orders",
+            &format!(
+                "columns:\n  - name: id\n    type: bigint\n  - name: x\n    type: string\n    using: '{}'",
+                using.replace('\'', "''")
+            ),
+        );
+        let e = only(errors_with_schema(&doc));
+        check(&e, "table.yaml", "spec.columns[1].using", &[says], &[]);
+    }
+}

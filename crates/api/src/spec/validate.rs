@@ -303,7 +303,7 @@ fn check_column(spec: &DeltaTableSpec, c: &ColumnSpec, path: &str, e: &mut Vec<S
         e.push(SpecError::new(
                 format!("{path}.using"),
                 format!("'{}' {why}", printable(u)),
-                "write exactly one SQL expression over the live row's columns, e.g. CAST(amount AS BIGINT) or coalesce(note, '')",
+                "write exactly one SQL expression over the live row's columns with built-in deterministic functions, e.g. CAST(amount AS BIGINT) or coalesce(note, '')",
             ));
     }
     let Some(ty) = column_type(c, path, e) else {
@@ -465,7 +465,7 @@ fn check_constraints(spec: &DeltaTableSpec, refs: &ColumnRefs, e: &mut Vec<SpecE
                 format!("has {set} of check, primaryKey, foreignKey"),
                 "give each constraint item exactly one of them",
             )),
-            Ok(Constraint::Check(ch)) => check_check(ch, &path, &mut check_names, refs, e),
+            Ok(Constraint::Check(ch)) => check_check(spec, ch, &path, &mut check_names, refs, e),
             Ok(Constraint::PrimaryKey(pk)) => {
                 pks += 1;
                 check_primary_key(spec, pk, &path, refs, e);
@@ -482,8 +482,11 @@ fn check_constraints(spec: &DeltaTableSpec, refs: &ColumnRefs, e: &mut Vec<SpecE
     }
 }
 
-/// A CHECK: a name not used by another, over declared columns.
+/// A CHECK: a name not used by another, and exactly one condition over the
+/// declared columns, parsed by the rules of `using:` (`expression::parse_check`;
+/// lowering stores and plans its printed form).
 fn check_check(
+    spec: &DeltaTableSpec,
     ch: &CheckSpec,
     path: &str,
     check_names: &mut BTreeSet<String>,
@@ -497,13 +500,38 @@ fn check_check(
             "rename one",
         ));
     }
-    for col in expression_columns(&ch.expression) {
-        let root = col.split('.').next().unwrap_or(&col).to_string();
-        if !refs.known(&root) {
-            e.push(refs.missing(format!("{path}.check.expression"), &root));
+    let at = format!("{path}.check.expression");
+    let parsed = match super::expression::parse_check(&ch.expression) {
+        Ok(p) => p,
+        Err(why) => {
+            e.push(SpecError::new(
+                at,
+                format!("'{}' {why}", printable(&ch.expression)),
+                CHECK_FIX,
+            ));
+            return;
+        }
+    };
+    for col in &parsed.columns {
+        if !refs.known(col) {
+            e.push(refs.missing(at.clone(), col));
         }
     }
+    if let Some(col) = &parsed.bare_column
+        && let Some(&i) = refs.names.get(&col.to_lowercase())
+        && let Ok(ty) = type_from_value(&spec.columns[i].data_type)
+        && ty != DataType::Boolean
+    {
+        e.push(SpecError::new(
+            at,
+            format!("is the {ty} column '{col}', not a condition; a CHECK must be true or false for each row"),
+            format!("compare it, e.g. {col} IS NOT NULL"),
+        ));
+    }
 }
+
+/// How to write a CHECK.
+pub(crate) const CHECK_FIX: &str = "write exactly one condition over the table's declared columns with built-in deterministic functions, e.g. amount >= 0 AND status IN ('new', 'paid')";
 
 /// A primary key: declared, non-nullable columns, at least one.
 fn check_primary_key(
@@ -626,132 +654,6 @@ fn check_nested(t: &DataType, path: &str, under_collection: bool, e: &mut Vec<Sp
     }
 }
 
-/// Column references in a SQL boolean expression: identifiers (dotted paths
-/// allowed) outside string literals that are neither keywords nor function names.
-pub fn expression_columns(expr: &str) -> Vec<String> {
-    const KEYWORDS: &[&str] = &[
-        "and",
-        "or",
-        "not",
-        "null",
-        "is",
-        "in",
-        "like",
-        "ilike",
-        "rlike",
-        "between",
-        "true",
-        "false",
-        "case",
-        "when",
-        "then",
-        "else",
-        "end",
-        "as",
-        "distinct",
-        "from",
-        "interval",
-        "date",
-        "timestamp",
-        "escape",
-        "div",
-        "regexp",
-        "year",
-        "month",
-        "day",
-        "hour",
-        "minute",
-        "second",
-        "current_date",
-        "current_timestamp",
-        // type names inside CAST(... AS T)
-        "int",
-        "integer",
-        "bigint",
-        "long",
-        "smallint",
-        "short",
-        "tinyint",
-        "byte",
-        "float",
-        "real",
-        "double",
-        "decimal",
-        "dec",
-        "numeric",
-        "string",
-        "varchar",
-        "char",
-        "binary",
-        "boolean",
-        "bool",
-        "timestamp_ntz",
-        "array",
-        "map",
-        "struct",
-    ];
-    let chars: Vec<char> = expr.chars().collect();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        if c == '\'' || c == '"' {
-            i += 1;
-            while i < chars.len() && chars[i] != c {
-                if chars[i] == '\\' {
-                    i += 1;
-                }
-                i += 1;
-            }
-            i += 1;
-        } else if c == '`' || c.is_alphabetic() || c == '_' {
-            let mut path = String::new();
-            loop {
-                if i < chars.len() && chars[i] == '`' {
-                    i += 1;
-                    while i < chars.len() && !(chars[i] == '`' && chars.get(i + 1) != Some(&'`')) {
-                        if chars[i] == '`' {
-                            i += 1;
-                        }
-                        path.push(chars[i]);
-                        i += 1;
-                    }
-                    i += 1;
-                } else {
-                    while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
-                        path.push(chars[i]);
-                        i += 1;
-                    }
-                }
-                if i + 1 < chars.len()
-                    && chars[i] == '.'
-                    && (chars[i + 1].is_alphabetic() || chars[i + 1] == '_' || chars[i + 1] == '`')
-                {
-                    path.push('.');
-                    i += 1;
-                } else {
-                    break;
-                }
-            }
-            let mut j = i;
-            while j < chars.len() && chars[j].is_whitespace() {
-                j += 1;
-            }
-            let is_call = j < chars.len() && chars[j] == '(';
-            if !is_call && !KEYWORDS.contains(&path.to_lowercase().as_str()) {
-                out.push(path);
-            }
-        } else if c.is_ascii_digit() {
-            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '.') {
-                i += 1;
-            }
-        } else {
-            i += 1;
-        }
-    }
-    out
-}
-
 /// Foreign keys across the manifest set: the referenced table is declared, its
 /// columns exist, and the references form no cycle (a self-reference is fine).
 fn check_foreign_keys(m: &Manifests) -> Vec<SpecError> {
@@ -845,26 +747,4 @@ pub fn find_cycles(edges: &BTreeMap<TableRef, BTreeSet<TableRef>>) -> Vec<Vec<Ta
         }
     }
     cycles
-}
-
-#[cfg(test)]
-mod tests {
-    use super::expression_columns;
-
-    #[test]
-    fn columns_in_expressions() {
-        assert_eq!(
-            expression_columns("amount >= 0 AND status IN ('a', 'b')"),
-            vec!["amount", "status"]
-        );
-        assert_eq!(
-            expression_columns("length(`odd name`) > 2 or x.y is not null"),
-            vec!["odd name", "x.y"]
-        );
-        assert_eq!(
-            expression_columns("CAST(ts AS DATE) = DATE'2024-01-01'"),
-            vec!["ts"]
-        );
-        assert_eq!(expression_columns("'it''s' = note"), vec!["note"]);
-    }
 }
