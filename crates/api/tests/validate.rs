@@ -1484,3 +1484,28 @@ fn using_refuses_aggregates_subqueries_and_unbounded_sizes() {
         check(&e, "table.yaml", "spec.columns[1].using", &[says], &[]);
     }
 }
+
+#[test]
+fn a_file_over_the_yaml_budget_says_so_and_names_the_limit() {
+    // under the 1 MiB file limit, over the reader's 250,000 nodes
+    let many = format!("items: [{}]\n", "1,".repeat(260_000));
+    assert!(many.len() < 1024 * 1024);
+    let e = only(errors(&[("many.yaml", &many)]));
+    check(
+        &e,
+        "many.yaml",
+        "",
+        &["over the YAML reader's budget", "250000 nodes"],
+        &["split the file"],
+    );
+    assert!(!e.fix.contains("syntax"), "{e}");
+    let deep = format!("a: {}1{}\n", "[".repeat(80), "]".repeat(80));
+    let e = only(errors(&[("deep.yaml", &deep)]));
+    check(
+        &e,
+        "deep.yaml",
+        "",
+        &["over the YAML reader's budget", "64 levels"],
+        &["flatten"],
+    );
+}
