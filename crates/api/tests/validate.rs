@@ -1509,3 +1509,112 @@ fn a_file_over_the_yaml_budget_says_so_and_names_the_limit() {
         &["flatten"],
     );
 }
+
+// ---------------------------------------------------------------------------
+// Names (issue 26): one name to a reader, different strings to an engine.
+
+#[test]
+fn columns_that_differ_only_by_normalisation_or_lookalike_letters_are_refused() {
+    for (a, b, says) in [
+        // NFC é, then NFD e + combining acute
+        ("caf\u{e9}", "cafe\u{301}", "normalisation"),
+        // Latin o, then Cyrillic о
+        ("orders", "\u{43e}rders", "look the same"),
+        // Latin a, then Cyrillic а in the middle
+        ("payment", "p\u{430}yment", "look the same"),
+    ] {
+        let doc = table(
+            "orders",
+            &format!(
+                "columns:\n  - name: id\n    type: bigint\n  - name: \"{a}\"\n    type: int\n  - name: \"{b}\"\n    type: int"
+            ),
+        );
+        let e = only(errors_with_schema(&doc));
+        check(
+            &e,
+            "table.yaml",
+            "spec.columns[2].name",
+            &[says, "spec.columns[1].name"],
+            &["rename one"],
+        );
+        assert!(e.message.contains(&format!("'{a}'")), "{e}");
+    }
+    // struct fields at one level
+    let doc = table(
+        "orders",
+        "columns:\n  - name: id\n    type: bigint\n  - name: address\n    type: \"struct<city:string,`\u{441}ity`:string>\"",
+    );
+    let e = only(errors_with_schema(&doc));
+    check(
+        &e,
+        "table.yaml",
+        "spec.columns[1].type",
+        &["struct fields", "'city'", "look the same"],
+        &["rename one"],
+    );
+}
+
+#[test]
+fn invisible_characters_in_a_name_are_refused() {
+    for c in ['\u{200b}', '\u{200c}', '\u{200d}', '\u{feff}', '\u{ad}'] {
+        let doc = table(
+            "orders",
+            &format!("columns:\n  - name: \"i{c}d\"\n    type: bigint"),
+        );
+        let e = only(errors_with_schema(&doc));
+        check(
+            &e,
+            "table.yaml",
+            "spec.columns[0].name",
+            &["invisible character"],
+            &["remove it"],
+        );
+        let doc = table(
+            "orders",
+            &format!("name: \"ord{c}ers\"\ncolumns:\n  - name: id\n    type: bigint"),
+        );
+        let e = only(errors_with_schema(&doc));
+        check(
+            &e,
+            "table.yaml",
+            "spec.name",
+            &["invisible character"],
+            &["remove it"],
+        );
+    }
+}
+
+#[test]
+fn tables_of_one_schema_that_look_the_same_are_refused_naming_both() {
+    let a = table("orders", "columns:\n  - name: id\n    type: bigint");
+    let b = table(
+        "orders-2",
+        "name: \"\u{43e}rders\"\ncolumns:\n  - name: id\n    type: bigint",
+    );
+    let errs = errors(&[("schema.yaml", SCHEMA), ("a.yaml", &a), ("b.yaml", &b)]);
+    let e = only(errs);
+    check(
+        &e,
+        "b.yaml",
+        "spec.name",
+        &[
+            "'orders'",
+            "DeltaTable default/orders",
+            "a.yaml",
+            "look the same",
+        ],
+        &["rename one"],
+    );
+    // in another schema the same pair is fine
+    let other = SCHEMA.replace("name: sales", "name: other");
+    let b = b.replace("schemaRef: sales", "schemaRef: other");
+    assert!(
+        errors(&[
+            ("schema.yaml", SCHEMA),
+            ("other.yaml", &other),
+            ("a.yaml", &a),
+            ("b.yaml", &b)
+        ])
+        .is_empty()
+    );
+}

@@ -134,6 +134,7 @@ pub fn validate(m: &Manifests) -> Vec<SpecError> {
         check_table(t, &mut e);
         errors.extend(e.into_iter().map(|x| x.in_file(&t.file, Some(&t.label()))));
     }
+    errors.extend(lookalike_tables(m));
     let mut duplicates: Vec<_> = schemas.into_iter().filter(|(_, n)| *n > 1).collect();
     duplicates.sort();
     for ((ns, name), n) in duplicates {
@@ -154,6 +155,61 @@ pub fn validate(m: &Manifests) -> Vec<SpecError> {
         errors.push(e.in_file(files[0], Some(&format!("DeltaSchema {ns}/{name}"))));
     }
     errors.extend(check_foreign_keys(m));
+    errors
+}
+
+/// Tables of one schema whose names are one name to a reader (`spec::names`):
+/// the later is refused, naming both and where each is declared.
+fn lookalike_tables(m: &Manifests) -> Vec<SpecError> {
+    type Named<'a> = (&'a Loaded<DeltaTable>, String);
+    let mut by_schema: BTreeMap<(String, String), Vec<Named>> = BTreeMap::new();
+    for t in &m.tables {
+        if let Some(r) = table_ref_of(m, t) {
+            let name = t.resource.spec.name.clone().unwrap_or_else(|| t.name());
+            by_schema
+                .entry((r.catalog.clone(), r.schema.clone()))
+                .or_default()
+                .push((t, name));
+        }
+    }
+    let mut errors = Vec::new();
+    for tables in by_schema.values() {
+        let listed: Vec<(&str, String)> = tables
+            .iter()
+            .map(|(t, n)| {
+                let field = if t.resource.spec.name.is_some() {
+                    "spec.name"
+                } else {
+                    "metadata.name"
+                };
+                (
+                    n.as_str(),
+                    format!("{field} of {} in {}", t.label(), t.file),
+                )
+            })
+            .collect();
+        for (i, j, why) in super::names::clashes(&listed) {
+            let (t, _) = tables[i];
+            let field = if t.resource.spec.name.is_some() {
+                "spec.name"
+            } else {
+                "metadata.name"
+            };
+            errors.push(
+                SpecError::new(
+                    field,
+                    format!(
+                        "table '{}' and table '{}' ({}) of the same schema are one name to a reader: {why}",
+                        printable(listed[i].0),
+                        printable(listed[j].0),
+                        listed[j].1
+                    ),
+                    LOOKALIKE_FIX,
+                )
+                .in_file(&t.file, Some(&t.label())),
+            );
+        }
+    }
     errors
 }
 
@@ -288,8 +344,29 @@ fn check_columns(spec: &DeltaTableSpec, e: &mut Vec<SpecError>) -> HashMap<Strin
         }
         check_column(spec, c, &path, e);
     }
+    let listed: Vec<(&str, String)> = spec
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.name.as_str(), format!("spec.columns[{i}].name")))
+        .collect();
+    for (i, j, why) in super::names::clashes(&listed) {
+        e.push(SpecError::new(
+            &listed[i].1,
+            format!(
+                "column '{}' and column '{}' ({}) are one name to a reader: {why}",
+                printable(listed[i].0),
+                printable(listed[j].0),
+                listed[j].1
+            ),
+            LOOKALIKE_FIX,
+        ));
+    }
     names
 }
+
+/// How to fix two names that are one to a reader.
+const LOOKALIKE_FIX: &str = "rename one of them so they differ in plain letters, or write both with the same characters if they are meant to be one";
 
 /// One column: its name, comment, `using:`, type, kind and `renamedFrom`.
 fn check_column(spec: &DeltaTableSpec, c: &ColumnSpec, path: &str, e: &mut Vec<SpecError>) {
@@ -614,6 +691,21 @@ fn check_grants(grants: &[GrantSpec], known: &[&str], on: &str, e: &mut Vec<Spec
 fn check_nested(t: &DataType, path: &str, under_collection: bool, e: &mut Vec<SpecError>) {
     match t {
         DataType::Struct { fields } => {
+            let listed: Vec<(&str, String)> = fields
+                .iter()
+                .map(|f| (f.name.as_str(), String::new()))
+                .collect();
+            for (i, j, why) in super::names::clashes(&listed) {
+                e.push(SpecError::new(
+                    path,
+                    format!(
+                        "struct fields '{}' and '{}' are one name to a reader: {why}",
+                        printable(listed[i].0),
+                        printable(listed[j].0)
+                    ),
+                    LOOKALIKE_FIX,
+                ));
+            }
             let mut seen = HashMap::new();
             for f in fields {
                 if let Some((message, fix)) = column_name_problem(&f.name) {
