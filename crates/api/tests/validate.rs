@@ -1618,3 +1618,40 @@ fn tables_of_one_schema_that_look_the_same_are_refused_naming_both() {
         .is_empty()
     );
 }
+
+#[test]
+fn a_name_that_needs_column_mapping_in_a_table_that_turns_it_off_is_refused() {
+    let spec = |props: &str| {
+        table(
+            "orders",
+            &format!(
+                "{props}columns:\n  - name: id\n    type: bigint\n  - name: unit price\n    type: int\n  - name: address\n    type: \"struct<city:string,`zip code`:string>\""
+            ),
+        )
+    };
+    let errs = errors_with_schema(&spec("properties:\n  delta.columnMapping.mode: none\n"));
+    check(
+        at(&errs, "spec.columns[1].name"),
+        "table.yaml",
+        "spec.columns[1].name",
+        &[
+            "'unit price'",
+            "column mapping",
+            "delta.columnMapping.mode: none",
+        ],
+        &["rename it", "delta.columnMapping.mode: name"],
+    );
+    check(
+        at(&errs, "spec.columns[2].name"),
+        "table.yaml",
+        "spec.columns[2].name",
+        &["'address.zip code'", "column mapping"],
+        &["rename it"],
+    );
+    assert_eq!(errs.len(), 2, "{}", show(&errs));
+    // mapping on, or left to the backend (Databricks turns it on; the lake's plan refuses)
+    assert!(
+        errors_with_schema(&spec("properties:\n  delta.columnMapping.mode: name\n")).is_empty()
+    );
+    assert!(errors_with_schema(&spec("")).is_empty());
+}
