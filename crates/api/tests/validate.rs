@@ -1655,3 +1655,37 @@ fn a_name_that_needs_column_mapping_in_a_table_that_turns_it_off_is_refused() {
     );
     assert!(errors_with_schema(&spec("")).is_empty());
 }
+
+#[test]
+fn a_name_that_needs_column_mapping_is_refused_for_a_lake_target_as_plan_refuses_it() {
+    use delta_operator_api::spec::validate::names_needing_column_mapping;
+    let doc = |props: &str| {
+        table(
+            "orders",
+            &format!(
+                "{props}columns:\n  - name: id\n    type: bigint\n  - name: \"unit=price\"\n    type: int"
+            ),
+        )
+    };
+    let (m, _) = load(&[("schema.yaml", SCHEMA), ("table.yaml", &doc(""))]);
+    assert!(validate(&m).is_empty());
+    // the schema names no target: the default one, here a lake
+    let e = only(names_needing_column_mapping(&m, |t| t.is_none()));
+    check(
+        &e,
+        "table.yaml",
+        "spec.columns[1].name",
+        &["'unit=price'", "'='", "column mapping", "the lake"],
+        &["rename it", "delta.columnMapping.mode: name"],
+    );
+    // a backend that turns mapping on itself, or mapping on in the spec: nothing to refuse
+    assert!(names_needing_column_mapping(&m, |_| false).is_empty());
+    let (m, _) = load(&[
+        ("schema.yaml", SCHEMA),
+        (
+            "table.yaml",
+            &doc("properties:\n  delta.columnMapping.mode: name\n"),
+        ),
+    ]);
+    assert!(names_needing_column_mapping(&m, |_| true).is_empty());
+}
