@@ -22,6 +22,17 @@ fn column(name_yaml: &str, rest: &str) -> String {
     )
 }
 
+/// A table with the column `id` and one CHECK.
+fn check(expression: &str) -> String {
+    table(
+        "t",
+        &format!(
+            "  columns:\n    - {{name: id, type: bigint}}\n  constraints:\n    - check:\n        name: c\n        expression: '{}'",
+            expression.replace('\'', "''")
+        ),
+    )
+}
+
 /// (what, the manifest text, the field path it must name, a phrase of the message)
 fn corpus() -> Vec<(&'static str, String, &'static str, &'static str)> {
     let deep = |n: usize| format!("\"{}int{}\"", "struct<a:".repeat(n), ">".repeat(n));
@@ -49,6 +60,15 @@ fn corpus() -> Vec<(&'static str, String, &'static str, &'static str)> {
         ("a using: of *", column("id", ", using: '*'"), "spec.columns[0].using", "'*'"),
         ("a using: past the limit", column("id", &format!(", using: '{}1'", "1+".repeat(3000))), "spec.columns[0].using", "the limit is 4096"),
         ("a using: nested past the parser's limit", column("id", &format!(", using: '{}1{}'", "(".repeat(1500), ")".repeat(1500))), "spec.columns[0].using", "not one SQL expression"),
+        ("a CHECK that closes its parenthesis", check("id > 0) OR (1=1"), "spec.constraints[0].check.expression", "more than one expression"),
+        ("a CHECK that reads the file a row came from", check("input_file_name() IS NOT NULL"), "spec.constraints[0].check.expression", "not deterministic"),
+        ("a CHECK with an aggregate", check("count(*) > 0"), "spec.constraints[0].check.expression", "aggregate"),
+        ("a CHECK that makes 2 GB a row", check("length(repeat('x', 2000000000)) > 0"), "spec.constraints[0].check.expression", "at most 1000000"),
+        ("a CHECK with a generator", check("size(range(0, id * 100000000)) > 0"), "spec.constraints[0].check.expression", "generator"),
+        ("a CHECK nested 60 deep", check(&format!("{}id > 0{}", "(".repeat(60), ")".repeat(60))), "spec.constraints[0].check.expression", "32 levels"),
+        ("a using: with an aggregate", column("id", ", using: 'count(*)'"), "spec.columns[0].using", "aggregate"),
+        ("a using: with a subquery in ARRAY()", column("id", ", using: 'ARRAY(SELECT 1)'"), "spec.columns[0].using", "subquery"),
+        ("a zero-width space in a column name", column("\"i\\u200bd\"", ""), "spec.columns[0].name", "invisible character"),
         ("a struct nested one level too deep", table("t", &format!("  columns:\n    - {{name: s, type: {}}}", deep(31))), "spec.columns[0].type", "deeper than 30"),
         ("a struct nested 1,000 levels (14 KB)", table("t", &format!("  columns:\n    - {{name: s, type: {}}}", deep(1000))), "spec.columns[0].type", "deeper than 30"),
         ("an array nested 30,000 levels", table("t", &format!("  columns:\n    - {{name: s, type: {}}}", deep_array(30_000))), "spec.columns[0].type", "deeper than 30"),

@@ -242,6 +242,27 @@ async fn comments_properties_and_checks_in_place_leaving_unmanaged_keys() {
     assert!(!lake.plan(&v2).await.has_changes());
 }
 
+// delta-rs stores a CHECK as DataFusion prints it, not as declared; the plan
+// compares parse trees (`engine::observe`), so it converges instead of
+// dropping and adding the CHECK on every run.
+#[tokio::test]
+async fn a_check_stored_in_delta_rs_spelling_plans_clean() {
+    let lake = Lake::new();
+    let m = manifests(&format!(
+        "{SCHEMA}{}",
+        table(
+            "t",
+            "  columns:\n    - {name: id, type: bigint}\n    - {name: s, type: string}\n  constraints:\n    - check: {name: c, expression: \"(id > 0) OR (id < -5)\"}\n    - check: {name: d, expression: \"upper(s) IN ('A','B') or s is null\"}"
+        )
+    ));
+    lake.apply(&m, false).await.unwrap();
+    let live = lake.read(&tref("t")).await.unwrap();
+    let c = live.checks.iter().find(|c| c.name == "c").unwrap();
+    assert_eq!(c.expression, "id > 0 OR id < -5", "delta-rs's own spelling");
+    let plan = lake.plan(&m).await;
+    assert!(!plan.has_changes(), "{:?}", steps(&plan));
+}
+
 #[tokio::test]
 async fn a_check_that_rows_violate_fails_at_its_step() {
     let lake = Lake::new();

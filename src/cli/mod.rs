@@ -191,7 +191,7 @@ pub async fn run(cli: Cli) -> u8 {
     match cli.command {
         Command::Plan(a) => plan::plan(&config, a).await,
         Command::Apply(a) => apply::apply(&config, a).await,
-        Command::Validate { files } => validate(&files),
+        Command::Validate { files } => validate(&config, &files),
         Command::Crds => {
             print!("{}", crds_yaml());
             EXIT_OK
@@ -254,9 +254,30 @@ pub fn crds_yaml() -> String {
     out
 }
 
-fn validate(files: &[PathBuf]) -> u8 {
+fn validate(config: &Config, files: &[PathBuf]) -> u8 {
     match load_and_lower(files) {
         Ok((m, _)) => {
+            // what `plan` would refuse on the backend each schema targets
+            let cannot_map = |target: Option<&str>| {
+                let name = target
+                    .map(str::to_string)
+                    .unwrap_or_else(|| config.default_target_name());
+                config
+                    .target(&name)
+                    .is_ok_and(|t| matches!(t.backend, crate::config::TargetBackend::Lake(_)))
+            };
+            let errors = crate::spec::validate::names_needing_column_mapping(&m, cannot_map);
+            if !errors.is_empty() {
+                for e in &errors {
+                    eprintln!("error: {e}");
+                }
+                eprintln!(
+                    "{} error{}",
+                    errors.len(),
+                    if errors.len() == 1 { "" } else { "s" }
+                );
+                return EXIT_ERROR;
+            }
             println!(
                 "{} manifests valid ({} DeltaSchema, {} DeltaTable)",
                 m.schemas.len() + m.tables.len(),

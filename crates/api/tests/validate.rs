@@ -1371,3 +1371,321 @@ fn a_schema_privilege_grant_cannot_write_is_refused_with_the_nearest() {
         &["use one of ALL PRIVILEGES"],
     );
 }
+
+// ---------------------------------------------------------------------------
+// Expressions (issue 26): a CHECK is parsed exactly as a `using:` is.
+
+/// ORDERS with one more column, `paid boolean`, and the CHECK `expr`.
+fn orders_with_check(expr: &str) -> String {
+    let quoted = expr.replace('\'', "''");
+    table(
+        "orders",
+        &format!(
+            "{ORDERS}\n  - name: paid\n    type: boolean\n  - name: note\n    type: string\nconstraints:\n  - check:\n      name: c\n      expression: '{quoted}'"
+        ),
+    )
+}
+
+#[test]
+fn a_check_is_one_deterministic_bounded_condition_over_declared_columns() {
+    for (expr, says) in [
+        // closes CHECK ( … ) and opens another: was spliced, stored truncated
+        ("id > 0) OR (1=1", "more than one expression"),
+        ("id > 0; DROP TABLE x", "more than one expression"),
+        // delta-rs fails every append on these
+        ("input_file_name() IS NOT NULL", "not deterministic"),
+        ("rand() < 2", "not deterministic"),
+        ("current_timestamp() > order_date", "not deterministic"),
+        // left a created table without its CHECK
+        ("count(*) > 0", "aggregate"),
+        ("max(amount) > 0", "aggregate"),
+        ("row_number() OVER () > 0", "window"),
+        ("id IN (SELECT 1)", "subquery"),
+        ("size(array(explode(array(1)))) > 0", "generator"),
+        // gigabytes of memory on a ten-row table
+        ("size(range(0, id * 100000000)) > 0", "generator"),
+        ("length(repeat('x', 2000000000)) > 0", "at most 1000000"),
+        ("length(repeat('x', amount)) > 0", "literal number"),
+        ("my_function(amount) > 0", "not among the functions"),
+        // not a condition
+        ("amount", "not a condition"),
+        ("amount + 1", "not a condition"),
+        ("'yes'", "not a condition"),
+    ] {
+        let errs = errors_with_schema(&orders_with_check(expr));
+        let e = only(errs);
+        check(
+            &e,
+            "table.yaml",
+            "spec.constraints[0].check.expression",
+            &[says],
+            &[],
+        );
+    }
+    // nesting 60 deep is refused on the parse tree, not left to the engine
+    let deep = format!("{}id > 0{}", "(".repeat(60), ")".repeat(60));
+    let e = only(errors_with_schema(&orders_with_check(&deep)));
+    check(
+        &e,
+        "table.yaml",
+        "spec.constraints[0].check.expression",
+        &["32 levels"],
+        &[],
+    );
+}
+
+#[test]
+fn a_check_names_an_unknown_column_and_the_nearest() {
+    let e = only(errors_with_schema(&orders_with_check(
+        "coalesce(amout, 0) >= 0 AND 'amout' <> note",
+    )));
+    check(
+        &e,
+        "table.yaml",
+        "spec.constraints[0].check.expression",
+        &["'amout'", "not a declared column"],
+        &["did you mean 'amount'?"],
+    );
+}
+
+#[test]
+fn a_check_is_lowered_as_its_printed_parse_tree() {
+    for (written, printed) in [
+        ("amount>=0 and id>0", "amount >= 0 AND id > 0"),
+        ("paid", "paid"),
+        ("(paid) or note is not null", "(paid) OR note IS NOT NULL"),
+        ("upper(note) IN ('A','B')", "upper(note) IN ('A', 'B')"),
+    ] {
+        let doc = orders_with_check(written);
+        assert!(errors_with_schema(&doc).is_empty(), "{written}");
+        let (m, _) = load(&[("schema.yaml", SCHEMA), ("table.yaml", &doc)]);
+        let inputs = engine::lower(&m).unwrap();
+        assert_eq!(inputs.tables[0].checks[0].expression, printed);
+    }
+}
+
+#[test]
+fn using_refuses_aggregates_subqueries_and_unbounded_sizes() {
+    for (using, says) in [
+        ("count(*)", "aggregate"),
+        ("ARRAY(SELECT 1)", "subquery"),
+        ("uuid()", "not deterministic"),
+        ("repeat('x', 2000000000)", "at most 1000000"),
+        ("sequence(0, id * 100000000)", "generator"),
+    ] {
+        let doc = table(
+            "orders",
+            &format!(
+                "columns:\n  - name: id\n    type: bigint\n  - name: x\n    type: string\n    using: '{}'",
+                using.replace('\'', "''")
+            ),
+        );
+        let e = only(errors_with_schema(&doc));
+        check(&e, "table.yaml", "spec.columns[1].using", &[says], &[]);
+    }
+}
+
+#[test]
+fn a_file_over_the_yaml_budget_says_so_and_names_the_limit() {
+    // under the 1 MiB file limit, over the reader's 250,000 nodes
+    let many = format!("items: [{}]\n", "1,".repeat(260_000));
+    assert!(many.len() < 1024 * 1024);
+    let e = only(errors(&[("many.yaml", &many)]));
+    check(
+        &e,
+        "many.yaml",
+        "",
+        &["over the YAML reader's budget", "250000 nodes"],
+        &["split the file"],
+    );
+    assert!(!e.fix.contains("syntax"), "{e}");
+    let deep = format!("a: {}1{}\n", "[".repeat(80), "]".repeat(80));
+    let e = only(errors(&[("deep.yaml", &deep)]));
+    check(
+        &e,
+        "deep.yaml",
+        "",
+        &["over the YAML reader's budget", "64 levels"],
+        &["flatten"],
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Names (issue 26): one name to a reader, different strings to an engine.
+
+#[test]
+fn columns_that_differ_only_by_normalisation_or_lookalike_letters_are_refused() {
+    for (a, b, says) in [
+        // NFC é, then NFD e + combining acute
+        ("caf\u{e9}", "cafe\u{301}", "normalisation"),
+        // Latin o, then Cyrillic о
+        ("orders", "\u{43e}rders", "look the same"),
+        // Latin a, then Cyrillic а in the middle
+        ("payment", "p\u{430}yment", "look the same"),
+    ] {
+        let doc = table(
+            "orders",
+            &format!(
+                "columns:\n  - name: id\n    type: bigint\n  - name: \"{a}\"\n    type: int\n  - name: \"{b}\"\n    type: int"
+            ),
+        );
+        let e = only(errors_with_schema(&doc));
+        check(
+            &e,
+            "table.yaml",
+            "spec.columns[2].name",
+            &[says, "spec.columns[1].name"],
+            &["rename one"],
+        );
+        assert!(e.message.contains(&format!("'{a}'")), "{e}");
+    }
+    // struct fields at one level
+    let doc = table(
+        "orders",
+        "columns:\n  - name: id\n    type: bigint\n  - name: address\n    type: \"struct<city:string,`\u{441}ity`:string>\"",
+    );
+    let e = only(errors_with_schema(&doc));
+    check(
+        &e,
+        "table.yaml",
+        "spec.columns[1].type",
+        &["struct fields", "'city'", "look the same"],
+        &["rename one"],
+    );
+}
+
+#[test]
+fn invisible_characters_in_a_name_are_refused() {
+    for c in ['\u{200b}', '\u{200c}', '\u{200d}', '\u{feff}', '\u{ad}'] {
+        let doc = table(
+            "orders",
+            &format!("columns:\n  - name: \"i{c}d\"\n    type: bigint"),
+        );
+        let e = only(errors_with_schema(&doc));
+        check(
+            &e,
+            "table.yaml",
+            "spec.columns[0].name",
+            &["invisible character"],
+            &["remove it"],
+        );
+        let doc = table(
+            "orders",
+            &format!("name: \"ord{c}ers\"\ncolumns:\n  - name: id\n    type: bigint"),
+        );
+        let e = only(errors_with_schema(&doc));
+        check(
+            &e,
+            "table.yaml",
+            "spec.name",
+            &["invisible character"],
+            &["remove it"],
+        );
+    }
+}
+
+#[test]
+fn tables_of_one_schema_that_look_the_same_are_refused_naming_both() {
+    let a = table("orders", "columns:\n  - name: id\n    type: bigint");
+    let b = table(
+        "orders-2",
+        "name: \"\u{43e}rders\"\ncolumns:\n  - name: id\n    type: bigint",
+    );
+    let errs = errors(&[("schema.yaml", SCHEMA), ("a.yaml", &a), ("b.yaml", &b)]);
+    let e = only(errs);
+    check(
+        &e,
+        "b.yaml",
+        "spec.name",
+        &[
+            "'orders'",
+            "DeltaTable default/orders",
+            "a.yaml",
+            "look the same",
+        ],
+        &["rename one"],
+    );
+    // in another schema the same pair is fine
+    let other = SCHEMA.replace("name: sales", "name: other");
+    let b = b.replace("schemaRef: sales", "schemaRef: other");
+    assert!(
+        errors(&[
+            ("schema.yaml", SCHEMA),
+            ("other.yaml", &other),
+            ("a.yaml", &a),
+            ("b.yaml", &b)
+        ])
+        .is_empty()
+    );
+}
+
+#[test]
+fn a_name_that_needs_column_mapping_in_a_table_that_turns_it_off_is_refused() {
+    let spec = |props: &str| {
+        table(
+            "orders",
+            &format!(
+                "{props}columns:\n  - name: id\n    type: bigint\n  - name: unit price\n    type: int\n  - name: address\n    type: \"struct<city:string,`zip code`:string>\""
+            ),
+        )
+    };
+    let errs = errors_with_schema(&spec("properties:\n  delta.columnMapping.mode: none\n"));
+    check(
+        at(&errs, "spec.columns[1].name"),
+        "table.yaml",
+        "spec.columns[1].name",
+        &[
+            "'unit price'",
+            "column mapping",
+            "delta.columnMapping.mode: none",
+        ],
+        &["rename it", "delta.columnMapping.mode: name"],
+    );
+    check(
+        at(&errs, "spec.columns[2].name"),
+        "table.yaml",
+        "spec.columns[2].name",
+        &["'address.zip code'", "column mapping"],
+        &["rename it"],
+    );
+    assert_eq!(errs.len(), 2, "{}", show(&errs));
+    // mapping on, or left to the backend (Databricks turns it on; the lake's plan refuses)
+    assert!(
+        errors_with_schema(&spec("properties:\n  delta.columnMapping.mode: name\n")).is_empty()
+    );
+    assert!(errors_with_schema(&spec("")).is_empty());
+}
+
+#[test]
+fn a_name_that_needs_column_mapping_is_refused_for_a_lake_target_as_plan_refuses_it() {
+    use delta_operator_api::spec::validate::names_needing_column_mapping;
+    let doc = |props: &str| {
+        table(
+            "orders",
+            &format!(
+                "{props}columns:\n  - name: id\n    type: bigint\n  - name: \"unit=price\"\n    type: int"
+            ),
+        )
+    };
+    let (m, _) = load(&[("schema.yaml", SCHEMA), ("table.yaml", &doc(""))]);
+    assert!(validate(&m).is_empty());
+    // the schema names no target: the default one, here a lake
+    let e = only(names_needing_column_mapping(&m, |t| t.is_none()));
+    check(
+        &e,
+        "table.yaml",
+        "spec.columns[1].name",
+        &["'unit=price'", "'='", "column mapping", "the lake"],
+        &["rename it", "delta.columnMapping.mode: name"],
+    );
+    // a backend that turns mapping on itself, or mapping on in the spec: nothing to refuse
+    assert!(names_needing_column_mapping(&m, |_| false).is_empty());
+    let (m, _) = load(&[
+        ("schema.yaml", SCHEMA),
+        (
+            "table.yaml",
+            &doc("properties:\n  delta.columnMapping.mode: name\n"),
+        ),
+    ]);
+    assert!(names_needing_column_mapping(&m, |_| true).is_empty());
+}

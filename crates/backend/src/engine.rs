@@ -4,7 +4,8 @@
 use std::sync::Arc;
 
 use delta_operator_api::inputs::Inputs;
-use delta_operator_core::model::{ObservedSchema, ObservedTable, TableRef};
+use delta_operator_api::spec::expression::same_expression;
+use delta_operator_core::model::{Check, ObservedSchema, ObservedTable, TableRef};
 use delta_operator_core::plan::compile::compile_parts;
 use delta_operator_core::plan::{self, Capabilities, Compiler, Plan, SchemaScope};
 
@@ -30,8 +31,30 @@ pub async fn observe<B: Backend>(
         .await?
         .into_iter()
         .flatten()
-        .map(Arc::new)
+        .map(|mut o| {
+            if let Some(d) = inputs.tables.iter().find(|d| d.table == o.table) {
+                align_checks(&d.checks, &mut o.checks);
+            }
+            Arc::new(o)
+        })
         .collect())
+}
+
+/// A live CHECK that is the declared one in the engine's own spelling (delta-rs
+/// stores `(a > 0) OR b` as `a > 0 OR b`; Databricks re-spaces) is read as the
+/// declared text, so the diff sees no change and the plan converges. Equal
+/// means equal parse trees (`expression::same_expression`), never looser.
+pub fn align_checks(declared: &[Check], live: &mut [Check]) {
+    for have in live {
+        if let Some(want) = declared
+            .iter()
+            .find(|c| c.name.eq_ignore_ascii_case(&have.name))
+            && want.expression != have.expression
+            && same_expression(&want.expression, &have.expression)
+        {
+            have.expression = want.expression.clone();
+        }
+    }
 }
 
 /// Reads the metadata of every declared schema whose spec names some (a
@@ -102,4 +125,38 @@ pub async fn read_and_plan<B: Backend>(
     }
     let plan = plan_against_all(inputs, &observed, &schemas, caps, compiler);
     Ok((plan, observed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::align_checks;
+    use delta_operator_core::model::Check;
+
+    fn check(name: &str, expression: &str) -> Check {
+        Check {
+            name: name.into(),
+            expression: expression.into(),
+        }
+    }
+
+    #[test]
+    fn a_live_check_in_the_engines_spelling_is_read_as_declared() {
+        let declared = [
+            check("c", "(id > 0) OR (id < -5)"),
+            check("d", "id > 0"),
+            check("e", "upper(s) = 'A'"),
+        ];
+        let mut live = [
+            check("C", "id > 0 OR id < -5"),
+            check("d", "id > 1"),
+            check("e", "UPPER(s) = 'a'"),
+            check("f", "id > 0"),
+        ];
+        align_checks(&declared, &mut live);
+        assert_eq!(live[0].expression, "(id > 0) OR (id < -5)");
+        // another expression, another literal, an undeclared CHECK: as read
+        assert_eq!(live[1].expression, "id > 1");
+        assert_eq!(live[2].expression, "UPPER(s) = 'a'");
+        assert_eq!(live[3].expression, "id > 0");
+    }
 }

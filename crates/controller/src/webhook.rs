@@ -33,6 +33,7 @@ use super::metrics::Metrics;
 use delta_operator_api::spec::SpecError;
 use delta_operator_api::spec::load::{DEFAULT_NAMESPACE, Loaded, Manifests, load_value};
 use delta_operator_api::spec::lower::{lower_table, qualified_reference, schema_of, table_ref_of};
+use delta_operator_api::spec::names::comparison_key;
 use delta_operator_api::spec::validate::{NOT_IN_MANIFESTS, names_a_missing_resource, validate};
 use delta_operator_api::spec::{DeltaSchema, DeltaTable};
 
@@ -201,12 +202,21 @@ fn related_tables(
         return Vec::new(); // its schema is missing: it names no table, so nothing relates
     };
     let mut by_ref: std::collections::BTreeMap<_, Vec<usize>> = std::collections::BTreeMap::new();
+    let mut keep = std::collections::BTreeSet::new();
+    // tables of its schema whose names are one to a reader (`spec::names`): validate refuses the pair
+    let key = comparison_key(&own.table);
     for (i, c) in others.iter().enumerate() {
         if let Some(r) = table_ref_of(m, c) {
+            if r.catalog == own.catalog
+                && r.schema == own.schema
+                && r.table != own.table
+                && comparison_key(&r.table) == key
+            {
+                keep.insert(i);
+            }
             by_ref.entry(r).or_default().push(i);
         }
     }
-    let mut keep = std::collections::BTreeSet::new();
     let mut visited = std::collections::BTreeSet::new();
     let mut queue = vec![(own, t)];
     while let Some((from, table)) = queue.pop() {
@@ -889,6 +899,23 @@ mod tests {
         // without the edge back, no cycle
         assert_eq!(
             refusal_of(fk_table("x", "x", &[("b", "id")]), &cached),
+            None
+        );
+    }
+
+    // A table whose name is another's of its schema to a reader (Cyrillic о for Latin o)
+    // is refused at admission as validate refuses it, though they are not duplicates.
+    #[test]
+    fn a_lookalike_of_a_cached_table_name_is_denied_naming_both() {
+        let cached = cached_with(&[fk_table("orders", "orders", &[])]);
+        let why =
+            refusal_of(fk_table("orders-2", "\u{43e}rders", &[]), &cached).expect("a lookalike");
+        assert!(
+            why.contains("and table 'orders'") && why.contains("look the same"),
+            "{why}"
+        );
+        assert_eq!(
+            refusal_of(fk_table("orders-3", "orders_3", &[]), &cached),
             None
         );
     }

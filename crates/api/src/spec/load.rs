@@ -132,16 +132,64 @@ pub fn load_str(file: &str, text: &str, out: &mut Manifests, errors: &mut Vec<Sp
     let docs: Vec<Value> = match serde_saphyr::from_multiple(text) {
         Ok(d) => d,
         Err(e) => {
-            errors.push(
-                SpecError::new("", format!("not valid YAML: {e}"), "fix the YAML syntax")
-                    .in_file(file, None),
-            );
+            let e = match over_budget(&e) {
+                Some(why) => SpecError::new(
+                    "",
+                    format!("is over the YAML reader's budget: {why}"),
+                    "split the file (one DeltaTable per file), flatten deep nesting, and write values out instead of YAML anchors and aliases",
+                ),
+                None => SpecError::new("", format!("not valid YAML: {e}"), "fix the YAML syntax"),
+            };
+            errors.push(e.in_file(file, None));
             return;
         }
     };
     for doc in docs.into_iter().filter(|d| !d.is_null()) {
         load_document(file, doc, out, errors);
     }
+}
+
+/// What limit of the YAML reader's budget a document broke, named with the
+/// limit, when the error is that (a file under `MAX_FILE_BYTES` can still hold
+/// too many nodes, nest too deep or alias too much: the budget bounds the
+/// memory and time one file costs).
+fn over_budget(e: &serde_saphyr::Error) -> Option<String> {
+    use serde_saphyr::budget::BudgetBreach as B;
+    let mut e = e;
+    while let serde_saphyr::Error::WithSnippet { error, .. }
+    | serde_saphyr::Error::AliasError { error, .. } = e
+    {
+        e = error;
+    }
+    let serde_saphyr::Error::Budget { breach, .. } = e else {
+        return None;
+    };
+    let limits = serde_saphyr::Budget::default();
+    Some(match breach {
+        B::Nodes { .. } => format!(
+            "more than {} nodes (values, lists and mappings) in one file",
+            limits.max_nodes
+        ),
+        B::Events { .. } => format!("more than {} YAML events in one file", limits.max_events),
+        B::Depth { .. } => format!(
+            "lists and mappings nested more than {} levels deep",
+            limits.max_depth
+        ),
+        B::Documents { .. } => format!(
+            "more than {} documents ('---') in one file",
+            limits.max_documents
+        ),
+        B::Aliases { .. } | B::AliasAnchorRatio { .. } => format!(
+            "too many aliases ('*name'): at most {}, and at most {} per anchor",
+            limits.max_aliases, limits.alias_anchor_ratio_multiplier
+        ),
+        B::Anchors { .. } => format!("more than {} anchors ('&name')", limits.max_anchors),
+        B::ScalarBytes { .. } => format!(
+            "more than {} bytes of values in one file",
+            limits.max_total_scalar_bytes
+        ),
+        other => format!("{other:?}"),
+    })
 }
 
 /// Checks and parses one document already decoded (the object of an admission

@@ -7,6 +7,7 @@ use super::crd::{
 use super::error::SpecError;
 use super::load::{Loaded, Manifests};
 use super::validate::column_type;
+use delta_operator_core::model::names::printable;
 use delta_operator_core::model::{
     Check, DesiredColumn, DesiredTable, ForeignKey, Grant, Identity, Mask, PrimaryKey, Privilege,
     ResourceId, SchemaMeta, SchemaMode, SchemaRef, TableRef,
@@ -142,12 +143,21 @@ pub fn lower_table(m: &Manifests, t: &Loaded<DeltaTable>) -> Result<DesiredTable
     let mut checks = Vec::new();
     let mut primary_key = None;
     let mut foreign_keys = Vec::new();
-    for c in &spec.constraints {
+    for (i, c) in spec.constraints.iter().enumerate() {
         match c.kind() {
-            Ok(Constraint::Check(ch)) => checks.push(Check {
-                name: ch.name.to_lowercase(),
-                expression: ch.expression.clone(),
-            }),
+            // what is stored, compared and planned is the printed parse tree,
+            // never the text as written
+            Ok(Constraint::Check(ch)) => match super::expression::parse_check(&ch.expression) {
+                Ok(p) => checks.push(Check {
+                    name: ch.name.to_lowercase(),
+                    expression: p.sql,
+                }),
+                Err(why) => errors.push(SpecError::new(
+                    format!("spec.constraints[{i}].check.expression"),
+                    format!("'{}' {why}", printable(&ch.expression)),
+                    super::validate::CHECK_FIX,
+                )),
+            },
             Ok(Constraint::PrimaryKey(pk)) => {
                 primary_key = Some(PrimaryKey {
                     name: pk.name.clone(),

@@ -6,6 +6,7 @@ pub mod error;
 pub mod expression;
 pub mod load;
 pub mod lower;
+pub mod names;
 pub mod schema_check;
 pub mod validate;
 

@@ -11,7 +11,8 @@ use super::error::SpecError;
 use super::load::{Loaded, Manifests};
 use super::lower::{qualified_reference, schema_of, table_ref_of};
 use delta_operator_core::model::names::{
-    MAX_NAME_BYTES, MAX_TABLE_NAME_BYTES, column_name_problem, object_name_problem, printable,
+    MAX_NAME_BYTES, MAX_TABLE_NAME_BYTES, NEEDS_COLUMN_MAPPING, column_name_problem,
+    object_name_problem, printable,
 };
 use delta_operator_core::model::privilege::{self, Privilege};
 use delta_operator_core::model::suggest::{self, edit_distance};
@@ -137,6 +138,7 @@ pub fn validate(m: &Manifests) -> Vec<SpecError> {
         check_table(t, &mut e);
         errors.extend(e.into_iter().map(|x| x.in_file(&t.file, Some(&t.label()))));
     }
+    errors.extend(lookalike_tables(m));
     let mut duplicates: Vec<_> = schemas.into_iter().filter(|(_, n)| *n > 1).collect();
     duplicates.sort();
     for ((ns, name), n) in duplicates {
@@ -157,6 +159,61 @@ pub fn validate(m: &Manifests) -> Vec<SpecError> {
         errors.push(e.in_file(files[0], Some(&format!("DeltaSchema {ns}/{name}"))));
     }
     errors.extend(check_foreign_keys(m));
+    errors
+}
+
+/// Tables of one schema whose names are one name to a reader (`spec::names`):
+/// the later is refused, naming both and where each is declared.
+fn lookalike_tables(m: &Manifests) -> Vec<SpecError> {
+    type Named<'a> = (&'a Loaded<DeltaTable>, String);
+    let mut by_schema: BTreeMap<(String, String), Vec<Named>> = BTreeMap::new();
+    for t in &m.tables {
+        if let Some(r) = table_ref_of(m, t) {
+            let name = t.resource.spec.name.clone().unwrap_or_else(|| t.name());
+            by_schema
+                .entry((r.catalog.clone(), r.schema.clone()))
+                .or_default()
+                .push((t, name));
+        }
+    }
+    let mut errors = Vec::new();
+    for tables in by_schema.values() {
+        let listed: Vec<(&str, String)> = tables
+            .iter()
+            .map(|(t, n)| {
+                let field = if t.resource.spec.name.is_some() {
+                    "spec.name"
+                } else {
+                    "metadata.name"
+                };
+                (
+                    n.as_str(),
+                    format!("{field} of {} in {}", t.label(), t.file),
+                )
+            })
+            .collect();
+        for (i, j, why) in super::names::clashes(&listed) {
+            let (t, _) = tables[i];
+            let field = if t.resource.spec.name.is_some() {
+                "spec.name"
+            } else {
+                "metadata.name"
+            };
+            errors.push(
+                SpecError::new(
+                    field,
+                    format!(
+                        "table '{}' and table '{}' ({}) of the same schema are one name to a reader: {why}",
+                        printable(listed[i].0),
+                        printable(listed[j].0),
+                        listed[j].1
+                    ),
+                    LOOKALIKE_FIX,
+                )
+                .in_file(&t.file, Some(&t.label())),
+            );
+        }
+    }
     errors
 }
 
@@ -291,8 +348,29 @@ fn check_columns(spec: &DeltaTableSpec, e: &mut Vec<SpecError>) -> HashMap<Strin
         }
         check_column(spec, c, &path, e);
     }
+    let listed: Vec<(&str, String)> = spec
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.name.as_str(), format!("spec.columns[{i}].name")))
+        .collect();
+    for (i, j, why) in super::names::clashes(&listed) {
+        e.push(SpecError::new(
+            &listed[i].1,
+            format!(
+                "column '{}' and column '{}' ({}) are one name to a reader: {why}",
+                printable(listed[i].0),
+                printable(listed[j].0),
+                listed[j].1
+            ),
+            LOOKALIKE_FIX,
+        ));
+    }
     names
 }
+
+/// How to fix two names that are one to a reader.
+const LOOKALIKE_FIX: &str = "rename one of them so they differ in plain letters, or write both with the same characters if they are meant to be one";
 
 /// One column: its name, comment, `using:`, type, kind and `renamedFrom`.
 fn check_column(spec: &DeltaTableSpec, c: &ColumnSpec, path: &str, e: &mut Vec<SpecError>) {
@@ -306,13 +384,14 @@ fn check_column(spec: &DeltaTableSpec, c: &ColumnSpec, path: &str, e: &mut Vec<S
         e.push(SpecError::new(
                 format!("{path}.using"),
                 format!("'{}' {why}", printable(u)),
-                "write exactly one SQL expression over the live row's columns, e.g. CAST(amount AS BIGINT) or coalesce(note, '')",
+                "write exactly one SQL expression over the live row's columns with built-in deterministic functions, e.g. CAST(amount AS BIGINT) or coalesce(note, '')",
             ));
     }
     let Some(ty) = column_type(c, path, e) else {
         return;
     };
     check_nested(&ty, &format!("{path}.type"), false, e);
+    check_mapping_off(spec, c, &ty, path, e);
     let kinds = [
         c.identity.is_some(),
         c.generated.is_some(),
@@ -334,6 +413,118 @@ fn check_column(spec: &DeltaTableSpec, c: &ColumnSpec, path: &str, e: &mut Vec<S
     }
     if let Some(from) = &c.renamed_from {
         check_renamed_from(spec, from, c, path, e);
+    }
+}
+
+/// A column or field name Delta refuses without column mapping (`NEEDS_COLUMN_MAPPING`),
+/// in a table whose spec turns column mapping off (`delta.columnMapping.mode: none`):
+/// no backend can hold it, so the plan's `NameNeedsColumnMapping` is given here already.
+/// (Where the spec is silent the answer depends on the backend: Databricks and Spark turn
+/// mapping on for such a name, the lake refuses it: see `names_needing_column_mapping`.)
+fn check_mapping_off(
+    spec: &DeltaTableSpec,
+    c: &ColumnSpec,
+    ty: &DataType,
+    path: &str,
+    e: &mut Vec<SpecError>,
+) {
+    if mapping_mode(spec).is_some_and(|m| m.eq_ignore_ascii_case("none")) {
+        mapping_name_errors(
+            c,
+            ty,
+            path,
+            &format!("spec.properties sets {COLUMN_MAPPING_MODE}: none"),
+            e,
+        );
+    }
+}
+
+/// The spec's `delta.columnMapping.mode`, when it sets one.
+fn mapping_mode(spec: &DeltaTableSpec) -> Option<&str> {
+    spec.properties
+        .get(COLUMN_MAPPING_MODE)
+        .and_then(|v| v.as_deref())
+}
+
+/// An error for each name of column `c` (and its nested fields) that needs column mapping.
+fn mapping_name_errors(
+    c: &ColumnSpec,
+    ty: &DataType,
+    path: &str,
+    because: &str,
+    e: &mut Vec<SpecError>,
+) {
+    let mut names = vec![c.name.clone()];
+    field_paths(&c.name, ty, &mut names);
+    for name in names {
+        let last = name.rsplit('.').next().unwrap_or(&name);
+        if let Some(ch) = last.chars().find(|ch| NEEDS_COLUMN_MAPPING.contains(ch)) {
+            e.push(SpecError::new(
+                format!("{path}.name"),
+                format!(
+                    "'{}' contains {ch:?}, which Delta refuses in a column name unless column mapping is on, and {because}",
+                    printable(&name)
+                ),
+                format!("rename it (letters, digits and '_' are always safe), or set {COLUMN_MAPPING_MODE}: name in spec.properties where the backend supports it"),
+            ));
+        }
+    }
+}
+
+/// What `plan` refuses as `NameNeedsColumnMapping` on a backend that cannot turn
+/// column mapping on for a name (the lake), decided from the manifests and the
+/// backend each table's schema targets: names that need column mapping in
+/// tables whose spec does not turn it on (`name` or `id`). `cannot_map` says,
+/// for a DeltaSchema's `spec.target` (None: the default target), whether its
+/// backend is such a one. `validate` on the command line adds these.
+pub fn names_needing_column_mapping(
+    m: &Manifests,
+    cannot_map: impl Fn(Option<&str>) -> bool,
+) -> Vec<SpecError> {
+    let mut errors = Vec::new();
+    for t in &m.tables {
+        let spec = &t.resource.spec;
+        let Some(s) = schema_of(m, t) else { continue };
+        if mapping_mode(spec).is_some_and(|m| m == "name" || m == "id")
+            || !cannot_map(s.resource.spec.target.as_deref())
+        {
+            continue;
+        }
+        let mut e = Vec::new();
+        for (i, c) in spec.columns.iter().enumerate() {
+            if let Ok(ty) = type_from_value(&c.data_type) {
+                mapping_name_errors(
+                    c,
+                    &ty,
+                    &format!("spec.columns[{i}]"),
+                    "the target's backend (the lake) cannot turn it on for it",
+                    &mut e,
+                );
+            }
+        }
+        errors.extend(e.into_iter().map(|x| x.in_file(&t.file, Some(&t.label()))));
+    }
+    errors
+}
+
+const COLUMN_MAPPING_MODE: &str = "delta.columnMapping.mode";
+
+/// Every nested field name a type holds, as dotted paths under `prefix`.
+fn field_paths(prefix: &str, t: &DataType, out: &mut Vec<String>) {
+    match t {
+        DataType::Struct { fields } => {
+            for f in fields {
+                let p = format!("{prefix}.{}", f.name);
+                out.push(p.clone());
+                field_paths(&p, &f.data_type, out);
+            }
+        }
+        DataType::Array { element, .. } => field_paths(prefix, element, out),
+        DataType::Map { key, value, .. } => {
+            field_paths(prefix, key, out);
+            field_paths(prefix, value, out);
+        }
+        _ => {}
     }
 }
 
@@ -468,7 +659,7 @@ fn check_constraints(spec: &DeltaTableSpec, refs: &ColumnRefs, e: &mut Vec<SpecE
                 format!("has {set} of check, primaryKey, foreignKey"),
                 "give each constraint item exactly one of them",
             )),
-            Ok(Constraint::Check(ch)) => check_check(ch, &path, &mut check_names, refs, e),
+            Ok(Constraint::Check(ch)) => check_check(spec, ch, &path, &mut check_names, refs, e),
             Ok(Constraint::PrimaryKey(pk)) => {
                 pks += 1;
                 check_primary_key(spec, pk, &path, refs, e);
@@ -495,8 +686,11 @@ fn check_constraints(spec: &DeltaTableSpec, refs: &ColumnRefs, e: &mut Vec<SpecE
     }
 }
 
-/// A CHECK: a name not used by another, over declared columns.
+/// A CHECK: a name not used by another, and exactly one condition over the
+/// declared columns, parsed by the rules of `using:` (`expression::parse_check`;
+/// lowering stores and plans its printed form).
 fn check_check(
+    spec: &DeltaTableSpec,
     ch: &CheckSpec,
     path: &str,
     check_names: &mut BTreeSet<String>,
@@ -510,13 +704,38 @@ fn check_check(
             "rename one",
         ));
     }
-    for col in expression_columns(&ch.expression) {
-        let root = col.split('.').next().unwrap_or(&col).to_string();
-        if !refs.known(&root) {
-            e.push(refs.missing(format!("{path}.check.expression"), &root));
+    let at = format!("{path}.check.expression");
+    let parsed = match super::expression::parse_check(&ch.expression) {
+        Ok(p) => p,
+        Err(why) => {
+            e.push(SpecError::new(
+                at,
+                format!("'{}' {why}", printable(&ch.expression)),
+                CHECK_FIX,
+            ));
+            return;
+        }
+    };
+    for col in &parsed.columns {
+        if !refs.known(col) {
+            e.push(refs.missing(at.clone(), col));
         }
     }
+    if let Some(col) = &parsed.bare_column
+        && let Some(&i) = refs.names.get(&col.to_lowercase())
+        && let Ok(ty) = type_from_value(&spec.columns[i].data_type)
+        && ty != DataType::Boolean
+    {
+        e.push(SpecError::new(
+            at,
+            format!("is the {ty} column '{col}', not a condition; a CHECK must be true or false for each row"),
+            format!("compare it, e.g. {col} IS NOT NULL"),
+        ));
+    }
 }
+
+/// How to write a CHECK.
+pub(crate) const CHECK_FIX: &str = "write exactly one condition over the table's declared columns with built-in deterministic functions, e.g. amount >= 0 AND status IN ('new', 'paid')";
 
 /// A primary key: declared, non-nullable columns, at least one.
 fn check_primary_key(
@@ -599,6 +818,21 @@ fn check_grants(grants: &[GrantSpec], known: &[&str], on: &str, e: &mut Vec<Spec
 fn check_nested(t: &DataType, path: &str, under_collection: bool, e: &mut Vec<SpecError>) {
     match t {
         DataType::Struct { fields } => {
+            let listed: Vec<(&str, String)> = fields
+                .iter()
+                .map(|f| (f.name.as_str(), String::new()))
+                .collect();
+            for (i, j, why) in super::names::clashes(&listed) {
+                e.push(SpecError::new(
+                    path,
+                    format!(
+                        "struct fields '{}' and '{}' are one name to a reader: {why}",
+                        printable(listed[i].0),
+                        printable(listed[j].0)
+                    ),
+                    LOOKALIKE_FIX,
+                ));
+            }
             let mut seen = HashMap::new();
             for f in fields {
                 if let Some((message, fix)) = column_name_problem(&f.name) {
@@ -637,132 +871,6 @@ fn check_nested(t: &DataType, path: &str, under_collection: bool, e: &mut Vec<Sp
         }
         _ => {}
     }
-}
-
-/// Column references in a SQL boolean expression: identifiers (dotted paths
-/// allowed) outside string literals that are neither keywords nor function names.
-pub fn expression_columns(expr: &str) -> Vec<String> {
-    const KEYWORDS: &[&str] = &[
-        "and",
-        "or",
-        "not",
-        "null",
-        "is",
-        "in",
-        "like",
-        "ilike",
-        "rlike",
-        "between",
-        "true",
-        "false",
-        "case",
-        "when",
-        "then",
-        "else",
-        "end",
-        "as",
-        "distinct",
-        "from",
-        "interval",
-        "date",
-        "timestamp",
-        "escape",
-        "div",
-        "regexp",
-        "year",
-        "month",
-        "day",
-        "hour",
-        "minute",
-        "second",
-        "current_date",
-        "current_timestamp",
-        // type names inside CAST(... AS T)
-        "int",
-        "integer",
-        "bigint",
-        "long",
-        "smallint",
-        "short",
-        "tinyint",
-        "byte",
-        "float",
-        "real",
-        "double",
-        "decimal",
-        "dec",
-        "numeric",
-        "string",
-        "varchar",
-        "char",
-        "binary",
-        "boolean",
-        "bool",
-        "timestamp_ntz",
-        "array",
-        "map",
-        "struct",
-    ];
-    let chars: Vec<char> = expr.chars().collect();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        if c == '\'' || c == '"' {
-            i += 1;
-            while i < chars.len() && chars[i] != c {
-                if chars[i] == '\\' {
-                    i += 1;
-                }
-                i += 1;
-            }
-            i += 1;
-        } else if c == '`' || c.is_alphabetic() || c == '_' {
-            let mut path = String::new();
-            loop {
-                if i < chars.len() && chars[i] == '`' {
-                    i += 1;
-                    while i < chars.len() && !(chars[i] == '`' && chars.get(i + 1) != Some(&'`')) {
-                        if chars[i] == '`' {
-                            i += 1;
-                        }
-                        path.push(chars[i]);
-                        i += 1;
-                    }
-                    i += 1;
-                } else {
-                    while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
-                        path.push(chars[i]);
-                        i += 1;
-                    }
-                }
-                if i + 1 < chars.len()
-                    && chars[i] == '.'
-                    && (chars[i + 1].is_alphabetic() || chars[i + 1] == '_' || chars[i + 1] == '`')
-                {
-                    path.push('.');
-                    i += 1;
-                } else {
-                    break;
-                }
-            }
-            let mut j = i;
-            while j < chars.len() && chars[j].is_whitespace() {
-                j += 1;
-            }
-            let is_call = j < chars.len() && chars[j] == '(';
-            if !is_call && !KEYWORDS.contains(&path.to_lowercase().as_str()) {
-                out.push(path);
-            }
-        } else if c.is_ascii_digit() {
-            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '.') {
-                i += 1;
-            }
-        } else {
-            i += 1;
-        }
-    }
-    out
 }
 
 /// Foreign keys across the manifest set: the referenced table is declared, its
@@ -858,26 +966,4 @@ pub fn find_cycles(edges: &BTreeMap<TableRef, BTreeSet<TableRef>>) -> Vec<Vec<Ta
         }
     }
     cycles
-}
-
-#[cfg(test)]
-mod tests {
-    use super::expression_columns;
-
-    #[test]
-    fn columns_in_expressions() {
-        assert_eq!(
-            expression_columns("amount >= 0 AND status IN ('a', 'b')"),
-            vec!["amount", "status"]
-        );
-        assert_eq!(
-            expression_columns("length(`odd name`) > 2 or x.y is not null"),
-            vec!["odd name", "x.y"]
-        );
-        assert_eq!(
-            expression_columns("CAST(ts AS DATE) = DATE'2024-01-01'"),
-            vec!["ts"]
-        );
-        assert_eq!(expression_columns("'it''s' = note"), vec!["note"]);
-    }
 }

@@ -36,14 +36,40 @@ pub fn type_needs_column_mapping(t: &crate::model::DataType) -> bool {
     }
 }
 
+/// Whether a character is invisible: it shows as nothing, or changes how
+/// its neighbours show, so two names that differ by one look the same (zero
+/// width space, non-joiner and joiner, direction marks and overrides, word
+/// joiner, BOM, soft hyphen, variation selectors, Hangul fillers, tags:
+/// Unicode's default-ignorable code points).
+pub fn is_invisible(c: char) -> bool {
+    matches!(c,
+        '\u{00ad}' | '\u{034f}' | '\u{061c}' | '\u{115f}' | '\u{1160}' | '\u{17b4}' | '\u{17b5}'
+        | '\u{180b}'..='\u{180f}' | '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}'
+        | '\u{2060}'..='\u{206f}' | '\u{3164}' | '\u{fe00}'..='\u{fe0f}' | '\u{feff}'
+        | '\u{ffa0}' | '\u{fff0}'..='\u{fff8}' | '\u{1bca0}'..='\u{1bca3}'
+        | '\u{1d173}'..='\u{1d17a}' | '\u{e0000}'..='\u{e0fff}')
+}
+
+/// Why a name holding an invisible character is refused (message, fix), if it holds one.
+fn invisible_problem(name: &str) -> Option<(String, String)> {
+    let c = name.chars().find(|c| is_invisible(*c))?;
+    Some((
+        format!(
+            "'{}' contains the invisible character {} (it looks like a name without it)",
+            printable(name),
+            c.escape_unicode()
+        ),
+        "remove it: names may not hold zero-width, joiner, direction, BOM or soft-hyphen characters"
+            .into(),
+    ))
+}
+
 /// A name with control characters and other invisible ones escaped, for
 /// messages and terminals (`\u{1b}` instead of a raw ESC).
 pub fn printable(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
-        if c.is_control()
-            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
-        {
+        if c.is_control() || is_invisible(c) {
             out.extend(c.escape_unicode());
         } else {
             out.push(c);
@@ -74,6 +100,9 @@ pub fn object_name_problem(name: &str, max_bytes: usize) -> Option<(String, Stri
             ),
             "use a name without control characters".into(),
         ));
+    }
+    if let Some(p) = invisible_problem(name) {
+        return Some(p);
     }
     if let Some(c) = name.chars().find(|c| matches!(c, '.' | ' ' | '/' | '\\')) {
         return Some((
@@ -114,7 +143,7 @@ pub fn column_name_problem(name: &str) -> Option<(String, String)> {
             "use a name without control characters".into(),
         ));
     }
-    None
+    invisible_problem(name)
 }
 
 /// Kept at this path for callers that name it here; it lives with the other
@@ -160,5 +189,29 @@ mod tests {
         );
         assert!(super::object_name_problem("orders_2024", super::MAX_TABLE_NAME_BYTES).is_none());
         assert_eq!(super::printable("a\u{1b}b\n"), "a\\u{1b}b\\u{a}");
+    }
+
+    #[test]
+    fn invisible_characters_are_refused_in_every_name() {
+        for c in [
+            '\u{200b}', '\u{200c}', '\u{200d}', '\u{feff}', '\u{ad}', '\u{2060}', '\u{202e}',
+        ] {
+            let name = format!("or{c}ders");
+            let (message, fix) = super::column_name_problem(&name).expect(&name);
+            assert!(
+                message.contains("invisible")
+                    && message.contains(&format!("{}", c.escape_unicode())),
+                "{message}"
+            );
+            assert!(fix.contains("remove it"));
+            assert!(
+                super::object_name_problem(&name, super::MAX_TABLE_NAME_BYTES).is_some(),
+                "{name:?}"
+            );
+            // shown escaped, never raw
+            assert!(!super::printable(&name).contains(c));
+        }
+        assert!(super::column_name_problem("caf\u{e9}").is_none());
+        assert!(super::column_name_problem("\u{0437}\u{0430}\u{043a}\u{0430}\u{0437}").is_none());
     }
 }
