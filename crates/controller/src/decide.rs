@@ -964,6 +964,7 @@ mod tests {
                 plan_id: p.id.clone(),
                 steps,
                 schema_steps: vec![],
+                locked: vec![],
             },
         ))
     }
