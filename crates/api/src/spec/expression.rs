@@ -650,6 +650,26 @@ impl Visitor for Walk {
                 Some(why) => ControlFlow::Break(why),
                 None => ControlFlow::Continue(()),
             },
+            Expr::Value(v) => match &v.value {
+                Value::SingleQuotedString(text) if text.contains(['\'', '\\']) => {
+                    ControlFlow::Break(format!(
+                        "holds the string '{}' with a quote or backslash, which Spark and DataFusion read differently (Spark joins 'a''b' into 'ab' and reads backslash escapes); build it with chr(39) for ' and chr(92) for \\, e.g. concat('it', chr(39), 's')",
+                        v.value
+                    ))
+                }
+                Value::SingleQuotedString(_)
+                | Value::Number(..)
+                | Value::Boolean(_)
+                | Value::Null => ControlFlow::Continue(()),
+                other => ControlFlow::Break(format!(
+                    "holds the literal {other}, a form {} does not accept; write strings in single quotes",
+                    self.kind.name()
+                )),
+            },
+            Expr::Identifier(id) if id.quote_style == Some('"') => double_quoted(id),
+            Expr::CompoundIdentifier(ids) if ids.iter().any(|i| i.quote_style == Some('"')) => {
+                double_quoted(&ids[0])
+            }
             Expr::Identifier(id) => {
                 self.columns.push(id.value.clone());
                 ControlFlow::Continue(())
@@ -668,6 +688,14 @@ impl Visitor for Walk {
         self.depth -= 1;
         ControlFlow::Continue(())
     }
+}
+
+/// `"name"`: a string to Spark, a column to DataFusion.
+fn double_quoted(id: &Ident) -> ControlFlow<String> {
+    ControlFlow::Break(format!(
+        "holds \"{}\" in double quotes, which Spark reads as a string and DataFusion as a column; quote a column name with backticks (`{}`), a string with single quotes",
+        id.value, id.value
+    ))
 }
 
 /// Why a function call cannot be in an expression, if it cannot.
@@ -911,6 +939,29 @@ mod tests {
         for bad in ["id > 0; DROP TABLE t", "id > 0, id < 5", "id > 0 AS x", "*"] {
             assert!(parse_check(bad).is_err(), "{bad:?} was accepted");
         }
+    }
+
+    #[test]
+    fn a_string_that_spark_and_datafusion_read_differently_is_refused() {
+        for bad in [
+            "note <> 'it''s'",
+            "note = 'a\\b'",
+            "note = E'a'",
+            "note = $$a$$",
+        ] {
+            for r in [parse_check(bad), parse_using(bad)] {
+                assert!(r.is_err(), "{bad:?} was accepted");
+            }
+        }
+        let why = parse_check("note <> 'it''s'").unwrap_err();
+        assert!(why.contains("chr(39)"), "{why}");
+        parse_check("note <> concat('it', chr(39), 's')").unwrap();
+        parse_check("`odd name` <> 'a'").unwrap();
+        assert!(
+            parse_check("note <> \"a\"")
+                .unwrap_err()
+                .contains("backticks")
+        );
     }
 
     #[test]
