@@ -12,7 +12,13 @@ trap '"$here/controlplane/stop.sh" "$dir" >/dev/null 2>&1 || true' EXIT
 . "$dir/env"
 export KUBECONFIG DELTA_OPERATOR_E2E_DIR="$dir"
 kubectl apply -f "$here/../crds/" >/dev/null
-kubectl wait --for=condition=Established crd/deltatables.delta-operator.io crd/deltaschemas.delta-operator.io --timeout=60s >/dev/null
+# kubectl wait errors out (".status.conditions accessor error") on a CRD the API server has
+# not given a status yet, instead of waiting: try again until the deadline
+for _ in $(seq 60); do
+  kubectl wait --for=condition=Established crd/deltatables.delta-operator.io crd/deltaschemas.delta-operator.io --timeout=60s >/dev/null 2>&1 && break
+  sleep 1
+done
+kubectl wait --for=condition=Established crd/deltatables.delta-operator.io crd/deltaschemas.delta-operator.io --timeout=5s >/dev/null
 # the operators the tests start run as the chart's ServiceAccount, under its RBAC
 "$here/chart-identity.sh" "$dir"
 "$@"
