@@ -362,9 +362,21 @@ async fn run_locked<B: Backend>(
                 report.detail = Some(format!("not run: {}", l.by));
             }
             let run = runs.iter().find(|r| r.table == t.table);
-            if !stop && (!(opts.may_continue)() || run.is_some_and(|r| !r.is_held())) {
+            if !stop && !(opts.may_continue)() {
                 stop = true;
                 report.detail = Some("not run: the apply lock was lost".into());
+            }
+            // the table's own lock lost (a renewal found another holder's entry):
+            // a failure, not a quiet "not run", so the exit code and status say so
+            if !stop && run.is_some_and(|r| !r.is_held()) {
+                stop = true;
+                failed_tables.push(t.table.clone());
+                report.status = StepStatus::Failed {
+                    error: format!(
+                        "this apply lost its lock on {} before step {}; nothing more of it was run. Another apply may hold the table now: plan again",
+                        t.table, step.number
+                    ),
+                };
             }
             if let (false, Some(_), Some(fence)) = (stop, run, opts.fence)
                 && let Err(why) = fence().await
