@@ -350,3 +350,40 @@ fn a_killed_databricks_apply_on_another_host_frees_its_tables_when_its_lock_expi
     let (code, out, err) = run(&["plan", "-f", &f, "--config", &c]);
     assert_eq!(code, 0, "{out}\n{err}");
 }
+
+#[test]
+fn a_databricks_apply_whose_lock_was_force_unlocked_sends_nothing_more() {
+    let catalog = format!("lockforce_{}", std::process::id());
+    let dir = tempfile::tempdir().unwrap();
+    let (f, c) = dbx_setup(dir.path(), &catalog, "");
+    // a long lifetime: no background renewal comes before the step, its fence finds the loss
+    let first = start_slow_apply(&f, &c, 8, &[("DELTA_OPERATOR_LOCK_TTL_SECONDS", "600")]);
+    // a forced unlock breaks a live holder's lock on one of its tables
+    let table = format!("{catalog}.sales.orders");
+    let (code, out, err) = run(&["unlock", &table, "--config", &c, "--force"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        out.contains(&format!("unlocked {table}: it was held by cli@")),
+        "{out}"
+    );
+    // the first wakes up, finds its lock gone before the step and sends nothing of it
+    let first = first.wait_with_output().unwrap();
+    let said = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&first.stdout),
+        String::from_utf8_lossy(&first.stderr)
+    );
+    assert!(!first.status.success(), "{said}");
+    assert!(
+        said.contains(&format!("this apply lost its lock on {table}")),
+        "{said}"
+    );
+    let (code, out, err) = run(&["plan", "-f", &f, "--config", &c]);
+    assert_eq!(code, 2, "orders was not created\n{out}\n{err}");
+    assert!(out.contains(&table) && out.contains("+ create"), "{out}");
+    // a rerun converges
+    let (code, out, err) = run(&["apply", "-f", &f, "--config", &c]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let (code, out, err) = run(&["plan", "-f", &f, "--config", &c]);
+    assert_eq!(code, 0, "{out}\n{err}");
+}
