@@ -1,5 +1,7 @@
 //! The CLI as the README shows it, with a Databricks target on the warehouse emulator:
 //! `plan -f examples/ --config <file>` (exit 2), `apply` (exit 0), `plan` again (exit 0).
+//! Two applies of one table at once (the second refused naming the holder), and an apply killed
+//! on "another host" whose tables are free once its lock expires (the lock in a workspace folder).
 //! `make test` starts the emulator; without DATABRICKS_* and WAREHOUSE_URL this fails loudly.
 //!
 //! Its own test binary: it stops the (shared) emulated warehouse to see "warehouse starting" in
@@ -24,6 +26,28 @@ fn sql(statement: &str) {
 }
 
 mod http {
+    /// A blocking JSON GET; the status and the body.
+    pub fn blocking_get(url: &str, token: &str) -> (u16, serde_json::Value) {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let resp = ::reqwest::Client::new()
+                .get(url)
+                .bearer_auth(token)
+                .send()
+                .await
+                .unwrap_or_else(|e| panic!("GET {url}: {e}"));
+            let status = resp.status().as_u16();
+            let text = resp.text().await.unwrap();
+            (
+                status,
+                serde_json::from_str(&text).unwrap_or(serde_json::Value::Null),
+            )
+        })
+    }
+
     /// A blocking JSON POST (a runtime per call keeps the test free of async plumbing).
     pub fn blocking_post(url: &str, token: &str, body: &serde_json::Value) -> serde_json::Value {
         let rt = tokio::runtime::Builder::new_current_thread()
@@ -142,4 +166,224 @@ fn plan_apply_plan_with_a_databricks_target_as_the_readme_shows() {
         err.contains("warehouse starting"),
         "the apply waited for the warehouse and said so: {err}"
     );
+}
+
+/// A fresh catalog with the examples in it and a config naming it (`extra` is added to the
+/// Databricks target): the manifests' folder and the config file.
+fn dbx_setup(dir: &Path, catalog: &str, extra: &str) -> (String, String) {
+    sql(&format!("CREATE CATALOG {catalog}"));
+    sql(&format!("CREATE SCHEMA {catalog}.sales"));
+    let manifests = dir.join("examples");
+    std::fs::create_dir(&manifests).unwrap();
+    examples_in(catalog, &manifests);
+    let config = dir.join("config.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "targets:\n  dbx:\n    databricks:\n      host: {}\n      warehouseId: {}\n      auth: {{tokenEnv: DATABRICKS_TOKEN}}\n{extra}    schemas: [\"{catalog}.*\"]\ndefaultTarget: dbx\n",
+            env("DATABRICKS_HOST"),
+            env("DATABRICKS_WAREHOUSE_ID")
+        ),
+    )
+    .unwrap();
+    (
+        manifests.to_str().unwrap().to_string(),
+        config.to_str().unwrap().to_string(),
+    )
+}
+
+/// Starts an apply that stops for `seconds` before its first step (the slow failpoint), and
+/// returns once it is there, holding its tables' locks.
+fn start_slow_apply(f: &str, c: &str, seconds: u64, env: &[(&str, &str)]) -> std::process::Child {
+    use std::io::BufRead;
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_delta-operator"));
+    cmd.args(["apply", "-f", f, "--config", c])
+        .env("DELTA_OPERATOR_FAILPOINT", "slow-step-1")
+        .env("DELTA_OPERATOR_FAILPOINT_SECONDS", seconds.to_string())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("run the binary");
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut tx = Some(tx);
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if line.contains("failpoint slow-step-1")
+                && let Some(tx) = tx.take()
+            {
+                let _ = tx.send(());
+            }
+            eprintln!("first apply: {line}");
+        }
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(180))
+        .expect("the first apply reaches its first step");
+    child
+}
+
+/// The entries of a table's lock in a workspace folder (`<folder>/<catalog>/sales/<table>`).
+fn lock_files(folder: &str, catalog: &str, table: &str) -> Vec<String> {
+    let (status, v) = http::blocking_get(
+        &format!(
+            "{}/api/2.0/workspace/list?path={folder}/{catalog}/sales/{table}",
+            env("DATABRICKS_HOST")
+        ),
+        &env("DATABRICKS_TOKEN"),
+    );
+    assert_eq!(status, 200, "{v}");
+    v["objects"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .map(|o| {
+            format!(
+                "{} {}",
+                o["object_type"].as_str().unwrap_or("?"),
+                o["path"].as_str().unwrap_or("?")
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn two_applies_of_one_databricks_table_at_once_the_second_is_refused_naming_the_holder() {
+    let catalog = format!("lockcli_{}", std::process::id());
+    let dir = tempfile::tempdir().unwrap();
+    let folder = format!("/Shared/delta-operator-test-{}/locks", std::process::id());
+    let (f, c) = dbx_setup(
+        dir.path(),
+        &catalog,
+        &format!("      lockFolder: {folder}\n"),
+    );
+    let first = start_slow_apply(&f, &c, 15, &[]);
+    let pid = first.id();
+    // the second waits its --lock-wait, then refuses with exit 5, naming the holder and its pid
+    let started = std::time::Instant::now();
+    let (code, out, err) = run(&["apply", "-f", &f, "--config", &c, "--lock-wait", "2s"]);
+    assert_eq!(code, 5, "locked → exit 5\n{out}\n{err}");
+    assert!(
+        started.elapsed() >= std::time::Duration::from_secs(2),
+        "it waited"
+    );
+    assert!(
+        err.contains("is being applied by cli@") && err.contains(&format!("pid {pid}")),
+        "names the holder: {err}"
+    );
+    assert!(err.contains("Nothing was changed"), "{err}");
+    // unlock without --force leaves a live holder alone
+    let table = format!("{catalog}.sales.orders");
+    let (code, out, err) = run(&["unlock", &table, "--config", &c]);
+    assert_eq!(code, 5, "{out}\n{err}");
+    assert!(err.contains("may still be applying"), "{err}");
+    // the first goes on and finishes; its lock is released
+    let first = first.wait_with_output().unwrap();
+    let said = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&first.stdout),
+        String::from_utf8_lossy(&first.stderr)
+    );
+    assert!(first.status.success(), "the first apply: {said}");
+    let (code, out, err) = run(&["unlock", &table, "--config", &c]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("is not locked"), "{out}");
+    // what stays in the workspace: the newest two entries, no run heartbeat
+    let files = lock_files(&folder, &catalog, "orders");
+    assert!(
+        !files.is_empty()
+            && files.len() <= 2
+            && files
+                .iter()
+                .all(|f| f.starts_with("FILE ") && f.ends_with(".json")),
+        "{files:?}"
+    );
+    // and now the table is free: a plan is clean, an apply has nothing to do
+    let (code, out, err) = run(&["plan", "-f", &f, "--config", &c]);
+    assert_eq!(code, 0, "{out}\n{err}");
+}
+
+#[test]
+fn a_killed_databricks_apply_on_another_host_frees_its_tables_when_its_lock_expires() {
+    let catalog = format!("lockkill_{}", std::process::id());
+    let dir = tempfile::tempdir().unwrap();
+    // the default lock folder
+    let (f, c) = dbx_setup(dir.path(), &catalog, "");
+    let ttl = 6;
+    let elsewhere = [
+        ("DELTA_OPERATOR_TEST_HOST", "another-host"),
+        ("DELTA_OPERATOR_LOCK_TTL_SECONDS", "6"),
+    ];
+    let mut first = start_slow_apply(&f, &c, 120, &elsewhere);
+    // while it runs, another apply is refused naming it
+    let (code, out, err) = run(&["apply", "-f", &f, "--config", &c, "--lock-wait", "1s"]);
+    assert_eq!(code, 5, "{out}\n{err}");
+    assert!(err.contains("on another-host pid"), "{err}");
+    // killed mid-apply (its statement for step 1 never sent); from here its process
+    // cannot be seen, so the lock is free only when it expires
+    first.kill().unwrap();
+    let _ = first.wait();
+    let killed = std::time::Instant::now();
+    let table = format!("{catalog}.sales.orders");
+    let (code, out, err) = run(&["unlock", &table, "--config", &c]);
+    assert_eq!(
+        code, 5,
+        "a holder elsewhere whose lock has not expired is left alone: {out}\n{err}"
+    );
+    assert!(err.contains("expires in"), "{err}");
+    let (code, out, err) = run(&["apply", "-f", &f, "--config", &c, "--lock-wait", "30s"]);
+    assert_eq!(
+        code, 0,
+        "the next apply proceeds once the lock expires\n{out}\n{err}"
+    );
+    assert!(
+        killed.elapsed() < std::time::Duration::from_secs(ttl + 20),
+        "within the expiry: {:?}",
+        killed.elapsed()
+    );
+    assert!(out.contains("CREATE TABLE") && out.contains("ok"), "{out}");
+    let (code, out, err) = run(&["plan", "-f", &f, "--config", &c]);
+    assert_eq!(code, 0, "{out}\n{err}");
+}
+
+#[test]
+fn a_databricks_apply_whose_lock_was_force_unlocked_sends_nothing_more() {
+    let catalog = format!("lockforce_{}", std::process::id());
+    let dir = tempfile::tempdir().unwrap();
+    let (f, c) = dbx_setup(dir.path(), &catalog, "");
+    // a long lifetime: no background renewal comes before the step, its fence finds the loss
+    let first = start_slow_apply(&f, &c, 8, &[("DELTA_OPERATOR_LOCK_TTL_SECONDS", "600")]);
+    // a forced unlock breaks a live holder's lock on one of its tables
+    let table = format!("{catalog}.sales.orders");
+    let (code, out, err) = run(&["unlock", &table, "--config", &c, "--force"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        out.contains(&format!("unlocked {table}: it was held by cli@")),
+        "{out}"
+    );
+    // the first wakes up, finds its lock gone before the step and sends nothing of it
+    let first = first.wait_with_output().unwrap();
+    let said = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&first.stdout),
+        String::from_utf8_lossy(&first.stderr)
+    );
+    assert!(!first.status.success(), "{said}");
+    assert!(
+        said.contains(&format!("this apply lost its lock on {table}")),
+        "{said}"
+    );
+    let (code, out, err) = run(&["plan", "-f", &f, "--config", &c]);
+    assert_eq!(code, 2, "orders was not created\n{out}\n{err}");
+    assert!(out.contains(&table) && out.contains("+ create"), "{out}");
+    // a rerun converges
+    let (code, out, err) = run(&["apply", "-f", &f, "--config", &c]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let (code, out, err) = run(&["plan", "-f", &f, "--config", &c]);
+    assert_eq!(code, 0, "{out}\n{err}");
 }

@@ -1,4 +1,4 @@
-"""HTTP routes: Statement Execution 2.0, Warehouses, Unity Catalog 2.1, OAuth M2M, admin."""
+"""HTTP routes: Statement Execution 2.0, Warehouses, Unity Catalog 2.1, Workspace 2.0, OAuth M2M, admin."""
 import base64
 import re
 import secrets
@@ -6,6 +6,7 @@ import time
 import urllib.parse
 
 import facts
+import workspace
 from server import ApiError, chunk_json, parse_wait, statement_json
 from sqltext import db_name, enc
 
@@ -110,6 +111,9 @@ def route(h, method, path, q, body, entry):
             return h._send(200, {})
         if m.group(2) is None and method == "GET":
             return h._send(200, EMU.warehouse.info())
+    # ------------------------------------------------------------------ Workspace (files, folders)
+    if path.startswith("/api/2.0/workspace/"):
+        return workspace.route(h, method, path, qv, body)
     # ------------------------------------------------------------------ Unity Catalog
     if path.startswith("/api/2.1/unity-catalog/"):
         if not EMU.spark.ready.is_set():

@@ -74,7 +74,7 @@ pub enum Command {
     Restore(undo::RestoreArgs),
     /// Bring a dropped lake table back from the lake's trash: `undrop main.sales.orders [--from ENTRY]`.
     Undrop(undo::UndropArgs),
-    /// Break the lock of a table whose apply died (lake targets): `unlock main.sales.orders`.
+    /// Break the lock of a table whose apply died (every target): `unlock main.sales.orders`.
     Unlock {
         /// `catalog.schema.table`.
         table: String,
@@ -371,56 +371,49 @@ async fn unlock(config: &Config, table: &str, target: Option<&str>, force: bool)
         crate::backend::lake::lock::this_host(),
         std::process::id()
     );
-    let lake = match &backend {
-        AnyBackend::Lake(lake) => Some(lake),
+    let unlocked = match &backend {
+        AnyBackend::Lake(lake) => lake.unlock(&t, &me, force).await,
         // a Spark Connect target's applies take the lake's locks on its root
-        AnyBackend::Spark(spark) => Some(spark.lake()),
-        AnyBackend::Databricks(_) => None,
+        AnyBackend::Spark(spark) => spark.lake().unlock(&t, &me, force).await,
+        // a Databricks target's, in its workspace lock folder
+        AnyBackend::Databricks(dbx) => dbx.unlock(&t, &me, force).await,
     };
-    match lake {
-        Some(lake) => match lake.unlock(&t, &me, force).await {
-            Ok(Unlocked::Broken(was)) => {
-                println!(
-                    "unlocked {t}: it was held by {} (run {}, {} pid {})",
-                    was.holder, was.run, was.host, was.pid
-                );
-                EXIT_OK
-            }
-            Ok(Unlocked::NotLocked) => {
-                println!("{t} is not locked");
-                EXIT_OK
-            }
-            Ok(Unlocked::HolderMayBeAlive(e)) => {
-                let how = if e.holder_is_alive_here() {
-                    format!(
-                        "its process (pid {}) is running on this host: wait for it, or stop it (kill {}) and its lock is free at once",
-                        e.pid, e.pid
-                    )
-                } else {
-                    format!(
-                        "its lock is renewed and expires in {}s by itself if that process is dead",
-                        e.expires_in_s()
-                    )
-                };
-                eprintln!(
-                    "error: {t} is held by {} (run {}, on {} pid {}) and may still be applying: {how}. \
+    match unlocked {
+        Ok(Unlocked::Broken(was)) => {
+            println!(
+                "unlocked {t}: it was held by {} (run {}, {} pid {})",
+                was.holder, was.run, was.host, was.pid
+            );
+            EXIT_OK
+        }
+        Ok(Unlocked::NotLocked) => {
+            println!("{t} is not locked");
+            EXIT_OK
+        }
+        Ok(Unlocked::HolderMayBeAlive(e)) => {
+            let how = if e.holder_is_alive_here() {
+                format!(
+                    "its process (pid {}) is running on this host: wait for it, or stop it (kill {}) and its lock is free at once",
+                    e.pid, e.pid
+                )
+            } else {
+                format!(
+                    "its lock is renewed and expires in {}s by itself if that process is dead",
+                    e.expires_in_s()
+                )
+            };
+            eprintln!(
+                "error: {t} is held by {} (run {}, on {} pid {}) and may still be applying: {how}. \
                      --force breaks it anyway: another apply may then start beside it; the running apply \
                      stops before its next commit (it finds its lock gone) and removes its own files, but \
                      a statement it already sent to a SQL engine may still finish",
-                    e.holder, e.run, e.host, e.pid
-                );
-                EXIT_LOCKED
-            }
-            Err(e) => {
-                eprintln!("error: {e}");
-                EXIT_ERROR
-            }
-        },
-        None => {
-            println!(
-                "nothing to unlock: applies to a Databricks target are serialized by the operator's Lease, which expires by itself"
+                e.holder, e.run, e.host, e.pid
             );
-            EXIT_OK
+            EXIT_LOCKED
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            EXIT_ERROR
         }
     }
 }

@@ -155,6 +155,11 @@ pub struct DatabricksTarget {
     /// How long a read-only statement may run before it is cancelled (default 300).
     #[serde(default)]
     pub read_budget_seconds: Option<u64>,
+    /// The workspace folder of the table locks every applier of this target
+    /// takes (default `/Shared/.delta-operator/locks`): the CLI and the operator
+    /// must name the same one.
+    #[serde(default)]
+    pub lock_folder: Option<String>,
 }
 
 /// A Spark Connect target: OSS Delta tables at `<root>/<catalog>/<schema>/<table>`

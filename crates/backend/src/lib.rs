@@ -7,6 +7,7 @@
 pub mod apply;
 pub mod engine;
 pub mod extras;
+pub mod lock;
 
 use std::future::Future;
 

@@ -15,6 +15,7 @@ pub mod auth;
 pub mod client;
 pub mod compile;
 pub mod error;
+pub mod lock;
 
 pub mod read;
 pub mod sql;
@@ -29,6 +30,7 @@ use auth::{Credentials, Secret};
 use client::{ClientConfig, DatabricksClient};
 
 use delta_operator_api::config::{ClientId, DatabricksAuth, DatabricksTarget, SecretSource};
+use delta_operator_backend::lock as table_lock;
 use delta_operator_backend::{
     Backend, BackendError, Extras, StepOutcome, StepProgress, TableExtras, TableRun,
 };
@@ -60,6 +62,10 @@ pub struct DatabricksBackend {
     share_window: Duration,
     /// Bumped by every write: shared reads from before it are not reused.
     epoch: AtomicU64,
+    /// The table locks, in a workspace folder.
+    locks: lock::WorkspaceLocks,
+    /// Who takes them: the operator's identity, or `cli@<host>:<pid>`.
+    writer: String,
 }
 
 impl std::fmt::Debug for DatabricksBackend {
@@ -116,8 +122,11 @@ fn credentials(t: &DatabricksTarget) -> Result<Credentials, BackendError> {
 
 impl DatabricksBackend {
     pub fn new(cfg: ClientConfig) -> Result<Self, BackendError> {
+        let client = Arc::new(DatabricksClient::new(cfg)?);
         Ok(DatabricksBackend {
-            client: Arc::new(DatabricksClient::new(cfg)?),
+            locks: lock::WorkspaceLocks::new(client.clone(), lock::DEFAULT_FOLDER),
+            writer: "cli".into(),
+            client,
             caps: Capabilities::databricks(),
             parsed: StdMutex::new(HashMap::new()),
             snapshots: StdMutex::new(HashMap::new()),
@@ -151,7 +160,46 @@ impl DatabricksBackend {
         if let Some(s) = t.warehouse_start_timeout_seconds {
             cfg.warehouse_start_timeout = Duration::from_secs(s);
         }
-        Self::new(cfg)
+        let backend = Self::new(cfg)?;
+        Ok(match &t.lock_folder {
+            Some(folder) => backend.with_lock_folder(folder),
+            None => backend,
+        })
+    }
+
+    /// The workspace folder of the table locks (default `lock::DEFAULT_FOLDER`).
+    pub fn with_lock_folder(mut self, folder: &str) -> Self {
+        self.locks = lock::WorkspaceLocks::new(self.client.clone(), folder);
+        self
+    }
+
+    /// Names who takes the table locks (the operator's identity, `cli@<host>:<pid>`).
+    pub fn with_writer(mut self, writer: &str) -> Self {
+        self.writer = writer.into();
+        self
+    }
+
+    /// The table locks' workspace folder.
+    pub fn lock_folder(&self) -> &str {
+        self.locks.folder()
+    }
+
+    /// Breaks a table's lock (`delta-operator unlock`): who held it, if anyone.
+    pub async fn unlock(
+        &self,
+        t: &TableRef,
+        by: &str,
+        force: bool,
+    ) -> Result<table_lock::Unlocked, BackendError> {
+        table_lock::unlock(&self.locks, t, by, force).await
+    }
+
+    /// Who holds a table's lock right now, if anyone.
+    pub async fn lock_holder(
+        &self,
+        t: &TableRef,
+    ) -> Result<Option<table_lock::Entry>, BackendError> {
+        table_lock::holder(&self.locks, t).await
     }
 
     /// How long a schema read is shared with concurrent callers (0: never).
@@ -390,12 +438,22 @@ impl Backend for DatabricksBackend {
         Ok(read::history_version(&r.columns, &r.rows))
     }
 
-    async fn begin(&self, t: &TableRef, _wait: Duration) -> Result<TableRun, BackendError> {
-        // one apply per target is the operator's Lease; within a statement, Delta's own conflict checks
-        Ok(TableRun::unlocked(t))
+    async fn begin(&self, t: &TableRef, wait: Duration) -> Result<TableRun, BackendError> {
+        // the table's lock in the workspace folder, whoever applies (the CLI, the operator)
+        let id = delta_operator_backend::new_run_id();
+        match table_lock::acquire(&self.locks, t, &self.writer, &id, table_lock::ttl(), wait)
+            .await?
+        {
+            Ok(held) => Ok(TableRun::locked(t, id, Box::new(held))),
+            Err(by) => Err(BackendError::Locked(by.message())),
+        }
     }
 
-    async fn end(&self, _run: TableRun) {}
+    async fn end(&self, mut run: TableRun) {
+        if let Some(l) = run.take_lock() {
+            l.release().await;
+        }
+    }
 
     fn compiler(&self) -> &dyn Compiler {
         &compile::UNITY_CATALOG
@@ -409,6 +467,10 @@ impl Backend for DatabricksBackend {
         now: Option<&ObservedTable>,
         progress: StepProgress<'_>,
     ) -> Result<StepOutcome, BackendError> {
+        // before every step: the lock is still this run's (renewed now), or nothing of it is sent
+        run.fence().await.map_err(|e| {
+            BackendError::LockLost(format!("{e} (step {} was not sent)", step.number))
+        })?;
         let ran = steps::run_step(
             &*self.client,
             &compile::UNITY_CATALOG,

@@ -30,9 +30,13 @@ impl AnyBackend {
                     None => lake,
                 }))
             }
-            TargetBackend::Databricks(d) => Ok(AnyBackend::Databricks(
-                databricks::DatabricksBackend::from_target(d)?,
-            )),
+            TargetBackend::Databricks(d) => {
+                let dbx = databricks::DatabricksBackend::from_target(d)?;
+                Ok(AnyBackend::Databricks(match writer {
+                    Some(w) => dbx.with_writer(w),
+                    None => dbx,
+                }))
+            }
             TargetBackend::SparkConnect(s) => Ok(AnyBackend::Spark(
                 spark::SparkConnectBackend::from_target(s, writer)?,
             )),

@@ -455,3 +455,62 @@ def test_table_tags_and_grants_read_through_uc_rest_paged(wh):
     s, r2, _ = wh.call("GET", perms + "?max_results=0&page_token=" + r["next_page_token"])
     assert len(r2["privilege_assignments"]) == 11 and "next_page_token" not in r2, r2
     assert wh.call("GET", perms + "?max_results=10")[0] == 400
+
+
+def test_workspace_files_create_if_absent_export_list_delete_mkdirs(wh):
+    """The Workspace API's files and folders as the docs describe them (the operator's table locks)."""
+    root = "/Shared/.emu-test-%s" % uuid.uuid4().hex[:8]
+    f = root + "/a/00000000000000000001.json"
+    b64 = lambda s: base64.b64encode(s).decode()  # noqa: E731
+    imp = lambda path, data, **kw: wh.call("POST", "/api/2.0/workspace/import", {  # noqa: E731
+        "path": path, "format": "AUTO", "content": b64(data), **kw})
+    # a missing parent folder: RESOURCE_DOES_NOT_EXIST; mkdirs makes it and its parents (twice is fine)
+    s, r, _ = imp(f, b'{"n":1}')
+    assert (s, r["error_code"]) == (404, "RESOURCE_DOES_NOT_EXIST"), r
+    for _ in range(2):
+        s, r, _ = wh.call("POST", "/api/2.0/workspace/mkdirs", {"path": root + "/a"})
+        assert (s, r) == (200, {}), r
+    # create-if-absent: the first import wins, the second (overwrite false, the default) is refused
+    s, r, _ = imp(f, b'{"n":1}', overwrite=False)
+    assert (s, r) == (200, {}), r
+    s, r, _ = imp(f, b'{"n":2}')
+    assert (s, r["error_code"]) == (400, "RESOURCE_ALREADY_EXISTS"), r
+    s, r, _ = wh.call("GET", "/api/2.0/workspace/export?path=%s&format=AUTO" % f)
+    assert s == 200 and base64.b64decode(r["content"]) == b'{"n":1}' and r["file_type"] == "json", r
+    # overwrite: true replaces a file
+    s, r, _ = imp(f, b'{"n":3}', overwrite=True)
+    assert s == 200, r
+    s, r, _ = wh.call("GET", "/api/2.0/workspace/export?path=%s" % f)
+    assert base64.b64decode(r["content"]) == b'{"n":3}', r
+    # list: the folder's children with their types; a file lists itself; a missing path is 404
+    wh.call("POST", "/api/2.0/workspace/mkdirs", {"path": root + "/a/runs"})
+    s, r, _ = wh.call("GET", "/api/2.0/workspace/list?path=%s/a" % root)
+    assert s == 200, r
+    got = {(o["path"], o["object_type"]) for o in r["objects"]}
+    assert got == {(f, "FILE"), (root + "/a/runs", "DIRECTORY")}, r
+    assert [o["size"] for o in r["objects"] if o["object_type"] == "FILE"] == [7], r
+    s, r, _ = wh.call("GET", "/api/2.0/workspace/list?path=%s" % f)
+    assert [o["path"] for o in r["objects"]] == [f], r
+    s, r, _ = wh.call("GET", "/api/2.0/workspace/list?path=%s/a/runs" % root)
+    assert (s, r) == (200, {}), "an empty folder lists no objects: %r" % r
+    s, r, _ = wh.call("GET", "/api/2.0/workspace/list?path=%s/none" % root)
+    assert (s, r["error_code"]) == (404, "RESOURCE_DOES_NOT_EXIST"), r
+    s, r, _ = wh.call("GET", "/api/2.0/workspace/export?path=%s/none.json" % root)
+    assert (s, r["error_code"]) == (404, "RESOURCE_DOES_NOT_EXIST"), r
+    # mkdirs over a file: RESOURCE_ALREADY_EXISTS
+    s, r, _ = wh.call("POST", "/api/2.0/workspace/mkdirs", {"path": f + "/sub"})
+    assert (s, r["error_code"]) == (400, "RESOURCE_ALREADY_EXISTS"), r
+    # delete: a non-empty folder needs recursive; a missing path is 404
+    s, r, _ = wh.call("POST", "/api/2.0/workspace/delete", {"path": root + "/a"})
+    assert (s, r["error_code"]) == (400, "DIRECTORY_NOT_EMPTY"), r
+    s, r, _ = wh.call("POST", "/api/2.0/workspace/delete", {"path": f})
+    assert (s, r) == (200, {}), r
+    s, r, _ = wh.call("POST", "/api/2.0/workspace/delete", {"path": f})
+    assert (s, r["error_code"]) == (404, "RESOURCE_DOES_NOT_EXIST"), r
+    s, r, _ = wh.call("POST", "/api/2.0/workspace/delete", {"path": root, "recursive": True})
+    assert (s, r) == (200, {}), r
+    s, r, _ = wh.call("GET", "/api/2.0/workspace/get-status?path=%s" % root)
+    assert (s, r["error_code"]) == (404, "RESOURCE_DOES_NOT_EXIST"), r
+    # paths are absolute
+    s, r, _ = imp("Shared/x.json", b"{}")
+    assert (s, r["error_code"]) == (400, "INVALID_PARAMETER_VALUE"), r
