@@ -857,38 +857,14 @@ enum LostBy {
 /// `slow-before-commit` failpoint once its rewritten files are written, and
 /// returns the child once it is there.
 fn start_paused_apply(dir: &Path, spec: &str, env: &[(&str, &str)]) -> std::process::Child {
-    use std::io::BufRead;
     let mut c = Command::new(BIN);
     c.current_dir(dir)
         .args(["apply", "-f", spec])
         .env_remove("DELTA_OPERATOR_CONFIG")
         .env("DELTA_OPERATOR_FAILPOINT", "slow-before-commit")
         .env("DELTA_OPERATOR_FAILPOINT_SECONDS", "6")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    let mut child = c.spawn().expect("run the binary");
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut tx = Some(tx);
-        for line in std::io::BufReader::new(stderr)
-            .lines()
-            .map_while(Result::ok)
-        {
-            if line.contains("failpoint slow-before-commit")
-                && let Some(tx) = tx.take()
-            {
-                let _ = tx.send(());
-            }
-            eprintln!("first apply: {line}");
-        }
-    });
-    rx.recv_timeout(Duration::from_secs(120))
-        .expect("the first apply reaches its commit");
-    child
+        .envs(env.iter().copied());
+    start_paused(c, "before-commit", "first apply", Duration::from_secs(120))
 }
 
 /// The lost-lock reproduction: a write-once widening beside an appender

@@ -195,36 +195,17 @@ fn dbx_setup(dir: &Path, catalog: &str, extra: &str) -> (String, String) {
 /// Starts an apply that stops for `seconds` before its first step (the slow failpoint), and
 /// returns once it is there, holding its tables' locks.
 fn start_slow_apply(f: &str, c: &str, seconds: u64, env: &[(&str, &str)]) -> std::process::Child {
-    use std::io::BufRead;
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_delta-operator"));
     cmd.args(["apply", "-f", f, "--config", c])
         .env("DELTA_OPERATOR_FAILPOINT", "slow-step-1")
         .env("DELTA_OPERATOR_FAILPOINT_SECONDS", seconds.to_string())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let mut child = cmd.spawn().expect("run the binary");
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut tx = Some(tx);
-        for line in std::io::BufReader::new(stderr)
-            .lines()
-            .map_while(Result::ok)
-        {
-            if line.contains("failpoint slow-step-1")
-                && let Some(tx) = tx.take()
-            {
-                let _ = tx.send(());
-            }
-            eprintln!("first apply: {line}");
-        }
-    });
-    rx.recv_timeout(std::time::Duration::from_secs(180))
-        .expect("the first apply reaches its first step");
-    child
+        .envs(env.iter().copied());
+    support::start_paused(
+        cmd,
+        "step-1",
+        "first apply",
+        std::time::Duration::from_secs(180),
+    )
 }
 
 /// The entries of a table's lock in a workspace folder (`<folder>/<catalog>/sales/<table>`).

@@ -423,7 +423,6 @@ async fn append(url: &url::Url, ids: &[i64]) -> Result<(), String> {
 /// force-unlocked, a second apply run meanwhile; the first commits nothing and
 /// says so, every acknowledged row is readable.
 async fn an_apply_that_lost_its_lock_on_s3_commits_nothing() {
-    use std::io::BufRead;
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     std::fs::write(
@@ -467,52 +466,31 @@ async fn an_apply_that_lost_its_lock_on_s3_commits_nothing() {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     });
-    let mut first = Command::new(BIN)
+    let mut first = Command::new(BIN);
+    first
         .current_dir(d)
         .args(["apply", "-f", "widened.yaml"])
         .env("DELTA_OPERATOR_CONFIG", d.join("config.yaml"))
         .env("DELTA_OPERATOR_FAILPOINT", "slow-before-commit")
-        .env("DELTA_OPERATOR_FAILPOINT_SECONDS", "6")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = first.stderr.take().unwrap();
-    let mut stdout = first.stdout.take().unwrap();
-    let out_lines = std::thread::spawn(move || {
-        let mut all = String::new();
-        let _ = std::io::Read::read_to_string(&mut stdout, &mut all);
-        all
-    });
-    let (tx, rx) = std::sync::mpsc::channel();
-    let lines = std::thread::spawn(move || {
-        let mut tx = Some(tx);
-        let mut all = String::new();
-        for line in std::io::BufReader::new(stderr)
-            .lines()
-            .map_while(Result::ok)
-        {
-            if line.contains("failpoint slow-before-commit")
-                && let Some(tx) = tx.take()
-            {
-                let _ = tx.send(());
-            }
-            all.push_str(&line);
-            all.push('\n');
-        }
-        all
-    });
-    rx.recv_timeout(Duration::from_secs(120))
-        .expect("the first apply reaches its commit");
+        .env("DELTA_OPERATOR_FAILPOINT_SECONDS", "6");
+    let first = support::start_paused(
+        first,
+        "before-commit",
+        "first apply",
+        Duration::from_secs(120),
+    );
     let out = cli(&["unlock", "main.sales.t"]);
     assert_eq!(out.status.code(), Some(5), "a live holder: {}", said(&out));
     let out = cli(&["unlock", "main.sales.t", "--force"]);
     assert!(out.status.success(), "{}", said(&out));
     let second = cli(&["apply", "-f", "live.yaml", "--lock-wait", "20s"]);
     assert!(second.status.success(), "{}", said(&second));
-    let status = first.wait().unwrap();
-    let first_said = format!("{}{}", out_lines.join().unwrap(), lines.join().unwrap());
-    assert!(!status.success(), "the first apply must fail: {first_said}");
+    let first = first.wait_with_output().unwrap();
+    let first_said = said(&first);
+    assert!(
+        !first.status.success(),
+        "the first apply must fail: {first_said}"
+    );
     assert!(first_said.contains("lost its lock"), "{first_said}");
     tokio::time::sleep(Duration::from_millis(300)).await;
     stop.store(true, std::sync::atomic::Ordering::SeqCst);

@@ -222,3 +222,40 @@ pub fn table(name: &str, body: &str) -> String {
 pub fn tref(name: &str) -> TableRef {
     TableRef::new("main", "sales", name)
 }
+
+/// Starts `cmd` (the binary, its environment naming `DELTA_OPERATOR_FAILPOINT=slow-<point>`)
+/// and returns once it has reached that failpoint, for a test to act while it waits there.
+/// Its stderr is echoed as `label: …` (so `wait_with_output` returns its stdout only).
+pub fn start_paused(
+    mut cmd: std::process::Command,
+    point: &str,
+    label: &'static str,
+    within: std::time::Duration,
+) -> std::process::Child {
+    use std::io::BufRead;
+    cmd.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().expect("run the binary");
+    let stderr = child.stderr.take().expect("piped");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let wanted = format!("failpoint slow-{point}");
+    std::thread::spawn(move || {
+        let mut tx = Some(tx);
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if line.contains(&wanted)
+                && let Some(tx) = tx.take()
+            {
+                let _ = tx.send(());
+            }
+            eprintln!("{label}: {line}");
+        }
+    });
+    if rx.recv_timeout(within).is_err() {
+        let _ = child.kill();
+        panic!("{label} did not reach the failpoint slow-{point} within {within:?}");
+    }
+    child
+}
