@@ -520,7 +520,11 @@ fn apply_reports_an_unreadable_table_on_one_line_and_exits_1() {
     assert_eq!(code(&o), 1, "an unreadable table is not a success: {out}");
     let line = out
         .lines()
-        .find(|l| l.contains("main.sales.customers cannot be read"))
+        .find(|l| {
+            l.contains("main.sales.customers")
+                && l.contains("unreadable")
+                && l.contains("cannot be read")
+        })
         .unwrap_or_else(|| panic!("apply names the unreadable table: {out}"));
     assert!(line.contains(&name), "names the file: {line}");
     assert!(
@@ -543,4 +547,60 @@ fn apply_reports_an_unreadable_table_on_one_line_and_exits_1() {
         "no backtrace in the plan: {}",
         text(&o)
     );
+}
+
+/// Ctrl-C (SIGINT) while a step runs: the step ends, no further step starts, the apply says
+/// so and releases its tables' locks, so the next apply proceeds at once (before, the lake's
+/// lock was left to expire).
+#[test]
+fn ctrl_c_stops_after_the_running_step_and_releases_the_locks() {
+    let dir = workdir();
+    let d = dir.path();
+    let mut cmd = Command::new(BIN);
+    cmd.args(["apply", "-f", "examples/"])
+        .current_dir(d)
+        .env_remove("DELTA_OPERATOR_CONFIG")
+        .env("DELTA_OPERATOR_FAILPOINT", "slow-step-1")
+        .env("DELTA_OPERATOR_FAILPOINT_SECONDS", "3");
+    let child = support::start_paused(
+        cmd,
+        "step-1",
+        "interrupted apply",
+        std::time::Duration::from_secs(120),
+    );
+    let pid = child.id().to_string();
+    let kill = Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .expect("kill");
+    assert!(kill.success());
+    let o = child.wait_with_output().expect("wait");
+    assert_eq!(code(&o), 130, "an interrupted apply exits 130");
+    // each table's newest lock entry says released (a holder that died unreleased on this host
+    // is taken over at once too, so the entries are the proof)
+    for t in ["customers", "orders"] {
+        let folder = d.join("lake/.locks/main/sales").join(t);
+        let newest = std::fs::read_dir(&folder)
+            .unwrap_or_else(|e| panic!("{}: {e}", folder.display()))
+            .flatten()
+            .map(|e| e.path())
+            .max()
+            .expect("a lock entry");
+        let entry = std::fs::read_to_string(&newest).unwrap();
+        assert!(
+            entry.contains("\"state\":\"released\""),
+            "{t}'s lock was released by the interrupted apply: {entry}"
+        );
+    }
+    // the first table's first step ran; the rest did not: the next apply, not willing to wait
+    // for any lock, finds every table free and finishes the work
+    let o = run(d, &["apply", "-f", "examples/", "--lock-wait", "0s"]);
+    assert_eq!(code(&o), 0, "the locks were released: {}", text(&o));
+    assert!(
+        text(&o).contains("ok"),
+        "what the interrupted apply left is applied now: {}",
+        text(&o)
+    );
+    let o = run(d, &["plan", "-f", "examples/"]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
 }

@@ -11,8 +11,22 @@ mod support;
 
 use std::path::Path;
 use std::process::Command;
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use support::warehouse::{emulator_state, env, faults};
+
+/// The emulated warehouse is one for every test of this binary, and its tests run side by side:
+/// the test that stops it and counts its starts holds this for writing, every other test (whose
+/// statements would start it) for reading.
+static WAREHOUSE: RwLock<()> = RwLock::new(());
+
+fn warehouse_alone() -> RwLockWriteGuard<'static, ()> {
+    WAREHOUSE.write().unwrap_or_else(|e| e.into_inner())
+}
+
+fn warehouse_shared() -> RwLockReadGuard<'static, ()> {
+    WAREHOUSE.read().unwrap_or_else(|e| e.into_inner())
+}
 
 /// One statement through the Statement Execution API, waited for; panics unless it succeeds.
 fn sql(statement: &str) {
@@ -95,6 +109,7 @@ fn run(args: &[&str]) -> (i32, String, String) {
 
 #[test]
 fn plan_apply_plan_with_a_databricks_target_as_the_readme_shows() {
+    let _alone = warehouse_alone();
     let catalog = format!("cli_{}", std::process::id());
     sql(&format!("CREATE CATALOG {catalog}"));
     sql(&format!("CREATE SCHEMA {catalog}.sales"));
@@ -235,6 +250,7 @@ fn lock_files(folder: &str, catalog: &str, table: &str) -> Vec<String> {
 
 #[test]
 fn two_applies_of_one_databricks_table_at_once_the_second_is_refused_naming_the_holder() {
+    let _shared = warehouse_shared();
     let catalog = format!("lockcli_{}", std::process::id());
     let dir = tempfile::tempdir().unwrap();
     let folder = format!("/Shared/delta-operator-test-{}/locks", std::process::id());
@@ -291,6 +307,7 @@ fn two_applies_of_one_databricks_table_at_once_the_second_is_refused_naming_the_
 
 #[test]
 fn a_killed_databricks_apply_on_another_host_frees_its_tables_when_its_lock_expires() {
+    let _shared = warehouse_shared();
     let catalog = format!("lockkill_{}", std::process::id());
     let dir = tempfile::tempdir().unwrap();
     // the default lock folder
@@ -334,6 +351,7 @@ fn a_killed_databricks_apply_on_another_host_frees_its_tables_when_its_lock_expi
 
 #[test]
 fn a_databricks_apply_whose_lock_was_force_unlocked_sends_nothing_more() {
+    let _shared = warehouse_shared();
     let catalog = format!("lockforce_{}", std::process::id());
     let dir = tempfile::tempdir().unwrap();
     let (f, c) = dbx_setup(dir.path(), &catalog, "");
@@ -367,4 +385,212 @@ fn a_databricks_apply_whose_lock_was_force_unlocked_sends_nothing_more() {
     assert_eq!(code, 0, "{out}\n{err}");
     let (code, out, err) = run(&["plan", "-f", &f, "--config", &c]);
     assert_eq!(code, 0, "{out}\n{err}");
+}
+
+/// `catalog.schema.table` of a table as the JSON report writes it.
+fn name(v: &serde_json::Value) -> String {
+    format!(
+        "{}.{}.{}",
+        v["catalog"].as_str().unwrap_or_default(),
+        v["schema"].as_str().unwrap_or_default(),
+        v["table"].as_str().unwrap_or_default()
+    )
+}
+
+/// One manifest of a DeltaTable in schema `sales`.
+fn table_yaml(name: &str, body: &str) -> String {
+    format!(
+        "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {{name: {name}}}\nspec:\n  schemaRef: sales\n{body}"
+    )
+}
+
+/// Every table carries its own outcome: in one schema, a live table of a type the reader does
+/// not know (GEOGRAPHY, as Unity Catalog lists it), a table the rules refuse, a child of the
+/// refused one, and a three-level foreign-key chain whose root fails mid-apply. The others are
+/// applied; the CLI exits 1 with a report naming each table's status and, for a blocked
+/// one, the parents that let it down and the SQL it would run.
+#[test]
+fn one_table_failing_in_any_phase_leaves_the_others_applied_and_each_says_why() {
+    let _shared = warehouse_shared();
+    let catalog = format!("pertable_{}", std::process::id());
+    let dir = tempfile::tempdir().unwrap();
+    let (f, c) = dbx_setup(dir.path(), &catalog, "");
+    // a live table with a column Unity Catalog lists as GEOGRAPHY (emulated: Spark here has
+    // no such type), not declared; and one declared, read as unreadable
+    faults(serde_json::json!({"uc_column_types": {
+        format!("{catalog}.sales.places.geo"): {"type_text": "geography(4326)", "type_name": "GEOGRAPHY",
+            "type_json": "{\"name\":\"geo\",\"type\":\"geography(4326)\",\"nullable\":true,\"metadata\":{}}"},
+        format!("{catalog}.sales.routes.path"): {"type_text": "geometry(4326)", "type_name": "GEOMETRY",
+            "type_json": "{\"name\":\"path\",\"type\":\"geometry(4326)\",\"nullable\":true,\"metadata\":{}}"},
+    }}));
+    sql(&format!(
+        "CREATE TABLE {catalog}.sales.places (id BIGINT, geo STRING) USING DELTA"
+    ));
+    sql(&format!(
+        "CREATE TABLE {catalog}.sales.routes (id BIGINT, path STRING) USING DELTA"
+    ));
+    // a table with rows: adding a NOT NULL column without `using:` is refused by the rules
+    sql(&format!(
+        "CREATE TABLE {catalog}.sales.refused (id BIGINT NOT NULL) USING DELTA"
+    ));
+    sql(&format!("INSERT INTO {catalog}.sales.refused VALUES (1)"));
+    let m = Path::new(&f);
+    let w = |file: &str, text: String| std::fs::write(m.join(file), text).unwrap();
+    w(
+        "routes.yaml",
+        table_yaml("routes", "  columns:\n    - {name: id, type: bigint}\n"),
+    );
+    w(
+        "refused.yaml",
+        table_yaml(
+            "refused",
+            "  columns:\n    - {name: id, type: bigint, nullable: false}\n    - {name: kind, type: string, nullable: false}\n  constraints:\n    - primaryKey: {columns: [id]}\n",
+        ),
+    );
+    w(
+        "refusedchild.yaml",
+        table_yaml(
+            "refusedchild",
+            "  columns:\n    - {name: id, type: bigint}\n    - {name: refused_id, type: bigint}\n  constraints:\n    - foreignKey: {columns: [refused_id], references: refused, referencedColumns: [id]}\n",
+        ),
+    );
+    w(
+        "chainroot.yaml",
+        table_yaml(
+            "chainroot",
+            "  columns:\n    - {name: id, type: bigint, nullable: false}\n  constraints:\n    - primaryKey: {columns: [id]}\n",
+        ),
+    );
+    w(
+        "chainmid.yaml",
+        table_yaml(
+            "chainmid",
+            "  columns:\n    - {name: id, type: bigint, nullable: false}\n    - {name: root_id, type: bigint}\n  constraints:\n    - primaryKey: {columns: [id]}\n    - foreignKey: {columns: [root_id], references: chainroot, referencedColumns: [id]}\n",
+        ),
+    );
+    w(
+        "chainleaf.yaml",
+        table_yaml(
+            "chainleaf",
+            "  columns:\n    - {name: id, type: bigint}\n    - {name: mid_id, type: bigint}\n  constraints:\n    - foreignKey: {columns: [mid_id], references: chainmid, referencedColumns: [id]}\n",
+        ),
+    );
+    // the plan: the refused table's child is blocked at plan time and shows its SQL
+    let (code, out, err) = run(&["plan", "-f", &f, "--config", &c]);
+    assert_eq!(code, 1, "refused tables → exit 1\n{out}\n{err}");
+    assert!(
+        out.contains("NonNullableColumnAdd")
+            && out.contains(&format!(
+                "blocked: its foreign keys depend on {catalog}.sales.refused"
+            ))
+            && out.contains("what would run once they are fixed")
+            && out.contains(&format!("CREATE TABLE `{catalog}`.`sales`.`refusedchild`")),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("{catalog}.sales.routes"))
+            && out.contains("TableUnreadable")
+            && out.contains("geometry"),
+        "the declared table of an unknown type is refused by name, its column and type named: {out}"
+    );
+    // the root's CREATE fails in the warehouse
+    faults(
+        serde_json::json!({"fail_pattern": format!("CREATE TABLE `{catalog}`\\.`sales`\\.`chainroot`")}),
+    );
+    let (code, out, err) = run(&["apply", "-f", &f, "--config", &c, "--format", "json"]);
+    faults(serde_json::json!({"fail_pattern": null}));
+    assert_eq!(code, 1, "a table failed → exit 1\n{out}\n{err}");
+    let report: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
+    let status = |t: &str| -> serde_json::Value {
+        report["tables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| name(&x["table"]) == format!("{catalog}.sales.{t}"))
+            .cloned()
+            .unwrap_or_else(|| panic!("{t} in {report}"))
+    };
+    for t in ["orders", "customers"] {
+        assert_eq!(status(t)["status"], "applied", "{t}: {report}");
+    }
+    assert_eq!(status("routes")["status"], "unreadable", "{report}");
+    assert_eq!(status("refused")["status"], "rejected", "{report}");
+    assert_eq!(
+        status("refused")["failures"][0]["rule"],
+        "NonNullableColumnAdd"
+    );
+    let child = status("refusedchild");
+    assert_eq!(child["status"], "blocked", "{report}");
+    let names = |v: &serde_json::Value| -> Vec<String> {
+        v.as_array().into_iter().flatten().map(name).collect()
+    };
+    assert_eq!(
+        names(&child["by"]),
+        vec![format!("{catalog}.sales.refused")]
+    );
+    assert!(
+        child["would_run"][0]
+            .as_str()
+            .unwrap()
+            .contains("CREATE TABLE"),
+        "{child}"
+    );
+    assert_eq!(status("chainroot")["status"], "failed", "{report}");
+    assert!(
+        status("chainroot")["error"]
+            .as_str()
+            .unwrap()
+            .contains("injected failure"),
+        "{report}"
+    );
+    for (t, parent) in [("chainmid", "chainroot"), ("chainleaf", "chainmid")] {
+        let s = status(t);
+        assert_eq!(s["status"], "blocked", "{t}: {report}");
+        assert_eq!(
+            names(&s["by"]),
+            vec![format!("{catalog}.sales.{parent}")],
+            "{t}"
+        );
+        assert!(
+            s["would_run"][0]
+                .as_str()
+                .unwrap()
+                .contains(&format!("`{t}`")),
+            "{s}"
+        );
+    }
+    // each step of a blocked table says which parent let it down
+    let mid_steps: Vec<&serde_json::Value> = report["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| name(&s["table"]) == format!("{catalog}.sales.chainmid"))
+        .collect();
+    assert!(!mid_steps.is_empty(), "{report}");
+    for s in mid_steps {
+        assert_eq!(s["status"], "not_run", "{s}");
+        assert!(
+            s["detail"]
+                .as_str()
+                .unwrap_or_default()
+                .contains(&format!("blocked by {catalog}.sales.chainroot")),
+            "{s}"
+        );
+    }
+    // what was refused or blocked was not touched; the rest exists
+    let (code, out, err) = run(&["plan", "-f", &f, "--config", &c]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(
+        out.contains(&format!("{catalog}.sales.chainroot   + create"))
+            && !out.contains(&format!("{catalog}.sales.orders   + create"))
+            && !out.contains(&format!("{catalog}.sales.customers   + create")),
+        "{out}"
+    );
+    // the undeclared table of an unknown type was never in the way
+    assert!(
+        !out.contains("places") || out.contains("unmanaged"),
+        "{out}"
+    );
+    faults(serde_json::json!({"uc_column_types": {}}));
 }

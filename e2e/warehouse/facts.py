@@ -25,6 +25,7 @@ def lower_type_text(dt):
 class TableFacts:
     def __init__(self, emu, cat, sch, tbl):
         self.cat, self.sch, self.tbl = cat, sch, tbl
+        self.emu = emu
         self.full = "%s.%s.%s" % (cat, sch, tbl)
         self.db, self.stbl = db_name(cat, sch), enc(tbl)
         sp = emu.spark
@@ -103,6 +104,8 @@ class TableFacts:
                 c["type_precision"], c["type_scale"] = f.dataType.precision, f.dataType.scale
             else:
                 c["type_precision"], c["type_scale"] = 0, 0
+            # a DBR-only type Unity Catalog lists for this column (the fault knob uc_column_types)
+            c.update((self.emu.faults.get("uc_column_types") or {}).get(("%s.%s" % (self.full, f.name)).lower(), {}))
             if f.metadata.get("comment"):
                 c["comment"] = f.metadata["comment"]
             if f.name in self.partition_columns:

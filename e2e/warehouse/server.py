@@ -87,11 +87,15 @@ class Faults:
         "chunk_rows": None,            # rows per result chunk (None: WAREHOUSE_CHUNK_ROWS)
         "tag_empty_first_page": False,  # tag listings start with an empty page that carries a
                                         # next_page_token (the API documents such pages)
+        "uc_column_types": {},         # "catalog.schema.table.column" -> {type_text, type_name,
+                                       # type_json}: what Unity Catalog lists for a column of a type
+                                       # Spark here cannot create (GEOGRAPHY, GEOMETRY: DBR-only
+                                       # types, documented in the ColumnInfo type_name enum)
     }
 
     def __init__(self, initial):
         self.lock = threading.Lock()
-        self.v = dict(self.FIELDS)
+        self.v = {k: (dict(v) if isinstance(v, dict) else v) for k, v in self.FIELDS.items()}
         self.update(initial)
 
     def update(self, d):
@@ -106,7 +110,7 @@ class Faults:
 
     def reset(self):
         with self.lock:
-            self.v = dict(self.FIELDS)
+            self.v = {k: (dict(v) if isinstance(v, dict) else v) for k, v in self.FIELDS.items()}
 
     def get(self, k):
         with self.lock:

@@ -40,6 +40,16 @@ pub struct ApplyArgs {
     /// it has run; otherwise (logs, CI jobs) a line this often: 30s, 5m.
     #[arg(long, default_value = "30s", value_parser = super::parse_duration)]
     pub progress_every: std::time::Duration,
+    /// The closing report: text, or JSON on stdout (each table's status and
+    /// change, every step; the step lines then go to stderr).
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: ApplyFormat,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ApplyFormat {
+    Text,
+    Json,
 }
 
 /// The step running now, for the progress line.
@@ -104,6 +114,16 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
         }
     };
     let tty = std::io::stderr().is_terminal();
+    let json = a.format == ApplyFormat::Json;
+    // a step's line: stdout, or stderr when stdout is the JSON report
+    let say = |line: String| {
+        if json {
+            eprintln!("{line}");
+        } else {
+            println!("{line}");
+            let _ = std::io::stdout().flush();
+        }
+    };
     let running: std::sync::Mutex<Option<Running>> = std::sync::Mutex::new(None);
     let on_event = |e: Event<'_>| match e {
         Event::Started { table, step } => {
@@ -152,11 +172,10 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
                 .as_ref()
                 .map(|d| format!(" — {d}"))
                 .unwrap_or_default();
-            println!(
+            say(format!(
                 "{}  {:>2}. {} [{}] {status}{rp}{detail}",
                 r.table, r.number, r.title, r.class
-            );
-            let _ = std::io::stdout().flush();
+            ));
         }
         Event::SchemaFinished(r) => {
             let status = status_text(&r.status);
@@ -165,19 +184,22 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
                 .as_ref()
                 .map(|d| format!(" — {d}"))
                 .unwrap_or_default();
-            println!(
+            say(format!(
                 "{} (schema)  {:>2}. {} [{}] {status}{detail}",
                 r.schema, r.number, r.title, r.class
-            );
-            let _ = std::io::stdout().flush();
+            ));
         }
     };
     // the CLI is the human at the keyboard: Auto semantics, destructive steps need --approve
+    // Ctrl-C: no further step starts, the running statement is cancelled where the backend
+    // can, and the apply ends as usual, releasing its tables' locks (a second Ctrl-C quits at once)
+    let interrupted = std::sync::atomic::AtomicBool::new(false);
+    let may_continue = || !interrupted.load(std::sync::atomic::Ordering::SeqCst);
     let opts = Options {
         policy: Policy::Auto,
         lock_wait: a.lock_wait,
         on_event: &on_event,
-        may_continue: &|| true,
+        may_continue: &may_continue,
         // a lake table's lock is fenced by the lake itself before each commit
         fence: None,
     };
@@ -196,16 +218,30 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
     };
     let mut tick = tokio::time::interval(every);
     tick.tick().await;
-    // Ctrl-C cancels the running statement where the backend can (Databricks), and says so
+    // set by the first Ctrl-C: when the running step must have ended
+    let mut stopping: Option<tokio::time::Instant> = None;
     let result = loop {
+        let deadline = stopping.unwrap_or_else(tokio::time::Instant::now);
         tokio::select! {
             r = &mut applying => break r,
-            _ = tokio::signal::ctrl_c() => {
-                match backend.cancel().await {
-                    Some(said) => eprintln!("interrupted: {said}"),
-                    None => eprintln!("interrupted"),
-                }
+            _ = tokio::time::sleep_until(deadline), if stopping.is_some() => {
+                eprintln!(
+                    "interrupted: the running step did not end within {}s; quitting. Its statement may still be running; its tables' locks expire within their lifetime (or `delta-operator unlock`)",
+                    INTERRUPT_GRACE.as_secs()
+                );
                 return EXIT_INTERRUPTED;
+            }
+            _ = tokio::signal::ctrl_c() => {
+                if stopping.is_some() {
+                    eprintln!("interrupted again: quitting now. The running statement may still be running; the tables' locks expire within their lifetime (or `delta-operator unlock`)");
+                    return EXIT_INTERRUPTED;
+                }
+                interrupted.store(true, std::sync::atomic::Ordering::SeqCst);
+                match backend.cancel().await {
+                    Some(said) => eprintln!("interrupted: {said}; no further step starts, the locks are released as the apply ends (Ctrl-C again to quit at once)"),
+                    None => eprintln!("interrupted: no further step starts; the running step ends, then the locks are released (Ctrl-C again to quit at once)"),
+                }
+                stopping = Some(tokio::time::Instant::now() + INTERRUPT_GRACE);
             }
             _ = tick.tick() => {
                 let line = running
@@ -223,40 +259,42 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
             }
         }
     };
+    if interrupted.load(std::sync::atomic::Ordering::SeqCst) {
+        if let Ok((_, report)) = &result {
+            print!("{}", tables_text(&report.tables));
+        }
+        eprintln!(
+            "interrupted: the apply stopped and released its tables' locks; plan again to see what is left"
+        );
+        return EXIT_INTERRUPTED;
+    }
     match result {
         Ok((plan, report)) => {
-            // a table that cannot be read was left alone while the others went on: say so
-            let unreadable = unreadable_tables(&plan);
-            for (t, why) in &unreadable {
-                eprintln!("refused: {t} cannot be read and was left alone: {why}");
-            }
             for l in &report.locked {
                 eprintln!(
                     "locked: {} was not applied, the other tables went on: {}",
                     l.table, l.by
                 );
             }
-            let code = if report.failed() || !unreadable.is_empty() {
+            let code = if report.failed() || report.any_table_failed() {
                 EXIT_ERROR
             } else if !report.locked.is_empty() {
                 EXIT_LOCKED
             } else {
                 EXIT_OK
             };
-            if report.is_empty() {
-                if unreadable.is_empty() {
-                    println!(
-                        "No changes. The tables match the manifests. (plan {})",
-                        plan.id
-                    );
-                } else {
-                    println!(
-                        "No changes to the tables that could be read. (plan {})",
-                        plan.id
-                    );
-                }
+            if json {
+                println!("{}", report_json(&report));
                 return code;
             }
+            if report.is_empty() && !report.any_table_failed() {
+                println!(
+                    "No changes. The tables match the manifests. (plan {})",
+                    plan.id
+                );
+                return code;
+            }
+            print!("{}", tables_text(&report.tables));
             let not_run = report
                 .steps
                 .iter()
@@ -294,11 +332,18 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
         }
         Err(ApplyError::Rejected) => {
             if let Ok((plan, _)) = crate::engine::read_and_plan(&backend, &inputs).await {
-                print_plan(&plan, Format::Text, true);
+                let tables = crate::apply::planned_tables(&plan);
+                if json {
+                    println!(
+                        "{}",
+                        serde_json::json!({"plan_id": plan.id, "tables": tables})
+                    );
+                } else {
+                    print_plan(&plan, Format::Text, true);
+                    print!("{}", tables_text(&tables));
+                }
             }
-            eprintln!(
-                "refused: the safety rules reject this plan (see ✗ above). Nothing was changed."
-            );
+            eprintln!("refused: nothing in this plan can run (see ✗ above). Nothing was changed.");
             EXIT_ERROR
         }
         Err(e) => {
@@ -308,19 +353,73 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
     }
 }
 
-/// Tables refused because they cannot be read (`TableUnreadable`): the gate
-/// lets the others apply, so the refusal must be reported here.
-fn unreadable_tables(plan: &crate::plan::Plan) -> Vec<(String, String)> {
-    plan.tables
+/// How long the running step may take to end after Ctrl-C before the CLI quits anyway.
+const INTERRUPT_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The report as JSON: the plan id, every table's status and change, every step.
+fn report_json(report: &crate::apply::ApplyReport) -> String {
+    serde_json::to_string_pretty(report).unwrap_or_else(|e| {
+        serde_json::json!({"error": format!("the report could not be written: {e}")}).to_string()
+    })
+}
+
+/// One line per table that did not simply apply or stay unchanged, naming why,
+/// with the statements a blocked table would run (as a dry run shows them);
+/// then a count of the rest.
+fn tables_text(tables: &[crate::apply::TableReport]) -> String {
+    use crate::apply::TableStatus;
+    use std::fmt::Write;
+    let mut out = String::new();
+    let _ = writeln!(out, "Tables:");
+    let unchanged = tables
         .iter()
-        .filter_map(|t| match &t.outcome {
-            crate::plan::Outcome::Rejected { failures } => failures
-                .iter()
-                .find(|f| f.rule == crate::plan::rules::Rule::TableUnreadable)
-                .map(|f| (t.table.to_string(), f.message.clone())),
-            _ => None,
-        })
-        .collect()
+        .filter(|t| t.status == TableStatus::Unchanged)
+        .count();
+    for t in tables.iter().filter(|t| t.status != TableStatus::Unchanged) {
+        let why = match &t.status {
+            TableStatus::Unchanged | TableStatus::Applied => String::new(),
+            TableStatus::Failed { step, error } => {
+                format!(
+                    " at step {step}: {}",
+                    error.lines().next().unwrap_or_default()
+                )
+            }
+            TableStatus::Rejected { failures } => format!(
+                " by {}",
+                failures
+                    .iter()
+                    .map(|f| format!("{} ({})", f.rule, f.subject))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            TableStatus::Unreadable { why } => format!(", left alone: {why}"),
+            TableStatus::Blocked { by } => format!(
+                " by {}, left untouched",
+                by.iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            TableStatus::Locked { by } => format!(": {by}"),
+            TableStatus::NotRun { why } => format!(": {why}"),
+        };
+        let change = serde_json::to_value(t.change)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        let _ = writeln!(out, "  {}  {change}: {}{why}", t.table, t.status.word());
+        for st in &t.would_run {
+            let _ = writeln!(
+                out,
+                "      would run> {}",
+                st.replace('\n', "\n                 ")
+            );
+        }
+    }
+    if unchanged > 0 {
+        let _ = writeln!(out, "  {unchanged} unchanged");
+    }
+    out
 }
 
 /// How a step ended, as the apply log shows it.

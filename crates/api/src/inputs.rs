@@ -2,11 +2,12 @@
 
 use std::sync::Arc;
 
-use delta_operator_core::model::DesiredTable;
+use delta_operator_core::model::{DesiredTable, SpecRefusal};
 use delta_operator_core::plan::SchemaScope;
 
 use crate::spec::lower::{lower_schema, lower_table};
-use crate::spec::{Manifests, SpecError, validate::validate};
+use crate::spec::validate::{foreign_key_verdicts, validate_each};
+use crate::spec::{Manifests, SpecError};
 
 /// What the manifests declare, lowered. The tables are shared with every
 /// plan made of them (`plan_shared`), not copied into each.
@@ -28,14 +29,29 @@ impl Inputs {
     }
 }
 
-/// Validates and lowers a manifest set; every error at once.
+/// Validates and lowers a manifest set; every error at once. A foreign-key
+/// verdict across the set (`foreign_key_verdicts`) is no error of the set: it
+/// is carried on its table (`DesiredTable::refusals`), which the plan refuses
+/// alone, blocking its dependents, while every other table is planned.
 pub fn lower(m: &Manifests) -> Result<Inputs, Vec<SpecError>> {
-    let mut errors = validate(m);
+    let mut errors = validate_each(m);
+    let verdicts = foreign_key_verdicts(m);
     let mut tables = Vec::new();
     if errors.is_empty() {
         for t in &m.tables {
             match lower_table(m, t) {
-                Ok(d) => tables.push(Arc::new(d)),
+                Ok(mut d) => {
+                    d.refusals = verdicts
+                        .iter()
+                        .filter(|(r, _)| *r == d.table)
+                        .map(|(_, e)| SpecRefusal {
+                            path: e.path.clone(),
+                            message: e.message.clone(),
+                            fix: e.fix.clone(),
+                        })
+                        .collect();
+                    tables.push(Arc::new(d))
+                }
                 Err(e) => errors.extend(e),
             }
         }

@@ -54,12 +54,26 @@ fn errors(files: &[(&str, &str)]) -> Vec<SpecError> {
     }
     let validated = validate(&m);
     match engine::lower(&m) {
-        Ok(_) => {
-            assert!(
-                validated.is_empty(),
-                "lower accepted what validate refused: {validated:#?}"
+        Ok(inputs) => {
+            // what lower accepts despite validate is a foreign-key verdict, carried on the
+            // table it refuses (the plan refuses that table alone)
+            let mut carried: Vec<(String, String)> = inputs
+                .tables
+                .iter()
+                .flat_map(|t| t.refusals.iter())
+                .map(|r| (r.path.clone(), r.message.clone()))
+                .collect();
+            let mut expected: Vec<(String, String)> = validated
+                .iter()
+                .map(|e| (e.path.clone(), e.message.clone()))
+                .collect();
+            carried.sort();
+            expected.sort();
+            assert_eq!(
+                carried, expected,
+                "lower accepted what validate refused, and not as a table's refusal"
             );
-            Vec::new()
+            validated
         }
         Err(lowered) => {
             if !validated.is_empty() {
@@ -665,7 +679,9 @@ columns:
     type: bigint
     nullable: false
   - name: region
-    type: string";
+    type: string
+constraints:
+  - primaryKey: {columns: [id]}";
 
 #[test]
 fn foreign_key_naming_a_missing_column() {
@@ -731,27 +747,31 @@ fn foreign_key_to_an_undeclared_table() {
 fn foreign_key_cycle_across_two_tables() {
     let fk = |to: &str| {
         format!(
-            "columns:\n  - {{name: id, type: bigint, nullable: false}}\n  - {{name: other_id, type: bigint}}\nconstraints:\n  - foreignKey: {{columns: [other_id], references: {to}, referencedColumns: [id]}}"
+            "columns:\n  - {{name: id, type: bigint, nullable: false}}\n  - {{name: other_id, type: bigint}}\nconstraints:\n  - primaryKey: {{columns: [id]}}\n  - foreignKey: {{columns: [other_id], references: {to}, referencedColumns: [id]}}"
         )
     };
     let a = table("alpha", &fk("beta"));
     let b = table("beta", &fk("alpha"));
-    let e = only(errors(&[
+    let errs = errors(&[
         ("schema.yaml", SCHEMA),
         ("alpha.yaml", &a),
         ("beta.yaml", &b),
-    ]));
-    check(
-        &e,
-        "alpha.yaml",
-        "spec.constraints",
-        &["cycle", "main.sales.alpha", "main.sales.beta"],
-        &["break the cycle"],
-    );
+    ]);
+    // each table of the cycle is refused (neither can be created first)
+    assert_eq!(errs.len(), 2, "{}", show(&errs));
+    for (e, file) in errs.iter().zip(["alpha.yaml", "beta.yaml"]) {
+        check(
+            e,
+            file,
+            "spec.constraints",
+            &["cycle", "main.sales.alpha", "main.sales.beta"],
+            &["break the cycle"],
+        );
+    }
     // one direction only is fine
     let b = table(
         "beta",
-        "columns:\n  - {name: id, type: bigint, nullable: false}",
+        "columns:\n  - {name: id, type: bigint, nullable: false}\nconstraints:\n  - primaryKey: {columns: [id]}",
     );
     assert!(
         errors(&[
@@ -760,6 +780,62 @@ fn foreign_key_cycle_across_two_tables() {
             ("beta.yaml", &b)
         ])
         .is_empty()
+    );
+}
+
+#[test]
+fn foreign_key_to_a_column_that_is_not_the_parents_key_or_spelled_or_typed_otherwise() {
+    let customers = "columns:\n  - {name: id, type: bigint, nullable: false}\n  - {name: Region, type: string}\nconstraints:\n  - primaryKey: {columns: [id]}";
+    let orders = |fk: &str| {
+        table(
+            "orders",
+            &format!(
+                "columns:\n  - {{name: id, type: bigint}}\n  - {{name: customer_id, type: int}}\n  - {{name: region, type: string}}\nconstraints:\n  - foreignKey: {fk}"
+            ),
+        )
+    };
+    let run = |fk: &str| {
+        errors(&[
+            ("schema.yaml", SCHEMA),
+            ("orders.yaml", &orders(fk)),
+            ("customers.yaml", &table("customers", customers)),
+        ])
+    };
+    // not the parent's key
+    let e = only(run(
+        "{columns: [region], references: customers, referencedColumns: [Region]}",
+    ));
+    check(
+        &e,
+        "orders.yaml",
+        "spec.constraints[0].foreignKey.referencedColumns",
+        &[
+            "(Region) is not the primary key of main.sales.customers",
+            "(id)",
+        ],
+        &["primary key"],
+    );
+    // another spelling than the parent's
+    let e = only(run(
+        "{columns: [region], references: customers, referencedColumns: [REGION]}",
+    ));
+    check(
+        &e,
+        "orders.yaml",
+        "spec.constraints[0].foreignKey.referencedColumns[0]",
+        &["'REGION' is spelled 'Region'"],
+        &["spell the referenced column"],
+    );
+    // another type than the parent's key
+    let e = only(run(
+        "{columns: [customer_id], references: customers, referencedColumns: [id]}",
+    ));
+    check(
+        &e,
+        "orders.yaml",
+        "spec.constraints[0].foreignKey.columns[0]",
+        &["'customer_id' is int", "main.sales.customers.id is bigint"],
+        &["type of the column it references"],
     );
 }
 

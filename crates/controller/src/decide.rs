@@ -320,7 +320,7 @@ pub fn decide(plan: &Plan, seen: &Seen) -> Next {
     if let Some(rejected) = plan.rejected().next() {
         let (reason, message) = match &rejected.outcome {
             Outcome::Rejected { failures } => refused(failures),
-            Outcome::Blocked { by } => (
+            Outcome::Blocked { by, .. } => (
                 Reason::Blocked,
                 format!(
                     "not planned: the tables it references were refused: {}",
@@ -965,6 +965,7 @@ mod tests {
                 steps,
                 schema_steps: vec![],
                 locked: vec![],
+                tables: vec![],
             },
         ))
     }

@@ -827,18 +827,19 @@ mod tests {
     /// A DeltaTable in shop/sales named `name` (declaring `table`), columns id and
     /// ref_id, with a foreign key (ref_id) -> `refs`(`col`) for each of `fks`.
     fn fk_table(name: &str, table: &str, fks: &[(&str, &str)]) -> Value {
-        let constraints: Vec<Value> = fks
-            .iter()
-            .map(|(refs, col)| {
+        // every table keyed by id: a foreign key references its parent's primary key
+        let key = serde_json::json!({"primaryKey": {"columns": ["id"]}});
+        let constraints: Vec<Value> = std::iter::once(key)
+            .chain(fks.iter().map(|(refs, col)| {
                 serde_json::json!({"foreignKey": {"columns": ["ref_id"], "references": refs,
                     "referencedColumns": [col]}})
-            })
+            }))
             .collect();
         serde_json::json!({
             "apiVersion": "delta-operator.io/v1alpha1", "kind": "DeltaTable",
             "metadata": {"name": name, "namespace": "shop"},
             "spec": {"schemaRef": "sales", "name": table, "columns": [
-                {"name": "id", "type": "bigint"}, {"name": "ref_id", "type": "bigint"},
+                {"name": "id", "type": "bigint", "nullable": false}, {"name": "ref_id", "type": "bigint"},
             ], "constraints": constraints}
         })
     }

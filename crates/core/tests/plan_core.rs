@@ -229,8 +229,9 @@ const ALL_CHANGE_KINDS: [&str; 29] = [
     "RemoveLeftovers",
 ];
 
-const ALL_RULES: [&str; 15] = [
+const ALL_RULES: [&str; 16] = [
     "TableUnreadable",
+    "ForeignKeyInvalid",
     "NameNeedsColumnMapping",
     "ColumnMappingNotWritable",
     "UsingReadsUnknownColumn",
@@ -2245,6 +2246,23 @@ fn rule_cases() -> Vec<RuleCase> {
             rules: vec!["TableUnreadable"],
         },
         RuleCase {
+            name: "a foreign key the manifest set refuses (its parent is not declared)",
+            plan: plan_table(
+                &{
+                    let mut d = orders().0;
+                    d.refusals.push(delta_operator_core::model::SpecRefusal {
+                        path: s("spec.constraints[0].foreignKey.references"),
+                        message: s("main.sales.customers is not declared in these manifests"),
+                        fix: s("declare the referenced table too"),
+                    });
+                    d
+                },
+                Some(&orders().1),
+                &dbx(),
+            ),
+            rules: vec!["ForeignKeyInvalid"],
+        },
+        RuleCase {
             name: "a column name Delta refuses without column mapping, at create",
             plan: plan_table(
                 &desired(
@@ -2740,8 +2758,15 @@ fn summary_counts_every_kind_of_table() {
     assert_eq!(s.short(), "+1 ~1 -1");
     assert_eq!(
         gate(&plan, Policy::Auto, Some(plan.id.as_str())),
-        Decision::Rejected,
-        "a rejected table stops the whole plan"
+        Decision::Apply,
+        "a rejected table is left alone; the others apply"
+    );
+    assert!(
+        matches!(
+            gate(&plan, Policy::Auto, None),
+            Decision::NeedsApproval { .. }
+        ),
+        "the orphan's drop still needs its approval"
     );
 }
 
@@ -2825,7 +2850,7 @@ fn a_child_is_blocked_when_its_parent_is_rejected() {
             let o = match &t.outcome {
                 Outcome::Accepted { .. } => "accepted".to_string(),
                 Outcome::Rejected { failures } => format!("rejected {}", failures[0].rule),
-                Outcome::Blocked { by } => format!(
+                Outcome::Blocked { by, .. } => format!(
                     "blocked by {}",
                     by.iter()
                         .map(|b| b.table.as_str())
@@ -2850,8 +2875,61 @@ fn a_child_is_blocked_when_its_parent_is_rejected() {
         plan.tables[2].steps().is_empty(),
         "a blocked table has no steps"
     );
+    let Outcome::Blocked { would_run, .. } = &plan.tables[2].outcome else {
+        panic!("blocked")
+    };
+    assert!(
+        would_run.iter().any(|s| matches!(
+            s.action,
+            delta_operator_core::plan::Action::CreateTable { .. }
+        )),
+        "the dry run keeps the steps a blocked table would run: {would_run:?}"
+    );
     assert_eq!(plan.summary.rejected, 3);
-    assert_eq!(gate(&plan, Policy::Auto, None), Decision::Rejected);
+    assert_eq!(
+        gate(&plan, Policy::Auto, None),
+        Decision::Apply,
+        "the unrelated table goes on"
+    );
+    let alone = plan::plan(
+        &[plan.tables[1].desired.as_deref().unwrap().clone()],
+        &[live("z_parent", vec![ocol("id", "bigint")])],
+        &[],
+        &dbx(),
+    );
+    assert_eq!(
+        gate(&alone, Policy::Auto, None),
+        Decision::Rejected,
+        "nothing else to run: the refusal is the decision"
+    );
+}
+
+#[test]
+fn a_table_with_two_refused_parents_names_both_even_one_blocked_later_in_the_pass() {
+    // a_top is refused; m_mid is blocked by it in the same pass that first
+    // finds b_child, which references both
+    let mut top = desired("a_top", vec![col("id", "bigint")]);
+    top.columns.push(not_null(col("kind", "string")));
+    let top_live = live("a_top", vec![ocol("id", "bigint")]);
+    let mut mid = desired(
+        "m_mid",
+        vec![col("parent_id", "bigint"), col("id", "bigint")],
+    );
+    mid.foreign_keys.push(fk_to("a_top"));
+    let mut child = desired("b_child", vec![col("parent_id", "bigint")]);
+    child.foreign_keys.push(fk_to("a_top"));
+    child.foreign_keys.push(fk_to("m_mid"));
+    let plan = plan::plan(&[child, mid, top], &[top_live], &[], &dbx());
+    let child = plan
+        .tables
+        .iter()
+        .find(|t| t.table.table == "b_child")
+        .unwrap();
+    let Outcome::Blocked { by, .. } = &child.outcome else {
+        panic!("{:?}", child.outcome)
+    };
+    let names: Vec<&str> = by.iter().map(|b| b.table.as_str()).collect();
+    assert_eq!(names, vec!["a_top", "m_mid"]);
 }
 
 // ---------------------------------------------------------------------------

@@ -359,7 +359,7 @@ fn text_ends_with_the_summary_and_the_plan_id() {
     assert_eq!(
         between,
         vec![
-            "✗ 1 table refused by the rules above: nothing is applied until the spec is fixed."
+            "✗ 1 table refused or blocked (see ✗ above): each is left untouched; the other tables are applied."
                 .to_string(),
             format!(
                 "⚠ Destroys something (main.sales.orders step 4, main.sales.retired step 1): apply needs --approve {} (in a cluster: the annotation delta-operator.io/approve={})",

@@ -283,10 +283,15 @@ impl DatabricksBackend {
                 let table = match parsed.get(&tref) {
                     Some((st, t)) if *st == stamp => t.clone(),
                     _ => {
-                        let t =
-                            read::table_from_info(s, info).map_err(|e| BackendError::Refused {
-                                message: e.to_string(),
-                            })?;
+                        // a table whose entry cannot be parsed (a type this reader does
+                        // not know) is that table's problem: it is read as unreadable,
+                        // refused alone, and every other table of the schema goes on
+                        let t = read::table_from_info(s, info).unwrap_or_else(|e| {
+                            ObservedTable::unreadable(
+                                tref.clone(),
+                                format!("its Unity Catalog entry cannot be read: {e}"),
+                            )
+                        });
                         parsed.insert(tref, (stamp, t.clone()));
                         t
                     }
@@ -305,9 +310,27 @@ impl DatabricksBackend {
         want: TableExtras,
     ) -> Result<Option<ObservedTable>, BackendError> {
         let mut t = match live {
-            Some(t) if !want.is_empty() => t,
+            Some(t) if !want.is_empty() && t.unreadable.is_none() => t,
             other => return Ok(other),
         };
+        // one table's tags or grants the workspace refuses to show are that table's problem
+        let table = t.table.clone();
+        match self.read_extras(&mut t, &want).await {
+            Ok(()) => Ok(Some(t)),
+            // trouble worth retrying, or a configuration that cannot work, is the run's
+            Err(e) if !matches!(e, BackendError::Refused { .. }) => Err(e),
+            Err(e) => Ok(Some(ObservedTable::unreadable(
+                table,
+                format!("its tags or grants cannot be read: {e}"),
+            ))),
+        }
+    }
+
+    async fn read_extras(
+        &self,
+        t: &mut ObservedTable,
+        want: &TableExtras,
+    ) -> Result<(), BackendError> {
         let full = t.table.to_string();
         let client = &self.client;
         if want.table_tags {
@@ -321,7 +344,7 @@ impl DatabricksBackend {
             let name = format!("{full}.{}", c.name);
             c.tags = read::tags_from_assignments(&client.list_entity_tags("columns", &name).await?);
         }
-        Ok(Some(t))
+        Ok(())
     }
 
     async fn live(&self, t: &TableRef) -> Result<Option<ObservedTable>, BackendError> {
@@ -343,21 +366,32 @@ impl Backend for DatabricksBackend {
         tables: &[TableRef],
         extras: &Extras,
     ) -> Result<Vec<Option<ObservedTable>>, BackendError> {
-        let mut by_schema: BTreeMap<SchemaRef, SchemaState> = BTreeMap::new();
+        // a schema the workspace refuses to list makes its own tables unreadable
+        // (never absent: nothing is created over them); the other schemas go on
+        let mut by_schema: BTreeMap<SchemaRef, Result<SchemaState, String>> = BTreeMap::new();
         for t in tables {
             let s = t.schema_ref();
             if let std::collections::btree_map::Entry::Vacant(e) = by_schema.entry(s) {
-                let state = self.schema_state(e.key()).await?;
+                let state = match self.schema_state(e.key()).await {
+                    Ok(state) => Ok(state),
+                    // trouble worth retrying, or a configuration that cannot work, is the run's
+                    Err(e) if !matches!(e, BackendError::Refused { .. }) => return Err(e),
+                    Err(e) => Err(e.to_string()),
+                };
                 e.insert(state);
             }
         }
         // each table's tags and grants, a few tables at a time (in order)
         let mut jobs = Vec::with_capacity(tables.len());
         for t in tables {
-            let live = by_schema
-                .get(&t.schema_ref())
-                .and_then(|m| m.get(&t.table))
-                .cloned();
+            let live = match by_schema.get(&t.schema_ref()) {
+                Some(Ok(m)) => m.get(&t.table).cloned(),
+                Some(Err(why)) => Some(ObservedTable::unreadable(
+                    t.clone(),
+                    format!("its schema {} cannot be listed: {why}", t.schema_ref()),
+                )),
+                None => None,
+            };
             jobs.push(self.with_extras(live, extras.of(t)));
         }
         futures::stream::iter(jobs)

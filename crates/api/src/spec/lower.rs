@@ -199,5 +199,7 @@ pub fn lower_table(m: &Manifests, t: &Loaded<DeltaTable>) -> Result<DesiredTable
         primary_key,
         foreign_keys,
         clone_before_rewrite: spec.safety.as_ref().is_some_and(|s| s.clone_before_rewrite),
+        // the manifest set's foreign-key verdicts are set by `inputs::lower`
+        refusals: vec![],
     })
 }

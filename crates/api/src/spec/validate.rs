@@ -158,8 +158,19 @@ pub fn validate(m: &Manifests) -> Vec<SpecError> {
         );
         errors.push(e.in_file(files[0], Some(&format!("DeltaSchema {ns}/{name}"))));
     }
-    errors.extend(check_foreign_keys(m));
+    errors.extend(foreign_key_verdicts(m).into_iter().map(|(_, e)| e));
     errors
+}
+
+/// `validate` without the foreign-key verdicts across the manifest set: what
+/// refuses the whole set. A foreign-key verdict refuses its own table only
+/// (`foreign_key_verdicts`), and its dependents are blocked.
+pub fn validate_each(m: &Manifests) -> Vec<SpecError> {
+    let verdicts = foreign_key_verdicts(m);
+    validate(m)
+        .into_iter()
+        .filter(|e| !verdicts.iter().any(|(_, v)| v == e))
+        .collect()
 }
 
 /// Tables of one schema whose names are one name to a reader (`spec::names`):
@@ -873,10 +884,12 @@ fn check_nested(t: &DataType, path: &str, under_collection: bool, e: &mut Vec<Sp
     }
 }
 
-/// Foreign keys across the manifest set: the referenced table is declared, its
-/// columns exist, and the references form no cycle (a self-reference is fine).
-fn check_foreign_keys(m: &Manifests) -> Vec<SpecError> {
-    let mut errors = Vec::new();
+/// Foreign keys across the manifest set, each verdict with the table it
+/// refuses: the referenced table is declared, the referenced columns exist,
+/// are spelled as the parent spells them and are its primary key, each pair of
+/// columns has one type, and the references form no cycle (a self-reference is fine).
+pub fn foreign_key_verdicts(m: &Manifests) -> Vec<(TableRef, SpecError)> {
+    let mut errors: Vec<(TableRef, SpecError)> = Vec::new();
     let declared: BTreeMap<TableRef, &Loaded<DeltaTable>> = m
         .tables
         .iter()
@@ -884,56 +897,146 @@ fn check_foreign_keys(m: &Manifests) -> Vec<SpecError> {
         .collect();
     let mut edges: BTreeMap<TableRef, BTreeSet<TableRef>> = BTreeMap::new();
     for (from, t) in &declared {
+        let mut refuse = |path: String, message: String, fix: &str| {
+            errors.push((
+                from.clone(),
+                SpecError::new(path, message, fix).in_file(&t.file, Some(&t.label())),
+            ));
+        };
         for (i, c) in t.resource.spec.constraints.iter().enumerate() {
             let Some(fk) = &c.foreign_key else { continue };
             let path = format!("spec.constraints[{i}].foreignKey.references");
-            let to = match qualified_reference(from, &fk.references) {
-                Some(r) => r,
-                None => {
-                    errors.push(
-                        SpecError::new(
-                            path,
-                            format!(
-                                "'{}' is not table, schema.table or catalog.schema.table",
-                                fk.references
-                            ),
-                            "write the referenced table's name",
-                        )
-                        .in_file(&t.file, Some(&t.label())),
-                    );
-                    continue;
-                }
+            let Some(to) = qualified_reference(from, &fk.references) else {
+                refuse(
+                    path,
+                    format!(
+                        "'{}' is not table, schema.table or catalog.schema.table",
+                        fk.references
+                    ),
+                    "write the referenced table's name",
+                );
+                continue;
             };
-            match declared.get(&to) {
-                None => errors.push(SpecError::new(path, format!("{to} is not declared {NOT_IN_MANIFESTS}"), "declare the referenced table too; foreign keys are resolved within the manifests").in_file(&t.file, Some(&t.label()))),
-                Some(parent) => {
-                    for (j, col) in fk.referenced_columns.iter().enumerate() {
-                        if !parent.resource.spec.columns.iter().any(|c| c.name.eq_ignore_ascii_case(col)) {
-                            errors.push(SpecError::new(format!("spec.constraints[{i}].foreignKey.referencedColumns[{j}]"), format!("'{col}' is not a column of {to}"), "name a column of the referenced table").in_file(&t.file, Some(&t.label())));
-                        }
+            let Some(parent) = declared.get(&to) else {
+                refuse(
+                    path,
+                    format!("{to} is not declared {NOT_IN_MANIFESTS}"),
+                    "declare the referenced table too; foreign keys are resolved within the manifests",
+                );
+                continue;
+            };
+            let parent_spec = &parent.resource.spec;
+            let mut resolved = true;
+            for (j, col) in fk.referenced_columns.iter().enumerate() {
+                let at = format!("spec.constraints[{i}].foreignKey.referencedColumns[{j}]");
+                match parent_spec
+                    .columns
+                    .iter()
+                    .find(|c| c.name.eq_ignore_ascii_case(col))
+                {
+                    None => {
+                        resolved = false;
+                        refuse(
+                            at,
+                            format!("'{col}' is not a column of {to}"),
+                            "name a column of the referenced table",
+                        );
                     }
-                    if to != *from {
-                        edges.entry(from.clone()).or_default().insert(to);
+                    Some(pc) if pc.name != *col => {
+                        resolved = false;
+                        refuse(
+                            at,
+                            format!("'{col}' is spelled '{}' in {to}", pc.name),
+                            "spell the referenced column as its table declares it",
+                        );
+                    }
+                    Some(_) => {}
+                }
+            }
+            if resolved {
+                let key: Option<Vec<String>> = parent_spec
+                    .constraints
+                    .iter()
+                    .find_map(|c| c.primary_key.as_ref())
+                    .map(|pk| pk.columns.iter().map(|c| c.to_ascii_lowercase()).collect());
+                let named: Vec<String> = fk
+                    .referenced_columns
+                    .iter()
+                    .map(|c| c.to_ascii_lowercase())
+                    .collect();
+                if key.as_ref() != Some(&named) {
+                    refuse(
+                        format!("spec.constraints[{i}].foreignKey.referencedColumns"),
+                        match &key {
+                            Some(k) => format!(
+                                "({}) is not the primary key of {to}, which is ({})",
+                                fk.referenced_columns.join(", "),
+                                k.join(", ")
+                            ),
+                            None => format!(
+                                "{to} declares no primary key; a foreign key references one"
+                            ),
+                        },
+                        "reference the parent's primary key columns, in its order (declare one on the parent if it has none)",
+                    );
+                }
+                // each column and the one it references hold one type
+                for (j, (child_col, parent_col)) in
+                    fk.columns.iter().zip(&fk.referenced_columns).enumerate()
+                {
+                    let (Some(cc), Some(pc)) = (
+                        t.resource
+                            .spec
+                            .columns
+                            .iter()
+                            .find(|c| c.name.eq_ignore_ascii_case(child_col)),
+                        parent_spec
+                            .columns
+                            .iter()
+                            .find(|c| c.name.eq_ignore_ascii_case(parent_col)),
+                    ) else {
+                        continue; // an unknown child column is reported with the constraint
+                    };
+                    let mut ignored = Vec::new();
+                    let (Some(ct), Some(pt)) = (
+                        column_type(cc, "", &mut ignored),
+                        column_type(pc, "", &mut ignored),
+                    ) else {
+                        continue; // an unparsable type is reported with its column
+                    };
+                    if ct != pt {
+                        refuse(
+                            format!("spec.constraints[{i}].foreignKey.columns[{j}]"),
+                            format!("'{child_col}' is {ct} but {to}.{parent_col} is {pt}"),
+                            "give the column the type of the column it references",
+                        );
                     }
                 }
+            }
+            if to != *from {
+                edges.entry(from.clone()).or_default().insert(to);
             }
         }
     }
     for cycle in find_cycles(&edges) {
         let names: Vec<String> = cycle.iter().map(ToString::to_string).collect();
-        let t = declared[&cycle[0]];
-        errors.push(
-            SpecError::new(
-                "spec.constraints",
-                format!(
-                    "foreign keys form a cycle: {} -> {}",
-                    names.join(" -> "),
-                    names[0]
-                ),
-                "break the cycle: one of these tables must not reference the others",
-            )
-            .in_file(&t.file, Some(&t.label())),
-        );
+        // every table of the cycle is refused: none of them can be created first
+        for member in &cycle {
+            let t = declared[member];
+            errors.push((
+                member.clone(),
+                SpecError::new(
+                    "spec.constraints",
+                    format!(
+                        "foreign keys form a cycle: {} -> {}",
+                        names.join(" -> "),
+                        names[0]
+                    ),
+                    "break the cycle: one of these tables must not reference the others",
+                )
+                .in_file(&t.file, Some(&t.label())),
+            ));
+        }
     }
     errors
 }

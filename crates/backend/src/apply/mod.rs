@@ -14,8 +14,11 @@ use delta_operator_api::inputs::Inputs;
 use delta_operator_core::model::{SchemaRef, TableRef};
 use delta_operator_core::plan::gate::{Decision, Policy, gate};
 use delta_operator_core::plan::holds::holds;
+use delta_operator_core::plan::rules::{Rule, RuleFailure};
 use delta_operator_core::plan::schema::holds as schema_holds;
-use delta_operator_core::plan::{Outcome, Plan, PlanId, RiskClass, SchemaStep, Step, TablePlan};
+use delta_operator_core::plan::{
+    Outcome, Plan, PlanId, RiskClass, SchemaStep, Step, TableAction, TablePlan,
+};
 
 /// What happened to one step.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -70,6 +73,66 @@ pub struct ApplyReport {
     /// other tables went on): each with who holds it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub locked: Vec<LockedTable>,
+    /// Every table of the plan and how it ended: one line each in the CLI's report.
+    pub tables: Vec<TableReport>,
+}
+
+/// How one table of the plan ended.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TableReport {
+    pub table: TableRef,
+    /// What the plan would do to it: create, update, destroy, unchanged, keep.
+    pub change: TableAction,
+    #[serde(flatten)]
+    pub status: TableStatus,
+    /// A blocked table's statements, as a dry run shows them: nothing ran them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub would_run: Vec<String>,
+}
+
+/// A table's own result, whatever phase decided it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "status")]
+pub enum TableStatus {
+    /// Nothing to change.
+    Unchanged,
+    /// Every step ran or already held.
+    Applied,
+    /// A step failed; the table's later steps were not run.
+    Failed { step: usize, error: String },
+    /// Refused by the safety rules: untouched.
+    Rejected { failures: Vec<RuleFailure> },
+    /// The live table cannot be read: untouched.
+    Unreadable { why: String },
+    /// Tables its foreign keys reference were refused, blocked or failed: untouched.
+    Blocked { by: Vec<TableRef> },
+    /// Another apply holds it: untouched.
+    Locked { by: String },
+    /// Not run for a reason of the apply (its lease or lock was lost).
+    NotRun { why: String },
+}
+
+impl TableStatus {
+    /// The table did not reach its spec because of itself or a table it needs
+    /// (a table another apply holds is not counted: it is that apply's).
+    pub fn is_failure(&self) -> bool {
+        !matches!(
+            self,
+            TableStatus::Unchanged | TableStatus::Applied | TableStatus::Locked { .. }
+        )
+    }
+    pub fn word(&self) -> &'static str {
+        match self {
+            TableStatus::Unchanged => "unchanged",
+            TableStatus::Applied => "applied",
+            TableStatus::Failed { .. } => "failed",
+            TableStatus::Rejected { .. } => "rejected",
+            TableStatus::Unreadable { .. } => "unreadable",
+            TableStatus::Blocked { .. } => "blocked",
+            TableStatus::Locked { .. } => "locked",
+            TableStatus::NotRun { .. } => "not run",
+        }
+    }
 }
 
 /// A table another apply held: `by` names the holder and how to break a dead one's lock.
@@ -98,6 +161,10 @@ impl ApplyReport {
         self.statuses()
             .filter(|s| **s == StepStatus::Skipped)
             .count()
+    }
+    /// Some table was refused, blocked or failed (see `tables`).
+    pub fn any_table_failed(&self) -> bool {
+        self.tables.iter().any(|t| t.status.is_failure())
     }
     /// True when no step of a table or a schema was reported.
     pub fn is_empty(&self) -> bool {
@@ -230,6 +297,7 @@ where
             return Err(ApplyError::WrongApproval { id, approved });
         }
         Decision::NothingToDo | Decision::Observe => {
+            let tables = table_reports(&plan, &[], &[], &[]);
             return Ok((
                 plan.clone(),
                 ApplyReport {
@@ -237,6 +305,7 @@ where
                     steps: vec![],
                     schema_steps: vec![],
                     locked: vec![],
+                    tables,
                 },
             ));
         }
@@ -318,7 +387,10 @@ async fn run_locked<B: Backend>(
 ) -> ApplyReport {
     let schema_steps = run_schemas(backend, plan, opts).await;
     let mut steps = Vec::new();
+    // tables that did not reach their spec in this run (failed, held by another
+    // apply, or blocked in turn): a table whose foreign keys need one is blocked
     let mut failed_tables: Vec<TableRef> = locked.iter().map(|l| l.table.clone()).collect();
+    let mut blocked_tables: Vec<(TableRef, Vec<TableRef>)> = Vec::new();
     for t in &plan.tables {
         let Outcome::Accepted { steps: planned } = &t.outcome else {
             continue;
@@ -326,11 +398,20 @@ async fn run_locked<B: Backend>(
         if planned.is_empty() {
             continue;
         }
-        let blocked = t.desired.as_ref().is_some_and(|d| {
-            d.foreign_keys
-                .iter()
-                .any(|fk| failed_tables.contains(&fk.references))
-        });
+        let mut blocked_by: Vec<TableRef> = t
+            .desired
+            .iter()
+            .flat_map(|d| d.foreign_keys.iter())
+            .filter(|fk| fk.references != t.table && failed_tables.contains(&fk.references))
+            .map(|fk| fk.references.clone())
+            .collect();
+        blocked_by.sort();
+        blocked_by.dedup();
+        let blocked = !blocked_by.is_empty();
+        if blocked {
+            failed_tables.push(t.table.clone());
+            blocked_tables.push((t.table.clone(), blocked_by.clone()));
+        }
         let held_by = locked.iter().find(|l| l.table == t.table);
         let mut stop = blocked || held_by.is_some();
         let mut stop_reason: Option<String> = None;
@@ -361,10 +442,21 @@ async fn run_locked<B: Backend>(
             if let Some(l) = held_by {
                 report.detail = Some(format!("not run: {}", l.by));
             }
+            if blocked {
+                report.detail = Some(format!(
+                    "not run: blocked by {}, which did not reach its spec in this apply",
+                    blocked_by
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
             let run = runs.iter().find(|r| r.table == t.table);
             if !stop && !(opts.may_continue)() {
                 stop = true;
-                report.detail = Some("not run: the apply lock was lost".into());
+                report.detail =
+                    Some("not run: the apply was stopped (interrupted, or its lease lost)".into());
             }
             // the table's own lock lost (a renewal found another holder's entry):
             // a failure, not a quiet "not run", so the exit code and status say so
@@ -410,12 +502,93 @@ async fn run_locked<B: Backend>(
             steps.push(report);
         }
     }
+    let tables = table_reports(plan, &steps, &locked, &blocked_tables);
     ApplyReport {
         plan_id: plan.id.clone(),
         steps,
         schema_steps,
         locked,
+        tables,
     }
+}
+
+/// Every table of a plan none of whose steps ran, as the report shows it
+/// (a plan the gate refused: each refused or blocked table says why).
+pub fn planned_tables(plan: &Plan) -> Vec<TableReport> {
+    table_reports(plan, &[], &[], &[])
+}
+
+/// Every table of `plan` and how it ended, from its plan's outcome and the
+/// reports of its steps.
+fn table_reports(
+    plan: &Plan,
+    steps: &[StepReport],
+    locked: &[LockedTable],
+    blocked: &[(TableRef, Vec<TableRef>)],
+) -> Vec<TableReport> {
+    let statements = |planned: &[Step]| -> Vec<String> {
+        planned
+            .iter()
+            .flat_map(|s| s.statements.iter().cloned())
+            .collect()
+    };
+    plan.tables
+        .iter()
+        .map(|t| {
+            let mut would_run = vec![];
+            let status = match &t.outcome {
+                Outcome::Rejected { failures } => {
+                    match failures.iter().find(|f| f.rule == Rule::TableUnreadable) {
+                        Some(f) => TableStatus::Unreadable {
+                            why: f.message.clone(),
+                        },
+                        None => TableStatus::Rejected {
+                            failures: failures.clone(),
+                        },
+                    }
+                }
+                Outcome::Blocked { by, would_run: w } => {
+                    would_run = statements(w);
+                    TableStatus::Blocked { by: by.clone() }
+                }
+                Outcome::Accepted { steps: planned } if planned.is_empty() => {
+                    TableStatus::Unchanged
+                }
+                Outcome::Accepted { steps: planned } => {
+                    let mine: Vec<&StepReport> =
+                        steps.iter().filter(|s| s.table == t.table).collect();
+                    if let Some(l) = locked.iter().find(|l| l.table == t.table) {
+                        TableStatus::Locked { by: l.by.clone() }
+                    } else if let Some((_, by)) = blocked.iter().find(|(b, _)| *b == t.table) {
+                        would_run = statements(planned);
+                        TableStatus::Blocked { by: by.clone() }
+                    } else if let Some((step, error)) = mine.iter().find_map(|s| match &s.status {
+                        StepStatus::Failed { error } => Some((s.number, error.clone())),
+                        _ => None,
+                    }) {
+                        TableStatus::Failed { step, error }
+                    } else if mine.len() < planned.len()
+                        || mine.iter().any(|s| s.status == StepStatus::NotRun)
+                    {
+                        let why = mine
+                            .iter()
+                            .filter(|s| s.status == StepStatus::NotRun)
+                            .find_map(|s| s.detail.clone())
+                            .unwrap_or_else(|| "the apply stopped before its steps".into());
+                        TableStatus::NotRun { why }
+                    } else {
+                        TableStatus::Applied
+                    }
+                }
+            };
+            TableReport {
+                table: t.table.clone(),
+                change: t.action,
+                status,
+                would_run,
+            }
+        })
+        .collect()
 }
 
 /// Runs each schema's metadata steps in order: re-read, skip what already
@@ -439,7 +612,8 @@ async fn run_schemas<B: Backend>(
             };
             if !stop && !(opts.may_continue)() {
                 stop = true;
-                report.detail = Some("not run: the apply lock was lost".into());
+                report.detail =
+                    Some("not run: the apply was stopped (interrupted, or its lease lost)".into());
             }
             if !stop {
                 report.status = match run_schema_step(backend, &sp.schema, step).await {

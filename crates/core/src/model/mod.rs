@@ -17,5 +17,5 @@ pub use schema::{ObservedSchema, SchemaMeta};
 pub use table::{
     Check, DesiredColumn, DesiredTable, ForeignKey, Grant, Identity, Leftover, LeftoverKind, Mask,
     OWNER_PROPERTY, ObservedColumn, ObservedTable, PrimaryKey, ResourceId, SchemaMode, SchemaRef,
-    TableRef,
+    SpecRefusal, TableRef,
 };

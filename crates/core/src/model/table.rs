@@ -233,6 +233,23 @@ pub struct DesiredTable {
     /// tables without it are unchanged.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub clone_before_rewrite: bool,
+    /// What the manifest set refuses about this table alone (its foreign keys:
+    /// an undeclared parent, not the parent's key, a type or case mismatch, a
+    /// cycle): the table is refused by `ForeignKeyInvalid` and its dependents
+    /// blocked, while every other table is planned. Not serialized: the plan
+    /// shows them as the table's `ForeignKeyInvalid` failures, and a field here
+    /// would move every plan id (`plan::id` hashes each field's presence).
+    #[serde(skip)]
+    pub refusals: Vec<SpecRefusal>,
+}
+
+/// One reason the manifests refuse a table, found across the manifest set.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SpecRefusal {
+    /// The spec field, e.g. `spec.constraints[1].foreignKey.references`.
+    pub path: String,
+    pub message: String,
+    pub fix: String,
 }
 
 /// A column as read from the live table.
@@ -411,6 +428,7 @@ impl DesiredTable {
             primary_key: None,
             foreign_keys: vec![],
             clone_before_rewrite: false,
+            refusals: vec![],
         }
     }
 

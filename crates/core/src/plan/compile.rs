@@ -101,10 +101,12 @@ pub fn compile_parts(
     unmanaged: Vec<TableRef>,
     compiler: &dyn Compiler,
 ) -> Plan {
-    let tables = tables
+    let mut tables: Vec<TablePlan> = tables
         .into_iter()
         .map(|t| compile_table(t, compiler))
         .collect();
+    // a table its compiler refused blocks its dependents, as a rule's refusal does
+    super::block_dependents(&mut tables);
     let schemas = schemas
         .into_iter()
         .map(|s| compile_schema(s, compiler))
@@ -135,6 +137,24 @@ fn compile_schema(mut p: SchemaPlan, compiler: &dyn Compiler) -> SchemaPlan {
 }
 
 fn compile_table(mut t: TablePlan, compiler: &dyn Compiler) -> TablePlan {
+    if let Outcome::Blocked { would_run, .. } = &t.outcome {
+        // what a blocked table would run, compiled for the dry run; a step that does not
+        // compile keeps no statements (it is refused once its parents are fixed)
+        let mut compiled = Vec::with_capacity(would_run.len());
+        for (i, s) in would_run.iter().enumerate() {
+            let mut s = s.clone();
+            if let Ok(c) = compiler.compile(&t, t.observed.as_deref(), &would_run[..i], &s) {
+                s.statements = c.statements;
+                s.checks = c.checks;
+                s.notes.extend(c.notes);
+            }
+            compiled.push(s);
+        }
+        if let Outcome::Blocked { would_run, .. } = &mut t.outcome {
+            *would_run = compiled;
+        }
+        return t;
+    }
     let Outcome::Accepted { steps } = &t.outcome else {
         return t;
     };

@@ -21,7 +21,9 @@ pub enum Policy {
 #[serde(rename_all = "snake_case", tag = "decision")]
 pub enum Decision {
     NothingToDo,
-    /// Some table's plan was rejected: nothing runs until the spec is fixed.
+    /// Nothing can run and something was refused: a schema's plan (which stops
+    /// the whole plan), or every table with changes (rejected or blocked).
+    /// A refused table alone is left untouched while the others go on.
     Rejected,
     Apply,
     /// Waits for `delta-operator.io/approve: <id>` (or `--approve <id>`).
@@ -63,14 +65,25 @@ pub fn fresh_approval(id: &str, spent: impl Fn(&str) -> bool) -> String {
 }
 
 pub fn gate(plan: &Plan, policy: Policy, approved: Option<&str>) -> Decision {
-    // a refused spec stops the whole plan; a table that cannot be read is
-    // left alone and the others go on (its refusal is still reported)
-    let refused_spec = plan.tables.iter().any(|t| matches!(&t.outcome, Outcome::Rejected { failures } if failures.iter().any(|f| f.rule != Rule::TableUnreadable)));
-    if refused_spec || plan.schemas.iter().any(|s| !s.is_accepted()) {
+    // a refused schema stops the whole plan; a refused table (its rules, its
+    // foreign keys' parents, or a live table that cannot be read) is left
+    // alone and the others go on: its refusal is reported with the plan
+    if plan.schemas.iter().any(|s| !s.is_accepted()) {
         return Decision::Rejected;
     }
     if plan.summary.steps == 0 {
-        return Decision::NothingToDo;
+        let refused = plan.tables.iter().any(|t| match &t.outcome {
+            Outcome::Rejected { failures } => {
+                failures.iter().any(|f| f.rule != Rule::TableUnreadable)
+            }
+            Outcome::Blocked { .. } => true,
+            Outcome::Accepted { .. } => false,
+        });
+        return if refused {
+            Decision::Rejected
+        } else {
+            Decision::NothingToDo
+        };
     }
     if policy == Policy::Observe {
         return Decision::Observe;

@@ -164,7 +164,7 @@ pub fn plan_tables(
         .into_iter()
         .map(|d| plan_table_shared(d, live.get(&d.table).copied(), caps))
         .collect();
-    block_dependents(desired, &mut tables);
+    block_dependents(&mut tables);
     let declared: BTreeSet<&TableRef> = desired.iter().map(|d| &d.table).collect();
     let mut unmanaged = Vec::new();
     let mut observed: Vec<&Arc<ObservedTable>> = observed.iter().collect();
@@ -336,15 +336,25 @@ fn order_of(desired: &[&DesiredTable]) -> Vec<usize> {
     out
 }
 
-/// A table whose foreign-key parent was rejected or blocked is blocked too.
-fn block_dependents(desired: &[Arc<DesiredTable>], tables: &mut [TablePlan]) {
-    if desired.iter().all(|d| d.foreign_keys.is_empty()) {
+/// A table whose foreign-key parent was rejected or blocked is blocked too,
+/// naming every such parent (to a fixed point: a parent blocked later in the
+/// same pass is named as well); the steps it would run are kept for the dry run.
+/// Run after planning and again after compiling (a step the backend cannot
+/// compile refuses its table then).
+pub(crate) fn block_dependents(tables: &mut [TablePlan]) {
+    let parents: Vec<Vec<TableRef>> = tables
+        .iter()
+        .map(|t| {
+            t.desired
+                .iter()
+                .flat_map(|d| d.foreign_keys.iter())
+                .map(|fk| fk.references.clone())
+                .filter(|r| *r != t.table)
+                .collect()
+        })
+        .collect();
+    if parents.iter().all(Vec::is_empty) {
         return; // nothing depends on anything
-    }
-    // the first declaration of each name, as a search in declaration order finds it
-    let mut by_name: BTreeMap<&TableRef, &Arc<DesiredTable>> = BTreeMap::new();
-    for d in desired {
-        by_name.entry(&d.table).or_insert(d);
     }
     loop {
         let failed: BTreeSet<TableRef> = tables
@@ -356,19 +366,35 @@ fn block_dependents(desired: &[Arc<DesiredTable>], tables: &mut [TablePlan]) {
             return;
         }
         let mut changed = false;
-        for t in tables.iter_mut().filter(|t| t.is_accepted()) {
-            let Some(d) = by_name.get(&t.table) else {
+        for (t, parents) in tables.iter_mut().zip(&parents) {
+            if matches!(t.outcome, Outcome::Rejected { .. }) {
                 continue;
-            };
-            let by: Vec<TableRef> = d
-                .foreign_keys
+            }
+            let mut by: Vec<TableRef> = parents
                 .iter()
-                .filter(|fk| fk.references != d.table && failed.contains(&fk.references))
-                .map(|fk| fk.references.clone())
+                .filter(|p| failed.contains(*p))
+                .cloned()
                 .collect();
-            if !by.is_empty() {
-                t.outcome = Outcome::Blocked { by };
-                changed = true;
+            by.sort();
+            by.dedup();
+            if by.is_empty() {
+                continue;
+            }
+            match &mut t.outcome {
+                Outcome::Blocked { by: known, .. } if *known == by => {}
+                Outcome::Blocked { by: known, .. } => {
+                    *known = by;
+                    changed = true;
+                }
+                outcome => {
+                    let would_run =
+                        match std::mem::replace(outcome, Outcome::Accepted { steps: vec![] }) {
+                            Outcome::Accepted { steps } => steps,
+                            _ => vec![],
+                        };
+                    *outcome = Outcome::Blocked { by, would_run };
+                    changed = true;
+                }
             }
         }
         if !changed {

@@ -43,9 +43,14 @@ pub enum Outcome {
     Rejected {
         failures: Vec<RuleFailure>,
     },
-    /// Not planned because a table it depends on (a foreign key's parent) failed.
+    /// Not run because tables it depends on (its foreign keys' parents) were
+    /// refused or are blocked themselves: `by` names every one of them.
     Blocked {
         by: Vec<TableRef>,
+        /// The steps it would run once they are fixed: a dry run shows their SQL,
+        /// nothing runs them.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        would_run: Vec<Step>,
     },
 }
 

@@ -22,6 +22,10 @@ pub enum Rule {
     UnsupportedTableFeatures,
     /// Law: the table exists but its Delta log cannot be read (refused alone: the rest of the plan goes on).
     TableUnreadable,
+    /// Law: a foreign key of the spec cannot hold (its parent is not declared,
+    /// not the parent's key, another type or spelling, a cycle): this table is
+    /// refused and its dependents blocked; the others go on.
+    ForeignKeyInvalid,
     /// `renamedFrom` names a column, but the new name is live too.
     AmbiguousColumnRename,
     /// Identity or generation added to, or changed on, an existing column.
@@ -49,11 +53,12 @@ pub enum Rule {
 }
 
 impl Rule {
-    pub const ALL: [Rule; 16] = [
+    pub const ALL: [Rule; 17] = [
         Rule::ColumnSpellingMustMatchCatalog,
         Rule::OwnedByAnotherResource,
         Rule::UnsupportedTableFeatures,
         Rule::TableUnreadable,
+        Rule::ForeignKeyInvalid,
         Rule::AmbiguousColumnRename,
         Rule::ColumnKindCannotChange,
         Rule::NameWouldBeSubstituted,
@@ -76,6 +81,7 @@ impl Rule {
                 | Rule::OwnedByAnotherResource
                 | Rule::UnsupportedTableFeatures
                 | Rule::TableUnreadable
+                | Rule::ForeignKeyInvalid
         )
     }
 
@@ -85,6 +91,7 @@ impl Rule {
             Rule::OwnedByAnotherResource => "OwnedByAnotherResource",
             Rule::UnsupportedTableFeatures => "UnsupportedTableFeatures",
             Rule::TableUnreadable => "TableUnreadable",
+            Rule::ForeignKeyInvalid => "ForeignKeyInvalid",
             Rule::AmbiguousColumnRename => "AmbiguousColumnRename",
             Rule::ColumnKindCannotChange => "ColumnKindCannotChange",
             Rule::NameWouldBeSubstituted => "NameWouldBeSubstituted",
@@ -173,6 +180,14 @@ pub fn check(
     diff: &TableDiff,
     caps: &Capabilities,
 ) -> Vec<RuleFailure> {
+    // the manifest set's own verdicts on this table come first: nothing of it is planned
+    if !desired.refusals.is_empty() {
+        return desired
+            .refusals
+            .iter()
+            .map(|r| fail(Rule::ForeignKeyInvalid, &r.path, &r.message, &r.fix))
+            .collect();
+    }
     let laws = check_laws(diff, caps);
     if !laws.is_empty() {
         return laws;

@@ -26,7 +26,7 @@ pub fn render(plan: &Plan) -> String {
     if s.rejected > 0 {
         let _ = writeln!(
             out,
-            "> [!CAUTION]\n> {} refused by the safety rules; nothing is applied until the spec is fixed.\n",
+            "> [!CAUTION]\n> {} refused by the safety rules or blocked by a refused parent; each is left untouched, the other tables are applied.\n",
             refused(plan)
         );
     }
@@ -161,9 +161,15 @@ pub fn render(plan: &Plan) -> String {
                 }
                 out.push('\n');
             }
-            Outcome::Blocked { by } => {
+            Outcome::Blocked { by, would_run } => {
                 let names: Vec<String> = by.iter().map(|b| format!("`{b}`")).collect();
-                let _ = writeln!(out, "- ✗ blocked by {}\n", names.join(", "));
+                let _ = writeln!(
+                    out,
+                    "- ✗ blocked by {} ({} step{} wait for them)\n",
+                    names.join(", "),
+                    would_run.len(),
+                    if would_run.len() == 1 { "" } else { "s" }
+                );
             }
         }
     }

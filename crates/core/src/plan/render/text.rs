@@ -4,7 +4,7 @@ use std::fmt::Write;
 
 use super::{human_bytes, refused, totals};
 use crate::plan::schema::SchemaOutcome;
-use crate::plan::{CheckWhen, Outcome, Plan, SchemaPlan, TableAction, TablePlan, gate};
+use crate::plan::{CheckWhen, Outcome, Plan, SchemaPlan, Step, TableAction, TablePlan, gate};
 
 /// The whole plan with every step's statements and checks.
 pub fn render(plan: &Plan) -> String {
@@ -39,14 +39,19 @@ pub fn render_with(plan: &Plan, statements: bool) -> String {
     let _ = writeln!(out, "Plan: {changes} · {steps}");
     if s.rejected > 0 {
         let _ = match gate::gate(plan, gate::Policy::Auto, Some(plan.id.as_str())) {
-            gate::Decision::Rejected => writeln!(
+            gate::Decision::Rejected if plan.schemas.iter().any(|s| !s.is_accepted()) => writeln!(
                 out,
                 "✗ {} refused by the rules above: nothing is applied until the spec is fixed.",
                 refused(plan)
             ),
+            gate::Decision::Rejected => writeln!(
+                out,
+                "✗ {} refused or blocked (see ✗ above): nothing else is planned to change.",
+                refused(plan)
+            ),
             _ => writeln!(
                 out,
-                "✗ {} cannot be read or depend on one that cannot: left alone; the other tables are applied.",
+                "✗ {} refused or blocked (see ✗ above): each is left untouched; the other tables are applied.",
                 refused(plan)
             ),
         };
@@ -110,44 +115,7 @@ pub fn table_with(out: &mut String, t: &TablePlan, statements: bool) {
         let _ = writeln!(out, "  · {n}");
     }
     match &t.outcome {
-        Outcome::Accepted { steps } => {
-            for s in steps {
-                // the size of what the step scans or rewrites
-                let size = s
-                    .est_bytes
-                    .map(|b| format!("  ({})", human_bytes(b)))
-                    .unwrap_or_default();
-                let _ = writeln!(
-                    out,
-                    "    {:>2}. {:<36} [{}]{size}",
-                    s.number,
-                    s.action.title(),
-                    s.class
-                );
-                for w in &s.warnings {
-                    let _ = writeln!(out, "        ⚠ {w}");
-                }
-                for n in &s.notes {
-                    let _ = writeln!(out, "        · {n}");
-                }
-                if statements {
-                    for c in s.checks.iter().filter(|c| c.when == CheckWhen::Before) {
-                        indented(out, "check before: ", &c.query);
-                        indented(out, "  refuses ", &c.refuses);
-                    }
-                    for st in &s.statements {
-                        indented(out, "> ", st);
-                    }
-                    for c in s.checks.iter().filter(|c| c.when == CheckWhen::After) {
-                        indented(out, "check after: ", &c.query);
-                        indented(out, "  refuses ", &c.refuses);
-                    }
-                }
-                if let Some(u) = &s.undo {
-                    let _ = writeln!(out, "        undo: {u}");
-                }
-            }
-        }
+        Outcome::Accepted { steps } => steps_with(out, steps, statements),
         Outcome::Rejected { failures } => {
             let _ = writeln!(out, "  ✗ refused — nothing in this table will be applied:");
             for f in failures {
@@ -155,13 +123,58 @@ pub fn table_with(out: &mut String, t: &TablePlan, statements: bool) {
                 let _ = writeln!(out, "        fix: {}", f.fix);
             }
         }
-        Outcome::Blocked { by } => {
+        Outcome::Blocked { by, would_run } => {
             let names: Vec<String> = by.iter().map(ToString::to_string).collect();
             let _ = writeln!(
                 out,
                 "  ✗ blocked: its foreign keys depend on {}, which cannot be applied",
                 names.join(", ")
             );
+            if !would_run.is_empty() {
+                let _ = writeln!(out, "  what would run once they are fixed (not run now):");
+                steps_with(out, would_run, statements);
+            }
+        }
+    }
+}
+
+/// Numbered steps with their warnings, notes and (with `statements`) checks,
+/// statements and undo.
+fn steps_with(out: &mut String, steps: &[Step], statements: bool) {
+    for s in steps {
+        // the size of what the step scans or rewrites
+        let size = s
+            .est_bytes
+            .map(|b| format!("  ({})", human_bytes(b)))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "    {:>2}. {:<36} [{}]{size}",
+            s.number,
+            s.action.title(),
+            s.class
+        );
+        for w in &s.warnings {
+            let _ = writeln!(out, "        ⚠ {w}");
+        }
+        for n in &s.notes {
+            let _ = writeln!(out, "        · {n}");
+        }
+        if statements {
+            for c in s.checks.iter().filter(|c| c.when == CheckWhen::Before) {
+                indented(out, "check before: ", &c.query);
+                indented(out, "  refuses ", &c.refuses);
+            }
+            for st in &s.statements {
+                indented(out, "> ", st);
+            }
+            for c in s.checks.iter().filter(|c| c.when == CheckWhen::After) {
+                indented(out, "check after: ", &c.query);
+                indented(out, "  refuses ", &c.refuses);
+            }
+        }
+        if let Some(u) = &s.undo {
+            let _ = writeln!(out, "        undo: {u}");
         }
     }
 }
