@@ -192,3 +192,65 @@ fn a_restarted_operator_takes_no_declared_table_for_an_orphan() {
         assert!(op.table_dir(&t).join("_delta_log").is_dir(), "{t} stays");
     }
 }
+
+/// A table in the schema that no DeltaTable declares and that carries no owner marker (a
+/// pipeline's, written here by the Python `deltalake` writer) is listed in the DeltaSchema's
+/// status as unmanaged, with a count, and never touched.
+#[test]
+fn a_schemas_status_lists_the_tables_it_does_not_manage() {
+    let ns = namespace("unmanaged");
+    let op = Operator::start(&ns, ALL, &[]);
+    apply_yaml(&ns, support::SCHEMA);
+    wait_condition(&ns, "deltaschema", "sales", "Ready", "True", None);
+    let stranger = op.table_dir("pipeline_events");
+    std::fs::create_dir_all(&stranger).unwrap();
+    let o = std::process::Command::new(support::python())
+        .arg("-c")
+        .arg(format!(
+            "import deltalake, pyarrow as pa, os, sys\ndeltalake.write_deltalake({:?}, pa.table({{'id': pa.array([1, 2], pa.int64())}}))\nsys.stdout.flush()\nos._exit(0)",
+            stranger.to_str().unwrap()
+        ))
+        .output()
+        .expect("python");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let log_before: Vec<_> = std::fs::read_dir(stranger.join("_delta_log"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    kubectl_ok(&[
+        "annotate",
+        "-n",
+        &ns,
+        "deltaschema/sales",
+        "--overwrite",
+        &format!(
+            "reconcile.fluxcd.io/requestedAt=unmanaged-{}",
+            std::process::id()
+        ),
+    ]);
+    wait_until(
+        "the schema's status to list the unmanaged table",
+        Duration::from_secs(60),
+        || {
+            let s = get(&ns, "deltaschema", "sales");
+            let listed = s["status"]["unmanaged"]
+                .as_array()
+                .is_some_and(|u| u.iter().any(|t| t == "main.sales.pipeline_events"));
+            if listed && s["status"]["unmanagedCount"] == 1 {
+                Ok(())
+            } else {
+                Err(s["status"].to_string())
+            }
+        },
+    );
+    let log_after: Vec<_> = std::fs::read_dir(stranger.join("_delta_log"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(
+        log_before, log_after,
+        "the unmanaged table is never written"
+    );
+}

@@ -48,7 +48,7 @@ pub async fn reconcile(obj: Arc<DeltaSchema>, ctx: Arc<Context>) -> Result<Actio
     if !ctx.caches_synced() {
         return Ok(Action::requeue(super::CACHE_WAIT));
     }
-    let (report, orphans, schema) = evaluate(&obj, &ctx, &ns, &name).await?;
+    let (report, orphans, schema, unmanaged) = evaluate(&obj, &ctx, &ns, &name).await?;
     ctx.metrics.observe(
         key.clone(),
         start.elapsed().as_millis() as u64,
@@ -77,6 +77,13 @@ pub async fn reconcile(obj: Arc<DeltaSchema>, ctx: Arc<Context>) -> Result<Actio
         ),
         schema: schema.or(previous.schema),
         orphans,
+        unmanaged_count: unmanaged
+            .as_ref()
+            .map(|u| i64::try_from(u.len()).unwrap_or(i64::MAX))
+            .or(previous.unmanaged_count),
+        unmanaged: unmanaged
+            .map(|u| u.into_iter().take(UNMANAGED_LISTED).collect())
+            .unwrap_or(previous.unmanaged),
         plan: report.plan.clone(),
         last_applied: report.last_applied.clone().or(previous.last_applied),
         approval: report.approval.clone().or(previous.approval),
@@ -96,6 +103,9 @@ pub async fn reconcile(obj: Arc<DeltaSchema>, ctx: Arc<Context>) -> Result<Actio
     })
 }
 
+/// How many unmanaged tables the status names.
+const UNMANAGED_LISTED: usize = 100;
+
 /// The orphans a plan lists (dropped or kept).
 fn orphan_names(plan: &Plan) -> Vec<String> {
     plan.tables
@@ -105,14 +115,19 @@ fn orphan_names(plan: &Plan) -> Vec<String> {
         .collect()
 }
 
-/// The schema's report, the orphans to list, and the schema's name.
+/// What one schema reconcile found: the report, the orphans to list, the
+/// schema's name, and its unmanaged tables (`None`: not read this time).
+type Evaluated = (Report, Vec<String>, Option<String>, Option<Vec<String>>);
+
+/// The schema's report, the orphans to list, the schema's name and its unmanaged tables.
 async fn evaluate(
     obj: &DeltaSchema,
     ctx: &Context,
     ns: &str,
     name: &str,
-) -> Result<(Report, Vec<String>, Option<String>), Error> {
-    let stop = |reason: Reason, message: String| Ok((Report::new(reason, message), vec![], None));
+) -> Result<Evaluated, Error> {
+    let stop =
+        |reason: Reason, message: String| Ok((Report::new(reason, message), vec![], None, None));
     let m = ctx.manifests_for(ns, None);
     let Some(me) = m.schemas.iter().find(|s| s.name() == name) else {
         return stop(
@@ -166,19 +181,28 @@ async fn evaluate(
             .collect();
         let schemas = observe_schemas(backend.as_ref(), std::slice::from_ref(&scope)).await?;
         let orphans = plan_orphans(&scope, &live, ns, &existing, &caps);
-        Ok::<Plan, BackendError>(compile(
+        let mut plan = compile(
             orphans.with_schemas(
                 plan_schemas(std::slice::from_ref(&scope), &schemas, &caps),
                 &caps,
             ),
             backend.compiler(),
-        ))
+        );
+        // listed, never touched (not part of the plan's id)
+        plan.unmanaged = live
+            .iter()
+            .filter(|o| o.owner_marker().is_none())
+            .map(|o| o.table.clone())
+            .collect();
+        plan.unmanaged.sort();
+        Ok::<Plan, BackendError>(plan)
     };
     let plan = match read().await {
         Ok(p) => p,
-        Err(e) => return Ok((decide::read_failed(&e), vec![], None)),
+        Err(e) => return Ok((decide::read_failed(&e), vec![], None, None)),
     };
     let names = orphan_names(&plan);
+    let unmanaged = Some(plan.unmanaged.iter().map(ToString::to_string).collect());
     let (approval, paused) = Seen::annotations(obj.annotations());
     let seen = Seen {
         kind: "deltaschema",
@@ -205,7 +229,7 @@ async fn evaluate(
     };
     // additive orphans have no steps: what applies is the metadata and strict orphans' drops
     let events = match decide::decide(&plan, &seen) {
-        Next::Report(r) => return Ok((in_sync(r), names, schema)),
+        Next::Report(r) => return Ok((in_sync(r), names, schema, unmanaged)),
         Next::Apply { events } => events,
     };
     ctx.publish_all(obj, &events).await;
@@ -230,6 +254,7 @@ async fn evaluate(
             ),
             names,
             schema,
+            unmanaged,
         ));
     };
     let drops = desired.mode == SchemaMode::Strict && !names.is_empty();
@@ -252,5 +277,5 @@ async fn evaluate(
     } else {
         names
     };
-    Ok((r, orphans, schema))
+    Ok((r, orphans, schema, unmanaged))
 }

@@ -497,6 +497,13 @@ pub struct DeltaSchemaStatus {
     /// Tables in the schema whose spec is gone.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub orphans: Vec<String>,
+    /// Tables in the schema the operator does not manage (no owner marker, no
+    /// DeltaTable): never touched, listed here by name (the first 100).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unmanaged: Vec<String>,
+    /// How many unmanaged tables the schema holds (`unmanaged` lists the first 100).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unmanaged_count: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<PlanStatus>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
