@@ -854,3 +854,110 @@ async fn widening_a_date_to_timestamp_ntz_enables_its_feature_and_keeps_the_valu
         "1"
     );
 }
+
+/// What another tool made inside a table is not diffed away: a CHECK and a foreign key added
+/// outside are reported and left alone, while the CHECK the operator made and the spec no longer
+/// declares is dropped (its record, `delta-operator.io/constraints`, names it). A table made
+/// outside and claimed keeps its live constraints the spec declares, and the claim records them
+/// in the same write (one CLAIM step, nothing else).
+#[tokio::test]
+async fn constraints_another_tool_made_are_left_alone_and_only_the_operators_are_dropped() {
+    let wh = Wh::new("owned").await;
+    let customers = table(
+        "customers",
+        "  name: customers\n  columns:\n    - {name: id, type: bigint, nullable: false}\n  constraints:\n    - primaryKey: {columns: [id]}\n",
+    );
+    let orders = |checks: &str| {
+        table(
+            "orders",
+            &format!(
+                "  columns:\n    - {{name: id, type: bigint, nullable: false}}\n    - {{name: customer_id, type: bigint}}\n    - {{name: amount, type: int}}\n  constraints:\n{checks}"
+            ),
+        )
+    };
+    let both = "    - check: {name: mine, expression: amount >= 0}\n    - check: {name: also_mine, expression: id > 0}\n";
+    let v1 = wh.m("additive", &[customers.clone(), orders(both)]);
+    wh.converge(&v1, false).await;
+    let o = wh.t("orders");
+    let live = wh.read("orders").await.expect("orders");
+    assert_eq!(
+        live.properties
+            .get(delta_operator::model::CONSTRAINTS_PROPERTY)
+            .map(String::as_str),
+        Some(r#"["check:also_mine","check:mine"]"#),
+        "the create records the constraints it made"
+    );
+    // another tool adds a CHECK and a foreign key
+    wh.sql(&format!(
+        "ALTER TABLE {} ADD CONSTRAINT theirs CHECK (amount < 1000000)",
+        delta_operator::backend::databricks::sql::table_name(&o)
+    ))
+    .await;
+    wh.sql(&format!(
+        "ALTER TABLE {} ADD CONSTRAINT their_fk FOREIGN KEY (customer_id) REFERENCES {} (id)",
+        delta_operator::backend::databricks::sql::table_name(&o),
+        delta_operator::backend::databricks::sql::table_name(&wh.t("customers"))
+    ))
+    .await;
+    // the spec drops one of its own CHECKs
+    let v2 = wh.m(
+        "additive",
+        &[
+            customers,
+            orders("    - check: {name: mine, expression: amount >= 0}\n"),
+        ],
+    );
+    let plan = wh.plan(&v2).await;
+    let t: Vec<(String, RiskClass)> = titles(&plan);
+    assert!(
+        has_step(&plan, "DROP CONSTRAINT also_mine"),
+        "the operator's own: {t:?}"
+    );
+    assert!(
+        !t.iter()
+            .any(|(s, _)| s.contains("theirs") || s.starts_with("DROP FOREIGN KEY")),
+        "what another tool made is never dropped: {t:?}"
+    );
+    let notes = &plan.tables.iter().find(|p| p.table == o).unwrap().notes;
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("CHECK theirs") && n.contains("FOREIGN KEY their_fk")),
+        "{notes:?}"
+    );
+    wh.converge(&v2, false).await;
+    let live = wh.read("orders").await.expect("orders");
+    let mut checks: Vec<&str> = live.checks.iter().map(|c| c.name.as_str()).collect();
+    checks.sort();
+    assert_eq!(checks, vec!["mine", "theirs"]);
+    assert_eq!(live.foreign_keys.len(), 1, "{:?}", live.foreign_keys);
+
+    // a table made outside, with a CHECK the spec declares: the claim records it in one write
+    wh.sql(&format!(
+        "CREATE TABLE {} (id BIGINT, amount INT) USING DELTA",
+        delta_operator::backend::databricks::sql::table_name(&wh.t("made_outside"))
+    ))
+    .await;
+    wh.sql(&format!(
+        "ALTER TABLE {} ADD CONSTRAINT positive CHECK (amount > 0)",
+        delta_operator::backend::databricks::sql::table_name(&wh.t("made_outside"))
+    ))
+    .await;
+    let claimed = wh.m(
+        "additive",
+        &[table(
+            "made-outside",
+            "  name: made_outside\n  columns:\n    - {name: id, type: bigint}\n    - {name: amount, type: int}\n  constraints:\n    - check: {name: positive, expression: amount > 0}\n",
+        )],
+    );
+    let plan = wh.plan(&claimed).await;
+    let steps: Vec<&delta_operator::plan::Step> =
+        plan.tables.iter().flat_map(|t| t.steps()).collect();
+    assert_eq!(steps.len(), 1, "{}", render(&plan));
+    assert!(
+        matches!(&steps[0].action, Action::Claim { constraints: Some(c), .. } if c == r#"["check:positive"]"#),
+        "{:?}",
+        steps[0].action
+    );
+    wh.converge(&claimed, false).await;
+}

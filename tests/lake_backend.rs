@@ -172,9 +172,15 @@ async fn comments_properties_and_checks_in_place_leaving_unmanaged_keys() {
     lake.apply(&v1, false).await.unwrap();
     // someone else sets a property the spec never names
     let t = deltalake::open_table(lake.url(&tref("t"))).await.unwrap();
-    t.set_tbl_properties()
+    let t = t
+        .set_tbl_properties()
         .with_properties([("other.team".to_string(), "keep-me".to_string())].into())
         .with_raise_if_not_exists(false)
+        .await
+        .unwrap();
+    // and a CHECK of its own: the operator did not make it, so it is never dropped
+    t.add_constraint()
+        .with_constraint("their_check", "num > -1000")
         .await
         .unwrap();
     lake.append(
@@ -219,6 +225,18 @@ async fn comments_properties_and_checks_in_place_leaving_unmanaged_keys() {
         "unmanaged keys are reported: {:?}",
         plan.tables[0].notes
     );
+    assert!(
+        plan.tables[0]
+            .notes
+            .iter()
+            .any(|n| n.contains("CHECK their_check") && n.contains("left untouched")),
+        "a CHECK another tool made is reported and left alone: {:?}",
+        plan.tables[0].notes
+    );
+    assert!(
+        !titles.iter().any(|t| t.contains("their_check")),
+        "{titles:?}"
+    );
     lake.apply(&v2, false).await.unwrap();
     let live = lake.read(&tref("t")).await.unwrap();
     assert_eq!(live.comment.as_deref(), Some("new"));
@@ -236,7 +254,7 @@ async fn comments_properties_and_checks_in_place_leaving_unmanaged_keys() {
             .iter()
             .map(|c| c.name.as_str())
             .collect::<Vec<_>>(),
-        vec!["n_small"]
+        vec!["n_small", "their_check"]
     );
     assert_eq!(lake.count(&tref("t")).await, 1);
     assert!(!lake.plan(&v2).await.has_changes());
@@ -1091,11 +1109,12 @@ async fn many_checks_are_added_and_dropped_in_one_commit_each() {
     let many = with_checks(300);
     let plan = lake.plan(&many).await;
     let steps = plan.tables[0].steps();
+    // one step for the 300 CHECKs, then the operator's record of what it made
+    let titles: Vec<String> = steps.iter().map(|s| s.action.title()).collect();
+    assert_eq!(steps.len(), 2, "one step for 300 CHECKs: {titles:?}");
     assert_eq!(
-        steps.len(),
-        1,
-        "one step for 300 CHECKs: {:?}",
-        steps.iter().map(|s| s.action.title()).collect::<Vec<_>>()
+        titles[1], "SET TBLPROPERTIES (delta-operator.io/constraints)",
+        "{titles:?}"
     );
     assert!(
         matches!(&steps[0].action, Action::AddChecks { checks } if checks.len() == 300),
@@ -1106,7 +1125,11 @@ async fn many_checks_are_added_and_dropped_in_one_commit_each() {
     assert_eq!(steps[0].statements.len(), 1, "{:?}", steps[0].statements);
     assert!(steps[0].statements[0].starts_with("commit \"ADD CONSTRAINT\""));
     lake.apply(&many, false).await.unwrap();
-    assert_eq!(lake.version(&tref("orders")).await, v + 1, "one commit");
+    assert_eq!(
+        lake.version(&tref("orders")).await,
+        v + 2,
+        "one commit for the CHECKs, one for the record"
+    );
     let live = lake.read(&tref("orders")).await.unwrap();
     assert_eq!(live.checks.len(), 300);
     assert!(!lake.plan(&many).await.has_changes(), "converges");
@@ -1124,14 +1147,18 @@ async fn many_checks_are_added_and_dropped_in_one_commit_each() {
     let few = with_checks(1);
     let plan = lake.plan(&few).await;
     let steps = plan.tables[0].steps();
-    assert_eq!(steps.len(), 1);
+    assert_eq!(steps.len(), 2, "the drops, then the record");
     assert!(
         matches!(&steps[0].action, Action::DropChecks { names } if names.len() == 299),
         "{}",
         steps[0].action.title()
     );
     lake.apply(&few, false).await.unwrap();
-    assert_eq!(lake.version(&tref("orders")).await, v + 2, "one commit");
+    assert_eq!(
+        lake.version(&tref("orders")).await,
+        v + 4,
+        "one commit for the drops, one for the record"
+    );
     let live = lake.read(&tref("orders")).await.unwrap();
     assert_eq!(
         live.checks
@@ -1155,7 +1182,7 @@ async fn many_checks_are_added_and_dropped_in_one_commit_each() {
     assert!(report.failed(), "{:?}", report.steps);
     assert_eq!(
         lake.version(&tref("orders")).await,
-        v + 2,
-        "nothing committed"
+        v + 4,
+        "nothing committed, not even the record (its step comes after the CHECKs)"
     );
 }

@@ -94,7 +94,11 @@ pub fn table_manifest(t: &ObservedTable, schema_resource: &str, namespace: &str)
     let props: Map<String, Value> = t
         .properties
         .iter()
-        .filter(|(k, _)| *k != OWNER_PROPERTY && !is_internal_property(k))
+        .filter(|(k, _)| {
+            *k != OWNER_PROPERTY
+                && *k != crate::model::CONSTRAINTS_PROPERTY
+                && !is_internal_property(k)
+        })
         .map(|(k, v)| (k.clone(), json!(v)))
         .collect();
     if !props.is_empty() {

@@ -11,9 +11,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use delta_operator_core::model::Privilege;
 use delta_operator_core::model::type_syntax::parse_type;
 use delta_operator_core::model::{
-    Check, DataType, DesiredColumn, DesiredTable, ForeignKey, Grant, Identity, Mask,
-    OWNER_PROPERTY, ObservedColumn, ObservedTable, PrimaryKey, SchemaMode, SchemaRef, StructField,
-    TableRef,
+    CONSTRAINTS_PROPERTY, Check, DataType, DesiredColumn, DesiredTable, ForeignKey, Grant,
+    Identity, Mask, OWNER_PROPERTY, ObservedColumn, ObservedTable, PrimaryKey, SchemaMode,
+    SchemaRef, StructField, TableRef,
 };
 use delta_operator_core::plan::change::DropReason;
 use delta_operator_core::plan::gate::{Decision, Policy, gate};
@@ -259,6 +259,23 @@ struct ChangeCase {
 }
 
 /// Plans `orders` after `edit` has changed the declared and/or live side.
+/// The operator's record of its constraints on `o` (`CONSTRAINTS_PROPERTY`), naming `entries`.
+fn owning(o: &mut ObservedTable, entries: &[&str]) {
+    o.properties.insert(
+        CONSTRAINTS_PROPERTY.to_string(),
+        serde_json::to_string(&entries).unwrap(),
+    );
+}
+
+/// The record's change from `from` (none: no record yet) to `to`.
+fn record(from: Option<&[&str]>, to: &[&str]) -> Change {
+    Change::SetProperty {
+        key: CONSTRAINTS_PROPERTY.to_string(),
+        from: from.map(|f| serde_json::to_string(&f).unwrap()),
+        to: serde_json::to_string(&to).unwrap(),
+    }
+}
+
 fn orders_case(
     name: &'static str,
     caps: Capabilities,
@@ -310,6 +327,7 @@ fn change_cases() -> Vec<ChangeCase> {
             },
             vec![Change::Claim {
                 marker: marker("orders"),
+                constraints: None,
             }],
             vec!["1. CLAIM ownership [meta]"],
         ),
@@ -605,22 +623,47 @@ fn change_cases() -> Vec<ChangeCase> {
                 let positive = positive.clone();
                 move |d, _| d.checks.push(positive)
             },
-            vec![Change::AddCheck {
-                check: positive.clone(),
-            }],
-            vec!["1. ADD CONSTRAINT positive CHECK [meta]"],
+            vec![
+                Change::AddCheck {
+                    check: positive.clone(),
+                },
+                record(None, &["check:positive"]),
+            ],
+            vec![
+                "1. ADD CONSTRAINT positive CHECK [meta]",
+                "2. SET TBLPROPERTIES (delta-operator.io/constraints) [meta]",
+            ],
         ),
         orders_case(
-            "an undeclared CHECK is dropped",
+            "an undeclared CHECK the operator made is dropped",
+            lake(),
+            {
+                let positive = positive.clone();
+                move |_, o| {
+                    o.checks.push(positive);
+                    owning(o, &["check:positive"]);
+                }
+            },
+            vec![
+                Change::DropCheck {
+                    check: positive.clone(),
+                },
+                record(Some(&["check:positive"]), &[]),
+            ],
+            vec![
+                "1. DROP CONSTRAINT positive [meta]",
+                "2. SET TBLPROPERTIES (delta-operator.io/constraints) [meta]",
+            ],
+        ),
+        orders_case(
+            "an undeclared CHECK another tool made is left alone",
             lake(),
             {
                 let positive = positive.clone();
                 move |_, o| o.checks.push(positive)
             },
-            vec![Change::DropCheck {
-                check: positive.clone(),
-            }],
-            vec!["1. DROP CONSTRAINT positive [meta]"],
+            vec![],
+            vec![],
         ),
         orders_case(
             "a changed CHECK is dropped, then added (drop first)",
@@ -645,10 +688,12 @@ fn change_cases() -> Vec<ChangeCase> {
                 Change::AddCheck {
                     check: positive.clone(),
                 },
+                record(None, &["check:positive"]),
             ],
             vec![
                 "1. DROP CONSTRAINT positive [meta]",
                 "2. ADD CONSTRAINT positive CHECK [meta]",
+                "3. SET TBLPROPERTIES (delta-operator.io/constraints) [meta]",
             ],
         ),
         orders_case(
@@ -676,18 +721,43 @@ fn change_cases() -> Vec<ChangeCase> {
                 let fk = fk.clone();
                 move |d, _| d.foreign_keys.push(fk)
             },
-            vec![Change::AddForeignKey { key: fk.clone() }],
-            vec!["1. ADD FOREIGN KEY → main.sales.customers [meta]"],
+            vec![
+                Change::AddForeignKey { key: fk.clone() },
+                record(None, &["fk:id->main.sales.customers(id)"]),
+            ],
+            vec![
+                "1. ADD FOREIGN KEY → main.sales.customers [meta]",
+                "2. SET TBLPROPERTIES (delta-operator.io/constraints) [meta]",
+            ],
         ),
         orders_case(
-            "an undeclared foreign key is dropped",
+            "an undeclared foreign key the operator made is dropped",
+            dbx(),
+            {
+                let fk = fk.clone();
+                move |_, o| {
+                    o.foreign_keys.push(fk);
+                    owning(o, &["fk:id->main.sales.customers(id)"]);
+                }
+            },
+            vec![
+                Change::DropForeignKey { key: fk.clone() },
+                record(Some(&["fk:id->main.sales.customers(id)"]), &[]),
+            ],
+            vec![
+                "1. DROP FOREIGN KEY → main.sales.customers [meta]",
+                "2. SET TBLPROPERTIES (delta-operator.io/constraints) [meta]",
+            ],
+        ),
+        orders_case(
+            "an undeclared foreign key another tool made is left alone",
             dbx(),
             {
                 let fk = fk.clone();
                 move |_, o| o.foreign_keys.push(fk)
             },
-            vec![Change::DropForeignKey { key: fk.clone() }],
-            vec!["1. DROP FOREIGN KEY → main.sales.customers [meta]"],
+            vec![],
+            vec![],
         ),
         orders_case(
             "partitioning is a rewrite on databricks too",
@@ -1552,6 +1622,7 @@ fn undo_hints_of_metadata_steps() {
         name: "stale".into(),
         expression: "id > 0".into(),
     });
+    owning(&mut o, &["check:stale"]);
     d.properties
         .insert("delta.appendOnly".into(), Some("true".into()));
     d.properties.insert(
@@ -1607,6 +1678,7 @@ fn steps_follow_the_fixed_order_and_are_numbered_from_one() {
         name: "stale".into(),
         expression: "id > 0".into(),
     });
+    owning(&mut o, &["check:stale"]);
     d.grants.push(Grant {
         principal: "analysts".into(),
         privileges: vec!["SELECT".into()],
@@ -1640,8 +1712,9 @@ fn steps_follow_the_fixed_order_and_are_numbered_from_one() {
             "9. CLUSTER BY (id) [meta]",
             "10. DROP COLUMN legacy [destructive]",
             "11. ADD CONSTRAINT positive CHECK [meta]",
-            "12. GRANT SELECT TO analysts [meta]",
-            "13. SET OWNER data-eng [meta]",
+            "12. SET TBLPROPERTIES (delta-operator.io/constraints) [meta]",
+            "13. GRANT SELECT TO analysts [meta]",
+            "14. SET OWNER data-eng [meta]",
         ]
     );
     // the rename and the drop both need column mapping: one prerequisite step, not two
@@ -1668,13 +1741,14 @@ fn steps_follow_the_fixed_order_and_are_numbered_from_one() {
                 "DropColumn" => title.starts_with("DROP COLUMN"),
                 "Grant" => title.starts_with("GRANT"),
                 "SetOwner" => title.starts_with("SET OWNER"),
+                "SetProperty" => title.starts_with("SET TBLPROPERTIES"),
                 _ => false,
             };
             assert!(ok, "step {title:?} serves change {i} of kind {k}");
         }
     }
     let plan = plan::finish(&dbx(), vec![p], vec![]);
-    assert_eq!(plan.summary.steps, 13);
+    assert_eq!(plan.summary.steps, 14);
     assert_eq!(plan.summary.change, 1);
     assert_eq!(plan.summary.rewrites, 0);
     // streaming readers (mapping), older clients (widening), dropped data, the CHECK's table scan, the owner hand-over
@@ -1907,7 +1981,8 @@ fn equivalent_sql_is_not_a_change() {
     let p = plan_table(&d, Some(&o), &lake());
     assert_eq!(
         p.changes.iter().map(kind).collect::<Vec<_>>(),
-        vec!["DropCheck", "AddCheck"]
+        vec!["DropCheck", "AddCheck", "SetProperty"],
+        "the changed CHECK, and the operator's record of it"
     );
 }
 
@@ -1930,7 +2005,8 @@ fn ownership_missing_marker_claims_matching_is_nothing_other_is_refused() {
     assert_eq!(
         p.steps()[0].action,
         Action::Claim {
-            marker: "sales/orders".into()
+            marker: "sales/orders".into(),
+            constraints: None,
         }
     );
 
@@ -3198,6 +3274,10 @@ fn holds_cases() -> Vec<HoldsCase> {
         privileges: vec![Privilege::new("SELECT"), Privilege::new("MODIFY")],
     });
     before.foreign_keys.push(fk_to("gone"));
+    owning(
+        &mut before,
+        &["check:stale", "fk:parent_id->main.sales.gone(id)"],
+    );
     lcol(&mut before, "note").tags.insert(s("old"), s("1"));
     d.comment = Some(s("All orders"));
     d.properties.insert(s("delta.appendOnly"), None);
@@ -3255,6 +3335,9 @@ fn holds_cases() -> Vec<HoldsCase> {
     after
         .properties
         .insert(s("delta.logRetentionDuration"), s("interval 30 days"));
+    after
+        .properties
+        .insert(CONSTRAINTS_PROPERTY.into(), d.constraints_record().unwrap());
     after.comment = Some(s("All orders"));
     after.tags = BTreeMap::from([(s("domain"), s("sales"))]);
     after.columns.push(ocol("status", "string"));

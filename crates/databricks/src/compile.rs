@@ -3,7 +3,7 @@
 //! set), with the placeholders of `core::plan::compile` where only the run
 //! knows the value. Pure, like `sql.rs` whose builders it uses.
 
-use delta_operator_core::model::{OWNER_PROPERTY, ObservedTable, SchemaRef, TableRef};
+use delta_operator_core::model::{ObservedTable, SchemaRef, TableRef};
 use delta_operator_core::plan::compile::{self, CheckWhen, Compiled, Compiler, StepCheck};
 use delta_operator_core::plan::steps::{Action, RewritePhase};
 use delta_operator_core::plan::{SchemaStep, Step, TablePlan};
@@ -147,9 +147,13 @@ fn after(observed: Option<&ObservedTable>, earlier: &[Step]) -> Option<ObservedT
             Action::UnsetProperties { keys } => keys.iter().for_each(|k| {
                 p.remove(k);
             }),
-            Action::Claim { marker } => {
-                p.insert(OWNER_PROPERTY.into(), marker.clone());
-            }
+            Action::Claim {
+                marker,
+                constraints,
+            } => p.extend(delta_operator_core::plan::steps::claim_properties(
+                marker,
+                constraints.as_deref(),
+            )),
             Action::EnableColumnMapping => {
                 p.insert("delta.columnMapping.mode".into(), "name".into());
             }

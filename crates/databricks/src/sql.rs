@@ -204,13 +204,18 @@ pub fn compile_for(
     let one = |s: String| Ok(vec![s]);
     match action {
         Action::CreateTable { table } => one(create_table(names, table)),
-        Action::Claim { marker } => one(alter(
+        Action::Claim {
+            marker,
+            constraints,
+        } => one(alter(
             names,
             t,
             format!(
-                "SET TBLPROPERTIES ({} = {})",
-                literal(OWNER_PROPERTY),
-                literal(marker)
+                "SET TBLPROPERTIES ({})",
+                props(&delta_operator_core::plan::steps::claim_properties(
+                    marker,
+                    constraints.as_deref()
+                ))
             ),
         )),
         Action::SetTableComment { comment } if comment.is_empty() => {
@@ -624,7 +629,8 @@ pub fn create_table(names: &Names, d: &DesiredTable) -> String {
         p.entry("delta.columnMapping.mode".into())
             .or_insert_with(|| "name".into());
     }
-    p.insert(OWNER_PROPERTY.into(), d.owner_marker.to_string());
+    // the owner marker, and the record of the constraints it declares
+    p.extend(d.marker_properties());
     s.push_str(&format!("\nTBLPROPERTIES ({})", props(&p)));
     s
 }
@@ -777,7 +783,11 @@ pub fn staging_table(t: &TableRef, run: &str) -> TableRef {
 /// mapping (names that need it cannot be written without it). Everything
 /// else is put back by the planner's put-back steps.
 fn replace_properties(live: Option<&ObservedTable>) -> BTreeMap<String, String> {
-    let keep = [OWNER_PROPERTY, "delta.columnMapping.mode"];
+    let keep = [
+        OWNER_PROPERTY,
+        delta_operator_core::model::CONSTRAINTS_PROPERTY,
+        "delta.columnMapping.mode",
+    ];
     live.map(|l| {
         l.properties
             .iter()
@@ -1289,7 +1299,8 @@ mod tests {
         );
         assert_eq!(
             sql(Action::Claim {
-                marker: "ns/orders".into()
+                marker: "ns/orders".into(),
+                constraints: None,
             }),
             vec![
                 "ALTER TABLE `main`.`sales`.`orders` SET TBLPROPERTIES ('delta-operator.io/owner' = 'ns/orders')"

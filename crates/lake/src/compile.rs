@@ -83,12 +83,15 @@ pub fn compile_step(t: &TableRef, action: &Action) -> Result<Compiled, String> {
                 }
             ),
         )),
-        Action::Claim { marker } => s.push(metadata(format!(
+        Action::Claim {
+            marker,
+            constraints,
+        } => s.push(metadata(format!(
             "set {}",
-            props(&BTreeMap::from([(
-                delta_operator_core::model::OWNER_PROPERTY.to_string(),
-                marker.clone()
-            )]))
+            props(&delta_operator_core::plan::steps::claim_properties(
+                marker,
+                constraints.as_deref()
+            ))
         ))),
         Action::SetProperties { properties } => {
             s.push(metadata(format!("set {}", props(properties))))

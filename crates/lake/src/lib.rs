@@ -435,7 +435,8 @@ impl LakeBackend {
             .filter(|(_, v)| v.is_some())
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
-        config.insert(OWNER_PROPERTY.to_string(), Some(d.owner_marker.to_string()));
+        // the owner marker, and the record of the constraints it declares
+        config.extend(d.marker_properties().into_iter().map(|(k, v)| (k, Some(v))));
         let table = DeltaTable::try_from_url(self.root.url_for_write(&rel(t))?)
             .await
             .map_err(delta_err)?;
@@ -639,11 +640,17 @@ impl Backend for LakeBackend {
         };
         match &step.action {
             Action::CreateTable { table } => self.create(t, table, step).await,
-            Action::Claim { marker } => {
+            Action::Claim {
+                marker,
+                constraints,
+            } => {
                 self.set_properties(
                     t,
                     step,
-                    BTreeMap::from([(OWNER_PROPERTY.to_string(), marker.clone())]),
+                    delta_operator_core::plan::steps::claim_properties(
+                        marker,
+                        constraints.as_deref(),
+                    ),
                 )
                 .await
             }

@@ -22,6 +22,7 @@ use delta_operator_core::model::{DataType, OWNER_PROPERTY, TableRef};
 /// Properties a spec may not set: the protocol and our own bookkeeping.
 pub const RESERVED_PROPERTIES: &[&str] = &[
     OWNER_PROPERTY,
+    delta_operator_core::model::CONSTRAINTS_PROPERTY,
     "delta.minReaderVersion",
     "delta.minWriterVersion",
     "delta.columnMapping.maxColumnId",

@@ -15,7 +15,7 @@ pub mod table;
 pub use privilege::Privilege;
 pub use schema::{ObservedSchema, SchemaMeta};
 pub use table::{
-    Check, DesiredColumn, DesiredTable, ForeignKey, Grant, Identity, Leftover, LeftoverKind, Mask,
-    OWNER_PROPERTY, ObservedColumn, ObservedTable, PrimaryKey, ResourceId, SchemaMode, SchemaRef,
-    SpecRefusal, TableRef,
+    CONSTRAINTS_PROPERTY, Check, DesiredColumn, DesiredTable, ForeignKey, Grant, Identity,
+    Leftover, LeftoverKind, Mask, OWNER_PROPERTY, ObservedColumn, ObservedTable, PrimaryKey,
+    ResourceId, SchemaMode, SchemaRef, SpecRefusal, TableRef,
 };

@@ -13,6 +13,29 @@ use super::types::DataType;
 /// The table property that records which resource owns a table.
 pub const OWNER_PROPERTY: &str = "delta-operator.io/owner";
 
+/// The table property that records the constraints the operator made (or
+/// claimed because the spec declares them): a JSON array of `check:<name>`
+/// and `fk:<columns>-><table>(<columns>)` entries, lower case, sorted. A live
+/// CHECK or foreign key the spec does not declare is dropped only when this
+/// record names it; anything else another tool made is left alone.
+pub const CONSTRAINTS_PROPERTY: &str = "delta-operator.io/constraints";
+
+/// A CHECK's entry in [`CONSTRAINTS_PROPERTY`].
+pub fn check_entry(name: &str) -> String {
+    format!("check:{}", name.to_lowercase())
+}
+
+/// A foreign key's entry in [`CONSTRAINTS_PROPERTY`], by structure (a live
+/// key's name may be one the workspace or the compiler chose).
+pub fn foreign_key_entry(fk: &ForeignKey) -> String {
+    format!(
+        "fk:{}->{}({})",
+        fk.columns.join(",").to_lowercase(),
+        fk.references.to_string().to_lowercase(),
+        fk.referenced_columns.join(",").to_lowercase()
+    )
+}
+
 /// `catalog.schema.table`, compared case-insensitively (Unity Catalog lower-cases them).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct TableRef {
@@ -400,6 +423,18 @@ impl ObservedTable {
         self.properties.get(OWNER_PROPERTY).map(String::as_str)
     }
 
+    /// The constraints the operator made or claimed on this table
+    /// ([`CONSTRAINTS_PROPERTY`]); none when the record is absent or unreadable.
+    pub fn owned_constraints(&self) -> std::collections::BTreeSet<String> {
+        self.properties
+            .get(CONSTRAINTS_PROPERTY)
+            .and_then(|v| serde_json::from_str::<Vec<String>>(v).ok())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|e| e.to_lowercase())
+            .collect()
+    }
+
     /// A live column by name, case-insensitively.
     pub fn column(&self, name: &str) -> Option<&ObservedColumn> {
         self.columns
@@ -430,6 +465,33 @@ impl DesiredTable {
             clone_before_rewrite: false,
             refusals: vec![],
         }
+    }
+
+    /// The [`CONSTRAINTS_PROPERTY`] value this spec leaves on its table: every
+    /// declared CHECK and foreign key; `None` when it declares neither.
+    pub fn constraints_record(&self) -> Option<String> {
+        let mut entries: Vec<String> = self
+            .checks
+            .iter()
+            .map(|c| check_entry(&c.name))
+            .chain(self.foreign_keys.iter().map(foreign_key_entry))
+            .collect();
+        if entries.is_empty() {
+            return None;
+        }
+        entries.sort();
+        entries.dedup();
+        serde_json::to_string(&entries).ok()
+    }
+
+    /// The operator's own properties a new table is created with: the owner
+    /// marker, and the record of its constraints when it declares some.
+    pub fn marker_properties(&self) -> Vec<(String, String)> {
+        let mut out = vec![(OWNER_PROPERTY.to_string(), self.owner_marker.to_string())];
+        if let Some(r) = self.constraints_record() {
+            out.push((CONSTRAINTS_PROPERTY.to_string(), r));
+        }
+        out
     }
 
     /// A declared column by name, case-insensitively.

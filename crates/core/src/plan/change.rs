@@ -82,6 +82,10 @@ pub enum Change {
     /// The table exists without an owner marker; the spec takes it over.
     Claim {
         marker: String,
+        /// The record of the constraints the spec declares
+        /// (`CONSTRAINTS_PROPERTY`), claimed with the table in the same write.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        constraints: Option<String>,
     },
     SetTableComment {
         from: Option<String>,
@@ -229,8 +233,15 @@ impl Change {
         }
         match self {
             Change::CreateTable => "new table".into(),
-            Change::Claim { marker } => {
-                format!("ownership — the operator manages this table from now on ({marker})")
+            Change::Claim {
+                marker,
+                constraints,
+            } => {
+                let with = constraints
+                    .as_ref()
+                    .map(|c| format!(", and the constraints the spec declares: {c}"))
+                    .unwrap_or_default();
+                format!("ownership — the operator manages this table from now on ({marker}){with}")
             }
             Change::SetTableComment { from, to } => format!("table comment {} → '{to}'", opt(from)),
             Change::SetProperty { key, from, to } => {

@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::change::{Change, Difference, FieldPath};
 use crate::model::Privilege;
 use crate::model::{
-    DataType, DesiredColumn, DesiredTable, Grant, OWNER_PROPERTY, ObservedColumn, ObservedTable,
-    StructField,
+    CONSTRAINTS_PROPERTY, DataType, DesiredColumn, DesiredTable, Grant, OWNER_PROPERTY,
+    ObservedColumn, ObservedTable, StructField,
 };
 
 /// Everything that differs between a declared table and its live state.
@@ -49,6 +49,8 @@ pub fn diff(desired: &DesiredTable, observed: Option<&ObservedTable>) -> TableDi
     match live.owner_marker() {
         None => out.changes.push(Change::Claim {
             marker: desired.owner_marker.to_string(),
+            // set by `diff_constraints` when the spec declares constraints
+            constraints: None,
         }),
         Some(m) if desired.owner_marker != *m => out.differences.push(Difference::OwnedElsewhere {
             owner: m.to_string(),
@@ -103,7 +105,10 @@ fn diff_table_aspects(desired: &DesiredTable, live: &ObservedTable, out: &mut Ta
         .properties
         .keys()
         .filter(|k| {
-            !desired.properties.contains_key(*k) && *k != OWNER_PROPERTY && !is_internal_property(k)
+            !desired.properties.contains_key(*k)
+                && *k != OWNER_PROPERTY
+                && *k != CONSTRAINTS_PROPERTY
+                && !is_internal_property(k)
         })
         .collect();
     if !unmanaged.is_empty() {
@@ -423,7 +428,12 @@ fn path_join(p: &FieldPath) -> String {
 }
 
 fn diff_constraints(desired: &DesiredTable, live: &ObservedTable, out: &mut TableDiff) {
-    // The declared CHECKs are the whole set: undeclared ones are dropped (metadata only).
+    use crate::model::table::{check_entry, foreign_key_entry};
+    // The declared CHECKs and foreign keys are the operator's; one the spec does not
+    // declare is dropped only when the operator's record names it (it made or claimed
+    // it), so what another tool made on the table is reported and left alone.
+    let owned = live.owned_constraints();
+    let mut left_alone: Vec<String> = Vec::new();
     for want in &desired.checks {
         match live
             .checks
@@ -450,9 +460,13 @@ fn diff_constraints(desired: &DesiredTable, live: &ObservedTable, out: &mut Tabl
             .iter()
             .any(|c| c.name.eq_ignore_ascii_case(&have.name))
         {
-            out.changes.push(Change::DropCheck {
-                check: have.clone(),
-            });
+            if owned.contains(&check_entry(&have.name)) {
+                out.changes.push(Change::DropCheck {
+                    check: have.clone(),
+                });
+            } else {
+                left_alone.push(format!("CHECK {}", have.name));
+            }
         }
     }
     if let Some(pk) = &desired.primary_key {
@@ -474,8 +488,64 @@ fn diff_constraints(desired: &DesiredTable, live: &ObservedTable, out: &mut Tabl
     }
     for l in &live.foreign_keys {
         if !desired.foreign_keys.iter().any(|d| same_fk(l, d)) {
-            out.changes.push(Change::DropForeignKey { key: l.clone() });
+            if owned.contains(&foreign_key_entry(l)) {
+                out.changes.push(Change::DropForeignKey { key: l.clone() });
+            } else {
+                left_alone.push(format!(
+                    "FOREIGN KEY {}",
+                    l.name.as_deref().unwrap_or("(unnamed)")
+                ));
+            }
         }
+    }
+    if !left_alone.is_empty() {
+        out.notes.push(format!(
+            "constraints not in the spec and not made by the operator, left untouched: {} (to manage one, declare it; removing it from the spec later drops it)",
+            left_alone.join(", ")
+        ));
+    }
+    // the record of what the operator owns follows the spec (the declared ones): written
+    // when it differs, and where there is none yet (a table made before the record, or
+    // one the spec claims), with the first change of a constraint or the claim
+    let want = desired.constraints_record();
+    let have = live.properties.get(CONSTRAINTS_PROPERTY);
+    let recorded: Option<Vec<String>> = have.and_then(|v| serde_json::from_str(v).ok());
+    let wanted: Option<Vec<String>> = want.as_deref().and_then(|v| serde_json::from_str(v).ok());
+    let due = have.is_some()
+        || out.changes.iter().any(|c| {
+            matches!(
+                c,
+                Change::Claim { .. }
+                    | Change::AddCheck { .. }
+                    | Change::DropCheck { .. }
+                    | Change::AddForeignKey { .. }
+                    | Change::DropForeignKey { .. }
+            )
+        });
+    // a claim writes the record with the marker, in one write
+    if let (Some(w), None) = (&want, have)
+        && let Some(Change::Claim { constraints, .. }) = out
+            .changes
+            .iter_mut()
+            .find(|c| matches!(c, Change::Claim { .. }))
+    {
+        *constraints = Some(w.clone());
+        return;
+    }
+    match (want, have) {
+        (Some(w), _) if due && recorded != wanted => out.changes.push(Change::SetProperty {
+            key: CONSTRAINTS_PROPERTY.to_string(),
+            from: have.cloned(),
+            to: w,
+        }),
+        (None, Some(h)) if recorded.is_none_or(|r| !r.is_empty()) => {
+            out.changes.push(Change::SetProperty {
+                key: CONSTRAINTS_PROPERTY.to_string(),
+                from: Some(h.clone()),
+                to: "[]".to_string(),
+            })
+        }
+        _ => {}
     }
 }
 

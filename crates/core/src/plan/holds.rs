@@ -34,7 +34,15 @@ pub fn holds(action: &Action, live: Option<&ObservedTable>) -> bool {
     match action {
         Action::CreateTable { .. } => true,
         Action::DropTable => false,
-        Action::Claim { marker } => live.properties.get(OWNER_PROPERTY) == Some(marker),
+        Action::Claim {
+            marker,
+            constraints,
+        } => {
+            live.properties.get(OWNER_PROPERTY) == Some(marker)
+                && constraints.as_ref().is_none_or(|c| {
+                    live.properties.get(crate::model::CONSTRAINTS_PROPERTY) == Some(c)
+                })
+        }
         Action::SetTableComment { comment } => live.comment.as_deref().unwrap_or("") == comment,
         Action::SetProperties { properties } => properties
             .iter()

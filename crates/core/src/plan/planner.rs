@@ -18,8 +18,8 @@ use super::steps::{
     Action, Projection, Rewrite, RewritePhase, RiskClass, Source, Step, clone_name,
 };
 use crate::model::{
-    Check, DataType, DesiredColumn, DesiredTable, ForeignKey, OWNER_PROPERTY, ObservedColumn,
-    ObservedTable, PrimaryKey, StructField, TableRef,
+    CONSTRAINTS_PROPERTY, Check, DataType, DesiredColumn, DesiredTable, ForeignKey, OWNER_PROPERTY,
+    ObservedColumn, ObservedTable, PrimaryKey, StructField, TableRef,
 };
 
 /// What happens to a table as a whole.
@@ -706,12 +706,16 @@ impl<'a> UpdateDrafts<'a> {
                 }
                 self.drafts.insert(0, d);
             }
-            Change::Claim { marker } => self.drafts.push(
+            Change::Claim {
+                marker,
+                constraints,
+            } => self.drafts.push(
                 draft(
                     StepGroup::Claim,
                     RiskClass::Meta,
                     Action::Claim {
                         marker: marker.clone(),
+                        constraints: constraints.clone(),
                     },
                     s,
                 )
@@ -749,6 +753,25 @@ impl<'a> UpdateDrafts<'a> {
                 if key == "delta.enableTypeWidening" && to == "true" =>
             {
                 self.need_widening = true
+            }
+            // the record of the operator's constraints: its own step after them, so it
+            // never names one whose add failed
+            Change::SetProperty { key, from, to } if key == CONSTRAINTS_PROPERTY => {
+                self.drafts.push(
+                    draft(
+                        StepGroup::AddKeys,
+                        RiskClass::Meta,
+                        Action::SetProperties {
+                            properties: BTreeMap::from([(key.clone(), to.clone())]),
+                        },
+                        s,
+                    )
+                    .note("records the constraints the operator manages: one the spec no longer declares is dropped only if recorded here")
+                    .undo(match from {
+                        Some(f) => format!("SET TBLPROPERTIES ('{key}' = '{f}')"),
+                        None => format!("UNSET TBLPROPERTIES ('{key}')"),
+                    }),
+                )
             }
             Change::SetProperty { key, to, .. } => {
                 self.props.insert(key.clone(), to.clone());

@@ -186,6 +186,9 @@ pub enum Action {
     },
     Claim {
         marker: String,
+        /// The record of the declared constraints, set in the same write as the marker.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        constraints: Option<String>,
     },
     SetTableComment {
         comment: String,
@@ -306,6 +309,25 @@ pub enum Action {
     RemoveLeftovers {
         leftovers: Vec<Leftover>,
     },
+}
+
+/// The properties a claim writes, in one write: the owner marker, and the
+/// record of the constraints the spec declares when it declares some.
+pub fn claim_properties(
+    marker: &str,
+    constraints: Option<&str>,
+) -> std::collections::BTreeMap<String, String> {
+    let mut p = std::collections::BTreeMap::from([(
+        crate::model::OWNER_PROPERTY.to_string(),
+        marker.to_string(),
+    )]);
+    if let Some(c) = constraints {
+        p.insert(
+            crate::model::CONSTRAINTS_PROPERTY.to_string(),
+            c.to_string(),
+        );
+    }
+    p
 }
 
 impl Action {
