@@ -96,16 +96,16 @@ fn an_apply_shows_its_step_and_a_sigterm_interrupts_it_then_the_next_operator_re
     apply_yaml(&ns, &orders_changed());
     // Applying, step 2 of 2, with how long it has run; the printer column shows it
     let mut applying = Value::Null;
-    wait_until("step 2/3 to show", Duration::from_secs(60), || {
+    wait_until("step 2/4 to show", Duration::from_secs(60), || {
         applying = get(&ns, "deltatable", "orders");
         match true_condition(&applying, "Reconciling") {
-            Some((r, m)) if r == "Applying" && m.starts_with("step 2/3 REPLACE TABLE") => Ok(()),
+            Some((r, m)) if r == "Applying" && m.starts_with("step 2/4 REPLACE TABLE") => Ok(()),
             _ => Err(applying["status"].to_string()),
         }
     });
     let apply = &applying["status"]["apply"];
     assert_eq!(apply["step"], 2, "{apply}");
-    assert_eq!(apply["of"], 3, "{apply}");
+    assert_eq!(apply["of"], 4, "{apply}");
     assert_eq!(apply["planId"], applying["status"]["plan"]["id"], "{apply}");
     assert!(
         apply["startedAt"].is_string() && apply["stepStartedAt"].is_string(),
@@ -121,7 +121,7 @@ fn an_apply_shows_its_step_and_a_sigterm_interrupts_it_then_the_next_operator_re
     assert!(message.contains(", running "), "{message}");
     let columns = kubectl_ok(&["get", "-n", &ns, "deltatable", "orders"]);
     assert!(
-        columns.contains("APPLYING") && columns.contains("2/3 REPLACE TABLE"),
+        columns.contains("APPLYING") && columns.contains("2/4 REPLACE TABLE"),
         "{columns}"
     );
     // the message is refreshed while the step runs
@@ -133,7 +133,7 @@ fn an_apply_shows_its_step_and_a_sigterm_interrupts_it_then_the_next_operator_re
             let now = true_condition(&get(&ns, "deltatable", "orders"), "Reconciling")
                 .map(|(_, m)| m)
                 .unwrap_or_default();
-            if now != first_message && now.starts_with("step 2/3") {
+            if now != first_message && now.starts_with("step 2/4") {
                 Ok(())
             } else {
                 Err(now)
@@ -151,7 +151,7 @@ fn an_apply_shows_its_step_and_a_sigterm_interrupts_it_then_the_next_operator_re
     let (reason, message) = true_condition(&obj, "Reconciling")
         .unwrap_or_else(|| panic!("not Reconciling after SIGTERM: {}", obj["status"]));
     assert_eq!(reason, "Interrupted", "{message}");
-    assert!(message.contains("2/3 REPLACE TABLE"), "{message}");
+    assert!(message.contains("2/4 REPLACE TABLE"), "{message}");
     let restore_points = obj["status"]["apply"]["restorePoints"].clone();
     assert!(
         restore_points.to_string().contains("main.sales.orders@"),
@@ -232,7 +232,7 @@ fn killed_mid_rewrite_the_next_operator_says_so_resumes_and_loses_no_row() {
         },
     );
     op.kill9();
-    // what the dead operator left: Applying step 2/3, its restore point
+    // what the dead operator left: Applying step 2/4, its restore point
     let left = get(&ns, "deltatable", "orders");
     assert_eq!(
         true_condition(&left, "Reconciling").map(|(r, _)| r),
@@ -282,7 +282,7 @@ fn killed_mid_rewrite_the_next_operator_says_so_resumes_and_loses_no_row() {
     let said = events(&ns, "orders");
     assert!(
         said.lines().any(|l| l.starts_with("ApplyInterrupted: ")
-            && l.contains("cut short at step 2/3")
+            && l.contains("cut short at step 2/4")
             && l.contains("operator running it ended")),
         "{said}"
     );
@@ -434,10 +434,10 @@ fn a_two_replica_failover_during_an_apply_resumes_it() {
         &[],
     );
     apply_yaml(&ns, &orders_changed());
-    wait_until("op-a to apply step 2/3", Duration::from_secs(60), || {
+    wait_until("op-a to apply step 2/4", Duration::from_secs(60), || {
         let o = get(&ns, "deltatable", "orders");
         match true_condition(&o, "Reconciling") {
-            Some((r, m)) if r == "Applying" && m.starts_with("step 2/3") => Ok(()),
+            Some((r, m)) if r == "Applying" && m.starts_with("step 2/4") => Ok(()),
             _ => Err(o["status"].to_string()),
         }
     });
@@ -464,7 +464,7 @@ fn a_two_replica_failover_during_an_apply_resumes_it() {
     let said = events(&ns, "orders");
     assert!(
         said.lines()
-            .any(|l| l.starts_with("ApplyInterrupted: ") && l.contains("cut short at step 2/3")),
+            .any(|l| l.starts_with("ApplyInterrupted: ") && l.contains("cut short at step 2/4")),
         "{said}"
     );
     assert!(said.contains("ApplyResumed: "), "{said}");

@@ -447,7 +447,7 @@ impl Operator {
 
 /// The example `orders` with a new comment, `amount` widened int → bigint and a
 /// new column and a new CHECK: COMMENT ON TABLE, a rewrite (REPLACE TABLE from
-/// itself), ADD CONSTRAINT.
+/// itself), ADD CONSTRAINT, and the operator's record of its constraints.
 pub fn orders_changed() -> String {
     std::fs::read_to_string(examples().join("orders.yaml"))
         .unwrap()
