@@ -604,3 +604,151 @@ fn ctrl_c_stops_after_the_running_step_and_releases_the_locks() {
     let o = run(d, &["plan", "-f", "examples/"]);
     assert_eq!(code(&o), 0, "{}", text(&o));
 }
+
+/// A target's `defaultSchemaMode` is the mode of every DeltaSchema on it whose spec names none;
+/// a spec that names one keeps it.
+#[test]
+fn a_target_sets_the_mode_of_the_schemas_that_name_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let m = d.join("m");
+    std::fs::create_dir(&m).unwrap();
+    let schema = |mode: &str| {
+        format!(
+            "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {{name: sales}}\nspec: {{catalog: main{mode}}}\n"
+        )
+    };
+    std::fs::write(m.join("sales.yaml"), schema("")).unwrap();
+    for t in ["kept", "gone"] {
+        std::fs::write(
+            m.join(format!("{t}.yaml")),
+            format!("apiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {{name: {t}}}\nspec:\n  schemaRef: sales\n  columns:\n    - {{name: id, type: bigint}}\n"),
+        )
+        .unwrap();
+    }
+    let config = |extra: &str| {
+        let path = d.join(format!("config{}.yaml", extra.len()));
+        std::fs::write(
+            &path,
+            format!(
+                "targets:\n  local:\n    lake: {{root: ./lake}}\n{extra}defaultTarget: local\n"
+            ),
+        )
+        .unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let strict = config("    defaultSchemaMode: strict\n");
+    let plain = config("");
+    let o = run(d, &["apply", "-f", "m", "--config", &strict]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    std::fs::remove_file(m.join("gone.yaml")).unwrap();
+    // the strict target: the orphan is planned for its (destructive) drop
+    let o = run(d, &["plan", "-f", "m", "--config", &strict]);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert!(
+        text(&o).contains("main.sales.gone   - destroy"),
+        "{}",
+        text(&o)
+    );
+    // the default target: additive, the orphan is kept
+    let o = run(d, &["plan", "-f", "m", "--config", &plain]);
+    assert!(
+        text(&o).contains("main.sales.gone   · orphan, kept"),
+        "{}",
+        text(&o)
+    );
+    // a spec that names its mode keeps it on the strict target
+    std::fs::write(m.join("sales.yaml"), schema(", mode: additive")).unwrap();
+    let o = run(d, &["plan", "-f", "m", "--config", &strict]);
+    assert!(
+        text(&o).contains("main.sales.gone   · orphan, kept"),
+        "{}",
+        text(&o)
+    );
+}
+
+/// An apply of an approved plan killed after its first step: `apply --approve <the same id>`
+/// resumes what is left, with no new approval, because every step left is a step of the
+/// approved plan (the CLI recorded it before running). A step the approval did not cover is
+/// still refused, and once the plan has run to the end the record is gone.
+#[test]
+fn an_interrupted_approved_apply_resumes_on_the_same_approval() {
+    let dir = workdir();
+    let d = dir.path();
+    let state = d.join("state");
+    let run_in_state = |args: &[&str], failpoint: Option<&str>| {
+        let mut c = Command::new(BIN);
+        c.args(args)
+            .current_dir(d)
+            .env_remove("DELTA_OPERATOR_CONFIG")
+            .env("DELTA_OPERATOR_STATE_DIR", &state);
+        if let Some(f) = failpoint {
+            c.env("DELTA_OPERATOR_FAILPOINT", f);
+        }
+        c.output().expect("run the binary")
+    };
+    assert_eq!(code(&run(d, &["apply", "-f", "examples/"])), 0);
+    let edit = |file: &str, from: &str, to: &str| {
+        let p = d.join("examples").join(file);
+        let s = std::fs::read_to_string(&p).unwrap();
+        assert!(s.contains(from), "{file}: {from}");
+        std::fs::write(&p, s.replace(from, to)).unwrap();
+    };
+    edit(
+        "customers.yaml",
+        "    - name: email\n      type: string\n",
+        "",
+    );
+    edit(
+        "orders.yaml",
+        "    - name: status\n      type: string\n",
+        "",
+    );
+    let o = run(d, &["plan", "-f", "examples/"]);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    let approved = plan_id(&text(&o));
+    // killed right after the first step
+    let o = run_in_state(
+        &["apply", "-f", "examples/", "--approve", &approved],
+        Some("after-step-1"),
+    );
+    assert_ne!(code(&o), 0, "the failpoint aborts: {}", text(&o));
+    let o = run(d, &["plan", "-f", "examples/"]);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert_ne!(plan_id(&text(&o)), approved, "part of the plan ran");
+    // one more destructive change: not covered by the approval
+    edit(
+        "orders.yaml",
+        "    - name: customer_id\n      type: bigint\n",
+        "",
+    );
+    let o = run_in_state(&["apply", "-f", "examples/", "--approve", &approved], None);
+    assert_eq!(
+        code(&o),
+        4,
+        "a step the approval did not cover: {}",
+        text(&o)
+    );
+    edit(
+        "orders.yaml",
+        "    - name: amount\n",
+        "    - name: customer_id\n      type: bigint\n    - name: amount\n",
+    );
+    // what is left of the approved plan: resumed on the same approval
+    let o = run_in_state(&["apply", "-f", "examples/", "--approve", &approved], None);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(
+        text(&o).contains(&format!("resuming the approved plan {approved}")),
+        "{}",
+        text(&o)
+    );
+    let o = run(d, &["plan", "-f", "examples/"]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let left: Vec<_> = std::fs::read_dir(state.join("approvals"))
+        .map(|r| r.flatten().collect())
+        .unwrap_or_default();
+    assert!(
+        left.is_empty(),
+        "the record is gone once the plan ran to the end"
+    );
+}

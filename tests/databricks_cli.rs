@@ -181,6 +181,26 @@ fn plan_apply_plan_with_a_databricks_target_as_the_readme_shows() {
         err.contains("warehouse starting"),
         "the apply waited for the warehouse and said so: {err}"
     );
+
+    // sizing a plan that scans the table (a new CHECK validates every row) waits for the
+    // warehouse too: the plan says so, with the state and the time waited (it was silent)
+    faults(serde_json::json!({"warehouse_state": "STOPPED", "warehouse_start_seconds": 2}));
+    let spec = std::fs::read_to_string(&orders).unwrap();
+    std::fs::write(
+        &orders,
+        spec.replace(
+            "  constraints:\n",
+            "  constraints:\n    - check: {name: order_id_positive, expression: order_id > 0}\n",
+        ),
+    )
+    .unwrap();
+    let (code, out, err) = run(&["plan", "-f", f, "--config", c]);
+    faults(serde_json::json!({"warehouse_state": "RUNNING"}));
+    assert_eq!(code, 2, "{out}\n{err}");
+    assert!(
+        err.contains("warehouse starting (") && err.contains("waited "),
+        "the plan's sizing waited for the warehouse and said so: {err}"
+    );
 }
 
 /// A fresh catalog with the examples in it and a config naming it (`extra` is added to the
@@ -593,4 +613,183 @@ fn one_table_failing_in_any_phase_leaves_the_others_applied_and_each_says_why() 
         "{out}"
     );
     faults(serde_json::json!({"uc_column_types": {}}));
+}
+
+/// `import` writes everything the Databricks reader sees (keys, tags, grants, owner, clustering,
+/// identity, generated columns, defaults, masks, CHECKs), so the first plan of the imported
+/// manifests is only CLAIM steps, the first apply claims the tables without dropping any
+/// constraint (the foreign key survives), and the next plan is empty.
+#[test]
+fn an_import_round_trips_every_field_so_the_first_plan_only_claims() {
+    let _shared = warehouse_shared();
+    let catalog = format!("importrt_{}", std::process::id());
+    let dir = tempfile::tempdir().unwrap();
+    let (_, c) = dbx_setup(dir.path(), &catalog, "");
+    let built = dir.path().join("built");
+    std::fs::create_dir(&built).unwrap();
+    std::fs::write(
+        built.join("all.yaml"),
+        format!(
+            "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {{name: sales}}\nspec: {{catalog: {catalog}}}\n---\n{}{}",
+            table_yaml(
+                "customers",
+                "  comment: one row per customer
+  clusterBy: [id]
+  tags: {domain: sales}
+  grants: [{principal: analysts, privileges: [SELECT]}]
+  owner: data-eng
+  constraints:
+    - primaryKey: {name: customers_pk, columns: [id]}
+  columns:
+    - {name: id, type: bigint, nullable: false, identity: {generated: Always, start: 10, increment: 5}, comment: surrogate key}
+    - {name: email, type: string, mask: {function: main.sec.mask_email}, tags: {pii: email}}
+    - {name: region, type: string, default: \"'EU'\"}
+---
+"
+            ),
+            table_yaml(
+                "orders",
+                "  partitionedBy: [day]
+  constraints:
+    - check: {name: amount_not_negative, expression: amount >= 0}
+    - foreignKey: {name: orders_customer_fk, columns: [customer_id], references: customers, referencedColumns: [id]}
+  columns:
+    - {name: order_id, type: bigint, nullable: false}
+    - {name: customer_id, type: bigint}
+    - {name: amount, type: 'decimal(18,2)'}
+    - {name: ts, type: timestamp}
+    - {name: day, type: date, generated: CAST(ts AS DATE)}
+"
+            ),
+        ),
+    )
+    .unwrap();
+    let b = built.to_str().unwrap();
+    let (code, out, err) = run(&["apply", "-f", b, "--config", &c]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    // the tables as another tool left them: no owner marker, no record of constraints
+    for t in ["customers", "orders"] {
+        sql(&format!(
+            "ALTER TABLE `{catalog}`.`sales`.`{t}` UNSET TBLPROPERTIES IF EXISTS ('delta-operator.io/owner', 'delta-operator.io/constraints')"
+        ));
+    }
+    let imported = dir.path().join("imported");
+    let (code, out, err) = run(&[
+        "import",
+        "--schema",
+        &format!("{catalog}.sales"),
+        "-o",
+        imported.to_str().unwrap(),
+        "--config",
+        &c,
+    ]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let written: String = std::fs::read_dir(&imported)
+        .unwrap()
+        .flatten()
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect();
+    for field in [
+        "primaryKey",
+        "foreignKey",
+        "identity",
+        "generated",
+        "default",
+        "mask",
+        "clusterBy",
+        "grants",
+        "owner: data-eng",
+        "pii",
+        "amount_not_negative",
+    ] {
+        assert!(written.contains(field), "import writes {field}:\n{written}");
+    }
+    let i = imported.to_str().unwrap();
+    let (code, out, err) = run(&["plan", "-f", i, "--config", &c]);
+    assert_eq!(code, 2, "{out}\n{err}");
+    let steps: Vec<&str> = out
+        .lines()
+        .filter(|l| {
+            let t = l.trim_start();
+            t.split_once(". ")
+                .is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+        })
+        .collect();
+    assert_eq!(steps.len(), 2, "two tables, one step each:\n{out}");
+    assert!(
+        steps.iter().all(|l| l.contains("CLAIM ownership")),
+        "only CLAIM steps after an import:\n{out}"
+    );
+    let (code, out, err) = run(&["apply", "-f", i, "--config", &c]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let (code, out, err) = run(&["plan", "-f", i, "--config", &c]);
+    assert_eq!(code, 0, "the claimed tables plan clean:\n{out}\n{err}");
+    // the foreign key is still there, and now the operator's: the record names it
+    let (status, v) = http::blocking_get(
+        &format!(
+            "{}/api/2.1/unity-catalog/tables/{catalog}.sales.orders",
+            env("DATABRICKS_HOST")
+        ),
+        &env("DATABRICKS_TOKEN"),
+    );
+    assert_eq!(status, 200, "{v}");
+    assert!(
+        v["table_constraints"]
+            .to_string()
+            .contains("orders_customer_fk"),
+        "{v}"
+    );
+    assert!(
+        v["properties"]["delta-operator.io/constraints"]
+            .as_str()
+            .is_some_and(
+                |r| r.contains("fk:customer_id->") && r.contains("check:amount_not_negative")
+            ),
+        "{v}"
+    );
+}
+
+/// A step whose restore point cannot be read still runs, and its line says it had none and why
+/// (the reference's promise; it used to fail the step): `DESCRIBE HISTORY` fails in the
+/// warehouse while an approved column drop runs.
+#[test]
+fn a_step_whose_restore_point_cannot_be_read_runs_and_its_line_says_so() {
+    let _shared = warehouse_shared();
+    let catalog = format!("norestore_{}", std::process::id());
+    let dir = tempfile::tempdir().unwrap();
+    let (f, c) = dbx_setup(dir.path(), &catalog, "");
+    let (code, out, err) = run(&["apply", "-f", &f, "--config", &c]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let orders = Path::new(&f).join("orders.yaml");
+    let spec = std::fs::read_to_string(&orders).unwrap();
+    std::fs::write(
+        &orders,
+        spec.replace("    - name: status\n      type: string\n", ""),
+    )
+    .unwrap();
+    let (code, out, err) = run(&["plan", "-f", &f, "--config", &c]);
+    assert_eq!(code, 2, "{out}\n{err}");
+    let id = out
+        .lines()
+        .find_map(|l| l.strip_prefix("Plan id: "))
+        .expect("a plan id")
+        .to_string();
+    faults(serde_json::json!({"fail_pattern": format!("DESCRIBE HISTORY `{catalog}`")}));
+    let (code, out, err) = run(&["apply", "-f", &f, "--config", &c, "--approve", &id]);
+    faults(serde_json::json!({"fail_pattern": null}));
+    assert_eq!(
+        code, 0,
+        "the step runs without its restore point\n{out}\n{err}"
+    );
+    let line = out
+        .lines()
+        .find(|l| l.contains("DROP COLUMN status"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        line.contains("ok")
+            && line.contains("no restore point: the table's version could not be read"),
+        "{line}"
+    );
+    let (code, out, err) = run(&["plan", "-f", &f, "--config", &c]);
+    assert_eq!(code, 0, "{out}\n{err}");
 }

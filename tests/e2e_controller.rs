@@ -13,6 +13,24 @@ use delta_operator::controller::FINALIZER;
 use serde_json::Value;
 use support::e2e::*;
 
+/// The table's comment: the description of the newest metaData action in its log.
+fn table_comment(table: &Path) -> Option<String> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(table.join("_delta_log"))
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    files.iter().rev().find_map(|f| {
+        std::fs::read_to_string(f).ok()?.lines().find_map(|l| {
+            let v: Value = serde_json::from_str(l).ok()?;
+            v.get("metaData")
+                .map(|m| m["description"].as_str().unwrap_or_default().to_string())
+        })
+    })
+}
+
 /// Commit infos of a table, in version order.
 fn commit_infos(table: &Path) -> Vec<Value> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(table.join("_delta_log"))
@@ -1301,4 +1319,73 @@ fn a_resource_changed_concurrently_reaches_ready_through_status_and_finalizer_co
         .expect("the table exists");
     let names: Vec<&str> = live.columns.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["id", "note2", "note3", "note4", "note5"]);
+}
+
+/// A CLI apply and the operator take the same table lock (the lake's, whoever applies): while
+/// a CLI apply holds a table, the operator's apply of it waits and says who holds it (reason
+/// Locked), then applies once the CLI is done.
+#[test]
+fn a_cli_apply_beside_the_operator_holds_the_table_and_the_operator_waits_its_turn() {
+    let ns = namespace("cli-beside");
+    let op = Operator::start(&ns, ALL, &[]);
+    let spec = |comment: &str| {
+        format!(
+            "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {{name: orders, namespace: {ns}}}\nspec:\n  schemaRef: sales\n  comment: {comment}\n  columns:\n    - {{name: id, type: bigint}}\n"
+        )
+    };
+    let schema = format!(
+        "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {{name: sales, namespace: {ns}}}\nspec: {{catalog: main}}\n"
+    );
+    apply_yaml(&ns, &schema);
+    apply_yaml(&ns, &spec("first"));
+    wait_condition(&ns, "deltatable", "orders", "Ready", "True", None);
+    // the CLI applies the same resource's table (same owner marker), paused in its step
+    let work = op.lake.parent().unwrap();
+    let manifests = work.join("cli-manifests");
+    std::fs::create_dir_all(&manifests).unwrap();
+    std::fs::write(
+        manifests.join("all.yaml"),
+        format!("{schema}---\n{}", spec("from the cli")),
+    )
+    .unwrap();
+    let mut cmd = std::process::Command::new(BIN);
+    cmd.args(["apply", "-f", manifests.to_str().unwrap()])
+        .current_dir(work)
+        .env_remove("DELTA_OPERATOR_CONFIG")
+        .env("DELTA_OPERATOR_FAILPOINT", "slow-step-1")
+        .env("DELTA_OPERATOR_FAILPOINT_SECONDS", "20");
+    let cli = support::start_paused(cmd, "step-1", "cli apply", Duration::from_secs(120));
+    let holder = "cli@";
+    // the operator is asked for another comment meanwhile: it waits, naming the CLI
+    apply_yaml(&ns, &spec("from the operator"));
+    wait_until(
+        "the operator to report the table locked by the CLI",
+        Duration::from_secs(60),
+        || {
+            let o = get(&ns, "deltatable", "orders");
+            let said = o["status"]["conditions"].to_string();
+            if said.contains("Locked") && said.contains(holder) {
+                Ok(())
+            } else {
+                Err(said)
+            }
+        },
+    );
+    let out = cli.wait_with_output().unwrap();
+    assert!(out.status.success(), "the CLI's apply finished");
+    // then the operator's turn: its spec wins
+    wait_until(
+        "the operator to apply its comment after the CLI",
+        Duration::from_secs(90),
+        || {
+            let o = get(&ns, "deltatable", "orders");
+            let ready = condition(&o, "Ready").is_some_and(|(s, _)| s == "True");
+            let comment = table_comment(&op.table_dir("orders"));
+            if ready && comment.as_deref() == Some("from the operator") {
+                Ok(())
+            } else {
+                Err(o["status"].to_string())
+            }
+        },
+    );
 }

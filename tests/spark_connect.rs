@@ -793,3 +793,108 @@ async fn claim_unset_drop_not_null_and_a_drop_undone_on_spark_connect() {
         "back with its rows, readable by Spark"
     );
 }
+
+/// Two CLI applies of one table on the Spark Connect target at once: the second waits its
+/// `--lock-wait`, then is refused naming the holder (exit 5); once the holder is killed (-9),
+/// the next apply proceeds at once (a holder on this host whose process is gone is not waited
+/// for; elsewhere, its lock's expiry) and finishes the work.
+#[test]
+fn two_cli_applies_on_spark_connect_take_turns_and_a_killed_holder_frees_the_tables() {
+    const BIN: &str = env!("CARGO_BIN_EXE_delta-operator");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let root = d.join("lake");
+    std::fs::create_dir(&root).unwrap();
+    let examples = d.join("examples");
+    std::fs::create_dir(&examples).unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    for e in std::fs::read_dir(src).unwrap().flatten() {
+        std::fs::copy(e.path(), examples.join(e.file_name())).unwrap();
+    }
+    let config = d.join("config.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "targets:\n  sc:\n    sparkConnect: {{url: '{}', root: '{}'}}\ndefaultTarget: sc\n",
+            support::spark::url(),
+            root.display()
+        ),
+    )
+    .unwrap();
+    let (f, c) = (examples.to_str().unwrap(), config.to_str().unwrap());
+    let mut cmd = Command::new(BIN);
+    cmd.args(["apply", "-f", f, "--config", c])
+        .env_remove("DELTA_OPERATOR_CONFIG")
+        .env("DELTA_OPERATOR_FAILPOINT", "slow-step-1")
+        .env("DELTA_OPERATOR_FAILPOINT_SECONDS", "300");
+    let mut first = support::start_paused(cmd, "step-1", "first apply", Duration::from_secs(180));
+    let second = Command::new(BIN)
+        .args(["apply", "-f", f, "--config", c, "--lock-wait", "1s"])
+        .env_remove("DELTA_OPERATOR_CONFIG")
+        .output()
+        .expect("run the binary");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&second.stdout),
+        String::from_utf8_lossy(&second.stderr)
+    );
+    assert_eq!(
+        second.status.code(),
+        Some(5),
+        "the second is refused: {said}"
+    );
+    assert!(
+        said.contains("cli@") && said.contains(&first.id().to_string()),
+        "names the holder: {said}"
+    );
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let started = Instant::now();
+    let third = Command::new(BIN)
+        .args(["apply", "-f", f, "--config", c, "--lock-wait", "0s"])
+        .env_remove("DELTA_OPERATOR_CONFIG")
+        .output()
+        .expect("run the binary");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&third.stdout),
+        String::from_utf8_lossy(&third.stderr)
+    );
+    assert_eq!(third.status.code(), Some(0), "{said}");
+    assert!(started.elapsed() < Duration::from_secs(120), "{said}");
+    let plan = Command::new(BIN)
+        .args(["plan", "-f", f, "--config", c])
+        .env_remove("DELTA_OPERATOR_CONFIG")
+        .output()
+        .expect("run the binary");
+    assert_eq!(
+        plan.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&plan.stdout)
+    );
+    // import on the Spark Connect target round-trips what it reads: the manifests plan clean
+    let imported = d.join("imported");
+    let o = Command::new(BIN)
+        .args(["import", "--schema", "main.sales", "-o"])
+        .arg(&imported)
+        .args(["--config", c])
+        .env_remove("DELTA_OPERATOR_CONFIG")
+        .output()
+        .expect("run the binary");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let plan = Command::new(BIN)
+        .args(["plan", "-f"])
+        .arg(&imported)
+        .args(["--config", c])
+        .env_remove("DELTA_OPERATOR_CONFIG")
+        .output()
+        .expect("run the binary");
+    assert_eq!(
+        plan.status.code(),
+        Some(0),
+        "imported manifests plan clean: {}{}",
+        String::from_utf8_lossy(&plan.stdout),
+        String::from_utf8_lossy(&plan.stderr)
+    );
+}

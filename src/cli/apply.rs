@@ -105,7 +105,7 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
     };
     inputs.clone_before_rewrite(a.clone_before_rewrite);
     let backend = match choose_target(config, a.target.as_deref(), &m)
-        .and_then(|t| check_allowed(config, &t, &inputs).and_then(|_| open_backend(config, &t)))
+        .and_then(|t| check_allowed(config, &t, &mut inputs).and_then(|_| open_backend(config, &t)))
     {
         Ok(b) => b,
         Err(e) => {
@@ -203,11 +203,27 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
         // a lake table's lock is fenced by the lake itself before each commit
         fence: None,
     };
+    // an approved plan is recorded before it runs; what is left of it after an interruption
+    // resumes on the same approval (`approvals`)
+    let mut approve = a.approve.clone();
+    if let Some(x) = &a.approve
+        && let Ok((plan, _)) = crate::engine::read_and_plan(&backend, &inputs).await
+    {
+        if crate::plan::gate::approves(x, &plan.id) {
+            super::approvals::record(&plan);
+        } else if super::approvals::resumes(x, &plan) {
+            eprintln!(
+                "resuming the approved plan {x}: the {} steps left are steps of it (plan {})",
+                plan.summary.steps, plan.id
+            );
+            approve = Some(plan.id.to_string());
+        }
+    }
     let applying = run_apply(
         &backend,
         &inputs,
         a.plan_id.as_deref(),
-        a.approve.as_deref(),
+        approve.as_deref(),
         &opts,
     );
     tokio::pin!(applying);
@@ -275,6 +291,17 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
                     "locked: {} was not applied, the other tables went on: {}",
                     l.table, l.by
                 );
+            }
+            let finished = !report.failed()
+                && report.locked.is_empty()
+                && report.tables.iter().all(|t| {
+                    matches!(
+                        t.status,
+                        crate::apply::TableStatus::Applied | crate::apply::TableStatus::Unchanged
+                    )
+                });
+            if let (true, Some(x)) = (finished, &a.approve) {
+                super::approvals::done(x);
             }
             let code = if report.failed() || report.any_table_failed() {
                 EXIT_ERROR

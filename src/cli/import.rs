@@ -84,12 +84,36 @@ pub fn table_manifest(t: &ObservedTable, schema_resource: &str, namespace: &str)
             if let Some(g) = &c.generated {
                 col.insert("generated".into(), json!(g));
             }
+            if let Some(i) = &c.identity {
+                let generated = if i.always { "Always" } else { "ByDefault" };
+                col.insert(
+                    "identity".into(),
+                    json!({"generated": generated, "start": i.start, "increment": i.increment}),
+                );
+            }
+            if let Some(d) = &c.default {
+                col.insert("default".into(), json!(d));
+            }
+            if let Some(m) = &c.mask {
+                let mut mask = Map::new();
+                mask.insert("function".into(), json!(m.function));
+                if !m.using_columns.is_empty() {
+                    mask.insert("usingColumns".into(), json!(m.using_columns));
+                }
+                col.insert("mask".into(), Value::Object(mask));
+            }
+            if !c.tags.is_empty() {
+                col.insert("tags".into(), json!(c.tags));
+            }
             Value::Object(col)
         })
         .collect();
     spec.insert("columns".into(), Value::Array(columns));
     if !t.partitioned_by.is_empty() {
         spec.insert("partitionedBy".into(), json!(t.partitioned_by));
+    }
+    if let Some(c) = t.cluster_by.as_ref().filter(|c| !c.is_empty()) {
+        spec.insert("clusterBy".into(), json!(c));
     }
     let props: Map<String, Value> = t
         .properties
@@ -104,16 +128,52 @@ pub fn table_manifest(t: &ObservedTable, schema_resource: &str, namespace: &str)
     if !props.is_empty() {
         spec.insert("properties".into(), Value::Object(props));
     }
-    if !t.checks.is_empty() {
-        let cs: Vec<Value> = t
-            .checks
-            .iter()
-            .map(|c| json!({"check": {"name": c.name, "expression": c.expression}}))
-            .collect();
+    // every constraint, so the first apply claims them instead of dropping any
+    let mut cs: Vec<Value> = t
+        .checks
+        .iter()
+        .map(|c| json!({"check": {"name": c.name, "expression": c.expression}}))
+        .collect();
+    if let Some(pk) = &t.primary_key {
+        let mut k = Map::new();
+        if let Some(n) = &pk.name {
+            k.insert("name".into(), json!(n));
+        }
+        k.insert("columns".into(), json!(pk.columns));
+        cs.push(json!({"primaryKey": k}));
+    }
+    for fk in &t.foreign_keys {
+        let mut k = Map::new();
+        if let Some(n) = &fk.name {
+            k.insert("name".into(), json!(n));
+        }
+        k.insert("columns".into(), json!(fk.columns));
+        k.insert("references".into(), json!(fk.references.to_string()));
+        k.insert("referencedColumns".into(), json!(fk.referenced_columns));
+        cs.push(json!({"foreignKey": k}));
+    }
+    if !cs.is_empty() {
         spec.insert("constraints".into(), Value::Array(cs));
     }
     if let Some(c) = &t.comment {
         spec.insert("comment".into(), json!(c));
+    }
+    if !t.tags.is_empty() {
+        spec.insert("tags".into(), json!(t.tags));
+    }
+    if !t.grants.is_empty() {
+        let grants: Vec<Value> = t
+            .grants
+            .iter()
+            .map(|g| {
+                let privileges: Vec<String> = g.privileges.iter().map(|p| p.to_string()).collect();
+                json!({"principal": g.principal, "privileges": privileges})
+            })
+            .collect();
+        spec.insert("grants".into(), Value::Array(grants));
+    }
+    if let Some(o) = &t.owner {
+        spec.insert("owner".into(), json!(o));
     }
     json!({"apiVersion": API_VERSION, "kind": "DeltaTable", "metadata": {"name": name, "namespace": ns}, "spec": spec})
 }
@@ -180,6 +240,13 @@ pub async fn import(config: &Config, a: ImportArgs) -> u8 {
         schema_manifest(&sref, &schema_resource, &a.namespace, &target),
     )];
     for t in &observed {
+        if let Some(f) = &t.row_filter {
+            // a DeltaTable has no field for it: the operator never touches it either
+            eprintln!(
+                "note {}: its row filter {f} is not written (a DeltaTable does not declare row filters; the operator leaves it alone)",
+                t.table
+            );
+        }
         if let Some(why) = &t.unreadable {
             eprintln!("skipped {}: {why}", t.table);
             continue;

@@ -4,6 +4,7 @@
 //! 4 refused (needs approval), 5 another apply holds a table.
 
 mod apply;
+mod approvals;
 mod import;
 pub mod kubectl;
 mod plan;
@@ -330,9 +331,11 @@ pub fn choose_target(config: &Config, flag: Option<&str>, m: &Manifests) -> Resu
     }
 }
 
-/// Refuses manifests naming a schema outside the target's `schemas:` allow-list, as the operator does.
-pub fn check_allowed(config: &Config, target: &str, inputs: &Inputs) -> Result<(), String> {
+/// Refuses manifests naming a schema outside the target's `schemas:` allow-list, as the
+/// operator does; gives the schemas whose spec names no mode the target's `defaultSchemaMode`.
+pub fn check_allowed(config: &Config, target: &str, inputs: &mut Inputs) -> Result<(), String> {
     let t = config.target(target).map_err(|e| e.to_string())?;
+    inputs.target_default_mode(t.default_schema_mode);
     let mut schemas: Vec<crate::model::SchemaRef> =
         inputs.schemas.iter().map(|s| s.schema.clone()).collect();
     schemas.extend(inputs.tables.iter().map(|t| t.table.schema_ref()));
@@ -427,7 +430,10 @@ pub fn open_backend(config: &Config, target: &str) -> Result<AnyBackend, String>
         crate::backend::lake::lock::this_host(),
         std::process::id()
     );
-    AnyBackend::open(t, Some(&me)).map_err(|e| format!("target '{target}': {e}"))
+    // a wait for the warehouse that no step reports is said on stderr: the CLI is never silent
+    AnyBackend::open(t, Some(&me))
+        .map(|b| b.with_wait_notice(std::sync::Arc::new(|m: &str| eprintln!("  {m}"))))
+        .map_err(|e| format!("target '{target}': {e}"))
 }
 
 /// Writes `text` to `path`, creating folders.

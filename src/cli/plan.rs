@@ -101,9 +101,9 @@ pub async fn plan(config: &Config, a: PlanArgs) -> u8 {
             delta_operator_targets::compiler(caps.backend),
         )
     } else {
-        let backend = match choose_target(config, a.target.as_deref(), &m)
-            .and_then(|t| check_allowed(config, &t, &inputs).and_then(|_| open_backend(config, &t)))
-        {
+        let backend = match choose_target(config, a.target.as_deref(), &m).and_then(|t| {
+            check_allowed(config, &t, &mut inputs).and_then(|_| open_backend(config, &t))
+        }) {
             Ok(b) => b,
             Err(e) => {
                 eprintln!("error: {e}");
@@ -135,11 +135,11 @@ pub async fn plan(config: &Config, a: PlanArgs) -> u8 {
 }
 
 pub async fn read(config: &Config, a: ReadArgs) -> u8 {
-    let Ok((m, inputs)) = load_and_lower(&a.files) else {
+    let Ok((m, mut inputs)) = load_and_lower(&a.files) else {
         return EXIT_ERROR;
     };
     let backend = match choose_target(config, a.target.as_deref(), &m)
-        .and_then(|t| check_allowed(config, &t, &inputs).and_then(|_| open_backend(config, &t)))
+        .and_then(|t| check_allowed(config, &t, &mut inputs).and_then(|_| open_backend(config, &t)))
     {
         Ok(b) => b,
         Err(e) => {

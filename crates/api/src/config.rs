@@ -43,6 +43,8 @@ struct TargetFile {
     schemas: Vec<String>,
     #[serde(default)]
     max_concurrent_applies: Option<usize>,
+    #[serde(default)]
+    default_schema_mode: delta_operator_core::model::SchemaMode,
 }
 
 /// One backend a target can name.
@@ -66,6 +68,8 @@ pub struct Target {
     /// How many applies (of different tables) the operator runs at once on this target;
     /// one table never has two. Also bounds the apply statements in flight on a warehouse.
     pub max_concurrent_applies: usize,
+    /// The mode of a DeltaSchema on this target whose spec names none (`additive` unless set).
+    pub default_schema_mode: delta_operator_core::model::SchemaMode,
 }
 
 /// Applies at once per target, unless `maxConcurrentApplies` says otherwise: a few
@@ -105,6 +109,7 @@ impl TargetFile {
             namespaces: self.namespaces,
             schemas: self.schemas,
             max_concurrent_applies,
+            default_schema_mode: self.default_schema_mode,
         })
     }
 }
@@ -367,6 +372,7 @@ impl Default for Config {
             namespaces: any(),
             schemas: any(),
             max_concurrent_applies: DEFAULT_CONCURRENT_APPLIES,
+            default_schema_mode: Default::default(),
         };
         Config {
             targets: BTreeMap::from([(DEFAULT_TARGET.to_string(), lake)]),

@@ -15,9 +15,21 @@ use crate::spec::{Manifests, SpecError};
 pub struct Inputs {
     pub tables: Vec<Arc<DesiredTable>>,
     pub schemas: Vec<SchemaScope>,
+    /// Per schema (same order): whether its spec names its mode; the others
+    /// take the target's default (`target_default_mode`).
+    pub mode_declared: Vec<bool>,
 }
 
 impl Inputs {
+    /// The target's `defaultSchemaMode` for every schema whose spec names no mode.
+    pub fn target_default_mode(&mut self, mode: delta_operator_core::model::SchemaMode) {
+        for (s, declared) in self.schemas.iter_mut().zip(&self.mode_declared) {
+            if !declared {
+                s.mode = mode;
+            }
+        }
+    }
+
     /// `--clone-before-rewrite`: every table takes a shallow clone before its
     /// first step that could lose data (false leaves each spec's own setting).
     pub fn clone_before_rewrite(&mut self, on: bool) {
@@ -59,15 +71,19 @@ pub fn lower(m: &Manifests) -> Result<Inputs, Vec<SpecError>> {
     if !errors.is_empty() {
         return Err(errors);
     }
-    let schemas = m
-        .schemas
-        .iter()
-        .map(lower_schema)
+    let lowered: Vec<_> = m.schemas.iter().map(lower_schema).collect();
+    let mode_declared = lowered.iter().map(|s| s.mode.is_some()).collect();
+    let schemas = lowered
+        .into_iter()
         .map(|s| SchemaScope {
             schema: s.schema,
-            mode: s.mode,
+            mode: s.mode.unwrap_or_default(),
             meta: s.meta,
         })
         .collect();
-    Ok(Inputs { tables, schemas })
+    Ok(Inputs {
+        tables,
+        schemas,
+        mode_declared,
+    })
 }

@@ -163,7 +163,7 @@ async fn evaluate(
     let schema = Some(desired.schema.to_string());
     let scope = SchemaScope {
         schema: desired.schema.clone(),
-        mode: desired.mode,
+        mode: desired.mode.unwrap_or(t.default_schema_mode),
         meta: desired.meta.clone(),
     };
     let caps = backend.capabilities().clone();
@@ -257,7 +257,7 @@ async fn evaluate(
             unmanaged,
         ));
     };
-    let drops = desired.mode == SchemaMode::Strict && !names.is_empty();
+    let drops = scope.mode == SchemaMode::Strict && !names.is_empty();
     let done = drops.then(|| {
         (
             EventReason::OrphansDropped,

@@ -344,7 +344,7 @@ async fn evaluate(
     }
     let inputs = Inputs {
         tables: vec![desired.into()],
-        schemas: vec![],
+        ..Inputs::default()
     };
     let plan = match read_telling_waits(obj, api, name, &backend, &inputs).await {
         Ok(p) => p,

@@ -37,6 +37,7 @@ mod tests {
             namespaces: ns.iter().map(|s| s.to_string()).collect(),
             schemas: schemas.iter().map(|s| s.to_string()).collect(),
             max_concurrent_applies: 1,
+            default_schema_mode: Default::default(),
         }
     }
 

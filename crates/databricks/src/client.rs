@@ -528,7 +528,14 @@ impl DatabricksClient {
                 .warehouse_waiting
                 .lock()
                 .unwrap_or_else(|p| p.into_inner()) = Some(state.clone());
-            progress(&format!("warehouse starting ({state})"));
+            let waited = self
+                .cfg
+                .warehouse_start_timeout
+                .saturating_sub(deadline.saturating_duration_since(Instant::now()));
+            progress(&format!(
+                "warehouse starting ({state}, waited {}s)",
+                waited.as_secs()
+            ));
             if Instant::now() >= deadline {
                 *self
                     .warehouse_waiting
@@ -695,7 +702,10 @@ impl DatabricksClient {
                         .warehouse_waiting
                         .lock()
                         .unwrap_or_else(|p| p.into_inner()) = Some(w.clone());
-                    progress(&format!("warehouse starting ({w})"));
+                    progress(&format!(
+                        "warehouse starting ({w}, waited {}s)",
+                        since.elapsed().as_secs()
+                    ));
                 }
             }
             // a read past its budget is cancelled before it is reported

@@ -66,7 +66,13 @@ pub struct DatabricksBackend {
     locks: lock::WorkspaceLocks,
     /// Who takes them: the operator's identity, or `cli@<host>:<pid>`.
     writer: String,
+    /// Told of every wait for the warehouse in calls that report no progress of their own
+    /// (sizing a plan, a restore point's version): the CLI prints it, so it is never silent.
+    wait_notice: Option<WaitNotice>,
 }
+
+/// Where a wait for the warehouse is told ("warehouse starting (STARTING, waited 12s)").
+pub type WaitNotice = Arc<dyn Fn(&str) + Send + Sync>;
 
 impl std::fmt::Debug for DatabricksBackend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -126,6 +132,7 @@ impl DatabricksBackend {
         Ok(DatabricksBackend {
             locks: lock::WorkspaceLocks::new(client.clone(), lock::DEFAULT_FOLDER),
             writer: "cli".into(),
+            wait_notice: None,
             client,
             caps: Capabilities::databricks(),
             parsed: StdMutex::new(HashMap::new()),
@@ -177,6 +184,19 @@ impl DatabricksBackend {
     pub fn with_writer(mut self, writer: &str) -> Self {
         self.writer = writer.into();
         self
+    }
+
+    /// Tells `notice` of every wait for the warehouse in calls with no progress of their own.
+    pub fn with_wait_notice(mut self, notice: WaitNotice) -> Self {
+        self.wait_notice = Some(notice);
+        self
+    }
+
+    /// The progress of a call that has none of its own: waits go to the wait notice.
+    fn notice(&self, message: &str) {
+        if let Some(n) = &self.wait_notice {
+            n(message);
+        }
     }
 
     /// The table locks' workspace folder.
@@ -415,7 +435,7 @@ impl Backend for DatabricksBackend {
                 .client
                 .execute(
                     &sql::describe_detail(&sql::Names::Catalog, t),
-                    &|_: &str| {},
+                    &|m: &str| self.notice(m),
                 )
                 .await?;
             sizes.push(read::detail_size(&r.columns, &r.rows));
@@ -452,7 +472,10 @@ impl Backend for DatabricksBackend {
         let mut ids = Vec::new();
         for statement in &statements {
             tracing::info!(schema = %s, step = step.number, statement = %statement, "running");
-            let ran = self.client.execute(statement, &|_: &str| {}).await;
+            let ran = self
+                .client
+                .execute(statement, &|m: &str| self.notice(m))
+                .await;
             self.invalidate();
             ids.push(ran?.statement_id);
         }
@@ -467,7 +490,9 @@ impl Backend for DatabricksBackend {
         }
         let r = self
             .client
-            .execute(&sql::history_head(&sql::Names::Catalog, t), &|_: &str| {})
+            .execute(&sql::history_head(&sql::Names::Catalog, t), &|m: &str| {
+                self.notice(m)
+            })
             .await?;
         Ok(read::history_version(&r.columns, &r.rows))
     }

@@ -43,6 +43,15 @@ impl AnyBackend {
         }
     }
 
+    /// Tells `notice` of every wait for a Databricks warehouse that no step's progress
+    /// reports (sizing a plan, a restore point's version); other backends never wait so.
+    pub fn with_wait_notice(self, notice: databricks::WaitNotice) -> Self {
+        match self {
+            AnyBackend::Databricks(d) => AnyBackend::Databricks(d.with_wait_notice(notice)),
+            other => other,
+        }
+    }
+
     /// What a call is waiting for before it can run, if anything ("warehouse … starting").
     pub fn waiting_for(&self) -> Option<String> {
         match self {

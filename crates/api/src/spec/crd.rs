@@ -46,10 +46,11 @@ pub struct DeltaSchemaSpec {
     /// A target named in the operator config; defaults to the config's default target.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
-    /// `additive` (default): tables whose spec is gone are listed and kept.
+    /// `additive`: tables whose spec is gone are listed and kept.
     /// `strict`: tables the operator created whose spec is gone are dropped, after approval.
-    #[serde(default)]
-    pub mode: SchemaModeSpec,
+    /// Omitted: the target's `defaultSchemaMode` (itself `additive` unless set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<SchemaModeSpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 16384))]
     pub comment: Option<String>,

@@ -18,7 +18,8 @@ use delta_operator_core::model::{
 pub struct DesiredSchema {
     pub schema: SchemaRef,
     pub target: Option<String>,
-    pub mode: SchemaMode,
+    /// `None`: the spec names no mode, the target's default applies.
+    pub mode: Option<SchemaMode>,
     /// The DeltaSchema.
     pub resource: ResourceId,
     /// The schema's own comment, properties, owner and grants.
@@ -66,10 +67,10 @@ pub fn lower_schema(s: &Loaded<DeltaSchema>) -> DesiredSchema {
     DesiredSchema {
         schema: schema_ref_of(s),
         target: spec.target.clone(),
-        mode: match spec.mode {
+        mode: spec.mode.map(|m| match m {
             SchemaModeSpec::Additive => SchemaMode::Additive,
             SchemaModeSpec::Strict => SchemaMode::Strict,
-        },
+        }),
         resource: ResourceId::new(&s.namespace(), &s.name()),
         meta: SchemaMeta {
             comment: spec.comment.clone(),

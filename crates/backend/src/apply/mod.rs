@@ -668,10 +668,23 @@ async fn run_step<B: Backend>(
     if holds(&step.action, live.as_ref()) {
         return Ok(StepStatus::Skipped);
     }
+    // the restore point: a version that cannot be read does not stop the step (the
+    // reference's promise); its line says it had none, and why
+    let mut no_restore_point = None;
     if step.class >= RiskClass::Rewrite {
-        report.restore_point = backend.version(table).await?;
-        if let Some(version) = report.restore_point {
-            on_event(Event::RestorePoint { table, version });
+        match backend.version(table).await {
+            Ok(v) => {
+                report.restore_point = v;
+                if let Some(version) = v {
+                    on_event(Event::RestorePoint { table, version });
+                }
+            }
+            Err(e) => {
+                no_restore_point = Some(format!(
+                    "no restore point: the table's version could not be read ({})",
+                    e.to_string().lines().next().unwrap_or_default()
+                ))
+            }
         }
     }
     let note = |m: &str| {
@@ -690,6 +703,9 @@ async fn run_step<B: Backend>(
     let outcome = backend
         .run(run, plan, step, live.as_ref(), progress)
         .await?;
-    report.detail = outcome.detail;
+    report.detail = match (no_restore_point, outcome.detail) {
+        (Some(n), Some(d)) => Some(format!("{n}; {d}")),
+        (n, d) => n.or(d),
+    };
     Ok(StepStatus::Applied)
 }
