@@ -551,9 +551,18 @@ fn apply_reports_an_unreadable_table_on_one_line_and_exits_1() {
 
 /// Ctrl-C (SIGINT) while a step runs: the step ends, no further step starts, the apply says
 /// so and releases its tables' locks, so the next apply proceeds at once (before, the lake's
-/// lock was left to expire).
+/// lock was left to expire). SIGTERM (a cancelled CI job) does the same.
 #[test]
 fn ctrl_c_stops_after_the_running_step_and_releases_the_locks() {
+    interrupted_by("-INT");
+}
+
+#[test]
+fn sigterm_stops_after_the_running_step_and_releases_the_locks() {
+    interrupted_by("-TERM");
+}
+
+fn interrupted_by(signal: &str) {
     let dir = workdir();
     let d = dir.path();
     let mut cmd = Command::new(BIN);
@@ -570,7 +579,7 @@ fn ctrl_c_stops_after_the_running_step_and_releases_the_locks() {
     );
     let pid = child.id().to_string();
     let kill = Command::new("kill")
-        .args(["-INT", &pid])
+        .args([signal, &pid])
         .status()
         .expect("kill");
     assert!(kill.success());

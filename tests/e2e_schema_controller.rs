@@ -39,9 +39,12 @@ fn a_delta_schemas_metadata_reaches_unity_catalog_through_the_reconcile() {
         catalog_with_sales(&b, &catalog).await;
         sql(
             &b,
-            &[format!(
-                "GRANT MODIFY ON SCHEMA {catalog}.sales TO `analysts`"
-            )],
+            &[
+                format!("GRANT MODIFY ON SCHEMA {catalog}.sales TO `analysts`"),
+                // a pipeline's table and a view over it: listed as unmanaged, never touched
+                format!("CREATE TABLE {catalog}.sales.raw (id BIGINT) USING DELTA"),
+                format!("CREATE VIEW {catalog}.sales.raw_v AS SELECT id FROM {catalog}.sales.raw"),
+            ],
         )
         .await;
     });
@@ -74,6 +77,14 @@ fn a_delta_schemas_metadata_reaches_unity_catalog_through_the_reconcile() {
         "{}",
         seen["status"]
     );
+    let unmanaged = seen["status"]["unmanaged"].to_string();
+    assert!(
+        unmanaged.contains(&format!("\"{catalog}.sales.raw\""))
+            && unmanaged.contains(&format!("{catalog}.sales.raw_v (view)")),
+        "the schema's status lists the table and the view it does not manage: {}",
+        seen["status"]
+    );
+    assert_eq!(seen["status"]["unmanagedCount"], 2, "{}", seen["status"]);
 }
 
 #[test]

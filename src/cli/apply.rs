@@ -247,7 +247,7 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
                 );
                 return EXIT_INTERRUPTED;
             }
-            _ = tokio::signal::ctrl_c() => {
+            _ = interrupt_signal() => {
                 if stopping.is_some() {
                     eprintln!("interrupted again: quitting now. The running statement may still be running; the tables' locks expire within their lifetime (or `delta-operator unlock`)");
                     return EXIT_INTERRUPTED;
@@ -378,6 +378,23 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
             EXIT_ERROR
         }
     }
+}
+
+/// Ctrl-C (SIGINT), or SIGTERM (a CI job cancelled, a container stopped): either stops the
+/// apply the same way.
+async fn interrupt_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }
 
 /// How long the running step may take to end after Ctrl-C before the CLI quits anyway.

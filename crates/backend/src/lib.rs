@@ -289,6 +289,17 @@ pub trait Backend: Send + Sync {
         schema: &SchemaRef,
     ) -> impl Future<Output = Result<Vec<TableRef>, BackendError>> + Send;
 
+    /// The views (and other objects that are not Delta tables: materialized
+    /// views, streaming tables) in a schema, by name with their kind: listed in
+    /// the DeltaSchema's status, never touched. None where the backend has no
+    /// such objects (the lake).
+    fn list_views(
+        &self,
+        _schema: &SchemaRef,
+    ) -> impl Future<Output = Result<Vec<(String, String)>, BackendError>> + Send {
+        async { Ok(vec![]) }
+    }
+
     /// Starts one table's apply: takes its lock (waiting up to `wait` while
     /// another apply holds it) and names the run.
     fn begin(

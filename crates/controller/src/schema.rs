@@ -197,12 +197,27 @@ async fn evaluate(
         plan.unmanaged.sort();
         Ok::<Plan, BackendError>(plan)
     };
+    // views and other non-Delta objects beside the tables: listed too, never touched
+    let views = match backend.list_views(&scope.schema).await {
+        Ok(v) => v,
+        Err(e) => return Ok((decide::read_failed(&e), vec![], None, None)),
+    };
     let plan = match read().await {
         Ok(p) => p,
         Err(e) => return Ok((decide::read_failed(&e), vec![], None, None)),
     };
     let names = orphan_names(&plan);
-    let unmanaged = Some(plan.unmanaged.iter().map(ToString::to_string).collect());
+    let unmanaged = Some(
+        plan.unmanaged
+            .iter()
+            .map(ToString::to_string)
+            .chain(
+                views
+                    .iter()
+                    .map(|(v, kind)| format!("{}.{v} ({kind})", scope.schema)),
+            )
+            .collect(),
+    );
     let (approval, paused) = Seen::annotations(obj.annotations());
     let seen = Seen {
         kind: "deltaschema",

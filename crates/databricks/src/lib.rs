@@ -420,6 +420,28 @@ impl Backend for DatabricksBackend {
             .await
     }
 
+    /// The schema's entries that are not Delta tables (views, materialized views,
+    /// streaming tables), from the same Unity Catalog listing (REST: no warehouse).
+    async fn list_views(&self, s: &SchemaRef) -> Result<Vec<(String, String)>, BackendError> {
+        let infos = self.client.list_tables(&s.catalog, &s.schema).await?;
+        let mut out: Vec<(String, String)> = infos
+            .iter()
+            .filter(|i| !read::is_delta_table(i))
+            .filter_map(|i| {
+                let name = read::listed_name(i)?;
+                let kind = i
+                    .get("table_type")
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or("VIEW")
+                    .to_lowercase()
+                    .replace('_', " ");
+                Some((name, kind))
+            })
+            .collect();
+        out.sort();
+        Ok(out)
+    }
+
     async fn list_schema(&self, s: &SchemaRef) -> Result<Vec<TableRef>, BackendError> {
         let state = self.schema_state(s).await?;
         Ok(state

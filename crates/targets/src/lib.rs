@@ -147,6 +147,14 @@ impl Backend for AnyBackend {
         }
     }
 
+    async fn list_views(&self, schema: &SchemaRef) -> Result<Vec<(String, String)>, BackendError> {
+        match self {
+            AnyBackend::Lake(b) => b.list_views(schema).await,
+            AnyBackend::Databricks(b) => b.list_views(schema).await,
+            AnyBackend::Spark(b) => b.list_views(schema).await,
+        }
+    }
+
     async fn begin(
         &self,
         table: &TableRef,

@@ -499,7 +499,8 @@ pub struct DeltaSchemaStatus {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub orphans: Vec<String>,
     /// Tables in the schema the operator does not manage (no owner marker, no
-    /// DeltaTable): never touched, listed here by name (the first 100).
+    /// DeltaTable) and its views (`name (view)`): never touched, listed here by
+    /// name (the first 100).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unmanaged: Vec<String>,
     /// How many unmanaged tables the schema holds (`unmanaged` lists the first 100).
