@@ -945,11 +945,7 @@ async fn a_step_runs_as_its_sql_and_refreshes_the_next_read() {
         .expect("reads");
     assert_eq!(s.count("GET", "/api/2.1/unity-catalog/tables"), 2);
     let rewrite = delta_operator::plan::Action::Rewrite {
-        rewrite: delta_operator::plan::steps::Rewrite {
-            columns: vec![],
-            partitioned_by: vec![],
-            drops: vec![],
-        },
+        rewrite: delta_operator::plan::steps::Rewrite::default(),
         phase: delta_operator::plan::steps::RewritePhase::WriteOnce,
     };
     let sent_before = s.requests().iter().filter(|r| r.path == STATEMENTS).count();

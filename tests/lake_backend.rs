@@ -118,7 +118,7 @@ async fn adds_top_level_and_nested_columns_in_place() {
         "{SCHEMA}{}",
         table(
             "people",
-            "  columns:\n    - {name: id, type: bigint}\n    - {name: address, type: 'struct<street:string>'}"
+            "  columns:\n    - {name: id, type: bigint}\n    - {name: address, type: 'struct<street:string>'}\n    - {name: items, type: 'array<struct<sku:string>>'}"
         )
     ));
     lake.apply(&v1, false).await.unwrap();
@@ -128,14 +128,19 @@ async fn adds_top_level_and_nested_columns_in_place() {
         "{SCHEMA}{}",
         table(
             "people",
-            "  columns:\n    - {name: id, type: bigint}\n    - {name: address, type: 'struct<street:string,city:string>'}\n    - {name: note, type: string, comment: free text}"
+            "  columns:\n    - {name: id, type: bigint}\n    - {name: address, type: 'struct<street:string,city:string>'}\n    - {name: items, type: 'array<struct<sku:string,unit_price:double>>'}\n    - {name: note, type: string, comment: free text}"
         )
     ));
     let plan = lake.plan(&v2).await;
+    // a field inside an array's structs is added in place too (issue 28: it was a rewrite)
     assert_eq!(
         steps(&plan),
         vec![
             ("ADD COLUMN address.city".into(), RiskClass::Meta),
+            (
+                "ADD COLUMN items.element.unit_price".into(),
+                RiskClass::Meta
+            ),
             ("ADD COLUMN note".into(), RiskClass::Meta)
         ]
     );
@@ -148,13 +153,17 @@ async fn adds_top_level_and_nested_columns_in_place() {
         "struct<street:string,city:string>"
     );
     assert_eq!(
+        live.column("items").unwrap().data_type.to_string(),
+        "array<struct<sku:string,unit_price:double>>"
+    );
+    assert_eq!(
         live.column("note").unwrap().comment.as_deref(),
         Some("free text")
     );
     assert_eq!(
         lake.version(&tref("people")).await,
-        before + 2,
-        "two metadata commits, no rewrite"
+        before + 3,
+        "three metadata commits, no rewrite"
     );
     assert!(!lake.plan(&v2).await.has_changes());
 }

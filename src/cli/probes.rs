@@ -2469,7 +2469,10 @@ async fn primary_key_statements(b: &Bench) -> Verdict {
     // live unknown: our compiler sends DROP PRIMARY KEY IF EXISTS first
     b.compiled(
         &t,
-        &Action::SetPrimaryKey { key },
+        &Action::SetPrimaryKey {
+            key,
+            replaces: None,
+        },
         None,
         "DROP PRIMARY KEY IF EXISTS + ADD CONSTRAINT … PRIMARY KEY are accepted",
     )

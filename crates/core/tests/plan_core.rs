@@ -229,9 +229,10 @@ const ALL_CHANGE_KINDS: [&str; 29] = [
     "RemoveLeftovers",
 ];
 
-const ALL_RULES: [&str; 16] = [
+const ALL_RULES: [&str; 17] = [
     "TableUnreadable",
     "ForeignKeyInvalid",
+    "PrimaryKeyReferenced",
     "NameNeedsColumnMapping",
     "ColumnMappingNotWritable",
     "UsingReadsUnknownColumn",
@@ -767,11 +768,11 @@ fn change_cases() -> Vec<ChangeCase> {
                 from: vec![],
                 to: vec![s("note")],
             }],
-            // REPLACE TABLE … AS SELECT loses NOT NULL and properties: put back
+            // REPLACE TABLE … AS SELECT loses NOT NULL: put back (the
+            // properties ride in the replace)
             vec![
                 "1. REPLACE TABLE (from itself) [rewrite]",
                 "2. SET NOT NULL id [meta]",
-                "3. SET TBLPROPERTIES (delta-operator.io/owner) [meta]",
             ],
         ),
         orders_case(
@@ -1318,7 +1319,6 @@ fn put_backs_follow_a_replace_that_loses_metadata() {
         "COMMENT ON COLUMN amount",
         "SET TAGS on remark",
         "ADD CONSTRAINT theirs CHECK",
-        "SET TBLPROPERTIES (delta-operator.io/owner, their.retention)",
     ] {
         let i = at(put);
         assert!(
@@ -1326,6 +1326,23 @@ fn put_backs_follow_a_replace_that_loses_metadata() {
             "{put} is put back between the replace and the drop of staging: {titles:?}"
         );
     }
+    // the properties (theirs too) are written by the replace itself
+    let replace_props = p
+        .steps()
+        .iter()
+        .find_map(|s| match &s.action {
+            Action::Rewrite {
+                rewrite,
+                phase: RewritePhase::ReplaceChecked,
+            } => Some(rewrite.properties.clone()),
+            _ => None,
+        })
+        .expect("a checked replace");
+    assert_eq!(
+        replace_props.get("their.retention").map(String::as_str),
+        Some("30 days"),
+        "{replace_props:?}"
+    );
     // the lake's replace keeps them itself: no put-back steps
     let p = plan_table(&d, Some(&o), &lake());
     assert!(
@@ -1392,7 +1409,6 @@ fn put_backs_restore_the_comment_defaults_and_keys_but_not_the_protocol() {
     };
     let replace = at("REPLACE TABLE (from itself, rows checked)");
     for put in [
-        "COMMENT ON TABLE",
         "SET DEFAULT on amount",
         "ADD PRIMARY KEY",
         "ADD FOREIGN KEY → main.sales.customers",
@@ -1400,12 +1416,13 @@ fn put_backs_restore_the_comment_defaults_and_keys_but_not_the_protocol() {
         assert!(at(put) > replace, "{put} after the replace: {all:#?}");
     }
     let action = |t: &str| p.steps()[at(t)].action.clone();
-    assert_eq!(
-        action("COMMENT ON TABLE"),
-        Action::SetTableComment {
-            comment: "one row per order".into()
-        }
-    );
+    // the table comment is written by the replace itself
+    let Action::Rewrite { rewrite, .. } = action("REPLACE TABLE (from itself, rows checked)")
+    else {
+        unreachable!()
+    };
+    assert_eq!(rewrite.comment.as_deref(), Some("one row per order"));
+    assert!(!titles.iter().any(|t| t == "COMMENT ON TABLE"), "{all:#?}");
     assert_eq!(
         action("SET DEFAULT on amount"),
         Action::SetDefault {
@@ -1420,31 +1437,74 @@ fn put_backs_restore_the_comment_defaults_and_keys_but_not_the_protocol() {
             key: PrimaryKey {
                 name: Some("orders_key".into()),
                 columns: vec!["id".into()]
-            }
+            },
+            replaces: None,
         }
     );
     let Action::AddForeignKey { key } = action("ADD FOREIGN KEY → main.sales.customers") else {
         unreachable!()
     };
     assert_eq!(key.name.as_deref(), Some("orders_customer"));
-    // the properties put back: what a user or another tool set, not the
-    // protocol nor what Delta assigns itself (it refuses those from a user)
+    // the properties ride in the replace itself (never a put-back an
+    // interruption could skip): what a user or another tool set, not the
+    // protocol nor what Delta assigns itself (it refuses those from a user).
+    // Change data feed on a column-mapped table is the exception (Delta
+    // refuses it in the replace): put back after it, with its record in the
+    // replace, which the step after removes
     let props = p
         .steps()
         .iter()
         .find_map(|s| match &s.action {
-            Action::SetProperties { properties } => Some(properties.clone()),
+            Action::Rewrite { rewrite, phase }
+                if *phase != RewritePhase::Stage && *phase != RewritePhase::DropStaging =>
+            {
+                Some(rewrite.properties.clone())
+            }
             _ => None,
         })
-        .unwrap_or_else(|| panic!("no property put-back: {all:#?}"));
+        .unwrap_or_else(|| panic!("no replace: {all:#?}"));
     assert_eq!(
         props.keys().map(String::as_str).collect::<Vec<_>>(),
         vec![
             OWNER_PROPERTY,
+            delta_operator_core::model::PUT_BACK_PROPERTY,
             "delta.columnMapping.mode",
-            "delta.enableChangeDataFeed",
             "their.retention"
         ]
+    );
+    assert_eq!(
+        props[delta_operator_core::model::PUT_BACK_PROPERTY],
+        r#"{"delta.enableChangeDataFeed":"true"}"#
+    );
+    let cdf = at("SET TBLPROPERTIES (delta.enableChangeDataFeed)");
+    let record = at("UNSET TBLPROPERTIES (delta-operator.io/put-back)");
+    assert!(replace < cdf && cdf < record, "{all:#?}");
+    // a run that stopped between them: the next plan puts it back from the record
+    let mut stopped = o.clone();
+    stopped.properties.remove("delta.enableChangeDataFeed");
+    stopped.properties.insert(
+        delta_operator_core::model::PUT_BACK_PROPERTY.into(),
+        r#"{"delta.enableChangeDataFeed":"true"}"#.into(),
+    );
+    let (d2, _) = orders_with_everything();
+    let mut d2 = d2;
+    d2.columns = d.columns.clone();
+    d2.columns.iter_mut().for_each(|c| c.using = None);
+    for c in &mut stopped.columns {
+        if let Some(dc) = d2.columns.iter().find(|x| x.name == c.name) {
+            c.data_type = dc.data_type.clone();
+        }
+    }
+    let again = plan_table(&d2, Some(&stopped), &dbx());
+    let titles2 = steps(&again);
+    assert!(
+        titles2
+            .iter()
+            .any(|t| t.contains("SET TBLPROPERTIES (delta.enableChangeDataFeed)"))
+            && titles2
+                .iter()
+                .any(|t| t.contains("UNSET TBLPROPERTIES (delta-operator.io/put-back)")),
+        "{titles2:#?}"
     );
     // and the note lists only what someone chose to set
     let note = p
@@ -1459,32 +1519,30 @@ fn put_backs_restore_the_comment_defaults_and_keys_but_not_the_protocol() {
 }
 
 #[test]
-fn a_declared_comment_with_a_rewrite_is_set_after_the_replace_once() {
+fn a_declared_comment_with_a_rewrite_is_written_by_the_replace() {
     let (mut d, o) = orders_with_everything();
     d.comment = Some("orders, one row each".into());
     let p = plan_table(&d, Some(&o), &dbx());
-    let comments: Vec<(usize, &Action)> = p
-        .steps()
-        .iter()
-        .filter(|s| matches!(s.action, Action::SetTableComment { .. }))
-        .map(|s| (s.number, &s.action))
-        .collect();
-    let replace = step(&p, "REPLACE TABLE (from itself, rows checked)").number;
-    assert_eq!(comments.len(), 1, "{:#?}", steps(&p));
-    assert!(comments[0].0 > replace, "{:#?}", steps(&p));
-    assert_eq!(
-        comments[0].1,
-        &Action::SetTableComment {
-            comment: "orders, one row each".into()
-        }
-    );
-    // the change is served by that step
-    let serves = &p.steps()[comments[0].0 - 1].serves;
     assert!(
-        serves
+        !p.steps()
+            .iter()
+            .any(|s| matches!(s.action, Action::SetTableComment { .. })),
+        "{:#?}",
+        steps(&p)
+    );
+    let replace = step(&p, "REPLACE TABLE (from itself, rows checked)");
+    let Action::Rewrite { rewrite, .. } = &replace.action else {
+        unreachable!()
+    };
+    assert_eq!(rewrite.comment.as_deref(), Some("orders, one row each"));
+    // the change is served by that step
+    assert!(
+        replace
+            .serves
             .iter()
             .any(|i| matches!(p.changes[*i], Change::SetTableComment { .. })),
-        "{serves:?}"
+        "{:?}",
+        replace.serves
     );
 }
 
@@ -2322,6 +2380,11 @@ fn rule_cases() -> Vec<RuleCase> {
             rules: vec!["TableUnreadable"],
         },
         RuleCase {
+            name: "a primary key moved while another table's foreign key references it",
+            plan: key_moved_under_a_foreign_key().0,
+            rules: vec!["PrimaryKeyReferenced"],
+        },
+        RuleCase {
             name: "a foreign key the manifest set refuses (its parent is not declared)",
             plan: plan_table(
                 &{
@@ -2624,8 +2687,7 @@ fn what_satisfies_a_rule_is_accepted() {
             "1. STAGE rewritten data [rewrite]",
             "2. REPLACE TABLE (from itself, rows checked) [rewrite]",
             "3. SET NOT NULL id [meta]",
-            "4. SET TBLPROPERTIES (delta-operator.io/owner) [meta]",
-            "5. DROP staging [meta]"
+            "4. DROP staging [meta]"
         ]
     );
 
@@ -3525,11 +3587,7 @@ fn holds_for_whole_tables() {
 #[test]
 fn holds_for_a_rewrite_checks_the_whole_shape() {
     let (_, o) = orders();
-    let rewrite = Rewrite {
-        columns: vec![],
-        partitioned_by: vec![],
-        drops: vec![],
-    };
+    let rewrite = Rewrite::default();
     let write_once =
         |columns: Vec<(&str, &str, bool)>, partitioned_by: Vec<&str>| Action::Rewrite {
             rewrite: Rewrite {
@@ -4043,5 +4101,203 @@ fn a_schemas_orphans_are_the_tables_of_resources_that_no_longer_exist_in_its_nam
     assert!(
         !additive.has_changes(),
         "additive mode lists orphans and keeps them"
+    );
+}
+
+/// Widening inside a map or an array, and a nullable field added to the
+/// structs of an array, are made in place where Delta addresses them
+/// (`counters.value`, `scores.element`, `items.element.unit_price`): a
+/// whole-map `ALTER COLUMN … TYPE` is refused by Delta
+/// (CANNOT_UPDATE_FIELD.MAP_TYPE), and a rewrite of the table for a nested
+/// add is what issue 28 found under policy Auto.
+#[test]
+fn nested_widening_and_adds_inside_arrays_and_maps_are_in_place() {
+    let (mut d, mut o) = orders();
+    d.columns.push(col("counters", "map<string,bigint>"));
+    o.columns.push(ocol("counters", "map<string,int>"));
+    d.columns.push(col("scores", "array<int>"));
+    o.columns.push(ocol("scores", "array<short>"));
+    d.columns.push(col("ids", "map<int,string>"));
+    o.columns.push(ocol("ids", "map<short,string>"));
+    d.columns
+        .push(col("items", "array<struct<sku:string,unit_price:double>>"));
+    o.columns.push(ocol("items", "array<struct<sku:string>>"));
+    let p = plan_table(&d, Some(&o), &dbx());
+    assert!(p.is_accepted(), "{:?}", p.outcome);
+    let mut got = steps(&p);
+    got.sort();
+    assert_eq!(
+        got,
+        vec![
+            "1. enable typeWidening [feature]",
+            "2. ADD COLUMN items.element.unit_price [meta]",
+            "3. ALTER COLUMN counters.value TYPE bigint [meta]",
+            "4. ALTER COLUMN scores.element TYPE int [meta]",
+            "5. ALTER COLUMN ids.key TYPE int [meta]",
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect::<Vec<_>>()
+        .tap_sort(),
+        "{:#?}",
+        p.steps()
+    );
+    // a NOT NULL field inside an array cannot be filled: the container's
+    // shape changes (a conversion the rules judge), never a nested ADD
+    let (mut d, mut o) = orders();
+    d.columns
+        .push(col("items", "array<struct<sku:string,qty:int not null>>"));
+    o.columns.push(ocol("items", "array<struct<sku:string>>"));
+    let diff = delta_operator_core::plan::diff::diff(&d, Some(&o));
+    assert!(
+        diff.changes
+            .iter()
+            .any(|c| matches!(c, Change::ChangeType { path, .. } if path.len() == 1)),
+        "{:?}",
+        diff.changes
+    );
+}
+
+trait TapSort {
+    fn tap_sort(self) -> Self;
+}
+impl TapSort for Vec<String> {
+    fn tap_sort(mut self) -> Self {
+        self.sort();
+        self
+    }
+}
+
+/// Partitioning → liquid clustering is one replace written clustered
+/// (`CLUSTER BY` in the replace), not an unclustered replace followed by an
+/// `ALTER TABLE … CLUSTER BY` that asks for an OPTIMIZE.
+#[test]
+fn partitioning_to_clustering_is_one_clustered_replace() {
+    let (mut d, mut o) = orders();
+    o.partitioned_by = vec!["note".into()];
+    d.partitioned_by = Some(vec![]);
+    d.cluster_by = Some(vec!["id".into()]);
+    let p = plan_table(&d, Some(&o), &dbx());
+    assert!(p.is_accepted(), "{:?}", p.outcome);
+    assert!(
+        !p.steps()
+            .iter()
+            .any(|s| matches!(s.action, Action::SetClustering { .. })),
+        "{:?}",
+        steps(&p)
+    );
+    let rewrite = p
+        .steps()
+        .iter()
+        .find_map(|s| match &s.action {
+            Action::Rewrite { rewrite, .. } => Some(rewrite.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("a rewrite: {:?}", steps(&p)));
+    assert_eq!(rewrite.cluster_by, vec!["id".to_string()]);
+    assert!(rewrite.partitioned_by.is_empty());
+    // a rewrite of a clustered table keeps the clustering of the columns that survive it
+    let (mut d, mut o) = orders();
+    o.cluster_by = Some(vec!["id".into(), "note".into()]);
+    d.columns.retain(|c| c.name != "note");
+    dcol(&mut d, "amount").data_type = DataType::String;
+    let p = plan_table(&d, Some(&o), &dbx());
+    let rewrite = p
+        .steps()
+        .iter()
+        .find_map(|s| match &s.action {
+            Action::Rewrite { rewrite, .. } => Some(rewrite.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("a rewrite: {:?}", steps(&p)));
+    assert_eq!(
+        rewrite.cluster_by,
+        vec!["id".to_string()],
+        "{:?}",
+        steps(&p)
+    );
+}
+
+/// `customers` moves its primary key (id) → (id, region) while the live
+/// `orders` has a foreign key on it: the parent's plan, and the child's.
+fn key_moved_under_a_foreign_key() -> (TablePlan, TablePlan) {
+    let key = |cols: &[&str]| delta_operator_core::model::PrimaryKey {
+        name: Some("customers_pk".into()),
+        columns: cols.iter().map(|c| c.to_string()).collect(),
+    };
+    let mut parent = desired(
+        "customers",
+        vec![
+            not_null(col("id", "bigint")),
+            not_null(col("region", "string")),
+        ],
+    );
+    parent.primary_key = Some(key(&["id", "region"]));
+    let mut parent_live = live(
+        "customers",
+        vec![
+            onot_null(ocol("id", "bigint")),
+            onot_null(ocol("region", "string")),
+        ],
+    );
+    parent_live.primary_key = Some(key(&["id"]));
+    let fk = delta_operator_core::model::ForeignKey {
+        name: Some("orders_customer".into()),
+        columns: vec!["amount".into()],
+        references: tref("customers"),
+        referenced_columns: vec!["id".into()],
+    };
+    let (mut child, mut child_live) = orders();
+    child.foreign_keys.push(fk.clone());
+    child_live.foreign_keys.push(fk);
+    let plan =
+        delta_operator_core::plan::plan(&[parent, child], &[parent_live, child_live], &[], &dbx());
+    let get = |name: &str| {
+        plan.tables
+            .iter()
+            .find(|t| t.table.table == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no plan for {name}"))
+    };
+    (get("customers"), get("orders"))
+}
+
+/// Moving a primary key that a live foreign key references is refused at
+/// plan time, naming the key (Unity Catalog's DROP PRIMARY KEY is RESTRICT:
+/// it failed half way through the apply); the referencing table is blocked.
+/// Without a referencing key, the move is one step whose title says what it
+/// drops, with a warning.
+#[test]
+fn a_primary_key_a_foreign_key_references_is_not_moved() {
+    let (parent, child) = key_moved_under_a_foreign_key();
+    let f = failure(&parent, "PrimaryKeyReferenced");
+    assert!(
+        f.message
+            .contains("foreign key orders_customer (amount) on main.sales.orders")
+            && f.message.contains("from (id) to (id, region)"),
+        "{f:?}"
+    );
+    assert!(
+        matches!(&child.outcome, Outcome::Blocked { by, .. } if by.iter().any(|t| t.table == "customers")),
+        "{:?}",
+        child.outcome
+    );
+    // nothing references it: the move drops the live key first, and says so
+    let (mut d, mut o) = orders();
+    o.primary_key = Some(delta_operator_core::model::PrimaryKey {
+        name: None,
+        columns: vec!["id".into()],
+    });
+    d.primary_key = Some(delta_operator_core::model::PrimaryKey {
+        name: None,
+        columns: vec!["id".into(), "note".into()],
+    });
+    let p = plan_table(&d, Some(&o), &dbx());
+    let s = step(&p, "DROP PRIMARY KEY (id), ADD PRIMARY KEY (id, note)");
+    assert!(
+        s.warnings
+            .iter()
+            .any(|w| w.contains("drops the live primary key (id)")),
+        "{s:?}"
     );
 }

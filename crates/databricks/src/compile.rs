@@ -163,7 +163,7 @@ fn after(observed: Option<&ObservedTable>, earlier: &[Step]) -> Option<ObservedT
             Action::SetDefault { .. } => {
                 p.insert(DEFAULTS_FEATURE.into(), "supported".into());
             }
-            Action::SetPrimaryKey { key } => live.primary_key = Some(key.clone()),
+            Action::SetPrimaryKey { key, .. } => live.primary_key = Some(key.clone()),
             _ => {}
         }
     }

@@ -963,20 +963,35 @@ fn insert_field(
     path: &[String],
     field: &StructField,
 ) -> Result<(), BackendError> {
-    let DataType::Struct { fields } = t else {
-        return Err(BackendError::Refused {
-            message: "nested fields can only be added to structs".into(),
-        });
-    };
-    if path.len() == 1 {
-        fields.push(field.clone());
-        return Ok(());
+    // inside arrays and maps a path names the element, key or value (as Delta's ADD COLUMNS does)
+    match (t, path.first().map(|p| p.to_ascii_lowercase())) {
+        (DataType::Array { element, .. }, Some(p)) if p == "element" && path.len() > 1 => {
+            insert_field(element, &path[1..], field)
+        }
+        (DataType::Map { key, .. }, Some(p)) if p == "key" && path.len() > 1 => {
+            insert_field(key, &path[1..], field)
+        }
+        (DataType::Map { value, .. }, Some(p)) if p == "value" && path.len() > 1 => {
+            insert_field(value, &path[1..], field)
+        }
+        (DataType::Struct { fields }, _) if path.len() == 1 => {
+            fields.push(field.clone());
+            Ok(())
+        }
+        (DataType::Struct { fields }, _) => {
+            let inner = fields
+                .iter_mut()
+                .find(|f| f.name.eq_ignore_ascii_case(&path[0]))
+                .ok_or_else(|| BackendError::Refused {
+                    message: format!("no field {}", path[0]),
+                })?;
+            insert_field(&mut inner.data_type, &path[1..], field)
+        }
+        _ => Err(BackendError::Refused {
+            message: format!(
+                "nested fields can only be added to structs (in arrays and maps too), not at {}",
+                path.join(".")
+            ),
+        }),
     }
-    let inner = fields
-        .iter_mut()
-        .find(|f| f.name.eq_ignore_ascii_case(&path[0]))
-        .ok_or_else(|| BackendError::Refused {
-            message: format!("no field {}", path[0]),
-        })?;
-    insert_field(&mut inner.data_type, &path[1..], field)
 }

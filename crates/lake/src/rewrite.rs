@@ -802,6 +802,6 @@ pub fn passthrough(rw: &Rewrite) -> Rewrite {
             })
             .collect(),
         partitioned_by: rw.partitioned_by.clone(),
-        drops: vec![],
+        ..Rewrite::default()
     }
 }

@@ -23,6 +23,7 @@ use delta_operator_core::model::{DataType, OWNER_PROPERTY, TableRef};
 pub const RESERVED_PROPERTIES: &[&str] = &[
     OWNER_PROPERTY,
     delta_operator_core::model::CONSTRAINTS_PROPERTY,
+    delta_operator_core::model::PUT_BACK_PROPERTY,
     "delta.minReaderVersion",
     "delta.minWriterVersion",
     "delta.columnMapping.maxColumnId",

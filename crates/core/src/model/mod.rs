@@ -16,6 +16,6 @@ pub use privilege::Privilege;
 pub use schema::{ObservedSchema, SchemaMeta};
 pub use table::{
     CONSTRAINTS_PROPERTY, Check, DesiredColumn, DesiredTable, ForeignKey, Grant, Identity,
-    Leftover, LeftoverKind, Mask, OWNER_PROPERTY, ObservedColumn, ObservedTable, PrimaryKey,
-    ResourceId, SchemaMode, SchemaRef, SpecRefusal, TableRef,
+    Leftover, LeftoverKind, Mask, OWNER_PROPERTY, ObservedColumn, ObservedTable, PUT_BACK_PROPERTY,
+    PrimaryKey, ResourceId, SchemaMode, SchemaRef, SpecRefusal, TableRef,
 };

@@ -20,6 +20,13 @@ pub const OWNER_PROPERTY: &str = "delta-operator.io/owner";
 /// record names it; anything else another tool made is left alone.
 pub const CONSTRAINTS_PROPERTY: &str = "delta-operator.io/constraints";
 
+/// Properties a rewrite's replace could not carry in its own statement (Delta
+/// refuses `delta.enableChangeDataFeed` in a replace of a column-mapped
+/// table), as a JSON object the replace writes: put back by the step after
+/// it, which removes this record; if the run stops in between, the next plan
+/// reads the record and puts them back.
+pub const PUT_BACK_PROPERTY: &str = "delta-operator.io/put-back";
+
 /// A CHECK's entry in [`CONSTRAINTS_PROPERTY`].
 pub fn check_entry(name: &str) -> String {
     format!("check:{}", name.to_lowercase())

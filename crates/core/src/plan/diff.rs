@@ -8,7 +8,7 @@ use super::change::{Change, Difference, FieldPath};
 use crate::model::Privilege;
 use crate::model::{
     CONSTRAINTS_PROPERTY, DataType, DesiredColumn, DesiredTable, Grant, OWNER_PROPERTY,
-    ObservedColumn, ObservedTable, StructField,
+    ObservedColumn, ObservedTable, PUT_BACK_PROPERTY, StructField,
 };
 
 /// Everything that differs between a declared table and its live state.
@@ -108,9 +108,11 @@ fn diff_table_aspects(desired: &DesiredTable, live: &ObservedTable, out: &mut Ta
             !desired.properties.contains_key(*k)
                 && *k != OWNER_PROPERTY
                 && *k != CONSTRAINTS_PROPERTY
+                && *k != PUT_BACK_PROPERTY
                 && !is_internal_property(k)
         })
         .collect();
+    diff_put_back(desired, live, out);
     if !unmanaged.is_empty() {
         let names: Vec<&str> = unmanaged.iter().map(|s| s.as_str()).collect();
         out.notes.push(format!(
@@ -119,6 +121,31 @@ fn diff_table_aspects(desired: &DesiredTable, live: &ObservedTable, out: &mut Ta
         ));
     }
     diff_tags(&desired.tags, &live.tags, None, out);
+}
+
+/// A rewrite that stopped between its replace and the put-back of the
+/// properties the replace could not carry left their record
+/// ([`PUT_BACK_PROPERTY`]): they are set again (unless the spec now says
+/// otherwise), and the record removed.
+fn diff_put_back(desired: &DesiredTable, live: &ObservedTable, out: &mut TableDiff) {
+    let Some(record) = live.properties.get(PUT_BACK_PROPERTY) else {
+        return;
+    };
+    let owed: BTreeMap<String, String> = serde_json::from_str(record).unwrap_or_default();
+    for (key, to) in owed {
+        if desired.properties.contains_key(&key) || live.properties.get(&key) == Some(&to) {
+            continue;
+        }
+        out.changes.push(Change::SetProperty {
+            from: live.properties.get(&key).cloned(),
+            key,
+            to,
+        });
+    }
+    out.changes.push(Change::UnsetProperty {
+        key: PUT_BACK_PROPERTY.to_string(),
+        from: record.clone(),
+    });
 }
 
 /// Properties Delta or a platform manages itself; never reported as unmanaged,
@@ -389,12 +416,68 @@ fn diff_type(path: &FieldPath, want: &DataType, have: &DataType, out: &mut Table
             }
         }
         _ if same_shape(want, have) => {}
+        (DataType::Array { element: we, .. }, DataType::Array { element: he, .. }) => {
+            let mut nested = TableDiff::default();
+            diff_type(&child(path, "element"), we, he, &mut nested);
+            contained(path, want, have, nested, out);
+        }
+        (
+            DataType::Map {
+                key: wk, value: wv, ..
+            },
+            DataType::Map {
+                key: hk, value: hv, ..
+            },
+        ) => {
+            let mut nested = TableDiff::default();
+            diff_type(&child(path, "key"), wk, hk, &mut nested);
+            diff_type(&child(path, "value"), wv, hv, &mut nested);
+            contained(path, want, have, nested, out);
+        }
         _ => out.changes.push(Change::ChangeType {
             path: path.clone(),
             from: have.clone(),
             to: want.clone(),
         }),
     }
+}
+
+fn child(path: &FieldPath, name: &str) -> FieldPath {
+    path.iter().cloned().chain([name.to_string()]).collect()
+}
+
+/// The changes inside an array's element or a map's key and value, addressed
+/// as Delta addresses them (`items.element.price`, `counters.value`): a
+/// widening or a nested nullable field added is made in place there
+/// (`ALTER COLUMN counters.value TYPE bigint`; a whole-map type is refused:
+/// CANNOT_UPDATE_FIELD.MAP_TYPE). Comments inside arrays and maps are not
+/// diffed; a nullability change there changes the container's shape.
+fn contained(
+    path: &FieldPath,
+    want: &DataType,
+    have: &DataType,
+    nested: TableDiff,
+    out: &mut TableDiff,
+) {
+    let changes: Vec<Change> = nested
+        .changes
+        .into_iter()
+        .filter(|c| !matches!(c, Change::SetColumnComment { .. }))
+        .collect();
+    if changes.iter().any(|c| {
+        matches!(c, Change::SetNullability { .. })
+            || matches!(c, Change::AddColumn { field, .. } if !field.nullable)
+    }) || changes.is_empty()
+    {
+        out.changes.push(Change::ChangeType {
+            path: path.clone(),
+            from: have.clone(),
+            to: want.clone(),
+        });
+        return;
+    }
+    out.changes.extend(changes);
+    out.differences.extend(nested.differences);
 }
 
 /// Equal ignoring `containsNull` flags and nested comments (never diffed inside arrays and maps).

@@ -106,7 +106,7 @@ pub fn holds(action: &Action, live: Option<&ObservedTable>) -> bool {
                 .iter()
                 .any(|c| c.name.eq_ignore_ascii_case(name))
         }),
-        Action::SetPrimaryKey { key } => live
+        Action::SetPrimaryKey { key, .. } => live
             .primary_key
             .as_ref()
             .is_some_and(|k| k.columns == key.columns),

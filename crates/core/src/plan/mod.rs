@@ -164,6 +164,10 @@ pub fn plan_tables(
         .into_iter()
         .map(|d| plan_table_shared(d, live.get(&d.table).copied(), caps))
         .collect();
+    if caps.primary_and_foreign_keys {
+        let all: Vec<&ObservedTable> = observed.iter().map(|o| &**o).collect();
+        rules::check_referenced_keys(&mut tables, &all);
+    }
     block_dependents(&mut tables);
     let declared: BTreeSet<&TableRef> = desired.iter().map(|d| &d.table).collect();
     let mut unmanaged = Vec::new();

@@ -19,7 +19,7 @@ use super::steps::{
 };
 use crate::model::{
     CONSTRAINTS_PROPERTY, Check, DataType, DesiredColumn, DesiredTable, ForeignKey, OWNER_PROPERTY,
-    ObservedColumn, ObservedTable, PrimaryKey, StructField, TableRef,
+    ObservedColumn, ObservedTable, PUT_BACK_PROPERTY, PrimaryKey, StructField, TableRef,
 };
 
 /// What happens to a table as a whole.
@@ -465,7 +465,10 @@ fn create_steps(desired: &DesiredTable, caps: &Capabilities) -> Vec<Step> {
         drafts.push(draft(
             StepGroup::AddKeys,
             RiskClass::Meta,
-            Action::SetPrimaryKey { key: pk.clone() },
+            Action::SetPrimaryKey {
+                key: pk.clone(),
+                replaces: None,
+            },
             vec![0],
         ));
     }
@@ -722,7 +725,7 @@ impl<'a> UpdateDrafts<'a> {
                 .note("the operator manages this table from now on")
                 .undo(format!("UNSET TBLPROPERTIES ('{OWNER_PROPERTY}')")),
             ),
-            // the replace writes no comment: the put-back after it sets the declared one
+            // the replace writes the declared comment itself
             Change::SetTableComment { .. }
                 if self.rewriting && !self.caps.replace_keeps_metadata =>
             {
@@ -1006,12 +1009,24 @@ impl<'a> UpdateDrafts<'a> {
                     check.name, check.expression
                 )),
             ),
-            Change::SetPrimaryKey { to, .. } => self.drafts.push(draft(
-                StepGroup::AddKeys,
-                RiskClass::Meta,
-                Action::SetPrimaryKey { key: to.clone() },
-                s,
-            )),
+            Change::SetPrimaryKey { from, to } => {
+                let mut d = draft(
+                    StepGroup::AddKeys,
+                    RiskClass::Meta,
+                    Action::SetPrimaryKey {
+                        key: to.clone(),
+                        replaces: from.clone(),
+                    },
+                    s,
+                );
+                if let Some(old) = from {
+                    d = d.warn(format!(
+                        "drops the live primary key ({}) first: a table has one",
+                        old.columns.join(", ")
+                    ));
+                }
+                self.drafts.push(d);
+            }
             Change::AddForeignKey { key } => self.drafts.push(draft(
                 StepGroup::AddKeys,
                 RiskClass::Meta,
@@ -1024,6 +1039,10 @@ impl<'a> UpdateDrafts<'a> {
                 Action::DropForeignKey { key: key.clone() },
                 s,
             )),
+            // the replace writes the declared clustering itself (CLUSTER BY)
+            Change::SetClustering { .. } if self.rewriting && self.caps.clustering => {
+                self.rewrite_serves.push(i)
+            }
             Change::SetClustering { to, .. } => self.drafts.push(
                 draft(
                     StepGroup::Cluster,
@@ -1389,10 +1408,27 @@ fn rewrite_drafts(
             .map(|p| renamed(desired, p))
             .collect()
     });
+    let cluster_by = if caps.clustering && partitioned_by.is_empty() {
+        kept_clustering(desired, live, &columns)
+    } else {
+        Vec::new()
+    };
+    let (mut properties, comment) = if caps.replace_keeps_metadata {
+        (BTreeMap::new(), None)
+    } else {
+        (
+            replace_properties(desired, live),
+            table_comment(desired, live),
+        )
+    };
+    let owed = owed_properties(&mut properties);
     let rewrite = Rewrite {
         columns,
         partitioned_by,
         drops: drops.clone(),
+        properties,
+        cluster_by,
+        comment,
     };
     let replace_class = if drops.is_empty() {
         RiskClass::Rewrite
@@ -1444,6 +1480,22 @@ fn rewrite_drafts(
         });
     if caps.replace_keeps_metadata {
         replace = replace.note("NOT NULL, comments, CHECK constraints and table properties are carried by the replace itself");
+    } else {
+        if !rewrite.properties.is_empty() {
+            replace = replace.note(format!(
+                "carries the table comment and properties in its own statement (TBLPROPERTIES {}), those set outside the spec too: nothing after it can lose them",
+                rewrite.properties.keys().cloned().collect::<Vec<_>>().join(", ")
+            ));
+        }
+        replace = replace.note("copied columns keep their comments and defaults (each is selected by name; row checks are in the WHERE clause)");
+    }
+    if !rewrite.cluster_by.is_empty()
+        && live.cluster_by.as_deref().unwrap_or_default() != rewrite.cluster_by.as_slice()
+    {
+        replace = replace.note(format!(
+            "writes the table clustered by {} in the same statement (no OPTIMIZE needed for its files)",
+            rewrite.cluster_by.join(", ")
+        ));
     }
     if !drops.is_empty() {
         replace = replace.warn(format!("drops {} along with the rewrite", drops.join(", ")));
@@ -1473,7 +1525,7 @@ fn rewrite_drafts(
     }
     out.push(replace);
     if !caps.replace_keeps_metadata {
-        out.extend(put_backs(desired, live, &rewrite, &serves));
+        out.extend(put_backs(desired, live, &rewrite, &owed, &serves));
     }
     if staged {
         out.push(step(RewritePhase::DropStaging, RiskClass::Meta));
@@ -1484,15 +1536,15 @@ fn rewrite_drafts(
 const PUT_BACK: &str = "put back after the replace";
 
 /// What a replace that rebuilds the table from a query loses, put back with
-/// ordinary ALTERs: NOT NULL, the table comment, comments and defaults of
-/// converted columns, tags of renamed columns, CHECK constraints (declared or
-/// not), the primary and foreign keys, and the live properties (including
-/// those someone else set; not the protocol or keys Delta assigns itself,
-/// which the replace keeps or Delta refuses from a user).
+/// ordinary ALTERs: NOT NULL, comments and defaults of converted columns,
+/// tags of renamed columns, CHECK constraints (declared or not), the primary
+/// and foreign keys. The properties and the table comment are not among
+/// them: the replace writes them itself (`Rewrite::properties`, `comment`).
 fn put_backs(
     desired: &DesiredTable,
     live: &ObservedTable,
     rw: &Rewrite,
+    owed: &BTreeMap<String, String>,
     serves: &[usize],
 ) -> Vec<Draft> {
     let mut out = Vec::new();
@@ -1504,14 +1556,6 @@ fn put_backs(
                 path: vec![p.field.name.clone()].into(),
             }));
         }
-    }
-    if let Some(c) = desired
-        .comment
-        .clone()
-        .or_else(|| live.comment.clone())
-        .filter(|c| !c.is_empty())
-    {
-        out.push(put(Action::SetTableComment { comment: c }));
     }
     for p in rw.converted_columns() {
         if let Some(c) = &p.field.comment {
@@ -1562,10 +1606,61 @@ fn put_backs(
     for key in keys_put_back(desired, live, rw) {
         out.push(put(key));
     }
+    if !owed.is_empty() {
+        out.push(
+            put(Action::SetProperties {
+                properties: owed.clone(),
+            })
+            .note("Delta refuses change data feed in a replace of a column-mapped table (DELTA_BLOCK_COLUMN_MAPPING_AND_CDC_OPERATION, measured on Delta 4.4)"),
+        );
+        out.push(
+            put(Action::UnsetProperties {
+                keys: vec![PUT_BACK_PROPERTY.to_string()],
+            })
+            .note("the replace recorded what it could not carry; a run stopped before this step has it put back by the next plan"),
+        );
+    }
+    out
+}
+
+/// The properties a replace cannot carry in its own statement, taken out of
+/// `props`: change data feed on a column-mapped table. When there are any,
+/// their record ([`PUT_BACK_PROPERTY`]) rides in the replace instead.
+fn owed_properties(props: &mut BTreeMap<String, String>) -> BTreeMap<String, String> {
+    let mapped = props
+        .get("delta.columnMapping.mode")
+        .is_some_and(|m| m == "name" || m == "id");
+    let mut owed = BTreeMap::new();
+    if mapped && let Some(v) = props.remove("delta.enableChangeDataFeed") {
+        owed.insert("delta.enableChangeDataFeed".to_string(), v);
+    }
+    if !owed.is_empty() {
+        props.insert(
+            PUT_BACK_PROPERTY.to_string(),
+            serde_json::to_string(&owed).unwrap_or_default(),
+        );
+    }
+    owed
+}
+
+/// The table comment a replace that keeps none writes itself.
+fn table_comment(desired: &DesiredTable, live: &ObservedTable) -> Option<String> {
+    desired
+        .comment
+        .clone()
+        .or_else(|| live.comment.clone())
+        .filter(|c| !c.is_empty())
+}
+
+/// The properties a replace that keeps none writes itself: the live ones
+/// (including those someone else set; not the protocol or keys Delta
+/// assigns itself, which the replace keeps or Delta refuses from a user),
+/// with the spec's settings and removals.
+fn replace_properties(desired: &DesiredTable, live: &ObservedTable) -> BTreeMap<String, String> {
     let mut props: BTreeMap<String, String> = live
         .properties
         .iter()
-        .filter(|(k, _)| !is_internal_property(k))
+        .filter(|(k, _)| !is_internal_property(k) && *k != PUT_BACK_PROPERTY)
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     for (k, v) in &desired.properties {
@@ -1578,10 +1673,25 @@ fn put_backs(
             }
         }
     }
-    if !props.is_empty() {
-        out.push(put(Action::SetProperties { properties: props }));
+    props
+}
+
+/// The clustering a replace writes: the declared keys, else the live ones
+/// whose columns survive (under their new names).
+fn kept_clustering(
+    desired: &DesiredTable,
+    live: &ObservedTable,
+    columns: &[Projection],
+) -> Vec<String> {
+    if let Some(k) = &desired.cluster_by {
+        return k.clone();
     }
-    out
+    live.cluster_by
+        .iter()
+        .flatten()
+        .map(|c| renamed(desired, c))
+        .filter(|c| columns.iter().any(|p| p.field.name.eq_ignore_ascii_case(c)))
+        .collect()
 }
 
 /// The primary key (declared, or the live one under the columns' new names)
@@ -1614,7 +1724,10 @@ fn keys_put_back(desired: &DesiredTable, live: &ObservedTable, rw: &Rewrite) -> 
         (None, None) => None,
     };
     if let Some(key) = pk.filter(|k| kept(&k.columns)) {
-        out.push(Action::SetPrimaryKey { key });
+        out.push(Action::SetPrimaryKey {
+            key,
+            replaces: None,
+        });
     }
     for fk in &desired.foreign_keys {
         let name = fk.name.clone().or_else(|| {

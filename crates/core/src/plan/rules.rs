@@ -26,6 +26,10 @@ pub enum Rule {
     /// not the parent's key, another type or spelling, a cycle): this table is
     /// refused and its dependents blocked; the others go on.
     ForeignKeyInvalid,
+    /// The spec moves a primary key that a live foreign key of another table
+    /// references: Unity Catalog's DROP PRIMARY KEY is RESTRICT, so the apply
+    /// would fail half way. Refused at plan time, naming the foreign key.
+    PrimaryKeyReferenced,
     /// `renamedFrom` names a column, but the new name is live too.
     AmbiguousColumnRename,
     /// Identity or generation added to, or changed on, an existing column.
@@ -53,12 +57,13 @@ pub enum Rule {
 }
 
 impl Rule {
-    pub const ALL: [Rule; 17] = [
+    pub const ALL: [Rule; 18] = [
         Rule::ColumnSpellingMustMatchCatalog,
         Rule::OwnedByAnotherResource,
         Rule::UnsupportedTableFeatures,
         Rule::TableUnreadable,
         Rule::ForeignKeyInvalid,
+        Rule::PrimaryKeyReferenced,
         Rule::AmbiguousColumnRename,
         Rule::ColumnKindCannotChange,
         Rule::NameWouldBeSubstituted,
@@ -92,6 +97,7 @@ impl Rule {
             Rule::UnsupportedTableFeatures => "UnsupportedTableFeatures",
             Rule::TableUnreadable => "TableUnreadable",
             Rule::ForeignKeyInvalid => "ForeignKeyInvalid",
+            Rule::PrimaryKeyReferenced => "PrimaryKeyReferenced",
             Rule::AmbiguousColumnRename => "AmbiguousColumnRename",
             Rule::ColumnKindCannotChange => "ColumnKindCannotChange",
             Rule::NameWouldBeSubstituted => "NameWouldBeSubstituted",
@@ -797,4 +803,61 @@ fn verb(c: &Change) -> String {
 /// True when the type is one a scalar CAST can produce.
 pub fn is_castable_scalar(t: &DataType) -> bool {
     !t.is_nested() && !matches!(t, DataType::Variant | DataType::Void)
+}
+
+/// Across tables: a plan that moves a primary key another table's live
+/// foreign key references is refused (naming every such key), since the
+/// move drops the key first and Unity Catalog refuses that while it is
+/// referenced (DROP PRIMARY KEY is RESTRICT). Its dependents are then
+/// blocked by `block_dependents`.
+pub fn check_referenced_keys(tables: &mut [super::TablePlan], observed: &[&ObservedTable]) {
+    for plan in tables.iter_mut().filter(|p| p.is_accepted()) {
+        let moved = plan.changes.iter().find_map(|c| match c {
+            Change::SetPrimaryKey {
+                from: Some(from),
+                to,
+            } => Some((from.clone(), to.clone())),
+            _ => None,
+        });
+        let Some((from, to)) = moved else {
+            continue;
+        };
+        let referencing: Vec<String> = observed
+            .iter()
+            .filter(|o| o.table != plan.table)
+            .flat_map(|o| {
+                o.foreign_keys
+                    .iter()
+                    .filter(|fk| fk.references == plan.table)
+                    .map(move |fk| match &fk.name {
+                        Some(n) => {
+                            format!("foreign key {n} ({}) on {}", fk.columns.join(", "), o.table)
+                        }
+                        None => format!("a foreign key ({}) on {}", fk.columns.join(", "), o.table),
+                    })
+            })
+            .collect();
+        if referencing.is_empty() {
+            continue;
+        }
+        plan.outcome = super::Outcome::Rejected {
+            failures: vec![fail(
+                Rule::PrimaryKeyReferenced,
+                "spec.constraints.primaryKey",
+                format!(
+                    "moving the primary key of {} from ({}) to ({}) drops the live one first, which {} {}: the drop would be refused half way through the apply",
+                    plan.table,
+                    from.columns.join(", "),
+                    to.columns.join(", "),
+                    referencing.join(", "),
+                    if referencing.len() == 1 {
+                        "references"
+                    } else {
+                        "reference"
+                    },
+                ),
+                "remove those foreign keys first (from their tables' specs, or by the tool that made them) and apply; then move the key and declare them again",
+            )],
+        };
+    }
 }

@@ -111,13 +111,29 @@ impl Projection {
 }
 
 /// A rebuild of the table from itself.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Rewrite {
     /// The new schema in order, with where each column comes from.
     pub columns: Vec<Projection>,
     pub partitioned_by: Vec<String>,
     /// Live columns (and nested fields, dotted) the rewrite leaves out: their data is lost.
     pub drops: Vec<String>,
+    /// The table properties the replace writes in its own statement, for a
+    /// backend whose replace keeps none by itself (Databricks, Spark): every
+    /// live one, those set outside the spec included, with the spec's
+    /// changes, so no interruption after the replace can lose them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub properties: BTreeMap<String, String>,
+    /// The liquid clustering the replace writes (`CLUSTER BY`): the declared
+    /// one, or the live one's surviving columns. A partitioning → clustering
+    /// change is then one replace, its files written clustered once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cluster_by: Vec<String>,
+    /// The table comment the replace writes itself (`COMMENT` in the same
+    /// statement), for a backend whose replace keeps none: the declared one,
+    /// else the live one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
 }
 
 impl Rewrite {
@@ -267,6 +283,9 @@ pub enum Action {
     },
     SetPrimaryKey {
         key: PrimaryKey,
+        /// The live key this step drops first (a table has one primary key).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        replaces: Option<PrimaryKey>,
     },
     AddForeignKey {
         key: ForeignKey,
@@ -388,6 +407,14 @@ impl Action {
                     few(names.iter().map(String::as_str))
                 )
             }
+            Action::SetPrimaryKey {
+                key,
+                replaces: Some(old),
+            } => format!(
+                "DROP PRIMARY KEY ({}), ADD PRIMARY KEY ({})",
+                old.columns.join(", "),
+                key.columns.join(", ")
+            ),
             Action::SetPrimaryKey { .. } => "ADD PRIMARY KEY".into(),
             Action::AddForeignKey { key } => format!("ADD FOREIGN KEY → {}", key.references),
             Action::DropForeignKey { key } => format!("DROP FOREIGN KEY → {}", key.references),
