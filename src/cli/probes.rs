@@ -996,6 +996,7 @@ async fn restore_puts_back_replaced(b: &Bench) -> Verdict {
         &sql::Names::Catalog,
         &t.r,
         &Action::DropColumn { name: "b".into() },
+        None,
         Some(v),
     )
     .ok_or_else(|| unknown("our planner writes no undo"))?;
@@ -1551,7 +1552,7 @@ async fn undrop_brings_back(b: &Bench) -> Verdict {
         .await?;
     b.compiled(&t, &Action::DropTable, None, "the table can be dropped")
         .await?;
-    let undo = sql::undo(&sql::Names::Catalog, &t.r, &Action::DropTable, None)
+    let undo = sql::undo(&sql::Names::Catalog, &t.r, &Action::DropTable, None, None)
         .ok_or_else(|| unknown("our planner writes no undo for DROP TABLE"))?;
     b.must(&undo, "UNDROP brings the table back").await?;
     let n = b.count(&t).await?;
@@ -2174,7 +2175,7 @@ async fn restore_undoes_drop_column(b: &Bench) -> Verdict {
             },
             other => other,
         })?;
-    let undo = sql::undo(&sql::Names::Catalog, &t.r, &drop, Some(v))
+    let undo = sql::undo(&sql::Names::Catalog, &t.r, &drop, None, Some(v))
         .ok_or_else(|| unknown("our planner writes no undo for DROP COLUMN"))?;
     b.must(&undo, "RESTORE to the version before the drop is accepted")
         .await?;

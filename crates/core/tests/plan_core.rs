@@ -4301,3 +4301,178 @@ fn a_primary_key_a_foreign_key_references_is_not_moved() {
         "{s:?}"
     );
 }
+
+/// Issue 28's smaller items, each where a reviewer reads it: a column order
+/// the spec does not share is noted (never changed); a rename of a key
+/// column warns that other tables' foreign keys follow it; every key a plan
+/// adds says Unity Catalog keys are informational.
+#[test]
+fn reorders_key_renames_and_informational_keys_are_said() {
+    let (mut d, o) = orders();
+    d.columns.reverse();
+    let p = plan_table(&d, Some(&o), &dbx());
+    assert!(steps(&p).is_empty(), "{:?}", steps(&p));
+    assert!(
+        p.notes
+            .iter()
+            .any(|n| n.contains("another order than the table (id, amount, note)")),
+        "{:?}",
+        p.notes
+    );
+    let (d, o) = orders();
+    assert!(
+        !plan_table(&d, Some(&o), &dbx())
+            .notes
+            .iter()
+            .any(|n| n.contains("another order")),
+        "the same order says nothing"
+    );
+    let (mut d, mut o) = orders();
+    o.primary_key = Some(delta_operator_core::model::PrimaryKey {
+        name: None,
+        columns: vec!["id".into()],
+    });
+    let c = dcol(&mut d, "id");
+    c.name = "order_id".into();
+    c.renamed_from = Some("id".into());
+    d.primary_key = Some(delta_operator_core::model::PrimaryKey {
+        name: None,
+        columns: vec!["order_id".into()],
+    });
+    let p = plan_table(&d, Some(&o), &dbx());
+    let s = step(&p, "RENAME COLUMN id TO order_id");
+    assert!(
+        s.warnings
+            .iter()
+            .any(|w| w.contains("id is in the primary key") && w.contains("order_id")),
+        "{s:?}"
+    );
+    let (mut d, o) = orders();
+    d.foreign_keys.push(delta_operator_core::model::ForeignKey {
+        name: None,
+        columns: vec!["amount".into()],
+        references: tref("customers"),
+        referenced_columns: vec!["id".into()],
+    });
+    let p = plan_table(&d, Some(&o), &dbx());
+    let s = step(&p, "ADD FOREIGN KEY → main.sales.customers");
+    assert!(s.notes.iter().any(|n| n.contains("informational")), "{s:?}");
+}
+
+/// Every in-place step kind has an inverse made of steps (which a backend
+/// compiles into runnable statements), built from the table before it.
+#[test]
+fn every_in_place_step_has_an_inverse_from_the_live_table() {
+    use delta_operator_core::plan::undo::inverse;
+    let (_, mut o) = orders();
+    o.comment = Some("before".into());
+    o.properties.insert("k".into(), "old".into());
+    o.tags.insert("t".into(), "old".into());
+    o.cluster_by = Some(vec!["id".into()]);
+    o.owner = Some("alice".into());
+    o.checks.push(delta_operator_core::model::Check {
+        name: "c".into(),
+        expression: "id > 0".into(),
+    });
+    lcol(&mut o, "note").comment = Some("was".into());
+    let cases: Vec<(Action, Vec<Action>)> = vec![
+        (
+            Action::SetTableComment {
+                comment: "after".into(),
+            },
+            vec![Action::SetTableComment {
+                comment: "before".into(),
+            }],
+        ),
+        (
+            Action::SetProperties {
+                properties: [
+                    ("k".to_string(), "new".to_string()),
+                    ("n".to_string(), "1".to_string()),
+                ]
+                .into(),
+            },
+            vec![
+                Action::SetProperties {
+                    properties: [("k".to_string(), "old".to_string())].into(),
+                },
+                Action::UnsetProperties {
+                    keys: vec!["n".into()],
+                },
+            ],
+        ),
+        (
+            Action::SetColumnComment {
+                path: vec!["note".to_string()].into(),
+                comment: "now".into(),
+            },
+            vec![Action::SetColumnComment {
+                path: vec!["note".to_string()].into(),
+                comment: "was".into(),
+            }],
+        ),
+        (
+            Action::RenameColumn {
+                from: "note".into(),
+                to: "remark".into(),
+            },
+            vec![Action::RenameColumn {
+                from: "remark".into(),
+                to: "note".into(),
+            }],
+        ),
+        (
+            Action::DropCheck { name: "C".into() },
+            vec![Action::AddCheck {
+                check: o.checks[0].clone(),
+            }],
+        ),
+        (
+            Action::SetClustering { keys: vec![] },
+            vec![Action::SetClustering {
+                keys: vec!["id".into()],
+            }],
+        ),
+        (
+            Action::SetOwner {
+                owner: "bob".into(),
+            },
+            vec![Action::SetOwner {
+                owner: "alice".into(),
+            }],
+        ),
+        (
+            Action::UnsetTableTags {
+                keys: vec!["t".into()],
+            },
+            vec![Action::SetTableTags {
+                tags: [("t".to_string(), "old".to_string())].into(),
+            }],
+        ),
+    ];
+    for (action, want) in cases {
+        assert_eq!(inverse(&action, &o), Some(want), "{}", action.title());
+    }
+    assert_eq!(inverse(&Action::EnableTypeWidening, &o), None);
+}
+
+/// A backend without tags or grants refuses each aspect once, however many
+/// tags or grants the spec declares (the lake listed the same refusal twice).
+#[test]
+fn an_unsupported_aspect_is_refused_once() {
+    let (mut d, o) = orders();
+    d.tags.insert("a".into(), Some("1".into()));
+    d.tags.insert("b".into(), Some("2".into()));
+    for p in ["analysts", "engineers"] {
+        d.grants.push(delta_operator_core::model::Grant {
+            principal: p.into(),
+            privileges: vec![Privilege::new("SELECT")],
+        });
+    }
+    let p = plan_table(&d, Some(&o), &lake());
+    let Outcome::Rejected { failures } = &p.outcome else {
+        panic!("{:?}", p.outcome)
+    };
+    let subjects: Vec<&str> = failures.iter().map(|f| f.subject.as_str()).collect();
+    assert_eq!(subjects, vec!["spec.tags", "spec.grants"], "{failures:#?}");
+}

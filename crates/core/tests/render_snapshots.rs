@@ -212,6 +212,7 @@ impl plan::Compiler for Fixture {
             )],
             checks,
             notes: vec![],
+            undo: None,
         })
     }
 }

@@ -115,10 +115,18 @@ pub fn compile_step(
         )),
         _ => {}
     }
+    let undo = sql::undo(
+        names,
+        t,
+        &step.action,
+        live,
+        observed.and_then(|o| o.version),
+    );
     Ok(Compiled {
         statements,
         checks,
         notes,
+        undo,
     })
 }
 

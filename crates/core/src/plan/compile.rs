@@ -51,6 +51,9 @@ pub struct Compiled {
     pub checks: Vec<StepCheck>,
     /// What a reviewer needs to read the statements (placeholders, strategies).
     pub notes: Vec<String>,
+    /// How to undo the step, runnable where the user is (the backend's own
+    /// statements; `undo::inverse`); None keeps the planner's hint.
+    pub undo: Option<String>,
 }
 
 /// A backend's compiler: pure, from the plan's inputs alone. `earlier` are the
@@ -167,6 +170,9 @@ fn compile_table(mut t: TablePlan, compiler: &dyn Compiler) -> TablePlan {
                 s.statements = c.statements;
                 s.checks = c.checks;
                 s.notes.extend(c.notes);
+                if c.undo.is_some() {
+                    s.undo = c.undo;
+                }
                 compiled.push(s);
             }
             Err(why) => failures.push(RuleFailure {

@@ -205,6 +205,8 @@ fn diff_tags(
 fn diff_columns(desired: &DesiredTable, live: &ObservedTable, out: &mut TableDiff) {
     // by position in live.columns: which live columns a declared one matched
     let mut matched = vec![false; live.columns.len()];
+    // the live positions of the declared columns, in the spec's order
+    let mut order = Vec::new();
     let index = |name: &str| {
         live.columns
             .iter()
@@ -271,7 +273,21 @@ fn diff_columns(desired: &DesiredTable, live: &ObservedTable, out: &mut TableDif
             }
         };
         matched[li] = true;
+        order.push(li);
         diff_column(d, l, out);
+    }
+    if order.windows(2).any(|w| w[0] > w[1]) {
+        let live_order: Vec<&str> = order
+            .iter()
+            .copied()
+            .collect::<BTreeSet<usize>>()
+            .into_iter()
+            .map(|i| live.columns[i].name.as_str())
+            .collect();
+        out.notes.push(format!(
+            "the spec lists the columns in another order than the table ({}); the operator never reorders columns: list them as the table does to silence this note",
+            live_order.join(", ")
+        ));
     }
     // a live column is kept when its name, lower-cased, is one a declared column matched
     for (j, l) in live.columns.iter().enumerate() {

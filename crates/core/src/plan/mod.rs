@@ -17,6 +17,7 @@ pub mod render;
 pub mod rules;
 pub mod schema;
 pub mod steps;
+pub mod undo;
 
 use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet};

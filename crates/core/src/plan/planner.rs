@@ -855,21 +855,30 @@ impl<'a> UpdateDrafts<'a> {
             }
             Change::RenameColumn { from, to } => {
                 self.need_mapping |= self.caps.rename_drop_need_column_mapping;
-                self.drafts.push(
-                    draft(
-                        StepGroup::Rename,
-                        RiskClass::Meta,
-                        Action::RenameColumn {
-                            from: from.clone(),
-                            to: to.clone(),
-                        },
-                        s,
-                    )
-                    .undo(format!("RENAME COLUMN {to} TO {from}"))
-                    .note(format!(
-                        "renamedFrom '{from}' can be removed from the spec once applied"
-                    )),
-                );
+                let mut d = draft(
+                    StepGroup::Rename,
+                    RiskClass::Meta,
+                    Action::RenameColumn {
+                        from: from.clone(),
+                        to: to.clone(),
+                    },
+                    s,
+                )
+                .undo(format!("RENAME COLUMN {to} TO {from}"))
+                .note(format!(
+                    "renamedFrom '{from}' can be removed from the spec once applied"
+                ));
+                if self
+                    .live
+                    .primary_key
+                    .as_ref()
+                    .is_some_and(|k| k.columns.iter().any(|c| c.eq_ignore_ascii_case(from)))
+                {
+                    d = d.warn(format!(
+                        "{from} is in the primary key: foreign keys of other tables that reference it follow the rename (their specs must name {to})"
+                    ));
+                }
+                self.drafts.push(d);
             }
             Change::DropColumn { column } => {
                 self.need_mapping |= self.caps.rename_drop_need_column_mapping;
@@ -1025,14 +1034,18 @@ impl<'a> UpdateDrafts<'a> {
                         old.columns.join(", ")
                     ));
                 }
+                d = d.note(INFORMATIONAL_KEYS);
                 self.drafts.push(d);
             }
-            Change::AddForeignKey { key } => self.drafts.push(draft(
-                StepGroup::AddKeys,
-                RiskClass::Meta,
-                Action::AddForeignKey { key: key.clone() },
-                s,
-            )),
+            Change::AddForeignKey { key } => self.drafts.push(
+                draft(
+                    StepGroup::AddKeys,
+                    RiskClass::Meta,
+                    Action::AddForeignKey { key: key.clone() },
+                    s,
+                )
+                .note(INFORMATIONAL_KEYS),
+            ),
             Change::DropForeignKey { key } => self.drafts.push(draft(
                 StepGroup::DropKeys,
                 RiskClass::Meta,
@@ -1534,6 +1547,9 @@ fn rewrite_drafts(
 }
 
 const PUT_BACK: &str = "put back after the replace";
+
+/// Said on every key a plan adds: what a Unity Catalog key does and does not do.
+const INFORMATIONAL_KEYS: &str = "Unity Catalog keys are informational: no write is checked against them (query optimizers may rely on them)";
 
 /// What a replace that rebuilds the table from a query loses, put back with
 /// ordinary ALTERs: NOT NULL, comments and defaults of converted columns,

@@ -228,6 +228,15 @@ pub fn check(
         None => check_create(desired, caps, &mut out),
         Some(live) => check_update(desired, live, diff, caps, &mut out),
     }
+    // one failure per finding: two tags the backend cannot keep are one refusal
+    let mut seen = Vec::with_capacity(out.len());
+    out.retain(|f| {
+        let new = !seen.contains(f);
+        if new {
+            seen.push(f.clone());
+        }
+        new
+    });
     out
 }
 
