@@ -192,11 +192,11 @@ async fn in_place_steps_apply_on_spark_connect_and_a_re_plan_is_empty() {
 }
 
 const NUMS: &str = "  columns:
-    - {name: id, type: bigint}
+    - {name: id, type: bigint, comment: the key}
     - {name: num, type: string}";
 
 const NUMS_AS_INT: &str = "  columns:
-    - {name: id, type: bigint}
+    - {name: id, type: bigint, comment: the key}
     - {name: num, type: int}";
 
 /// A conversion that would lose a value is caught by the staged check: the
@@ -258,10 +258,28 @@ async fn a_lossy_conversion_is_caught_by_the_staged_check_and_the_table_is_untou
         "the kept copy is a leftover: {live:?}"
     );
 
-    // fixed, the same change converts every row (and the leftover is removed)
+    // fixed, the same change converts every row (and the leftover is removed);
+    // a property another tool set rides in the replace, and the copied
+    // column keeps its comment
     s.sql(&format!("UPDATE {} SET num = '3' WHERE id = 3", s.name(&t)))
         .await;
+    s.sql(&format!(
+        "ALTER TABLE {} SET TBLPROPERTIES ('other.tool.owner' = 'ingest-7')",
+        s.name(&t)
+    ))
+    .await;
     s.apply(&v2, true).await;
+    let live = s.read(&t).await.unwrap();
+    assert_eq!(
+        live.properties.get("other.tool.owner").map(String::as_str),
+        Some("ingest-7"),
+        "{:?}",
+        live.properties
+    );
+    assert_eq!(
+        live.column("id").and_then(|c| c.comment.as_deref()),
+        Some("the key")
+    );
     assert_eq!(
         s.rows(&format!("SELECT id, num FROM {} ORDER BY id", s.name(&t)))
             .await,
@@ -665,7 +683,7 @@ fn verify_probes_hold_on_the_spark_connect_server() {
     let report: serde_json::Value = serde_json::from_str(&out)
         .unwrap_or_else(|e| panic!("{e}: {out}\n{}", String::from_utf8_lossy(&o.stderr)));
     assert_eq!(o.status.code(), Some(0), "{report:#}");
-    assert_eq!(report["held"], 7, "{report:#}");
+    assert_eq!(report["held"], 8, "{report:#}");
     for p in report["probes"].as_array().unwrap() {
         assert!(
             p["statements"].as_array().is_some_and(|s| !s.is_empty()),

@@ -631,6 +631,14 @@ pub fn all() -> Vec<Probe> {
             metadata_widenings_allowed
         ),
         probe!(
+            "nested_changes_in_place",
+            "https://docs.databricks.com/aws/en/tables/features/type-widening",
+            "map values and keys and array elements widen in place by their path (counters.value, ids.key, scores.element), a nullable field is added inside an array's structs (items.element.unit_price), and a struct field is dropped under column mapping (address.legacy_code)",
+            "Nested widenings, adds and drops are planned in place, never as a rewrite of the table (a whole-map ALTER … TYPE is refused: CANNOT_UPDATE_FIELD.MAP_TYPE).",
+            NONE,
+            nested_changes_in_place
+        ),
+        probe!(
             "rewrite_widenings_refused",
             "https://docs.databricks.com/aws/en/tables/features/type-widening",
             "the type changes our matrix calls rewrites are refused in place (tinyint→decimal(5,0), bigint→decimal(19,0), narrowing, to string)",
@@ -1379,6 +1387,101 @@ async fn metadata_widenings_allowed(b: &Bench) -> Verdict {
             observed: observed.join("; "),
             workspace: first_words,
         })
+    }
+}
+
+/// The table of the nested probe (Databricks and Spark Connect): one row.
+pub const NESTED_TABLE: &str = "(counters MAP<STRING, INT>, ids MAP<SMALLINT, STRING>, scores ARRAY<SMALLINT>, items ARRAY<STRUCT<sku: STRING>>, address STRUCT<city: STRING, legacy_code: STRING>) USING DELTA";
+pub const NESTED_ROW: &str = "(map('a', 1), map(CAST(1 AS SMALLINT), 'x'), array(CAST(2 AS SMALLINT)), array(named_struct('sku', 's1')), named_struct('city', 'c', 'legacy_code', 'l'))";
+
+/// The steps the planner makes for the nested probe's changes
+/// (`diff::contained`, pinned by plan_core's
+/// `nested_widening_and_adds_inside_arrays_and_maps_are_in_place` and the
+/// struct-field drop case), after type widening and column mapping are on.
+pub fn nested_actions() -> Vec<Action> {
+    let path =
+        |p: &[&str]| -> FieldPath { p.iter().map(|s| s.to_string()).collect::<Vec<_>>().into() };
+    vec![
+        Action::EnableTypeWidening,
+        Action::EnableColumnMapping,
+        Action::DropField {
+            path: path(&["address", "legacy_code"]),
+        },
+        Action::AlterColumnType {
+            path: path(&["counters", "value"]),
+            to: ty("bigint"),
+        },
+        Action::AlterColumnType {
+            path: path(&["ids", "key"]),
+            to: ty("int"),
+        },
+        Action::AlterColumnType {
+            path: path(&["scores", "element"]),
+            to: ty("int"),
+        },
+        Action::AddColumn {
+            path: path(&["items", "element", "unit_price"]),
+            field: crate::model::StructField {
+                name: "unit_price".into(),
+                data_type: ty("double"),
+                nullable: true,
+                comment: None,
+            },
+        },
+    ]
+}
+
+/// What the nested probe's table must read back as, or what differs.
+pub fn nested_read_back(live: &ObservedTable) -> Result<(), String> {
+    let want = [
+        ("counters", "map<string,bigint>"),
+        ("ids", "map<int,string>"),
+        ("scores", "array<int>"),
+        ("items", "array<struct<sku:string,unit_price:double>>"),
+        ("address", "struct<city:string>"),
+    ];
+    let wrong: Vec<String> = want
+        .iter()
+        .filter(|(c, t)| live.column(c).map(|c| c.data_type.clone()) != Some(ty(t)))
+        .map(|(c, t)| {
+            format!(
+                "{c} reads {} (expected {t})",
+                live.column(c)
+                    .map(|c| c.data_type.to_string())
+                    .unwrap_or_else(|| "nothing".into())
+            )
+        })
+        .collect();
+    if wrong.is_empty() {
+        Ok(())
+    } else {
+        Err(wrong.join("; "))
+    }
+}
+
+async fn nested_changes_in_place(b: &Bench) -> Verdict {
+    let t = b.table("p_nested_changes");
+    b.setup(&format!("CREATE TABLE {} {NESTED_TABLE}", t.q))
+        .await?;
+    b.setup(&format!("INSERT INTO {} VALUES {NESTED_ROW}", t.q))
+        .await?;
+    for action in nested_actions() {
+        let live = b.observe(&t).await?;
+        b.compiled(
+            &t,
+            &action,
+            Some(&live),
+            "a nested change is an ordinary ALTER",
+        )
+        .await?;
+    }
+    let live = b.observe(&t).await?;
+    nested_read_back(&live).map_err(|w| differed("the nested changes read back", w))?;
+    match b.count(&t).await? {
+        1 => held(
+            "address.legacy_code dropped, counters.value, ids.key, scores.element widened and items.element.unit_price added in place; 1 row",
+        ),
+        n => Err(differed("1 row", format!("{n} rows"))),
     }
 }
 

@@ -215,6 +215,13 @@ pub fn all() -> Vec<SparkProbe> {
             check: |b| Box::pin(type_widening_in_place(b)),
         },
         SparkProbe {
+            name: "nested_changes_in_place",
+            docs_url: "https://docs.delta.io/latest/delta-type-widening.html",
+            assumes: "map values and keys and array elements widen in place by their path (counters.value, ids.key, scores.element), a nullable field is added inside an array's structs (items.element.unit_price), and a struct field is dropped under column mapping (address.legacy_code)",
+            matters: "nested widenings, adds and drops are planned in place, never as a rewrite of the table",
+            check: |b| Box::pin(nested_changes_in_place(b)),
+        },
+        SparkProbe {
             name: "column_mapping_rename_and_drop",
             docs_url: "https://docs.delta.io/latest/delta-column-mapping.html",
             assumes: "after column mapping by name, RENAME COLUMN and DROP COLUMN change only metadata, rows kept",
@@ -282,6 +289,27 @@ async fn type_widening_in_place(b: &SparkBench<'_>) -> Verdict {
         return Err(differed("3 rows", format!("{n} rows")));
     }
     held(format!("a is bigint, 3 rows, version {:?}", live.version))
+}
+
+async fn nested_changes_in_place(b: &SparkBench<'_>) -> Verdict {
+    use super::probes::{NESTED_ROW, NESTED_TABLE, nested_actions, nested_read_back};
+    let t = b.table("nested");
+    let n = b.name(&t);
+    b.exec(&format!("CREATE TABLE {n} {NESTED_TABLE}")).await?;
+    b.exec(&format!("INSERT INTO {n} VALUES {NESTED_ROW}"))
+        .await?;
+    for action in nested_actions() {
+        let live = b.read(&t).await?;
+        b.ours(&t, &action, Some(&live)).await?;
+    }
+    let live = b.read(&t).await?;
+    nested_read_back(&live).map_err(|w| differed("the nested changes read back", w))?;
+    match b.count(&t).await? {
+        1 => held(
+            "address.legacy_code dropped, counters.value, ids.key, scores.element widened and items.element.unit_price added in place; 1 row",
+        ),
+        n => Err(differed("1 row", format!("{n} rows"))),
+    }
 }
 
 async fn column_mapping_rename_and_drop(b: &SparkBench<'_>) -> Verdict {

@@ -174,6 +174,7 @@ fn kind(c: &Change) -> &'static str {
         Change::UnsetTableTag { .. } => "UnsetTableTag",
         Change::AddColumn { .. } => "AddColumn",
         Change::DropColumn { .. } => "DropColumn",
+        Change::DropField { .. } => "DropField",
         Change::RenameColumn { .. } => "RenameColumn",
         Change::ChangeType { .. } => "ChangeType",
         Change::SetNullability { .. } => "SetNullability",
@@ -197,7 +198,7 @@ fn kind(c: &Change) -> &'static str {
     }
 }
 
-const ALL_CHANGE_KINDS: [&str; 29] = [
+const ALL_CHANGE_KINDS: [&str; 30] = [
     "CreateTable",
     "Claim",
     "SetTableComment",
@@ -207,6 +208,7 @@ const ALL_CHANGE_KINDS: [&str; 29] = [
     "UnsetTableTag",
     "AddColumn",
     "DropColumn",
+    "DropField",
     "RenameColumn",
     "ChangeType",
     "SetNullability",
@@ -439,6 +441,47 @@ fn change_cases() -> Vec<ChangeCase> {
                 "1. enable columnMapping [feature]",
                 "2. DROP COLUMN note [destructive]",
             ],
+        ),
+        orders_case(
+            "drop a struct field on databricks: in place under column mapping (issue 28: it was a whole-table rewrite)",
+            dbx(),
+            |d, o| {
+                d.columns.push(col("address", "struct<city:string>"));
+                o.columns
+                    .push(ocol("address", "struct<city:string,legacy_code:string>"));
+            },
+            vec![Change::DropField {
+                path: vec![s("address"), s("legacy_code")].into(),
+                field: delta_operator_core::model::StructField {
+                    name: s("legacy_code"),
+                    data_type: DataType::String,
+                    nullable: true,
+                    comment: None,
+                },
+            }],
+            vec![
+                "1. enable columnMapping [feature]",
+                "2. DROP COLUMN address.legacy_code [destructive]",
+            ],
+        ),
+        orders_case(
+            "drop a struct field on the lake: a destructive write-once rewrite",
+            lake(),
+            |d, o| {
+                d.columns.push(col("address", "struct<city:string>"));
+                o.columns
+                    .push(ocol("address", "struct<city:string,legacy_code:string>"));
+            },
+            vec![Change::DropField {
+                path: vec![s("address"), s("legacy_code")].into(),
+                field: delta_operator_core::model::StructField {
+                    name: s("legacy_code"),
+                    data_type: DataType::String,
+                    nullable: true,
+                    comment: None,
+                },
+            }],
+            vec!["1. REPLACE TABLE (from itself) [destructive]"],
         ),
         orders_case(
             "drop a column on the lake: a destructive write-once rewrite",

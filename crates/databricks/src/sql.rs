@@ -275,6 +275,9 @@ pub fn compile_for(
             format!("RENAME COLUMN {} TO {}", ident(from), ident(to)),
         )),
         Action::DropColumn { name } => one(alter(names, t, format!("DROP COLUMN {}", ident(name)))),
+        Action::DropField { path } => {
+            one(alter(names, t, format!("DROP COLUMN {}", field_path(path))))
+        }
         Action::AlterColumnType { path, to } => one(alter(
             names,
             t,
@@ -1052,7 +1055,10 @@ pub fn undo(
         Action::DropTable if *names == Names::Catalog => {
             Some(format!("UNDROP TABLE {}", names.table(t)))
         }
-        Action::DropColumn { .. } | Action::Rewrite { .. } | Action::AlterColumnType { .. } => {
+        Action::DropColumn { .. }
+        | Action::DropField { .. }
+        | Action::Rewrite { .. }
+        | Action::AlterColumnType { .. } => {
             version_before.map(|v| format!("RESTORE TABLE {} TO VERSION AS OF {v}", names.table(t)))
         }
         _ => None,

@@ -117,6 +117,11 @@ pub enum Change {
     DropColumn {
         column: ObservedColumn,
     },
+    /// A struct field the spec no longer declares (`path` is its full path).
+    DropField {
+        path: FieldPath,
+        field: StructField,
+    },
     RenameColumn {
         from: String,
         to: String,
@@ -212,6 +217,7 @@ impl Change {
             | Change::AddForeignKey { .. }
             | Change::Grant { .. } => "+",
             Change::DropColumn { .. }
+            | Change::DropField { .. }
             | Change::DropCheck { .. }
             | Change::DropForeignKey { .. }
             | Change::Revoke { .. }
@@ -259,6 +265,9 @@ impl Change {
                 )
             }
             Change::DropColumn { column } => format!("{} {}", column.name, column.data_type),
+            Change::DropField { path, field } => {
+                format!("{} {}", path_string(path), field.data_type)
+            }
             Change::RenameColumn { from, to } => format!("{to} (was {from})"),
             Change::ChangeType { path, from, to } => {
                 format!("{}  {from} → {to}", path_string(path))

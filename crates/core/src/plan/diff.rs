@@ -378,9 +378,7 @@ fn diff_column(d: &DesiredColumn, l: &ObservedColumn, out: &mut TableDiff) {
 fn diff_type(path: &FieldPath, want: &DataType, have: &DataType, out: &mut TableDiff) {
     match (want, have) {
         (DataType::Struct { fields: w }, DataType::Struct { fields: h }) => {
-            let before = out.changes.len();
             let mut nested = TableDiff::default();
-            let mut structural = false;
             for wf in w {
                 let p: FieldPath = path.iter().cloned().chain([wf.name.clone()]).collect();
                 match h.iter().find(|hf| hf.name.eq_ignore_ascii_case(&wf.name)) {
@@ -414,22 +412,17 @@ fn diff_type(path: &FieldPath, want: &DataType, have: &DataType, out: &mut Table
                     }
                 }
             }
-            // a dropped nested field, or a reorder, changes the struct's shape
-            let dropped = h
-                .iter()
-                .any(|hf| !w.iter().any(|wf| wf.name.eq_ignore_ascii_case(&hf.name)));
-            structural |= dropped;
-            if structural {
-                out.changes.truncate(before);
-                out.changes.push(Change::ChangeType {
-                    path: path.clone(),
-                    from: have.clone(),
-                    to: want.clone(),
-                });
-            } else {
-                out.changes.extend(nested.changes);
-                out.differences.extend(nested.differences);
+            // a dropped nested field is its own change (in place under column mapping)
+            for hf in h {
+                if !w.iter().any(|wf| wf.name.eq_ignore_ascii_case(&hf.name)) {
+                    nested.changes.push(Change::DropField {
+                        path: path.iter().cloned().chain([hf.name.clone()]).collect(),
+                        field: hf.clone(),
+                    });
+                }
             }
+            out.changes.extend(nested.changes);
+            out.differences.extend(nested.differences);
         }
         _ if same_shape(want, have) => {}
         (DataType::Array { element: we, .. }, DataType::Array { element: he, .. }) => {
@@ -481,7 +474,7 @@ fn contained(
         .filter(|c| !matches!(c, Change::SetColumnComment { .. }))
         .collect();
     if changes.iter().any(|c| {
-        matches!(c, Change::SetNullability { .. })
+        matches!(c, Change::SetNullability { .. } | Change::DropField { .. })
             || matches!(c, Change::AddColumn { field, .. } if !field.nullable)
     }) || changes.is_empty()
     {

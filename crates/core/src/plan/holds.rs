@@ -16,13 +16,30 @@ pub fn field_at(live: &ObservedTable, path: &FieldPath) -> Option<StructField> {
         comment: top.comment.clone(),
     };
     for name in &path[1..] {
-        let DataType::Struct { fields } = &field.data_type else {
-            return None;
+        // inside arrays and maps a path names the element, key or value (as Delta does)
+        let inner = match (&field.data_type, name.to_ascii_lowercase().as_str()) {
+            (DataType::Array { element, .. }, "element") => Some((**element).clone()),
+            (DataType::Map { key, .. }, "key") => Some((**key).clone()),
+            (DataType::Map { value, .. }, "value") => Some((**value).clone()),
+            _ => None,
         };
-        field = fields
-            .iter()
-            .find(|f| f.name.eq_ignore_ascii_case(name))?
-            .clone();
+        field = match inner {
+            Some(data_type) => StructField {
+                name: name.clone(),
+                data_type,
+                nullable: true,
+                comment: None,
+            },
+            None => {
+                let DataType::Struct { fields } = &field.data_type else {
+                    return None;
+                };
+                fields
+                    .iter()
+                    .find(|f| f.name.eq_ignore_ascii_case(name))?
+                    .clone()
+            }
+        };
     }
     Some(field)
 }
@@ -67,6 +84,7 @@ pub fn holds(action: &Action, live: Option<&ObservedTable>) -> bool {
             live.column(to).is_some() && live.column(from).is_none()
         }
         Action::DropColumn { name } => live.column(name).is_none(),
+        Action::DropField { path } => field_at(live, path).is_none(),
         Action::AlterColumnType { path, to } => {
             field_at(live, path).is_some_and(|f| same_shape(&f.data_type, to))
         }

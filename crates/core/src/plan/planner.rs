@@ -675,6 +675,7 @@ impl<'a> UpdateDrafts<'a> {
             Change::AddColumn { .. }
             | Change::RenameColumn { .. }
             | Change::DropColumn { .. }
+            | Change::DropField { .. }
             | Change::ChangeType { .. }
             | Change::SetNullability { .. }
             | Change::SetColumnComment { .. }
@@ -850,8 +851,27 @@ impl<'a> UpdateDrafts<'a> {
             // with a rewrite, the rewrite renames (its projection follows
             // renamedFrom) and drops: a RENAME in place before it would leave
             // the rewrite selecting a name that is gone
-            Change::RenameColumn { .. } | Change::DropColumn { .. } if self.rewriting => {
+            Change::RenameColumn { .. } | Change::DropColumn { .. } | Change::DropField { .. }
+                if self.rewriting =>
+            {
                 self.rewrite_serves.push(i)
+            }
+            Change::DropField { path, .. } => {
+                self.need_mapping |= self.caps.rename_drop_need_column_mapping;
+                let mut path = path.clone();
+                path[0] = self.live_name(&path[0]);
+                let shown = path.join(".");
+                self.drafts.push(
+                    draft(
+                        StepGroup::DropColumn,
+                        RiskClass::Destructive,
+                        Action::DropField { path },
+                        s,
+                    )
+                    .warn(format!("drops field {shown} and its data"))
+                    .note("in place under column mapping: no file is rewritten")
+                    .undo(restore_hint(self.live, self.caps)),
+                );
             }
             Change::RenameColumn { from, to } => {
                 self.need_mapping |= self.caps.rename_drop_need_column_mapping;

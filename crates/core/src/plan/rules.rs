@@ -155,7 +155,7 @@ fn fail(
 pub fn strategy_for(change: &Change, caps: &Capabilities) -> Strategy {
     match change {
         Change::RenameColumn { .. } => caps.rename_column,
-        Change::DropColumn { .. } => caps.drop_column,
+        Change::DropColumn { .. } | Change::DropField { .. } => caps.drop_column,
         Change::ChangeType { from, to, .. } => {
             if crate::model::widening::can_widen_in_place(from, to) {
                 caps.widen_type
@@ -792,6 +792,7 @@ fn describe_subject(c: &Change) -> String {
     match c {
         Change::RenameColumn { to, .. } => to.clone(),
         Change::DropColumn { column } => column.name.clone(),
+        Change::DropField { path, .. } => path_string(path),
         Change::ChangeType { path, .. } | Change::SetNullability { path, .. } => path_string(path),
         Change::SetPartitioning { .. } => "spec.partitionedBy".into(),
         _ => "table".into(),
@@ -802,6 +803,7 @@ fn verb(c: &Change) -> String {
     match c {
         Change::RenameColumn { .. } => "rename a column".into(),
         Change::DropColumn { .. } => "drop a column".into(),
+        Change::DropField { .. } => "drop a nested field".into(),
         Change::ChangeType { from, to, .. } => format!("change a column from {from} to {to}"),
         Change::SetNullability { .. } => "set NOT NULL".into(),
         Change::SetPartitioning { .. } => "change the partitioning".into(),

@@ -236,6 +236,10 @@ pub enum Action {
     DropColumn {
         name: String,
     },
+    /// Drops a nested struct field in place (column mapping).
+    DropField {
+        path: FieldPath,
+    },
     AlterColumnType {
         path: FieldPath,
         to: DataType,
@@ -383,6 +387,7 @@ impl Action {
             Action::AddColumn { path, .. } => format!("ADD COLUMN {}", path_string(path)),
             Action::RenameColumn { from, to } => format!("RENAME COLUMN {from} TO {to}"),
             Action::DropColumn { name } => format!("DROP COLUMN {name}"),
+            Action::DropField { path } => format!("DROP COLUMN {}", path_string(path)),
             Action::AlterColumnType { path, to } => {
                 format!("ALTER COLUMN {} TYPE {to}", path_string(path))
             }
