@@ -626,7 +626,7 @@ async fn set_not_null_proves_there_are_no_nulls_first() {
         v_before,
         "the table is untouched"
     );
-    // without NULLs it goes through, as a write-once rewrite
+    // without NULLs it goes through as one metadata commit (issue 28: it was a rewrite)
     let strict_id = manifests(&format!("{SCHEMA}{}", table("orders", ORDERS)));
     let _ = strict_id;
     let lake2 = Lake::new();
@@ -659,9 +659,27 @@ async fn set_not_null_proves_there_are_no_nulls_first() {
     let plan = lake2.plan(&strict).await;
     assert_eq!(
         steps(&plan),
-        vec![("REPLACE TABLE (from itself)".into(), RiskClass::Rewrite)]
+        vec![("SET NOT NULL id".into(), RiskClass::Meta)]
     );
+    let before = lake2.version(&tref("orders")).await;
+    let files_before = files(&lake2.backend.table_path(&tref("orders")));
     lake2.apply(&strict, false).await.unwrap();
+    assert_eq!(
+        lake2.version(&tref("orders")).await,
+        before + 1,
+        "one commit"
+    );
+    let data = |f: &[(String, Vec<u8>)]| -> Vec<String> {
+        f.iter()
+            .map(|(n, _)| n.clone())
+            .filter(|n| n.ends_with(".parquet"))
+            .collect()
+    };
+    assert_eq!(
+        data(&files(&lake2.backend.table_path(&tref("orders")))),
+        data(&files_before),
+        "no data file written"
+    );
     assert!(
         !lake2
             .read(&tref("orders"))
@@ -1194,4 +1212,97 @@ async fn many_checks_are_added_and_dropped_in_one_commit_each() {
         v + 4,
         "nothing committed, not even the record (its step comes after the CHECKs)"
     );
+}
+
+/// A nested field is made NOT NULL in place on the lake once no row whose
+/// struct has a value lacks it (a NULL struct is fine: Delta asks the field
+/// only where its parent is there); one such row refuses it untouched.
+#[tokio::test]
+async fn nested_set_not_null_counts_only_where_the_parent_is_there() {
+    use deltalake::arrow::array::StructArray;
+    use deltalake::arrow::buffer::NullBuffer;
+    use deltalake::arrow::datatypes::{DataType as ArrowType, Field, Fields};
+    let lake = Lake::new();
+    let cols = "  columns:\n    - {name: id, type: bigint}\n    - {name: address, type: 'struct<city:string>'}";
+    lake.apply(
+        &manifests(&format!("{SCHEMA}{}", table("people", cols))),
+        false,
+    )
+    .await
+    .unwrap();
+    let address = |cities: Vec<Option<&str>>, present: Vec<bool>| -> ArrayRef {
+        Arc::new(
+            StructArray::try_new(
+                Fields::from(vec![Field::new("city", ArrowType::Utf8, true)]),
+                vec![strs(&cities)],
+                Some(NullBuffer::from(present)),
+            )
+            .unwrap(),
+        )
+    };
+    lake.append(
+        &tref("people"),
+        vec![
+            ("id", longs(&[1, 2])),
+            (
+                "address",
+                address(vec![Some("Oslo"), None], vec![true, false]),
+            ),
+        ],
+    )
+    .await;
+    let strict = manifests(&format!(
+        "{SCHEMA}{}",
+        table(
+            "people",
+            &cols.replace("struct<city:string>", "struct<city:string not null>")
+        )
+    ));
+    assert_eq!(
+        steps(&lake.plan(&strict).await),
+        vec![("SET NOT NULL address.city".into(), RiskClass::Meta)]
+    );
+    // a row whose address is there without a city refuses it, untouched
+    lake.append(
+        &tref("people"),
+        vec![
+            ("id", longs(&[3])),
+            ("address", address(vec![None], vec![true])),
+        ],
+    )
+    .await;
+    let v = lake.version(&tref("people")).await;
+    let report = lake.apply_may_fail(&strict, false).await.unwrap();
+    assert!(
+        matches!(&report.steps[0].status, StepStatus::Failed { error } if error.contains("address.city has no value in 1 rows")),
+        "{:?}",
+        report.steps[0]
+    );
+    assert_eq!(lake.version(&tref("people")).await, v, "untouched");
+    // without it, one commit
+    let lake2 = Lake::new();
+    lake2
+        .apply(
+            &manifests(&format!("{SCHEMA}{}", table("people", cols))),
+            false,
+        )
+        .await
+        .unwrap();
+    lake2
+        .append(
+            &tref("people"),
+            vec![
+                ("id", longs(&[1, 2])),
+                (
+                    "address",
+                    address(vec![Some("Oslo"), None], vec![true, false]),
+                ),
+            ],
+        )
+        .await;
+    let v = lake2.version(&tref("people")).await;
+    lake2.apply(&strict, false).await.unwrap();
+    assert_eq!(lake2.version(&tref("people")).await, v + 1);
+    assert!(!lake2.plan(&strict).await.has_changes());
+    assert_eq!(lake2.count(&tref("people")).await, 2);
 }

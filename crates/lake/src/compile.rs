@@ -123,6 +123,17 @@ pub fn compile_step(t: &TableRef, action: &Action) -> Result<Compiled, String> {
         Action::DropNotNull { path } => {
             s.push(metadata(format!("{} becomes nullable", path_string(path))))
         }
+        Action::SetNotNull { path } => {
+            s.push(format!(
+                "count the rows of {at} where {} has no value, at the version read",
+                path_string(path)
+            ));
+            s.push(metadata(format!(
+                "{} becomes NOT NULL, committed only against the version counted (no retry)",
+                path_string(path)
+            )));
+            out.notes.push("refused with nothing changed when a row has no value, or when any commit lands between the count and the commit".into());
+        }
         Action::SetColumnComment { path, comment } => s.push(metadata(format!(
             "the comment of {} = {}",
             path_string(path),

@@ -463,6 +463,63 @@ impl LakeBackend {
         edit: impl FnOnce(&mut Value, &mut Vec<String>, &mut Option<String>) -> Result<(), BackendError>,
     ) -> Result<StepOutcome, BackendError> {
         let table = self.open_table(t).await?;
+        self.commit_metadata_on(&table, edit, self.commit_props(step))
+            .await
+    }
+
+    /// SET NOT NULL without rewriting (the Delta protocol lets a writer
+    /// tighten nullability once no row breaks it): the field's missing
+    /// values are counted at the version read, and the schema change is
+    /// committed only against that version (`max_retries = 0`: any commit
+    /// in between, an append that might hold a NULL included, refuses it
+    /// with nothing changed; the next apply counts again).
+    async fn set_not_null(
+        &self,
+        t: &TableRef,
+        step: &Step,
+        path: &FieldPath,
+    ) -> Result<StepOutcome, BackendError> {
+        let table = self.open_table(t).await?;
+        let version = table.version().unwrap_or_default();
+        let missing = rewrite::missing_values(&table, path).await?;
+        if missing > 0 {
+            return Err(BackendError::Refused {
+                message: format!(
+                    "{} has no value in {missing} rows at version {version}: it cannot be NOT NULL; nothing was changed (fill them, or keep it nullable)",
+                    path.join(".")
+                ),
+            });
+        }
+        let path = path.clone();
+        let props = self.commit_props(step).with_max_retries(0);
+        self.commit_metadata_on(
+            &table,
+            move |schema, _, _| {
+                field_json_mut(schema, &path)?["nullable"] = Value::Bool(false);
+                Ok(())
+            },
+            props,
+        )
+        .await
+        .map_err(|e| match e {
+            BackendError::Refused { message }
+                if message.contains("max commit attempts") || message.contains("already exists") || message.contains("MaxCommitAttempts") =>
+            {
+                BackendError::Refused {
+                    message: format!("the table moved past version {version} while its NULLs were counted; nothing was changed (the next apply counts again): {message}"),
+                }
+            }
+            other => other,
+        })
+    }
+
+    /// `commit_metadata` on a table already open, with these commit properties.
+    async fn commit_metadata_on(
+        &self,
+        table: &DeltaTable,
+        edit: impl FnOnce(&mut Value, &mut Vec<String>, &mut Option<String>) -> Result<(), BackendError>,
+        props: CommitProperties,
+    ) -> Result<StepOutcome, BackendError> {
         let snap = table.snapshot().map_err(delta_err)?;
         let mut schema =
             serde_json::to_value(snap.schema().as_ref()).map_err(|e| BackendError::Refused {
@@ -489,7 +546,7 @@ impl LakeBackend {
         let op = DeltaOperation::SetTableProperties {
             properties: HashMap::new(),
         };
-        CommitBuilder::from(self.commit_props(step))
+        CommitBuilder::from(props)
             .with_actions(vec![DeltaAction::Metadata(md)])
             .build(Some(snap), table.log_store(), op)
             .await
@@ -680,6 +737,7 @@ impl Backend for LakeBackend {
                 Ok(StepOutcome::default())
             }
             Action::AddColumn { path, field } => self.add_column(t, step, path, field).await,
+            Action::SetNotNull { path } => self.set_not_null(t, step, path).await,
             Action::DropNotNull { path } => {
                 let path = path.clone();
                 self.commit_metadata(t, step, move |schema, _, _| {

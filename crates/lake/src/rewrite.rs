@@ -196,6 +196,37 @@ async fn counts(
     ))
 }
 
+/// Rows of the table (at the version it was loaded at) where the field at
+/// `path` has no value while its parents have one (what Delta's NOT NULL
+/// asks of a nested field).
+pub async fn missing_values(table: &DeltaTable, path: &[String]) -> Result<usize, BackendError> {
+    use deltalake::datafusion::functions::core::expr_fn::get_field;
+    let Some((first, rest)) = path.split_first() else {
+        return Ok(0);
+    };
+    let ctx = session()?;
+    let df = frame(&ctx, table, None).await?;
+    let mut field = ident(first);
+    let mut parents_present: Option<Expr> = None;
+    for name in rest {
+        let present = field.clone().is_not_null();
+        parents_present = Some(match parents_present {
+            Some(p) => p.and(present),
+            None => present,
+        });
+        field = get_field(field, name.as_str());
+    }
+    let predicate = match parents_present {
+        Some(p) => p.and(field.is_null()),
+        None => field.is_null(),
+    };
+    df.filter(predicate)
+        .map_err(df_err)?
+        .count()
+        .await
+        .map_err(|e| df_err(df_message(e)))
+}
+
 /// Rows in a table.
 pub async fn row_count(table: &DeltaTable) -> Result<i64, BackendError> {
     Ok(counts(table, None, &[]).await?.0)

@@ -133,7 +133,9 @@ pub struct Capabilities {
 impl Capabilities {
     /// The embedded lake backend (delta-rs): no Unity Catalog concepts, no
     /// column mapping or type widening on existing tables, so renames, drops,
-    /// type changes, SET NOT NULL and partitioning changes are rewrites.
+    /// type changes and partitioning changes are rewrites. SET NOT NULL is a
+    /// metadata commit after counting the missing values at the version read,
+    /// committed only against that version.
     pub fn lake() -> Self {
         Capabilities {
             backend: BackendKind::Lake,
@@ -141,7 +143,7 @@ impl Capabilities {
             drop_column: Strategy::Rewrite,
             widen_type: Strategy::Rewrite,
             convert_type: Strategy::Rewrite,
-            set_not_null: Strategy::Rewrite,
+            set_not_null: Strategy::InPlace,
             change_partitioning: Strategy::Rewrite,
             rename_drop_need_column_mapping: false,
             widening_needs_feature: false,

@@ -954,7 +954,8 @@ impl<'a> UpdateDrafts<'a> {
                     s,
                 )
                 .note("checks first that the column has no NULLs")
-                .bytes(self.live.size_bytes),
+                .bytes(self.live.size_bytes)
+                .undo(restore_hint(self.live, self.caps)),
             ),
             Change::SetColumnComment { path, to, .. } => self.drafts.push(draft(
                 StepGroup::ColumnMeta,
