@@ -421,6 +421,53 @@ async fn a_new_partitioning_writes_once_keeps_every_row_and_clones_first() {
     assert!(!again.has_changes(), "converges:\n{}", render(&again));
 }
 
+/// Partitioning → liquid clustering is one replace written clustered
+/// (`CREATE OR REPLACE … CLUSTER BY (…) AS SELECT`), not an unclustered
+/// replace and then an `ALTER TABLE … CLUSTER BY` that waits for OPTIMIZE;
+/// dropping `partitionedBy` while declaring `clusterBy` is enough.
+#[tokio::test]
+async fn partitioning_to_clustering_is_one_clustered_replace() {
+    let wh = Wh::new("cluster").await;
+    let v1 = wh.m(&format!("{V1}\n  partitionedBy: [region]"));
+    ok(&wh.apply(&v1, false).await);
+    wh.sql(&format!(
+        "INSERT INTO {} (id, amount, code, note, region) SELECT id, id, CAST(id AS STRING), 'n', concat('r', id % 3) FROM range(1, 31)",
+        wh.q("t")
+    ))
+    .await;
+    let v2 = wh.m(&format!("{V1}\n  clusterBy: [region]"));
+    let plan = wh.plan(&v2).await;
+    let titles: Vec<String> = steps(&plan).into_iter().map(|(t, _)| t).collect();
+    assert!(
+        titles.iter().any(|t| t == "REPLACE TABLE (from itself)")
+            && !titles
+                .iter()
+                .any(|t| t.starts_with("CLUSTER BY") || t.contains("CLUSTER")),
+        "{}",
+        render(&plan)
+    );
+    let replace = plan.tables[0]
+        .steps()
+        .iter()
+        .find(|s| s.action.title() == "REPLACE TABLE (from itself)")
+        .expect("replace");
+    assert!(
+        replace.statements[0].contains(" CLUSTER BY (`region`) "),
+        "{}",
+        replace.statements[0]
+    );
+    ok(&wh.apply(&v2, false).await);
+    let live = wh.read().await;
+    assert!(live.partitioned_by.is_empty(), "{live:?}");
+    assert_eq!(live.cluster_by, Some(vec!["region".to_string()]));
+    assert_eq!(
+        wh.col(&format!("SELECT count(*) FROM {}", wh.q("t"))).await,
+        vec!["30".to_string()]
+    );
+    let again = wh.plan(&v2).await;
+    assert!(!again.has_changes(), "converges:\n{}", render(&again));
+}
+
 #[tokio::test]
 async fn a_lossy_cast_is_caught_by_the_staged_check_and_the_original_keeps_its_version() {
     let wh = Wh::new("lossy").await;

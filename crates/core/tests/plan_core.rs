@@ -4219,9 +4219,9 @@ impl TapSort for Vec<String> {
 /// `ALTER TABLE … CLUSTER BY` that asks for an OPTIMIZE.
 #[test]
 fn partitioning_to_clustering_is_one_clustered_replace() {
+    // the spec drops partitionedBy and declares clusterBy: clustering means unpartitioned
     let (mut d, mut o) = orders();
     o.partitioned_by = vec!["note".into()];
-    d.partitioned_by = Some(vec![]);
     d.cluster_by = Some(vec!["id".into()]);
     let p = plan_table(&d, Some(&o), &dbx());
     assert!(p.is_accepted(), "{:?}", p.outcome);

@@ -451,6 +451,19 @@ impl ObservedTable {
 }
 
 impl DesiredTable {
+    /// The partitioning the spec asks for: the declared one, or none when
+    /// the spec declares clustering (a table is partitioned or clustered, so
+    /// moving from partitions to clusterBy needs no `partitionedBy: []`);
+    /// None: the spec leaves the partitioning alone.
+    pub fn wanted_partitioning(&self) -> Option<Vec<String>> {
+        self.partitioned_by.clone().or_else(|| {
+            self.cluster_by
+                .as_ref()
+                .filter(|k| !k.is_empty())
+                .map(|_| Vec::new())
+        })
+    }
+
     /// A table declared by `owner_marker` (`<namespace>/<name>`), silent about everything but its columns.
     pub fn new(table: TableRef, owner_marker: &str, columns: Vec<DesiredColumn>) -> Self {
         let owner_marker =

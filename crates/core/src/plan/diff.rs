@@ -653,7 +653,7 @@ pub(crate) fn eq_names(a: &[String], b: &[String]) -> bool {
 }
 
 fn diff_layout(desired: &DesiredTable, live: &ObservedTable, out: &mut TableDiff) {
-    if let Some(want) = &desired.partitioned_by {
+    if let Some(want) = &desired.wanted_partitioning() {
         // compared under the names the columns will have after renames
         let have: Vec<String> = live
             .partitioned_by

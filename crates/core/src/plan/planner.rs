@@ -1436,7 +1436,7 @@ fn rewrite_drafts(
         })
         .collect();
     drops.extend(nested_drops);
-    let partitioned_by = desired.partitioned_by.clone().unwrap_or_else(|| {
+    let partitioned_by = desired.wanted_partitioning().unwrap_or_else(|| {
         live.partitioned_by
             .iter()
             .map(|p| renamed(desired, p))
