@@ -678,3 +678,111 @@ async fn rows_written_after_the_stage_are_converted_and_checked_by_the_replace()
     assert!(wh.staging_tables().await.is_empty());
     assert!(!wh.plan(&v3).await.has_changes());
 }
+
+/// Nested changes planned by the operator run in place on real Delta
+/// (issue 28: a map value's widening compiled to a whole-map ALTER that
+/// Delta refuses, CANNOT_UPDATE_FIELD.MAP_TYPE; a field added inside an
+/// array's structs and a struct field dropped under column mapping were
+/// whole-table rewrites): the plan has no REPLACE, every row keeps its
+/// values, and the re-plan is empty.
+#[tokio::test]
+async fn nested_widening_adds_and_drops_are_made_in_place() {
+    let wh = Wh::new("nested").await;
+    let v1 = "  columns:\n    - {name: id, type: bigint}\n    - {name: counters, type: 'map<string,int>'}\n    - {name: scores, type: 'array<smallint>'}\n    - {name: items, type: 'array<struct<sku:string>>'}\n    - {name: address, type: 'struct<city:string,legacy_code:string>'}\n  properties: {delta.columnMapping.mode: name}";
+    ok(&wh.apply(&wh.m(v1), false).await);
+    wh.sql(&format!(
+        "INSERT INTO {} VALUES (1, map('a', 7), array(CAST(3 AS SMALLINT)), array(named_struct('sku', 's1')), named_struct('city', 'Oslo', 'legacy_code', 'x'))",
+        wh.q("t")
+    ))
+    .await;
+    let v2 = v1
+        .replace("map<string,int>", "map<string,bigint>")
+        .replace("array<smallint>", "array<int>")
+        .replace(
+            "array<struct<sku:string>>",
+            "array<struct<sku:string,unit_price:double>>",
+        )
+        .replace(
+            "struct<city:string,legacy_code:string>",
+            "struct<city:string>",
+        );
+    let plan = wh.plan(&wh.m(&v2)).await;
+    let got = steps(&plan);
+    assert!(
+        !got.iter()
+            .any(|(t, _)| t.starts_with("REPLACE") || t.starts_with("STAGE")),
+        "in place:\n{}",
+        render(&plan)
+    );
+    for want in [
+        "ALTER COLUMN counters.value TYPE bigint",
+        "ALTER COLUMN scores.element TYPE int",
+        "ADD COLUMN items.element.unit_price",
+        "DROP COLUMN address.legacy_code",
+    ] {
+        assert!(
+            got.iter().any(|(t, _)| t == want),
+            "{want}:\n{}",
+            render(&plan)
+        );
+    }
+    ok(&wh.apply(&wh.m(&v2), true).await);
+    assert_eq!(
+        wh.col(&format!(
+            "SELECT concat(id, ':', counters['a'], ':', scores[0], ':', items[0].sku, ':', coalesce(CAST(items[0].unit_price AS STRING), 'NULL'), ':', address.city) FROM {}",
+            wh.q("t")
+        ))
+        .await,
+        vec!["1:7:3:s1:NULL:Oslo"]
+    );
+    let again = wh.plan(&wh.m(&v2)).await;
+    assert!(!again.has_changes(), "converges:\n{}", render(&again));
+}
+
+/// Moving a primary key that a live foreign key references is refused at
+/// plan time on a workspace, naming the key (its DROP PRIMARY KEY is
+/// RESTRICT: before, the plan passed and the apply failed half way).
+#[tokio::test]
+async fn a_primary_key_a_live_foreign_key_references_is_not_moved() {
+    let wh = Wh::new("pkmove").await;
+    let (c, o) = (wh.q("customers"), wh.q("t"));
+    for s in [
+        format!("CREATE TABLE {c} (id BIGINT NOT NULL, region STRING NOT NULL) USING DELTA"),
+        format!("ALTER TABLE {c} ADD CONSTRAINT customers_pk PRIMARY KEY (id)"),
+        format!("CREATE TABLE {o} (id BIGINT, customer_id BIGINT) USING DELTA"),
+        format!(
+            "ALTER TABLE {o} ADD CONSTRAINT t_customer FOREIGN KEY (customer_id) REFERENCES {c} (id)"
+        ),
+    ] {
+        wh.sql(&s).await;
+    }
+    let schema = format!(
+        "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {{name: sales}}\nspec: {{catalog: main, name: {}, mode: additive}}\n",
+        wh.schema
+    );
+    let customers = table(
+        "customers",
+        "  columns:\n    - {name: id, type: bigint, nullable: false}\n    - {name: region, type: string, nullable: false}\n  constraints:\n    - primaryKey: {name: customers_pk, columns: [id, region]}",
+    );
+    let t = table(
+        "t",
+        "  columns:\n    - {name: id, type: bigint}\n    - {name: customer_id, type: bigint}",
+    );
+    let plan = wh
+        .plan(&manifests(&format!("{schema}{customers}{t}")))
+        .await;
+    let parent = plan
+        .tables
+        .iter()
+        .find(|p| p.table.table == "customers")
+        .expect("customers");
+    let delta_operator::plan::Outcome::Rejected { failures } = &parent.outcome else {
+        panic!("refused at plan time:\n{}", render(&plan))
+    };
+    assert!(
+        failures
+            .iter()
+            .any(|f| f.rule.as_str() == "PrimaryKeyReferenced" && f.message.contains("t_customer")),
+        "{failures:#?}"
+    );
+}
