@@ -105,6 +105,23 @@ impl Wh {
             .flatten()
             .expect("the table exists")
     }
+    /// Runs one step of `plan` in `run` as the executor would, against `t` as it is now.
+    async fn run_step(
+        &self,
+        run: &delta_operator::backend::TableRun,
+        plan: &delta_operator::plan::TablePlan,
+        step: &delta_operator::plan::Step,
+    ) -> Result<delta_operator::backend::StepOutcome, delta_operator::backend::BackendError> {
+        self.b
+            .run(
+                run,
+                plan,
+                step,
+                Some(&self.read().await),
+                delta_operator::backend::StepProgress::unwatched(),
+            )
+            .await
+    }
     /// The staging copies of `t` left in the schema (one per run), as the read reports them.
     async fn staging_tables(&self) -> Vec<String> {
         self.read()
@@ -563,26 +580,14 @@ async fn rows_written_after_the_stage_are_converted_and_checked_by_the_replace()
     );
     // the stage runs, and someone writes a row that does not convert
     let run = delta_operator::backend::TableRun::unlocked(&wh.t("t"));
-    wh.b.run(
-        &run,
-        &table_plan,
-        &planned[0],
-        Some(&wh.read().await),
-        delta_operator::backend::StepProgress::unwatched(),
-    )
-    .await
-    .expect("the stage runs");
+    wh.run_step(&run, &table_plan, &planned[0])
+        .await
+        .expect("the stage runs");
     wh.sql(&format!("INSERT INTO {} VALUES (4, 'forty')", wh.q("t")))
         .await;
     let moved = wh.version().await;
-    let err =
-        wh.b.run(
-            &run,
-            &table_plan,
-            &planned[1],
-            Some(&wh.read().await),
-            delta_operator::backend::StepProgress::unwatched(),
-        )
+    let err = wh
+        .run_step(&run, &table_plan, &planned[1])
         .await
         .expect_err("the new row does not convert");
     assert!(
@@ -605,14 +610,8 @@ async fn rows_written_after_the_stage_are_converted_and_checked_by_the_replace()
     wh.sql(&format!("INSERT INTO {} VALUES (NULL, '45')", wh.q("t")))
         .await;
     let moved = wh.version().await;
-    let err =
-        wh.b.run(
-            &run,
-            &table_plan,
-            &planned[1],
-            Some(&wh.read().await),
-            delta_operator::backend::StepProgress::unwatched(),
-        )
+    let err = wh
+        .run_step(&run, &table_plan, &planned[1])
         .await
         .expect_err("a NULL id");
     assert!(
@@ -630,15 +629,9 @@ async fn rows_written_after_the_stage_are_converted_and_checked_by_the_replace()
         .await;
     wh.sql(&format!("INSERT INTO {} VALUES (5, '50')", wh.q("t")))
         .await;
-    wh.b.run(
-        &run,
-        &table_plan,
-        &planned[1],
-        Some(&wh.read().await),
-        delta_operator::backend::StepProgress::unwatched(),
-    )
-    .await
-    .expect("the replace runs");
+    wh.run_step(&run, &table_plan, &planned[1])
+        .await
+        .expect("the replace runs");
     assert_eq!(
         wh.col(&format!(
             "SELECT concat(id, ':', coalesce(CAST(num AS STRING), 'NULL')) FROM {} ORDER BY id",
