@@ -31,6 +31,7 @@ pub mod backend {
     pub use delta_operator_lake as lake;
     pub use delta_operator_spark as spark;
     pub use delta_operator_targets::AnyBackend;
+    pub use delta_operator_targets::open;
 }
 
 pub mod cli;

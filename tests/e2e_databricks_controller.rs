@@ -24,7 +24,7 @@ fn backend() -> DatabricksBackend {
     ] {
         support::warehouse::env(k);
     }
-    DatabricksBackend::from_target(&DatabricksTarget::default())
+    delta_operator::backend::open::databricks(&DatabricksTarget::default())
         .expect("a backend from DATABRICKS_*")
 }
 

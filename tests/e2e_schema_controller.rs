@@ -9,7 +9,6 @@ mod support;
 use std::time::Duration;
 
 use delta_operator::backend::Backend;
-use delta_operator::backend::databricks::DatabricksBackend;
 use delta_operator::config::DatabricksTarget;
 use delta_operator::model::SchemaRef;
 use support::e2e::*;
@@ -32,7 +31,8 @@ fn a_delta_schemas_metadata_reaches_unity_catalog_through_the_reconcile() {
     ] {
         support::warehouse::env(k);
     }
-    let b = DatabricksBackend::from_target(&DatabricksTarget::default()).expect("backend");
+    let b =
+        delta_operator::backend::open::databricks(&DatabricksTarget::default()).expect("backend");
     let rt = tokio::runtime::Runtime::new().unwrap();
     let catalog = format!("ctl_schema_{}", std::process::id());
     rt.block_on(async {

@@ -15,7 +15,6 @@ use serde::Serialize;
 use super::probes::{self, Bench, Flags, Kind, Outcome, Probe};
 use super::spark_probes::{self, SparkBench};
 use super::{EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK};
-use crate::backend::databricks::DatabricksBackend;
 use crate::config::{Config, TargetBackend};
 use crate::model::SchemaRef;
 
@@ -141,7 +140,7 @@ async fn run(config: &Config, a: &VerifyArgs) -> u8 {
                     a.target
                 ));
             };
-            DatabricksBackend::from_target(d).map_err(|e| format!("target '{}': {e}", a.target))
+            crate::backend::open::databricks(d).map_err(|e| format!("target '{}': {e}", a.target))
         }) {
         Ok(b) => b,
         Err(e) => {
@@ -334,14 +333,13 @@ async fn run_spark(
     schema: &SchemaRef,
     a: &VerifyArgs,
 ) -> u8 {
-    let backend =
-        match crate::backend::spark::SparkConnectBackend::from_target(target, Some("verify")) {
-            Ok(b) => b,
-            Err(e) => {
-                eprintln!("error: target '{}': {e}", a.target);
-                return EXIT_ERROR;
-            }
-        };
+    let backend = match crate::backend::open::spark_connect(target, Some("verify")) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("error: target '{}': {e}", a.target);
+            return EXIT_ERROR;
+        }
+    };
     let all = spark_probes::all();
     if let Some(bad) = a
         .only

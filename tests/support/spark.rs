@@ -37,7 +37,8 @@ impl Spark {
             root: dir.path().to_str().unwrap().to_string(),
             ..Default::default()
         };
-        let backend = SparkConnectBackend::from_target(&target, Some("test")).expect("backend");
+        let backend =
+            delta_operator::backend::open::spark_connect(&target, Some("test")).expect("backend");
         Spark { dir, backend }
     }
 

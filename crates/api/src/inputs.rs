@@ -2,44 +2,13 @@
 
 use std::sync::Arc;
 
-use delta_operator_core::model::{DesiredTable, SpecRefusal};
+use delta_operator_core::model::SpecRefusal;
+pub use delta_operator_core::plan::Inputs;
 use delta_operator_core::plan::SchemaScope;
 
 use crate::spec::lower::{lower_schema, lower_table};
 use crate::spec::validate::{foreign_key_verdicts, validate_each};
 use crate::spec::{Manifests, SpecError};
-
-/// What the manifests declare, lowered. The tables are shared with every
-/// plan made of them (`plan_shared`), not copied into each.
-#[derive(Debug, Clone, Default)]
-pub struct Inputs {
-    pub tables: Vec<Arc<DesiredTable>>,
-    pub schemas: Vec<SchemaScope>,
-    /// Per schema (same order): whether its spec names its mode; the others
-    /// take the target's default (`target_default_mode`).
-    pub mode_declared: Vec<bool>,
-}
-
-impl Inputs {
-    /// The target's `defaultSchemaMode` for every schema whose spec names no mode.
-    pub fn target_default_mode(&mut self, mode: delta_operator_core::model::SchemaMode) {
-        for (s, declared) in self.schemas.iter_mut().zip(&self.mode_declared) {
-            if !declared {
-                s.mode = mode;
-            }
-        }
-    }
-
-    /// `--clone-before-rewrite`: every table takes a shallow clone before its
-    /// first step that could lose data (false leaves each spec's own setting).
-    pub fn clone_before_rewrite(&mut self, on: bool) {
-        if on {
-            for t in &mut self.tables {
-                Arc::make_mut(t).clone_before_rewrite = true;
-            }
-        }
-    }
-}
 
 /// Validates and lowers a manifest set; every error at once. A foreign-key
 /// verdict across the set (`foreign_key_verdicts`) is no error of the set: it

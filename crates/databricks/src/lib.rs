@@ -26,10 +26,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex as StdMutex};
 use std::time::{Duration, Instant};
 
-use auth::{Credentials, Secret};
 use client::{ClientConfig, DatabricksClient};
 
-use delta_operator_api::config::{ClientId, DatabricksAuth, DatabricksTarget, SecretSource};
 use delta_operator_backend::lock as table_lock;
 use delta_operator_backend::{
     Backend, BackendError, Extras, StepOutcome, StepProgress, TableExtras, TableRun,
@@ -82,50 +80,6 @@ impl std::fmt::Debug for DatabricksBackend {
     }
 }
 
-fn env(k: &str) -> Option<String> {
-    std::env::var(k)
-        .ok()
-        .map(|v| v.trim().to_string())
-        .filter(|v| !v.is_empty())
-}
-
-fn secret(source: &SecretSource, what: &str) -> Result<Secret, BackendError> {
-    match source {
-        SecretSource::Env(e) => env(e).map(Secret::new).ok_or_else(|| {
-            BackendError::Config(format!("{what}: the environment variable {e} is not set"))
-        }),
-        SecretSource::File(f) => {
-            let text = std::fs::read_to_string(f)
-                .map_err(|e| BackendError::Config(format!("{what}: reading {f}: {e}")))?;
-            Ok(Secret::new(text.trim()))
-        }
-    }
-}
-
-/// The credential a target names, else the environment's.
-fn credentials(t: &DatabricksTarget) -> Result<Credentials, BackendError> {
-    match t.auth.as_ref().unwrap_or(&DatabricksAuth::Environment) {
-        DatabricksAuth::Environment => Credentials::from_env().map_err(BackendError::Config),
-        DatabricksAuth::Token(source) => {
-            Ok(Credentials::Token(secret(source, "the Databricks token")?))
-        }
-        DatabricksAuth::OAuth {
-            client_id,
-            client_secret,
-        } => Ok(Credentials::OAuth {
-            client_id: match client_id {
-                ClientId::Literal(id) => id.clone(),
-                ClientId::Env(e) => env(e).ok_or_else(|| {
-                    BackendError::Config(format!(
-                        "the OAuth client id: the environment variable {e} is not set"
-                    ))
-                })?,
-            },
-            client_secret: secret(client_secret, "the OAuth client secret")?,
-        }),
-    }
-}
-
 impl DatabricksBackend {
     pub fn new(cfg: ClientConfig) -> Result<Self, BackendError> {
         let client = Arc::new(DatabricksClient::new(cfg)?);
@@ -139,38 +93,6 @@ impl DatabricksBackend {
             snapshots: StdMutex::new(HashMap::new()),
             share_window: Duration::from_secs(2),
             epoch: AtomicU64::new(0),
-        })
-    }
-
-    /// From a config target, filling gaps from DATABRICKS_* variables.
-    pub fn from_target(t: &DatabricksTarget) -> Result<Self, BackendError> {
-        let host = t
-            .host
-            .clone()
-            .or_else(|| env("DATABRICKS_HOST"))
-            .ok_or_else(|| {
-                BackendError::Config("no Databricks host: set `host` or DATABRICKS_HOST".into())
-            })?;
-        let warehouse = t
-            .warehouse_id
-            .clone()
-            .or_else(|| env("DATABRICKS_WAREHOUSE_ID"))
-            .ok_or_else(|| {
-                BackendError::Config(
-                    "no SQL warehouse: set `warehouseId` or DATABRICKS_WAREHOUSE_ID".into(),
-                )
-            })?;
-        let mut cfg = ClientConfig::new(&host, &warehouse, credentials(t)?);
-        if let Some(s) = t.read_budget_seconds {
-            cfg.read_budget = Duration::from_secs(s);
-        }
-        if let Some(s) = t.warehouse_start_timeout_seconds {
-            cfg.warehouse_start_timeout = Duration::from_secs(s);
-        }
-        let backend = Self::new(cfg)?;
-        Ok(match &t.lock_folder {
-            Some(folder) => backend.with_lock_folder(folder),
-            None => backend,
         })
     }
 

@@ -18,7 +18,6 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use delta_operator_api::config::{SecretSource, SparkConnectTarget};
 use delta_operator_backend::{Backend, BackendError, Extras, StepOutcome, StepProgress, TableRun};
 use delta_operator_core::model::{
     Leftover, LeftoverKind, ObservedSchema, ObservedTable, SchemaRef, TableRef,
@@ -140,50 +139,42 @@ impl std::fmt::Debug for SparkConnectBackend {
     }
 }
 
-fn token(source: &SecretSource) -> Result<String, BackendError> {
-    let t = match source {
-        SecretSource::Env(e) => std::env::var(e).map_err(|_| {
-            BackendError::Config(format!(
-                "the Spark Connect token: the environment variable {e} is not set"
-            ))
-        })?,
-        SecretSource::File(f) => std::fs::read_to_string(f).map_err(|e| {
-            BackendError::Config(format!("the Spark Connect token: reading {f}: {e}"))
-        })?,
-    };
-    let t = t.trim().to_string();
-    if t.is_empty() {
-        return Err(BackendError::Config(
-            "the Spark Connect token is empty".into(),
-        ));
+/// What a Spark Connect backend needs besides its lake: the server, the root as Spark
+/// spells it, the token (already read from where the config names it) and the session.
+#[derive(Clone)]
+pub struct SparkConnectConfig {
+    /// `sc://host:port`, with connection parameters after `/;`; never the token.
+    pub url: String,
+    /// The lake's root as the Spark cluster spells it (`s3a://…`, an absolute path).
+    pub spark_root: String,
+    pub token: Option<String>,
+    /// Session settings sent before the first statement.
+    pub conf: BTreeMap<String, String>,
+    /// How long a read-only statement may run before it is interrupted.
+    pub read_budget: Duration,
+}
+
+impl std::fmt::Debug for SparkConnectConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SparkConnectConfig")
+            .field("url", &self.url)
+            .field("spark_root", &self.spark_root)
+            .field("token", &self.token.as_ref().map(|_| "***"))
+            .field("conf", &self.conf)
+            .field("read_budget", &self.read_budget)
+            .finish()
     }
-    Ok(t)
 }
 
 impl SparkConnectBackend {
-    /// Opens a target: the lake at its root, and a (lazy) Spark Connect session.
-    pub fn from_target(t: &SparkConnectTarget, writer: Option<&str>) -> Result<Self, BackendError> {
-        let lake = LakeBackend::open(&t.root)?;
-        let lake = match writer {
-            Some(w) => lake.with_writer(w),
-            None => lake,
-        };
-        // a local root Spark sees as the operator does: absolute, as the lake resolved it
-        let spark_root = match (&t.spark_root, lake.local_root()) {
-            (None, Some(local)) => local.display().to_string(),
-            _ => t.spark_root(),
-        };
-        let token = t.token().map(|s| token(&s)).transpose()?;
-        let spark = SparkClient::new(
-            &t.url,
-            token.as_deref(),
-            t.conf.clone(),
-            Duration::from_secs(t.read_budget_seconds.unwrap_or(300)),
-        )?;
+    /// A backend over `lake` whose steps run on the Spark Connect server `cfg` names
+    /// (the session opens lazily, at the first statement).
+    pub fn new(lake: LakeBackend, cfg: SparkConnectConfig) -> Result<Self, BackendError> {
+        let spark = SparkClient::new(&cfg.url, cfg.token.as_deref(), cfg.conf, cfg.read_budget)?;
         Ok(SparkConnectBackend {
             lake,
             spark: Arc::new(spark),
-            compiler: SparkCompiler::new(&spark_root),
+            compiler: SparkCompiler::new(&cfg.spark_root),
             caps: Capabilities::spark_connect(),
         })
     }

@@ -2,6 +2,8 @@
 //! (the embedded lake, a Databricks workspace, or OSS Delta on a Spark
 //! Connect server) behind one type.
 
+pub mod open;
+
 use delta_operator_api::config::{Target, TargetBackend};
 use delta_operator_backend::{Backend, BackendError, Extras, StepOutcome, StepProgress, TableRun};
 use delta_operator_core::model::{ObservedSchema, ObservedTable, SchemaRef, TableRef};
@@ -31,15 +33,15 @@ impl AnyBackend {
                 }))
             }
             TargetBackend::Databricks(d) => {
-                let dbx = databricks::DatabricksBackend::from_target(d)?;
+                let dbx = open::databricks(d)?;
                 Ok(AnyBackend::Databricks(match writer {
                     Some(w) => dbx.with_writer(w),
                     None => dbx,
                 }))
             }
-            TargetBackend::SparkConnect(s) => Ok(AnyBackend::Spark(
-                spark::SparkConnectBackend::from_target(s, writer)?,
-            )),
+            TargetBackend::SparkConnect(s) => {
+                Ok(AnyBackend::Spark(open::spark_connect(s, writer)?))
+            }
         }
     }
 

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use crate::engine::read_and_plan;
 use crate::{Backend, BackendError, Extras, TableRun, failpoint};
-use delta_operator_api::inputs::Inputs;
 use delta_operator_core::model::{SchemaRef, TableRef};
+use delta_operator_core::plan::Inputs;
 use delta_operator_core::plan::gate::{Decision, Policy, gate};
 use delta_operator_core::plan::holds::holds;
 use delta_operator_core::plan::rules::{Rule, RuleFailure};

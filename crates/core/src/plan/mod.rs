@@ -11,6 +11,7 @@ pub mod diff;
 pub mod gate;
 pub mod holds;
 pub mod id;
+pub mod inputs;
 pub mod planner;
 pub mod projection;
 pub mod render;
@@ -29,6 +30,7 @@ pub use capabilities::{BackendKind, Capabilities, Strategy};
 pub use change::{Change, Difference};
 pub use compile::{CheckWhen, Compiled, Compiler, StepCheck};
 pub use id::PlanId;
+pub use inputs::Inputs;
 pub use planner::{
     Outcome, TableAction, TablePlan, plan_delete, plan_orphan, plan_orphan_shared, plan_table,
     plan_table_shared,
