@@ -2,11 +2,13 @@
 
 use std::collections::BTreeMap;
 
-use super::order::{StepGroup, draft, merge_checks, number};
+use super::order::{Draft, StepGroup, draft, merge_checks, number};
 use crate::model::{DesiredTable, OWNER_PROPERTY};
 use crate::plan::capabilities::Capabilities;
 use crate::plan::steps::{Action, RiskClass, Step};
 
+/// A new table: the create (which writes its properties and the owner
+/// marker), then its metadata, CHECKs, keys and access, in the fixed order.
 pub(super) fn create_steps(desired: &DesiredTable, caps: &Capabilities) -> Vec<Step> {
     let mut drafts = vec![
         draft(
@@ -46,6 +48,14 @@ pub(super) fn create_steps(desired: &DesiredTable, caps: &Capabilities) -> Vec<S
             vec![0],
         ));
     }
+    drafts.extend(column_meta(desired));
+    drafts.extend(keys_and_access(desired));
+    number(merge_checks(drafts, caps))
+}
+
+/// The new table's column tags and masks, each its own step after the create.
+fn column_meta(desired: &DesiredTable) -> Vec<Draft> {
+    let mut drafts = Vec::new();
     for c in &desired.columns {
         let tags: BTreeMap<String, String> = c
             .tags
@@ -75,6 +85,12 @@ pub(super) fn create_steps(desired: &DesiredTable, caps: &Capabilities) -> Vec<S
             ));
         }
     }
+    drafts
+}
+
+/// The new table's keys, grants and owner, after its columns exist.
+fn keys_and_access(desired: &DesiredTable) -> Vec<Draft> {
+    let mut drafts = Vec::new();
     if let Some(pk) = &desired.primary_key {
         drafts.push(draft(
             StepGroup::AddKeys,
@@ -116,5 +132,5 @@ pub(super) fn create_steps(desired: &DesiredTable, caps: &Capabilities) -> Vec<S
             .warn("the operator may lose the right to change the table"),
         );
     }
-    number(merge_checks(drafts, caps))
+    drafts
 }

@@ -70,6 +70,105 @@ pub(super) fn rewrite_drafts(
     serves: Vec<usize>,
     caps: &Capabilities,
 ) -> Vec<Draft> {
+    let (rewrite, owed) = plan_rewrite(desired, live, changes, caps);
+    let step = |phase, class| rewrite_step(&rewrite, phase, class, &serves);
+    let staged = rewrite.converts();
+    let mut out = Vec::new();
+    if staged {
+        let mut stage = step(RewritePhase::Stage, RiskClass::Rewrite)
+            .bytes(live.size_bytes)
+            .note("converted rows go to a staging copy beside the table, which is left untouched")
+            .note("checked before anything is replaced: the same row count, and no converted column gains NULLs");
+        // every user expression is shown where it runs
+        for p in &rewrite.columns {
+            if let Source::Using { expression } = &p.source {
+                stage = stage.note(format!("{} = {expression}   (using:)", p.field.name));
+            }
+        }
+        out.push(stage);
+    }
+    out.push(replace_draft(&rewrite, live, caps, &serves));
+    if !caps.replace_keeps_metadata {
+        out.extend(put_backs(desired, live, &rewrite, &owed, &serves));
+    }
+    if staged {
+        out.push(step(RewritePhase::DropStaging, RiskClass::Meta));
+    }
+    out
+}
+
+/// One phase of the rewrite as a draft: every phase serves the same changes.
+fn rewrite_step(
+    rewrite: &Rewrite,
+    phase: RewritePhase,
+    class: RiskClass,
+    serves: &[usize],
+) -> Draft {
+    draft(
+        StepGroup::Rewrite,
+        class,
+        Action::Rewrite {
+            rewrite: rewrite.clone(),
+            phase,
+        },
+        serves.to_vec(),
+    )
+}
+
+/// The rewrite a table's changes need: each declared column's projection, the
+/// columns and nested fields it drops, the partitioning and clustering it
+/// writes and, where the backend's replace keeps no metadata, the comment and
+/// properties it carries. Also returns the properties it cannot carry, which
+/// are put back after it.
+fn plan_rewrite(
+    desired: &DesiredTable,
+    live: &ObservedTable,
+    changes: &[Change],
+    caps: &Capabilities,
+) -> (Rewrite, BTreeMap<String, String>) {
+    let (columns, nested_drops) = projections(desired, live);
+    let mut drops: Vec<String> = changes
+        .iter()
+        .filter_map(|c| match c {
+            Change::DropColumn { column } => Some(column.name.clone()),
+            _ => None,
+        })
+        .collect();
+    drops.extend(nested_drops);
+    let partitioned_by = desired.wanted_partitioning().unwrap_or_else(|| {
+        live.partitioned_by
+            .iter()
+            .map(|p| renamed(desired, p))
+            .collect()
+    });
+    let cluster_by = if caps.clustering && partitioned_by.is_empty() {
+        kept_clustering(desired, live, &columns)
+    } else {
+        Vec::new()
+    };
+    let (mut properties, comment) = if caps.replace_keeps_metadata {
+        (BTreeMap::new(), None)
+    } else {
+        (
+            replace_properties(desired, live),
+            table_comment(desired, live),
+        )
+    };
+    let owed = owed_properties(&mut properties);
+    let rewrite = Rewrite {
+        columns,
+        partitioned_by,
+        drops,
+        properties,
+        cluster_by,
+        comment,
+    };
+    (rewrite, owed)
+}
+
+/// Each declared column's projection (where its values come from), and the
+/// nested live fields the new types leave out.
+fn projections(desired: &DesiredTable, live: &ObservedTable) -> (Vec<Projection>, Vec<String>) {
     let mut columns = Vec::new();
     let mut nested_drops = Vec::new();
     let partition = |name: &str, of: &[String]| of.iter().any(|p| p.eq_ignore_ascii_case(name));
@@ -108,57 +207,22 @@ pub(super) fn rewrite_drafts(
             source,
         });
     }
-    let mut drops: Vec<String> = changes
-        .iter()
-        .filter_map(|c| match c {
-            Change::DropColumn { column } => Some(column.name.clone()),
-            _ => None,
-        })
-        .collect();
-    drops.extend(nested_drops);
-    let partitioned_by = desired.wanted_partitioning().unwrap_or_else(|| {
-        live.partitioned_by
-            .iter()
-            .map(|p| renamed(desired, p))
-            .collect()
-    });
-    let cluster_by = if caps.clustering && partitioned_by.is_empty() {
-        kept_clustering(desired, live, &columns)
-    } else {
-        Vec::new()
-    };
-    let (mut properties, comment) = if caps.replace_keeps_metadata {
-        (BTreeMap::new(), None)
-    } else {
-        (
-            replace_properties(desired, live),
-            table_comment(desired, live),
-        )
-    };
-    let owed = owed_properties(&mut properties);
-    let rewrite = Rewrite {
-        columns,
-        partitioned_by,
-        drops: drops.clone(),
-        properties,
-        cluster_by,
-        comment,
-    };
+    (columns, nested_drops)
+}
+
+/// The replace itself, with what it writes, what it risks and how to undo it.
+fn replace_draft(
+    rewrite: &Rewrite,
+    live: &ObservedTable,
+    caps: &Capabilities,
+    serves: &[usize],
+) -> Draft {
+    let step = |phase, class| rewrite_step(rewrite, phase, class, serves);
+    let drops = &rewrite.drops;
     let replace_class = if drops.is_empty() {
         RiskClass::Rewrite
     } else {
         RiskClass::Destructive
-    };
-    let step = |phase, class| {
-        draft(
-            StepGroup::Rewrite,
-            class,
-            Action::Rewrite {
-                rewrite: rewrite.clone(),
-                phase,
-            },
-            serves.clone(),
-        )
     };
     let staged = rewrite.converts();
     let mut replace = if staged && caps.replace_from_staging {
@@ -223,28 +287,7 @@ pub(super) fn rewrite_drafts(
     if repartitions && caps.clustering {
         replace = replace.note("a partitioning change rewrites the whole table; liquid clustering (spec `clusterBy`) changes in place instead (ALTER TABLE … CLUSTER BY, no rewrite; files are reclustered by later OPTIMIZE runs)");
     }
-    let mut out = Vec::new();
-    if staged {
-        let mut stage = step(RewritePhase::Stage, RiskClass::Rewrite)
-            .bytes(live.size_bytes)
-            .note("converted rows go to a staging copy beside the table, which is left untouched")
-            .note("checked before anything is replaced: the same row count, and no converted column gains NULLs");
-        // every user expression is shown where it runs
-        for p in &rewrite.columns {
-            if let Source::Using { expression } = &p.source {
-                stage = stage.note(format!("{} = {expression}   (using:)", p.field.name));
-            }
-        }
-        out.push(stage);
-    }
-    out.push(replace);
-    if !caps.replace_keeps_metadata {
-        out.extend(put_backs(desired, live, &rewrite, &owed, &serves));
-    }
-    if staged {
-        out.push(step(RewritePhase::DropStaging, RiskClass::Meta));
-    }
-    out
+    replace
 }
 
 /// The clustering a replace writes: the declared keys, else the live ones

@@ -191,6 +191,37 @@ impl<'a> UpdateDrafts<'a> {
                         .map_or("(none)".into(), |f| format!("'{f}'"))
                 )),
             ),
+            Change::SetProperty { .. } | Change::UnsetProperty { .. } => {
+                self.property_change(i, change)
+            }
+            Change::SetTableTag { key, to, .. } => self.drafts.push(draft(
+                StepGroup::TableMeta,
+                RiskClass::Meta,
+                Action::SetTableTags {
+                    tags: BTreeMap::from([(key.clone(), to.clone())]),
+                },
+                s,
+            )),
+            Change::UnsetTableTag { key, from } => self.drafts.push(
+                draft(
+                    StepGroup::TableMeta,
+                    RiskClass::Meta,
+                    Action::UnsetTableTags {
+                        keys: vec![key.clone()],
+                    },
+                    s,
+                )
+                .undo(format!("SET TAGS ('{key}' = '{from}')")),
+            ),
+            _ => unreachable!("not a table change: {change:?}"),
+        }
+    }
+
+    /// A property set or unset: one step for all of them, a feature step, or
+    /// the record of the operator's constraints.
+    fn property_change(&mut self, i: usize, change: &Change) {
+        let s = vec![i];
+        match change {
             // turning on a table feature by property is the feature step itself
             Change::SetProperty { key, to, .. }
                 if key == "delta.columnMapping.mode" && to == "name" =>
@@ -229,26 +260,7 @@ impl<'a> UpdateDrafts<'a> {
                 self.unset.push(key.clone());
                 self.unset_serve.push(i);
             }
-            Change::SetTableTag { key, to, .. } => self.drafts.push(draft(
-                StepGroup::TableMeta,
-                RiskClass::Meta,
-                Action::SetTableTags {
-                    tags: BTreeMap::from([(key.clone(), to.clone())]),
-                },
-                s,
-            )),
-            Change::UnsetTableTag { key, from } => self.drafts.push(
-                draft(
-                    StepGroup::TableMeta,
-                    RiskClass::Meta,
-                    Action::UnsetTableTags {
-                        keys: vec![key.clone()],
-                    },
-                    s,
-                )
-                .undo(format!("SET TAGS ('{key}' = '{from}')")),
-            ),
-            _ => unreachable!("not a table change: {change:?}"),
+            _ => unreachable!("not a property change: {change:?}"),
         }
     }
 

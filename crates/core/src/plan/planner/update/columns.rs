@@ -69,44 +69,11 @@ impl UpdateDrafts<'_> {
 
     /// Columns: added, renamed, dropped, altered, and their metadata.
     pub(super) fn column_change(&mut self, i: usize, change: &Change) {
-        let s = vec![i];
         match change {
             // with a rewrite, a new column (or nested field) is part of the
             // projection: NULL, or its `using:` for a NOT NULL column
             Change::AddColumn { .. } if self.rewriting => self.rewrite_serves.push(i),
-            Change::AddColumn { path, field } => {
-                // added nullable; a NOT NULL column with `using:` is filled by the rewrite
-                let added = StructField {
-                    nullable: true,
-                    ..field.clone()
-                };
-                let mut path = path.clone();
-                let top_level = path.len() == 1;
-                if !top_level {
-                    path[0] = self.live_name(&path[0]);
-                }
-                // a name Delta refuses without column mapping: mapping is turned on first, where the backend can
-                self.need_mapping |= self.caps.column_mapping_for_names
-                    && (crate::model::names::needs_column_mapping(&field.name)
-                        || crate::model::names::type_needs_column_mapping(&field.data_type));
-                let mut d = draft(
-                    StepGroup::Add,
-                    RiskClass::Meta,
-                    Action::AddColumn { path, field: added },
-                    s,
-                );
-                if !field.nullable && self.caps.backfill_in_place && top_level {
-                    d = d.note("added nullable; the next step fills it, then it is set NOT NULL");
-                    self.drafts.push(d);
-                    self.backfill(i, &field.name);
-                    return;
-                }
-                if !field.nullable {
-                    d = d.note("added nullable; the rewrite fills it and sets NOT NULL");
-                    self.rewrite_serves.push(i);
-                }
-                self.drafts.push(d);
-            }
+            Change::AddColumn { path, field } => self.add_column(i, path, field),
             // with a rewrite, the rewrite renames (its projection follows
             // renamedFrom) and drops: a RENAME in place before it would leave
             // the rewrite selecting a name that is gone
@@ -115,6 +82,57 @@ impl UpdateDrafts<'_> {
             {
                 self.rewrite_serves.push(i)
             }
+            Change::RenameColumn { .. } | Change::DropColumn { .. } | Change::DropField { .. } => {
+                self.rename_or_drop(i, change)
+            }
+            Change::ChangeType { .. } | Change::SetNullability { .. } => {
+                self.alter_column(i, change)
+            }
+            _ => self.column_meta(i, change),
+        }
+    }
+
+    /// A column (or nested field) added in place, nullable: a NOT NULL one is
+    /// filled after it, by an UPDATE where the backend can, else by the rewrite.
+    fn add_column(&mut self, i: usize, path: &FieldPath, field: &StructField) {
+        let s = vec![i];
+        // added nullable; a NOT NULL column with `using:` is filled by the rewrite
+        let added = StructField {
+            nullable: true,
+            ..field.clone()
+        };
+        let mut path = path.clone();
+        let top_level = path.len() == 1;
+        if !top_level {
+            path[0] = self.live_name(&path[0]);
+        }
+        // a name Delta refuses without column mapping: mapping is turned on first, where the backend can
+        self.need_mapping |= self.caps.column_mapping_for_names
+            && (crate::model::names::needs_column_mapping(&field.name)
+                || crate::model::names::type_needs_column_mapping(&field.data_type));
+        let mut d = draft(
+            StepGroup::Add,
+            RiskClass::Meta,
+            Action::AddColumn { path, field: added },
+            s,
+        );
+        if !field.nullable && self.caps.backfill_in_place && top_level {
+            d = d.note("added nullable; the next step fills it, then it is set NOT NULL");
+            self.drafts.push(d);
+            self.backfill(i, &field.name);
+            return;
+        }
+        if !field.nullable {
+            d = d.note("added nullable; the rewrite fills it and sets NOT NULL");
+            self.rewrite_serves.push(i);
+        }
+        self.drafts.push(d);
+    }
+
+    /// A rename or a drop made in place (under column mapping).
+    fn rename_or_drop(&mut self, i: usize, change: &Change) {
+        let s = vec![i];
+        match change {
             Change::DropField { path, .. } => {
                 self.need_mapping |= self.caps.rename_drop_need_column_mapping;
                 let mut path = path.clone();
@@ -174,6 +192,14 @@ impl UpdateDrafts<'_> {
                     .undo(restore_hint(self.live, self.caps)),
                 );
             }
+            _ => unreachable!("not a rename or drop: {change:?}"),
+        }
+    }
+
+    /// A type or nullability change.
+    fn alter_column(&mut self, i: usize, change: &Change) {
+        let s = vec![i];
+        match change {
             Change::ChangeType { path, from, to } => {
                 self.need_widening |= self.caps.widening_needs_feature;
                 // Delta refuses date → timestamp_ntz until the feature is enabled by hand
@@ -216,6 +242,14 @@ impl UpdateDrafts<'_> {
                 .bytes(self.live.size_bytes)
                 .undo(restore_hint(self.live, self.caps)),
             ),
+            _ => unreachable!("not a column alteration: {change:?}"),
+        }
+    }
+
+    /// A column's comment, tags, mask and default.
+    fn column_meta(&mut self, i: usize, change: &Change) {
+        let s = vec![i];
+        match change {
             Change::SetColumnComment { path, to, .. } => self.drafts.push(draft(
                 StepGroup::ColumnMeta,
                 RiskClass::Meta,
