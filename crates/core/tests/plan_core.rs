@@ -1874,6 +1874,30 @@ fn column_mapping_already_on_means_no_prerequisite() {
     );
 }
 
+/// A table in `id` mode already has physical column names: a rename or a drop
+/// is made in place, and no step tries to turn mapping on (Delta refuses
+/// switching `id` to `name`, and `holds` already counts `id` as mapped).
+#[test]
+fn column_mapping_in_id_mode_means_no_prerequisite() {
+    for caps in [dbx(), lake()] {
+        let (mut d, mut o) = orders();
+        o.properties
+            .insert("delta.columnMapping.mode".into(), "id".into());
+        d.columns.retain(|c| c.name != "note");
+        let p = plan_table(&d, Some(&o), &caps);
+        assert!(
+            !p.steps()
+                .iter()
+                .any(|s| matches!(s.action, Action::EnableColumnMapping)),
+            "{:?}: {:?}",
+            caps.backend,
+            steps(&p)
+        );
+        // the planner and `holds` agree: what the plan would add already holds
+        assert!(holds(&Action::EnableColumnMapping, Some(&o)));
+    }
+}
+
 #[test]
 fn create_steps_in_order() {
     let (mut d, _) = orders();

@@ -3,6 +3,7 @@
 //! before the first step that could lose data.
 
 use super::order::{Draft, StepGroup, draft};
+use crate::model::property::{self, ColumnMapping};
 use crate::model::{DataType, ObservedTable};
 use crate::plan::steps::{Action, RewritePhase, RiskClass, Step, clone_name};
 
@@ -15,13 +16,8 @@ pub(super) fn feature_drafts(
     need_widening: bool,
 ) -> Vec<Draft> {
     let mut drafts = Vec::new();
-    if need_mapping
-        && live
-            .properties
-            .get("delta.columnMapping.mode")
-            .map(String::as_str)
-            != Some("name")
-    {
+    // `id` and `name` both give columns physical names: either is enough
+    if need_mapping && !ColumnMapping::of(&live.properties).is_enabled() {
         drafts.push(
             draft(
                 StepGroup::Prerequisite,
@@ -36,9 +32,9 @@ pub(super) fn feature_drafts(
     if need_ntz
         && live
             .properties
-            .get("delta.feature.timestampNtz")
+            .get(property::FEATURE_TIMESTAMP_NTZ)
             .map(String::as_str)
-            != Some("supported")
+            != Some(property::FEATURE_SUPPORTED)
     {
         drafts.push(
             draft(
@@ -51,13 +47,7 @@ pub(super) fn feature_drafts(
             .note("a table feature cannot be turned off again"),
         );
     }
-    if need_widening
-        && live
-            .properties
-            .get("delta.enableTypeWidening")
-            .map(String::as_str)
-            != Some("true")
-    {
+    if need_widening && !property::is_true(&live.properties, property::ENABLE_TYPE_WIDENING) {
         drafts.push(
             draft(
                 StepGroup::Prerequisite,

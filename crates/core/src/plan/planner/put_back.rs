@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::order::{Draft, StepGroup, draft};
+use crate::model::property::{ColumnMapping, ENABLE_CHANGE_DATA_FEED};
 use crate::model::{Check, DesiredTable, ForeignKey, ObservedTable, PUT_BACK_PROPERTY, PrimaryKey};
 use crate::plan::diff::{eq_names, is_internal_property, matching_live, renamed, same_fk};
 use crate::plan::steps::{Action, Rewrite, RiskClass};
@@ -102,12 +103,10 @@ pub(super) fn put_backs(
 /// `props`: change data feed on a column-mapped table. When there are any,
 /// their record ([`PUT_BACK_PROPERTY`]) rides in the replace instead.
 pub(super) fn owed_properties(props: &mut BTreeMap<String, String>) -> BTreeMap<String, String> {
-    let mapped = props
-        .get("delta.columnMapping.mode")
-        .is_some_and(|m| m == "name" || m == "id");
+    let mapped = ColumnMapping::of(props).is_enabled();
     let mut owed = BTreeMap::new();
-    if mapped && let Some(v) = props.remove("delta.enableChangeDataFeed") {
-        owed.insert("delta.enableChangeDataFeed".to_string(), v);
+    if mapped && let Some(v) = props.remove(ENABLE_CHANGE_DATA_FEED) {
+        owed.insert(ENABLE_CHANGE_DATA_FEED.to_string(), v);
     }
     if !owed.is_empty() {
         props.insert(

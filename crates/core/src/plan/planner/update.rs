@@ -7,6 +7,7 @@ use super::order::{Draft, StepGroup, draft, merge_checks, number};
 use super::prerequisites::{feature_drafts, insert_clone};
 use super::put_back::PUT_BACK;
 use super::rewrite::rewrite_drafts;
+use crate::model::property::{COLUMN_MAPPING_MODE, ColumnMapping, ENABLE_TYPE_WIDENING};
 use crate::model::{CONSTRAINTS_PROPERTY, DesiredTable, OWNER_PROPERTY, ObservedTable};
 use crate::plan::capabilities::{Capabilities, Strategy};
 use crate::plan::change::Change;
@@ -224,12 +225,13 @@ impl<'a> UpdateDrafts<'a> {
         match change {
             // turning on a table feature by property is the feature step itself
             Change::SetProperty { key, to, .. }
-                if key == "delta.columnMapping.mode" && to == "name" =>
+                if key == COLUMN_MAPPING_MODE
+                    && ColumnMapping::parse(Some(to)) == ColumnMapping::Name =>
             {
                 self.need_mapping = true
             }
             Change::SetProperty { key, to, .. }
-                if key == "delta.enableTypeWidening" && to == "true" =>
+                if key == ENABLE_TYPE_WIDENING && to == "true" =>
             {
                 self.need_widening = true
             }
