@@ -9,11 +9,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use delta_operator_core::model::Privilege;
-use delta_operator_core::model::type_syntax::parse_type;
 use delta_operator_core::model::{
-    CONSTRAINTS_PROPERTY, Check, DataType, DesiredColumn, DesiredTable, ForeignKey, Grant,
-    Identity, Mask, OWNER_PROPERTY, ObservedColumn, ObservedTable, PrimaryKey, SchemaMode,
-    SchemaRef, StructField, TableRef,
+    CONSTRAINTS_PROPERTY, Check, DataType, DesiredTable, ForeignKey, Grant, Identity, Mask,
+    OWNER_PROPERTY, ObservedTable, PrimaryKey, SchemaMode, SchemaRef, StructField, TableRef,
 };
 use delta_operator_core::plan::change::DropReason;
 use delta_operator_core::plan::gate::{Decision, Policy, gate};
