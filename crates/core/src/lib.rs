@@ -9,3 +9,8 @@
 
 pub mod model;
 pub mod plan;
+
+/// Builders for tests (this crate's and other crates'), behind the `testing`
+/// feature so they are not part of the operator.
+#[cfg(feature = "testing")]
+pub mod testing;

@@ -315,7 +315,7 @@ fn observe(t: &TableRef, table: &DeltaTable) -> Result<ObservedTable, BackendErr
     let mut properties = BTreeMap::new();
     let mut checks = Vec::new();
     for (k, v) in md.configuration() {
-        match k.strip_prefix("delta.constraints.") {
+        match k.strip_prefix(delta_operator_core::model::property::CONSTRAINTS_PREFIX) {
             Some(name) => checks.push(Check {
                 name: name.to_string(),
                 expression: v.clone(),
@@ -869,7 +869,7 @@ impl LakeBackend {
                 .configuration()
                 .keys()
                 .find(|k| {
-                    k.strip_prefix("delta.constraints.")
+                    k.strip_prefix(delta_operator_core::model::property::CONSTRAINTS_PREFIX)
                         .is_some_and(|n| n.eq_ignore_ascii_case(name))
                 })
                 .cloned();

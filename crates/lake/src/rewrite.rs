@@ -486,7 +486,7 @@ impl Checks {
         let mut keys: Vec<_> = configuration
             .iter()
             .filter_map(|(k, v)| {
-                k.strip_prefix("delta.constraints.")
+                k.strip_prefix(delta_operator_core::model::property::CONSTRAINTS_PREFIX)
                     .map(|n| (n.to_string(), v.clone()))
             })
             .collect();

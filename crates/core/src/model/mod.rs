@@ -9,10 +9,12 @@ pub mod widening;
 pub use types::{DataType, StructField};
 pub mod names;
 pub mod privilege;
+pub mod property;
 pub mod schema;
 pub mod table;
 
 pub use privilege::Privilege;
+pub use property::ColumnMapping;
 pub use schema::{ObservedSchema, SchemaMeta};
 pub use table::{
     CONSTRAINTS_PROPERTY, Check, DesiredColumn, DesiredTable, ForeignKey, Grant, Identity,

@@ -10,22 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::privilege::Privilege;
 use super::types::DataType;
 
-/// The table property that records which resource owns a table.
-pub const OWNER_PROPERTY: &str = "delta-operator.io/owner";
-
-/// The table property that records the constraints the operator made (or
-/// claimed because the spec declares them): a JSON array of `check:<name>`
-/// and `fk:<columns>-><table>(<columns>)` entries, lower case, sorted. A live
-/// CHECK or foreign key the spec does not declare is dropped only when this
-/// record names it; anything else another tool made is left alone.
-pub const CONSTRAINTS_PROPERTY: &str = "delta-operator.io/constraints";
-
-/// Properties a rewrite's replace could not carry in its own statement (Delta
-/// refuses `delta.enableChangeDataFeed` in a replace of a column-mapped
-/// table), as a JSON object the replace writes: put back by the step after
-/// it, which removes this record; if the run stops in between, the next plan
-/// reads the record and puts them back.
-pub const PUT_BACK_PROPERTY: &str = "delta-operator.io/put-back";
+pub use super::property::{CONSTRAINTS_PROPERTY, OWNER_PROPERTY, PUT_BACK_PROPERTY};
 
 /// A CHECK's entry in [`CONSTRAINTS_PROPERTY`].
 pub fn check_entry(name: &str) -> String {

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::change::{Change, Difference, FieldPath};
 use crate::model::Privilege;
+use crate::model::property;
 use crate::model::{
     CONSTRAINTS_PROPERTY, DataType, DesiredColumn, DesiredTable, Grant, OWNER_PROPERTY,
     ObservedColumn, ObservedTable, PUT_BACK_PROPERTY, StructField,
@@ -156,13 +157,13 @@ fn diff_put_back(desired: &DesiredTable, live: &ObservedTable, out: &mut TableDi
 /// DELTA_CANNOT_MODIFY_TABLE_PROPERTY; `delta.rowTracking.*`:
 /// DELTA_UNKNOWN_CONFIGURATION, both measured on Delta 4.4).
 pub fn is_internal_property(key: &str) -> bool {
-    key == "delta.minReaderVersion"
-        || key == "delta.minWriterVersion"
-        || key.starts_with("delta.feature.")
-        || key.starts_with("delta.constraints.")
-        || key.starts_with("delta.columnMapping.maxColumnId")
+    key == property::MIN_READER_VERSION
+        || key == property::MIN_WRITER_VERSION
+        || key.starts_with(property::FEATURE_PREFIX)
+        || key.starts_with(property::CONSTRAINTS_PREFIX)
+        || key.starts_with(property::COLUMN_MAPPING_MAX_ID)
         || key.starts_with("io.unitycatalog.")
-        || key.starts_with("delta.rowTracking.")
+        || key.starts_with(property::ROW_TRACKING_PREFIX)
         || key.ends_with(".internal")
 }
 
@@ -372,9 +373,11 @@ fn diff_column(d: &DesiredColumn, l: &ObservedColumn, out: &mut TableDiff) {
     }
 }
 
-/// Struct fields are compared by name, recursively: added fields, nullability
-/// and comments are their own changes. Any other difference is a type change
-/// of the nearest path (arrays and maps are compared whole).
+/// Struct fields are compared by name, recursively: added fields, dropped
+/// fields, nullability and comments are their own changes. Any other
+/// difference is a type change of the nearest path (arrays and maps are
+/// compared whole). Fields in another order alone are no change: the operator
+/// never reorders a struct in place (see `same_shape` for a rewrite).
 fn diff_type(path: &FieldPath, want: &DataType, have: &DataType, out: &mut TableDiff) {
     match (want, have) {
         (DataType::Struct { fields: w }, DataType::Struct { fields: h }) => {
@@ -490,6 +493,9 @@ fn contained(
 }
 
 /// Equal ignoring `containsNull` flags and nested comments (never diffed inside arrays and maps).
+/// Struct fields are compared in order: a struct whose fields the spec lists in
+/// another order is not the same shape, so a rewrite rebuilds it by name in the
+/// declared order rather than copying it as it is.
 pub fn same_shape(a: &DataType, b: &DataType) -> bool {
     match (a, b) {
         (DataType::Array { element: x, .. }, DataType::Array { element: y, .. }) => {

@@ -4,6 +4,7 @@
 use super::change::FieldPath;
 use super::diff::same_shape;
 use super::steps::{Action, RewritePhase};
+use crate::model::property::{self, ColumnMapping};
 use crate::model::{DataType, OWNER_PROPERTY, ObservedTable, StructField};
 
 /// The struct field (or top-level column, as a field) at `path`.
@@ -67,18 +68,14 @@ pub fn holds(action: &Action, live: Option<&ObservedTable>) -> bool {
         Action::UnsetProperties { keys } => keys.iter().all(|k| !live.properties.contains_key(k)),
         Action::SetTableTags { tags } => tags.iter().all(|(k, v)| live.tags.get(k) == Some(v)),
         Action::UnsetTableTags { keys } => keys.iter().all(|k| !live.tags.contains_key(k)),
-        Action::EnableColumnMapping => live
-            .properties
-            .get("delta.columnMapping.mode")
-            .is_some_and(|m| m != "none"),
-        Action::EnableTypeWidening => live
-            .properties
-            .get("delta.enableTypeWidening")
-            .is_some_and(|v| v == "true"),
+        Action::EnableColumnMapping => ColumnMapping::of(&live.properties).is_enabled(),
+        Action::EnableTypeWidening => {
+            property::is_true(&live.properties, property::ENABLE_TYPE_WIDENING)
+        }
         Action::EnableTimestampNtz => live
             .properties
-            .get("delta.feature.timestampNtz")
-            .is_some_and(|v| v == "supported"),
+            .get(property::FEATURE_TIMESTAMP_NTZ)
+            .is_some_and(|v| v == property::FEATURE_SUPPORTED),
         Action::AddColumn { path, .. } => field_at(live, path).is_some(),
         Action::RenameColumn { from, to } => {
             live.column(to).is_some() && live.column(from).is_none()

@@ -8,6 +8,7 @@ use super::capabilities::{Capabilities, Strategy};
 use super::change::{Change, Difference, path_string};
 use super::diff::TableDiff;
 use super::projection::{NoConversion, conversion};
+use crate::model::property::{COLUMN_MAPPING_MODE, ColumnMapping};
 use crate::model::{DataType, DesiredTable, ObservedTable, StructField};
 
 /// Every law and rule, by its stable name (what the plan, the status reason
@@ -280,17 +281,14 @@ fn check_mapping_names(
     diff: &TableDiff,
     out: &mut Vec<RuleFailure>,
 ) {
-    let mode = |m: Option<&str>| m.is_some_and(|m| m == "name" || m == "id");
-    let mapped = mode(
+    let mapped = ColumnMapping::parse(
         desired
             .properties
-            .get("delta.columnMapping.mode")
+            .get(COLUMN_MAPPING_MODE)
             .and_then(|v| v.as_deref()),
-    ) || mode(
-        observed
-            .and_then(|o| o.properties.get("delta.columnMapping.mode"))
-            .map(String::as_str),
-    );
+    )
+    .is_enabled()
+        || observed.is_some_and(|o| ColumnMapping::of(&o.properties).is_enabled());
     if mapped {
         return;
     }
@@ -598,18 +596,18 @@ fn check_change(
                 "keep the nested field nullable",
             ));
         }
-        Change::SetProperty { key, from, to } if key == "delta.columnMapping.mode" => {
+        Change::SetProperty { key, from, to } if key == COLUMN_MAPPING_MODE => {
             let from = from.as_deref().unwrap_or("none");
             if !(from == "none" && to == "name" && caps.column_mapping_on_existing_tables) {
                 out.push(fail(
                     Rule::PropertyTransitionNotSupported,
                     format!("spec.properties.{key}"),
-                    format!("delta.columnMapping.mode cannot change from '{from}' to '{to}' on an existing table{}", if caps.column_mapping_on_existing_tables { String::new() } else { format!(" on the {} backend (only at create)", caps.backend) }),
+                    format!("{COLUMN_MAPPING_MODE} cannot change from '{from}' to '{to}' on an existing table{}", if caps.column_mapping_on_existing_tables { String::new() } else { format!(" on the {} backend (only at create)", caps.backend) }),
                     format!("keep '{from}'"),
                 ));
             }
         }
-        Change::UnsetProperty { key, .. } if key == "delta.columnMapping.mode" => out.push(fail(
+        Change::UnsetProperty { key, .. } if key == COLUMN_MAPPING_MODE => out.push(fail(
             Rule::PropertyTransitionNotSupported,
             format!("spec.properties.{key}"),
             "column mapping cannot be turned off again",
@@ -699,11 +697,8 @@ fn check_mapped_table_writes(
     caps: &Capabilities,
     out: &mut Vec<RuleFailure>,
 ) {
-    let mapped = live
-        .properties
-        .get("delta.columnMapping.mode")
-        .is_some_and(|m| m == "name" || m == "id");
-    if mapped && !caps.column_mapped_schema_changes {
+    let mapping = ColumnMapping::of(&live.properties);
+    if mapping.is_enabled() && !caps.column_mapped_schema_changes {
         let adds = diff
             .changes
             .iter()
@@ -717,7 +712,7 @@ fn check_mapped_table_writes(
             out.push(fail(
                 Rule::ColumnMappingNotWritable,
                 "table",
-                format!("the table uses column mapping (delta.columnMapping.mode = {}), and the {} backend cannot {what}: delta-rs cannot write physical column names", live.properties["delta.columnMapping.mode"], caps.backend),
+                format!("the table uses column mapping ({COLUMN_MAPPING_MODE} = {mapping}), and the {} backend cannot {what}: delta-rs cannot write physical column names", caps.backend),
                 "make this change with Spark or Databricks, or leave it out of the spec",
             ));
         }

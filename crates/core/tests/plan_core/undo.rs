@@ -1,0 +1,142 @@
+//! Prerequisites already met, destructive steps, and undo and restore hints.
+
+use super::*;
+
+#[test]
+fn widening_on_databricks_skips_the_prerequisite_when_already_enabled() {
+    let (mut d, mut o) = orders();
+    dcol(&mut d, "amount").data_type = DataType::Long;
+    o.properties
+        .insert("delta.enableTypeWidening".into(), "true".into());
+    let p = plan_table(&d, Some(&o), &dbx());
+    assert_eq!(steps(&p), vec!["1. ALTER COLUMN amount TYPE bigint [meta]"]);
+}
+
+#[test]
+fn drop_column_is_destructive_on_both_backends_with_a_restore_hint() {
+    let (mut d, o) = orders();
+    d.columns.retain(|c| c.name != "note");
+
+    let p = plan_table(&d, Some(&o), &dbx());
+    let s = step(&p, "DROP COLUMN note");
+    assert_eq!(s.class, RiskClass::Destructive);
+    assert_eq!(s.undo.as_deref(), Some(restore().as_str()));
+    assert_eq!(
+        s.warnings,
+        vec!["drops column note and its data".to_string()]
+    );
+    let prereq = step(&p, "enable columnMapping");
+    assert!(
+        prereq.serves.is_empty(),
+        "a prerequisite serves no change of its own"
+    );
+    assert!(
+        prereq.warnings.iter().any(|w| w.contains("streaming")),
+        "column mapping warns about streaming readers: {:?}",
+        prereq.warnings
+    );
+
+    let p = plan_table(&d, Some(&o), &lake());
+    let s = step(&p, "REPLACE TABLE (from itself)");
+    assert_eq!(
+        s.class,
+        RiskClass::Destructive,
+        "a rewrite that drops a column is destructive"
+    );
+    assert!(
+        s.warnings
+            .iter()
+            .any(|w| w == "drops note along with the rewrite"),
+        "{:?}",
+        s.warnings
+    );
+    let Action::Rewrite { rewrite, .. } = &s.action else {
+        unreachable!()
+    };
+    assert_eq!(rewrite.drops, vec!["note".to_string()]);
+    assert_eq!(rewrite.columns.len(), 2);
+    let plan = plan::finish(&lake(), vec![p], vec![]);
+    assert_eq!(plan.risk(), Some(RiskClass::Destructive));
+    assert_eq!(plan.destructive_steps().count(), 1);
+}
+
+#[test]
+fn without_a_readable_version_the_undo_says_there_is_no_restore_point() {
+    let (mut d, mut o) = orders();
+    o.version = None;
+    d.columns.retain(|c| c.name != "note");
+    let p = plan_table(&d, Some(&o), &dbx());
+    let undo = step(&p, "DROP COLUMN note").undo.clone().unwrap();
+    assert!(undo.starts_with("no restore point"), "{undo}");
+    assert_eq!(p.version, None);
+}
+
+#[test]
+fn restore_hints_carry_the_observed_version() {
+    let (mut d, mut o) = orders();
+    o.version = Some(1234);
+    dcol(&mut d, "amount").nullable = false;
+    let p = plan_table(&d, Some(&o), &lake());
+    assert_eq!(p.version, Some(1234));
+    assert_eq!(p.size_bytes, Some(SIZE));
+    assert_eq!(
+        p.steps()[0].undo.as_deref(),
+        Some("delta-operator restore main.sales.orders --version 1234")
+    );
+}
+
+#[test]
+fn undo_hints_of_metadata_steps() {
+    let (mut d, mut o) = orders();
+    o.properties.remove(OWNER_PROPERTY);
+    o.properties
+        .insert("delta.appendOnly".into(), "false".into());
+    o.comment = Some("old".into());
+    o.checks.push(Check {
+        name: "stale".into(),
+        expression: "id > 0".into(),
+    });
+    owning(&mut o, &["check:stale"]);
+    d.properties
+        .insert("delta.appendOnly".into(), Some("true".into()));
+    d.properties.insert(
+        "delta.logRetentionDuration".into(),
+        Some("interval 30 days".into()),
+    );
+    d.comment = Some("new".into());
+    let c = dcol(&mut d, "note");
+    c.name = "remark".into();
+    c.renamed_from = Some("note".into());
+    let p = plan_table(&d, Some(&o), &dbx());
+    let undo = |title: &str| step(&p, title).undo.clone().unwrap_or_default();
+    assert_eq!(
+        undo("CLAIM ownership"),
+        format!("UNSET TBLPROPERTIES ('{OWNER_PROPERTY}')")
+    );
+    assert_eq!(undo("COMMENT ON TABLE"), "comment was 'old'");
+    assert_eq!(
+        undo("SET TBLPROPERTIES (delta.appendOnly, delta.logRetentionDuration)"),
+        "was: 'delta.appendOnly'='false', unset 'delta.logRetentionDuration'"
+    );
+    assert_eq!(
+        undo("DROP CONSTRAINT stale"),
+        "ADD CONSTRAINT stale CHECK (id > 0)"
+    );
+    assert_eq!(
+        undo("RENAME COLUMN note TO remark"),
+        "RENAME COLUMN remark TO note"
+    );
+    // two property changes are one SET TBLPROPERTIES step serving both
+    let set = step(
+        &p,
+        "SET TBLPROPERTIES (delta.appendOnly, delta.logRetentionDuration)",
+    );
+    assert_eq!(set.serves.len(), 2);
+    for i in &set.serves {
+        assert!(
+            matches!(p.changes[*i], Change::SetProperty { .. }),
+            "{:?}",
+            p.changes[*i]
+        );
+    }
+}
