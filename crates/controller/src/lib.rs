@@ -4,7 +4,9 @@
 
 mod conditions;
 pub mod decide;
+pub mod depends;
 mod events;
+mod http;
 mod lock;
 pub mod metrics;
 mod parents;
@@ -30,12 +32,11 @@ use decide::{Note, Seen};
 use delta_operator_api::config::Config;
 use delta_operator_api::reason::Reason;
 use delta_operator_api::spec::crd::ApplyStatus;
-use delta_operator_api::spec::load::{DEFAULT_NAMESPACE, Loaded, Manifests};
-use delta_operator_api::spec::lower::qualified_reference;
+use delta_operator_api::spec::load::{DEFAULT_NAMESPACE, Manifests};
 use delta_operator_api::spec::{DeltaSchema, DeltaTable};
 use delta_operator_backend::BackendError;
 use delta_operator_backend::apply::{self, ApplyError, ApplyReport};
-use delta_operator_core::model::{ResourceId, TableRef};
+use delta_operator_core::model::ResourceId;
 use delta_operator_core::plan::Plan;
 use delta_operator_targets::AnyBackend;
 
@@ -70,8 +71,21 @@ pub enum Error {
     Kube(#[from] kube::Error),
     #[error("lease: {0}")]
     Lease(#[from] kube_lease_manager::LeaseManagerError),
-    #[error("{0}")]
-    Other(String),
+    #[error("listen on {addr}: {source}")]
+    Listen {
+        addr: String,
+        source: std::io::Error,
+    },
+    #[error("webhook: listen on {addr}: {source}")]
+    WebhookListen {
+        addr: String,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Certificate(#[from] webhook::CertError),
+    /// The task keeping the leader Lease ended before this process led.
+    #[error("leader election ended: {0}")]
+    LeaderElection(#[from] tokio::sync::watch::error::RecvError),
 }
 
 /// Options of `delta-operator run`.
@@ -120,52 +134,33 @@ pub struct Context {
 }
 
 impl Context {
-    /// The manifest set one reconcile needs: the namespace's DeltaSchemas, and of
-    /// its DeltaTables only `table` and those it references by foreign key. (Not
-    /// every table: validating the whole namespace per reconcile is quadratic.
-    /// Two tables claiming one table are caught by the owner marker instead.)
-    pub fn manifests_for(&self, namespace: &str, table: Option<&DeltaTable>) -> Manifests {
-        let in_ns = |ns: Option<String>| ns.as_deref().unwrap_or(DEFAULT_NAMESPACE) == namespace;
-        let mut tables = Vec::new();
-        if let Some(t) = table {
-            // the tables it references by foreign key, by their table names
-            let anywhere = TableRef::new("", "", "");
-            let refs: Vec<String> = t
-                .spec
-                .constraints
-                .iter()
-                .filter_map(|c| c.foreign_key.as_ref())
-                .filter_map(|fk| qualified_reference(&anywhere, &fk.references))
-                .map(|r| r.table.to_lowercase())
-                .collect();
-            tables = self
-                .tables
-                .state()
-                .iter()
-                .filter(|o| {
-                    in_ns(o.namespace())
-                        && (o.name_any() == t.name_any()
-                            || refs.contains(
-                                &o.spec
-                                    .name
-                                    .clone()
-                                    .unwrap_or_else(|| o.name_any())
-                                    .to_lowercase(),
-                            ))
-                })
-                .map(|o| loaded(o.as_ref().clone()))
-                .collect();
-        }
-        Manifests {
-            schemas: self
-                .schemas
-                .state()
-                .iter()
-                .filter(|s| in_ns(s.namespace()))
-                .map(|s| loaded(s.as_ref().clone()))
-                .collect(),
-            tables,
-        }
+    /// The cached objects of a namespace, shared with the stores (not copied).
+    fn in_namespace<K>(store: &Store<K>, namespace: &str) -> Vec<Arc<K>>
+    where
+        K: Resource<DynamicType = ()> + Clone + 'static,
+    {
+        store
+            .state()
+            .into_iter()
+            .filter(|o| o.namespace().as_deref().unwrap_or(DEFAULT_NAMESPACE) == namespace)
+            .collect()
+    }
+
+    /// The manifest set a table's reconcile validates: what `depends::table_inputs`
+    /// says its validation depends on. Two resources declaring one table are left
+    /// to the owner marker (whichever reaches the table first owns it).
+    pub fn table_manifests(&self, namespace: &str, table: &DeltaTable) -> Manifests {
+        depends::table_inputs(
+            &Self::in_namespace(&self.schemas, namespace),
+            &Self::in_namespace(&self.tables, namespace),
+            depends::cached(table.clone()),
+            depends::Claims::OwnerMarker,
+        )
+    }
+
+    /// The manifest set a schema's reconcile validates: the namespace's schemas.
+    pub fn schema_manifests(&self, namespace: &str) -> Manifests {
+        depends::schema_inputs(&Self::in_namespace(&self.schemas, namespace))
     }
 
     /// The backend of a target, or the Stalled reason and message saying why there is none.
@@ -456,13 +451,6 @@ fn jittered(d: Duration) -> Duration {
     Duration::from_millis(base - base / 10 + jitter)
 }
 
-fn loaded<T>(resource: T) -> Loaded<T> {
-    Loaded {
-        file: "cluster".into(),
-        resource,
-    }
-}
-
 /// Runs both controllers until SIGTERM / Ctrl-C.
 pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
     let client = Client::try_default().await?;
@@ -535,7 +523,10 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
     });
     let listener = tokio::net::TcpListener::bind(&opts.listen)
         .await
-        .map_err(|e| Error::Other(format!("listen on {}: {e}", opts.listen)))?;
+        .map_err(|source| Error::Listen {
+            addr: opts.listen.clone(),
+            source,
+        })?;
     let addr = listener
         .local_addr()
         .map(|a| a.to_string())
@@ -770,10 +761,7 @@ async fn leader_election(client: &Client, opts: &RunOptions) -> Result<Leader, E
             .await?;
     let (mut channel, task) = manager.watch().await;
     while !*channel.borrow_and_update() {
-        channel
-            .changed()
-            .await
-            .map_err(|e| Error::Other(e.to_string()))?;
+        channel.changed().await?;
     }
     tracing::info!("leading");
     let (stop, mut stopped) = tokio::sync::oneshot::channel();

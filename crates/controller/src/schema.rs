@@ -128,7 +128,7 @@ async fn evaluate(
 ) -> Result<Evaluated, Error> {
     let stop =
         |reason: Reason, message: String| Ok((Report::new(reason, message), vec![], None, None));
-    let m = ctx.manifests_for(ns, None);
+    let m = ctx.schema_manifests(ns);
     let Some(me) = m.schemas.iter().find(|s| s.name() == name) else {
         return stop(
             Reason::NotCached,

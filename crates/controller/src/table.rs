@@ -203,7 +203,7 @@ fn resolve(
     ns: &str,
 ) -> Result<(DesiredTable, String, Arc<AnyBackend>), Box<Report>> {
     let refuse = |reason: Reason, message: String| Box::new(Report::new(reason, message));
-    let m = ctx.manifests_for(ns, Some(obj));
+    let m = ctx.table_manifests(ns, obj);
     let Some(me) = m.tables.iter().find(|t| t.name() == obj.name_any()) else {
         return Err(refuse(
             Reason::NotCached,
