@@ -66,15 +66,10 @@ impl Context {
         S: Fn(Progress) -> SFut,
         SFut: std::future::Future<Output = ()>,
     {
-        let limit = self
-            .config
-            .targets
-            .get(target)
-            .map_or(1, |t| t.max_concurrent_applies);
-        let lock = self
-            .locks
-            .acquire(target, limit, &lock::Written::by(plan))
-            .await?;
+        let limit = self.config.targets.get(target);
+        let limit = limit.map_or(1, |t| t.max_concurrent_applies);
+        let written = lock::Written::by(plan);
+        let lock = self.locks.acquire(target, limit, &written).await?;
         let alive = lock.flag();
         self.publish_all(obj, &[decide::apply_started(plan)]).await;
         let stopping = self.shutting_down.clone();
@@ -118,14 +113,7 @@ impl Context {
         let mut refresh = tokio::time::interval(APPLY_REFRESH);
         refresh.tick().await;
         let mut statements = tokio::time::interval(STATEMENTS_EVERY);
-        let stopping = self.shutting_down.clone();
-        let grace = self.shutdown_grace;
-        let give_up = async move {
-            while !stopping.load(Ordering::SeqCst) {
-                tokio::time::sleep(Duration::from_millis(200)).await;
-            }
-            tokio::time::sleep(grace).await;
-        };
+        let give_up = self.shutdown_grace_over();
         tokio::pin!(give_up);
         let result = loop {
             tokio::select! {
@@ -161,5 +149,17 @@ impl Context {
             return Ok(ApplyEnd::LeftAtShutdown { progress });
         };
         Ok(ApplyEnd::Finished { result, progress })
+    }
+
+    /// Ends once a shutdown began and the grace after it passed.
+    fn shutdown_grace_over(&self) -> impl std::future::Future<Output = ()> + use<> {
+        let stopping = self.shutting_down.clone();
+        let grace = self.shutdown_grace;
+        async move {
+            while !stopping.load(Ordering::SeqCst) {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            tokio::time::sleep(grace).await;
+        }
     }
 }

@@ -138,3 +138,70 @@ fn related(
     }
     keep
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn schema() -> Arc<DeltaSchema> {
+        Arc::new(
+            serde_json::from_value(serde_json::json!({
+                "apiVersion": "delta-operator.io/v1alpha1", "kind": "DeltaSchema",
+                "metadata": {"name": "sales", "namespace": "shop"}, "spec": {"catalog": "main"}
+            }))
+            .unwrap(),
+        )
+    }
+
+    /// A DeltaTable `name` declaring `table`, with a foreign key to each of `refs`.
+    fn table(name: &str, table: &str, refs: &[&str]) -> Arc<DeltaTable> {
+        let fks: Vec<_> = refs
+            .iter()
+            .map(|r| {
+                serde_json::json!({"foreignKey": {"columns": ["id"], "references": r,
+                "referencedColumns": ["id"]}})
+            })
+            .collect();
+        Arc::new(
+            serde_json::from_value(serde_json::json!({
+                "apiVersion": "delta-operator.io/v1alpha1", "kind": "DeltaTable",
+                "metadata": {"name": name, "namespace": "shop"},
+                "spec": {"schemaRef": "sales", "name": table,
+                    "columns": [{"name": "id", "type": "bigint"}], "constraints": fks}
+            }))
+            .unwrap(),
+        )
+    }
+
+    fn names(m: &Manifests) -> Vec<String> {
+        m.tables.iter().map(|t| t.name()).collect()
+    }
+
+    // The webhook and the reconcile ask the same question; they differ only in who
+    // answers for a second declaration of one table.
+    #[test]
+    fn ancestors_for_both_duplicates_only_for_admission_and_the_table_last() {
+        let cached = vec![
+            table("orders-copy", "orders", &[]),
+            table("unrelated", "unrelated", &[]),
+            table("grandparent", "grandparent", &[]),
+            table("parent", "parent", &["grandparent"]),
+            table("orders", "orders", &["parent"]),
+        ];
+        let me = cached[4].as_ref().clone();
+        let schemas = [schema()];
+        let admission = table_inputs(
+            &schemas,
+            &cached,
+            super::cached(me.clone()),
+            Claims::Validate,
+        );
+        assert_eq!(
+            names(&admission),
+            ["orders-copy", "grandparent", "parent", "orders"]
+        );
+        let reconcile = table_inputs(&schemas, &cached, super::cached(me), Claims::OwnerMarker);
+        assert_eq!(names(&reconcile), ["grandparent", "parent", "orders"]);
+        assert_eq!(reconcile.schemas.len(), 1);
+    }
+}
