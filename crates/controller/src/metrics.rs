@@ -1,13 +1,20 @@
-//! Prometheus metrics and the health endpoints, on one port, with no web
-//! framework: GET /metrics, /healthz, /readyz.
+//! Prometheus metrics and the health endpoints, on one port: GET /metrics,
+//! /healthz, /readyz.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 // a panic while a lock is held leaves counters that are still counters: never poison every reconcile
 use std::sync::{Arc, Mutex, PoisonError};
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use hyper::StatusCode;
 use tokio::net::TcpListener;
+
+use crate::http;
+
+/// The content type of every answer (Prometheus' text format).
+const CONTENT_TYPE: &str = "text/plain; version=0.0.4";
+/// How long a client may take to send its request head.
+const HEAD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Reads one target's count of warehouse statements.
 pub type StatementCounter = Box<dyn Fn() -> u64 + Send + Sync>;
@@ -131,56 +138,38 @@ impl Metrics {
 /// Serves /metrics, /healthz and /readyz until the process ends.
 pub async fn serve(listener: TcpListener, metrics: Arc<Metrics>) {
     loop {
-        let Ok((mut sock, _)) = listener.accept().await else {
+        let Ok((sock, _)) = listener.accept().await else {
             continue;
         };
         let metrics = metrics.clone();
-        tokio::spawn(async move {
-            let head = read_head(&mut sock).await;
-            let req = String::from_utf8_lossy(&head);
-            let path = req.split_whitespace().nth(1).unwrap_or("/");
-            let (code, body) = match path {
-                "/metrics" => ("200 OK", metrics.render()),
-                "/healthz" => ("200 OK", "ok\n".to_string()),
-                "/readyz"
-                    if metrics.ready.load(Ordering::Relaxed)
-                        && !metrics.webhook_pending.load(Ordering::Relaxed) =>
-                {
-                    ("200 OK", "ok\n".to_string())
-                }
-                "/readyz" => ("503 Service Unavailable", "not ready\n".to_string()),
-                _ => ("404 Not Found", "not found\n".to_string()),
-            };
-            let resp = format!(
-                "HTTP/1.1 {code}\r\ncontent-type: text/plain; version=0.0.4\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            );
-            let _ = sock.write_all(resp.as_bytes()).await;
-        });
+        tokio::spawn(http::serve_connection(sock, HEAD_TIMEOUT, move |req| {
+            let answer = route(req.uri().path(), &metrics);
+            async move { answer }
+        }));
     }
 }
 
-/// Reads the request head: a client may send it in several segments, and
-/// answering after the first one would close the socket on unread bytes,
-/// which resets the connection under the client's remaining writes.
-async fn read_head(sock: &mut tokio::net::TcpStream) -> Vec<u8> {
-    let mut head = Vec::new();
-    let mut buf = [0u8; 1024];
-    let read = async {
-        while head.len() < 16 * 1024 && !head.windows(4).any(|w| w == b"\r\n\r\n") {
-            match sock.read(&mut buf).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => head.extend_from_slice(&buf[..n]),
-            }
+/// The answer for a path (any method, as probes and scrapers only GET).
+fn route(path: &str, metrics: &Metrics) -> http::Reply {
+    let (code, body) = match path {
+        "/metrics" => (StatusCode::OK, metrics.render()),
+        "/healthz" => (StatusCode::OK, "ok\n".to_string()),
+        "/readyz"
+            if metrics.ready.load(Ordering::Relaxed)
+                && !metrics.webhook_pending.load(Ordering::Relaxed) =>
+        {
+            (StatusCode::OK, "ok\n".to_string())
         }
+        "/readyz" => (StatusCode::SERVICE_UNAVAILABLE, "not ready\n".to_string()),
+        _ => (StatusCode::NOT_FOUND, "not found\n".to_string()),
     };
-    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), read).await;
-    head
+    http::reply(code, CONTENT_TYPE, body)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     /// A request head split over several segments is read whole before the
     /// answer: answering after "GET " would give 404 and reset the client.

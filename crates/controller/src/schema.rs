@@ -14,7 +14,7 @@ use serde_json::json;
 use super::conditions::conditions;
 use super::decide::{self, EventReason, Next, Report, Seen, applied};
 use super::table::now;
-use super::{Context, Error, FIELD_MANAGER, REQUESTED_AT, tenancy};
+use super::{ApplyEnd, Context, Error, FIELD_MANAGER, REQUESTED_AT, tenancy};
 use delta_operator_api::reason::{Phase, Reason};
 use delta_operator_api::spec::DeltaSchema;
 use delta_operator_api::spec::crd::DeltaSchemaStatus;
@@ -128,7 +128,7 @@ async fn evaluate(
 ) -> Result<Evaluated, Error> {
     let stop =
         |reason: Reason, message: String| Ok((Report::new(reason, message), vec![], None, None));
-    let m = ctx.manifests_for(ns, None);
+    let m = ctx.schema_manifests(ns);
     let Some(me) = m.schemas.iter().find(|s| s.name() == name) else {
         return stop(
             Reason::NotCached,
@@ -249,7 +249,7 @@ async fn evaluate(
     };
     ctx.publish_all(obj, &events).await;
     // a schema's steps are metadata and orphan drops: short, so their progress is the events
-    let (result, _) = ctx
+    let end = ctx
         .run_apply(
             obj,
             &backend,
@@ -261,7 +261,7 @@ async fn evaluate(
             |_| async {},
         )
         .await?;
-    let Some(result) = result else {
+    let ApplyEnd::Finished { result, .. } = end else {
         return Ok((
             Report::new(
                 Reason::Interrupted,

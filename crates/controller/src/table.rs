@@ -11,7 +11,8 @@ use serde_json::json;
 use super::conditions::conditions;
 use super::decide::{self, Next, Report, Seen, applied};
 use super::{
-    CACHE_WAIT, Context, Error, FIELD_MANAGER, FINALIZER, Progress, REQUESTED_AT, parents, tenancy,
+    Applied, ApplyEnd, CACHE_WAIT, Context, Error, FIELD_MANAGER, FINALIZER, Progress,
+    REQUESTED_AT, parents, tenancy,
 };
 use delta_operator_api::inputs::Inputs;
 use delta_operator_api::reason::{Phase, Reason};
@@ -21,7 +22,6 @@ use delta_operator_api::spec::crd::{
 };
 use delta_operator_api::spec::lower::{lower_table, schema_of};
 use delta_operator_api::spec::validate::validate;
-use delta_operator_backend::apply::{ApplyError, ApplyReport};
 use delta_operator_backend::engine::read_and_plan;
 use delta_operator_backend::{Backend, BackendError, Extras};
 use delta_operator_core::model::{DesiredTable, ResourceId};
@@ -203,7 +203,7 @@ fn resolve(
     ns: &str,
 ) -> Result<(DesiredTable, String, Arc<AnyBackend>), Box<Report>> {
     let refuse = |reason: Reason, message: String| Box::new(Report::new(reason, message));
-    let m = ctx.manifests_for(ns, Some(obj));
+    let m = ctx.table_manifests(ns, obj);
     let Some(me) = m.tables.iter().find(|t| t.name() == obj.name_any()) else {
         return Err(refuse(
             Reason::NotCached,
@@ -529,7 +529,7 @@ async fn delete(
 }
 
 /// What the executor made of a plan, and its progress as it ended.
-type Ran = (Result<(Plan, ApplyReport), ApplyError>, Progress);
+type Ran = (Applied, Progress);
 
 /// Runs `plan` (an apply or a delete's drop) with its progress written into
 /// status as `Applying`, resuming an apply the status says was cut short.
@@ -567,7 +567,7 @@ where
         }
     };
     let earlier = obj.status.as_ref().and_then(|s| s.apply.clone());
-    let (result, last) = ctx
+    let end = ctx
         .run_apply(
             obj,
             backend,
@@ -579,11 +579,11 @@ where
             show,
         )
         .await?;
-    Ok(match result {
-        Some(result) => Ok((result, last)),
-        None => Err(decide::abandoned(
-            last.status(),
-            last.status().statements.clone(),
+    Ok(match end {
+        ApplyEnd::Finished { result, progress } => Ok((result, progress)),
+        ApplyEnd::LeftAtShutdown { progress } => Err(decide::abandoned(
+            progress.status(),
+            progress.status().statements.clone(),
         )),
     })
 }

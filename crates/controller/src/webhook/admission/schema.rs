@@ -1,0 +1,42 @@
+//! Admission of a DeltaSchema: validated with the namespace's other schemas
+//! (two schemas of one namespace may not declare one catalog schema).
+
+use delta_operator_api::spec::DeltaSchema;
+use delta_operator_api::spec::load::Loaded;
+use kube::ResourceExt;
+
+use super::{Namespace, Verdict, validated};
+use crate::depends::schema_inputs;
+
+pub(super) fn check(s: Loaded<DeltaSchema>, ns: &str, cached: &Namespace) -> Verdict {
+    let label = s.label();
+    let others: Vec<_> = cached
+        .schemas
+        .iter()
+        .filter(|c| c.name_any() != s.name())
+        .cloned()
+        .collect();
+    let mut m = schema_inputs(&others);
+    m.schemas.push(s);
+    validated(&m, &label, ns)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::*;
+    use delta_operator_api::spec::load::Manifests;
+    use serde_json::Value;
+
+    #[test]
+    fn a_schema_error_is_denied() {
+        let mut s: Value = serde_json::from_str(SCHEMA).unwrap();
+        s["spec"]["catalog"] = "no such catalog!".into();
+        let r = response(&review("u-5", "CREATE", s, None), &Manifests::default());
+        assert_eq!(r["allowed"], false, "{r}");
+        let msg = r["status"]["message"].as_str().unwrap();
+        assert!(
+            msg.starts_with("DeltaSchema shop/sales: spec.catalog: "),
+            "{msg}"
+        );
+    }
+}

@@ -1,0 +1,165 @@
+//! Admission of a DeltaTable: validated with its namespace's schemas and the
+//! tables it depends on (`depends::table_inputs`), then lowered as a
+//! reconcile would lower it.
+
+use delta_operator_api::spec::DeltaTable;
+use delta_operator_api::spec::load::Loaded;
+use delta_operator_api::spec::lower::{lower_table, schema_of};
+
+use super::{Namespace, Verdict, validated};
+use crate::depends::{Claims, table_inputs};
+
+pub(super) fn check(t: Loaded<DeltaTable>, ns: &str, cached: &Namespace) -> Verdict {
+    let label = t.label();
+    let m = table_inputs(&cached.schemas, &cached.tables, t, Claims::Validate);
+    let warnings = validated(&m, &label, ns)?;
+    if let Some(t) = m.tables.last()
+        && schema_of(&m, t).is_some()
+    {
+        lower_table(&m, t)?;
+    }
+    Ok(warnings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::*;
+    use delta_operator_api::spec::load::{Manifests, load_value};
+    use delta_operator_api::spec::validate::validate;
+    use serde_json::Value;
+
+    #[test]
+    fn a_typo_is_denied_with_the_text_validate_prints() {
+        let r = response(
+            &review("u-2", "CREATE", table("strin"), None),
+            &cached_schema(),
+        );
+        assert_eq!(r["uid"], "u-2");
+        assert_eq!(r["allowed"], false, "{r}");
+        let msg = r["status"]["message"].as_str().unwrap();
+        // the same error through the CLI's loader, printed as `validate` prints it
+        let text = serde_saphyr::to_string(&table("strin")).unwrap();
+        let mut m = cached_schema();
+        let mut errors = vec![];
+        delta_operator_api::spec::load::load_str("orders.yaml", &text, &mut m, &mut errors);
+        errors.extend(validate(&m));
+        let printed = errors[0].to_string();
+        assert!(printed.starts_with("orders.yaml: "), "{printed}");
+        assert_eq!(msg, printed.trim_start_matches("orders.yaml: "), "{r}");
+        assert!(
+            msg.contains("spec.columns[1].type") && msg.contains("fix:"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn a_table_before_its_schema_is_allowed_with_a_warning() {
+        let r = response(
+            &review("u-3", "CREATE", table("int"), None),
+            &Manifests::default(),
+        );
+        assert_eq!(r["allowed"], true, "{r}");
+        let w = r["warnings"][0].as_str().unwrap();
+        assert!(
+            w.contains("spec.schemaRef") && w.contains("in namespace shop yet"),
+            "{w}"
+        );
+    }
+
+    /// A DeltaTable in shop/sales named `name` (declaring `table`), columns id and
+    /// ref_id, with a foreign key (ref_id) -> `refs`(`col`) for each of `fks`.
+    fn fk_table(name: &str, table: &str, fks: &[(&str, &str)]) -> Value {
+        // every table keyed by id: a foreign key references its parent's primary key
+        let key = serde_json::json!({"primaryKey": {"columns": ["id"]}});
+        let constraints: Vec<Value> = std::iter::once(key)
+            .chain(fks.iter().map(|(refs, col)| {
+                serde_json::json!({"foreignKey": {"columns": ["ref_id"], "references": refs,
+                    "referencedColumns": [col]}})
+            }))
+            .collect();
+        serde_json::json!({
+            "apiVersion": "delta-operator.io/v1alpha1", "kind": "DeltaTable",
+            "metadata": {"name": name, "namespace": "shop"},
+            "spec": {"schemaRef": "sales", "name": table, "columns": [
+                {"name": "id", "type": "bigint", "nullable": false}, {"name": "ref_id", "type": "bigint"},
+            ], "constraints": constraints}
+        })
+    }
+
+    /// The schema and `tables` cached, after 300 unrelated tables.
+    fn cached_with(tables: &[Value]) -> Manifests {
+        let mut m = cached_schema();
+        let mut errors = vec![];
+        let filler =
+            (0..300).map(|i| fk_table(&format!("filler-{i}"), &format!("filler_{i}"), &[]));
+        for t in filler.chain(tables.iter().cloned()) {
+            load_value("cluster", t, &mut m, &mut errors);
+        }
+        assert!(errors.is_empty(), "{errors:?}");
+        m
+    }
+
+    fn refusal_of(object: Value, cached: &Manifests) -> Option<String> {
+        let r = response(&review("u-fk", "CREATE", object, None), cached);
+        (r["allowed"] == false).then(|| r["status"]["message"].as_str().unwrap().to_string())
+    }
+
+    // Only a table's duplicates and foreign-key ancestors are validated with it (not the
+    // whole namespace): what they can refuse must still be refused.
+    #[test]
+    fn duplicates_and_foreign_key_ancestors_among_many_cached_tables_still_count() {
+        let cached = cached_with(&[
+            fk_table("orders-copy", "orders", &[]),
+            fk_table("parent", "parent", &[]),
+            fk_table("b", "b", &[("c", "id")]),
+            fk_table("c", "c", &[("a", "id")]),
+        ]);
+        let dup = refusal_of(fk_table("orders", "orders", &[]), &cached).expect("a duplicate");
+        assert!(
+            dup.contains("also declared by DeltaTable shop/orders-copy"),
+            "{dup}"
+        );
+
+        assert_eq!(
+            refusal_of(fk_table("child", "child", &[("parent", "id")]), &cached),
+            None
+        );
+        let col = refusal_of(fk_table("child", "child", &[("parent", "nope")]), &cached)
+            .expect("a missing referenced column");
+        assert!(
+            col.contains("referencedColumns[0]: 'nope' is not a column of main.sales.parent"),
+            "{col}"
+        );
+
+        // a -> b -> c -> a: the cycle runs through a grandparent
+        let cycle = refusal_of(fk_table("a", "a", &[("b", "id")]), &cached).expect("a cycle");
+        assert!(
+            cycle.contains(
+                "foreign keys form a cycle: main.sales.a -> main.sales.b -> main.sales.c"
+            ),
+            "{cycle}"
+        );
+        // without the edge back, no cycle
+        assert_eq!(
+            refusal_of(fk_table("x", "x", &[("b", "id")]), &cached),
+            None
+        );
+    }
+
+    // A table whose name is another's of its schema to a reader (Cyrillic о for Latin o)
+    // is refused at admission as validate refuses it, though they are not duplicates.
+    #[test]
+    fn a_lookalike_of_a_cached_table_name_is_denied_naming_both() {
+        let cached = cached_with(&[fk_table("orders", "orders", &[])]);
+        let why =
+            refusal_of(fk_table("orders-2", "\u{43e}rders", &[]), &cached).expect("a lookalike");
+        assert!(
+            why.contains("and table 'orders'") && why.contains("look the same"),
+            "{why}"
+        );
+        assert_eq!(
+            refusal_of(fk_table("orders-3", "orders_3", &[]), &cached),
+            None
+        );
+    }
+}

@@ -1,0 +1,79 @@
+//! The cached objects the webhook validates against: its own watches, run by
+//! every replica (a standby has no controllers, but answers admission too).
+
+use futures::StreamExt;
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Api, Client, ResourceExt};
+
+use super::admission::Namespace;
+use delta_operator_api::spec::load::DEFAULT_NAMESPACE;
+use delta_operator_api::spec::{DeltaSchema, DeltaTable};
+
+#[derive(Clone)]
+pub struct Caches {
+    pub tables: Store<DeltaTable>,
+    pub schemas: Store<DeltaSchema>,
+}
+
+impl Caches {
+    pub fn start(client: &Client, namespace: Option<&str>) -> Self {
+        fn api<K>(client: &Client, ns: Option<&str>) -> Api<K>
+        where
+            K: kube::Resource<Scope = kube::core::NamespaceResourceScope, DynamicType = ()>,
+        {
+            match ns {
+                Some(ns) => Api::namespaced(client.clone(), ns),
+                None => Api::all(client.clone()),
+            }
+        }
+        let (tables, tw) = reflector::store();
+        let (schemas, sw) = reflector::store();
+        let wc = watcher::Config::default();
+        tokio::spawn(
+            watcher(api::<DeltaTable>(client, namespace), wc.clone())
+                .default_backoff()
+                .modify(|t: &mut DeltaTable| {
+                    crate::strip_managed_fields(t);
+                    t.status = None; // validation reads specs only
+                })
+                .reflect(tw)
+                .for_each(|_| futures::future::ready(())),
+        );
+        tokio::spawn(
+            watcher(api::<DeltaSchema>(client, namespace), wc)
+                .default_backoff()
+                .modify(|s: &mut DeltaSchema| {
+                    crate::strip_managed_fields(s);
+                    s.status = None;
+                })
+                .reflect(sw)
+                .for_each(|_| futures::future::ready(())),
+        );
+        Caches { tables, schemas }
+    }
+
+    pub(super) async fn ready(&self) {
+        let _ = self.tables.wait_until_ready().await;
+        let _ = self.schemas.wait_until_ready().await;
+    }
+
+    /// The cached objects of `ns`, shared with the stores (nothing is copied here).
+    pub fn namespace(&self, ns: &str) -> Namespace {
+        let in_ns = |o: &Option<String>| o.as_deref().unwrap_or(DEFAULT_NAMESPACE) == ns;
+        Namespace {
+            schemas: self
+                .schemas
+                .state()
+                .into_iter()
+                .filter(|s| in_ns(&s.namespace()))
+                .collect(),
+            tables: self
+                .tables
+                .state()
+                .into_iter()
+                .filter(|t| in_ns(&t.namespace()))
+                .collect(),
+        }
+    }
+}
