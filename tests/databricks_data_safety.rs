@@ -16,57 +16,27 @@
 
 mod support;
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use delta_operator::apply::{ApplyError, Event, Options, StepStatus, apply};
-use delta_operator::backend::databricks::DatabricksBackend;
 use delta_operator::engine::{Inputs, read_and_plan};
 use delta_operator::model::DataType;
 use delta_operator::plan::gate::Policy;
-use support::warehouse::backend;
-use support::{manifests, table};
+use support::table;
+use support::warehouse::{Wh, backend};
 
-static SEQ: AtomicUsize = AtomicUsize::new(0);
 const SEEDED: i64 = 3000;
 
-struct Wh {
-    b: DatabricksBackend,
-    schema: String,
+/// This suite's manifests: the schema (the target's default mode) and the table `t`.
+trait Suite {
+    fn m(&self, body: &str) -> Inputs;
 }
 
-impl Wh {
-    async fn new(tag: &str) -> Wh {
-        let schema = format!(
-            "ds_{tag}_{}_{}",
-            std::process::id(),
-            SEQ.fetch_add(1, Ordering::SeqCst)
-        );
-        let wh = Wh {
-            b: backend().with_share_window(Duration::ZERO),
-            schema,
-        };
-        wh.sql(&format!("CREATE SCHEMA main.{}", wh.schema)).await;
-        wh
-    }
-    fn q(&self) -> String {
-        format!("main.{}.t", self.schema)
-    }
+impl Suite for Wh {
     fn m(&self, body: &str) -> Inputs {
-        let schema = format!(
-            "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {{name: sales}}\nspec: {{catalog: main, name: {}}}\n",
-            self.schema
-        );
-        manifests(&format!("{schema}{}", table("t", body)))
-    }
-    async fn sql(&self, s: &str) -> Vec<Vec<Option<String>>> {
-        self.b
-            .client()
-            .execute(s, &|_: &str| {})
-            .await
-            .unwrap_or_else(|e| panic!("{s}: {e}"))
-            .rows
+        self.manifests(None, &table("t", body))
     }
 }
 
@@ -130,12 +100,12 @@ impl Appender {
 }
 
 async fn seeded(tag: &str) -> Wh {
-    let wh = Wh::new(tag).await;
+    let wh = Wh::new("ds", tag).await;
     let (_, report) = apply(&wh.b, &wh.m(V1), None, None, &support::options())
         .await
         .expect("create");
     assert!(!report.failed());
-    wh.sql(&format!("INSERT INTO {} SELECT id, CAST(id * 7 AS STRING), concat('r', CAST(id % 3 AS STRING)) FROM range(1, {}) AS r(id)", wh.q(), SEEDED + 1)).await;
+    wh.sql(&format!("INSERT INTO {} SELECT id, CAST(id * 7 AS STRING), concat('r', CAST(id % 3 AS STRING)) FROM range(1, {}) AS r(id)", wh.q("t"), SEEDED + 1)).await;
     wh
 }
 
@@ -144,9 +114,10 @@ async fn check_rows(wh: &Wh, owed: &[i64]) {
     let rows = wh
         .sql(&format!(
             "SELECT id, CAST(num AS STRING), region FROM {} ORDER BY id",
-            wh.q()
+            wh.q("t")
         ))
-        .await;
+        .await
+        .rows;
     let mut seen = std::collections::BTreeMap::new();
     for r in &rows {
         let id: i64 = r[0].as_deref().unwrap().parse().unwrap();
@@ -194,7 +165,10 @@ async fn rewrite_beside_an_appender(tag: &str, spec: &str, staged: bool) -> Wh {
         "{titles:?}"
     );
     let started: Arc<Mutex<Option<Instant>>> = Default::default();
-    let appender = Appender::start(wh.q(), Some((started.clone(), 2, Duration::from_secs(40))));
+    let appender = Appender::start(
+        wh.q("t"),
+        Some((started.clone(), 2, Duration::from_secs(40))),
+    );
     let window: Arc<Mutex<(Option<Instant>, Option<Instant>)>> = Default::default();
     let w = window.clone();
     let on_event = move |e: Event<'_>| match e {
@@ -315,7 +289,7 @@ async fn two_identical_staged_applies_at_once_never_double_a_row() {
 async fn a_writer_that_never_pauses_gets_advice_and_an_untouched_table() {
     let wh = seeded("steady").await;
     let inputs = wh.m(&format!("{V1}\n  partitionedBy: [region]"));
-    let appender = Appender::start(wh.q(), None);
+    let appender = Appender::start(wh.q("t"), None);
     tokio::time::sleep(Duration::from_millis(500)).await;
     let (_, report) = apply(&wh.b, &inputs, None, None, &support::options())
         .await

@@ -12,18 +12,13 @@
 
 mod support;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
-
-use delta_operator::backend::databricks::DatabricksBackend;
 use delta_operator::engine::{Inputs, read_and_plan};
 use delta_operator::plan::Change;
 use delta_operator::plan::render::text::render;
 use serde_json::{Value, json};
-use support::warehouse::{backend, env};
-use support::{manifests, table};
+use support::table;
+use support::warehouse::{Wh, env};
 
-static SEQ: AtomicUsize = AtomicUsize::new(0);
 /// The warehouse is one for the whole emulator: one test at a time.
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
@@ -122,52 +117,14 @@ impl Drop for Reset {
     }
 }
 
-struct Wh {
-    b: DatabricksBackend,
-    schema: String,
+/// This suite's manifests: the additive schema, then the tables.
+trait Suite {
+    fn m(&self, tables: &[String]) -> Inputs;
 }
 
-impl Wh {
-    async fn new(tag: &str) -> Wh {
-        let schema = format!(
-            "drift_{tag}_{}_{}",
-            std::process::id(),
-            SEQ.fetch_add(1, Ordering::SeqCst)
-        );
-        // each check lists again, as checks minutes apart do (no shared read between them)
-        let wh = Wh {
-            b: backend().with_share_window(Duration::ZERO),
-            schema,
-        };
-        wh.sql(&format!("CREATE SCHEMA main.{}", wh.schema)).await;
-        wh
-    }
-    fn full(&self, name: &str) -> String {
-        format!("main.{}.{name}", self.schema)
-    }
-    async fn sql(&self, s: &str) {
-        self.b
-            .client()
-            .execute(s, &|_: &str| {})
-            .await
-            .unwrap_or_else(|e| panic!("{s}: {e}"));
-    }
+impl Suite for Wh {
     fn m(&self, tables: &[String]) -> Inputs {
-        manifests(&format!(
-            "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {{name: sales}}\nspec: {{catalog: main, name: {}, mode: additive}}\n{}",
-            self.schema,
-            tables.concat()
-        ))
-    }
-    /// Applies and checks that the next plan is empty.
-    async fn converge(&self, inputs: &Inputs) {
-        let (_, report) =
-            delta_operator::apply::apply(&self.b, inputs, None, None, &support::options())
-                .await
-                .unwrap_or_else(|e| panic!("apply: {e}"));
-        assert!(!report.failed(), "{report:#?}");
-        let (plan, _) = read_and_plan(&self.b, inputs).await.expect("read");
-        assert!(!plan.has_changes(), "{}", render(&plan));
+        self.manifests(Some("additive"), &tables.concat())
     }
 }
 
@@ -178,7 +135,7 @@ const COLUMNS: &str =
 async fn an_hour_of_drift_checks_leaves_a_stopped_warehouse_stopped() {
     let _one = SERIAL.lock().await;
     let _reset = Reset;
-    let wh = Wh::new("hour").await;
+    let wh = Wh::new("drift", "hour").await;
     let inputs = wh.m(&[
         table(
             "tagged",
@@ -187,7 +144,7 @@ async fn an_hour_of_drift_checks_leaves_a_stopped_warehouse_stopped() {
         table("granted", &format!("  grants: [{{principal: analysts, privileges: [SELECT, MODIFY]}}]\n{COLUMNS}")),
         table("plain", COLUMNS),
     ]);
-    wh.converge(&inputs).await;
+    wh.converge(&inputs, false).await;
     // the warehouse auto-stopped; tag listings begin with an empty page carrying a token
     admin(
         "POST",
@@ -225,7 +182,7 @@ async fn an_hour_of_drift_checks_leaves_a_stopped_warehouse_stopped() {
 
     // someone changes a tag and revokes a grant in the workspace (REST, as the UI does)
     let since = log_size();
-    let tagged = wh.full("tagged");
+    let tagged = wh.q("tagged");
     uc(
         "PATCH",
         &format!("entity-tag-assignments/tables/{tagged}/tags/domain?update_mask=tag_value"),
@@ -233,7 +190,7 @@ async fn an_hour_of_drift_checks_leaves_a_stopped_warehouse_stopped() {
     );
     uc(
         "PATCH",
-        &format!("permissions/table/{}", wh.full("granted")),
+        &format!("permissions/table/{}", wh.q("granted")),
         json!({"changes": [{"principal": "analysts", "remove": ["MODIFY"]}]}),
     );
     let (plan, _) = read_and_plan(&wh.b, &inputs).await.expect("read");
@@ -267,14 +224,14 @@ async fn an_hour_of_drift_checks_leaves_a_stopped_warehouse_stopped() {
 async fn a_table_whose_spec_is_silent_about_tags_and_grants_costs_no_such_request() {
     let _one = SERIAL.lock().await;
     let _reset = Reset;
-    let wh = Wh::new("silent").await;
+    let wh = Wh::new("drift", "silent").await;
     let inputs = wh.m(&[
         table("silent", COLUMNS),
         table("loud", &format!("  tags: {{domain: sales}}\n{COLUMNS}")),
     ]);
-    wh.converge(&inputs).await;
+    wh.converge(&inputs, false).await;
     // the silent table has tags and grants of its own: they are not the spec's business
-    let silent = wh.full("silent");
+    let silent = wh.q("silent");
     wh.sql(&format!("ALTER TABLE {silent} SET TAGS ('team' = 'ops')"))
         .await;
     wh.sql(&format!(

@@ -10,58 +10,24 @@
 
 mod support;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
-
 use delta_operator::apply::{ApplyError, StepStatus, apply, run_plan};
-use delta_operator::backend::databricks::DatabricksBackend;
-use delta_operator::engine::{Inputs, read_and_plan};
+use delta_operator::engine::Inputs;
 use delta_operator::plan::render::json;
 use delta_operator::plan::{CheckWhen, Plan, id::plan_id};
 use serde_json::Value;
-use support::warehouse::{backend, env};
 use support::{manifests, table};
+use support::warehouse::{Wh, env};
 
-static SEQ: AtomicUsize = AtomicUsize::new(0);
-
-struct Wh {
-    b: DatabricksBackend,
-    schema: String,
+/// This suite's manifests (additive schema, table `t`) and the plan a reviewer saw, applied.
+trait Suite {
+    fn m(&self, body: &str) -> Inputs;
+    async fn apply_shown(&self, inputs: &Inputs) -> (Plan, Vec<String>);
+    fn sent_since(&self, since: u64) -> Vec<String>;
 }
 
-impl Wh {
-    async fn new(tag: &str) -> Wh {
-        let schema = format!(
-            "pc_{tag}_{}_{}",
-            std::process::id(),
-            SEQ.fetch_add(1, Ordering::SeqCst)
-        );
-        let wh = Wh {
-            b: backend().with_share_window(Duration::ZERO),
-            schema,
-        };
-        wh.sql(&format!("CREATE SCHEMA main.{}", wh.schema)).await;
-        wh
-    }
-    fn q(&self, name: &str) -> String {
-        format!("main.{}.{name}", self.schema)
-    }
+impl Suite for Wh {
     fn m(&self, body: &str) -> Inputs {
-        let schema = format!(
-            "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {{name: sales}}\nspec: {{catalog: main, name: {}, mode: additive}}\n",
-            self.schema
-        );
-        manifests(&format!("{schema}{}", table("t", body)))
-    }
-    async fn plan(&self, inputs: &Inputs) -> Plan {
-        read_and_plan(&self.b, inputs).await.expect("read").0
-    }
-    async fn sql(&self, s: &str) {
-        self.b
-            .client()
-            .execute(s, &|_: &str| {})
-            .await
-            .unwrap_or_else(|e| panic!("{s}: {e}"));
+        self.manifests(Some("additive"), &table("t", body))
     }
     /// Applies the plan a JSON round trip gives back (what a reviewer saw), approved.
     async fn apply_shown(&self, inputs: &Inputs) -> (Plan, Vec<String>) {
@@ -251,7 +217,7 @@ fn assert_ran_as_shown(plan: &Plan, sent: &[String]) {
 
 #[tokio::test]
 async fn every_statement_a_plan_shows_is_what_the_warehouse_receives() {
-    let wh = Wh::new("all").await;
+    let wh = Wh::new("pc", "all").await;
     let v1 = wh.m(concat!(
         "  comment: orders\n",
         "  properties: {team: sales, stale: 'yes'}\n",
@@ -357,7 +323,7 @@ async fn every_statement_a_plan_shows_is_what_the_warehouse_receives() {
 /// orphan's DROP TABLE, each checked against what the warehouse received.
 #[tokio::test]
 async fn keys_tags_access_defaults_clustering_clone_and_drop_run_as_shown() {
-    let wh = Wh::new("kinds").await;
+    let wh = Wh::new("pc", "kinds").await;
     let doc = |mode: &str, tables: &[(&str, &str)]| {
         let schema = format!(
             "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {{name: sales}}\nspec: {{catalog: main, name: {}, mode: {mode}}}\n",
@@ -457,7 +423,7 @@ async fn keys_tags_access_defaults_clustering_clone_and_drop_run_as_shown() {
 
 #[tokio::test]
 async fn checks_refuse_set_not_null_and_a_check_with_the_count_before_the_alter() {
-    let wh = Wh::new("pre").await;
+    let wh = Wh::new("pc", "pre").await;
     let v1 = wh.m("  columns:\n    - {name: id, type: bigint}\n    - {name: amount, type: int}");
     wh.apply_shown(&v1).await;
     wh.sql(&format!(
@@ -533,7 +499,7 @@ async fn checks_refuse_set_not_null_and_a_check_with_the_count_before_the_alter(
 /// its check passed.
 #[tokio::test]
 async fn a_new_not_null_column_is_backfilled_in_place_not_rewritten() {
-    let wh = Wh::new("fill").await;
+    let wh = Wh::new("pc", "fill").await;
     let v1 = wh.m("  columns:\n    - {name: id, type: bigint}\n    - {name: amount, type: int}");
     wh.apply_shown(&v1).await;
     wh.sql(&format!(
@@ -622,7 +588,7 @@ async fn a_new_not_null_column_is_backfilled_in_place_not_rewritten() {
 
 #[tokio::test]
 async fn a_changed_statement_changes_the_plan_id_and_is_never_run() {
-    let wh = Wh::new("id").await;
+    let wh = Wh::new("pc", "id").await;
     let v1 = wh.m("  columns:\n    - {name: id, type: bigint}");
     wh.apply_shown(&v1).await;
     let v2 = wh.m("  comment: kept\n  columns:\n    - {name: id, type: bigint}");

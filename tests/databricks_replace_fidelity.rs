@@ -21,89 +21,30 @@
 mod support;
 
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 
-use delta_operator::apply::{ApplyReport, StepStatus, apply};
-use delta_operator::backend::databricks::DatabricksBackend;
-use delta_operator::backend::databricks::client::StatementResult;
-use delta_operator::engine::{Inputs, read_and_plan};
+use delta_operator::apply::{ApplyReport, StepStatus};
+use delta_operator::engine::Inputs;
 use delta_operator::plan::render::text::render;
 use delta_operator::plan::{Action, Plan, TablePlan};
-use support::warehouse::backend;
-use support::{manifests, table};
-
-static SEQ: AtomicUsize = AtomicUsize::new(0);
+use support::table;
+use support::warehouse::Wh;
 
 /// Rows in the table: enough for several files, small enough to be quick.
 const ROWS: i64 = 60;
 
-struct Wh {
-    b: DatabricksBackend,
-    schema: String,
+/// This suite's manifests: the schema (additive or strict), the parent `customers` as
+/// built, and the table `t` with `body`.
+trait Suite {
+    fn m(&self, mode: &str, body: &str) -> Inputs;
 }
 
-impl Wh {
-    async fn new(tag: &str) -> Wh {
-        let schema = format!(
-            "fid_{tag}_{}_{}",
-            std::process::id(),
-            SEQ.fetch_add(1, Ordering::SeqCst)
-        );
-        let wh = Wh {
-            b: backend().with_share_window(Duration::ZERO),
-            schema,
-        };
-        wh.sql(&format!("CREATE SCHEMA main.{}", wh.schema)).await;
-        wh
-    }
-    fn q(&self, name: &str) -> String {
-        format!("main.{}.{name}", self.schema)
-    }
-    /// The schema (additive or strict), the parent `customers` as built, and
-    /// the table `t` with `body`.
+impl Suite for Wh {
     fn m(&self, mode: &str, body: &str) -> Inputs {
-        let schema = format!(
-            "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {{name: sales}}\nspec: {{catalog: main, name: {}, mode: {mode}}}\n",
-            self.schema
-        );
         let customers = table(
             "customers",
             "  columns:\n    - {name: id, type: bigint, nullable: false}\n    - {name: name, type: string}\n  constraints:\n    - primaryKey: {name: customers_pk, columns: [id]}",
         );
-        manifests(&format!("{schema}{customers}{}", table("t", body)))
-    }
-    async fn plan(&self, inputs: &Inputs) -> Plan {
-        read_and_plan(&self.b, inputs).await.expect("read").0
-    }
-    /// Applies, approving the plan it was shown (a rewrite that drops is destructive).
-    async fn apply(&self, inputs: &Inputs) -> ApplyReport {
-        let id = self.plan(inputs).await.id;
-        apply(&self.b, inputs, None, Some(&id), &support::options())
-            .await
-            .map(|(_, r)| r)
-            .unwrap_or_else(|e| panic!("apply: {e}"))
-    }
-    async fn sql(&self, s: &str) -> StatementResult {
-        self.b
-            .client()
-            .execute(s, &|_: &str| {})
-            .await
-            .unwrap_or_else(|e| panic!("{s}: {e}"))
-    }
-    /// Every row as `cell | cell | …` (NULL spelled out).
-    async fn rows(&self, s: &str) -> Vec<String> {
-        self.sql(s)
-            .await
-            .rows
-            .into_iter()
-            .map(|r| {
-                r.into_iter()
-                    .map(|c| c.unwrap_or_else(|| "NULL".into()))
-                    .collect::<Vec<_>>()
-                    .join(" | ")
-            })
-            .collect()
+        self.manifests(Some(mode), &format!("{customers}{}", table("t", body)))
     }
 }
 
@@ -388,7 +329,7 @@ async fn claimed_as(wh: &Wh, mode: &str, columns: &[&str], key_not_null: bool) -
         "properties not in the spec, left untouched: delta.columnMapping.mode, delta.enableChangeDataFeed, delta.enableDeletionVectors, delta.enableRowTracking, other.tool.owner",
         "the note lists what someone chose, not the protocol or Delta's own keys"
     );
-    ok(&wh.apply(&inputs).await);
+    ok(&wh.apply_report(&inputs, true).await);
     let again = wh.plan(&inputs).await;
     assert!(!again.has_changes(), "claimed:\n{}", render(&again));
     let before = snapshot(wh).await;
@@ -415,7 +356,7 @@ async fn rewrite_keeps_everything(
         "a rewrite is planned:\n{}",
         render(&plan)
     );
-    let report = wh.apply(inputs).await;
+    let report = wh.apply_report(inputs, true).await;
     ok(&report);
     let again = wh.plan(inputs).await;
     assert!(
@@ -454,7 +395,7 @@ fn code_to_int() -> Vec<(String, Option<String>)> {
 
 #[tokio::test]
 async fn a_staged_type_change_keeps_everything_else() {
-    let wh = Wh::new("staged").await;
+    let wh = Wh::new("fid", "staged").await;
     let before = claimed(&wh, "additive").await;
     let v2 = wh.m(
         "additive",
@@ -487,7 +428,7 @@ async fn a_staged_type_change_keeps_everything_else() {
 /// column is a new field to Delta, so its DEFAULT is put back.
 #[tokio::test]
 async fn a_lossless_write_once_rewrite_keeps_everything_else() {
-    let wh = Wh::new("once").await;
+    let wh = Wh::new("fid", "once").await;
     let before = claimed(&wh, "additive").await;
     let v2 = wh.m(
         "additive",
@@ -541,7 +482,7 @@ async fn a_lossless_write_once_rewrite_keeps_everything_else() {
 /// that is gone. The renamed column keeps its comment and (put back) its tag.
 #[tokio::test]
 async fn a_rename_and_a_drop_with_a_rewrite_keep_everything_else() {
-    let wh = Wh::new("rename").await;
+    let wh = Wh::new("fid", "rename").await;
     let before = claimed(&wh, "additive").await;
     let v2 = wh.m(
         "additive",
@@ -616,7 +557,7 @@ fn partitioned() -> [&'static str; 3] {
 
 #[tokio::test]
 async fn a_new_partitioning_keeps_everything_else() {
-    let wh = Wh::new("part").await;
+    let wh = Wh::new("fid", "part").await;
     let before = claimed(&wh, "additive").await;
     let v2 = wh.m(
         "additive",
@@ -630,7 +571,7 @@ async fn a_new_partitioning_keeps_everything_else() {
 /// owner marker, which the clone step removes from it).
 #[tokio::test]
 async fn a_clone_before_the_rewrite_is_kept_in_a_strict_schema() {
-    let wh = Wh::new("clone").await;
+    let wh = Wh::new("fid", "clone").await;
     let before = claimed(&wh, "strict").await;
     let v2 = wh.m(
         "strict",
@@ -694,7 +635,7 @@ async fn a_clone_before_the_rewrite_is_kept_in_a_strict_schema() {
 /// the key declared nullable.
 #[tokio::test]
 async fn properties_and_comments_survive_a_stop_right_after_the_replace() {
-    let wh = Wh::new("stop").await;
+    let wh = Wh::new("fid", "stop").await;
     let built = [ID_NOT_NULL, CUSTOMER, CODE, QTY, NOTE, REGION, LEGACY];
     let before = claimed_as(&wh, "additive", &built, true).await;
     let code_int = "{name: code, type: int, comment: a number as text}";
@@ -792,7 +733,7 @@ async fn properties_and_comments_survive_a_stop_right_after_the_replace() {
         "{}",
         render(&next)
     );
-    ok(&wh.apply(&v3).await);
+    ok(&wh.apply_report(&v3, true).await);
     let again = wh.plan(&v3).await;
     assert!(!again.has_changes(), "{}", render(&again));
     let props: Vec<String> = snapshot(&wh)
@@ -823,7 +764,7 @@ async fn properties_and_comments_survive_a_stop_right_after_the_replace() {
 /// which Delta never takes back, may have grown).
 #[tokio::test]
 async fn every_printed_undo_runs_and_puts_the_table_back() {
-    let wh = Wh::new("undo").await;
+    let wh = Wh::new("fid", "undo").await;
     let before = claimed(&wh, "additive").await;
     let columns = [
         ID,
@@ -856,7 +797,7 @@ async fn every_printed_undo_runs_and_puts_the_table_back() {
             render(&plan)
         );
     }
-    ok(&wh.apply(&v2).await);
+    ok(&wh.apply_report(&v2, true).await);
     assert!(!wh.plan(&v2).await.has_changes());
     for s in steps.iter().rev() {
         for statement in s.undo.as_deref().unwrap_or_default().split(";\n") {

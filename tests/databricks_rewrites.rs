@@ -18,92 +18,35 @@
 
 mod support;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
-
 use delta_operator::apply::{ApplyReport, StepStatus, apply};
-use delta_operator::backend::databricks::DatabricksBackend;
-use delta_operator::backend::databricks::client::StatementResult;
-use delta_operator::backend::{Backend, Extras};
-use delta_operator::engine::{Inputs, read_and_plan};
-use delta_operator::model::{DataType, ObservedTable, TableRef};
+use delta_operator::backend::Backend;
+use delta_operator::engine::Inputs;
+use delta_operator::model::{DataType, ObservedTable};
 use delta_operator::plan::render::text::render;
 use delta_operator::plan::{Plan, RiskClass};
-use support::warehouse::backend;
+use support::warehouse::Wh;
 use support::{manifests, table};
 
-static SEQ: AtomicUsize = AtomicUsize::new(0);
-
-struct Wh {
-    b: DatabricksBackend,
-    schema: String,
+/// This suite's table `t` and its manifests (additive schema).
+trait Suite {
+    fn m(&self, body: &str) -> Inputs;
+    async fn table(&self) -> ObservedTable;
+    async fn run_step(
+        &self,
+        run: &delta_operator::backend::TableRun,
+        plan: &delta_operator::plan::TablePlan,
+        step: &delta_operator::plan::Step,
+    ) -> Result<delta_operator::backend::StepOutcome, delta_operator::backend::BackendError>;
+    async fn staging_tables(&self) -> Vec<String>;
+    async fn version(&self) -> u64;
 }
 
-impl Wh {
-    async fn new(tag: &str) -> Wh {
-        let schema = format!(
-            "dr_{tag}_{}_{}",
-            std::process::id(),
-            SEQ.fetch_add(1, Ordering::SeqCst)
-        );
-        let wh = Wh {
-            b: backend().with_share_window(Duration::ZERO),
-            schema,
-        };
-        wh.sql(&format!("CREATE SCHEMA main.{}", wh.schema)).await;
-        wh
-    }
-    fn t(&self, name: &str) -> TableRef {
-        TableRef::new("main", &self.schema, name)
-    }
-    fn q(&self, name: &str) -> String {
-        format!("main.{}.{name}", self.schema)
-    }
+impl Suite for Wh {
     fn m(&self, body: &str) -> Inputs {
-        let schema = format!(
-            "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {{name: sales}}\nspec: {{catalog: main, name: {}, mode: additive}}\n",
-            self.schema
-        );
-        manifests(&format!("{schema}{}", table("t", body)))
+        self.manifests(Some("additive"), &table("t", body))
     }
-    async fn plan(&self, inputs: &Inputs) -> Plan {
-        read_and_plan(&self.b, inputs).await.expect("read").0
-    }
-    async fn apply(&self, inputs: &Inputs, approve: bool) -> ApplyReport {
-        let id = if approve {
-            Some(self.plan(inputs).await.id)
-        } else {
-            None
-        };
-        apply(&self.b, inputs, None, id.as_deref(), &support::options())
-            .await
-            .map(|(_, r)| r)
-            .unwrap_or_else(|e| panic!("apply: {e}"))
-    }
-    async fn sql(&self, s: &str) -> StatementResult {
-        self.b
-            .client()
-            .execute(s, &|_: &str| {})
-            .await
-            .unwrap_or_else(|e| panic!("{s}: {e}"))
-    }
-    /// The first column of every row, as text.
-    async fn col(&self, s: &str) -> Vec<String> {
-        self.sql(s)
-            .await
-            .rows
-            .into_iter()
-            .map(|r| r[0].clone().unwrap_or_else(|| "NULL".into()))
-            .collect()
-    }
-    async fn read(&self) -> ObservedTable {
-        self.b
-            .read(&[self.t("t")], &Extras::everything())
-            .await
-            .expect("read")
-            .pop()
-            .flatten()
-            .expect("the table exists")
+    async fn table(&self) -> ObservedTable {
+        self.read("t").await.expect("the table exists")
     }
     /// Runs one step of `plan` in `run` as the executor would, against `t` as it is now.
     async fn run_step(
@@ -117,14 +60,14 @@ impl Wh {
                 run,
                 plan,
                 step,
-                Some(&self.read().await),
+                Some(&self.table().await),
                 delta_operator::backend::StepProgress::unwatched(),
             )
             .await
     }
     /// The staging copies of `t` left in the schema (one per run), as the read reports them.
     async fn staging_tables(&self) -> Vec<String> {
-        self.read()
+        self.table()
             .await
             .leftovers
             .iter()
@@ -137,7 +80,6 @@ impl Wh {
             })
             .collect()
     }
-
     async fn version(&self) -> u64 {
         self.b
             .version(&self.t("t"))
@@ -180,7 +122,7 @@ const ROWS: i64 = 300;
 /// (every 4th address NULL, every 5th note NULL) and sets a property the spec
 /// never names.
 async fn seeded(wh: &Wh) {
-    ok(&wh.apply(&wh.m(V1), false).await);
+    ok(&wh.apply_report(&wh.m(V1), false).await);
     wh.sql(&format!(
         "INSERT INTO {} SELECT id, id * 100, CAST(id * 7 AS STRING), CASE WHEN id % 5 = 0 THEN NULL ELSE concat('n''', id) END, \
          concat('r', id % 3), CASE WHEN id % 4 = 0 THEN NULL ELSE named_struct('zip', CAST(10000 + id AS INT), 'city', concat('c', id % 7)) END \
@@ -207,7 +149,7 @@ async fn sums(wh: &Wh, exprs: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn staged_casts_convert_only_what_they_mean_to_and_put_backs_restore_the_metadata() {
-    let wh = Wh::new("staged").await;
+    let wh = Wh::new("dr", "staged").await;
     seeded(&wh).await;
     const KEPT: &str = "id, amount, note, region, address.city, address IS NULL";
     let before = sums(&wh, KEPT).await;
@@ -256,7 +198,7 @@ async fn staged_casts_convert_only_what_they_mean_to_and_put_backs_restore_the_m
         "{}",
         render(&plan)
     );
-    let report = wh.apply(&v2, false).await;
+    let report = wh.apply_report(&v2, false).await;
     ok(&report);
     assert!(
         report.steps[0]
@@ -295,7 +237,7 @@ async fn staged_casts_convert_only_what_they_mean_to_and_put_backs_restore_the_m
         zips,
         "the struct was rebuilt by name"
     );
-    let live = wh.read().await;
+    let live = wh.table().await;
     assert_eq!(live.column("code").expect("code").data_type, DataType::Int);
     assert_eq!(
         live.column("address")
@@ -344,7 +286,7 @@ async fn staged_casts_convert_only_what_they_mean_to_and_put_backs_restore_the_m
 
 #[tokio::test]
 async fn a_new_partitioning_writes_once_keeps_every_row_and_clones_first() {
-    let wh = Wh::new("once").await;
+    let wh = Wh::new("dr", "once").await;
     seeded(&wh).await;
     let all = "id, amount, code, note, region, address.zip, address.city, address IS NULL";
     let before = sums(&wh, all).await;
@@ -384,7 +326,7 @@ async fn a_new_partitioning_writes_once_keeps_every_row_and_clones_first() {
         .position(|(t, _)| t == "REPLACE TABLE (from itself)")
         .expect("replace");
     assert!(clone_at < replace_at, "the clone comes before the replace");
-    let report = wh.apply(&v2, false).await;
+    let report = wh.apply_report(&v2, false).await;
     ok(&report);
     assert_eq!(report.steps[replace_at].restore_point, Some(v_before));
     assert_eq!(
@@ -405,7 +347,7 @@ async fn a_new_partitioning_writes_once_keeps_every_row_and_clones_first() {
         .await,
         vec![(ROWS / 4).to_string()]
     );
-    let live = wh.read().await;
+    let live = wh.table().await;
     assert_eq!(live.partitioned_by, vec!["region".to_string()]);
     assert_eq!(live.checks.len(), 1);
     assert_eq!(
@@ -444,9 +386,9 @@ async fn a_new_partitioning_writes_once_keeps_every_row_and_clones_first() {
 /// dropping `partitionedBy` while declaring `clusterBy` is enough.
 #[tokio::test]
 async fn partitioning_to_clustering_is_one_clustered_replace() {
-    let wh = Wh::new("cluster").await;
+    let wh = Wh::new("dr", "cluster").await;
     let v1 = wh.m(&format!("{V1}\n  partitionedBy: [region]"));
-    ok(&wh.apply(&v1, false).await);
+    ok(&wh.apply_report(&v1, false).await);
     wh.sql(&format!(
         "INSERT INTO {} (id, amount, code, note, region) SELECT id, id, CAST(id AS STRING), 'n', concat('r', id % 3) FROM range(1, 31)",
         wh.q("t")
@@ -473,8 +415,8 @@ async fn partitioning_to_clustering_is_one_clustered_replace() {
         "{}",
         replace.statements[0]
     );
-    ok(&wh.apply(&v2, false).await);
-    let live = wh.read().await;
+    ok(&wh.apply_report(&v2, false).await);
+    let live = wh.table().await;
     assert!(live.partitioned_by.is_empty(), "{live:?}");
     assert_eq!(live.cluster_by, Some(vec!["region".to_string()]));
     assert_eq!(
@@ -487,9 +429,9 @@ async fn partitioning_to_clustering_is_one_clustered_replace() {
 
 #[tokio::test]
 async fn a_lossy_cast_is_caught_by_the_staged_check_and_the_original_keeps_its_version() {
-    let wh = Wh::new("lossy").await;
+    let wh = Wh::new("dr", "lossy").await;
     let v1 = "  columns:\n    - {name: id, type: bigint}\n    - {name: num, type: string}";
-    ok(&wh.apply(&wh.m(v1), false).await);
+    ok(&wh.apply_report(&wh.m(v1), false).await);
     wh.sql(&format!(
         "INSERT INTO {} VALUES (1, '1'), (2, '2'), (3, 'abc'), (4, NULL)",
         wh.q("t")
@@ -528,7 +470,7 @@ async fn a_lossy_cast_is_caught_by_the_staged_check_and_the_original_keeps_its_v
     assert_eq!(wh.version().await, v_before, "same Delta version");
     assert_eq!(sums(&wh, "id, num").await, rows_before, "same rows");
     assert_eq!(
-        wh.read().await.column("num").expect("num").data_type,
+        wh.table().await.column("num").expect("num").data_type,
         DataType::String
     );
     // the staging copy is kept to inspect: the value that did not convert is NULL there
@@ -551,9 +493,9 @@ async fn a_lossy_cast_is_caught_by_the_staged_check_and_the_original_keeps_its_v
 /// stops the replace with nothing changed.
 #[tokio::test]
 async fn rows_written_after_the_stage_are_converted_and_checked_by_the_replace() {
-    let wh = Wh::new("moved").await;
+    let wh = Wh::new("dr", "moved").await;
     ok(&wh
-        .apply(
+        .apply_report(
             &wh.m("  columns:\n    - {name: id, type: bigint, comment: the key}\n    - {name: num, type: string}"),
             false,
         )
@@ -601,7 +543,7 @@ async fn rows_written_after_the_stage_are_converted_and_checked_by_the_replace()
         "the refused replace wrote nothing"
     );
     assert_eq!(
-        wh.read().await.column("num").expect("num").data_type,
+        wh.table().await.column("num").expect("num").data_type,
         DataType::String
     );
     // it is fixed; a row without an id arrives after the stage: refused too
@@ -640,7 +582,7 @@ async fn rows_written_after_the_stage_are_converted_and_checked_by_the_replace()
         .await,
         vec!["1:10", "2:20", "3:NULL", "4:40", "5:50"]
     );
-    let after = wh.read().await;
+    let after = wh.table().await;
     assert_eq!(after.column("num").expect("num").data_type, DataType::Int);
     // id, NOT NULL-checked but not converted, is selected by name: its comment stays
     assert_eq!(
@@ -667,7 +609,7 @@ async fn rows_written_after_the_stage_are_converted_and_checked_by_the_replace()
     // the emulator's OSS Delta cannot SET NOT NULL in place (a warehouse
     // can): the key is declared nullable again to finish
     let v3 = wh.m("  columns:\n    - {name: id, type: bigint, comment: the key}\n    - {name: num, type: int}");
-    ok(&wh.apply(&v3, false).await);
+    ok(&wh.apply_report(&v3, false).await);
     assert!(wh.staging_tables().await.is_empty());
     assert!(!wh.plan(&v3).await.has_changes());
 }
@@ -680,9 +622,9 @@ async fn rows_written_after_the_stage_are_converted_and_checked_by_the_replace()
 /// values, and the re-plan is empty.
 #[tokio::test]
 async fn nested_widening_adds_and_drops_are_made_in_place() {
-    let wh = Wh::new("nested").await;
+    let wh = Wh::new("dr", "nested").await;
     let v1 = "  columns:\n    - {name: id, type: bigint}\n    - {name: counters, type: 'map<string,int>'}\n    - {name: scores, type: 'array<smallint>'}\n    - {name: items, type: 'array<struct<sku:string>>'}\n    - {name: address, type: 'struct<city:string,legacy_code:string>'}\n  properties: {delta.columnMapping.mode: name}";
-    ok(&wh.apply(&wh.m(v1), false).await);
+    ok(&wh.apply_report(&wh.m(v1), false).await);
     wh.sql(&format!(
         "INSERT INTO {} VALUES (1, map('a', 7), array(CAST(3 AS SMALLINT)), array(named_struct('sku', 's1')), named_struct('city', 'Oslo', 'legacy_code', 'x'))",
         wh.q("t")
@@ -719,7 +661,7 @@ async fn nested_widening_adds_and_drops_are_made_in_place() {
             render(&plan)
         );
     }
-    ok(&wh.apply(&wh.m(&v2), true).await);
+    ok(&wh.apply_report(&wh.m(&v2), true).await);
     assert_eq!(
         wh.col(&format!(
             "SELECT concat(id, ':', counters['a'], ':', scores[0], ':', items[0].sku, ':', coalesce(CAST(items[0].unit_price AS STRING), 'NULL'), ':', address.city) FROM {}",
@@ -737,7 +679,7 @@ async fn nested_widening_adds_and_drops_are_made_in_place() {
 /// RESTRICT: before, the plan passed and the apply failed half way).
 #[tokio::test]
 async fn a_primary_key_a_live_foreign_key_references_is_not_moved() {
-    let wh = Wh::new("pkmove").await;
+    let wh = Wh::new("dr", "pkmove").await;
     let (c, o) = (wh.q("customers"), wh.q("t"));
     for s in [
         format!("CREATE TABLE {c} (id BIGINT NOT NULL, region STRING NOT NULL) USING DELTA"),

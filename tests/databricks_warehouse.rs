@@ -9,127 +9,27 @@
 
 mod support;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use delta_operator::apply::{ApplyError, ApplyReport, StepStatus, apply, run_plan};
-use delta_operator::backend::databricks::DatabricksBackend;
-use delta_operator::backend::databricks::client::StatementResult;
-use delta_operator::backend::{Backend, Extras};
+use delta_operator::apply::{ApplyError, StepStatus, apply, run_plan};
 use delta_operator::engine::{Inputs, read_and_plan};
 use delta_operator::model::{
-    DataType, Grant, Identity, Mask, OWNER_PROPERTY, ObservedTable, PrimaryKey, TableRef,
+    DataType, Grant, Identity, Mask, OWNER_PROPERTY, ObservedTable, PrimaryKey,
 };
 
 use delta_operator::plan::render::text::render;
 use delta_operator::plan::{Action, Plan, RiskClass, TableAction};
-use support::warehouse::backend;
-use support::{manifests, table};
+use support::table;
+use support::warehouse::{Wh, backend};
 
-static SEQ: AtomicUsize = AtomicUsize::new(0);
-
-/// One test's schema on the emulator (`main.dw_<tag>_<pid>_<n>`), created fresh.
-struct Wh {
-    b: DatabricksBackend,
-    schema: String,
+/// This suite's manifests: the DeltaSchema in `mode`, then the tables.
+trait Suite {
+    fn m(&self, mode: &str, tables: &[String]) -> Inputs;
 }
 
-impl Wh {
-    async fn new(tag: &str) -> Wh {
-        let schema = format!(
-            "dw_{tag}_{}_{}",
-            std::process::id(),
-            SEQ.fetch_add(1, Ordering::SeqCst)
-        );
-        // no shared reads: statements sent outside the backend (setup, someone else's writes) are seen at once
-        let wh = Wh {
-            b: backend().with_share_window(Duration::ZERO),
-            schema,
-        };
-        wh.sql(&format!("CREATE SCHEMA main.{}", wh.schema)).await;
-        wh
-    }
-
-    fn t(&self, name: &str) -> TableRef {
-        TableRef::new("main", &self.schema, name)
-    }
-
-    /// The DeltaSchema `sales` naming this test's schema, then the tables.
+impl Suite for Wh {
     fn m(&self, mode: &str, tables: &[String]) -> Inputs {
-        let schema = format!(
-            "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {{name: sales}}\nspec: {{catalog: main, name: {}, mode: {mode}}}\n",
-            self.schema
-        );
-        manifests(&format!("{schema}{}", tables.concat()))
-    }
-
-    async fn plan(&self, inputs: &Inputs) -> Plan {
-        read_and_plan(&self.b, inputs).await.expect("read").0
-    }
-
-    async fn apply_may_fail(
-        &self,
-        inputs: &Inputs,
-        approve: bool,
-    ) -> Result<ApplyReport, ApplyError> {
-        let id = if approve {
-            Some(self.plan(inputs).await.id)
-        } else {
-            None
-        };
-        apply(&self.b, inputs, None, id.as_deref(), &support::options())
-            .await
-            .map(|(_, r)| r)
-    }
-
-    /// Applies; every step must succeed.
-    async fn apply(&self, inputs: &Inputs, approve: bool) -> ApplyReport {
-        let report = self
-            .apply_may_fail(inputs, approve)
-            .await
-            .unwrap_or_else(|e| panic!("apply: {e}"));
-        if let Some(failed) = report
-            .steps
-            .iter()
-            .find(|s| matches!(s.status, StepStatus::Failed { .. }))
-        {
-            panic!("step failed: {failed:#?}");
-        }
-        report
-    }
-
-    /// Plan → apply → plan again: the second plan must be empty.
-    async fn converge(&self, inputs: &Inputs, approve: bool) -> (Plan, ApplyReport) {
-        let plan = self.plan(inputs).await;
-        let report = self.apply(inputs, approve).await;
-        let again = self.plan(inputs).await;
-        assert!(
-            !again.has_changes(),
-            "the plan after apply must be empty:\n{}",
-            render(&again)
-        );
-        (plan, report)
-    }
-
-    async fn read(&self, name: &str) -> Option<ObservedTable> {
-        self.b
-            .read(std::slice::from_ref(&self.t(name)), &Extras::everything())
-            .await
-            .expect("read")
-            .pop()
-            .flatten()
-    }
-
-    async fn sql(&self, s: &str) -> StatementResult {
-        self.b
-            .client()
-            .execute(s, &|_: &str| {})
-            .await
-            .unwrap_or_else(|e| panic!("{s}: {e}"))
-    }
-
-    async fn scalar(&self, s: &str) -> String {
-        self.sql(s).await.rows[0][0].clone().unwrap_or_default()
+        self.manifests(Some(mode), &tables.concat())
     }
 }
 
@@ -157,7 +57,7 @@ fn col<'a>(t: &'a ObservedTable, name: &str) -> &'a delta_operator::model::Obser
 
 #[tokio::test]
 async fn create_with_every_inline_and_follow_up_step_reads_back_and_plans_clean() {
-    let wh = Wh::new("create").await;
+    let wh = Wh::new("dw", "create").await;
     let sch = wh.schema.clone();
     let customers = table(
         "customers",
@@ -304,7 +204,7 @@ async fn create_with_every_inline_and_follow_up_step_reads_back_and_plans_clean(
         "2026-01-02"
     );
     // a second apply does nothing
-    let report = wh.apply(&inputs, false).await;
+    let report = wh.apply_ok(&inputs, false).await;
     assert!(report.steps.is_empty(), "{report:#?}");
     // an unchanged check of the schema costs no statement: the UC listing, and the tags and
     // grants its specs declare, are REST
@@ -343,7 +243,7 @@ const PEOPLE_V2: &str = "  comment: new
 
 #[tokio::test]
 async fn every_in_place_change_applies_reads_back_and_plans_clean() {
-    let wh = Wh::new("alter").await;
+    let wh = Wh::new("dw", "alter").await;
     let sch = wh.schema.clone();
     let v1 = wh.m("additive", &[table("people", PEOPLE_V1)]);
     wh.converge(&v1, false).await;
@@ -403,7 +303,7 @@ async fn every_in_place_change_applies_reads_back_and_plans_clean() {
         widen < alter && steps[widen].1 == RiskClass::Feature,
         "{steps:?}"
     );
-    wh.apply(&v2, false).await;
+    wh.apply_ok(&v2, false).await;
     let again = wh.plan(&v2).await;
     assert!(!again.has_changes(), "{}", render(&again));
 
@@ -470,7 +370,7 @@ async fn every_in_place_change_applies_reads_back_and_plans_clean() {
 
 #[tokio::test]
 async fn rename_and_drop_need_column_mapping_and_the_drop_needs_approval() {
-    let wh = Wh::new("mapping").await;
+    let wh = Wh::new("dw", "mapping").await;
     let sch = wh.schema.clone();
     let v1 = wh.m("additive", &[table("orders", "  columns:\n    - {name: id, type: bigint, nullable: false}\n    - {name: status, type: string}\n    - {name: legacy, type: int}")]);
     wh.converge(&v1, false).await;
@@ -524,7 +424,7 @@ async fn rename_and_drop_need_column_mapping_and_the_drop_needs_approval() {
         "{wrong:?}"
     );
     // approved: mapping, rename and drop run in place
-    let report = wh.apply(&v2, true).await;
+    let report = wh.apply_ok(&v2, true).await;
     let dropped = report
         .steps
         .iter()
@@ -574,7 +474,7 @@ async fn rename_and_drop_need_column_mapping_and_the_drop_needs_approval() {
 
 #[tokio::test]
 async fn drop_not_null_applies_and_set_not_null_is_reported_as_the_engine_words_it() {
-    let wh = Wh::new("notnull").await;
+    let wh = Wh::new("dw", "notnull").await;
     let sch = wh.schema.clone();
     let strict = wh.m("additive", &[table("t", "  columns:\n    - {name: id, type: bigint, nullable: false}\n    - {name: v, type: string}")]);
     wh.converge(&strict, false).await;
@@ -630,7 +530,7 @@ async fn drop_not_null_applies_and_set_not_null_is_reported_as_the_engine_words_
 
 #[tokio::test]
 async fn orphans_are_kept_then_dropped_after_approval_with_undrop_as_the_undo() {
-    let wh = Wh::new("orphans").await;
+    let wh = Wh::new("dw", "orphans").await;
     let keep = table("kept", "  columns:\n    - {name: id, type: bigint}");
     let both = wh.m(
         "additive",
@@ -680,7 +580,7 @@ async fn orphans_are_kept_then_dropped_after_approval_with_undrop_as_the_undo() 
         Err(ApplyError::NeedsApproval { .. })
     ));
     assert!(wh.read("old").await.is_some());
-    wh.apply(&strict, true).await;
+    wh.apply_ok(&strict, true).await;
     assert!(wh.read("old").await.is_none());
     assert!(wh.read("theirs").await.is_some());
     assert!(!wh.plan(&strict).await.has_changes());
@@ -697,7 +597,7 @@ async fn orphans_are_kept_then_dropped_after_approval_with_undrop_as_the_undo() 
 
 #[tokio::test]
 async fn a_rerun_skips_what_holds_and_a_table_moved_by_someone_else_makes_the_plan_stale() {
-    let wh = Wh::new("rerun").await;
+    let wh = Wh::new("dw", "rerun").await;
     let sch = wh.schema.clone();
     let cols = "  columns:\n    - {name: id, type: bigint}\n    - {name: v, type: string}";
     let v1 = wh.m("additive", &[table("t", cols)]);
@@ -711,7 +611,7 @@ async fn a_rerun_skips_what_holds_and_a_table_moved_by_someone_else_makes_the_pl
     );
     let plan = wh.plan(&v2).await;
     assert_eq!(plan.tables[0].steps().len(), 3, "{}", render(&plan));
-    wh.apply(&v2, false).await;
+    wh.apply_ok(&v2, false).await;
     // the same plan again: every step already holds, nothing is sent
     // (a fresh backend whose shared schema read outlives the check: the emulator is slow under load)
     let b = backend().with_share_window(Duration::from_secs(120));
@@ -741,7 +641,7 @@ const HOSTILE: &str = "it's `quoted` \\ back\\slash ${x} ${env:HOME} \"dq\"\nlin
 
 #[tokio::test]
 async fn hostile_names_and_comments_round_trip_exactly() {
-    let wh = Wh::new("hostile").await;
+    let wh = Wh::new("dw", "hostile").await;
     let yaml_str = |s: &str| serde_json::to_string(s).unwrap(); // JSON strings are YAML flow scalars
     // `${…}` stays out of identifiers: Spark's variable substitution rewrites it even inside
     // backticks, and an identifier has no escape for it (literals do: `$\{`)
@@ -799,7 +699,7 @@ async fn hostile_names_and_comments_round_trip_exactly() {
 
 #[tokio::test]
 async fn widening_a_date_to_timestamp_ntz_enables_its_feature_and_keeps_the_values() {
-    let wh = Wh::new("ntz").await;
+    let wh = Wh::new("dw", "ntz").await;
     let sch = wh.schema.clone();
     let v1 = wh.m(
         "additive",
@@ -862,7 +762,7 @@ async fn widening_a_date_to_timestamp_ntz_enables_its_feature_and_keeps_the_valu
 /// in the same write (one CLAIM step, nothing else).
 #[tokio::test]
 async fn constraints_another_tool_made_are_left_alone_and_only_the_operators_are_dropped() {
-    let wh = Wh::new("owned").await;
+    let wh = Wh::new("dw", "owned").await;
     let customers = table(
         "customers",
         "  name: customers\n  columns:\n    - {name: id, type: bigint, nullable: false}\n  constraints:\n    - primaryKey: {columns: [id]}\n",
