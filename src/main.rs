@@ -26,15 +26,12 @@ fn main() -> ExitCode {
     // kube (ring) and reqwest (aws-lc-rs) both bring a rustls provider: pick one for the process
     let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
     delta_operator::cli::init_tracing();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    let code = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
     {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            return ExitCode::from(1);
-        }
+        Ok(runtime) => runtime.block_on(delta_operator::cli::run(cli)),
+        Err(e) => delta_operator::cli::finish(Err(delta_operator::cli::CliError::Runtime(e))),
     };
-    ExitCode::from(runtime.block_on(delta_operator::cli::run(cli)))
+    ExitCode::from(code)
 }

@@ -6,12 +6,12 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::plan::print_plan;
-use super::{
-    EXIT_ERROR, EXIT_INTERRUPTED, EXIT_LOCKED, EXIT_OK, EXIT_REFUSED, EXIT_STALE, Format,
-    check_allowed, choose_target, load_and_lower, open_backend,
-};
-use crate::apply::{ApplyError, Event, Options, StepStatus, apply as run_apply};
+use super::{CliError, Exit, Format, check_allowed, choose_target, load_and_lower, open_backend};
+use crate::apply::{ApplyError, ApplyReport, Event, Options, StepStatus, apply as run_apply};
+use crate::backend::AnyBackend;
 use crate::config::Config;
+use crate::engine::Inputs;
+use crate::plan::Plan;
 use crate::plan::gate::Policy;
 
 #[derive(Args, Debug)]
@@ -99,33 +99,74 @@ fn bar(done: f64) -> String {
     format!("[{}{}] ", "#".repeat(filled), "-".repeat(WIDTH - filled))
 }
 
-pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
-    let Ok((m, mut inputs)) = load_and_lower(&a.files) else {
-        return EXIT_ERROR;
-    };
+pub async fn apply(config: &Config, a: ApplyArgs) -> Result<Exit, CliError> {
+    let (m, mut inputs) = load_and_lower(&a.files)?;
     inputs.clone_before_rewrite(a.clone_before_rewrite);
-    let backend = match choose_target(config, a.target.as_deref(), &m)
-        .and_then(|t| check_allowed(config, &t, &mut inputs).and_then(|_| open_backend(config, &t)))
-    {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_ERROR;
-        }
-    };
+    let target = choose_target(config, a.target.as_deref(), &m)?;
+    check_allowed(config, &target, &mut inputs)?;
+    let backend = open_backend(config, &target)?;
     let tty = std::io::stderr().is_terminal();
     let json = a.format == ApplyFormat::Json;
-    // a step's line: stdout, or stderr when stdout is the JSON report
-    let say = |line: String| {
-        if json {
-            eprintln!("{line}");
-        } else {
-            println!("{line}");
-            let _ = std::io::stdout().flush();
-        }
-    };
     let running: std::sync::Mutex<Option<Running>> = std::sync::Mutex::new(None);
-    let on_event = |e: Event<'_>| match e {
+    let on_event = |e: Event<'_>| show_event(e, &running, tty, json);
+    // the CLI is the human at the keyboard: Auto semantics, destructive steps need --approve
+    // Ctrl-C: no further step starts, the running statement is cancelled where the backend
+    // can, and the apply ends as usual, releasing its tables' locks (a second Ctrl-C quits at once)
+    let interrupted = std::sync::atomic::AtomicBool::new(false);
+    let may_continue = || !interrupted.load(std::sync::atomic::Ordering::SeqCst);
+    let opts = Options {
+        policy: Policy::Auto,
+        lock_wait: a.lock_wait,
+        on_event: &on_event,
+        may_continue: &may_continue,
+        // a lake table's lock is fenced by the lake itself before each commit
+        fence: None,
+    };
+    let approve = approval(&a, &backend, &inputs).await;
+    let applying = run_apply(
+        &backend,
+        &inputs,
+        a.plan_id.as_deref(),
+        approve.as_deref(),
+        &opts,
+    );
+    let result = follow(
+        applying,
+        &backend,
+        &running,
+        &interrupted,
+        tty,
+        a.progress_every,
+    )
+    .await?;
+    if interrupted.load(std::sync::atomic::Ordering::SeqCst) {
+        if let Ok((_, report)) = &result {
+            print!("{}", tables_text(&report.tables));
+        }
+        return Err(CliError::Interrupted(
+            "interrupted: the apply stopped and released its tables' locks; plan again to see what is left".into(),
+        ));
+    }
+    match result {
+        Ok((plan, report)) => Ok(conclude(&plan, &report, &a, json)),
+        Err(e) => Err(refusal(e, &backend, &inputs, json).await),
+    }
+}
+
+/// A step's line: stdout, or stderr when stdout is the JSON report.
+fn say(json: bool, line: String) {
+    if json {
+        eprintln!("{line}");
+    } else {
+        println!("{line}");
+        let _ = std::io::stdout().flush();
+    }
+}
+
+/// What the executor reports as it goes: the running step (for the progress line),
+/// a backend's progress messages, and each step's and schema step's result.
+fn show_event(e: Event<'_>, running: &std::sync::Mutex<Option<Running>>, tty: bool, json: bool) {
+    match e {
         Event::Started { table, step } => {
             *running.lock().unwrap_or_else(|p| p.into_inner()) = Some(Running {
                 label: format!("{table} {}. {}", step.number, step.action.title()),
@@ -172,10 +213,13 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
                 .as_ref()
                 .map(|d| format!(" — {d}"))
                 .unwrap_or_default();
-            say(format!(
-                "{}  {:>2}. {} [{}] {status}{rp}{detail}",
-                r.table, r.number, r.title, r.class
-            ));
+            say(
+                json,
+                format!(
+                    "{}  {:>2}. {} [{}] {status}{rp}{detail}",
+                    r.table, r.number, r.title, r.class
+                ),
+            );
         }
         Event::SchemaFinished(r) => {
             let status = status_text(&r.status);
@@ -184,30 +228,23 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
                 .as_ref()
                 .map(|d| format!(" — {d}"))
                 .unwrap_or_default();
-            say(format!(
-                "{} (schema)  {:>2}. {} [{}] {status}{detail}",
-                r.schema, r.number, r.title, r.class
-            ));
+            say(
+                json,
+                format!(
+                    "{} (schema)  {:>2}. {} [{}] {status}{detail}",
+                    r.schema, r.number, r.title, r.class
+                ),
+            );
         }
-    };
-    // the CLI is the human at the keyboard: Auto semantics, destructive steps need --approve
-    // Ctrl-C: no further step starts, the running statement is cancelled where the backend
-    // can, and the apply ends as usual, releasing its tables' locks (a second Ctrl-C quits at once)
-    let interrupted = std::sync::atomic::AtomicBool::new(false);
-    let may_continue = || !interrupted.load(std::sync::atomic::Ordering::SeqCst);
-    let opts = Options {
-        policy: Policy::Auto,
-        lock_wait: a.lock_wait,
-        on_event: &on_event,
-        may_continue: &may_continue,
-        // a lake table's lock is fenced by the lake itself before each commit
-        fence: None,
-    };
-    // an approved plan is recorded before it runs; what is left of it after an interruption
-    // resumes on the same approval (`approvals`)
+    }
+}
+
+/// The approval to apply with: an approved plan is recorded before it runs; what is
+/// left of it after an interruption resumes on the same approval (`approvals`).
+async fn approval(a: &ApplyArgs, backend: &AnyBackend, inputs: &Inputs) -> Option<String> {
     let mut approve = a.approve.clone();
     if let Some(x) = &a.approve
-        && let Ok((plan, _)) = crate::engine::read_and_plan(&backend, &inputs).await
+        && let Ok((plan, _)) = crate::engine::read_and_plan(backend, inputs).await
     {
         if crate::plan::gate::approves(x, &plan.id) {
             super::approvals::record(&plan);
@@ -219,38 +256,44 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
             approve = Some(plan.id.to_string());
         }
     }
-    let applying = run_apply(
-        &backend,
-        &inputs,
-        a.plan_id.as_deref(),
-        approve.as_deref(),
-        &opts,
-    );
+    approve
+}
+
+type Applied = Result<(Plan, ApplyReport), ApplyError>;
+
+/// Runs the apply to its end, drawing the progress line; the first Ctrl-C stops it
+/// after the running step, a second one (or a step that does not end in time) quits.
+async fn follow(
+    applying: impl std::future::Future<Output = Applied>,
+    backend: &AnyBackend,
+    running: &std::sync::Mutex<Option<Running>>,
+    interrupted: &std::sync::atomic::AtomicBool,
+    tty: bool,
+    progress_every: std::time::Duration,
+) -> Result<Applied, CliError> {
     tokio::pin!(applying);
     let every = if tty {
         std::time::Duration::from_secs(1)
     } else {
-        a.progress_every.max(std::time::Duration::from_secs(1))
+        progress_every.max(std::time::Duration::from_secs(1))
     };
     let mut tick = tokio::time::interval(every);
     tick.tick().await;
     // set by the first Ctrl-C: when the running step must have ended
     let mut stopping: Option<tokio::time::Instant> = None;
-    let result = loop {
+    loop {
         let deadline = stopping.unwrap_or_else(tokio::time::Instant::now);
         tokio::select! {
-            r = &mut applying => break r,
+            r = &mut applying => return Ok(r),
             _ = tokio::time::sleep_until(deadline), if stopping.is_some() => {
-                eprintln!(
+                return Err(CliError::Interrupted(format!(
                     "interrupted: the running step did not end within {}s; quitting. Its statement may still be running; its tables' locks expire within their lifetime (or `delta-operator unlock`)",
                     INTERRUPT_GRACE.as_secs()
-                );
-                return EXIT_INTERRUPTED;
+                )));
             }
             _ = interrupt_signal() => {
                 if stopping.is_some() {
-                    eprintln!("interrupted again: quitting now. The running statement may still be running; the tables' locks expire within their lifetime (or `delta-operator unlock`)");
-                    return EXIT_INTERRUPTED;
+                    return Err(CliError::Interrupted("interrupted again: quitting now. The running statement may still be running; the tables' locks expire within their lifetime (or `delta-operator unlock`)".into()));
                 }
                 interrupted.store(true, std::sync::atomic::Ordering::SeqCst);
                 match backend.cancel().await {
@@ -274,91 +317,82 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
                 }
             }
         }
-    };
-    if interrupted.load(std::sync::atomic::Ordering::SeqCst) {
-        if let Ok((_, report)) = &result {
-            print!("{}", tables_text(&report.tables));
-        }
-        eprintln!(
-            "interrupted: the apply stopped and released its tables' locks; plan again to see what is left"
-        );
-        return EXIT_INTERRUPTED;
     }
-    match result {
-        Ok((plan, report)) => {
-            for l in &report.locked {
-                eprintln!(
-                    "locked: {} was not applied, the other tables went on: {}",
-                    l.table, l.by
-                );
-            }
-            let finished = !report.failed()
-                && report.locked.is_empty()
-                && report.tables.iter().all(|t| {
-                    matches!(
-                        t.status,
-                        crate::apply::TableStatus::Applied | crate::apply::TableStatus::Unchanged
-                    )
-                });
-            if let (true, Some(x)) = (finished, &a.approve) {
-                super::approvals::done(x);
-            }
-            let code = if report.failed() || report.any_table_failed() {
-                EXIT_ERROR
-            } else if !report.locked.is_empty() {
-                EXIT_LOCKED
-            } else {
-                EXIT_OK
-            };
-            if json {
-                println!("{}", report_json(&report));
-                return code;
-            }
-            if report.is_empty() && !report.any_table_failed() {
-                println!(
-                    "No changes. The tables match the manifests. (plan {})",
-                    plan.id
-                );
-                return code;
-            }
-            print!("{}", tables_text(&report.tables));
-            let not_run = report
-                .steps
-                .iter()
-                .map(|s| &s.status)
-                .chain(report.schema_steps.iter().map(|s| &s.status))
-                .filter(|s| **s == StepStatus::NotRun)
-                .count();
-            println!(
-                "Applied {} steps, skipped {}{} · plan {}",
-                report.applied(),
-                report.skipped(),
-                if not_run > 0 {
-                    format!(", {not_run} not run")
-                } else {
-                    String::new()
-                },
-                plan.id
-            );
-            code
-        }
-        Err(e @ (ApplyError::NeedsApproval { .. } | ApplyError::WrongApproval { .. })) => {
-            if let Ok((plan, _)) = crate::engine::read_and_plan(&backend, &inputs).await {
+}
+
+/// The closing report of an apply that ran; exit 1 when a step or table failed, 5
+/// when tables were left to another apply.
+fn conclude(plan: &Plan, report: &ApplyReport, a: &ApplyArgs, json: bool) -> Exit {
+    for l in &report.locked {
+        eprintln!(
+            "locked: {} was not applied, the other tables went on: {}",
+            l.table, l.by
+        );
+    }
+    let finished = !report.failed()
+        && report.locked.is_empty()
+        && report.tables.iter().all(|t| {
+            matches!(
+                t.status,
+                crate::apply::TableStatus::Applied | crate::apply::TableStatus::Unchanged
+            )
+        });
+    if let (true, Some(x)) = (finished, &a.approve) {
+        super::approvals::done(x);
+    }
+    let exit = if report.failed() || report.any_table_failed() {
+        Exit::Failed
+    } else if !report.locked.is_empty() {
+        Exit::Locked
+    } else {
+        Exit::Ok
+    };
+    if json {
+        println!("{}", report_json(report));
+        return exit;
+    }
+    if report.is_empty() && !report.any_table_failed() {
+        println!(
+            "No changes. The tables match the manifests. (plan {})",
+            plan.id
+        );
+        return exit;
+    }
+    print!("{}", tables_text(&report.tables));
+    let not_run = report
+        .steps
+        .iter()
+        .map(|s| &s.status)
+        .chain(report.schema_steps.iter().map(|s| &s.status))
+        .filter(|s| **s == StepStatus::NotRun)
+        .count();
+    println!(
+        "Applied {} steps, skipped {}{} · plan {}",
+        report.applied(),
+        report.skipped(),
+        if not_run > 0 {
+            format!(", {not_run} not run")
+        } else {
+            String::new()
+        },
+        plan.id
+    );
+    exit
+}
+
+/// Why the apply did not start, with the plan shown where it helps (what needs
+/// approval, what the rules reject).
+async fn refusal(e: ApplyError, backend: &AnyBackend, inputs: &Inputs, json: bool) -> CliError {
+    match e {
+        ApplyError::NeedsApproval { .. } | ApplyError::WrongApproval { .. } => {
+            if let Ok((plan, _)) = crate::engine::read_and_plan(backend, inputs).await {
                 print_plan(&plan, Format::Text, true);
             }
-            eprintln!("refused: {e}. Nothing was changed.");
-            EXIT_REFUSED
+            CliError::Refused(e)
         }
-        Err(e @ ApplyError::Stale { .. }) => {
-            eprintln!("refused: {e}. Nothing was changed.");
-            EXIT_STALE
-        }
-        Err(ApplyError::Locked(m)) => {
-            eprintln!("refused: {m}. Nothing was changed.");
-            EXIT_LOCKED
-        }
-        Err(ApplyError::Rejected) => {
-            if let Ok((plan, _)) = crate::engine::read_and_plan(&backend, &inputs).await {
+        ApplyError::Stale { .. } | ApplyError::Locked(_) => CliError::Refused(e),
+        ApplyError::Rejected => {
+            if let Ok((plan, _)) = crate::engine::read_and_plan(backend, inputs).await {
                 let tables = crate::apply::planned_tables(&plan);
                 if json {
                     println!(
@@ -370,13 +404,9 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> u8 {
                     print!("{}", tables_text(&tables));
                 }
             }
-            eprintln!("refused: nothing in this plan can run (see ✗ above). Nothing was changed.");
-            EXIT_ERROR
+            CliError::NothingCanRun
         }
-        Err(e) => {
-            eprintln!("error: {e}");
-            EXIT_ERROR
-        }
+        e => CliError::Apply(e),
     }
 }
 

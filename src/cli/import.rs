@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 use serde_json::{Map, Value, json};
 
-use super::{EXIT_ERROR, EXIT_OK, open_backend, write_file};
+use super::{CliError, Exit, open_backend, write_file};
 use crate::backend::{Backend, Extras};
 use crate::config::Config;
 use crate::model::names::{MAX_NAME_BYTES, object_name_problem, printable};
@@ -178,61 +178,17 @@ pub fn table_manifest(t: &ObservedTable, schema_resource: &str, namespace: &str)
     json!({"apiVersion": API_VERSION, "kind": "DeltaTable", "metadata": {"name": name, "namespace": ns}, "spec": spec})
 }
 
-pub async fn import(config: &Config, a: ImportArgs) -> u8 {
-    let Some((catalog, schema)) = a.schema.split_once('.') else {
-        eprintln!(
-            "error: --schema must be catalog.schema, not '{}'",
-            printable(&a.schema)
-        );
-        return EXIT_ERROR;
-    };
-    // the names become folders under the lake root: nothing may step outside it
-    for (what, name) in [("catalog", catalog), ("schema", schema)] {
-        if let Some((message, fix)) = object_name_problem(name, MAX_NAME_BYTES) {
-            eprintln!("error: --schema: the {what} name {message}; {fix}");
-            return EXIT_ERROR;
-        }
-    }
-    let target = a
-        .target
-        .clone()
-        .unwrap_or_else(|| config.default_target_name());
-    let sref = SchemaRef {
-        catalog: catalog.to_lowercase(),
-        schema: schema.to_lowercase(),
-    };
-    match config.target(&target) {
-        Ok(t) if !t.allows_schema(&sref) => {
-            eprintln!(
-                "error: target '{target}' may not touch {sref} (its schemas: {}); nothing was read",
-                t.schemas.join(", ")
-            );
-            return EXIT_ERROR;
-        }
-        _ => {}
-    }
-    let backend = match open_backend(config, &target) {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_ERROR;
-        }
-    };
-    let tables = match backend.list_schema(&sref).await {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_ERROR;
-        }
-    };
+pub async fn import(config: &Config, a: ImportArgs) -> Result<Exit, CliError> {
+    let (target, sref) = import_schema(config, &a)?;
+    let backend = open_backend(config, &target)?;
+    let tables = backend.list_schema(&sref).await?;
     // the spec written says everything: read every tag and grant
-    let observed = match backend.read(&tables, &Extras::everything()).await {
-        Ok(o) => o.into_iter().flatten().collect::<Vec<_>>(),
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_ERROR;
-        }
-    };
+    let observed = backend
+        .read(&tables, &Extras::everything())
+        .await?
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>();
     let schema_resource = k8s_name(&sref.schema);
     let mut written = 0;
     let mut docs = vec![(
@@ -265,10 +221,7 @@ pub async fn import(config: &Config, a: ImportArgs) -> u8 {
     for (file, doc) in docs {
         let path = a.out.join(file);
         let text = serde_saphyr::to_string(&doc).expect("a manifest serializes");
-        if let Err(e) = write_file(&path, &text) {
-            eprintln!("error: {e}");
-            return EXIT_ERROR;
-        }
+        write_file(&path, &text)?;
         written += 1;
     }
     println!(
@@ -276,5 +229,40 @@ pub async fn import(config: &Config, a: ImportArgs) -> u8 {
         a.out.display(),
         observed.len()
     );
-    EXIT_OK
+    Ok(Exit::Ok)
+}
+
+/// `--schema` and the target: the schema's names checked (they become folders under a
+/// lake root, so nothing may step outside it) and allowed by the target.
+fn import_schema(config: &Config, a: &ImportArgs) -> Result<(String, SchemaRef), CliError> {
+    let Some((catalog, schema)) = a.schema.split_once('.') else {
+        return Err(CliError::Usage(format!(
+            "--schema must be catalog.schema, not '{}'",
+            printable(&a.schema)
+        )));
+    };
+    for (what, name) in [("catalog", catalog), ("schema", schema)] {
+        if let Some((message, fix)) = object_name_problem(name, MAX_NAME_BYTES) {
+            return Err(CliError::Usage(format!(
+                "--schema: the {what} name {message}; {fix}"
+            )));
+        }
+    }
+    let target = a
+        .target
+        .clone()
+        .unwrap_or_else(|| config.default_target_name());
+    let sref = SchemaRef {
+        catalog: catalog.to_lowercase(),
+        schema: schema.to_lowercase(),
+    };
+    match config.target(&target) {
+        Ok(t) if !t.allows_schema(&sref) => Err(CliError::NotAllowed {
+            target,
+            schema: sref,
+            allowed: t.schemas.clone(),
+            untouched: "read",
+        }),
+        _ => Ok((target, sref)),
+    }
 }

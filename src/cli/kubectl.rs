@@ -11,7 +11,7 @@ use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::{Client, ResourceExt};
 use serde_json::json;
 
-use super::{EXIT_CHANGES, EXIT_ERROR, EXIT_OK};
+use super::{CliError, Exit};
 use crate::controller::{APPROVE, PAUSED};
 use crate::spec::crd::{ApprovalStatus, Condition, LastApplied, PlanStatus};
 use crate::spec::{DeltaSchema, DeltaTable};
@@ -219,17 +219,11 @@ impl View {
     }
 }
 
-pub async fn run(args: KubectlArgs) -> u8 {
-    match run_inner(args).await {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("error: {e}");
-            EXIT_ERROR
-        }
-    }
+pub async fn run(args: KubectlArgs) -> Result<Exit, CliError> {
+    run_inner(args).await.map_err(CliError::Kubectl)
 }
 
-async fn run_inner(args: KubectlArgs) -> Result<u8, String> {
+async fn run_inner(args: KubectlArgs) -> Result<Exit, String> {
     let client = Client::try_default()
         .await
         .map_err(|e| format!("cannot reach the cluster from KUBECONFIG: {e}"))?;
@@ -254,9 +248,9 @@ async fn run_inner(args: KubectlArgs) -> Result<u8, String> {
                 None => print!("{}", show(&view)),
             }
             Ok(if view.pending().is_some() {
-                EXIT_CHANGES
+                Exit::Changes
             } else {
-                EXIT_OK
+                Exit::Ok
             })
         }
         KubectlCommand::Approve {
@@ -267,7 +261,7 @@ async fn run_inner(args: KubectlArgs) -> Result<u8, String> {
         } => approve(&client, &ns, &name, yes, wait.then_some(timeout)).await,
         KubectlCommand::Undo { name } => {
             print!("{}", undo(&client, &ns, &name).await?);
-            Ok(EXIT_OK)
+            Ok(Exit::Ok)
         }
         KubectlCommand::Drift { all_namespaces } => {
             drift(&client, (!all_namespaces).then_some(ns.as_str())).await
@@ -384,7 +378,7 @@ async fn approve(
     name: &str,
     yes: bool,
     wait: Option<Duration>,
-) -> Result<u8, String> {
+) -> Result<Exit, String> {
     let v = get(client, ns, name).await?;
     print!("{}", show(&v));
     let Some(plan) = v
@@ -395,7 +389,7 @@ async fn approve(
     };
     if plan.approve_command.is_none() {
         println!("This plan needs no approval: the operator applies it by itself.");
-        return Ok(EXIT_OK);
+        return Ok(Exit::Ok);
     }
     let id = plan.id.clone();
     // the value status says approves it: the id, or `<id>-<n>` once the id was spent
@@ -412,7 +406,7 @@ async fn approve(
         let _ = std::io::stdin().lock().read_line(&mut answer);
         if answer.trim() != "yes" {
             println!("Not approved.");
-            return Ok(EXIT_ERROR);
+            return Ok(Exit::Failed);
         }
     }
     // the resourceVersion makes the patch fail if the object changed since it was shown
@@ -448,7 +442,7 @@ async fn approve(
                 "The operator applies it at its next reconcile: kubectl get {} {} -n {} -w",
                 v.kind, v.name, v.namespace
             );
-            Ok(EXIT_OK)
+            Ok(Exit::Ok)
         }
         Some(timeout) => {
             let before = v.last_applied.clone();
@@ -592,7 +586,7 @@ async fn wait_applied(
     value: &str,
     before: Option<(String, String)>,
     timeout: Duration,
-) -> Result<u8, String> {
+) -> Result<Exit, String> {
     let start = Instant::now();
     loop {
         let v = get(client, ns, name).await?;
@@ -600,7 +594,7 @@ async fn wait_applied(
         let newer = v.last_applied.as_ref().is_some_and(|l| l.0 == id) && v.last_applied != before;
         if spent || newer {
             println!("Applied plan {id}.");
-            return Ok(EXIT_OK);
+            return Ok(Exit::Ok);
         }
         if let Some(c) = v
             .condition("Stalled")
@@ -624,7 +618,7 @@ async fn wait_applied(
     }
 }
 
-async fn drift(client: &Client, ns: Option<&str>) -> Result<u8, String> {
+async fn drift(client: &Client, ns: Option<&str>) -> Result<Exit, String> {
     let lp = ListParams::default();
     let (tables, schemas) = match ns {
         Some(ns) => (
@@ -660,7 +654,7 @@ async fn drift(client: &Client, ns: Option<&str>) -> Result<u8, String> {
             "No pending plans{}.",
             ns.map(|n| format!(" in namespace {n}")).unwrap_or_default()
         );
-        return Ok(EXIT_OK);
+        return Ok(Exit::Ok);
     }
     let rows: Vec<[String; 7]> = pending
         .iter()
@@ -692,7 +686,7 @@ async fn drift(client: &Client, ns: Option<&str>) -> Result<u8, String> {
             &rows
         )
     );
-    Ok(EXIT_CHANGES)
+    Ok(Exit::Changes)
 }
 
 /// Left-aligned columns, as kubectl prints them.

@@ -5,11 +5,10 @@
 
 mod apply;
 mod approvals;
+mod error;
 mod import;
 pub mod kubectl;
 mod plan;
-pub mod probes;
-pub mod spark_probes;
 pub mod undo;
 mod verify;
 
@@ -23,15 +22,10 @@ use crate::config::Config;
 use crate::engine::{Inputs, lower};
 use crate::spec::{Manifests, load_paths};
 
-pub const EXIT_OK: u8 = 0;
-pub const EXIT_ERROR: u8 = 1;
-pub const EXIT_CHANGES: u8 = 2;
-pub const EXIT_STALE: u8 = 3;
-pub const EXIT_REFUSED: u8 = 4;
-/// Another apply holds a table of the plan (the message names it and how to unlock a dead one).
-pub const EXIT_LOCKED: u8 = 5;
-/// Ctrl-C (128 + SIGINT).
-pub const EXIT_INTERRUPTED: u8 = 130;
+pub use error::{
+    CliError, EXIT_CHANGES, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_LOCKED, EXIT_OK, EXIT_REFUSED,
+    EXIT_STALE, Exit, finish,
+};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -178,15 +172,14 @@ pub fn init_tracing() {
         .try_init();
 }
 
+/// Runs a command and gives the process's exit code; an error is said on stderr here.
 pub async fn run(cli: Cli) -> u8 {
+    finish(dispatch(cli).await)
+}
+
+async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
     let config = match &cli.config {
-        Some(p) => match Config::load(p) {
-            Ok(c) => c,
-            Err(e) => {
-                eprintln!("error: {e}");
-                return EXIT_ERROR;
-            }
-        },
+        Some(p) => Config::load(p)?,
         None => Config::default(),
     };
     match cli.command {
@@ -195,7 +188,7 @@ pub async fn run(cli: Cli) -> u8 {
         Command::Validate { files } => validate(&config, &files),
         Command::Crds => {
             print!("{}", crds_yaml());
-            EXIT_OK
+            Ok(Exit::Ok)
         }
         Command::Import(a) => import::import(&config, a).await,
         Command::Read(a) => plan::read(&config, a).await,
@@ -234,13 +227,8 @@ pub async fn run(cli: Cli) -> u8 {
                         hosts: a.webhook_host,
                     }),
             };
-            match crate::controller::run(config, opts).await {
-                Ok(()) => EXIT_OK,
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    EXIT_ERROR
-                }
-            }
+            crate::controller::run(config, opts).await?;
+            Ok(Exit::Ok)
         }
     }
 }
@@ -255,64 +243,46 @@ pub fn crds_yaml() -> String {
     out
 }
 
-fn validate(config: &Config, files: &[PathBuf]) -> u8 {
-    match load_and_lower(files) {
-        Ok((m, _)) => {
-            // what `plan` would refuse on the backend each schema targets
-            let cannot_map = |target: Option<&str>| {
-                let name = target
-                    .map(str::to_string)
-                    .unwrap_or_else(|| config.default_target_name());
-                config
-                    .target(&name)
-                    .is_ok_and(|t| matches!(t.backend, crate::config::TargetBackend::Lake(_)))
-            };
-            let errors = crate::spec::validate::names_needing_column_mapping(&m, cannot_map);
-            if !errors.is_empty() {
-                for e in &errors {
-                    eprintln!("error: {e}");
-                }
-                eprintln!(
-                    "{} error{}",
-                    errors.len(),
-                    if errors.len() == 1 { "" } else { "s" }
-                );
-                return EXIT_ERROR;
-            }
-            println!(
-                "{} manifests valid ({} DeltaSchema, {} DeltaTable)",
-                m.schemas.len() + m.tables.len(),
-                m.schemas.len(),
-                m.tables.len()
-            );
-            EXIT_OK
-        }
-        Err(code) => code,
+fn validate(config: &Config, files: &[PathBuf]) -> Result<Exit, CliError> {
+    let (m, _) = load_and_lower(files)?;
+    // what `plan` would refuse on the backend each schema targets
+    let cannot_map = |target: Option<&str>| {
+        let name = target
+            .map(str::to_string)
+            .unwrap_or_else(|| config.default_target_name());
+        config
+            .target(&name)
+            .is_ok_and(|t| matches!(t.backend, crate::config::TargetBackend::Lake(_)))
+    };
+    let errors = crate::spec::validate::names_needing_column_mapping(&m, cannot_map);
+    if !errors.is_empty() {
+        return Err(CliError::Manifests(errors));
     }
+    println!(
+        "{} manifests valid ({} DeltaSchema, {} DeltaTable)",
+        m.schemas.len() + m.tables.len(),
+        m.schemas.len(),
+        m.tables.len()
+    );
+    Ok(Exit::Ok)
 }
 
-/// Loads, validates and lowers, printing every error.
-pub fn load_and_lower(files: &[PathBuf]) -> Result<(Manifests, Inputs), u8> {
-    let (m, mut errors) = load_paths(files);
-    if errors.is_empty() {
-        match lower(&m) {
-            Ok(inputs) => return Ok((m, inputs)),
-            Err(e) => errors = e,
-        }
+/// Loads, validates and lowers; the error lists every problem found.
+pub fn load_and_lower(files: &[PathBuf]) -> Result<(Manifests, Inputs), CliError> {
+    let (m, errors) = load_paths(files);
+    if !errors.is_empty() {
+        return Err(CliError::Manifests(errors));
     }
-    for e in &errors {
-        eprintln!("error: {e}");
-    }
-    eprintln!(
-        "{} error{}",
-        errors.len(),
-        if errors.len() == 1 { "" } else { "s" }
-    );
-    Err(EXIT_ERROR)
+    let inputs = lower(&m).map_err(CliError::Manifests)?;
+    Ok((m, inputs))
 }
 
 /// The target to use: --target, else the one the schemas name, else the default.
-pub fn choose_target(config: &Config, flag: Option<&str>, m: &Manifests) -> Result<String, String> {
+pub fn choose_target(
+    config: &Config,
+    flag: Option<&str>,
+    m: &Manifests,
+) -> Result<String, CliError> {
     if let Some(t) = flag {
         return Ok(t.to_string());
     }
@@ -324,17 +294,17 @@ pub fn choose_target(config: &Config, flag: Option<&str>, m: &Manifests) -> Resu
     match named.len() {
         0 => Ok(config.default_target_name()),
         1 => Ok(named.into_iter().next().expect("one")),
-        _ => Err(format!(
+        _ => Err(CliError::Usage(format!(
             "the manifests name several targets ({}); pass --target",
             named.into_iter().collect::<Vec<_>>().join(", ")
-        )),
+        ))),
     }
 }
 
 /// Refuses manifests naming a schema outside the target's `schemas:` allow-list, as the
 /// operator does; gives the schemas whose spec names no mode the target's `defaultSchemaMode`.
-pub fn check_allowed(config: &Config, target: &str, inputs: &mut Inputs) -> Result<(), String> {
-    let t = config.target(target).map_err(|e| e.to_string())?;
+pub fn check_allowed(config: &Config, target: &str, inputs: &mut Inputs) -> Result<(), CliError> {
+    let t = config.target(target)?;
     inputs.target_default_mode(t.default_schema_mode);
     let mut schemas: Vec<crate::model::SchemaRef> =
         inputs.schemas.iter().map(|s| s.schema.clone()).collect();
@@ -342,33 +312,28 @@ pub fn check_allowed(config: &Config, target: &str, inputs: &mut Inputs) -> Resu
     schemas.sort();
     schemas.dedup();
     match schemas.iter().find(|s| !t.allows_schema(s)) {
-        Some(s) => Err(format!(
-            "target '{target}' may not touch {s} (its schemas: {}); nothing was read or written",
-            t.schemas.join(", ")
-        )),
+        Some(s) => Err(CliError::NotAllowed {
+            target: target.to_string(),
+            schema: s.clone(),
+            allowed: t.schemas.clone(),
+            untouched: "read or written",
+        }),
         None => Ok(()),
     }
 }
 
-async fn unlock(config: &Config, table: &str, target: Option<&str>, force: bool) -> u8 {
+async fn unlock(
+    config: &Config,
+    table: &str,
+    target: Option<&str>,
+    force: bool,
+) -> Result<Exit, CliError> {
     // the same checks as restore and undrop: three names the lake can hold
-    let t = match undo::parse_table(table) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_ERROR;
-        }
-    };
+    let t = undo::parse_table(table).map_err(CliError::Usage)?;
     let target = target
         .map(str::to_string)
         .unwrap_or_else(|| config.default_target_name());
-    let backend = match open_backend(config, &target) {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_ERROR;
-        }
-    };
+    let backend = open_backend(config, &target)?;
     let me = format!(
         "unlock by cli@{}:{}",
         crate::backend::lake::lock::this_host(),
@@ -380,20 +345,20 @@ async fn unlock(config: &Config, table: &str, target: Option<&str>, force: bool)
         AnyBackend::Spark(spark) => spark.lake().unlock(&t, &me, force).await,
         // a Databricks target's, in its workspace lock folder
         AnyBackend::Databricks(dbx) => dbx.unlock(&t, &me, force).await,
-    };
+    }?;
     match unlocked {
-        Ok(Unlocked::Broken(was)) => {
+        Unlocked::Broken(was) => {
             println!(
                 "unlocked {t}: it was held by {} (run {}, {} pid {})",
                 was.holder, was.run, was.host, was.pid
             );
-            EXIT_OK
+            Ok(Exit::Ok)
         }
-        Ok(Unlocked::NotLocked) => {
+        Unlocked::NotLocked => {
             println!("{t} is not locked");
-            EXIT_OK
+            Ok(Exit::Ok)
         }
-        Ok(Unlocked::HolderMayBeAlive(e)) => {
+        Unlocked::HolderMayBeAlive(e) => {
             let how = if e.holder_is_alive_here() {
                 format!(
                     "its process (pid {}) is running on this host: wait for it, or stop it (kill {}) and its lock is free at once",
@@ -405,25 +370,20 @@ async fn unlock(config: &Config, table: &str, target: Option<&str>, force: bool)
                     e.expires_in_s()
                 )
             };
-            eprintln!(
-                "error: {t} is held by {} (run {}, on {} pid {}) and may still be applying: {how}. \
+            Err(CliError::HolderMayBeAlive(format!(
+                "{t} is held by {} (run {}, on {} pid {}) and may still be applying: {how}. \
                      --force breaks it anyway: another apply may then start beside it; the running apply \
                      stops before its next commit (it finds its lock gone) and removes its own files, but \
                      a statement it already sent to a SQL engine may still finish",
                 e.holder, e.run, e.host, e.pid
-            );
-            EXIT_LOCKED
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            EXIT_ERROR
+            )))
         }
     }
 }
 
 /// Opens the backend of a named target.
-pub fn open_backend(config: &Config, target: &str) -> Result<AnyBackend, String> {
-    let t = config.target(target).map_err(|e| e.to_string())?;
+pub fn open_backend(config: &Config, target: &str) -> Result<AnyBackend, CliError> {
+    let t = config.target(target)?;
     // the CLI names itself in commits and table locks: `cli@<host>:<pid>`
     let me = format!(
         "cli@{}:{}",
@@ -433,13 +393,20 @@ pub fn open_backend(config: &Config, target: &str) -> Result<AnyBackend, String>
     // a wait for the warehouse that no step reports is said on stderr: the CLI is never silent
     AnyBackend::open(t, Some(&me))
         .map(|b| b.with_wait_notice(std::sync::Arc::new(|m: &str| eprintln!("  {m}"))))
-        .map_err(|e| format!("target '{target}': {e}"))
+        .map_err(|source| CliError::Target {
+            target: target.to_string(),
+            source,
+        })
 }
 
 /// Writes `text` to `path`, creating folders.
-pub fn write_file(path: &Path, text: &str) -> Result<(), String> {
+pub fn write_file(path: &Path, text: &str) -> Result<(), CliError> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| CliError::Io { path, source }
+    };
     if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+        std::fs::create_dir_all(parent).map_err(io(parent))?;
     }
-    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+    std::fs::write(path, text).map_err(io(path))
 }

@@ -8,8 +8,7 @@ use clap::Args;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    EXIT_CHANGES, EXIT_ERROR, EXIT_OK, Format, check_allowed, choose_target, load_and_lower,
-    open_backend, write_file,
+    CliError, Exit, Format, check_allowed, choose_target, load_and_lower, open_backend, write_file,
 };
 use crate::config::Config;
 use crate::engine::{observe, observe_schemas, plan_against_all, read_and_plan};
@@ -76,23 +75,19 @@ pub fn print_plan(plan: &Plan, format: Format, statements: bool) {
     }
 }
 
-pub async fn plan(config: &Config, a: PlanArgs) -> u8 {
-    let Ok((m, mut inputs)) = load_and_lower(&a.files) else {
-        return EXIT_ERROR;
-    };
+pub async fn plan(config: &Config, a: PlanArgs) -> Result<Exit, CliError> {
+    let (m, mut inputs) = load_and_lower(&a.files)?;
     inputs.clone_before_rewrite(a.clone_before_rewrite);
     let plan = if let Some(path) = &a.observed {
         let caps = Capabilities::of(a.backend.unwrap_or(BackendKind::Lake));
-        let state: StateFile = match std::fs::read_to_string(path)
-            .map_err(|e| e.to_string())
-            .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()))
-        {
-            Ok(s) => s,
-            Err(e) => {
-                eprintln!("error: {}: {e}", path.display());
-                return EXIT_ERROR;
-            }
-        };
+        let text = std::fs::read_to_string(path).map_err(|source| CliError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        let state: StateFile = serde_json::from_str(&text).map_err(|source| CliError::Json {
+            path: path.clone(),
+            source,
+        })?;
         plan_against_all(
             &inputs,
             &state.tables,
@@ -101,88 +96,51 @@ pub async fn plan(config: &Config, a: PlanArgs) -> u8 {
             delta_operator_targets::compiler(caps.backend),
         )
     } else {
-        let backend = match choose_target(config, a.target.as_deref(), &m).and_then(|t| {
-            check_allowed(config, &t, &mut inputs).and_then(|_| open_backend(config, &t))
-        }) {
-            Ok(b) => b,
-            Err(e) => {
-                eprintln!("error: {e}");
-                return EXIT_ERROR;
-            }
-        };
-        match read_and_plan(&backend, &inputs).await {
-            Ok((plan, _)) => plan,
-            Err(e) => {
-                eprintln!("error: reading the tables failed: {e}");
-                return EXIT_ERROR;
-            }
-        }
+        let target = choose_target(config, a.target.as_deref(), &m)?;
+        check_allowed(config, &target, &mut inputs)?;
+        let backend = open_backend(config, &target)?;
+        read_and_plan(&backend, &inputs)
+            .await
+            .map_err(CliError::Read)?
+            .0
     };
     print_plan(&plan, a.format, !a.no_sql);
-    if let Some(out) = &a.out
-        && let Err(e) = write_file(out, &render::json::render(&plan))
-    {
-        eprintln!("error: {e}");
-        return EXIT_ERROR;
+    if let Some(out) = &a.out {
+        write_file(out, &render::json::render(&plan))?;
     }
-    if plan.summary.rejected > 0 {
-        EXIT_ERROR
+    Ok(if plan.summary.rejected > 0 {
+        Exit::Failed
     } else if plan.has_changes() {
-        EXIT_CHANGES
+        Exit::Changes
     } else {
-        EXIT_OK
-    }
+        Exit::Ok
+    })
 }
 
-pub async fn read(config: &Config, a: ReadArgs) -> u8 {
-    let Ok((m, mut inputs)) = load_and_lower(&a.files) else {
-        return EXIT_ERROR;
+pub async fn read(config: &Config, a: ReadArgs) -> Result<Exit, CliError> {
+    let (m, mut inputs) = load_and_lower(&a.files)?;
+    let target = choose_target(config, a.target.as_deref(), &m)?;
+    check_allowed(config, &target, &mut inputs)?;
+    let backend = open_backend(config, &target)?;
+    let tables = observe(&backend, &inputs).await.map_err(CliError::Read)?;
+    let schemas = observe_schemas(&backend, &inputs.schemas)
+        .await
+        .map_err(CliError::Read)?;
+    let n = tables.len();
+    let state = StateFile {
+        format_version: crate::plan::FORMAT_VERSION,
+        // the target's backend, not always the lake
+        backend: crate::backend::Backend::capabilities(&backend).backend,
+        tables,
+        schemas,
     };
-    let backend = match choose_target(config, a.target.as_deref(), &m)
-        .and_then(|t| check_allowed(config, &t, &mut inputs).and_then(|_| open_backend(config, &t)))
-    {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_ERROR;
-        }
-    };
-    let observed = match observe(&backend, &inputs).await {
-        Ok(tables) => observe_schemas(&backend, &inputs.schemas)
-            .await
-            .map(|schemas| (tables, schemas)),
-        Err(e) => Err(e),
-    };
-    match observed {
-        Ok((tables, schemas)) => {
-            let n = tables.len();
-            let state = StateFile {
-                format_version: crate::plan::FORMAT_VERSION,
-                // the target's backend, not always the lake
-                backend: crate::backend::Backend::capabilities(&backend).backend,
-                tables,
-                schemas,
-            };
-            match write_file(
-                &a.out,
-                &(serde_json::to_string_pretty(&state).expect("serializes") + "\n"),
-            ) {
-                Ok(()) => {
-                    println!(
-                        "wrote the observed state of {n} tables to {}",
-                        a.out.display()
-                    );
-                    EXIT_OK
-                }
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    EXIT_ERROR
-                }
-            }
-        }
-        Err(e) => {
-            eprintln!("error: reading the tables failed: {e}");
-            EXIT_ERROR
-        }
-    }
+    write_file(
+        &a.out,
+        &(serde_json::to_string_pretty(&state).expect("serializes") + "\n"),
+    )?;
+    println!(
+        "wrote the observed state of {n} tables to {}",
+        a.out.display()
+    );
+    Ok(Exit::Ok)
 }

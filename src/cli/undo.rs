@@ -5,9 +5,9 @@
 
 use std::time::Duration;
 
-use super::{EXIT_ERROR, EXIT_LOCKED, EXIT_OK, open_backend};
+use super::{CliError, Exit, open_backend};
+use crate::backend::AnyBackend;
 use crate::backend::lake::undo::Restored;
-use crate::backend::{AnyBackend, BackendError};
 use crate::config::Config;
 use crate::model::TableRef;
 use crate::model::names::{MAX_NAME_BYTES, object_name_problem, printable};
@@ -79,14 +79,7 @@ pub fn parse_version(arg: Option<&str>) -> Result<u64, String> {
 
 const REVERT_FIRST: &str = "If a manifest declares this table, revert it in Git (or wherever it is applied from) as well: otherwise the next apply, or the operator at its next reconcile, plans the same change again.";
 
-fn exit_for(e: &BackendError) -> u8 {
-    match e {
-        BackendError::Locked(_) => EXIT_LOCKED,
-        _ => EXIT_ERROR,
-    }
-}
-
-fn open(config: &Config, target: Option<&str>) -> Result<(String, AnyBackend), String> {
+fn open(config: &Config, target: Option<&str>) -> Result<(String, AnyBackend), CliError> {
     let target = target
         .map(str::to_string)
         .unwrap_or_else(|| config.default_target_name());
@@ -94,101 +87,67 @@ fn open(config: &Config, target: Option<&str>) -> Result<(String, AnyBackend), S
     Ok((target, backend))
 }
 
-pub async fn restore(config: &Config, a: RestoreArgs) -> u8 {
+pub async fn restore(config: &Config, a: RestoreArgs) -> Result<Exit, CliError> {
     let (t, version) = match (parse_table(&a.table), parse_version(a.version.as_deref())) {
         (Ok(t), Ok(v)) => (t, v),
-        (Err(e), _) | (_, Err(e)) => {
-            eprintln!("error: {e}");
-            return EXIT_ERROR;
-        }
+        (Err(e), _) | (_, Err(e)) => return Err(CliError::Usage(e)),
     };
-    let (target, backend) = match open(config, a.target.as_deref()) {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_ERROR;
-        }
-    };
+    let (target, backend) = open(config, a.target.as_deref())?;
     let lake = match &backend {
         AnyBackend::Lake(l) => l,
         // a Spark Connect target's tables are Delta folders under its root: the lake undoes
         AnyBackend::Spark(s) => s.lake(),
         AnyBackend::Databricks(_) => {
-            eprintln!(
-                "error: target '{target}' is a Databricks workspace: `restore` works on lake targets. Run in the workspace (a SQL warehouse or notebook): RESTORE TABLE {} TO VERSION AS OF {version}",
+            return Err(CliError::Usage(format!(
+                "target '{target}' is a Databricks workspace: `restore` works on lake targets. Run in the workspace (a SQL warehouse or notebook): RESTORE TABLE {} TO VERSION AS OF {version}",
                 crate::backend::databricks::sql::table_name(&t)
-            );
-            return EXIT_ERROR;
+            )));
         }
     };
-    match lake.restore(&t, version, a.lock_wait).await {
-        Ok(Restored::AlreadyThere { version }) => {
+    match lake.restore(&t, version, a.lock_wait).await? {
+        Restored::AlreadyThere { version } => {
             println!("{t} is at version {version} already: nothing to restore");
-            EXIT_OK
+            Ok(Exit::Ok)
         }
-        Ok(Restored::Committed {
+        Restored::Committed {
             was,
             to,
             now,
             files_added,
             files_removed,
-        }) => {
+        } => {
             println!(
                 "restored {t} to version {to}: committed version {now} (was {was}; {files_added} data files back, {files_removed} removed). Its rows, schema, properties and CHECK constraints are version {to}'s."
             );
             println!("{REVERT_FIRST}");
             println!("Undo this restore: delta-operator restore {t} --version {was}");
-            EXIT_OK
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            exit_for(&e)
+            Ok(Exit::Ok)
         }
     }
 }
 
-pub async fn undrop(config: &Config, a: UndropArgs) -> u8 {
-    let t = match parse_table(&a.table) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_ERROR;
-        }
-    };
-    let (target, backend) = match open(config, a.target.as_deref()) {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_ERROR;
-        }
-    };
+pub async fn undrop(config: &Config, a: UndropArgs) -> Result<Exit, CliError> {
+    let t = parse_table(&a.table).map_err(CliError::Usage)?;
+    let (target, backend) = open(config, a.target.as_deref())?;
     let lake = match &backend {
         AnyBackend::Lake(l) => l,
         // a Spark Connect target's tables are Delta folders under its root: the lake undoes
         AnyBackend::Spark(s) => s.lake(),
         AnyBackend::Databricks(_) => {
-            eprintln!(
-                "error: target '{target}' is a Databricks workspace: `undrop` works on lake targets. Run in the workspace: UNDROP TABLE {}",
+            return Err(CliError::Usage(format!(
+                "target '{target}' is a Databricks workspace: `undrop` works on lake targets. Run in the workspace: UNDROP TABLE {}",
                 crate::backend::databricks::sql::table_name(&t)
-            );
-            return EXIT_ERROR;
+            )));
         }
     };
-    match lake.undrop(&t, a.from.as_deref(), a.lock_wait).await {
-        Ok((entry, version)) => {
-            println!(
-                "undropped {t}: moved back from {} (version {})",
-                entry.location,
-                version.map_or("?".into(), |v| v.to_string())
-            );
-            println!("{REVERT_FIRST}");
-            EXIT_OK
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            exit_for(&e)
-        }
-    }
+    let (entry, version) = lake.undrop(&t, a.from.as_deref(), a.lock_wait).await?;
+    println!(
+        "undropped {t}: moved back from {} (version {})",
+        entry.location,
+        version.map_or("?".into(), |v| v.to_string())
+    );
+    println!("{REVERT_FIRST}");
+    Ok(Exit::Ok)
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
-//! `verify`: runs the assumption probes (`cli::probes`) in a
-//! scratch schema of a Databricks target, or `cli::spark_probes` on scratch
-//! tables of a Spark Connect target, and says which hold.
+//! `verify`: runs the assumption probes (the `delta-operator-verify` crate) in a
+//! scratch schema of a Databricks target, or on scratch tables of a Spark
+//! Connect target, and says which hold. This file is the command: its
+//! arguments, the scratch schema's set-up and cleanup, and printing the report.
 //!
 //! Progress goes to stderr, one line per probe; the summary (or with --json,
 //! a machine-readable report) to stdout. Exit 0 when every probe that ran
@@ -9,14 +10,14 @@
 
 use std::time::{Duration, Instant};
 
-use clap::Args;
-use serde::Serialize;
-
-use super::probes::{self, Bench, Flags, Kind, Outcome, Probe};
-use super::spark_probes::{self, SparkBench};
-use super::{EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK};
+use super::{CliError, Exit};
 use crate::config::{Config, TargetBackend};
 use crate::model::SchemaRef;
+use clap::Args;
+use delta_operator_verify::databricks::{self as probes, Bench, Kind, Probe};
+use delta_operator_verify::report::{ProbeReport, Report, Tally, render};
+use delta_operator_verify::spark::{self as spark_probes, SparkBench};
+use delta_operator_verify::{Flags, Status, unknown};
 
 #[derive(Args, Debug)]
 pub struct VerifyArgs {
@@ -49,41 +50,6 @@ pub struct VerifyArgs {
     pub probe_timeout: Duration,
 }
 
-#[derive(Serialize)]
-struct Report {
-    target: String,
-    schema: String,
-    principal: String,
-    run_id: String,
-    held: usize,
-    differed: usize,
-    unknown: usize,
-    skipped: usize,
-    duration_ms: u128,
-    /// The scratch schema is left in place (--keep, or it existed before).
-    schema_kept: bool,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    notes: Vec<String>,
-    probes: Vec<ProbeReport>,
-}
-
-#[derive(Serialize)]
-struct ProbeReport {
-    name: &'static str,
-    assumes: &'static str,
-    matters: &'static str,
-    docs_url: &'static str,
-    flags: Flags,
-    /// held | differed | unknown | skipped
-    outcome: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    result: Option<Outcome>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    skipped_because: Option<String>,
-    duration_ms: u128,
-    statements: Vec<String>,
-}
-
 fn parse_schema(s: &str) -> Result<SchemaRef, String> {
     match s.split_once('.') {
         Some((c, sch)) if !c.is_empty() && !sch.is_empty() && !sch.contains('.') => Ok(SchemaRef {
@@ -107,79 +73,94 @@ fn skip_reason(p: &Probe, a: &VerifyArgs) -> Option<String> {
     None
 }
 
-pub async fn verify(config: &Config, a: VerifyArgs) -> u8 {
+pub async fn verify(config: &Config, a: VerifyArgs) -> Result<Exit, CliError> {
     tokio::select! {
-        code = run(config, &a) => code,
-        _ = tokio::signal::ctrl_c() => {
-            eprintln!("interrupted: a probe statement may still be running (see Query History); the scratch schema {} was not dropped", a.schema);
-            EXIT_INTERRUPTED
-        }
+        exit = run(config, &a) => exit,
+        _ = tokio::signal::ctrl_c() => Err(CliError::Interrupted(format!(
+            "interrupted: a probe statement may still be running (see Query History); the scratch schema {} was not dropped",
+            a.schema
+        ))),
     }
 }
 
-async fn run(config: &Config, a: &VerifyArgs) -> u8 {
-    let schema = match parse_schema(&a.schema) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_ERROR;
-        }
-    };
-    if let Ok(t) = config.target(&a.target)
-        && let TargetBackend::SparkConnect(s) = &t.backend
-    {
-        return run_spark(s, &schema, a).await;
+/// `--only` names only probes there are.
+fn check_only(a: &VerifyArgs, names: &[&str]) -> Result<(), CliError> {
+    match a.only.iter().find(|o| !names.contains(&o.as_str())) {
+        Some(bad) => Err(CliError::Usage(format!(
+            "--only {bad}: no such probe; the probes are: {}",
+            names.join(", ")
+        ))),
+        None => Ok(()),
     }
-    let backend = match config
-        .target(&a.target)
-        .map_err(|e| e.to_string())
-        .and_then(|t| {
-            let TargetBackend::Databricks(d) = &t.backend else {
-                return Err(format!(
-                    "target '{}' is a lake target: verify probes Databricks and Spark Connect targets",
-                    a.target
-                ));
-            };
-            crate::backend::open::databricks(d).map_err(|e| format!("target '{}': {e}", a.target))
-        }) {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_ERROR;
-        }
-    };
-    let all = probes::all();
-    if let Some(bad) = a
-        .only
-        .iter()
-        .find(|o| !all.iter().any(|p| p.name == o.as_str()))
-    {
-        eprintln!(
-            "error: --only {bad}: no such probe; the probes are: {}",
-            all.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
-        );
-        return EXIT_ERROR;
-    }
-    let started = Instant::now();
-    let run_id = format!(
+}
+
+/// Names this run's objects apart from any other run's.
+fn run_id() -> String {
+    format!(
         "{:06x}",
         (std::process::id() as u64 ^ chrono::Utc::now().timestamp_millis() as u64) & 0xff_ffff
-    );
+    )
+}
+
+async fn run(config: &Config, a: &VerifyArgs) -> Result<Exit, CliError> {
+    let schema = parse_schema(&a.schema).map_err(CliError::Usage)?;
+    let t = config.target(&a.target)?;
+    let d = match &t.backend {
+        TargetBackend::SparkConnect(s) => return run_spark(s, &schema, a).await,
+        TargetBackend::Databricks(d) => d,
+        TargetBackend::Lake(_) => {
+            return Err(CliError::Usage(format!(
+                "target '{}' is a lake target: verify probes Databricks and Spark Connect targets",
+                a.target
+            )));
+        }
+    };
+    let backend = crate::backend::open::databricks(d).map_err(|source| CliError::Target {
+        target: a.target.clone(),
+        source,
+    })?;
+    let all = probes::all();
+    check_only(a, &all.iter().map(|p| p.name).collect::<Vec<_>>())?;
+    let started = Instant::now();
+    let run_id = run_id();
     let bench = Bench::new(backend, schema.clone(), &a.principal, &run_id);
     let mut notes = Vec::new();
+    let existed = set_up(&bench, &all, a, &run_id, &mut notes).await?;
+    let reports = run_probes(&bench, &all, a).await;
+    let kept = a.keep || existed;
+    clean_up(&bench, a, existed, &mut notes).await;
+    let report = Report {
+        target: a.target.clone(),
+        schema: a.schema.clone(),
+        principal: a.principal.clone(),
+        run_id,
+        tally: Tally::of(&reports),
+        duration_ms: started.elapsed().as_millis(),
+        schema_kept: kept,
+        notes,
+        probes: reports,
+    };
+    Ok(print_report(&report, a.json))
+}
 
-    // ---- the scratch schema
-    let existed = match bench
+/// The scratch schema, created if missing; whether it existed before.
+async fn set_up(
+    bench: &Bench,
+    all: &[Probe],
+    a: &VerifyArgs,
+    run_id: &str,
+    notes: &mut Vec<String>,
+) -> Result<bool, CliError> {
+    let schema = &bench.schema;
+    let existed = bench
         .client()
         .get_schema(&format!("{}.{}", schema.catalog, schema.schema))
         .await
-    {
-        Ok(s) => s.is_some(),
-        Err(e) => {
-            eprintln!("error: cannot read schema {}: {e}", a.schema);
-            return EXIT_ERROR;
-        }
-    };
+        .map_err(|source| CliError::ReadSchema {
+            schema: a.schema.clone(),
+            source,
+        })?
+        .is_some();
     eprintln!(
         "verify: {} probes in {} (target {}, run {run_id}){}",
         all.len(),
@@ -195,14 +176,16 @@ async fn run(config: &Config, a: &VerifyArgs) -> u8 {
         .exec(&format!("CREATE SCHEMA IF NOT EXISTS {}", bench.schema_q()))
         .await
     {
-        eprintln!("error: cannot create the scratch schema {}:\n{e}", a.schema);
-        return EXIT_ERROR;
+        return Err(CliError::CreateSchema {
+            schema: a.schema.clone(),
+            source: e,
+        });
     }
     let runs_dropping = all
         .iter()
         .any(|p| p.flags.keeps_dropped && skip_reason(p, a).is_none());
     if runs_dropping {
-        // dropped tables count against the quota while they can be UNDROPped (stevin's advice)
+        // dropped tables count against the quota while they can be UNDROPped
         if let Err(e) = bench
             .exec(&format!(
                 "ALTER SCHEMA {} SET RETAIN DROPPED TO 0 HOURS",
@@ -217,8 +200,11 @@ async fn run(config: &Config, a: &VerifyArgs) -> u8 {
             notes.push(note);
         }
     }
+    Ok(existed)
+}
 
-    // ---- the probes
+/// Every probe in turn (or skipped), a line on stderr as each starts and ends.
+async fn run_probes(bench: &Bench, all: &[Probe], a: &VerifyArgs) -> Vec<ProbeReport> {
     let mut reports = Vec::new();
     let total = all.len();
     for (i, p) in all.iter().enumerate() {
@@ -233,7 +219,7 @@ async fn run(config: &Config, a: &VerifyArgs) -> u8 {
                 matters: p.matters,
                 docs_url: p.docs_url,
                 flags: p.flags,
-                outcome: "skipped",
+                outcome: Status::Skipped,
                 result: None,
                 skipped_because: Some(why),
                 duration_ms: 0,
@@ -243,31 +229,38 @@ async fn run(config: &Config, a: &VerifyArgs) -> u8 {
         }
         eprintln!("{prefix} …");
         let t0 = Instant::now();
-        let outcome = match tokio::time::timeout(a.probe_timeout, (p.check)(&bench)).await {
+        let outcome = match tokio::time::timeout(a.probe_timeout, (p.check)(bench)).await {
             Ok(Ok(o) | Err(o)) => o,
-            Err(_) => probes::unknown(format!(
+            Err(_) => unknown(format!(
                 "gave up after {}s (--probe-timeout); its statement may still be running",
                 a.probe_timeout.as_secs()
             )),
         };
         let took = t0.elapsed();
-        eprintln!("{prefix} {} ({:.1}s)", mark(&outcome), took.as_secs_f64());
+        eprintln!(
+            "{prefix} {} ({:.1}s)",
+            outcome.status().mark(),
+            took.as_secs_f64()
+        );
         reports.push(ProbeReport {
             name: p.name,
             assumes: p.assumes,
             matters: p.matters,
             docs_url: p.docs_url,
             flags: p.flags,
-            outcome: outcome.kind(),
+            outcome: outcome.status(),
             result: Some(outcome),
             skipped_because: None,
             duration_ms: took.as_millis(),
             statements: bench.take_log(),
         });
     }
+    reports
+}
 
-    // ---- cleanup
-    let kept = a.keep || existed;
+/// Drops the scratch schema, or in a schema that existed before only the probes' objects;
+/// nothing with --keep.
+async fn clean_up(bench: &Bench, a: &VerifyArgs, existed: bool, notes: &mut Vec<String>) {
     if a.keep {
         eprintln!("verify: kept {} and the probes' objects (--keep)", a.schema);
     } else if existed {
@@ -295,35 +288,6 @@ async fn run(config: &Config, a: &VerifyArgs) -> u8 {
         eprintln!("note: {note}");
         notes.push(note);
     }
-
-    let count = |k: &str| reports.iter().filter(|r| r.outcome == k).count();
-    let report = Report {
-        target: a.target.clone(),
-        schema: a.schema.clone(),
-        principal: a.principal.clone(),
-        run_id,
-        held: count("held"),
-        differed: count("differed"),
-        unknown: count("unknown"),
-        skipped: count("skipped"),
-        duration_ms: started.elapsed().as_millis(),
-        schema_kept: kept,
-        notes,
-        probes: reports,
-    };
-    if a.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&report).expect("the report serializes")
-        );
-    } else {
-        print!("{}", render(&report));
-    }
-    if report.differed == 0 && report.unknown == 0 {
-        EXIT_OK
-    } else {
-        EXIT_ERROR
-    }
 }
 
 /// The Spark Connect probes, each on its own scratch table under the target's
@@ -332,31 +296,16 @@ async fn run_spark(
     target: &crate::config::SparkConnectTarget,
     schema: &SchemaRef,
     a: &VerifyArgs,
-) -> u8 {
-    let backend = match crate::backend::open::spark_connect(target, Some("verify")) {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("error: target '{}': {e}", a.target);
-            return EXIT_ERROR;
-        }
-    };
+) -> Result<Exit, CliError> {
+    let backend = crate::backend::open::spark_connect(target, Some("verify"))
+        .map_err(|source| CliError::Target {
+        target: a.target.clone(),
+        source,
+    })?;
     let all = spark_probes::all();
-    if let Some(bad) = a
-        .only
-        .iter()
-        .find(|o| !all.iter().any(|p| p.name == o.as_str()))
-    {
-        eprintln!(
-            "error: --only {bad}: no such probe; the probes are: {}",
-            all.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
-        );
-        return EXIT_ERROR;
-    }
+    check_only(a, &all.iter().map(|p| p.name).collect::<Vec<_>>())?;
     let started = Instant::now();
-    let run_id = format!(
-        "{:06x}",
-        (std::process::id() as u64 ^ chrono::Utc::now().timestamp_millis() as u64) & 0xff_ffff
-    );
+    let run_id = run_id();
     let bench = SparkBench::new(&backend, schema.clone(), &run_id);
     eprintln!(
         "verify: {} probes on Spark Connect {} in {}/{} (target {}, run {run_id})",
@@ -379,12 +328,16 @@ async fn run_spark(
                 let t0 = Instant::now();
                 let o = match tokio::time::timeout(a.probe_timeout, (p.check)(&bench)).await {
                     Ok(Ok(o) | Err(o)) => o,
-                    Err(_) => probes::unknown(format!(
+                    Err(_) => unknown(format!(
                         "gave up after {}s (--probe-timeout)",
                         a.probe_timeout.as_secs()
                     )),
                 };
-                eprintln!("{prefix} {} ({:.1}s)", mark(&o), t0.elapsed().as_secs_f64());
+                eprintln!(
+                    "{prefix} {} ({:.1}s)",
+                    o.status().mark(),
+                    t0.elapsed().as_secs_f64()
+                );
                 (Some(o), t0.elapsed())
             }
         };
@@ -394,7 +347,7 @@ async fn run_spark(
             matters: p.matters,
             docs_url: p.docs_url,
             flags: Flags::default(),
-            outcome: outcome.as_ref().map_or("skipped", Outcome::kind),
+            outcome: outcome.as_ref().map_or(Status::Skipped, |o| o.status()),
             result: outcome,
             skipped_because: skipped,
             duration_ms: took.as_millis(),
@@ -408,114 +361,33 @@ async fn run_spark(
     } else {
         bench.clean_up().await
     };
-    let count = |k: &str| reports.iter().filter(|r| r.outcome == k).count();
     let report = Report {
         target: a.target.clone(),
         schema: a.schema.clone(),
         principal: a.principal.clone(),
         run_id,
-        held: count("held"),
-        differed: count("differed"),
-        unknown: count("unknown"),
-        skipped: count("skipped"),
+        tally: Tally::of(&reports),
         duration_ms: started.elapsed().as_millis(),
         schema_kept: true,
         notes,
         probes: reports,
     };
-    if a.json {
+    Ok(print_report(&report, a.json))
+}
+
+/// The report on stdout (JSON with --json); exit 0 when every probe that ran held.
+fn print_report(report: &Report, json: bool) -> Exit {
+    if json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&report).expect("the report serializes")
+            serde_json::to_string_pretty(report).expect("the report serializes")
         );
     } else {
-        print!("{}", render(&report));
+        print!("{}", render(report));
     }
-    if report.differed == 0 && report.unknown == 0 {
-        EXIT_OK
+    if report.tally.passed() {
+        Exit::Ok
     } else {
-        EXIT_ERROR
+        Exit::Failed
     }
-}
-
-fn mark(o: &Outcome) -> &'static str {
-    match o {
-        Outcome::Held { .. } => "✓ held",
-        Outcome::Differed { .. } => "✗ differed",
-        Outcome::Unknown { .. } => "! unknown",
-    }
-}
-
-fn indent(text: &str, by: &str) -> String {
-    text.lines()
-        .map(|l| format!("{by}{l}"))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// The summary table: one line per probe, details under the ones that did not hold.
-fn render(r: &Report) -> String {
-    let width = r.probes.iter().map(|p| p.name.len()).max().unwrap_or(0);
-    let mut out = String::new();
-    for p in &r.probes {
-        let m = match &p.result {
-            Some(o) => mark(o),
-            None => "- skipped",
-        };
-        out.push_str(&format!("{m:<10}  {:<width$}  {}\n", p.name, p.assumes));
-        match &p.result {
-            Some(Outcome::Held { .. }) | None => {}
-            Some(Outcome::Differed {
-                expected,
-                observed,
-                workspace,
-            }) => {
-                out.push_str(&format!(
-                    "            expected: {expected}\n            observed: {observed}\n"
-                ));
-                if let Some(w) = workspace {
-                    out.push_str(&format!(
-                        "            the workspace said:\n{}\n",
-                        indent(&w.message, "              ")
-                    ));
-                }
-                out.push_str(&format!(
-                    "            matters: {}\n            docs: {}\n",
-                    p.matters, p.docs_url
-                ));
-            }
-            Some(Outcome::Unknown { why, workspace }) => {
-                out.push_str(&format!("            why: {why}\n"));
-                if let Some(w) = workspace {
-                    out.push_str(&format!(
-                        "            the workspace said:\n{}\n",
-                        indent(&w.message, "              ")
-                    ));
-                }
-                out.push_str(&format!("            matters: {}\n", p.matters));
-            }
-        }
-    }
-    for n in &r.notes {
-        out.push_str(&format!("note: {}\n", indent(n, "  ").trim_start()));
-    }
-    out.push_str(&format!(
-        "\nVerified in {}: {} held, {} differed, {} unknown{} ({:.1}s){}\n",
-        r.schema,
-        r.held,
-        r.differed,
-        r.unknown,
-        if r.skipped > 0 {
-            format!(", {} skipped", r.skipped)
-        } else {
-            String::new()
-        },
-        r.duration_ms as f64 / 1000.0,
-        if r.schema_kept {
-            format!(" · {} kept", r.schema)
-        } else {
-            String::new()
-        },
-    ));
-    out
 }

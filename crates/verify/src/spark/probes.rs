@@ -1,207 +1,16 @@
-//! `verify` against a Spark Connect target: what our plans assume of OSS
-//! Delta on Spark (`Capabilities::spark_connect()`), each probe on its own
-//! scratch table under the target's root (`<root>/<catalog>/<schema>/verify_<run>_<probe>`).
-//! Where a probe checks a statement we compile, it runs the target's own
-//! compilation (`sql::compile_for` with the target's `Names`), and the result
-//! is read back the way plans read it: with delta-rs, through the lake backend.
-//! Outcomes are `probes::Outcome`, so `verify` reports both kinds alike.
+//! The Spark Connect probe table and its checks: type widening, nested changes,
+//! column mapping, CHECK, NOT NULL, REPLACE, RESTORE and shallow clones on OSS
+//! Delta, each on its own scratch table.
 
-#![allow(clippy::result_large_err)]
+use delta_operator_core::model::type_syntax::parse_type;
+use delta_operator_core::model::{Check, OWNER_PROPERTY, TableRef};
+use delta_operator_core::plan::Action;
+use delta_operator_core::plan::steps::{bound_clone_name, clone_name};
+use delta_operator_databricks::sql;
 
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::Mutex;
-
-use crate::backend::databricks::client::{ClientError, StatementResult};
-use crate::backend::databricks::sql;
-use crate::backend::spark::SparkConnectBackend;
-use crate::backend::{Backend, Extras};
-use crate::model::type_syntax::parse_type;
-use crate::model::{Check, ObservedTable, SchemaRef, TableRef};
-use crate::plan::Action;
-use crate::plan::steps::{bound_clone_name, clone_name};
-
-use super::probes::{Outcome, Verdict, Words, differed, held, unknown};
-
-pub type CheckFuture<'a> = Pin<Box<dyn Future<Output = Verdict> + Send + 'a>>;
-
-pub struct SparkProbe {
-    pub name: &'static str,
-    pub docs_url: &'static str,
-    pub assumes: &'static str,
-    pub matters: &'static str,
-    pub check: for<'a> fn(&'a SparkBench<'a>) -> CheckFuture<'a>,
-}
-
-/// Where the probes run, and what they sent.
-pub struct SparkBench<'a> {
-    backend: &'a SparkConnectBackend,
-    schema: SchemaRef,
-    run: String,
-    log: Mutex<Vec<String>>,
-    made: Mutex<Vec<TableRef>>,
-}
-
-fn words(e: &ClientError, statement: &str) -> Words {
-    let (message, error_class, sql_state, statement_id) = match e {
-        ClientError::Workspace(w) => (
-            w.message.clone(),
-            w.error_code.clone(),
-            w.sql_state.clone(),
-            w.statement_id.clone(),
-        ),
-        other => (other.to_string(), None, None, None),
-    };
-    Words {
-        message,
-        error_class,
-        error_code: None,
-        sql_state,
-        statement_id,
-        statement: statement.to_string(),
-    }
-}
-
-impl<'a> SparkBench<'a> {
-    pub fn new(backend: &'a SparkConnectBackend, schema: SchemaRef, run: &str) -> Self {
-        SparkBench {
-            backend,
-            schema,
-            run: run.to_string(),
-            log: Mutex::new(Vec::new()),
-            made: Mutex::new(Vec::new()),
-        }
-    }
-
-    /// This probe's scratch table (remembered, to drop afterwards).
-    fn table(&self, probe: &str) -> TableRef {
-        let t = TableRef::new(
-            &self.schema.catalog,
-            &self.schema.schema,
-            &format!("verify_{}_{probe}", self.run),
-        );
-        self.made
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(t.clone());
-        t
-    }
-
-    fn name(&self, t: &TableRef) -> String {
-        self.backend.names().table(t)
-    }
-
-    /// The statements sent since the last call.
-    pub fn take_log(&self) -> Vec<String> {
-        std::mem::take(&mut *self.log.lock().unwrap_or_else(|p| p.into_inner()))
-    }
-
-    /// The scratch tables the probes made.
-    pub fn made(&self) -> Vec<TableRef> {
-        self.made.lock().unwrap_or_else(|p| p.into_inner()).clone()
-    }
-
-    async fn try_exec(&self, statement: &str) -> Result<StatementResult, ClientError> {
-        self.log
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(statement.to_string());
-        self.backend
-            .client()
-            .execute(statement, &|_: &str| {})
-            .await
-    }
-
-    /// A setup statement: refused → the probe cannot decide.
-    async fn exec(&self, statement: &str) -> Result<StatementResult, Outcome> {
-        self.try_exec(statement)
-            .await
-            .map_err(|e| Outcome::Unknown {
-                why: "a setup statement was refused".into(),
-                workspace: Some(words(&e, statement)),
-            })
-    }
-
-    /// A statement we compile, sent: refused → our assumption differed.
-    async fn ours(&self, t: &TableRef, action: &Action, live: Option<&ObservedTable>) -> Verdict {
-        let statements = sql::compile_for(self.backend.names(), t, action, live, &self.run)
-            .map_err(|e| unknown(format!("{}: {e}", action.title())))?;
-        for s in &statements {
-            if let Err(e) = self.try_exec(s).await {
-                return Err(Outcome::Differed {
-                    expected: format!("{} to be accepted", action.title()),
-                    observed: "refused".into(),
-                    workspace: Some(words(&e, s)),
-                });
-            }
-        }
-        held(statements.join("; "))
-    }
-
-    /// The table as plans read it (delta-rs).
-    async fn read(&self, t: &TableRef) -> Result<ObservedTable, Outcome> {
-        match self
-            .backend
-            .read(std::slice::from_ref(t), &Extras::none())
-            .await
-        {
-            Ok(mut v) => v
-                .pop()
-                .flatten()
-                .ok_or_else(|| unknown(format!("{t} is not there after its CREATE"))),
-            Err(e) => Err(unknown(format!("reading {t} with delta-rs: {e}"))),
-        }
-    }
-
-    async fn count(&self, t: &TableRef) -> Result<i64, Outcome> {
-        let r = self
-            .exec(&format!("SELECT count(*) FROM {}", self.name(t)))
-            .await?;
-        r.rows
-            .first()
-            .and_then(|r| r.first().cloned().flatten())
-            .and_then(|v| v.parse().ok())
-            .ok_or_else(|| unknown("count(*) returned no number"))
-    }
-
-    /// A two-column table with three rows.
-    async fn seeded(&self, probe: &str) -> Result<TableRef, Outcome> {
-        let t = self.table(probe);
-        let n = self.name(&t);
-        self.exec(&format!("CREATE TABLE {n} (a INT, b STRING) USING DELTA"))
-            .await?;
-        self.exec(&format!(
-            "INSERT INTO {n} VALUES (1, 'x'), (2, 'y'), (3, NULL)"
-        ))
-        .await?;
-        Ok(t)
-    }
-
-    /// Removes the scratch tables (folders under the root), through the lake.
-    pub async fn clean_up(&self) -> Vec<String> {
-        let mut notes = Vec::new();
-        for t in self.made() {
-            for name in [
-                t.table.clone(),
-                bound_clone_name(&clone_name(&t.table), Some(1)),
-            ] {
-                let dir = TableRef::new(&t.catalog, &t.schema, &name);
-                if let Err(e) = self.backend.lake().remove_table_folder(&dir).await {
-                    notes.push(format!("could not remove {dir}: {e}"));
-                }
-            }
-        }
-        notes
-    }
-}
-
-fn columns(t: &ObservedTable) -> String {
-    t.columns
-        .iter()
-        .map(|c| format!("{} {}", c.name, c.data_type))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
+use super::bench::{SparkBench, SparkProbe, columns, words};
+use crate::nested::{NESTED_ROW, NESTED_TABLE, nested_actions, nested_read_back};
+use crate::outcome::{Outcome, Verdict, differed, held, unknown};
 
 const DOCS: &str = "https://docs.delta.io/latest/delta-batch.html";
 
@@ -292,7 +101,6 @@ async fn type_widening_in_place(b: &SparkBench<'_>) -> Verdict {
 }
 
 async fn nested_changes_in_place(b: &SparkBench<'_>) -> Verdict {
-    use super::probes::{NESTED_ROW, NESTED_TABLE, nested_actions, nested_read_back};
     let t = b.table("nested");
     let n = b.name(&t);
     b.exec(&format!("CREATE TABLE {n} {NESTED_TABLE}")).await?;
@@ -454,7 +262,7 @@ async fn shallow_clone_beside_the_table(b: &SparkBench<'_>) -> Verdict {
     b.exec(&format!(
         "ALTER TABLE {} SET TBLPROPERTIES ({} = 'probe')",
         b.name(&t),
-        sql::literal(crate::model::OWNER_PROPERTY)
+        sql::literal(OWNER_PROPERTY)
     ))
     .await?;
     let live = b.read(&t).await?;
@@ -467,7 +275,7 @@ async fn shallow_clone_beside_the_table(b: &SparkBench<'_>) -> Verdict {
         &bound_clone_name(&name, live.version),
     );
     let c = b.read(&clone).await?;
-    if c.properties.contains_key(crate::model::OWNER_PROPERTY) {
+    if c.properties.contains_key(OWNER_PROPERTY) {
         return Err(differed(
             "the clone without the owner marker",
             "the marker is there",
@@ -482,4 +290,22 @@ async fn shallow_clone_beside_the_table(b: &SparkBench<'_>) -> Verdict {
         .unwrap_or_else(|p| p.into_inner())
         .push(clone.clone());
     held(format!("{clone}: 3 rows, no owner marker"))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+
+    #[test]
+    fn every_spark_probe_has_one_name_and_its_sentences() {
+        let all = all();
+        let names: BTreeSet<&str> = all.iter().map(|p| p.name).collect();
+        assert_eq!(names.len(), all.len());
+        for p in &all {
+            assert!(p.docs_url.starts_with("https://"), "{}", p.name);
+            assert!(!p.assumes.is_empty() && !p.matters.is_empty(), "{}", p.name);
+        }
+    }
 }
