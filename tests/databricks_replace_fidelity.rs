@@ -26,7 +26,7 @@ use std::time::Duration;
 
 use delta_operator::apply::{ApplyReport, StepStatus, apply};
 use delta_operator::backend::databricks::DatabricksBackend;
-use delta_operator::backend::databricks::client::StatementResult;
+use delta_operator::backend::sql::StatementResult;
 use delta_operator::engine::{Inputs, read_and_plan};
 use delta_operator::plan::render::text::render;
 use delta_operator::plan::{Action, Plan, TablePlan};

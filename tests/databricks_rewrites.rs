@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use delta_operator::apply::{ApplyReport, StepStatus, apply};
 use delta_operator::backend::databricks::DatabricksBackend;
-use delta_operator::backend::databricks::client::StatementResult;
+use delta_operator::backend::sql::StatementResult;
 use delta_operator::backend::{Backend, Extras};
 use delta_operator::engine::{Inputs, read_and_plan};
 use delta_operator::model::{DataType, ObservedTable, TableRef};

@@ -28,9 +28,10 @@ use std::sync::Mutex as StdMutex;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::backend::databricks::client::{ClientError, DatabricksClient, StatementResult};
+use crate::backend::databricks::client::{ClientError, DatabricksClient};
 use crate::backend::databricks::error::WorkspaceError;
-use crate::backend::databricks::{DatabricksBackend, read, sql};
+use crate::backend::databricks::{DatabricksBackend, read};
+use crate::backend::sql::{self, StatementResult};
 use crate::model::type_syntax::parse_type;
 use crate::model::widening::can_widen_in_place;
 use crate::model::{

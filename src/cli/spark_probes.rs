@@ -12,9 +12,8 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Mutex;
 
-use crate::backend::databricks::client::{ClientError, StatementResult};
-use crate::backend::databricks::sql;
 use crate::backend::spark::SparkConnectBackend;
+use crate::backend::sql::{self, StatementError, StatementResult};
 use crate::backend::{Backend, Extras};
 use crate::model::type_syntax::parse_type;
 use crate::model::{Check, ObservedTable, SchemaRef, TableRef};
@@ -42,9 +41,9 @@ pub struct SparkBench<'a> {
     made: Mutex<Vec<TableRef>>,
 }
 
-fn words(e: &ClientError, statement: &str) -> Words {
+fn words(e: &StatementError, statement: &str) -> Words {
     let (message, error_class, sql_state, statement_id) = match e {
-        ClientError::Workspace(w) => (
+        StatementError::Refused(w) => (
             w.message.clone(),
             w.error_code.clone(),
             w.sql_state.clone(),
@@ -101,7 +100,7 @@ impl<'a> SparkBench<'a> {
         self.made.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    async fn try_exec(&self, statement: &str) -> Result<StatementResult, ClientError> {
+    async fn try_exec(&self, statement: &str) -> Result<StatementResult, StatementError> {
         self.log
             .lock()
             .unwrap_or_else(|p| p.into_inner())

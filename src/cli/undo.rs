@@ -116,7 +116,7 @@ pub async fn restore(config: &Config, a: RestoreArgs) -> u8 {
         AnyBackend::Databricks(_) => {
             eprintln!(
                 "error: target '{target}' is a Databricks workspace: `restore` works on lake targets. Run in the workspace (a SQL warehouse or notebook): RESTORE TABLE {} TO VERSION AS OF {version}",
-                crate::backend::databricks::sql::table_name(&t)
+                crate::backend::sql::table_name(&t)
             );
             return EXIT_ERROR;
         }
@@ -169,7 +169,7 @@ pub async fn undrop(config: &Config, a: UndropArgs) -> u8 {
         AnyBackend::Databricks(_) => {
             eprintln!(
                 "error: target '{target}' is a Databricks workspace: `undrop` works on lake targets. Run in the workspace: UNDROP TABLE {}",
-                crate::backend::databricks::sql::table_name(&t)
+                crate::backend::sql::table_name(&t)
             );
             return EXIT_ERROR;
         }

@@ -27,6 +27,11 @@ pub const CONSTRAINTS_PROPERTY: &str = "delta-operator.io/constraints";
 /// reads the record and puts them back.
 pub const PUT_BACK_PROPERTY: &str = "delta-operator.io/put-back";
 
+/// The Delta version of the table a staging copy was made from: a table
+/// property where statements make the copy, a commit-info key where the
+/// lake writes it. One spelling, so every backend recognises a copy alike.
+pub const STAGED_FROM_PROPERTY: &str = "delta-operator.io/staged-from-version";
+
 /// A CHECK's entry in [`CONSTRAINTS_PROPERTY`].
 pub fn check_entry(name: &str) -> String {
     format!("check:{}", name.to_lowercase())

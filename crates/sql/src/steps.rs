@@ -4,7 +4,6 @@
 //! statements in order (a replace another writer beat is tried again), and the
 //! staged check after a stage.
 
-use std::future::Future;
 use std::time::Duration;
 
 use delta_operator_backend::{BackendError, Progress, StepOutcome, StepProgress, TableRun};
@@ -12,35 +11,9 @@ use delta_operator_core::model::{ObservedTable, TableRef};
 use delta_operator_core::plan::steps::{Rewrite, RewritePhase};
 use delta_operator_core::plan::{Action, CheckWhen, Step, StepCheck, TablePlan};
 
-use crate::client::{self, ClientError, StatementResult};
 use crate::compile::{self, Binding, SqlCompiler};
-use crate::{error, sql};
-
-/// Where statements run: one statement to its end, all its rows.
-pub trait SqlRunner: Send + Sync {
-    /// The backend's name in messages (`databricks`, `sparkConnect`).
-    fn backend(&self) -> &'static str;
-
-    fn execute(
-        &self,
-        statement: &str,
-        progress: Progress<'_>,
-    ) -> impl Future<Output = Result<StatementResult, ClientError>> + Send;
-}
-
-impl SqlRunner for client::DatabricksClient {
-    fn backend(&self) -> &'static str {
-        "databricks"
-    }
-
-    fn execute(
-        &self,
-        statement: &str,
-        progress: Progress<'_>,
-    ) -> impl Future<Output = Result<StatementResult, ClientError>> + Send {
-        client::DatabricksClient::execute(self, statement, progress)
-    }
-}
+use crate::rewrite::{stage_problem, staging_table};
+use crate::{Refusal, SqlError, SqlRunner, StatementError};
 
 /// Carries out one step of its table's plan (see the module comment).
 pub async fn run_step<R: SqlRunner>(
@@ -56,8 +29,8 @@ pub async fn run_step<R: SqlRunner>(
     let progress = progress.note;
     let t = &run.table;
     let earlier = &plan.steps()[..step.number.saturating_sub(1).min(plan.steps().len())];
-    let sql_error = |e: sql::SqlError| match e {
-        sql::SqlError::Unsupported(what) => BackendError::Unsupported {
+    let sql_error = |e: SqlError| match e {
+        SqlError::Unsupported(what) => BackendError::Unsupported {
             backend: runner.backend().into(),
             what,
         },
@@ -129,7 +102,7 @@ pub async fn run_step<R: SqlRunner>(
                     ids.push(r.statement_id);
                     break;
                 }
-                Err(client::ClientError::Workspace(w))
+                Err(StatementError::Refused(w))
                     if replaces && is_write_conflict(&w) && attempt < REPLACE_ATTEMPTS =>
                 {
                     progress(&format!(
@@ -138,7 +111,7 @@ pub async fn run_step<R: SqlRunner>(
                     tokio::time::sleep(Duration::from_secs(1 << attempt.min(4))).await;
                     attempt += 1;
                 }
-                Err(client::ClientError::Workspace(w)) if replaces && is_write_conflict(&w) => {
+                Err(StatementError::Refused(w)) if replaces && is_write_conflict(&w) => {
                     outcome = Err(BackendError::Refused {
                         message: format!(
                             "{w}\n{t} took new commits from another writer during each of {REPLACE_ATTEMPTS} attempts to replace it; nothing was replaced. Pause its writers for the length of one rewrite (or apply when they are quieter) and apply again"
@@ -197,12 +170,12 @@ async fn check_stage<R: SqlRunner>(
     progress: Progress<'_>,
 ) -> Result<String, BackendError> {
     let t = &run.table;
-    let staging = compiler.names.table(&sql::staging_table(t, &run.id));
+    let staging = compiler.names.table(&staging_table(t, &run.id));
     let r = runner.execute(&check.query, progress).await?;
     let row = r.rows.first().ok_or_else(|| BackendError::Refused {
         message: "the staged check returned no row".into(),
     })?;
-    match sql::stage_problem(rw, live, &r.columns, row) {
+    match stage_problem(rw, live, &r.columns, row) {
         Ok(None) => {
             let rows = r
                 .column("s_rows")
@@ -275,7 +248,7 @@ fn needs_version(a: &Action) -> bool {
 const REPLACE_ATTEMPTS: u32 = 5;
 
 /// Delta's refusal of a commit because a concurrent one changed what it read.
-pub fn is_write_conflict(w: &error::WorkspaceError) -> bool {
+pub fn is_write_conflict(w: &Refusal) -> bool {
     let m = &w.message;
     [
         "DELTA_CONCURRENT_APPEND",
