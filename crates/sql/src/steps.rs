@@ -81,55 +81,7 @@ pub async fn run_step<R: SqlRunner>(
     for c in bound.checks.iter().filter(|c| c.when == CheckWhen::Before) {
         precheck(runner, t, step, c, progress).await?;
     }
-    let statements = bound.statements;
-    // a replace Delta refused because another writer committed meanwhile
-    // ran nothing: it is safe to run again, a bounded number of times
-    let replaces = matches!(
-        &step.action,
-        Action::Rewrite {
-            phase: RewritePhase::WriteOnce | RewritePhase::ReplaceChecked,
-            ..
-        }
-    );
-    let mut ids = Vec::new();
-    let mut outcome = Ok(());
-    for s in &statements {
-        tracing::info!(table = %t, step = step.number, statement = %s, "running");
-        let mut attempt = 1;
-        loop {
-            match runner.execute(s, progress).await {
-                Ok(r) => {
-                    ids.push(r.statement_id);
-                    break;
-                }
-                Err(StatementError::Refused(w))
-                    if replaces && is_write_conflict(&w) && attempt < REPLACE_ATTEMPTS =>
-                {
-                    progress(&format!(
-                        "another writer committed while the replace ran (attempt {attempt} of {REPLACE_ATTEMPTS}); nothing was replaced, trying again"
-                    ));
-                    tokio::time::sleep(Duration::from_secs(1 << attempt.min(4))).await;
-                    attempt += 1;
-                }
-                Err(StatementError::Refused(w)) if replaces && is_write_conflict(&w) => {
-                    outcome = Err(BackendError::Refused {
-                        message: format!(
-                            "{w}\n{t} took new commits from another writer during each of {REPLACE_ATTEMPTS} attempts to replace it; nothing was replaced. Pause its writers for the length of one rewrite (or apply when they are quieter) and apply again"
-                        ),
-                    });
-                    break;
-                }
-                Err(e) => {
-                    outcome = Err(BackendError::from(e));
-                    break;
-                }
-            }
-        }
-        if outcome.is_err() {
-            break;
-        }
-    }
-    outcome?;
+    let ids = run_statements(runner, t, step, &bound.statements, progress).await?;
     let mut detail = (!ids.is_empty()).then(|| format!("statement {}", ids.join(", ")));
     if let (
         Action::Rewrite {
@@ -155,6 +107,56 @@ pub async fn run_step<R: SqlRunner>(
         );
     }
     Ok(StepOutcome { detail })
+}
+
+/// Runs a step's statements in order, each to its end, and returns their ids.
+/// A replace Delta refused because another writer committed meanwhile ran
+/// nothing: it is safe to run again, a bounded number of times.
+async fn run_statements<R: SqlRunner>(
+    runner: &R,
+    t: &TableRef,
+    step: &Step,
+    statements: &[String],
+    progress: Progress<'_>,
+) -> Result<Vec<String>, BackendError> {
+    let replaces = matches!(
+        &step.action,
+        Action::Rewrite {
+            phase: RewritePhase::WriteOnce | RewritePhase::ReplaceChecked,
+            ..
+        }
+    );
+    let mut ids = Vec::new();
+    for s in statements {
+        tracing::info!(table = %t, step = step.number, statement = %s, "running");
+        let mut attempt = 1;
+        loop {
+            match runner.execute(s, progress).await {
+                Ok(r) => {
+                    ids.push(r.statement_id);
+                    break;
+                }
+                Err(StatementError::Refused(w))
+                    if replaces && is_write_conflict(&w) && attempt < REPLACE_ATTEMPTS =>
+                {
+                    progress(&format!(
+                        "another writer committed while the replace ran (attempt {attempt} of {REPLACE_ATTEMPTS}); nothing was replaced, trying again"
+                    ));
+                    tokio::time::sleep(Duration::from_secs(1 << attempt.min(4))).await;
+                    attempt += 1;
+                }
+                Err(StatementError::Refused(w)) if replaces && is_write_conflict(&w) => {
+                    return Err(BackendError::Refused {
+                        message: format!(
+                            "{w}\n{t} took new commits from another writer during each of {REPLACE_ATTEMPTS} attempts to replace it; nothing was replaced. Pause its writers for the length of one rewrite (or apply when they are quieter) and apply again"
+                        ),
+                    });
+                }
+                Err(e) => return Err(BackendError::from(e)),
+            }
+        }
+    }
+    Ok(ids)
 }
 
 /// The staged check: one SELECT comparing the original with its staging
