@@ -7,6 +7,7 @@
 //! - `delta-operator-core`: `model` and `plan`, the pure core (no I/O crate);
 //! - `delta-operator-api`: `spec` (the CRDs and manifests) and `config`;
 //! - `delta-operator-backend`: the `Backend` trait, `apply` (the executor), `engine`;
+//! - `delta-operator-sql`: `backend::sql`, the Delta SQL dialect the SQL backends share;
 //! - `delta-operator-lake`, `delta-operator-databricks`, `delta-operator-spark`: the backends;
 //! - `delta-operator-targets`: a config target opened as its backend;
 //! - `delta-operator-controller`: the Kubernetes controllers.
@@ -30,6 +31,7 @@ pub mod backend {
     pub use delta_operator_databricks as databricks;
     pub use delta_operator_lake as lake;
     pub use delta_operator_spark as spark;
+    pub use delta_operator_sql as sql;
     pub use delta_operator_targets::AnyBackend;
     pub use delta_operator_targets::open;
 }

@@ -15,8 +15,8 @@ use delta_operator::engine::Inputs;
 use delta_operator::plan::render::json;
 use delta_operator::plan::{CheckWhen, Plan, id::plan_id};
 use serde_json::Value;
-use support::{manifests, table};
 use support::warehouse::{Wh, env};
+use support::{manifests, table};
 
 /// This suite's manifests (additive schema, table `t`) and the plan a reviewer saw, applied.
 trait Suite {

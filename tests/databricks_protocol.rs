@@ -908,7 +908,7 @@ async fn a_step_runs_as_its_sql_and_refreshes_the_next_read() {
         checks: vec![],
     };
     let plan = one_step_plan(&t, &step);
-    step.statements = delta_operator::backend::databricks::compile::UNITY_CATALOG
+    step.statements = delta_operator::backend::databricks::UNITY_CATALOG
         .compile(&plan, None, &[], &step)
         .expect("compiles")
         .statements;

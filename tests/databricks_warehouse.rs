@@ -790,13 +790,13 @@ async fn constraints_another_tool_made_are_left_alone_and_only_the_operators_are
     // another tool adds a CHECK and a foreign key
     wh.sql(&format!(
         "ALTER TABLE {} ADD CONSTRAINT theirs CHECK (amount < 1000000)",
-        delta_operator::backend::databricks::sql::table_name(&o)
+        delta_operator::backend::sql::table_name(&o)
     ))
     .await;
     wh.sql(&format!(
         "ALTER TABLE {} ADD CONSTRAINT their_fk FOREIGN KEY (customer_id) REFERENCES {} (id)",
-        delta_operator::backend::databricks::sql::table_name(&o),
-        delta_operator::backend::databricks::sql::table_name(&wh.t("customers"))
+        delta_operator::backend::sql::table_name(&o),
+        delta_operator::backend::sql::table_name(&wh.t("customers"))
     ))
     .await;
     // the spec drops one of its own CHECKs
@@ -835,12 +835,12 @@ async fn constraints_another_tool_made_are_left_alone_and_only_the_operators_are
     // a table made outside, with a CHECK the spec declares: the claim records it in one write
     wh.sql(&format!(
         "CREATE TABLE {} (id BIGINT, amount INT) USING DELTA",
-        delta_operator::backend::databricks::sql::table_name(&wh.t("made_outside"))
+        delta_operator::backend::sql::table_name(&wh.t("made_outside"))
     ))
     .await;
     wh.sql(&format!(
         "ALTER TABLE {} ADD CONSTRAINT positive CHECK (amount > 0)",
-        delta_operator::backend::databricks::sql::table_name(&wh.t("made_outside"))
+        delta_operator::backend::sql::table_name(&wh.t("made_outside"))
     ))
     .await;
     let claimed = wh.m(

@@ -1,7 +1,7 @@
 //! The Databricks error parser: any response body (and any failed statement's
 //! status) is a WorkspaceError that prints, never a panic.
 #![no_main]
-use delta_operator_databricks::error::WorkspaceError;
+use delta_operator_databricks::error::{FromWorkspace, WorkspaceError};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(init: delta_operator_fuzz::stack_overflow_is_a_crash(), |data: &[u8]| {

@@ -100,7 +100,7 @@ pub async fn restore(config: &Config, a: RestoreArgs) -> Result<Exit, CliError> 
         AnyBackend::Databricks(_) => {
             return Err(CliError::Usage(format!(
                 "target '{target}' is a Databricks workspace: `restore` works on lake targets. Run in the workspace (a SQL warehouse or notebook): RESTORE TABLE {} TO VERSION AS OF {version}",
-                crate::backend::databricks::sql::table_name(&t)
+                crate::backend::sql::table_name(&t)
             )));
         }
     };
@@ -136,7 +136,7 @@ pub async fn undrop(config: &Config, a: UndropArgs) -> Result<Exit, CliError> {
         AnyBackend::Databricks(_) => {
             return Err(CliError::Usage(format!(
                 "target '{target}' is a Databricks workspace: `undrop` works on lake targets. Run in the workspace: UNDROP TABLE {}",
-                crate::backend::databricks::sql::table_name(&t)
+                crate::backend::sql::table_name(&t)
             )));
         }
     };

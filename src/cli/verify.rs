@@ -297,11 +297,13 @@ async fn run_spark(
     schema: &SchemaRef,
     a: &VerifyArgs,
 ) -> Result<Exit, CliError> {
-    let backend = crate::backend::open::spark_connect(target, Some("verify"))
-        .map_err(|source| CliError::Target {
-        target: a.target.clone(),
-        source,
-    })?;
+    let backend =
+        crate::backend::open::spark_connect(target, Some("verify")).map_err(|source| {
+            CliError::Target {
+                target: a.target.clone(),
+                source,
+            }
+        })?;
     let all = spark_probes::all();
     check_only(a, &all.iter().map(|p| p.name).collect::<Vec<_>>())?;
     let started = Instant::now();

@@ -4,8 +4,8 @@
 //! operator both see. Without the server these tests fail loudly.
 
 use delta_operator::apply::{ApplyError, ApplyReport, StepStatus, apply};
-use delta_operator::backend::databricks::client::StatementResult;
 use delta_operator::backend::spark::SparkConnectBackend;
+use delta_operator::backend::sql::StatementResult;
 use delta_operator::backend::{Backend, Extras};
 use delta_operator::config::SparkConnectTarget;
 use delta_operator::engine::{Inputs, read_and_plan};

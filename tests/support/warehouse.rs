@@ -8,7 +8,7 @@ use delta_operator::apply::{ApplyError, ApplyReport, StepStatus, apply};
 use delta_operator::backend::databricks::DatabricksBackend;
 use delta_operator::backend::databricks::auth::{Credentials, Secret};
 use delta_operator::backend::databricks::client::ClientConfig;
-use delta_operator::backend::databricks::client::StatementResult;
+use delta_operator::backend::sql::StatementResult;
 use delta_operator::backend::{Backend, Extras};
 use delta_operator::engine::{Inputs, read_and_plan};
 use delta_operator::model::{ObservedTable, TableRef};

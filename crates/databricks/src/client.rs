@@ -18,9 +18,9 @@ use serde_json::{Value, json};
 use url::Url;
 
 use super::auth::{CachedToken, Credentials, Secret};
-use super::error::WorkspaceError;
-use super::sql::is_read_only;
+use super::error::{FromWorkspace, WorkspaceError};
 use delta_operator_backend::{BackendError, Progress};
+use delta_operator_sql::{Cancel, SqlRunner, StatementError, StatementResult, is_read_only};
 
 /// Tunables; the defaults suit a real workspace, tests shrink the waits.
 #[derive(Debug, Clone)]
@@ -90,37 +90,42 @@ pub enum ClientError {
     Config(String),
 }
 
-/// Error codes that mean "not now" rather than "no".
-const TRANSIENT_CODES: &[&str] = &[
-    "TEMPORARILY_UNAVAILABLE",
-    "WORKSPACE_TEMPORARILY_UNAVAILABLE",
-    "SERVICE_UNDER_MAINTENANCE",
-    "REQUEST_LIMIT_EXCEEDED",
-    "RESOURCE_EXHAUSTED",
-];
+/// The SQL crate's view of a failure: a statement that was sent without an
+/// answer is worth another try (the executor re-reads first); the rest map
+/// one to one.
+impl From<ClientError> for StatementError {
+    fn from(e: ClientError) -> Self {
+        match e {
+            ClientError::Workspace(w) => StatementError::Refused(w),
+            ClientError::Transient(m) | ClientError::MayHaveRun(m) => StatementError::Transient(m),
+            ClientError::StateUnknown { statement, message } => {
+                StatementError::StateUnknown { statement, message }
+            }
+            ClientError::Canceled(m) => StatementError::Canceled(m),
+            ClientError::Config(m) => StatementError::Config(m),
+        }
+    }
+}
 
 impl From<ClientError> for BackendError {
     fn from(e: ClientError) -> Self {
-        match e {
-            ClientError::Workspace(w)
-                if w.error_code
-                    .as_deref()
-                    .is_some_and(|c| TRANSIENT_CODES.contains(&c))
-                    || matches!(w.http_status, Some(429 | 503)) =>
-            {
-                BackendError::Transient(w.to_string())
-            }
-            ClientError::Workspace(w) => BackendError::Refused {
-                message: w.to_string(),
-            },
-            // the executor re-reads and skips a step that already holds, so a retry is safe
-            ClientError::Transient(m) | ClientError::MayHaveRun(m) => BackendError::Transient(m),
-            ClientError::StateUnknown { statement, message } => {
-                BackendError::StillRunning { statement, message }
-            }
-            ClientError::Canceled(m) => BackendError::Refused { message: m },
-            ClientError::Config(m) => BackendError::Config(m),
-        }
+        StatementError::from(e).into()
+    }
+}
+
+impl SqlRunner for DatabricksClient {
+    fn backend(&self) -> &'static str {
+        "databricks"
+    }
+
+    async fn execute(
+        &self,
+        statement: &str,
+        progress: Progress<'_>,
+    ) -> Result<StatementResult, StatementError> {
+        DatabricksClient::execute(self, statement, progress)
+            .await
+            .map_err(Into::into)
     }
 }
 
@@ -148,38 +153,6 @@ impl Attempt {
             retry: false,
             after: None,
         }
-    }
-}
-
-/// Rows of a finished statement (JSON_ARRAY: every value a string or null).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct StatementResult {
-    pub statement_id: String,
-    pub columns: Vec<String>,
-    pub rows: Vec<Vec<Option<String>>>,
-}
-
-impl StatementResult {
-    /// The index of a result column by name.
-    pub fn column(&self, name: &str) -> Option<usize> {
-        self.columns
-            .iter()
-            .position(|c| c.eq_ignore_ascii_case(name))
-    }
-}
-
-/// What `cancel` did: what to tell the user, and the statements asked to cancel.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Cancel {
-    pub message: String,
-    pub statements: Vec<String>,
-    /// Something was running (or being submitted) when it was asked.
-    pub busy: bool,
-}
-
-impl std::fmt::Display for Cancel {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
     }
 }
 

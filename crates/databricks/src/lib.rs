@@ -7,19 +7,15 @@
 //! (what its spec declares), its tags, column tags and grants, a few tables
 //! at a time. A table whose listing stamp (Delta version
 //! `delta.lastUpdateVersion` and `updated_at`) has not moved is not parsed
-//! again. Steps are compiled to SQL (`sql.rs`) and run through the Statement
-//! Execution API (`client.rs`): statements are for applies, `measure` and
-//! `verify`.
+//! again. Steps are compiled to SQL by the SQL crate (`delta_operator_sql`,
+//! with Unity Catalog's names) and run through the Statement Execution API
+//! (`client.rs`): statements are for applies, `measure` and `verify`.
 
 pub mod auth;
 pub mod client;
-pub mod compile;
 pub mod error;
 pub mod lock;
-
 pub mod read;
-pub mod sql;
-pub mod steps;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -34,7 +30,13 @@ use delta_operator_backend::{
 };
 use delta_operator_core::model::{ObservedSchema, ObservedTable, SchemaRef, TableRef};
 use delta_operator_core::plan::{Capabilities, Compiler, SchemaStep, Step, TablePlan};
+use delta_operator_sql::{self as sql, Cancel, SqlCompiler};
 use futures::{StreamExt, TryStreamExt};
+
+/// The Databricks compiler: tables by Unity Catalog's three-part names.
+pub static UNITY_CATALOG: SqlCompiler = SqlCompiler {
+    names: sql::Names::Catalog,
+};
 
 /// Tables whose tags and grants are read at once (REST requests in flight).
 const EXTRAS_AT_ONCE: usize = 8;
@@ -165,7 +167,7 @@ impl DatabricksBackend {
     }
 
     /// Cancels every running statement; says what it did and which statements it asked to cancel.
-    pub async fn cancel(&self) -> client::Cancel {
+    pub async fn cancel(&self) -> Cancel {
         self.client.cancel().await
     }
 
@@ -402,7 +404,7 @@ impl Backend for DatabricksBackend {
         step: &SchemaStep,
     ) -> Result<StepOutcome, BackendError> {
         // what runs is what the plan shows
-        let statements = compile::UNITY_CATALOG
+        let statements = UNITY_CATALOG
             .compile_schema(s, step)
             .map_err(|message| BackendError::Refused { message })?;
         if statements != step.statements {
@@ -459,7 +461,7 @@ impl Backend for DatabricksBackend {
     }
 
     fn compiler(&self) -> &dyn Compiler {
-        &compile::UNITY_CATALOG
+        &UNITY_CATALOG
     }
 
     async fn run(
@@ -474,9 +476,9 @@ impl Backend for DatabricksBackend {
         run.fence().await.map_err(|e| {
             BackendError::LockLost(format!("{e} (step {} was not sent)", step.number))
         })?;
-        let ran = steps::run_step(
+        let ran = sql::run_step(
             &*self.client,
-            &compile::UNITY_CATALOG,
+            &UNITY_CATALOG,
             run,
             plan,
             step,

@@ -21,12 +21,12 @@ use super::{LakeBackend, STAGING, delta_err, lock, rel};
 use delta_operator_backend::{
     BackendError, StepOutcome, StepProgress, TableRun, failpoint, slow_failpoint,
 };
-use delta_operator_core::model::{Leftover, LeftoverKind, TableRef};
+use delta_operator_core::model::{Leftover, LeftoverKind, STAGED_FROM_PROPERTY, TableRef};
 use delta_operator_core::plan::Step;
 use delta_operator_core::plan::steps::{Rewrite, RewritePhase};
 
-/// Commit info keys: the table version a staging copy was made from, and the run that wrote a commit.
-pub const STAGED_FROM: &str = "delta-operator.staged-from-version";
+/// The commit info key of the run that wrote a commit (the version a staging
+/// copy was made from is `STAGED_FROM_PROPERTY`, shared with the SQL backends).
 pub const RUN: &str = "delta-operator.run";
 
 /// The folder holding a table's staging copies, one per run.
@@ -47,7 +47,7 @@ fn run_rel(t: &TableRef, run: &str) -> String {
 /// The table version a staging copy was made from (its commit's info).
 async fn staged_from(staging: &DeltaTable) -> Option<u64> {
     let info = staging.history(Some(1)).next().await?.ok()?;
-    info.info.get(STAGED_FROM).and_then(Value::as_u64)
+    info.info.get(STAGED_FROM_PROPERTY).and_then(Value::as_u64)
 }
 
 /// The start time a run id carries (milliseconds, base 36 before the dash).
@@ -199,7 +199,7 @@ impl LakeBackend {
             .with_commit_properties(self.run_props(
                 run,
                 step,
-                vec![(STAGED_FROM.to_string(), Value::from(from))],
+                vec![(STAGED_FROM_PROPERTY.to_string(), Value::from(from))],
             ))
             .await
             .map_err(delta_err)?;

@@ -3,7 +3,7 @@
 //! rewrite survives a connection blip), tagged with its own operation tag so
 //! a shutdown, Ctrl-C or a read budget interrupts exactly that statement.
 //! Results come back as Arrow IPC batches and are turned into strings, the
-//! shape the SQL step runner shares with the Databricks client.
+//! shape every SQL runner hands the step runner (`delta_operator_sql`).
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -17,10 +17,9 @@ use spark_connect::{ChannelBuilder, SparkConnectClient, SparkError};
 use spark_connect_proto as proto;
 
 use delta_operator_backend::{Progress, StatementLog, short_duration};
-use delta_operator_databricks::client::{Cancel, ClientError, StatementResult};
-use delta_operator_databricks::error::WorkspaceError;
-use delta_operator_databricks::sql::is_read_only;
-use delta_operator_databricks::steps::SqlRunner;
+use delta_operator_sql::{
+    Cancel, Refusal, SqlRunner, StatementError, StatementResult, is_read_only,
+};
 
 /// gRPC status codes that mean "the server is not reachable now".
 const UNAVAILABLE: i32 = 14;
@@ -71,13 +70,13 @@ impl SparkClient {
         token: Option<&str>,
         conf: BTreeMap<String, String>,
         read_budget: Duration,
-    ) -> Result<Self, ClientError> {
+    ) -> Result<Self, StatementError> {
         let mut builder = ChannelBuilder::parse(url).map_err(|e| {
-            ClientError::Config(format!("sparkConnect.url '{url}': {}", e.message()))
+            StatementError::Config(format!("sparkConnect.url '{url}': {}", e.message()))
         })?;
         if let Some(t) = token {
             if !builder.use_ssl() && !builder.is_loopback() {
-                return Err(ClientError::Config(format!(
+                return Err(StatementError::Config(format!(
                     "sparkConnect.url '{url}': a token is sent only over TLS; add /;use_ssl=true to the URL"
                 )));
             }
@@ -100,12 +99,12 @@ impl SparkClient {
         &self.endpoint
     }
 
-    async fn client(&self) -> Result<&SparkConnectClient, ClientError> {
+    async fn client(&self) -> Result<&SparkConnectClient, StatementError> {
         self.client
             .get_or_try_init(|| SparkConnectClient::connect(&self.builder))
             .await
             .map_err(|e| {
-                ClientError::Config(format!("Spark Connect {}: {}", self.endpoint, e.message()))
+                StatementError::Config(format!("Spark Connect {}: {}", self.endpoint, e.message()))
             })
     }
 
@@ -187,14 +186,14 @@ impl SparkClient {
     /// while it answers with anything but the end of the result (a finished
     /// one the server still holds counts as running: the safe side); `None`
     /// once the server no longer knows the operation or its session.
-    pub async fn still_running(&self, id: &str) -> Result<Option<String>, ClientError> {
+    pub async fn still_running(&self, id: &str) -> Result<Option<String>, StatementError> {
         let Some((session, operation)) = id.split_once('/') else {
             return Ok(None);
         };
         let mut builder = self.builder.clone();
         builder.set("session_id", session);
         let unreachable = |e: SparkError| {
-            ClientError::Transient(format!(
+            StatementError::Transient(format!(
                 "Spark Connect {}: asking after statement {id}: {}",
                 self.endpoint,
                 e.message()
@@ -242,12 +241,12 @@ impl SparkClient {
     }
 
     /// The session settings of the target, once per client.
-    async fn send_conf(&self, client: &SparkConnectClient) -> Result<(), ClientError> {
+    async fn send_conf(&self, client: &SparkConnectClient) -> Result<(), StatementError> {
         self.conf_sent
             .get_or_try_init(|| async {
                 for (k, v) in &self.conf {
                     client.set_config(k, v).await.map_err(|e| {
-                        ClientError::Config(format!(
+                        StatementError::Config(format!(
                             "sparkConnect.conf {k}: the server refused it: {}",
                             e.message()
                         ))
@@ -291,7 +290,7 @@ impl SparkClient {
         &self,
         statement: &str,
         progress: Progress<'_>,
-    ) -> Result<StatementResult, ClientError> {
+    ) -> Result<StatementResult, StatementError> {
         let client = self.client().await?;
         self.send_conf(client).await?;
         let reads = is_read_only(statement);
@@ -317,7 +316,7 @@ impl SparkClient {
                 Ok(r) => r,
                 Err(_) => {
                     let _ = client.interrupt_tag(&tag).await;
-                    Err(ClientError::Transient(format!(
+                    Err(StatementError::Transient(format!(
                         "a read ran past its budget of {} on Spark Connect {} and was interrupted (statement {id}); raise readBudgetSeconds if the table is this slow to read",
                         short_duration(self.read_budget.as_secs()),
                         self.endpoint
@@ -336,7 +335,7 @@ impl SparkClient {
         tag: &str,
         id: &str,
         progress: Progress<'_>,
-    ) -> Result<StatementResult, ClientError> {
+    ) -> Result<StatementResult, StatementError> {
         let reads = is_read_only(statement);
         let mut stream = client
             .execute_plan_reattachable(Self::request(client, statement, tag))
@@ -356,7 +355,7 @@ impl SparkClient {
             match response.response_type {
                 Some(proto::execute_plan_response::ResponseType::ArrowBatch(batch)) => {
                     decode(&batch.data, &mut result).map_err(|e| {
-                        ClientError::Transient(format!(
+                        StatementError::Transient(format!(
                             "statement {id}: its result could not be read: {e}"
                         ))
                     })?;
@@ -388,17 +387,17 @@ impl SparkClient {
     /// (error class, SQLSTATE) for the SQL step runner's advice and conflict
     /// checks; a lost connection is transient for a read and of unknown
     /// outcome for a write (it may still be running on the server).
-    fn error(&self, e: SparkError, id: &str, reads: bool) -> ClientError {
+    fn error(&self, e: SparkError, id: &str, reads: bool) -> StatementError {
         let lost = matches!(e.grpc_code, Some(UNAVAILABLE | DEADLINE_EXCEEDED));
         if lost && reads {
-            return ClientError::Transient(format!(
+            return StatementError::Transient(format!(
                 "Spark Connect {}: {} (statement {id})",
                 self.endpoint,
                 e.message()
             ));
         }
         if lost {
-            return ClientError::StateUnknown {
+            return StatementError::StateUnknown {
                 statement: id.to_string(),
                 message: format!(
                     "Spark Connect {} stopped answering while statement {id} ran ({}): it may still be running there",
@@ -410,13 +409,13 @@ impl SparkClient {
         let canceled = e.get_condition().is_some_and(|c| c == "OPERATION_CANCELED")
             || e.message().contains("OPERATION_CANCELED");
         if canceled {
-            return ClientError::Canceled(format!(
+            return StatementError::Canceled(format!(
                 "statement {id} was interrupted on Spark Connect {}: {}",
                 self.endpoint,
                 e.message()
             ));
         }
-        ClientError::Workspace(Box::new(WorkspaceError {
+        StatementError::Refused(Box::new(Refusal {
             http_status: None,
             error_code: e.get_condition(),
             sql_state: e.get_sql_state(),
@@ -445,7 +444,7 @@ impl SqlRunner for SparkClient {
         &self,
         statement: &str,
         progress: Progress<'_>,
-    ) -> impl Future<Output = Result<StatementResult, ClientError>> + Send {
+    ) -> impl Future<Output = Result<StatementResult, StatementError>> + Send {
         SparkClient::execute(self, statement, progress)
     }
 }

@@ -5,7 +5,7 @@
 //! lake backend's (delta-rs reads the log directly: no Spark job for a drift
 //! check). Every step is compiled to the same SQL as on Databricks, naming the
 //! table by path (`` delta.`s3a://…/main/sales/orders` ``), and carried out by
-//! the shared SQL step runner (`databricks::steps`) on the Spark Connect
+//! the shared SQL step runner (`delta_operator_sql::steps`) on the Spark Connect
 //! server (`client.rs`): the rows are read and written by Spark, none flows
 //! through the operator. A dropped table goes to the lake's trash (path tables
 //! have no UNDROP), so `undrop` brings it back; a staging copy is deleted
@@ -25,10 +25,8 @@ use delta_operator_core::model::{
 use delta_operator_core::plan::compile::{self, Compiled};
 use delta_operator_core::plan::steps::RewritePhase;
 use delta_operator_core::plan::{Action, Capabilities, Compiler, SchemaStep, Step, TablePlan};
-use delta_operator_databricks::compile::SqlCompiler;
-use delta_operator_databricks::sql::{self, Names};
-use delta_operator_databricks::steps;
 use delta_operator_lake::LakeBackend;
+use delta_operator_sql::{self as sql, Names, SqlCompiler};
 
 pub use client::SparkClient;
 
@@ -323,7 +321,7 @@ impl Backend for SparkConnectBackend {
         run.fence().await.map_err(|e| {
             BackendError::LockLost(format!("{e} (step {} was not sent)", step.number))
         })?;
-        steps::run_step(
+        sql::run_step(
             &*self.spark,
             &self.compiler.sql,
             run,

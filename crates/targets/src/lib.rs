@@ -71,7 +71,7 @@ impl AnyBackend {
     /// Spark Connect operations, each by its tag):
     /// what to tell the user, the statements asked to cancel (each may still
     /// run), and whether anything was running at all.
-    pub async fn cancel(&self) -> Option<databricks::client::Cancel> {
+    pub async fn cancel(&self) -> Option<delta_operator_sql::Cancel> {
         match self {
             AnyBackend::Lake(_) => None,
             AnyBackend::Databricks(d) => Some(d.cancel().await),
@@ -115,7 +115,7 @@ pub fn compiler(kind: BackendKind) -> &'static dyn Compiler {
         std::sync::LazyLock::new(|| spark::SparkCompiler::new("<root>"));
     match kind {
         BackendKind::Lake => &lake::compile::DeltaCompiler,
-        BackendKind::Databricks => &databricks::compile::UNITY_CATALOG,
+        BackendKind::Databricks => &databricks::UNITY_CATALOG,
         BackendKind::SparkConnect => &*SPARK,
     }
 }

@@ -393,7 +393,7 @@ def test_schema_comment_properties_owner_and_grants_read_back_through_uc(wh):
     wh.sql("CREATE SCHEMA %s" % full)
     s, info, _ = wh.call("GET", "/api/2.1/unity-catalog/schemas/" + full)
     assert s == 200 and "comment" not in info and info["properties"] == {}, info
-    wh.sql("COMMENT ON SCHEMA `main`.`%s` IS 'it\\'s $\\{x}'" % sch)   # `${` escaped, as sql.rs writes it
+    wh.sql("COMMENT ON SCHEMA `main`.`%s` IS 'it\\'s $\\{x}'" % sch)   # `${` escaped, as the sql crate (quote.rs) writes it
     wh.sql("ALTER SCHEMA `main`.`%s` SET DBPROPERTIES ('team' = 'revenue', 'o''k' = 'v')" % sch)
     wh.sql("ALTER SCHEMA `main`.`%s` OWNER TO `data-eng`" % sch)
     wh.sql("GRANT USE SCHEMA, SELECT, MODIFY ON SCHEMA `main`.`%s` TO `analysts`" % sch)

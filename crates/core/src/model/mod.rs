@@ -19,5 +19,5 @@ pub use schema::{ObservedSchema, SchemaMeta};
 pub use table::{
     CONSTRAINTS_PROPERTY, Check, DesiredColumn, DesiredTable, ForeignKey, Grant, Identity,
     Leftover, LeftoverKind, Mask, OWNER_PROPERTY, ObservedColumn, ObservedTable, PUT_BACK_PROPERTY,
-    PrimaryKey, ResourceId, SchemaMode, SchemaRef, SpecRefusal, TableRef,
+    PrimaryKey, ResourceId, STAGED_FROM_PROPERTY, SchemaMode, SchemaRef, SpecRefusal, TableRef,
 };

@@ -12,6 +12,11 @@ use super::types::DataType;
 
 pub use super::property::{CONSTRAINTS_PROPERTY, OWNER_PROPERTY, PUT_BACK_PROPERTY};
 
+/// The Delta version of the table a staging copy was made from: a table
+/// property where statements make the copy, a commit-info key where the
+/// lake writes it. One spelling, so every backend recognises a copy alike.
+pub const STAGED_FROM_PROPERTY: &str = "delta-operator.io/staged-from-version";
+
 /// A CHECK's entry in [`CONSTRAINTS_PROPERTY`].
 pub fn check_entry(name: &str) -> String {
     format!("check:{}", name.to_lowercase())

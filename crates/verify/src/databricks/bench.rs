@@ -10,9 +10,11 @@ use serde_json::Value;
 
 use delta_operator_core::model::{ObservedTable, SchemaRef, TableRef};
 use delta_operator_core::plan::Action;
-use delta_operator_databricks::client::{ClientError, DatabricksClient, StatementResult};
+use delta_operator_databricks::client::{ClientError, DatabricksClient};
 use delta_operator_databricks::error::WorkspaceError;
-use delta_operator_databricks::{DatabricksBackend, read, sql};
+use delta_operator_databricks::{DatabricksBackend, read};
+use delta_operator_sql as sql;
+use delta_operator_sql::StatementResult;
 
 use crate::outcome::{Outcome, Words, differed, short, unknown};
 

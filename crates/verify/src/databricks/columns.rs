@@ -6,7 +6,7 @@ use delta_operator_core::model::widening::can_widen_in_place;
 use delta_operator_core::model::{Check, DataType, ObservedTable};
 use delta_operator_core::plan::Action;
 use delta_operator_core::plan::change::FieldPath;
-use delta_operator_databricks::sql;
+use delta_operator_sql as sql;
 
 use super::bench::{Bench, Tbl, words_line};
 use crate::nested::{NESTED_ROW, NESTED_TABLE, nested_actions, nested_read_back};

@@ -4,7 +4,7 @@
 
 use delta_operator_core::model::{Check, DataType};
 use delta_operator_core::plan::Action;
-use delta_operator_databricks::sql;
+use delta_operator_sql as sql;
 
 use super::bench::{Bench, json_list, words_line};
 use crate::outcome::{Outcome, Verdict, differed, held, unknown};

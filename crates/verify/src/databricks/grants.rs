@@ -1,7 +1,8 @@
 //! Grants: how our read sees a table's grants, schema grants against table
 //! grants, and where inherited privileges come from.
 
-use delta_operator_databricks::{read, sql};
+use delta_operator_databricks::read;
+use delta_operator_sql as sql;
 
 use super::bench::{Bench, Tbl, cell};
 use crate::outcome::{Outcome, Verdict, differed, held, unknown};

@@ -5,7 +5,7 @@
 use delta_operator_core::model::OWNER_PROPERTY;
 use delta_operator_core::plan::Action;
 use delta_operator_databricks::client::ClientError;
-use delta_operator_databricks::sql;
+use delta_operator_sql as sql;
 
 use super::bench::{Bench, json_list, words_line};
 use crate::outcome::{Verdict, differed, held, unknown};

@@ -1,8 +1,9 @@
 //! Objects our plans leave alone or only read: materialized views and ABAC
 //! policies (their listing's columns, an empty listing, `DESCRIBE POLICY`).
 
-use delta_operator_databricks::client::StatementResult;
-use delta_operator_databricks::{read, sql};
+use delta_operator_databricks::read;
+use delta_operator_sql as sql;
+use delta_operator_sql::StatementResult;
 use serde_json::Value;
 
 use super::bench::{Bench, Tbl};

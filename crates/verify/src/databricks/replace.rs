@@ -2,7 +2,7 @@
 //! grants), RESTORE after it, clones outliving it, views and functions replaced.
 
 use delta_operator_core::plan::Action;
-use delta_operator_databricks::sql;
+use delta_operator_sql as sql;
 
 use super::bench::{Bench, cell};
 use crate::outcome::{Outcome, Verdict, Words, differed, held, unknown};

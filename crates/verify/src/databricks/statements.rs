@@ -6,7 +6,7 @@ use delta_operator_core::model::{
     DataType, DesiredColumn, DesiredTable, OWNER_PROPERTY, PrimaryKey,
 };
 use delta_operator_core::plan::Action;
-use delta_operator_databricks::sql;
+use delta_operator_sql as sql;
 
 use super::bench::{Bench, cell};
 use crate::outcome::{Verdict, differed, held};

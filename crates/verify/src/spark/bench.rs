@@ -10,9 +10,9 @@ use delta_operator_backend::{Backend, Extras};
 use delta_operator_core::model::{ObservedTable, SchemaRef, TableRef};
 use delta_operator_core::plan::Action;
 use delta_operator_core::plan::steps::{bound_clone_name, clone_name};
-use delta_operator_databricks::client::{ClientError, StatementResult};
-use delta_operator_databricks::sql;
 use delta_operator_spark::SparkConnectBackend;
+use delta_operator_sql as sql;
+use delta_operator_sql::{StatementError, StatementResult};
 
 use crate::outcome::{Outcome, Verdict, Words, held, unknown};
 
@@ -35,9 +35,9 @@ pub struct SparkBench<'a> {
     pub(super) made: Mutex<Vec<TableRef>>,
 }
 
-pub(super) fn words(e: &ClientError, statement: &str) -> Words {
+pub(super) fn words(e: &StatementError, statement: &str) -> Words {
     let (message, error_class, sql_state, statement_id) = match e {
-        ClientError::Workspace(w) => (
+        StatementError::Refused(w) => (
             w.message.clone(),
             w.error_code.clone(),
             w.sql_state.clone(),
@@ -94,7 +94,10 @@ impl<'a> SparkBench<'a> {
         self.made.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    pub(super) async fn try_exec(&self, statement: &str) -> Result<StatementResult, ClientError> {
+    pub(super) async fn try_exec(
+        &self,
+        statement: &str,
+    ) -> Result<StatementResult, StatementError> {
         self.log
             .lock()
             .unwrap_or_else(|p| p.into_inner())

@@ -6,7 +6,7 @@ use delta_operator_core::model::type_syntax::parse_type;
 use delta_operator_core::model::{Check, OWNER_PROPERTY, TableRef};
 use delta_operator_core::plan::Action;
 use delta_operator_core::plan::steps::{bound_clone_name, clone_name};
-use delta_operator_databricks::sql;
+use delta_operator_sql as sql;
 
 use super::bench::{SparkBench, SparkProbe, columns, words};
 use crate::nested::{NESTED_ROW, NESTED_TABLE, nested_actions, nested_read_back};

@@ -4,7 +4,6 @@
 //! statements in order (a replace another writer beat is tried again), and the
 //! staged check after a stage.
 
-use std::future::Future;
 use std::time::Duration;
 
 use delta_operator_backend::{BackendError, Progress, StepOutcome, StepProgress, TableRun};
@@ -12,35 +11,9 @@ use delta_operator_core::model::{ObservedTable, TableRef};
 use delta_operator_core::plan::steps::{Rewrite, RewritePhase};
 use delta_operator_core::plan::{Action, CheckWhen, Step, StepCheck, TablePlan};
 
-use crate::client::{self, ClientError, StatementResult};
 use crate::compile::{self, Binding, SqlCompiler};
-use crate::{error, sql};
-
-/// Where statements run: one statement to its end, all its rows.
-pub trait SqlRunner: Send + Sync {
-    /// The backend's name in messages (`databricks`, `sparkConnect`).
-    fn backend(&self) -> &'static str;
-
-    fn execute(
-        &self,
-        statement: &str,
-        progress: Progress<'_>,
-    ) -> impl Future<Output = Result<StatementResult, ClientError>> + Send;
-}
-
-impl SqlRunner for client::DatabricksClient {
-    fn backend(&self) -> &'static str {
-        "databricks"
-    }
-
-    fn execute(
-        &self,
-        statement: &str,
-        progress: Progress<'_>,
-    ) -> impl Future<Output = Result<StatementResult, ClientError>> + Send {
-        client::DatabricksClient::execute(self, statement, progress)
-    }
-}
+use crate::rewrite::{stage_problem, staging_table};
+use crate::{Refusal, SqlError, SqlRunner, StatementError};
 
 /// Carries out one step of its table's plan (see the module comment).
 pub async fn run_step<R: SqlRunner>(
@@ -56,8 +29,8 @@ pub async fn run_step<R: SqlRunner>(
     let progress = progress.note;
     let t = &run.table;
     let earlier = &plan.steps()[..step.number.saturating_sub(1).min(plan.steps().len())];
-    let sql_error = |e: sql::SqlError| match e {
-        sql::SqlError::Unsupported(what) => BackendError::Unsupported {
+    let sql_error = |e: SqlError| match e {
+        SqlError::Unsupported(what) => BackendError::Unsupported {
             backend: runner.backend().into(),
             what,
         },
@@ -108,55 +81,7 @@ pub async fn run_step<R: SqlRunner>(
     for c in bound.checks.iter().filter(|c| c.when == CheckWhen::Before) {
         precheck(runner, t, step, c, progress).await?;
     }
-    let statements = bound.statements;
-    // a replace Delta refused because another writer committed meanwhile
-    // ran nothing: it is safe to run again, a bounded number of times
-    let replaces = matches!(
-        &step.action,
-        Action::Rewrite {
-            phase: RewritePhase::WriteOnce | RewritePhase::ReplaceChecked,
-            ..
-        }
-    );
-    let mut ids = Vec::new();
-    let mut outcome = Ok(());
-    for s in &statements {
-        tracing::info!(table = %t, step = step.number, statement = %s, "running");
-        let mut attempt = 1;
-        loop {
-            match runner.execute(s, progress).await {
-                Ok(r) => {
-                    ids.push(r.statement_id);
-                    break;
-                }
-                Err(client::ClientError::Workspace(w))
-                    if replaces && is_write_conflict(&w) && attempt < REPLACE_ATTEMPTS =>
-                {
-                    progress(&format!(
-                        "another writer committed while the replace ran (attempt {attempt} of {REPLACE_ATTEMPTS}); nothing was replaced, trying again"
-                    ));
-                    tokio::time::sleep(Duration::from_secs(1 << attempt.min(4))).await;
-                    attempt += 1;
-                }
-                Err(client::ClientError::Workspace(w)) if replaces && is_write_conflict(&w) => {
-                    outcome = Err(BackendError::Refused {
-                        message: format!(
-                            "{w}\n{t} took new commits from another writer during each of {REPLACE_ATTEMPTS} attempts to replace it; nothing was replaced. Pause its writers for the length of one rewrite (or apply when they are quieter) and apply again"
-                        ),
-                    });
-                    break;
-                }
-                Err(e) => {
-                    outcome = Err(BackendError::from(e));
-                    break;
-                }
-            }
-        }
-        if outcome.is_err() {
-            break;
-        }
-    }
-    outcome?;
+    let ids = run_statements(runner, t, step, &bound.statements, progress).await?;
     let mut detail = (!ids.is_empty()).then(|| format!("statement {}", ids.join(", ")));
     if let (
         Action::Rewrite {
@@ -184,6 +109,56 @@ pub async fn run_step<R: SqlRunner>(
     Ok(StepOutcome { detail })
 }
 
+/// Runs a step's statements in order, each to its end, and returns their ids.
+/// A replace Delta refused because another writer committed meanwhile ran
+/// nothing: it is safe to run again, a bounded number of times.
+async fn run_statements<R: SqlRunner>(
+    runner: &R,
+    t: &TableRef,
+    step: &Step,
+    statements: &[String],
+    progress: Progress<'_>,
+) -> Result<Vec<String>, BackendError> {
+    let replaces = matches!(
+        &step.action,
+        Action::Rewrite {
+            phase: RewritePhase::WriteOnce | RewritePhase::ReplaceChecked,
+            ..
+        }
+    );
+    let mut ids = Vec::new();
+    for s in statements {
+        tracing::info!(table = %t, step = step.number, statement = %s, "running");
+        let mut attempt = 1;
+        loop {
+            match runner.execute(s, progress).await {
+                Ok(r) => {
+                    ids.push(r.statement_id);
+                    break;
+                }
+                Err(StatementError::Refused(w))
+                    if replaces && is_write_conflict(&w) && attempt < REPLACE_ATTEMPTS =>
+                {
+                    progress(&format!(
+                        "another writer committed while the replace ran (attempt {attempt} of {REPLACE_ATTEMPTS}); nothing was replaced, trying again"
+                    ));
+                    tokio::time::sleep(Duration::from_secs(1 << attempt.min(4))).await;
+                    attempt += 1;
+                }
+                Err(StatementError::Refused(w)) if replaces && is_write_conflict(&w) => {
+                    return Err(BackendError::Refused {
+                        message: format!(
+                            "{w}\n{t} took new commits from another writer during each of {REPLACE_ATTEMPTS} attempts to replace it; nothing was replaced. Pause its writers for the length of one rewrite (or apply when they are quieter) and apply again"
+                        ),
+                    });
+                }
+                Err(e) => return Err(BackendError::from(e)),
+            }
+        }
+    }
+    Ok(ids)
+}
+
 /// The staged check: one SELECT comparing the original with its staging
 /// copy (rows, NULLs of converted columns, NULLs in NOT NULL columns). A
 /// failure leaves the original untouched and the copy kept, named.
@@ -197,12 +172,12 @@ async fn check_stage<R: SqlRunner>(
     progress: Progress<'_>,
 ) -> Result<String, BackendError> {
     let t = &run.table;
-    let staging = compiler.names.table(&sql::staging_table(t, &run.id));
+    let staging = compiler.names.table(&staging_table(t, &run.id));
     let r = runner.execute(&check.query, progress).await?;
     let row = r.rows.first().ok_or_else(|| BackendError::Refused {
         message: "the staged check returned no row".into(),
     })?;
-    match sql::stage_problem(rw, live, &r.columns, row) {
+    match stage_problem(rw, live, &r.columns, row) {
         Ok(None) => {
             let rows = r
                 .column("s_rows")
@@ -275,7 +250,7 @@ fn needs_version(a: &Action) -> bool {
 const REPLACE_ATTEMPTS: u32 = 5;
 
 /// Delta's refusal of a commit because a concurrent one changed what it read.
-pub fn is_write_conflict(w: &error::WorkspaceError) -> bool {
+pub fn is_write_conflict(w: &Refusal) -> bool {
     let m = &w.message;
     [
         "DELTA_CONCURRENT_APPEND",

@@ -1,14 +1,25 @@
-//! The Databricks compiler: every step's SQL statements and checks, from the
+//! Steps compiled to SQL: every step's statements and checks, from the
 //! observed state its plan was made from (and what the table's earlier steps
 //! set), with the placeholders of `core::plan::compile` where only the run
-//! knows the value. Pure, like `sql.rs` whose builders it uses.
+//! knows the value. Pure: text in, text out. The statements of each action
+//! family are in their own file; `compile_for` routes an action to its family.
+
+mod access;
+mod columns;
+mod constraints;
+mod features;
+mod table;
+#[cfg(test)]
+mod tests;
 
 use delta_operator_core::model::{ObservedTable, SchemaRef, TableRef};
 use delta_operator_core::plan::compile::{self, CheckWhen, Compiled, Compiler, StepCheck};
 use delta_operator_core::plan::steps::{Action, RewritePhase};
 use delta_operator_core::plan::{SchemaStep, Step, TablePlan};
 
-use crate::sql::{self, DEFAULTS_FEATURE, Names, SqlError};
+use crate::ddl::DEFAULTS_FEATURE;
+use crate::quote::{Names, field_path};
+use crate::{SqlError, rewrite};
 
 /// Compiles steps to Databricks SQL, naming tables as `names` says (Unity
 /// Catalog's three parts, or Delta paths for OSS Delta on Spark).
@@ -16,11 +27,6 @@ use crate::sql::{self, DEFAULTS_FEATURE, Names, SqlError};
 pub struct SqlCompiler {
     pub names: Names,
 }
-
-/// The Databricks compiler (Unity Catalog names).
-pub static UNITY_CATALOG: SqlCompiler = SqlCompiler {
-    names: Names::Catalog,
-};
 
 /// The run's values for the placeholders; `None` for the plan's text.
 #[derive(Debug, Clone, Copy)]
@@ -58,7 +64,7 @@ impl Compiler for SqlCompiler {
     }
 
     fn compile_schema(&self, schema: &SchemaRef, step: &SchemaStep) -> Result<Vec<String>, String> {
-        sql::compile_schema(schema, &step.action)
+        crate::schema::compile_schema(schema, &step.action)
             .map(|s| vec![s])
             .map_err(|e| e.to_string())
     }
@@ -78,7 +84,7 @@ pub fn compile_step(
         l.version = bind.version;
     }
     let live = live.as_ref();
-    let statements = sql::compile_for(names, t, &step.action, live, bind.run)?;
+    let statements = compile_for(names, t, &step.action, live, bind.run)?;
     let mut checks = Vec::new();
     let mut notes = Vec::new();
     match &step.action {
@@ -100,7 +106,7 @@ pub fn compile_step(
             RewritePhase::Stage => {
                 checks.push(StepCheck {
                     when: CheckWhen::After,
-                    query: sql::stage_check(names, t, rewrite, live, bind.run),
+                    query: rewrite::stage_check(names, t, rewrite, live, bind.run),
                     refuses: "a copy whose row count differs from the version it was made from, a converted column that gained NULLs, or a NULL in a NOT NULL column; the original stays untouched and the copy is kept to inspect".into(),
                 });
                 notes.push(format!("{}: this apply's run id (the staging copy is its own); {}: the table's Delta version when the step starts, which the check compares the copy with", compile::RUN, compile::VERSION));
@@ -115,7 +121,7 @@ pub fn compile_step(
         )),
         _ => {}
     }
-    let undo = sql::undo(
+    let undo = crate::undo::undo(
         names,
         t,
         &step.action,
@@ -134,9 +140,9 @@ pub fn compile_step(
 /// only where its parents have values (that is what Delta enforces).
 fn not_null_violations(names: &Names, t: &TableRef, path: &[String]) -> String {
     let mut cond: Vec<String> = (1..path.len())
-        .map(|i| format!("{} IS NOT NULL", sql::field_path(&path[..i])))
+        .map(|i| format!("{} IS NOT NULL", field_path(&path[..i])))
         .collect();
-    cond.push(format!("{} IS NULL", sql::field_path(path)));
+    cond.push(format!("{} IS NULL", field_path(path)));
     format!(
         "SELECT count(*) AS `violations` FROM {} WHERE {}",
         names.table(t),
@@ -176,4 +182,70 @@ fn after(observed: Option<&ObservedTable>, earlier: &[Step]) -> Option<ObservedT
         }
     }
     Some(live)
+}
+
+/// The statements that carry out one action, in order. `live` is the table as
+/// last read: it decides prerequisites inside a step (protocol versions, the
+/// defaults feature, a primary key to replace); `None` means unknown.
+pub fn compile(
+    t: &TableRef,
+    action: &Action,
+    live: Option<&ObservedTable>,
+) -> Result<Vec<String>, SqlError> {
+    compile_for(&Names::Catalog, t, action, live, "")
+}
+
+/// The statements of a step in one run (the run names its staging copy).
+pub fn compile_for(
+    names: &Names,
+    t: &TableRef,
+    action: &Action,
+    live: Option<&ObservedTable>,
+    run: &str,
+) -> Result<Vec<String>, SqlError> {
+    use Action as A;
+    match action {
+        A::CreateTable { .. }
+        | A::Claim { .. }
+        | A::SetTableComment { .. }
+        | A::SetProperties { .. }
+        | A::UnsetProperties { .. }
+        | A::SetClustering { .. }
+        | A::CloneTable { .. }
+        | A::DropTable
+        | A::RemoveLeftovers { .. } => table::compile(names, t, action, live),
+        A::EnableColumnMapping | A::EnableTypeWidening | A::EnableTimestampNtz => {
+            features::compile(names, t, action, live)
+        }
+        A::AddColumn { .. }
+        | A::RenameColumn { .. }
+        | A::DropColumn { .. }
+        | A::DropField { .. }
+        | A::AlterColumnType { .. }
+        | A::DropNotNull { .. }
+        | A::SetNotNull { .. }
+        | A::SetColumnComment { .. }
+        | A::SetDefault { .. }
+        | A::Backfill { .. } => columns::compile(names, t, action, live),
+        A::Grant { .. }
+        | A::Revoke { .. }
+        | A::SetOwner { .. }
+        | A::SetTableTags { .. }
+        | A::UnsetTableTags { .. }
+        | A::SetColumnTags { .. }
+        | A::UnsetColumnTags { .. }
+        | A::SetMask { .. } => access::compile(names, t, action),
+        A::AddCheck { .. }
+        | A::DropCheck { .. }
+        | A::AddChecks { .. }
+        | A::DropChecks { .. }
+        | A::SetPrimaryKey { .. }
+        | A::AddForeignKey { .. }
+        | A::DropForeignKey { .. } => constraints::compile(names, t, action, live),
+        A::Rewrite { rewrite, phase } => rewrite::rewrite_sql(names, t, rewrite, *phase, live, run),
+    }
+}
+
+pub(crate) fn alter(names: &Names, t: &TableRef, rest: impl AsRef<str>) -> String {
+    format!("ALTER TABLE {} {}", names.table(t), rest.as_ref())
 }
