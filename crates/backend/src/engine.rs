@@ -3,11 +3,11 @@
 
 use std::sync::Arc;
 
-use delta_operator_api::spec::expression::same_expression;
 use delta_operator_core::model::{Check, ObservedSchema, ObservedTable, TableRef};
 use delta_operator_core::plan::Inputs;
 use delta_operator_core::plan::compile::compile_parts;
 use delta_operator_core::plan::{self, Capabilities, Compiler, Plan, SchemaScope};
+use delta_operator_expression::same_expression;
 
 use crate::{Backend, BackendError, Extras};
 

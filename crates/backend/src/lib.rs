@@ -12,7 +12,7 @@ pub mod lock;
 use std::future::Future;
 
 use delta_operator_core::model::{ObservedSchema, ObservedTable, SchemaRef, TableRef};
-use delta_operator_core::plan::{Capabilities, Compiler, SchemaStep, Step, TablePlan};
+use delta_operator_core::plan::{BackendKind, Capabilities, Compiler, SchemaStep, Step, TablePlan};
 
 pub use extras::{Extras, TableExtras};
 
@@ -27,7 +27,7 @@ pub enum BackendError {
     CheckFailed { message: String },
     /// The backend cannot do this at all (a planning bug if it happens).
     #[error("not supported by the {backend} backend: {what}")]
-    Unsupported { backend: String, what: String },
+    Unsupported { backend: BackendKind, what: String },
     /// Storage or network trouble; worth retrying.
     #[error("{0}")]
     Transient(String),

@@ -114,8 +114,8 @@ impl From<ClientError> for BackendError {
 }
 
 impl SqlRunner for DatabricksClient {
-    fn backend(&self) -> &'static str {
-        "databricks"
+    fn backend(&self) -> delta_operator_core::plan::BackendKind {
+        delta_operator_core::plan::BackendKind::Databricks
     }
 
     async fn execute(

@@ -17,6 +17,7 @@
 //! statement. Pure functions only; the fixtures in the tests are shaped as
 //! the public API reference shows.
 
+use delta_operator_core::model::property;
 use std::collections::BTreeMap;
 
 use serde_json::Value;
@@ -114,7 +115,7 @@ pub fn table_from_info(schema: &SchemaRef, info: &Value) -> Result<ObservedTable
     let props = info.get("properties").and_then(Value::as_object);
     for (k, v) in props.into_iter().flatten() {
         let Some(v) = v.as_str() else { continue };
-        match k.strip_prefix("delta.constraints.") {
+        match k.strip_prefix(property::CONSTRAINTS_PREFIX) {
             Some(n) => checks.push(Check {
                 name: n.to_string(),
                 expression: v.to_string(),

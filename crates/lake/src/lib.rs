@@ -631,7 +631,7 @@ impl Backend for LakeBackend {
         step: &SchemaStep,
     ) -> Result<StepOutcome, BackendError> {
         Err(BackendError::Unsupported {
-            backend: "lake".into(),
+            backend: delta_operator_core::plan::BackendKind::Lake,
             what: step.action.title(),
         })
     }
@@ -691,7 +691,7 @@ impl Backend for LakeBackend {
         run.fence().await?;
         let unsupported = |what: &str| {
             Err(BackendError::Unsupported {
-                backend: "lake".into(),
+                backend: delta_operator_core::plan::BackendKind::Lake,
                 what: what.into(),
             })
         };

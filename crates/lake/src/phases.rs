@@ -116,7 +116,7 @@ impl LakeBackend {
                     .await
             }
             RewritePhase::ReplaceChecked => Err(BackendError::Unsupported {
-                backend: "lake".into(),
+                backend: delta_operator_core::plan::BackendKind::Lake,
                 what:
                     "a replace from itself after a stage (the lake replaces from the staging copy)"
                         .into(),

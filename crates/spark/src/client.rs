@@ -436,8 +436,8 @@ impl Drop for Deregister<'_> {
 }
 
 impl SqlRunner for SparkClient {
-    fn backend(&self) -> &'static str {
-        "sparkConnect"
+    fn backend(&self) -> delta_operator_core::plan::BackendKind {
+        delta_operator_core::plan::BackendKind::SparkConnect
     }
 
     fn execute(

@@ -347,7 +347,7 @@ impl Backend for SparkConnectBackend {
         step: &SchemaStep,
     ) -> Result<StepOutcome, BackendError> {
         Err(BackendError::Unsupported {
-            backend: "sparkConnect".into(),
+            backend: delta_operator_core::plan::BackendKind::SparkConnect,
             what: step.action.title(),
         })
     }

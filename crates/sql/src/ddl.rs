@@ -1,6 +1,7 @@
 //! Table DDL: CREATE TABLE with everything that goes inline, column and
 //! field definitions, enabling column mapping, and a shallow clone.
 
+use delta_operator_core::model::property;
 use std::collections::BTreeMap;
 
 use delta_operator_core::model::names::{
@@ -33,15 +34,18 @@ pub(crate) fn enable_column_mapping(
     live: Option<&ObservedTable>,
 ) -> String {
     let mut p = BTreeMap::new();
-    let reader = prop_num(live, "delta.minReaderVersion");
-    let writer = prop_num(live, "delta.minWriterVersion");
+    let reader = prop_num(live, property::MIN_READER_VERSION);
+    let writer = prop_num(live, property::MIN_WRITER_VERSION);
     if reader.is_some_and(|r| r < 2) {
-        p.insert("delta.minReaderVersion".to_string(), "2".to_string());
+        p.insert(property::MIN_READER_VERSION.to_string(), "2".to_string());
     }
     if writer.is_some_and(|w| w < 5) {
-        p.insert("delta.minWriterVersion".to_string(), "5".to_string());
+        p.insert(property::MIN_WRITER_VERSION.to_string(), "5".to_string());
     }
-    p.insert("delta.columnMapping.mode".to_string(), "name".to_string());
+    p.insert(
+        property::COLUMN_MAPPING_MODE.to_string(),
+        "name".to_string(),
+    );
     alter(names, t, format!("SET TBLPROPERTIES ({})", props(&p)))
 }
 
@@ -119,7 +123,7 @@ pub fn create_table(names: &Names, d: &DesiredTable) -> String {
         .iter()
         .any(|c| needs_mapping(&c.name) || type_needs_mapping(&c.data_type))
     {
-        p.entry("delta.columnMapping.mode".into())
+        p.entry(property::COLUMN_MAPPING_MODE.into())
             .or_insert_with(|| "name".into());
     }
     // the owner marker, and the record of the constraints it declares

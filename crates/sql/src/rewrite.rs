@@ -2,6 +2,7 @@
 //! the check that compares it with the original, and the replace that checks
 //! every row again as it writes.
 
+use delta_operator_core::model::property;
 use std::collections::BTreeMap;
 
 use delta_operator_core::model::{
@@ -142,7 +143,7 @@ fn replace_properties(rw: &Rewrite, live: Option<&ObservedTable>) -> BTreeMap<St
     let keep = [
         OWNER_PROPERTY,
         delta_operator_core::model::CONSTRAINTS_PROPERTY,
-        "delta.columnMapping.mode",
+        property::COLUMN_MAPPING_MODE,
     ];
     let mut p: BTreeMap<String, String> = live
         .map(|l| {
@@ -162,7 +163,7 @@ fn replace_properties(rw: &Rewrite, live: Option<&ObservedTable>) -> BTreeMap<St
 /// without the defaults feature (WRONG_COLUMN_DEFAULTS_FOR_DELTA_FEATURE_NOT_ENABLED,
 /// measured on Delta 4.4), and names that need column mapping need it there too.
 fn stage_properties(live: Option<&ObservedTable>) -> BTreeMap<String, String> {
-    let keep = [DEFAULTS_FEATURE, "delta.columnMapping.mode"];
+    let keep = [DEFAULTS_FEATURE, property::COLUMN_MAPPING_MODE];
     live.map(|l| {
         l.properties
             .iter()

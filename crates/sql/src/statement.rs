@@ -6,13 +6,14 @@
 use std::future::Future;
 
 use delta_operator_backend::{BackendError, Progress};
+use delta_operator_core::plan::BackendKind;
 
 use crate::Refusal;
 
 /// Where statements run: one statement to its end, all its rows.
 pub trait SqlRunner: Send + Sync {
-    /// The backend's name in messages (`databricks`, `sparkConnect`).
-    fn backend(&self) -> &'static str;
+    /// The backend the statements run on (named in messages).
+    fn backend(&self) -> BackendKind;
 
     fn execute(
         &self,

@@ -31,7 +31,7 @@ pub async fn run_step<R: SqlRunner>(
     let earlier = &plan.steps()[..step.number.saturating_sub(1).min(plan.steps().len())];
     let sql_error = |e: SqlError| match e {
         SqlError::Unsupported(what) => BackendError::Unsupported {
-            backend: runner.backend().into(),
+            backend: runner.backend(),
             what,
         },
         other => BackendError::Refused {

@@ -3,7 +3,7 @@
 
 pub mod crd;
 pub mod error;
-pub mod expression;
+pub use delta_operator_expression as expression;
 pub mod load;
 pub mod lower;
 pub mod names;

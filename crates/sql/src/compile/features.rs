@@ -1,5 +1,6 @@
 //! Delta table features a later step needs, each enabled by its own step.
 
+use delta_operator_core::model::property;
 use delta_operator_core::model::{ObservedTable, TableRef};
 use delta_operator_core::plan::steps::Action;
 
@@ -23,7 +24,7 @@ pub(super) fn compile(
             t,
             format!(
                 "SET TBLPROPERTIES ({} = 'true')",
-                literal("delta.enableTypeWidening")
+                literal(property::ENABLE_TYPE_WIDENING)
             ),
         )),
         Action::EnableTimestampNtz => one(alter(
@@ -31,7 +32,7 @@ pub(super) fn compile(
             t,
             format!(
                 "SET TBLPROPERTIES ({} = 'supported')",
-                literal("delta.feature.timestampNtz")
+                literal(property::FEATURE_TIMESTAMP_NTZ)
             ),
         )),
         other => unreachable!("compile_for routed {} to the wrong family", other.title()),

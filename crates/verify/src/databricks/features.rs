@@ -2,6 +2,7 @@
 //! which feature (widening, column mapping, defaults), what cannot be undone, and
 //! NOT NULL, CHECK, RESTORE, clustering and comments as our compiler writes them.
 
+use delta_operator_core::model::property;
 use delta_operator_core::model::{Check, DataType};
 use delta_operator_core::plan::Action;
 use delta_operator_sql as sql;
@@ -19,7 +20,7 @@ pub(super) async fn widening_needs_feature(b: &Bench) -> Verdict {
         .get("properties")
         .cloned()
         .flatten()
-        .is_some_and(|p| p.contains("delta.enableTypeWidening"))
+        .is_some_and(|p| p.contains(property::ENABLE_TYPE_WIDENING))
     {
         return Err(unknown(
             "new tables already have delta.enableTypeWidening set here (a workspace default)",
@@ -146,7 +147,7 @@ pub(super) async fn column_mapping_irreversible(b: &Bench) -> Verdict {
     let off = format!(
         "ALTER TABLE {} SET TBLPROPERTIES ({} = {})",
         t.q,
-        sql::literal("delta.columnMapping.mode"),
+        sql::literal(property::COLUMN_MAPPING_MODE),
         sql::literal("none")
     );
     let w = b
@@ -224,7 +225,7 @@ pub(super) async fn restore_undoes_drop_column(b: &Bench) -> Verdict {
     b.setup(&format!(
         "CREATE TABLE {} (a INT, b STRING) USING DELTA TBLPROPERTIES ({} = {})",
         t.q,
-        sql::literal("delta.columnMapping.mode"),
+        sql::literal(property::COLUMN_MAPPING_MODE),
         sql::literal("name")
     ))
     .await?;
