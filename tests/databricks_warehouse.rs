@@ -861,3 +861,16 @@ async fn constraints_another_tool_made_are_left_alone_and_only_the_operators_are
     );
     wh.converge(&claimed, false).await;
 }
+
+// The promises every backend keeps (tests/support/scenarios.rs), on the warehouse emulator.
+#[tokio::test]
+async fn shared_an_added_column_keeps_every_row_and_a_writers_append() {
+    let wh = Wh::new("shared", "add").await;
+    support::scenarios::an_added_column_keeps_every_row_and_a_writers_append(&wh).await;
+}
+
+#[tokio::test]
+async fn shared_a_dropped_column_waits_for_the_approval_of_that_plan() {
+    let wh = Wh::new("shared", "drop").await;
+    support::scenarios::a_dropped_column_waits_for_the_approval_of_that_plan(&wh).await;
+}

@@ -1306,3 +1306,14 @@ async fn nested_set_not_null_counts_only_where_the_parent_is_there() {
     assert!(!lake2.plan(&strict).await.has_changes());
     assert_eq!(lake2.count(&tref("people")).await, 2);
 }
+
+// The promises every backend keeps (tests/support/scenarios.rs), on the lake.
+#[tokio::test]
+async fn shared_an_added_column_keeps_every_row_and_a_writers_append() {
+    support::scenarios::an_added_column_keeps_every_row_and_a_writers_append(&Lake::new()).await;
+}
+
+#[tokio::test]
+async fn shared_a_dropped_column_waits_for_the_approval_of_that_plan() {
+    support::scenarios::a_dropped_column_waits_for_the_approval_of_that_plan(&Lake::new()).await;
+}

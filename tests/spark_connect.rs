@@ -916,3 +916,14 @@ fn two_cli_applies_on_spark_connect_take_turns_and_a_killed_holder_frees_the_tab
         String::from_utf8_lossy(&plan.stderr)
     );
 }
+
+// The promises every backend keeps (tests/support/scenarios.rs), on OSS Delta over Spark Connect.
+#[tokio::test]
+async fn shared_an_added_column_keeps_every_row_and_a_writers_append() {
+    support::scenarios::an_added_column_keeps_every_row_and_a_writers_append(&Spark::new()).await;
+}
+
+#[tokio::test]
+async fn shared_a_dropped_column_waits_for_the_approval_of_that_plan() {
+    support::scenarios::a_dropped_column_waits_for_the_approval_of_that_plan(&Spark::new()).await;
+}

@@ -2,7 +2,9 @@
 #![allow(dead_code)]
 
 pub mod e2e;
+pub mod scenarios;
 pub mod spark;
+pub mod target;
 pub mod warehouse;
 
 use std::sync::Arc;
