@@ -4,8 +4,9 @@
 use std::fmt::Write;
 
 use super::{human_bytes, plural, refused, totals};
-use crate::plan::schema::SchemaOutcome;
-use crate::plan::{CheckWhen, Outcome, Plan, RiskClass, TableAction};
+use crate::plan::rules::RuleFailure;
+use crate::plan::schema::{SchemaOutcome, SchemaPlan};
+use crate::plan::{CheckWhen, Outcome, Plan, RiskClass, TableAction, TablePlan};
 
 fn dot(class: RiskClass) -> &'static str {
     match class {
@@ -17,13 +18,36 @@ fn dot(class: RiskClass) -> &'static str {
 }
 
 pub fn render(plan: &Plan) -> String {
-    let s = &plan.summary;
     let mut out = String::new();
+    header(&mut out, plan);
+    for sp in &plan.schemas {
+        if sp.is_accepted() && sp.steps().is_empty() && sp.notes.is_empty() {
+            continue;
+        }
+        schema_section(&mut out, sp);
+    }
+    for t in &plan.tables {
+        if t.action == TableAction::Unchanged && t.steps().is_empty() && t.is_accepted() {
+            continue;
+        }
+        table_section(&mut out, t);
+    }
+    if !plan.unmanaged.is_empty() {
+        out.push_str("#### Unmanaged tables, left untouched\n\n");
+        for u in &plan.unmanaged {
+            let _ = writeln!(out, "- `{u}`");
+        }
+    }
+    out
+}
+
+/// The plan's id, its totals, and the callouts a reviewer must not miss.
+fn header(out: &mut String, plan: &Plan) {
     let _ = writeln!(out, "<!-- delta-operator:plan:{} -->", plan.backend);
     let _ = writeln!(out, "### delta-operator plan `{}`\n", plan.id);
-    let (changes, steps) = totals(s);
+    let (changes, steps) = totals(&plan.summary);
     let _ = writeln!(out, "**{changes}** · {steps}\n");
-    if s.rejected > 0 {
+    if plan.summary.rejected > 0 {
         let _ = writeln!(
             out,
             "> [!CAUTION]\n> {} refused by the safety rules or blocked by a refused parent; each is left untouched, the other tables are applied.\n",
@@ -43,143 +67,142 @@ pub fn render(plan: &Plan) -> String {
             plan.id
         );
     }
-    for sp in &plan.schemas {
-        if sp.is_accepted() && sp.steps().is_empty() && sp.notes.is_empty() {
-            continue;
+}
+
+/// One row of a steps table: what a step of a table or of a schema shows.
+struct Row<'a> {
+    number: usize,
+    title: String,
+    class: RiskClass,
+    warnings: &'a [String],
+    notes: &'a [String],
+    undo: Option<&'a str>,
+}
+
+/// The `| # | step | risk | notes |` table.
+fn step_table<'a>(out: &mut String, rows: impl Iterator<Item = Row<'a>>) {
+    out.push_str("| # | step | risk | notes |\n|---|---|---|---|\n");
+    for r in rows {
+        let mut notes: Vec<String> = r.warnings.iter().map(|w| format!("⚠ {w}")).collect();
+        notes.extend(r.notes.iter().cloned());
+        if let Some(u) = r.undo {
+            notes.push(format!("undo: `{u}`"));
         }
-        let _ = writeln!(out, "#### schema `{}` — update\n", sp.schema);
-        for n in &sp.notes {
-            let _ = writeln!(out, "- _{n}_");
-        }
-        out.push('\n');
-        match &sp.outcome {
-            SchemaOutcome::Accepted { steps } if !steps.is_empty() => {
-                out.push_str("| # | step | risk | notes |\n|---|---|---|---|\n");
-                for st in steps {
-                    let mut notes: Vec<String> =
-                        st.warnings.iter().map(|w| format!("⚠ {w}")).collect();
-                    notes.extend(st.notes.iter().cloned());
-                    if let Some(u) = &st.undo {
-                        notes.push(format!("undo: `{u}`"));
-                    }
-                    let _ = writeln!(
-                        out,
-                        "| {} | {} | {} {} | {} |",
-                        st.number,
-                        st.action.title().replace('|', "\\|"),
-                        dot(st.class),
-                        st.class,
-                        notes.join("<br>").replace('|', "\\|")
-                    );
-                }
-                out.push('\n');
-                let sql: Vec<&String> = steps.iter().flat_map(|st| &st.statements).collect();
-                if !sql.is_empty() {
-                    let body: String = sql.iter().map(|x| format!("{x}\n")).collect();
-                    let fence = fence_for(&body);
-                    let _ = writeln!(
-                        out,
-                        "<details><summary>schema statements: {}</summary>\n\n{fence}sql\n{body}{fence}\n\n</details>\n",
-                        plural(sql.len(), "statement")
-                    );
-                }
-            }
-            SchemaOutcome::Accepted { .. } => {}
-            SchemaOutcome::Rejected { failures } => {
-                for f in failures {
-                    let _ = writeln!(
-                        out,
-                        "- ✗ **{}** ({}): {} — fix: {}",
-                        f.rule, f.subject, f.message, f.fix
-                    );
-                }
-                out.push('\n');
-            }
-        }
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} {} | {} |",
+            r.number,
+            r.title.replace('|', "\\|"),
+            dot(r.class),
+            r.class,
+            notes.join("<br>").replace('|', "\\|")
+        );
     }
-    for t in &plan.tables {
-        if t.action == TableAction::Unchanged && t.steps().is_empty() && t.is_accepted() {
-            continue;
-        }
-        let size = t
-            .size_bytes
-            .map(|b| format!(" ({})", human_bytes(b)))
-            .unwrap_or_default();
-        let action = match t.action {
-            TableAction::Create => "create",
-            TableAction::Update => "update",
-            TableAction::Destroy => "destroy",
-            TableAction::Unchanged => "unchanged",
-            TableAction::Keep => "orphan, kept",
-        };
-        let _ = writeln!(out, "#### `{}` — {action}{size}\n", t.table);
-        for c in &t.changes {
-            let _ = writeln!(
+    out.push('\n');
+}
+
+/// The rules a table or schema broke, each with its fix.
+fn failures(out: &mut String, failures: &[RuleFailure]) {
+    for f in failures {
+        let _ = writeln!(
+            out,
+            "- ✗ **{}** ({}): {} — fix: {}",
+            f.rule, f.subject, f.message, f.fix
+        );
+    }
+    out.push('\n');
+}
+
+fn schema_section(out: &mut String, sp: &SchemaPlan) {
+    let _ = writeln!(out, "#### schema `{}` — update\n", sp.schema);
+    for n in &sp.notes {
+        let _ = writeln!(out, "- _{n}_");
+    }
+    out.push('\n');
+    match &sp.outcome {
+        SchemaOutcome::Accepted { steps } if !steps.is_empty() => {
+            step_table(
                 out,
-                "- `{}` {}",
-                c.marker(),
-                c.describe().replace('|', "\\|")
+                steps.iter().map(|st| Row {
+                    number: st.number,
+                    title: st.action.title(),
+                    class: st.class,
+                    warnings: &st.warnings,
+                    notes: &st.notes,
+                    undo: st.undo.as_deref(),
+                }),
             );
-        }
-        for n in &t.notes {
-            let _ = writeln!(out, "- _{n}_");
-        }
-        out.push('\n');
-        match &t.outcome {
-            Outcome::Accepted { steps } if !steps.is_empty() => {
-                out.push_str("| # | step | risk | notes |\n|---|---|---|---|\n");
-                for st in steps {
-                    let mut notes: Vec<String> =
-                        st.warnings.iter().map(|w| format!("⚠ {w}")).collect();
-                    notes.extend(st.notes.iter().cloned());
-                    if let Some(u) = &st.undo {
-                        notes.push(format!("undo: `{u}`"));
-                    }
-                    let _ = writeln!(
-                        out,
-                        "| {} | {} | {} {} | {} |",
-                        st.number,
-                        st.action.title().replace('|', "\\|"),
-                        dot(st.class),
-                        st.class,
-                        notes.join("<br>").replace('|', "\\|")
-                    );
-                }
-                out.push('\n');
-                for st in steps {
-                    statements(&mut out, st);
-                }
-            }
-            Outcome::Accepted { .. } => {}
-            Outcome::Rejected { failures } => {
-                for f in failures {
-                    let _ = writeln!(
-                        out,
-                        "- ✗ **{}** ({}): {} — fix: {}",
-                        f.rule, f.subject, f.message, f.fix
-                    );
-                }
-                out.push('\n');
-            }
-            Outcome::Blocked { by, would_run } => {
-                let names: Vec<String> = by.iter().map(|b| format!("`{b}`")).collect();
+            let sql: Vec<&String> = steps.iter().flat_map(|st| &st.statements).collect();
+            if !sql.is_empty() {
+                let body: String = sql.iter().map(|x| format!("{x}\n")).collect();
+                let fence = fence_for(&body);
                 let _ = writeln!(
                     out,
-                    "- ✗ blocked by {} ({} step{} wait for them)\n",
-                    names.join(", "),
-                    would_run.len(),
-                    if would_run.len() == 1 { "" } else { "s" }
+                    "<details><summary>schema statements: {}</summary>\n\n{fence}sql\n{body}{fence}\n\n</details>\n",
+                    plural(sql.len(), "statement")
                 );
             }
         }
+        SchemaOutcome::Accepted { .. } => {}
+        SchemaOutcome::Rejected { failures: f } => failures(out, f),
     }
-    if !plan.unmanaged.is_empty() {
-        out.push_str("#### Unmanaged tables, left untouched\n\n");
-        for u in &plan.unmanaged {
-            let _ = writeln!(out, "- `{u}`");
+}
+
+fn table_section(out: &mut String, t: &TablePlan) {
+    let size = t
+        .size_bytes
+        .map(|b| format!(" ({})", human_bytes(b)))
+        .unwrap_or_default();
+    let action = match t.action {
+        TableAction::Create => "create",
+        TableAction::Update => "update",
+        TableAction::Destroy => "destroy",
+        TableAction::Unchanged => "unchanged",
+        TableAction::Keep => "orphan, kept",
+    };
+    let _ = writeln!(out, "#### `{}` — {action}{size}\n", t.table);
+    for c in &t.changes {
+        let _ = writeln!(
+            out,
+            "- `{}` {}",
+            c.marker(),
+            c.describe().replace('|', "\\|")
+        );
+    }
+    for n in &t.notes {
+        let _ = writeln!(out, "- _{n}_");
+    }
+    out.push('\n');
+    match &t.outcome {
+        Outcome::Accepted { steps } if !steps.is_empty() => {
+            step_table(
+                out,
+                steps.iter().map(|st| Row {
+                    number: st.number,
+                    title: st.action.title(),
+                    class: st.class,
+                    warnings: &st.warnings,
+                    notes: &st.notes,
+                    undo: st.undo.as_deref(),
+                }),
+            );
+            for st in steps {
+                statements(out, st);
+            }
+        }
+        Outcome::Accepted { .. } => {}
+        Outcome::Rejected { failures: f } => failures(out, f),
+        Outcome::Blocked { by, would_run } => {
+            let names: Vec<String> = by.iter().map(|b| format!("`{b}`")).collect();
+            let _ = writeln!(
+                out,
+                "- ✗ blocked by {} ({} step{} wait for them)\n",
+                names.join(", "),
+                would_run.len(),
+                if would_run.len() == 1 { "" } else { "s" }
+            );
         }
     }
-    out
 }
 
 /// A collapsible block with what a step runs: checks before, statements, checks after.
