@@ -235,9 +235,7 @@ impl LakeBackend {
         first: FirstPass<'_>,
         progress: StepProgress<'_>,
     ) -> Result<StepOutcome, BackendError> {
-        let t = &run.table;
         let target = rewrite::target_schema(rw, false)?;
-        let schema = rewrite::target_struct(rw, false)?;
         let config = base
             .snapshot()
             .map_err(delta_err)?
@@ -245,80 +243,47 @@ impl LakeBackend {
             .configuration()
             .clone();
         let checks = Checks::for_table(&config, &target)?;
-        let folder = rewrite::run_folder(&run.id);
-        let folder_rel = run_rel(t, &run.id);
+        let folder_rel = run_rel(&run.table, &run.id);
         let url = self.root.url_for_write(&folder_rel)?;
+        let folder = rewrite::run_folder(&run.id);
         let mut sink = Sink::new(&url, &folder, target.clone(), rw.partitioned_by.clone())?;
-        let folder_at = &folder_rel;
-        let discard = move |e: BackendError| async move {
-            let _ = self.root.remove_folder(folder_at).await;
-            e
+        let pass = Pass {
+            rw,
+            target,
+            checks: &checks,
+            progress,
         };
-        // the first pass
+        let done = self
+            .write_and_commit(run, step, &pass, base, first, &folder_rel, &mut sink)
+            .await;
+        if done.is_err() {
+            // nothing was replaced: the run's written files go (a crash instead leaves them to
+            // the next plan's RemoveLeftovers)
+            let _ = self.root.remove_folder(&folder_rel).await;
+        }
+        done
+    }
+
+    /// The first pass, then the commit conditioned on the version it read, converting what
+    /// writers appended meanwhile (bounded rounds). Any error: nothing was committed.
+    #[allow(clippy::too_many_arguments)]
+    async fn write_and_commit(
+        &self,
+        run: &TableRun,
+        step: &Step,
+        pass: &Pass<'_>,
+        base: DeltaTable,
+        first: FirstPass<'_>,
+        folder_rel: &str,
+        sink: &mut Sink,
+    ) -> Result<StepOutcome, BackendError> {
+        let t = &run.table;
+        let schema = rewrite::target_struct(pass.rw, false)?;
         let staged = matches!(first, FirstPass::Staging(_));
         let first_rows = match first {
-            FirstPass::Table => {
-                let baseline = rewrite::baseline_of(&base, None, rw).await?;
-                (progress.note)(&format!("rewriting {} rows in one pass", baseline.rows));
-                let spec = StreamSpec {
-                    select: rw,
-                    target: target.clone(),
-                    strict: true,
-                    converted: baseline.converted.iter().map(|(i, _, _)| *i).collect(),
-                    checks: &checks,
-                    crash_mid_stream: Some("during-replace"),
-                    expected_rows: u64::try_from(baseline.rows).ok(),
-                };
-                let counted = rewrite::convert_into(&base, None, &spec, &mut sink, progress).await;
-                let stats = match counted {
-                    Ok(s) => s,
-                    Err(e) => return Err(discard(untouched(e)).await),
-                };
-                if let Some(problem) =
-                    rewrite::compare(rw, &baseline, stats.rows, &stats.non_null, &stats.present)
-                {
-                    return Err(discard(BackendError::CheckFailed {
-                        message: format!("{problem}; the table is untouched"),
-                    })
-                    .await);
-                }
-                stats.rows
-            }
+            FirstPass::Table => first_pass_from_table(pass, &base, sink).await?,
             FirstPass::Staging(staging) => {
-                // the staged copy must hold exactly the rows of the version it was made from
-                let original = rewrite::row_count(&base).await?;
-                let staged_rows = rewrite::row_count(staging).await?;
-                if staged_rows != original {
-                    return Err(discard(BackendError::Refused {
-                        message: format!(
-                            "the staging copy holds {staged_rows} rows but version {} of the table holds {original}; nothing was replaced; apply again to stage it anew",
-                            base.version().unwrap_or(0)
-                        ),
-                    })
-                    .await);
-                }
-                (progress.note)(&format!(
-                    "replacing the table from {staged_rows} staged rows"
-                ));
-                let copy = rewrite::passthrough(rw);
-                let spec = StreamSpec {
-                    select: &copy,
-                    target: target.clone(),
-                    strict: true,
-                    converted: vec![],
-                    checks: &checks,
-                    crash_mid_stream: Some("during-replace"),
-                    expected_rows: u64::try_from(staged_rows).ok(),
-                };
-                let stats =
-                    match rewrite::convert_into(staging, None, &spec, &mut sink, progress).await {
-                        Ok(s) => s,
-                        Err(e) => return Err(discard(untouched(e)).await),
-                    };
-                if stats.rows != original {
-                    return Err(discard(BackendError::CheckFailed { message: format!("{} rows were copied from the staging copy, expected {original}; the table is untouched", stats.rows) }).await);
-                }
-                stats.rows
+                first_pass_from_staging(pass, &base, staging, sink).await?
             }
         };
         failpoint("before-commit");
@@ -330,17 +295,14 @@ impl LakeBackend {
             let read = base.version().unwrap_or(0);
             // fenced: the lock is renewed now (or lost, and nothing is committed),
             // and every file the commit names is still there
-            if let Err(e) = run.fence().await {
-                return Err(discard(e).await);
-            }
-            if let Err(e) = self.own_files_present(&folder_rel, sink.adds().len()).await {
-                return Err(discard(e).await);
-            }
+            run.fence().await?;
+            self.own_files_present(folder_rel, sink.adds().len())
+                .await?;
             failpoint("after-fence");
             match replace::commit(
                 &base,
                 &schema,
-                &rw.partitioned_by,
+                &pass.rw.partitioned_by,
                 sink.adds(),
                 self.run_props(run, step, vec![]),
             )
@@ -362,69 +324,60 @@ impl LakeBackend {
                         )),
                     });
                 }
-                Err(NotCommitted::Failed(e)) => return Err(discard(e).await),
+                Err(NotCommitted::Failed(e)) => return Err(e),
                 Err(NotCommitted::Moved) if round == MAX_CATCH_UP_ROUNDS => break,
                 Err(NotCommitted::Moved) => {}
             }
-            match replace::since(&base, read).await {
-                Err(e) => return Err(discard(e).await),
-                Ok(Since::Other { version, what }) => {
-                    return Err(discard(BackendError::Transient(format!(
-                        "version {version} of {t} landed while the rewrite ran ({what}); nothing was replaced, and the next apply plans against it"
-                    )))
-                    .await);
-                }
-                Ok(Since::Appends { latest, adds }) => {
-                    let newer = self.open_table_at(t, latest).await?;
-                    (progress.note)(&format!(
-                        "{} files appended since version {read}: converting them too",
-                        adds.len()
-                    ));
-                    let b = rewrite::baseline_of(&newer, Some(&adds), rw).await?;
-                    // appended rows are converted as the first pass was: strictly when writing
-                    // once, with safe casts and the stage's check when staged
-                    let spec = StreamSpec {
-                        select: rw,
-                        target: target.clone(),
-                        strict: !staged,
-                        converted: b.converted.iter().map(|(i, _, _)| *i).collect(),
-                        checks: &checks,
-                        crash_mid_stream: None,
-                        expected_rows: u64::try_from(b.rows).ok(),
-                    };
-                    let stats = match rewrite::convert_into(
-                        &newer,
-                        Some(&adds),
-                        &spec,
-                        &mut sink,
-                        progress,
-                    )
-                    .await
-                    {
-                        Ok(s) => s,
-                        Err(e) => return Err(discard(untouched(e)).await),
-                    };
-                    if let Some(problem) =
-                        rewrite::compare(rw, &b, stats.rows, &stats.non_null, &stats.present)
-                    {
-                        return Err(discard(BackendError::CheckFailed {
-                            message: format!(
-                                "rows appended meanwhile: {problem}; the table is untouched"
-                            ),
-                        })
-                        .await);
-                    }
-                    caught_up += stats.rows;
-                    base = newer;
-                }
-            }
+            let (newer, rows) = self.catch_up(t, pass, &base, read, staged, sink).await?;
+            caught_up += rows;
+            base = newer;
         }
-        Err(discard(BackendError::Refused {
+        Err(BackendError::Refused {
             message: format!(
                 "{t} took new commits in each of {MAX_CATCH_UP_ROUNDS} attempts to replace it; nothing was replaced. Pause its writers for a moment (or apply when they are quieter) and apply again"
             ),
         })
-        .await)
+    }
+
+    /// After a commit another writer beat: converts the files appended since `read` into the
+    /// sink too (as the first pass did: strictly when writing once, with safe casts and the
+    /// stage's check when staged) and returns the table at its newest version and the rows
+    /// added. Anything but appends since `read` refuses: the next apply plans against it.
+    async fn catch_up(
+        &self,
+        t: &TableRef,
+        pass: &Pass<'_>,
+        base: &DeltaTable,
+        read: u64,
+        staged: bool,
+        sink: &mut Sink,
+    ) -> Result<(DeltaTable, i64), BackendError> {
+        let (latest, adds) = match replace::since(base, read).await? {
+            Since::Other { version, what } => {
+                return Err(BackendError::Transient(format!(
+                    "version {version} of {t} landed while the rewrite ran ({what}); nothing was replaced, and the next apply plans against it"
+                )));
+            }
+            Since::Appends { latest, adds } => (latest, adds),
+        };
+        let newer = self.open_table_at(t, latest).await?;
+        (pass.progress.note)(&format!(
+            "{} files appended since version {read}: converting them too",
+            adds.len()
+        ));
+        let b = rewrite::baseline_of(&newer, Some(&adds), pass.rw).await?;
+        let spec = pass.spec(pass.rw, !staged, &b, None);
+        let stats = rewrite::convert_into(&newer, Some(&adds), &spec, sink, pass.progress)
+            .await
+            .map_err(untouched)?;
+        if let Some(problem) =
+            rewrite::compare(pass.rw, &b, stats.rows, &stats.non_null, &stats.present)
+        {
+            return Err(BackendError::CheckFailed {
+                message: format!("rows appended meanwhile: {problem}; the table is untouched"),
+            });
+        }
+        Ok((newer, stats.rows))
     }
 
     /// The run's rewritten files are all still in its folder (nobody took them
@@ -575,6 +528,105 @@ impl LakeBackend {
             }),
         })
     }
+}
+
+/// What every pass of one replace shares: the rewrite, the schema it writes, the table's
+/// checks, and where progress goes.
+struct Pass<'a> {
+    rw: &'a Rewrite,
+    target: deltalake::arrow::datatypes::SchemaRef,
+    checks: &'a Checks,
+    progress: StepProgress<'a>,
+}
+
+impl<'a> Pass<'a> {
+    /// The stream of one pass: `select` read from the source, converted strictly (a value a
+    /// cast cannot carry fails the pass) or not, the converted columns of `baseline` tracked.
+    fn spec(
+        &self,
+        select: &'a Rewrite,
+        strict: bool,
+        baseline: &rewrite::Baseline,
+        crash_mid_stream: Option<&'static str>,
+    ) -> StreamSpec<'a> {
+        StreamSpec {
+            select,
+            target: self.target.clone(),
+            strict,
+            converted: baseline.converted.iter().map(|(i, _, _)| *i).collect(),
+            checks: self.checks,
+            crash_mid_stream,
+            expected_rows: u64::try_from(baseline.rows).ok(),
+        }
+    }
+}
+
+/// A write-once rewrite's first pass: every row of the version read, converted strictly and
+/// compared with the baseline (rows, NULLs gained). Returns the rows written.
+async fn first_pass_from_table(
+    pass: &Pass<'_>,
+    base: &DeltaTable,
+    sink: &mut Sink,
+) -> Result<i64, BackendError> {
+    let baseline = rewrite::baseline_of(base, None, pass.rw).await?;
+    (pass.progress.note)(&format!("rewriting {} rows in one pass", baseline.rows));
+    let spec = pass.spec(pass.rw, true, &baseline, Some("during-replace"));
+    let stats = rewrite::convert_into(base, None, &spec, sink, pass.progress)
+        .await
+        .map_err(untouched)?;
+    if let Some(problem) = rewrite::compare(
+        pass.rw,
+        &baseline,
+        stats.rows,
+        &stats.non_null,
+        &stats.present,
+    ) {
+        return Err(BackendError::CheckFailed {
+            message: format!("{problem}; the table is untouched"),
+        });
+    }
+    Ok(stats.rows)
+}
+
+/// A staged rewrite's first pass: the checked staging copy, copied by name. The copy must hold
+/// exactly the rows of the version it was made from, and all of them must be copied.
+async fn first_pass_from_staging(
+    pass: &Pass<'_>,
+    base: &DeltaTable,
+    staging: &DeltaTable,
+    sink: &mut Sink,
+) -> Result<i64, BackendError> {
+    let original = rewrite::row_count(base).await?;
+    let staged_rows = rewrite::row_count(staging).await?;
+    if staged_rows != original {
+        return Err(BackendError::Refused {
+            message: format!(
+                "the staging copy holds {staged_rows} rows but version {} of the table holds {original}; nothing was replaced; apply again to stage it anew",
+                base.version().unwrap_or(0)
+            ),
+        });
+    }
+    (pass.progress.note)(&format!(
+        "replacing the table from {staged_rows} staged rows"
+    ));
+    let copy = rewrite::passthrough(pass.rw);
+    let whole = rewrite::Baseline {
+        rows: staged_rows,
+        ..Default::default()
+    };
+    let spec = pass.spec(&copy, true, &whole, Some("during-replace"));
+    let stats = rewrite::convert_into(staging, None, &spec, sink, pass.progress)
+        .await
+        .map_err(untouched)?;
+    if stats.rows != original {
+        return Err(BackendError::CheckFailed {
+            message: format!(
+                "{} rows were copied from the staging copy, expected {original}; the table is untouched",
+                stats.rows
+            ),
+        });
+    }
+    Ok(stats.rows)
 }
 
 fn untouched(e: BackendError) -> BackendError {
