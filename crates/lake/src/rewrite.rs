@@ -672,20 +672,7 @@ pub async fn convert_into(
         present: vec![0; spec.select.columns.len()],
         ..Default::default()
     };
-    // partition columns of the output, where Delta stores '' as NULL
-    let partitions: Vec<(usize, &str)> = spec
-        .target
-        .fields()
-        .iter()
-        .enumerate()
-        .filter(|(_, f)| {
-            spec.select
-                .partitioned_by
-                .iter()
-                .any(|p| p.eq_ignore_ascii_case(f.name()))
-        })
-        .map(|(i, f)| (i, f.name().as_str()))
-        .collect();
+    let partitions = partition_columns(spec);
     let mut empty = vec![0i64; partitions.len()];
     let mut batches = 0usize;
     let mut last_report = std::time::Instant::now();
@@ -715,40 +702,7 @@ pub async fn convert_into(
                 ),
             });
         }
-        let mut columns = Vec::with_capacity(spec.select.columns.len());
-        for (i, (p, tf)) in spec
-            .select
-            .columns
-            .iter()
-            .zip(spec.target.fields().iter())
-            .enumerate()
-        {
-            // by alias, never by position
-            let input = batch
-                .column_by_name(&format!("__c{i}"))
-                .ok_or_else(|| df_err(format!("the projection lost column __c{i}")))?;
-            let converted = convert(input, &p.source, tf.data_type(), &opts).map_err(|e| {
-                BackendError::CheckFailed {
-                    message: format!(
-                        "column {} cannot be converted to {}: {e}; the table is untouched",
-                        p.field.name, p.field.data_type
-                    ),
-                }
-            })?;
-            columns.push(converted);
-        }
-        let out = RecordBatch::try_new(spec.target.clone(), columns).map_err(|e| {
-            BackendError::CheckFailed {
-                message: format!(
-                    "{e} (a column declared NOT NULL has NULLs); the table is untouched"
-                ),
-            }
-        })?;
-        if let Some(v) = spec.checks.violation(&out) {
-            return Err(BackendError::CheckFailed {
-                message: format!("{v}; the table is untouched"),
-            });
-        }
+        let out = convert_batch(&batch, spec, &opts)?;
         for (k, (i, _)) in partitions.iter().enumerate() {
             empty[k] += empty_values(out.column(*i)) as i64;
         }
@@ -770,9 +724,80 @@ pub async fn convert_into(
             last_report = std::time::Instant::now();
         }
     }
+    if let Some(refusal) = emptied_partitions(&partitions, &empty) {
+        return Err(refusal);
+    }
+    sink.flush().await?;
+    (progress.rows)(RowsDone {
+        done: stats.rows as u64,
+        of: spec.expected_rows,
+    });
+    Ok(stats)
+}
+
+/// The output's partition columns (index, name), where Delta stores '' as NULL.
+fn partition_columns<'a>(spec: &'a StreamSpec<'_>) -> Vec<(usize, &'a str)> {
+    spec.target
+        .fields()
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| {
+            spec.select
+                .partitioned_by
+                .iter()
+                .any(|p| p.eq_ignore_ascii_case(f.name()))
+        })
+        .map(|(i, f)| (i, f.name().as_str()))
+        .collect()
+}
+
+/// One batch of the projection, each column converted to its target type (read by its alias,
+/// never by position), then held to NOT NULL and the table's CHECKs.
+fn convert_batch(
+    batch: &RecordBatch,
+    spec: &StreamSpec<'_>,
+    opts: &CastOptions<'_>,
+) -> Result<RecordBatch, BackendError> {
+    let mut columns = Vec::with_capacity(spec.select.columns.len());
+    for (i, (p, tf)) in spec
+        .select
+        .columns
+        .iter()
+        .zip(spec.target.fields().iter())
+        .enumerate()
+    {
+        // by alias, never by position
+        let input = batch
+            .column_by_name(&format!("__c{i}"))
+            .ok_or_else(|| df_err(format!("the projection lost column __c{i}")))?;
+        let converted = convert(input, &p.source, tf.data_type(), opts).map_err(|e| {
+            BackendError::CheckFailed {
+                message: format!(
+                    "column {} cannot be converted to {}: {e}; the table is untouched",
+                    p.field.name, p.field.data_type
+                ),
+            }
+        })?;
+        columns.push(converted);
+    }
+    let out = RecordBatch::try_new(spec.target.clone(), columns).map_err(|e| {
+        BackendError::CheckFailed {
+            message: format!("{e} (a column declared NOT NULL has NULLs); the table is untouched"),
+        }
+    })?;
+    if let Some(v) = spec.checks.violation(&out) {
+        return Err(BackendError::CheckFailed {
+            message: format!("{v}; the table is untouched"),
+        });
+    }
+    Ok(out)
+}
+
+/// The refusal when rows hold '' in a partition column: Delta would store it as NULL.
+fn emptied_partitions(partitions: &[(usize, &str)], empty: &[i64]) -> Option<BackendError> {
     let emptied: Vec<(&str, i64)> = partitions
         .iter()
-        .zip(&empty)
+        .zip(empty)
         .filter(|(_, n)| **n > 0)
         .map(|((_, name), n)| (*name, *n))
         .collect();
@@ -781,19 +806,14 @@ pub async fn convert_into(
             .iter()
             .map(|(name, n)| format!("{n} rows hold '' in partition column {name}"))
             .collect();
-        return Err(BackendError::CheckFailed {
+        return Some(BackendError::CheckFailed {
             message: format!(
                 "{}: Delta stores an empty partition value as NULL, so the rewrite would turn '' into NULL; the table is untouched. Give those rows a value first, or declare a `using:` on the column that maps '' to a value (e.g. `using: \"CASE WHEN {first} = '' THEN '(empty)' ELSE {first} END\"`)",
                 counts.join(", ")
             ),
         });
     }
-    sink.flush().await?;
-    (progress.rows)(RowsDone {
-        done: stats.rows as u64,
-        of: spec.expected_rows,
-    });
-    Ok(stats)
+    None
 }
 
 /// Counts of a staged copy, checked against the original's baseline.
