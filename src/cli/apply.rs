@@ -271,6 +271,7 @@ async fn follow(
     tty: bool,
     progress_every: std::time::Duration,
 ) -> Result<Applied, CliError> {
+    let mut interrupts = Interrupts::install();
     tokio::pin!(applying);
     let every = if tty {
         std::time::Duration::from_secs(1)
@@ -291,7 +292,7 @@ async fn follow(
                     INTERRUPT_GRACE.as_secs()
                 )));
             }
-            _ = interrupt_signal() => {
+            _ = interrupts.recv() => {
                 if stopping.is_some() {
                     return Err(CliError::Interrupted("interrupted again: quitting now. The running statement may still be running; the tables' locks expire within their lifetime (or `delta-operator unlock`)".into()));
                 }
@@ -411,20 +412,50 @@ async fn refusal(e: ApplyError, backend: &AnyBackend, inputs: &Inputs, json: boo
 }
 
 /// Ctrl-C (SIGINT), or SIGTERM (a CI job cancelled, a container stopped): either stops the
-/// apply the same way.
-async fn interrupt_signal() {
+/// apply the same way. The handlers are installed when this is made, before the apply is first
+/// polled: a signal that arrives as the first step starts must not meet the default action,
+/// which would end the process with its locks held.
+struct Interrupts {
     #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        if let Ok(mut term) = signal(SignalKind::terminate()) {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
+    int: Option<tokio::signal::unix::Signal>,
+    #[cfg(unix)]
+    term: Option<tokio::signal::unix::Signal>,
+}
+
+impl Interrupts {
+    fn install() -> Self {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            Interrupts {
+                int: signal(SignalKind::interrupt()).ok(),
+                term: signal(SignalKind::terminate()).ok(),
             }
-            return;
         }
+        #[cfg(not(unix))]
+        Interrupts {}
     }
-    let _ = tokio::signal::ctrl_c().await;
+
+    /// The next SIGINT or SIGTERM.
+    async fn recv(&mut self) {
+        #[cfg(unix)]
+        {
+            async fn next(s: &mut Option<tokio::signal::unix::Signal>) {
+                match s {
+                    Some(s) => {
+                        s.recv().await;
+                    }
+                    None => std::future::pending().await,
+                }
+            }
+            tokio::select! {
+                _ = next(&mut self.int) => {}
+                _ = next(&mut self.term) => {}
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = tokio::signal::ctrl_c().await;
+    }
 }
 
 /// How long the running step may take to end after Ctrl-C before the CLI quits anyway.
