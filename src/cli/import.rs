@@ -10,7 +10,7 @@ use super::{CliError, Exit, open_backend, write_file};
 use crate::backend::{Backend, Extras};
 use crate::config::Config;
 use crate::model::names::{MAX_NAME_BYTES, object_name_problem, printable};
-use crate::model::{OWNER_PROPERTY, ObservedTable, SchemaRef};
+use crate::model::{OWNER_PROPERTY, ObservedColumn, ObservedTable, SchemaRef};
 use crate::plan::diff::is_internal_property;
 use crate::spec::load::API_VERSION;
 
@@ -56,79 +56,46 @@ pub fn schema_manifest(schema: &SchemaRef, resource: &str, namespace: &str, targ
     json!({"apiVersion": API_VERSION, "kind": "DeltaSchema", "metadata": {"name": resource, "namespace": namespace}, "spec": spec})
 }
 
-/// A DeltaTable manifest that plans clean against `t`.
-pub fn table_manifest(t: &ObservedTable, schema_resource: &str, namespace: &str) -> Value {
-    // an owned table keeps its owner's name, so the plan has no Claim
-    let (ns, name) = match t.owner() {
-        Some(owner) => (owner.namespace, owner.name),
-        None => (namespace.to_string(), k8s_name(&t.table.table)),
-    };
-    let mut spec = Map::new();
-    spec.insert("schemaRef".into(), json!(schema_resource));
-    if name != t.table.table {
-        spec.insert("name".into(), json!(t.table.table));
+/// One column as the manifest declares it: only what differs from the defaults.
+fn column_manifest(c: &ObservedColumn) -> Value {
+    let mut col = Map::new();
+    col.insert("name".into(), json!(c.name));
+    col.insert("type".into(), json!(c.data_type.to_string()));
+    if !c.nullable {
+        col.insert("nullable".into(), json!(false));
     }
-    let columns: Vec<Value> = t
-        .columns
-        .iter()
-        .map(|c| {
-            let mut col = Map::new();
-            col.insert("name".into(), json!(c.name));
-            col.insert("type".into(), json!(c.data_type.to_string()));
-            if !c.nullable {
-                col.insert("nullable".into(), json!(false));
-            }
-            if let Some(cm) = &c.comment {
-                col.insert("comment".into(), json!(cm));
-            }
-            if let Some(g) = &c.generated {
-                col.insert("generated".into(), json!(g));
-            }
-            if let Some(i) = &c.identity {
-                let generated = if i.always { "Always" } else { "ByDefault" };
-                col.insert(
-                    "identity".into(),
-                    json!({"generated": generated, "start": i.start, "increment": i.increment}),
-                );
-            }
-            if let Some(d) = &c.default {
-                col.insert("default".into(), json!(d));
-            }
-            if let Some(m) = &c.mask {
-                let mut mask = Map::new();
-                mask.insert("function".into(), json!(m.function));
-                if !m.using_columns.is_empty() {
-                    mask.insert("usingColumns".into(), json!(m.using_columns));
-                }
-                col.insert("mask".into(), Value::Object(mask));
-            }
-            if !c.tags.is_empty() {
-                col.insert("tags".into(), json!(c.tags));
-            }
-            Value::Object(col)
-        })
-        .collect();
-    spec.insert("columns".into(), Value::Array(columns));
-    if !t.partitioned_by.is_empty() {
-        spec.insert("partitionedBy".into(), json!(t.partitioned_by));
+    if let Some(cm) = &c.comment {
+        col.insert("comment".into(), json!(cm));
     }
-    if let Some(c) = t.cluster_by.as_ref().filter(|c| !c.is_empty()) {
-        spec.insert("clusterBy".into(), json!(c));
+    if let Some(g) = &c.generated {
+        col.insert("generated".into(), json!(g));
     }
-    let props: Map<String, Value> = t
-        .properties
-        .iter()
-        .filter(|(k, _)| {
-            *k != OWNER_PROPERTY
-                && *k != crate::model::CONSTRAINTS_PROPERTY
-                && !is_internal_property(k)
-        })
-        .map(|(k, v)| (k.clone(), json!(v)))
-        .collect();
-    if !props.is_empty() {
-        spec.insert("properties".into(), Value::Object(props));
+    if let Some(i) = &c.identity {
+        let generated = if i.always { "Always" } else { "ByDefault" };
+        col.insert(
+            "identity".into(),
+            json!({"generated": generated, "start": i.start, "increment": i.increment}),
+        );
     }
-    // every constraint, so the first apply claims them instead of dropping any
+    if let Some(d) = &c.default {
+        col.insert("default".into(), json!(d));
+    }
+    if let Some(m) = &c.mask {
+        let mut mask = Map::new();
+        mask.insert("function".into(), json!(m.function));
+        if !m.using_columns.is_empty() {
+            mask.insert("usingColumns".into(), json!(m.using_columns));
+        }
+        col.insert("mask".into(), Value::Object(mask));
+    }
+    if !c.tags.is_empty() {
+        col.insert("tags".into(), json!(c.tags));
+    }
+    Value::Object(col)
+}
+
+/// Every constraint of the table: CHECKs, the primary key, the foreign keys.
+fn constraints_manifest(t: &ObservedTable) -> Vec<Value> {
     let mut cs: Vec<Value> = t
         .checks
         .iter()
@@ -152,6 +119,44 @@ pub fn table_manifest(t: &ObservedTable, schema_resource: &str, namespace: &str)
         k.insert("referencedColumns".into(), json!(fk.referenced_columns));
         cs.push(json!({"foreignKey": k}));
     }
+    cs
+}
+
+/// A DeltaTable manifest that plans clean against `t`.
+pub fn table_manifest(t: &ObservedTable, schema_resource: &str, namespace: &str) -> Value {
+    // an owned table keeps its owner's name, so the plan has no Claim
+    let (ns, name) = match t.owner() {
+        Some(owner) => (owner.namespace, owner.name),
+        None => (namespace.to_string(), k8s_name(&t.table.table)),
+    };
+    let mut spec = Map::new();
+    spec.insert("schemaRef".into(), json!(schema_resource));
+    if name != t.table.table {
+        spec.insert("name".into(), json!(t.table.table));
+    }
+    let columns: Vec<Value> = t.columns.iter().map(column_manifest).collect();
+    spec.insert("columns".into(), Value::Array(columns));
+    if !t.partitioned_by.is_empty() {
+        spec.insert("partitionedBy".into(), json!(t.partitioned_by));
+    }
+    if let Some(c) = t.cluster_by.as_ref().filter(|c| !c.is_empty()) {
+        spec.insert("clusterBy".into(), json!(c));
+    }
+    let props: Map<String, Value> = t
+        .properties
+        .iter()
+        .filter(|(k, _)| {
+            *k != OWNER_PROPERTY
+                && *k != crate::model::CONSTRAINTS_PROPERTY
+                && !is_internal_property(k)
+        })
+        .map(|(k, v)| (k.clone(), json!(v)))
+        .collect();
+    if !props.is_empty() {
+        spec.insert("properties".into(), Value::Object(props));
+    }
+    // every constraint, so the first apply claims them instead of dropping any
+    let cs = constraints_manifest(t);
     if !cs.is_empty() {
         spec.insert("constraints".into(), Value::Array(cs));
     }
