@@ -8,7 +8,7 @@ use std::time::Duration;
 use kube::Resource;
 
 use crate::decide::{self, Seen};
-use crate::{Context, Error, Progress, lock, table};
+use crate::{ApplyProgress, Context, Error, lock, table};
 use delta_operator_api::spec::crd::ApplyStatus;
 use delta_operator_backend::BackendError;
 use delta_operator_backend::apply::{self, ApplyError, ApplyReport};
@@ -31,10 +31,13 @@ pub type Applied = Result<(Plan, ApplyReport), ApplyError>;
 #[derive(Debug)]
 pub enum ApplyEnd {
     /// The executor returned (whether every step ran or not: `result` says).
-    Finished { result: Applied, progress: Progress },
+    Finished {
+        result: Applied,
+        progress: ApplyProgress,
+    },
     /// A shutdown left it: its step did not end within the shutdown grace. The
     /// progress names the statements asked to cancel, which may still run.
-    LeftAtShutdown { progress: Progress },
+    LeftAtShutdown { progress: ApplyProgress },
 }
 
 impl Context {
@@ -63,7 +66,7 @@ impl Context {
         K: Resource<DynamicType = ()>,
         F: Fn() -> Fut,
         Fut: std::future::Future<Output = Result<Plan, BackendError>>,
-        S: Fn(Progress) -> SFut,
+        S: Fn(ApplyProgress) -> SFut,
         SFut: std::future::Future<Output = ()>,
     {
         let limit = self.config.targets.get(target);
@@ -76,7 +79,7 @@ impl Context {
         // no new step after a shutdown began: the one running ends (or is cancelled), the rest waits
         let may_continue = move || alive.load(Ordering::SeqCst) && !stopping.load(Ordering::SeqCst);
         let (progress, mut changes) =
-            tokio::sync::watch::channel(Progress::new(plan, &table::now(), earlier));
+            tokio::sync::watch::channel(ApplyProgress::new(plan, &table::now(), earlier));
         let on_event = |e: apply::Event<'_>| {
             progress.send_if_modified(|p| p.record(&e, &table::now()));
         };

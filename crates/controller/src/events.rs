@@ -1,12 +1,12 @@
-//! Kubernetes Events (events.k8s.io/v1) for our resources, without kube-runtime's
+//! Kubernetes EventRecorder (events.k8s.io/v1) for our resources, without kube-runtime's
 //! `Recorder` cache.
 //!
 //! The Recorder keeps every Event it published, whole, to aggregate repeats into a
 //! series, and only sweeps that cache when it publishes again: at 5,000 tables that is
-//! 15,000 Events held after convergence. Its key also leaves the note out, so a second
+//! 15,000 EventRecorder held after convergence. Its key also leaves the note out, so a second
 //! plan's ApplyStarted or PlanCreated within 6 minutes (another plan id in its note) was
 //! patched onto the first one as a count, still showing the first note. Here a series
-//! is remembered by a hash of what makes two Events the same one (type, reason, object
+//! is remembered by a hash of what makes two EventRecorder the same one (type, reason, object
 //! by uid, note) with just what the patch needs: a few dozen bytes, not a whole Event.
 
 use std::collections::HashMap;
@@ -27,8 +27,8 @@ const SERIES_TTL: SignedDuration = SignedDuration::from_mins(6);
 /// The longest a note gets: the apiserver refuses more than 1 kB.
 const NOTE_CHARS: usize = 1000;
 
-/// Publishes Events as one controller instance.
-pub struct Events {
+/// Publishes EventRecorder as one controller instance.
+pub struct EventRecorder {
     client: Client,
     controller: String,
     instance: String,
@@ -49,9 +49,9 @@ struct Last {
     at: Timestamp,
 }
 
-impl Events {
+impl EventRecorder {
     pub fn new(client: Client, controller: &str, instance: &str) -> Self {
-        Events {
+        EventRecorder {
             client,
             controller: controller.into(),
             instance: instance.into(),
@@ -179,7 +179,7 @@ impl Series {
     }
 }
 
-/// Two Events are the same one when these are: the object by uid, type, reason and note.
+/// Two EventRecorder are the same one when these are: the object by uid, type, reason and note.
 fn series_key(type_: EventType, reason: &str, regarding: &ObjectReference, note: &str) -> u64 {
     let mut h = DefaultHasher::new();
     matches!(type_, EventType::Warning).hash(&mut h);

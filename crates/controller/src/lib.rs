@@ -39,7 +39,7 @@ use delta_operator_targets::AnyBackend;
 pub use applying::{Applied, ApplyEnd};
 pub use lock::Locks;
 use metrics::Metrics;
-pub use progress::Progress;
+pub use progress::ApplyProgress;
 pub use runtime::run;
 
 /// The annotation that approves one plan, by id.
@@ -108,7 +108,7 @@ pub struct Context {
     /// the other targets' are reconciled as usual.
     pub unavailable: BTreeMap<String, String>,
     pub locks: Locks,
-    pub events: events::Events,
+    pub events: events::EventRecorder,
     pub metrics: Arc<Metrics>,
     pub drift_interval: Duration,
     pub tables: Store<DeltaTable>,

@@ -10,20 +10,20 @@ use delta_operator_backend::apply::Event;
 use delta_operator_core::plan::Plan;
 
 #[derive(Debug, Clone)]
-pub struct Progress {
+pub struct ApplyProgress {
     status: ApplyStatus,
     step_started: Option<Instant>,
     /// Rows the running step has written, where its backend counts them.
     rows: Option<RowsDone>,
 }
 
-impl Progress {
+impl ApplyProgress {
     /// Before the first step. `earlier` carries the restore points of an apply
     /// that was cut short (they stay recorded until an apply finishes).
     pub fn new(plan: &Plan, now: &str, earlier: Option<&ApplyStatus>) -> Self {
         let of = plan.tables.iter().map(|t| t.steps().len()).sum::<usize>()
             + plan.schemas.iter().map(|s| s.steps().len()).sum::<usize>();
-        Progress {
+        ApplyProgress {
             status: ApplyStatus {
                 plan_id: plan.id.to_string(),
                 started_at: now.into(),

@@ -66,7 +66,7 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
         config,
         backends,
         unavailable,
-        events: events::Events::new(client.clone(), "delta-operator", &opts.identity),
+        events: events::EventRecorder::new(client.clone(), "delta-operator", &opts.identity),
         metrics: metrics.clone(),
         drift_interval: opts.drift_interval,
         tables: watches.tables_store.clone(),

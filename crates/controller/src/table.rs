@@ -11,7 +11,7 @@ use serde_json::json;
 use super::conditions::conditions;
 use super::decide::{self, Next, Report, Seen, applied};
 use super::{
-    Applied, ApplyEnd, CACHE_WAIT, Context, Error, FIELD_MANAGER, FINALIZER, Progress,
+    Applied, ApplyEnd, ApplyProgress, CACHE_WAIT, Context, Error, FIELD_MANAGER, FINALIZER,
     REQUESTED_AT, parents, tenancy,
 };
 use delta_operator_api::inputs::Inputs;
@@ -529,7 +529,7 @@ async fn delete(
 }
 
 /// What the executor made of a plan, and its progress as it ended.
-type Ran = (Applied, Progress);
+type Ran = (Applied, ApplyProgress);
 
 /// Runs `plan` (an apply or a delete's drop) with its progress written into
 /// status as `Applying`, resuming an apply the status says was cut short.
@@ -552,7 +552,7 @@ where
     Fut: std::future::Future<Output = Result<Plan, BackendError>>,
 {
     let name = obj.name_any();
-    let show = |p: Progress| {
+    let show = |p: ApplyProgress| {
         let report = Report {
             drifted: drifted.clone(),
             plan: Some(decide::plan_status(plan, None)),

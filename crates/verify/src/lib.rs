@@ -23,7 +23,7 @@ pub mod outcome;
 pub mod report;
 pub mod spark;
 
-pub use outcome::{Flags, Outcome, Status, Verdict, Words, differed, held, unknown};
+pub use outcome::{Finding, Flags, Status, Verdict, Words, differed, held, unknown};
 
 /// A type as the probes spell it in DDL (`"map<string,int>"`); the spellings are
 /// the probes' own, so one that does not parse is a bug in a probe.

@@ -7,7 +7,7 @@ use delta_operator_databricks::error::WorkspaceError;
 /// What a probe found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
-pub enum Outcome {
+pub enum Finding {
     /// The workspace behaves as our plans assume.
     Held { evidence: String },
     /// It does not; `workspace` holds its words when it refused a statement.
@@ -25,24 +25,24 @@ pub enum Outcome {
     },
 }
 
-impl Outcome {
+impl Finding {
     pub fn held(&self) -> bool {
-        matches!(self, Outcome::Held { .. })
+        matches!(self, Finding::Held { .. })
     }
 
     /// Held, differed or unknown: the report's count and exit code read this.
     pub fn status(&self) -> Status {
         match self {
-            Outcome::Held { .. } => Status::Held,
-            Outcome::Differed { .. } => Status::Differed,
-            Outcome::Unknown { .. } => Status::Unknown,
+            Finding::Held { .. } => Status::Held,
+            Finding::Differed { .. } => Status::Differed,
+            Finding::Unknown { .. } => Status::Unknown,
         }
     }
 
     pub fn workspace(&self) -> Option<&Words> {
         match self {
-            Outcome::Held { .. } => None,
-            Outcome::Differed { workspace, .. } | Outcome::Unknown { workspace, .. } => {
+            Finding::Held { .. } => None,
+            Finding::Differed { workspace, .. } | Finding::Unknown { workspace, .. } => {
                 workspace.as_ref()
             }
         }
@@ -128,18 +128,18 @@ pub(crate) fn short(s: &str) -> String {
 }
 
 /// A check's result: `Err` is the early exit of a check (usually Unknown or Differed).
-pub type Verdict = Result<Outcome, Outcome>;
+pub type Verdict = Result<Finding, Finding>;
 
 /// The workspace behaved as assumed, with the evidence.
 pub fn held(evidence: impl Into<String>) -> Verdict {
-    Ok(Outcome::Held {
+    Ok(Finding::Held {
         evidence: evidence.into(),
     })
 }
 
 /// It did not: what we expected and what it did.
-pub fn differed(expected: impl Into<String>, observed: impl Into<String>) -> Outcome {
-    Outcome::Differed {
+pub fn differed(expected: impl Into<String>, observed: impl Into<String>) -> Finding {
+    Finding::Differed {
         expected: expected.into(),
         observed: observed.into(),
         workspace: None,
@@ -147,8 +147,8 @@ pub fn differed(expected: impl Into<String>, observed: impl Into<String>) -> Out
 }
 
 /// It could not be decided, and why.
-pub fn unknown(why: impl Into<String>) -> Outcome {
-    Outcome::Unknown {
+pub fn unknown(why: impl Into<String>) -> Finding {
+    Finding::Unknown {
         why: why.into(),
         workspace: None,
     }
@@ -217,7 +217,7 @@ mod tests {
             v,
             serde_json::json!({"outcome": "differed", "expected": "a", "observed": "b"})
         );
-        let v = serde_json::to_value(Outcome::Unknown {
+        let v = serde_json::to_value(Finding::Unknown {
             why: "w".into(),
             workspace: Some(words()),
         })
@@ -230,7 +230,7 @@ mod tests {
     #[test]
     fn the_workspace_words_are_those_of_a_refusal() {
         assert_eq!(held("x").unwrap().workspace(), None);
-        let o = Outcome::Differed {
+        let o = Finding::Differed {
             expected: "a".into(),
             observed: "b".into(),
             workspace: Some(words()),

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::outcome::{Flags, Outcome, Status};
+use crate::outcome::{Finding, Flags, Status};
 
 /// The whole run.
 #[derive(Debug, Serialize)]
@@ -59,7 +59,7 @@ pub struct ProbeReport {
     /// held | differed | unknown | skipped
     pub outcome: Status,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub result: Option<Outcome>,
+    pub result: Option<Finding>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skipped_because: Option<String>,
     pub duration_ms: u128,
@@ -78,8 +78,8 @@ fn indent(text: &str, by: &str) -> String {
 fn details(p: &ProbeReport) -> String {
     let mut out = String::new();
     match &p.result {
-        Some(Outcome::Held { .. }) | None => {}
-        Some(Outcome::Differed {
+        Some(Finding::Held { .. }) | None => {}
+        Some(Finding::Differed {
             expected,
             observed,
             workspace,
@@ -98,7 +98,7 @@ fn details(p: &ProbeReport) -> String {
                 p.matters, p.docs_url
             ));
         }
-        Some(Outcome::Unknown { why, workspace }) => {
+        Some(Finding::Unknown { why, workspace }) => {
             out.push_str(&format!("            why: {why}\n"));
             if let Some(w) = workspace {
                 out.push_str(&format!(
@@ -151,14 +151,14 @@ mod tests {
     use super::*;
     use crate::outcome::{Words, differed, held, unknown};
 
-    fn probe(name: &'static str, result: Option<Outcome>) -> ProbeReport {
+    fn probe(name: &'static str, result: Option<Finding>) -> ProbeReport {
         ProbeReport {
             name,
             assumes: "an assumption",
             matters: "why it matters",
             docs_url: "https://docs.example/page",
             flags: Flags::default(),
-            outcome: result.as_ref().map_or(Status::Skipped, Outcome::status),
+            outcome: result.as_ref().map_or(Status::Skipped, Finding::status),
             skipped_because: result.is_none().then(|| "--skip-slow".to_string()),
             result,
             duration_ms: 0,
@@ -211,7 +211,7 @@ mod tests {
 
     #[test]
     fn the_summary_details_only_what_did_not_hold() {
-        let refused = Outcome::Differed {
+        let refused = Finding::Differed {
             expected: "accepted".into(),
             observed: "refused".into(),
             workspace: Some(Words {

@@ -16,7 +16,7 @@ use delta_operator_databricks::{DatabricksBackend, read};
 use delta_operator_sql as sql;
 use delta_operator_sql::StatementResult;
 
-use crate::outcome::{Outcome, Words, differed, short, unknown};
+use crate::outcome::{Finding, Words, differed, short, unknown};
 
 /// Where probes run: the client, the scratch schema, a principal for grants,
 /// and the statements of the probe now running.
@@ -145,10 +145,10 @@ impl Bench {
     }
 
     /// A statement the probe needs before it can decide anything: a refusal makes it Unknown.
-    pub async fn setup(&self, statement: &str) -> Result<StatementResult, Outcome> {
+    pub async fn setup(&self, statement: &str) -> Result<StatementResult, Finding> {
         match self.run(statement).await {
             Ok(r) => Ok(r),
-            Err(Fail::Refused(w)) => Err(Outcome::Unknown {
+            Err(Fail::Refused(w)) => Err(Finding::Unknown {
                 why: format!(
                     "a statement the probe needs was refused: {}",
                     short(statement)
@@ -160,10 +160,10 @@ impl Bench {
     }
 
     /// A statement we assume is accepted: a refusal is the difference, in the workspace's words.
-    pub async fn must(&self, statement: &str, expected: &str) -> Result<StatementResult, Outcome> {
+    pub async fn must(&self, statement: &str, expected: &str) -> Result<StatementResult, Finding> {
         match self.run(statement).await {
             Ok(r) => Ok(r),
-            Err(Fail::Refused(w)) => Err(Outcome::Differed {
+            Err(Fail::Refused(w)) => Err(Finding::Differed {
                 expected: expected.to_string(),
                 observed: format!("refused: {}", short(statement)),
                 workspace: Some(Words::of(&w, statement)),
@@ -177,7 +177,7 @@ impl Bench {
         &self,
         statement: &str,
         expected: &str,
-    ) -> Result<WorkspaceError, Outcome> {
+    ) -> Result<WorkspaceError, Finding> {
         match self.run(statement).await {
             Ok(_) => Err(differed(
                 expected,
@@ -192,7 +192,7 @@ impl Bench {
     pub async fn attempt(
         &self,
         statement: &str,
-    ) -> Result<Result<StatementResult, WorkspaceError>, Outcome> {
+    ) -> Result<Result<StatementResult, WorkspaceError>, Finding> {
         match self.run(statement).await {
             Ok(r) => Ok(Ok(r)),
             Err(Fail::Refused(w)) => Ok(Err(w)),
@@ -201,7 +201,7 @@ impl Bench {
     }
 
     /// The first cell of a read (setup semantics).
-    pub async fn scalar(&self, statement: &str) -> Result<Option<String>, Outcome> {
+    pub async fn scalar(&self, statement: &str) -> Result<Option<String>, Finding> {
         let r = self.setup(statement).await?;
         Ok(r.rows
             .first()
@@ -210,7 +210,7 @@ impl Bench {
     }
 
     /// `DESCRIBE DETAIL` as column → value.
-    pub async fn detail(&self, t: &Tbl) -> Result<BTreeMap<String, Option<String>>, Outcome> {
+    pub async fn detail(&self, t: &Tbl) -> Result<BTreeMap<String, Option<String>>, Finding> {
         let r = self.setup(&format!("DESCRIBE DETAIL {}", t.q)).await?;
         let row = r
             .rows
@@ -220,7 +220,7 @@ impl Bench {
     }
 
     /// The table as our read sees it (Unity Catalog REST `tables/{name}`, parsed by `read`).
-    pub async fn observe(&self, t: &Tbl) -> Result<ObservedTable, Outcome> {
+    pub async fn observe(&self, t: &Tbl) -> Result<ObservedTable, Finding> {
         self.log
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -234,7 +234,7 @@ impl Bench {
                 )));
             }
             Err(ClientError::Workspace(w)) => {
-                return Err(Outcome::Unknown {
+                return Err(Finding::Unknown {
                     why: format!("reading {} failed", t.full),
                     workspace: Some(Words::of(&w, &format!("GET tables/{}", t.full))),
                 });
@@ -246,7 +246,7 @@ impl Bench {
     }
 
     /// The table's Delta version (as the executor records a restore point).
-    pub async fn version(&self, t: &Tbl) -> Result<u64, Outcome> {
+    pub async fn version(&self, t: &Tbl) -> Result<u64, Finding> {
         let r = self
             .setup(&sql::history_head(&sql::Names::Catalog, &t.r))
             .await?;
@@ -261,7 +261,7 @@ impl Bench {
         action: &Action,
         live: Option<&ObservedTable>,
         expected: &str,
-    ) -> Result<Vec<String>, Outcome> {
+    ) -> Result<Vec<String>, Finding> {
         let stmts = sql::compile(&t.r, action, live)
             .map_err(|e| unknown(format!("our compiler writes no SQL for this: {e}")))?;
         for s in &stmts {
@@ -270,7 +270,7 @@ impl Bench {
         Ok(stmts)
     }
 
-    pub async fn count(&self, t: &Tbl) -> Result<u64, Outcome> {
+    pub async fn count(&self, t: &Tbl) -> Result<u64, Finding> {
         let v = self
             .scalar(&format!("SELECT count(*) FROM {}", t.q))
             .await?;
@@ -279,7 +279,7 @@ impl Bench {
     }
 
     /// `SHOW GRANTS ON <kind> name`: (principal, privilege) pairs.
-    pub async fn grants(&self, kind: &str, name: &str) -> Result<Vec<(String, String)>, Outcome> {
+    pub async fn grants(&self, kind: &str, name: &str) -> Result<Vec<(String, String)>, Finding> {
         let r = self.setup(&format!("SHOW GRANTS ON {kind} {name}")).await?;
         let p = r.column("Principal").unwrap_or(0);
         let a = r.column("ActionType").unwrap_or(1);
@@ -290,7 +290,7 @@ impl Bench {
     }
 
     /// Tags of a table or view from `information_schema.table_tags`.
-    pub async fn table_tags(&self, t: &Tbl) -> Result<Vec<(String, String)>, Outcome> {
+    pub async fn table_tags(&self, t: &Tbl) -> Result<Vec<(String, String)>, Finding> {
         let r = self
             .setup(&format!(
                 "SELECT tag_name, tag_value FROM {}.information_schema.table_tags WHERE schema_name = {} AND table_name = {}",
@@ -305,7 +305,7 @@ impl Bench {
             .collect())
     }
 
-    pub async fn column_tags(&self, t: &Tbl) -> Result<Vec<(String, String, String)>, Outcome> {
+    pub async fn column_tags(&self, t: &Tbl) -> Result<Vec<(String, String, String)>, Finding> {
         let r = self
             .setup(&format!(
                 "SELECT column_name, tag_name, tag_value FROM {}.information_schema.column_tags WHERE schema_name = {} AND table_name = {}",

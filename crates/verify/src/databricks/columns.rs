@@ -10,7 +10,7 @@ use delta_operator_sql as sql;
 
 use super::bench::{Bench, Tbl, words_line};
 use crate::nested::{NESTED_ROW, NESTED_TABLE, nested_actions, nested_read_back};
-use crate::outcome::{Outcome, Verdict, Words, differed, held, unknown};
+use crate::outcome::{Finding, Verdict, Words, differed, held, unknown};
 use crate::ty;
 
 pub(super) async fn nested_not_null_alter(b: &Bench) -> Verdict {
@@ -145,7 +145,7 @@ pub(super) async fn type_table(
     b: &Bench,
     stem: &str,
     pairs: &[(&str, &str)],
-) -> Result<Tbl, Outcome> {
+) -> Result<Tbl, Finding> {
     let t = b.table(stem);
     let cols: Vec<String> = pairs
         .iter()
@@ -172,7 +172,7 @@ pub(super) async fn type_table(
     )
     .await
     .map_err(|o| match o {
-        Outcome::Differed { workspace, .. } => Outcome::Unknown {
+        Finding::Differed { workspace, .. } => Finding::Unknown {
             why: "enabling type widening was refused".into(),
             workspace,
         },
@@ -232,7 +232,7 @@ pub(super) async fn metadata_widenings_allowed(b: &Bench) -> Verdict {
             .map(|r| format!("refused {r}"))
             .collect::<Vec<_>>();
         observed.extend(wrong);
-        Err(Outcome::Differed {
+        Err(Finding::Differed {
             expected: "every in-place widening accepted".into(),
             observed: observed.join("; "),
             workspace: first_words,

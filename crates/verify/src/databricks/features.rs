@@ -8,7 +8,7 @@ use delta_operator_core::plan::Action;
 use delta_operator_sql as sql;
 
 use super::bench::{Bench, json_list, words_line};
-use crate::outcome::{Outcome, Verdict, differed, held, unknown};
+use crate::outcome::{Finding, Verdict, differed, held, unknown};
 
 pub(super) async fn widening_needs_feature(b: &Bench) -> Verdict {
     let t = b.table("p_widen_feature");
@@ -138,7 +138,7 @@ pub(super) async fn column_mapping_irreversible(b: &Bench) -> Verdict {
     )
     .await
     .map_err(|o| match o {
-        Outcome::Differed { workspace, .. } => Outcome::Unknown {
+        Finding::Differed { workspace, .. } => Finding::Unknown {
             why: "enabling column mapping was refused".into(),
             workspace,
         },
@@ -236,7 +236,7 @@ pub(super) async fn restore_undoes_drop_column(b: &Bench) -> Verdict {
     b.compiled(&t, &drop, None, "DROP COLUMN accepted")
         .await
         .map_err(|o| match o {
-            Outcome::Differed { workspace, .. } => Outcome::Unknown {
+            Finding::Differed { workspace, .. } => Finding::Unknown {
                 why: "the DROP COLUMN to undo was refused".into(),
                 workspace,
             },

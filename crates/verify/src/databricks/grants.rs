@@ -5,10 +5,10 @@ use delta_operator_databricks::read;
 use delta_operator_sql as sql;
 
 use super::bench::{Bench, Tbl, cell};
-use crate::outcome::{Outcome, Verdict, differed, held, unknown};
+use crate::outcome::{Finding, Verdict, differed, held, unknown};
 
 /// Our read's grants of one table (the permissions API): (principal, privilege).
-pub(super) async fn read_grants(b: &Bench, t: &Tbl) -> Result<Vec<(String, String)>, Outcome> {
+pub(super) async fn read_grants(b: &Bench, t: &Tbl) -> Result<Vec<(String, String)>, Finding> {
     b.log
         .lock()
         .unwrap_or_else(|p| p.into_inner())

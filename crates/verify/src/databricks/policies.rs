@@ -7,7 +7,7 @@ use delta_operator_sql::StatementResult;
 use serde_json::Value;
 
 use super::bench::{Bench, Tbl};
-use crate::outcome::{Outcome, Verdict, differed, held, unknown};
+use crate::outcome::{Finding, Verdict, differed, held, unknown};
 
 pub(super) async fn mv_left_alone(b: &Bench) -> Verdict {
     let mv = b.view("p_mv");
@@ -79,7 +79,7 @@ fn documented_columns(r: &StatementResult) -> Result<(), String> {
 }
 
 /// A row filter function and an ABAC policy on the scratch schema using it.
-pub(super) async fn make_policy(b: &Bench, stem: &str) -> Result<(Tbl, String), Outcome> {
+pub(super) async fn make_policy(b: &Bench, stem: &str) -> Result<(Tbl, String), Finding> {
     let f = b.function(&format!("{stem}_fn"));
     b.setup(&format!(
         "CREATE FUNCTION {}() RETURNS BOOLEAN RETURN true",

@@ -5,7 +5,7 @@ use delta_operator_core::plan::Action;
 use delta_operator_sql as sql;
 
 use super::bench::{Bench, cell};
-use crate::outcome::{Outcome, Verdict, Words, differed, held, unknown};
+use crate::outcome::{Finding, Verdict, Words, differed, held, unknown};
 
 pub(super) async fn replace_reads_itself(b: &Bench) -> Verdict {
     let t = b.table("p_self_replace");
@@ -187,7 +187,7 @@ pub(super) async fn clone_outlives_rewrite(b: &Bench) -> Verdict {
                 ))
             }
         }
-        Err(w) => Err(Outcome::Differed {
+        Err(w) => Err(Finding::Differed {
             expected: "the clone readable".into(),
             observed: "reading the clone failed".into(),
             workspace: Some(Words::of(&w, "SELECT … FROM clone")),

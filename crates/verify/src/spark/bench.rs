@@ -14,7 +14,7 @@ use delta_operator_spark::SparkConnectBackend;
 use delta_operator_sql as sql;
 use delta_operator_sql::{StatementError, StatementResult};
 
-use crate::outcome::{Outcome, Verdict, Words, held, unknown};
+use crate::outcome::{Finding, Verdict, Words, held, unknown};
 
 pub type CheckFuture<'a> = Pin<Box<dyn Future<Output = Verdict> + Send + 'a>>;
 
@@ -109,10 +109,10 @@ impl<'a> SparkBench<'a> {
     }
 
     /// A setup statement: refused → the probe cannot decide.
-    pub(super) async fn exec(&self, statement: &str) -> Result<StatementResult, Outcome> {
+    pub(super) async fn exec(&self, statement: &str) -> Result<StatementResult, Finding> {
         self.try_exec(statement)
             .await
-            .map_err(|e| Outcome::Unknown {
+            .map_err(|e| Finding::Unknown {
                 why: "a setup statement was refused".into(),
                 workspace: Some(words(&e, statement)),
             })
@@ -129,7 +129,7 @@ impl<'a> SparkBench<'a> {
             .map_err(|e| unknown(format!("{}: {e}", action.title())))?;
         for s in &statements {
             if let Err(e) = self.try_exec(s).await {
-                return Err(Outcome::Differed {
+                return Err(Finding::Differed {
                     expected: format!("{} to be accepted", action.title()),
                     observed: "refused".into(),
                     workspace: Some(words(&e, s)),
@@ -140,7 +140,7 @@ impl<'a> SparkBench<'a> {
     }
 
     /// The table as plans read it (delta-rs).
-    pub(super) async fn read(&self, t: &TableRef) -> Result<ObservedTable, Outcome> {
+    pub(super) async fn read(&self, t: &TableRef) -> Result<ObservedTable, Finding> {
         match self
             .backend
             .read(std::slice::from_ref(t), &Extras::none())
@@ -154,7 +154,7 @@ impl<'a> SparkBench<'a> {
         }
     }
 
-    pub(super) async fn count(&self, t: &TableRef) -> Result<i64, Outcome> {
+    pub(super) async fn count(&self, t: &TableRef) -> Result<i64, Finding> {
         let r = self
             .exec(&format!("SELECT count(*) FROM {}", self.name(t)))
             .await?;
@@ -166,7 +166,7 @@ impl<'a> SparkBench<'a> {
     }
 
     /// A two-column table with three rows.
-    pub(super) async fn seeded(&self, probe: &str) -> Result<TableRef, Outcome> {
+    pub(super) async fn seeded(&self, probe: &str) -> Result<TableRef, Finding> {
         let t = self.table(probe);
         let n = self.name(&t);
         self.exec(&format!("CREATE TABLE {n} (a INT, b STRING) USING DELTA"))

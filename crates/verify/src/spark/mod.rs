@@ -4,7 +4,7 @@
 //! Where a probe checks a statement we compile, it runs the target's own
 //! compilation (`sql::compile_for` with the target's `Names`), and the result
 //! is read back the way plans read it: with delta-rs, through the lake backend.
-//! Outcomes are the crate's `Outcome`, so `verify` reports both kinds alike.
+//! Outcomes are the crate's `Finding`, so `verify` reports both kinds alike.
 
 mod bench;
 mod probes;

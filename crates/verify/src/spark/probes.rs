@@ -10,7 +10,7 @@ use delta_operator_sql as sql;
 
 use super::bench::{SparkBench, SparkProbe, columns, words};
 use crate::nested::{NESTED_ROW, NESTED_TABLE, nested_actions, nested_read_back};
-use crate::outcome::{Outcome, Verdict, differed, held, unknown};
+use crate::outcome::{Finding, Verdict, differed, held, unknown};
 
 const DOCS: &str = "https://docs.delta.io/latest/delta-batch.html";
 
@@ -244,7 +244,7 @@ async fn restore_to_version(b: &SparkBench<'_>) -> Verdict {
     b.exec(&format!("DELETE FROM {n} WHERE a > 1")).await?;
     let s = format!("RESTORE TABLE {n} TO VERSION AS OF {v}");
     if let Err(e) = b.try_exec(&s).await {
-        return Err(Outcome::Differed {
+        return Err(Finding::Differed {
             expected: "RESTORE accepted".into(),
             observed: "refused".into(),
             workspace: Some(words(&e, &s)),
