@@ -17,7 +17,6 @@ use delta_operator_core::plan::compile::{self, CheckWhen, Compiled, Compiler, St
 use delta_operator_core::plan::steps::{Action, RewritePhase};
 use delta_operator_core::plan::{SchemaStep, Step, TablePlan};
 
-use crate::ddl::DEFAULTS_FEATURE;
 use crate::quote::{Names, field_path};
 use crate::{SqlError, rewrite};
 
@@ -79,7 +78,8 @@ pub fn compile_step(
     step: &Step,
     bind: Binding<'_>,
 ) -> Result<Compiled, SqlError> {
-    let mut live = after(observed, earlier);
+    // the table as the earlier steps leave it, so a plan compiles as it will run
+    let mut live = delta_operator_core::plan::action::after(observed, earlier);
     if let Some(l) = live.as_mut() {
         l.version = bind.version;
     }
@@ -148,40 +148,6 @@ fn not_null_violations(names: &Names, t: &TableRef, path: &[String]) -> String {
         names.table(t),
         cond.join(" AND ")
     )
-}
-
-/// The table as its earlier steps leave what later statements depend on
-/// (properties, the primary key), so a plan compiles as it will run.
-fn after(observed: Option<&ObservedTable>, earlier: &[Step]) -> Option<ObservedTable> {
-    let mut live = observed.cloned()?;
-    for s in earlier {
-        let p = &mut live.properties;
-        match &s.action {
-            Action::SetProperties { properties } => p.extend(properties.clone()),
-            Action::UnsetProperties { keys } => keys.iter().for_each(|k| {
-                p.remove(k);
-            }),
-            Action::Claim {
-                marker,
-                constraints,
-            } => p.extend(delta_operator_core::plan::steps::claim_properties(
-                marker,
-                constraints.as_deref(),
-            )),
-            Action::EnableColumnMapping => {
-                p.insert("delta.columnMapping.mode".into(), "name".into());
-            }
-            Action::EnableTypeWidening => {
-                p.insert("delta.enableTypeWidening".into(), "true".into());
-            }
-            Action::SetDefault { .. } => {
-                p.insert(DEFAULTS_FEATURE.into(), "supported".into());
-            }
-            Action::SetPrimaryKey { key, .. } => live.primary_key = Some(key.clone()),
-            _ => {}
-        }
-    }
-    Some(live)
 }
 
 /// The statements that carry out one action, in order. `live` is the table as

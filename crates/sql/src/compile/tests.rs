@@ -1,6 +1,7 @@
 use std::collections::BTreeMap;
 
 use super::*;
+use crate::ddl::DEFAULTS_FEATURE;
 use delta_operator_core::model::type_syntax::parse_type;
 use delta_operator_core::model::{Check, DataType, ForeignKey, Mask, PrimaryKey, StructField};
 
