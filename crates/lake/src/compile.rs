@@ -233,6 +233,14 @@ pub fn compile_step(t: &TableRef, action: &Action) -> Result<Compiled, String> {
             ));
             s.push(format!("remove the folder {}", staging_root(t)));
         }
+        // the lake keeps no column defaults (its capabilities refuse them before a
+        // plan is made), so neither a default nor the table feature it needs compiles
+        Action::SetDefault { .. } | Action::EnableColumnDefaults => {
+            return Err(format!(
+                "the lake keeps no column defaults: no operation for {}",
+                action.title()
+            ));
+        }
         other => {
             return Err(format!(
                 "the lake has no operation for {} (the planner should not have asked for it)",

@@ -13,6 +13,32 @@ fn widening_on_databricks_skips_the_prerequisite_when_already_enabled() {
 }
 
 #[test]
+fn a_default_needs_its_table_feature_first_unless_the_table_has_it() {
+    let (mut d, mut o) = orders();
+    dcol(&mut d, "note").default = Some("'n/a'".into());
+    let p = plan_table(&d, Some(&o), &dbx());
+    assert_eq!(
+        steps(&p),
+        vec![
+            "1. enable allowColumnDefaults [feature]",
+            "2. SET DEFAULT on note [meta]"
+        ]
+    );
+    let prereq = step(&p, "enable allowColumnDefaults");
+    assert!(prereq.serves.is_empty(), "a prerequisite serves no change");
+    assert_eq!(
+        prereq.warnings,
+        vec!["raises the table's protocol version; older clients lose access".to_string()]
+    );
+    o.properties.insert(
+        "delta.feature.allowColumnDefaults".into(),
+        "supported".into(),
+    );
+    let p = plan_table(&d, Some(&o), &dbx());
+    assert_eq!(steps(&p), vec!["1. SET DEFAULT on note [meta]"]);
+}
+
+#[test]
 fn drop_column_is_destructive_on_both_backends_with_a_restore_hint() {
     let (mut d, o) = orders();
     d.columns.retain(|c| c.name != "note");

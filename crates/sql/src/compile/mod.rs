@@ -151,8 +151,8 @@ fn not_null_violations(names: &Names, t: &TableRef, path: &[String]) -> String {
 }
 
 /// The statements that carry out one action, in order. `live` is the table as
-/// last read: it decides prerequisites inside a step (protocol versions, the
-/// defaults feature, a primary key to replace); `None` means unknown.
+/// last read: it decides prerequisites inside a step (protocol versions, a
+/// primary key to replace); `None` means unknown.
 pub fn compile(
     t: &TableRef,
     action: &Action,
@@ -180,9 +180,10 @@ pub fn compile_for(
         | A::CloneTable { .. }
         | A::DropTable
         | A::RemoveLeftovers { .. } => table::compile(names, t, action, live),
-        A::EnableColumnMapping | A::EnableTypeWidening | A::EnableTimestampNtz => {
-            features::compile(names, t, action, live)
-        }
+        A::EnableColumnMapping
+        | A::EnableTypeWidening
+        | A::EnableTimestampNtz
+        | A::EnableColumnDefaults => features::compile(names, t, action, live),
         A::AddColumn { .. }
         | A::RenameColumn { .. }
         | A::DropColumn { .. }
@@ -192,7 +193,7 @@ pub fn compile_for(
         | A::SetNotNull { .. }
         | A::SetColumnComment { .. }
         | A::SetDefault { .. }
-        | A::Backfill { .. } => columns::compile(names, t, action, live),
+        | A::Backfill { .. } => columns::compile(names, t, action),
         A::Grant { .. }
         | A::Revoke { .. }
         | A::SetOwner { .. }

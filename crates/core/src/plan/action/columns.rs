@@ -2,7 +2,6 @@
 //! nullability, comment, tags, mask and default, and filling their NULLs.
 
 use super::{Action, misrouted, restore_map};
-use crate::model::property;
 use crate::model::{DataType, ObservedTable, StructField};
 use crate::plan::change::{FieldPath, path_string};
 use crate::plan::diff::same_shape;
@@ -61,15 +60,6 @@ pub(super) fn holds(action: &Action, live: &ObservedTable) -> bool {
         // filled and set NOT NULL already: nothing is left to fill
         Action::Backfill { column, .. } => live.column(column).is_some_and(|c| !c.nullable),
         other => misrouted(other),
-    }
-}
-
-pub(super) fn apply_to(action: &Action, live: &mut ObservedTable) {
-    if let Action::SetDefault { .. } = action {
-        live.properties.insert(
-            property::FEATURE_ALLOW_COLUMN_DEFAULTS.into(),
-            property::FEATURE_SUPPORTED.into(),
-        );
     }
 }
 

@@ -10,6 +10,7 @@ pub(super) fn title(action: &Action) -> String {
         Action::EnableColumnMapping => "enable columnMapping".into(),
         Action::EnableTypeWidening => "enable typeWidening".into(),
         Action::EnableTimestampNtz => "enable timestampNtz".into(),
+        Action::EnableColumnDefaults => "enable allowColumnDefaults".into(),
         other => misrouted(other),
     }
 }
@@ -24,6 +25,7 @@ pub(super) fn holds(action: &Action, live: &ObservedTable) -> bool {
             .properties
             .get(property::FEATURE_TIMESTAMP_NTZ)
             .is_some_and(|v| v == property::FEATURE_SUPPORTED),
+        Action::EnableColumnDefaults => has_column_defaults(live),
         other => misrouted(other),
     }
 }
@@ -42,6 +44,19 @@ pub(super) fn apply_to(action: &Action, live: &mut ObservedTable) {
         }
         // no later statement depends on it today
         Action::EnableTimestampNtz => {}
+        // a later rewrite's staging copy keeps copied defaults: it needs the feature too
+        Action::EnableColumnDefaults => {
+            p.insert(
+                property::FEATURE_ALLOW_COLUMN_DEFAULTS.into(),
+                property::FEATURE_SUPPORTED.into(),
+            );
+        }
         other => misrouted(other),
     }
+}
+
+/// True when the table can hold column defaults (the feature is listed).
+pub fn has_column_defaults(live: &ObservedTable) -> bool {
+    live.properties
+        .contains_key(property::FEATURE_ALLOW_COLUMN_DEFAULTS)
 }

@@ -28,6 +28,7 @@ use crate::model::{
 };
 
 pub use columns::field_at;
+pub use features::has_column_defaults;
 
 /// What a step does, with everything a backend needs to do it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,6 +62,8 @@ pub enum Action {
     EnableTypeWidening,
     /// `delta.feature.timestampNtz`: widening to timestamp_ntz needs it enabled by hand.
     EnableTimestampNtz,
+    /// `delta.feature.allowColumnDefaults`: Delta refuses a column DEFAULT without it.
+    EnableColumnDefaults,
     AddColumn {
         path: FieldPath,
         field: StructField,
@@ -217,9 +220,10 @@ impl Action {
             | A::UnsetProperties { .. }
             | A::SetTableTags { .. }
             | A::UnsetTableTags { .. } => Family::Properties,
-            A::EnableColumnMapping | A::EnableTypeWidening | A::EnableTimestampNtz => {
-                Family::Features
-            }
+            A::EnableColumnMapping
+            | A::EnableTypeWidening
+            | A::EnableTimestampNtz
+            | A::EnableColumnDefaults => Family::Features,
             A::AddColumn { .. }
             | A::RenameColumn { .. }
             | A::DropColumn { .. }
@@ -301,9 +305,9 @@ impl Action {
             Family::Table => table::apply_to(self, live),
             Family::Properties => properties::apply_to(self, live),
             Family::Features => features::apply_to(self, live),
-            Family::Columns => columns::apply_to(self, live),
             Family::Constraints => constraints::apply_to(self, live),
-            Family::Layout | Family::Rewrite | Family::Access => {}
+            // a column default's table feature is its own step (EnableColumnDefaults)
+            Family::Columns | Family::Layout | Family::Rewrite | Family::Access => {}
         }
     }
 

@@ -286,11 +286,11 @@ impl<'a> UpdateDrafts<'a> {
         } = self;
         drafts.extend(set_properties_draft(live, props, props_serve));
         drafts.extend(unset_properties_draft(live, unset, unset_serve));
-        drafts.extend(feature_drafts(live, need_mapping, need_ntz, need_widening));
+        let mut rewrite = Vec::new();
         if !rewrite_serves.is_empty() {
             // a put-back another step already makes (a declared CHECK, a comment) is not repeated
             let existing: Vec<Action> = drafts.iter().map(|d| d.step.action.clone()).collect();
-            drafts.extend(
+            rewrite.extend(
                 rewrite_drafts(desired, live, changes, rewrite_serves, caps)
                     .into_iter()
                     .filter(|d| {
@@ -299,6 +299,19 @@ impl<'a> UpdateDrafts<'a> {
                     }),
             );
         }
+        // a default set (declared, or put back after a rewrite) needs the table feature first
+        let need_defaults = drafts
+            .iter()
+            .chain(&rewrite)
+            .any(|d| matches!(d.step.action, Action::SetDefault { .. }));
+        drafts.extend(feature_drafts(
+            live,
+            need_mapping,
+            need_ntz,
+            need_widening,
+            need_defaults,
+        ));
+        drafts.extend(rewrite);
         drafts
     }
 }
