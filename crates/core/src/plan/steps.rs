@@ -217,7 +217,9 @@ pub struct Step {
     /// Checks before and after the statements, each refusing on its finding.
     #[serde(default)]
     pub checks: Vec<StepCheck>,
-    /// How to undo it (statements or a command; shown, never run).
+    /// How to undo it, as the backend renders the core's typed undo
+    /// (`undo::of_step`) when it compiles the plan: statements or a command;
+    /// shown, never run. None before compiling, or when no undo is known.
     #[serde(default)]
     pub undo: Option<String>,
     /// Bytes the step reads or rewrites, when known.

@@ -16,7 +16,8 @@ use delta_operator_core::model::{
 use delta_operator_core::plan::change::DropReason;
 use delta_operator_core::plan::gate::{Decision, Policy, gate};
 use delta_operator_core::plan::holds::holds;
-use delta_operator_core::plan::steps::{Action, Rewrite, RewritePhase, Source};
+use delta_operator_core::plan::steps::{Action, Rewrite, RewritePhase, Source, Step};
+use delta_operator_core::plan::undo::{Undo, of_step};
 use delta_operator_core::plan::{
     self, Capabilities, Change, Outcome, Plan, RiskClass, SchemaScope, Strategy, TableAction,
     TablePlan, plan_delete, plan_orphan, plan_table,

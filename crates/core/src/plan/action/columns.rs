@@ -5,6 +5,7 @@ use super::{Action, misrouted, restore_map};
 use crate::model::{DataType, ObservedTable, StructField};
 use crate::plan::change::{FieldPath, path_string};
 use crate::plan::diff::same_shape;
+use crate::plan::undo::Undo;
 
 pub(super) fn title(action: &Action) -> String {
     match action {
@@ -60,6 +61,18 @@ pub(super) fn holds(action: &Action, live: &ObservedTable) -> bool {
         // filled and set NOT NULL already: nothing is left to fill
         Action::Backfill { column, .. } => live.column(column).is_some_and(|c| !c.nullable),
         other => misrouted(other),
+    }
+}
+
+/// A dropped column or field, a changed type and filled NULLs are put back
+/// by the table's history; the rest by their inverse.
+pub(super) fn undo(action: &Action, version: Option<u64>) -> Option<Undo> {
+    match action {
+        Action::DropColumn { .. }
+        | Action::DropField { .. }
+        | Action::AlterColumnType { .. }
+        | Action::Backfill { .. } => Some(Undo::Restore { version }),
+        _ => None,
     }
 }
 

@@ -1,7 +1,8 @@
 //! CHECK constraints, the primary key and foreign keys.
 
-use super::{Action, few, misrouted};
+use super::{Action, few, misrouted, steps};
 use crate::model::ObservedTable;
+use crate::plan::undo::Undo;
 
 pub(super) fn title(action: &Action) -> String {
     match action {
@@ -65,6 +66,22 @@ pub(super) fn apply_to(action: &Action, live: &mut ObservedTable) {
     if let Action::SetPrimaryKey { key, .. } = action {
         live.primary_key = Some(key.clone());
     }
+}
+
+/// The undo that needs no look at the table (a new table's CHECKs have no
+/// live table before them): added CHECKs dropped, a primary key added where
+/// there was none dropped. The rest is their inverse.
+pub(super) fn undo(action: &Action) -> Option<Undo> {
+    Some(match action {
+        Action::AddCheck { check } => steps(vec![Action::DropCheck {
+            name: check.name.clone(),
+        }]),
+        Action::AddChecks { checks } => steps(vec![Action::DropChecks {
+            names: checks.iter().map(|c| c.name.clone()).collect(),
+        }]),
+        Action::SetPrimaryKey { replaces: None, .. } => Undo::DropPrimaryKey,
+        _ => return None,
+    })
 }
 
 pub(super) fn inverse(action: &Action, live: &ObservedTable) -> Option<Vec<Action>> {

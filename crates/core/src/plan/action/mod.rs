@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use super::change::FieldPath;
 use super::steps::{Rewrite, RewritePhase};
+use super::undo::Undo;
 use crate::model::privilege::Privilege;
 use crate::model::{
     Check, DataType, DesiredTable, ForeignKey, Leftover, Mask, ObservedTable, PrimaryKey,
@@ -311,6 +312,21 @@ impl Action {
         }
     }
 
+    /// What puts the table back as it was before this step: `before` is the
+    /// table then (None: none yet, or not read), `version` the version the
+    /// plan read (a restore's target). None: no undo is known.
+    pub fn undo(&self, before: Option<&ObservedTable>, version: Option<u64>) -> Option<Undo> {
+        let inverse = || before.and_then(|b| self.inverse(b)).map(steps);
+        match self.family() {
+            Family::Table => table::undo(self).or_else(inverse),
+            Family::Columns => columns::undo(self, version).or_else(inverse),
+            Family::Constraints => constraints::undo(self).or_else(inverse),
+            Family::Rewrite => rewrite::undo(self, version),
+            Family::Features => None,
+            Family::Properties | Family::Layout | Family::Access => inverse(),
+        }
+    }
+
     /// The steps that undo this one on `live` (the table as it was before
     /// it), in order; None when it has no inverse of its own (see
     /// `plan::undo`).
@@ -326,6 +342,11 @@ impl Action {
         }?;
         (!steps.is_empty()).then_some(steps)
     }
+}
+
+/// An undo by these steps.
+fn steps(steps: Vec<Action>) -> Undo {
+    Undo::Steps { steps }
 }
 
 /// The table as `earlier` steps leave it (`Action::apply_to`), from the

@@ -5,6 +5,7 @@ use super::{Action, misrouted};
 use crate::model::ObservedTable;
 use crate::plan::diff::same_shape;
 use crate::plan::steps::RewritePhase;
+use crate::plan::undo::Undo;
 
 pub(super) fn title(action: &Action) -> String {
     let Action::Rewrite { phase, .. } = action else {
@@ -18,6 +19,21 @@ pub(super) fn title(action: &Action) -> String {
         RewritePhase::DropStaging => "DROP staging",
     }
     .into()
+}
+
+/// A replace is undone by restoring the version the plan read. Staging
+/// writes a separate copy and dropping it removes only that copy: the table
+/// has nothing to put back.
+pub(super) fn undo(action: &Action, version: Option<u64>) -> Option<Undo> {
+    let Action::Rewrite { phase, .. } = action else {
+        misrouted(action)
+    };
+    match phase {
+        RewritePhase::WriteOnce | RewritePhase::Replace | RewritePhase::ReplaceChecked => {
+            Some(Undo::Restore { version })
+        }
+        RewritePhase::Stage | RewritePhase::DropStaging => None,
+    }
 }
 
 pub(super) fn holds(action: &Action, live: &ObservedTable) -> bool {

@@ -1,8 +1,9 @@
 //! The table as a whole: creating, claiming, commenting, cloning, owning and
 //! dropping it, and removing what interrupted runs left.
 
-use super::{Action, misrouted, restore_map};
+use super::{Action, misrouted, restore_map, steps};
 use crate::model::{CONSTRAINTS_PROPERTY, OWNER_PROPERTY, ObservedTable};
+use crate::plan::undo::Undo;
 
 pub(super) fn title(action: &Action) -> String {
     match action {
@@ -50,6 +51,17 @@ pub(super) fn apply_to(action: &Action, live: &mut ObservedTable) {
         live.properties
             .extend(super::claim_properties(marker, constraints.as_deref()));
     }
+}
+
+/// The undo that needs no look at the table: a created table dropped, a
+/// dropped one brought back, a clone dropped. The rest is their inverse.
+pub(super) fn undo(action: &Action) -> Option<Undo> {
+    Some(match action {
+        Action::CreateTable { .. } => steps(vec![Action::DropTable]),
+        Action::DropTable => Undo::Undrop,
+        Action::CloneTable { name } => Undo::DropClone { name: name.clone() },
+        _ => return None,
+    })
 }
 
 pub(super) fn inverse(action: &Action, live: &ObservedTable) -> Option<Vec<Action>> {

@@ -105,7 +105,8 @@ pub(super) fn insert_clone(steps: &mut Vec<Step>, live: &ObservedTable) {
             format!("a copy of the table as it is now, readable side by side with the new one as {}.{}.{name}", live.table.catalog, live.table.schema),
             "a shallow clone copies no data: it references the table's current files, so it lasts until a VACUUM removes them".into(),
         ],
-        undo: Some(format!("DROP TABLE {}.{}.{name}", live.table.catalog, live.table.schema)),
+        // what undoes it is the backend's to say (`plan::undo`), when the plan is compiled
+        undo: None,
         est_bytes: None,
         statements: vec![],
         checks: vec![],
