@@ -1,7 +1,7 @@
 //! Table-driven tests of the pure planning core (`delta_operator_core::plan`),
 //! built from `DesiredTable` / `ObservedTable` values directly: every change
 //! kind, every rule and law, both backends where their strategies differ,
-//! step order and numbering, prerequisites, undo hints, ownership, orphans,
+//! step order and numbering, prerequisites, the typed undo, ownership, orphans,
 //! foreign-key ordering, the gate, `holds`, and the plan id.
 //!
 //! The widening matrix itself is tested next to `model::widening`.

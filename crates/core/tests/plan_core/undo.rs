@@ -1,4 +1,4 @@
-//! Prerequisites already met, destructive steps, and undo and restore hints.
+//! Prerequisites already met, destructive steps, and the typed undo of steps.
 
 use super::*;
 
