@@ -16,6 +16,7 @@ use delta_operator_core::model::{
     SchemaRef, TableRef,
 };
 use delta_operator_core::plan::render::{json, markdown, text};
+use delta_operator_core::plan::undo::{self, Undo};
 use delta_operator_core::plan::{self, Capabilities, Plan, SchemaScope, TableAction};
 
 // ---------------------------------------------------------------------------
@@ -183,16 +184,32 @@ fn fixed_plan() -> Plan {
 }
 
 /// A compiler for the snapshots (the backends' own are tested in their
-/// crates): a statement of two lines with backquotes, and a check after
-/// every rewrite step, so every rendering of statements and checks shows.
+/// crates): a statement of two lines with backquotes, a check after every
+/// rewrite step, and the core's typed undo in plain words, so every
+/// rendering of statements, checks and undo lines shows.
 struct Fixture;
+
+fn fixture_undo(t: &plan::TablePlan, u: Undo) -> String {
+    match u {
+        Undo::Steps { steps } => steps
+            .iter()
+            .map(|a| a.title())
+            .collect::<Vec<_>>()
+            .join("; "),
+        Undo::Restore { version: Some(v) } => format!("restore {} to version {v}", t.table),
+        Undo::Restore { version: None } => "no restore point".into(),
+        Undo::Undrop => format!("undrop {}", t.table),
+        Undo::DropPrimaryKey => "drop the primary key".into(),
+        Undo::DropClone { name } => format!("drop the clone {name}"),
+    }
+}
 
 impl plan::Compiler for Fixture {
     fn compile(
         &self,
         t: &plan::TablePlan,
-        _observed: Option<&ObservedTable>,
-        _earlier: &[plan::Step],
+        observed: Option<&ObservedTable>,
+        earlier: &[plan::Step],
         step: &plan::Step,
     ) -> Result<plan::Compiled, String> {
         let mut checks = vec![];
@@ -212,7 +229,7 @@ impl plan::Compiler for Fixture {
             )],
             checks,
             notes: vec![],
-            undo: None,
+            undo: undo::of_step(observed, earlier, step).map(|u| fixture_undo(t, u)),
         })
     }
 }

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use delta_operator_core::model::{DataType, ObservedTable, TableRef};
 use delta_operator_core::plan::compile::{self, CheckWhen, Compiled, Compiler, StepCheck};
 use delta_operator_core::plan::steps::{Action, Projection, Rewrite, RewritePhase, Source};
+use delta_operator_core::plan::undo::{self, Undo};
 use delta_operator_core::plan::{Step, TablePlan, change::path_string};
 
 use crate::phases::{staging_rel, staging_root};
@@ -24,11 +25,41 @@ impl Compiler for DeltaCompiler {
     fn compile(
         &self,
         plan: &TablePlan,
-        _observed: Option<&ObservedTable>,
-        _earlier: &[Step],
+        observed: Option<&ObservedTable>,
+        earlier: &[Step],
         step: &Step,
     ) -> Result<Compiled, String> {
-        compile_step(&plan.table, &step.action)
+        let mut out = compile_step(&plan.table, &step.action)?;
+        out.undo =
+            undo::of_step(observed, earlier, step).and_then(|u| render_undo(&plan.table, &u));
+        Ok(out)
+    }
+}
+
+/// A typed undo in the lake's terms. There is no SQL engine: the table's
+/// history and the trash are reached through the operator's own commands
+/// (`delta-operator restore`, `delta-operator undrop`), and inverse steps are
+/// shown as the operations the lake would perform for them. None: nothing
+/// the lake can do (a primary key, which the lake has none of).
+pub fn render_undo(t: &TableRef, u: &Undo) -> Option<String> {
+    match u {
+        Undo::Steps { steps } => {
+            let mut out = Vec::new();
+            for s in steps {
+                out.extend(compile_step(t, s).ok()?.statements);
+            }
+            Some(out.join(";\n"))
+        }
+        Undo::Restore { version: Some(v) } => {
+            Some(format!("delta-operator restore {t} --version {v}"))
+        }
+        Undo::Restore { version: None } => {
+            Some("no restore point: the table's version could not be read".into())
+        }
+        // the drop moved the folder into the lake's trash, from where this brings it back
+        Undo::Undrop => Some(format!("delta-operator undrop {t}")),
+        Undo::DropPrimaryKey => None,
+        Undo::DropClone { name } => Some(format!("remove the folder {}", clone_rel(t, name))),
     }
 }
 
@@ -232,6 +263,14 @@ pub fn compile_step(t: &TableRef, action: &Action) -> Result<Compiled, String> {
                 trash_root(t)
             ));
             s.push(format!("remove the folder {}", staging_root(t)));
+        }
+        // the lake keeps no column defaults (its capabilities refuse them before a
+        // plan is made), so neither a default nor the table feature it needs compiles
+        Action::SetDefault { .. } | Action::EnableColumnDefaults => {
+            return Err(format!(
+                "the lake keeps no column defaults: no operation for {}",
+                action.title()
+            ));
         }
         other => {
             return Err(format!(

@@ -17,7 +17,7 @@ use crate::quote::{Names, field_path, ident, list, literal, props};
 use crate::types::sql_type;
 
 /// The writer feature a column DEFAULT needs (Databricks spells its value `supported`).
-pub const DEFAULTS_FEATURE: &str = "delta.feature.allowColumnDefaults";
+pub const DEFAULTS_FEATURE: &str = property::FEATURE_ALLOW_COLUMN_DEFAULTS;
 
 pub(crate) fn prop_num(live: Option<&ObservedTable>, key: &str) -> Option<u32> {
     live.and_then(|l| l.properties.get(key))

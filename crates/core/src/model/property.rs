@@ -29,6 +29,9 @@ pub const LOG_RETENTION: &str = "delta.logRetentionDuration";
 pub const FEATURE_PREFIX: &str = "delta.feature.";
 /// The timestamp_ntz table feature, `supported` once enabled.
 pub const FEATURE_TIMESTAMP_NTZ: &str = "delta.feature.timestampNtz";
+/// The column defaults table feature (`allowColumnDefaults`), `supported`
+/// once enabled: Delta refuses a column DEFAULT without it.
+pub const FEATURE_ALLOW_COLUMN_DEFAULTS: &str = "delta.feature.allowColumnDefaults";
 /// The value of a `delta.feature.*` key for a feature the table has.
 pub const FEATURE_SUPPORTED: &str = "supported";
 /// Prefix of the keys holding a table's CHECK constraints (`delta.constraints.<name>`).

@@ -51,8 +51,8 @@ pub struct Compiled {
     pub checks: Vec<StepCheck>,
     /// What a reviewer needs to read the statements (placeholders, strategies).
     pub notes: Vec<String>,
-    /// How to undo the step, runnable where the user is (the backend's own
-    /// statements; `undo::inverse`); None keeps the planner's hint.
+    /// How to undo the step, in the backend's own terms: its rendering of
+    /// the core's typed undo (`undo::of_step`). None: no undo is known.
     pub undo: Option<String>,
 }
 
@@ -150,6 +150,7 @@ fn compile_table(mut t: TablePlan, compiler: &dyn Compiler) -> TablePlan {
                 s.statements = c.statements;
                 s.checks = c.checks;
                 s.notes.extend(c.notes);
+                s.undo = c.undo;
             }
             compiled.push(s);
         }
@@ -170,9 +171,7 @@ fn compile_table(mut t: TablePlan, compiler: &dyn Compiler) -> TablePlan {
                 s.statements = c.statements;
                 s.checks = c.checks;
                 s.notes.extend(c.notes);
-                if c.undo.is_some() {
-                    s.undo = c.undo;
-                }
+                s.undo = c.undo;
                 compiled.push(s);
             }
             Err(why) => failures.push(RuleFailure {

@@ -4,6 +4,7 @@
 //! Everything here is a function of its inputs, so the controller and the CLI
 //! plan identically, and a saved observed state reproduces a plan anywhere.
 
+pub mod action;
 pub mod capabilities;
 pub mod change;
 pub mod compile;

@@ -398,7 +398,11 @@ fn change_cases() -> Vec<ChangeCase> {
                 from: None,
                 to: s("'n/a'"),
             }],
-            vec!["1. SET DEFAULT on note [meta]"],
+            // the table feature a default needs first, as for type widening
+            vec![
+                "1. enable allowColumnDefaults [feature]",
+                "2. SET DEFAULT on note [meta]",
+            ],
         ),
         orders_case(
             "add a CHECK",

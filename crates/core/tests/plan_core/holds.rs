@@ -1,6 +1,7 @@
 //! `holds`: false before a step, true after.
 
 use super::*;
+use delta_operator_core::model::property;
 
 struct HoldsCase {
     name: &'static str,
@@ -126,6 +127,11 @@ fn holds_cases() -> Vec<HoldsCase> {
     after
         .properties
         .insert(CONSTRAINTS_PROPERTY.into(), d.constraints_record().unwrap());
+    // the default needs its table feature, a step of its own
+    after.properties.insert(
+        property::FEATURE_ALLOW_COLUMN_DEFAULTS.into(),
+        property::FEATURE_SUPPORTED.into(),
+    );
     after.comment = Some(s("All orders"));
     after.tags = BTreeMap::from([(s("domain"), s("sales"))]);
     after.columns.push(ocol("status", "string"));
@@ -159,6 +165,7 @@ fn holds_cases() -> Vec<HoldsCase> {
         before,
         after,
         expect: vec![
+            "enable allowColumnDefaults",
             "CLAIM ownership",
             "COMMENT ON TABLE",
             "SET TBLPROPERTIES (delta.logRetentionDuration)",

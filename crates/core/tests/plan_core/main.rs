@@ -1,7 +1,7 @@
 //! Table-driven tests of the pure planning core (`delta_operator_core::plan`),
 //! built from `DesiredTable` / `ObservedTable` values directly: every change
 //! kind, every rule and law, both backends where their strategies differ,
-//! step order and numbering, prerequisites, undo hints, ownership, orphans,
+//! step order and numbering, prerequisites, the typed undo, ownership, orphans,
 //! foreign-key ordering, the gate, `holds`, and the plan id.
 //!
 //! The widening matrix itself is tested next to `model::widening`.
@@ -16,7 +16,8 @@ use delta_operator_core::model::{
 use delta_operator_core::plan::change::DropReason;
 use delta_operator_core::plan::gate::{Decision, Policy, gate};
 use delta_operator_core::plan::holds::holds;
-use delta_operator_core::plan::steps::{Action, Rewrite, RewritePhase, Source};
+use delta_operator_core::plan::steps::{Action, Rewrite, RewritePhase, Source, Step};
+use delta_operator_core::plan::undo::{Undo, of_step};
 use delta_operator_core::plan::{
     self, Capabilities, Change, Outcome, Plan, RiskClass, SchemaScope, Strategy, TableAction,
     TablePlan, plan_delete, plan_orphan, plan_table,

@@ -170,7 +170,7 @@ fn create_steps_in_order() {
         ]
     );
     let create = &p.steps()[0];
-    assert_eq!(create.undo.as_deref(), Some("DROP TABLE main.sales.orders"));
+    assert_eq!(undo_of(&p, create), by_steps(vec![Action::DropTable]));
     assert!(
         create
             .notes

@@ -44,7 +44,7 @@ fn rename_on_the_lake_copies_the_old_column_once() {
     assert!(!rewrite.converts());
     assert_eq!(s.class, RiskClass::Rewrite);
     assert_eq!(s.est_bytes, Some(SIZE), "a rewrite shows the table's size");
-    assert_eq!(s.undo.as_deref(), Some(lake_restore().as_str()));
+    assert_eq!(undo_of(&p, s), restore());
 }
 
 #[test]
@@ -53,7 +53,7 @@ fn a_lossy_cast_on_the_lake_is_staged_with_sizes_and_a_restore_point() {
     lcol(&mut o, "amount").data_type = DataType::Long;
     dcol(&mut d, "amount").data_type = DataType::Int;
     let p = plan_table(&d, Some(&o), &lake());
-    type Phase<'a> = (RewritePhase, Option<u64>, Option<&'a str>, Vec<usize>);
+    type Phase = (RewritePhase, Option<u64>, Option<Undo>, Vec<usize>);
     let phases: Vec<Phase> = p
         .steps()
         .iter()
@@ -66,17 +66,16 @@ fn a_lossy_cast_on_the_lake_is_staged_with_sizes_and_a_restore_point() {
                         from_type: DataType::Long
                     }
                 );
-                (*phase, s.est_bytes, s.undo.as_deref(), s.serves.clone())
+                (*phase, s.est_bytes, undo_of(&p, s), s.serves.clone())
             }
             other => panic!("not a rewrite: {other:?}"),
         })
         .collect();
-    let r = lake_restore();
     assert_eq!(
         phases,
         vec![
             (RewritePhase::Stage, Some(SIZE), None, vec![0]),
-            (RewritePhase::Replace, Some(SIZE), Some(r.as_str()), vec![0]),
+            (RewritePhase::Replace, Some(SIZE), restore(), vec![0]),
             (RewritePhase::DropStaging, None, None, vec![0]),
         ]
     );
@@ -118,7 +117,7 @@ fn a_lossless_cast_on_the_lake_is_written_once() {
         "{:?}",
         p.steps()[0].notes
     );
-    assert_eq!(p.steps()[0].undo.as_deref(), Some(lake_restore().as_str()));
+    assert_eq!(undo_of(&p, &p.steps()[0]), restore());
 }
 
 /// The source of the column named `name` in the table's rewrite.
@@ -321,8 +320,10 @@ fn clone_before_rewrite_adds_a_shallow_clone_before_the_first_step_that_could_lo
         "the stage leaves the original untouched: the clone goes right before the replace"
     );
     assert_eq!(
-        p.steps()[1].undo.as_deref(),
-        Some("DROP TABLE main.sales.orders__delta_operator_clone_v{version}")
+        undo_of(&p, &p.steps()[1]),
+        Some(Undo::DropClone {
+            name: "orders__delta_operator_clone_v{version}".into()
+        })
     );
     assert_ne!(
         plan::finish(&lake(), vec![p], vec![]).id,

@@ -4,13 +4,28 @@ pub use delta_operator_core::testing::*;
 
 use super::*;
 
-pub fn restore() -> String {
-    format!("RESTORE TABLE main.sales.orders TO VERSION AS OF {VERSION}")
+/// Back to the version the plan read, on every backend (each renders it in
+/// its own terms when it compiles the plan).
+pub fn restore() -> Option<Undo> {
+    Some(Undo::Restore {
+        version: Some(VERSION),
+    })
 }
 
-/// The lake has no SQL engine: its undo is the `delta-operator restore` command.
-pub fn lake_restore() -> String {
-    format!("delta-operator restore main.sales.orders --version {VERSION}")
+/// The typed undo of step `s` of `p`: what a backend renders into the
+/// step's undo line when it compiles the plan.
+pub fn undo_of(p: &TablePlan, s: &Step) -> Option<Undo> {
+    let steps = p.steps();
+    let i = steps
+        .iter()
+        .position(|x| x == s)
+        .expect("a step of this plan");
+    of_step(p.observed.as_deref(), &steps[..i], s)
+}
+
+/// An undo by these steps.
+pub fn by_steps(steps: Vec<Action>) -> Option<Undo> {
+    Some(Undo::Steps { steps })
 }
 
 /// The change kind's name; an exhaustive match, so a new `Change` variant

@@ -1,4 +1,4 @@
-//! Prerequisites already met, destructive steps, and undo and restore hints.
+//! Prerequisites already met, destructive steps, and the typed undo of steps.
 
 use super::*;
 
@@ -13,6 +13,32 @@ fn widening_on_databricks_skips_the_prerequisite_when_already_enabled() {
 }
 
 #[test]
+fn a_default_needs_its_table_feature_first_unless_the_table_has_it() {
+    let (mut d, mut o) = orders();
+    dcol(&mut d, "note").default = Some("'n/a'".into());
+    let p = plan_table(&d, Some(&o), &dbx());
+    assert_eq!(
+        steps(&p),
+        vec![
+            "1. enable allowColumnDefaults [feature]",
+            "2. SET DEFAULT on note [meta]"
+        ]
+    );
+    let prereq = step(&p, "enable allowColumnDefaults");
+    assert!(prereq.serves.is_empty(), "a prerequisite serves no change");
+    assert_eq!(
+        prereq.warnings,
+        vec!["raises the table's protocol version; older clients lose access".to_string()]
+    );
+    o.properties.insert(
+        "delta.feature.allowColumnDefaults".into(),
+        "supported".into(),
+    );
+    let p = plan_table(&d, Some(&o), &dbx());
+    assert_eq!(steps(&p), vec!["1. SET DEFAULT on note [meta]"]);
+}
+
+#[test]
 fn drop_column_is_destructive_on_both_backends_with_a_restore_hint() {
     let (mut d, o) = orders();
     d.columns.retain(|c| c.name != "note");
@@ -20,7 +46,7 @@ fn drop_column_is_destructive_on_both_backends_with_a_restore_hint() {
     let p = plan_table(&d, Some(&o), &dbx());
     let s = step(&p, "DROP COLUMN note");
     assert_eq!(s.class, RiskClass::Destructive);
-    assert_eq!(s.undo.as_deref(), Some(restore().as_str()));
+    assert_eq!(undo_of(&p, s), restore());
     assert_eq!(
         s.warnings,
         vec!["drops column note and its data".to_string()]
@@ -66,8 +92,10 @@ fn without_a_readable_version_the_undo_says_there_is_no_restore_point() {
     o.version = None;
     d.columns.retain(|c| c.name != "note");
     let p = plan_table(&d, Some(&o), &dbx());
-    let undo = step(&p, "DROP COLUMN note").undo.clone().unwrap();
-    assert!(undo.starts_with("no restore point"), "{undo}");
+    assert_eq!(
+        undo_of(&p, step(&p, "DROP COLUMN note")),
+        Some(Undo::Restore { version: None })
+    );
     assert_eq!(p.version, None);
 }
 
@@ -75,13 +103,15 @@ fn without_a_readable_version_the_undo_says_there_is_no_restore_point() {
 fn restore_hints_carry_the_observed_version() {
     let (mut d, mut o) = orders();
     o.version = Some(1234);
-    dcol(&mut d, "amount").nullable = false;
+    d.columns.retain(|c| c.name != "note");
     let p = plan_table(&d, Some(&o), &lake());
     assert_eq!(p.version, Some(1234));
     assert_eq!(p.size_bytes, Some(SIZE));
     assert_eq!(
-        p.steps()[0].undo.as_deref(),
-        Some("delta-operator restore main.sales.orders --version 1234")
+        undo_of(&p, step(&p, "REPLACE TABLE (from itself)")),
+        Some(Undo::Restore {
+            version: Some(1234)
+        })
     );
 }
 
@@ -108,23 +138,45 @@ fn undo_hints_of_metadata_steps() {
     c.name = "remark".into();
     c.renamed_from = Some("note".into());
     let p = plan_table(&d, Some(&o), &dbx());
-    let undo = |title: &str| step(&p, title).undo.clone().unwrap_or_default();
+    let undo = |title: &str| undo_of(&p, step(&p, title));
     assert_eq!(
         undo("CLAIM ownership"),
-        format!("UNSET TBLPROPERTIES ('{OWNER_PROPERTY}')")
+        by_steps(vec![Action::UnsetProperties {
+            keys: vec![OWNER_PROPERTY.into()]
+        }])
     );
-    assert_eq!(undo("COMMENT ON TABLE"), "comment was 'old'");
+    assert_eq!(
+        undo("COMMENT ON TABLE"),
+        by_steps(vec![Action::SetTableComment {
+            comment: "old".into()
+        }])
+    );
     assert_eq!(
         undo("SET TBLPROPERTIES (delta.appendOnly, delta.logRetentionDuration)"),
-        "was: 'delta.appendOnly'='false', unset 'delta.logRetentionDuration'"
+        by_steps(vec![
+            Action::SetProperties {
+                properties: BTreeMap::from([("delta.appendOnly".into(), "false".into())])
+            },
+            Action::UnsetProperties {
+                keys: vec!["delta.logRetentionDuration".into()]
+            },
+        ])
     );
     assert_eq!(
         undo("DROP CONSTRAINT stale"),
-        "ADD CONSTRAINT stale CHECK (id > 0)"
+        by_steps(vec![Action::AddCheck {
+            check: Check {
+                name: "stale".into(),
+                expression: "id > 0".into()
+            }
+        }])
     );
     assert_eq!(
         undo("RENAME COLUMN note TO remark"),
-        "RENAME COLUMN remark TO note"
+        by_steps(vec![Action::RenameColumn {
+            from: "remark".into(),
+            to: "note".into()
+        }])
     );
     // two property changes are one SET TBLPROPERTIES step serving both
     let set = step(

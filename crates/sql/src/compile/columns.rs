@@ -1,12 +1,12 @@
 //! Columns and nested fields: adding, renaming and dropping them, their type,
 //! nullability, comment and default, and filling their NULLs.
 
-use delta_operator_core::model::{ObservedTable, TableRef};
+use delta_operator_core::model::TableRef;
 use delta_operator_core::plan::steps::Action;
 
 use super::alter;
 use crate::SqlError;
-use crate::ddl::{DEFAULTS_FEATURE, field_def};
+use crate::ddl::field_def;
 use crate::quote::{Names, field_path, ident, literal};
 use crate::types::sql_type;
 
@@ -15,7 +15,6 @@ pub(super) fn compile(
     names: &Names,
     t: &TableRef,
     action: &Action,
-    live: Option<&ObservedTable>,
 ) -> Result<Vec<String>, SqlError> {
     let one = |s: String| Ok(vec![s]);
     match action {
@@ -59,26 +58,12 @@ pub(super) fn compile(
                 literal(comment)
             ),
         )),
-        Action::SetDefault { column, expression } => {
-            let mut out = Vec::new();
-            let enabled = live.is_some_and(|l| l.properties.contains_key(DEFAULTS_FEATURE));
-            if !enabled {
-                out.push(alter(
-                    names,
-                    t,
-                    format!(
-                        "SET TBLPROPERTIES ({} = 'supported')",
-                        literal(DEFAULTS_FEATURE)
-                    ),
-                ));
-            }
-            out.push(alter(
-                names,
-                t,
-                format!("ALTER COLUMN {} SET DEFAULT {expression}", ident(column)),
-            ));
-            Ok(out)
-        }
+        // the table feature a default needs is its own step before (EnableColumnDefaults)
+        Action::SetDefault { column, expression } => one(alter(
+            names,
+            t,
+            format!("ALTER COLUMN {} SET DEFAULT {expression}", ident(column)),
+        )),
         // only the NULLs: a rerun after an interruption fills what is left, nothing more
         Action::Backfill { column, expression } => one(format!(
             "UPDATE {} SET {c} = ({expression}) WHERE {c} IS NULL",

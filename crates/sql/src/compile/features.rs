@@ -35,6 +35,15 @@ pub(super) fn compile(
                 literal(property::FEATURE_TIMESTAMP_NTZ)
             ),
         )),
+        Action::EnableColumnDefaults => one(alter(
+            names,
+            t,
+            format!(
+                "SET TBLPROPERTIES ({} = {})",
+                literal(property::FEATURE_ALLOW_COLUMN_DEFAULTS),
+                literal(property::FEATURE_SUPPORTED)
+            ),
+        )),
         other => unreachable!("compile_for routed {} to the wrong family", other.title()),
     }
 }

@@ -17,7 +17,6 @@ use delta_operator_core::plan::compile::{self, CheckWhen, Compiled, Compiler, St
 use delta_operator_core::plan::steps::{Action, RewritePhase};
 use delta_operator_core::plan::{SchemaStep, Step, TablePlan};
 
-use crate::ddl::DEFAULTS_FEATURE;
 use crate::quote::{Names, field_path};
 use crate::{SqlError, rewrite};
 
@@ -79,7 +78,8 @@ pub fn compile_step(
     step: &Step,
     bind: Binding<'_>,
 ) -> Result<Compiled, SqlError> {
-    let mut live = after(observed, earlier);
+    // the table as the earlier steps leave it, so a plan compiles as it will run
+    let mut live = delta_operator_core::plan::action::after(observed, earlier);
     if let Some(l) = live.as_mut() {
         l.version = bind.version;
     }
@@ -150,43 +150,9 @@ fn not_null_violations(names: &Names, t: &TableRef, path: &[String]) -> String {
     )
 }
 
-/// The table as its earlier steps leave what later statements depend on
-/// (properties, the primary key), so a plan compiles as it will run.
-fn after(observed: Option<&ObservedTable>, earlier: &[Step]) -> Option<ObservedTable> {
-    let mut live = observed.cloned()?;
-    for s in earlier {
-        let p = &mut live.properties;
-        match &s.action {
-            Action::SetProperties { properties } => p.extend(properties.clone()),
-            Action::UnsetProperties { keys } => keys.iter().for_each(|k| {
-                p.remove(k);
-            }),
-            Action::Claim {
-                marker,
-                constraints,
-            } => p.extend(delta_operator_core::plan::steps::claim_properties(
-                marker,
-                constraints.as_deref(),
-            )),
-            Action::EnableColumnMapping => {
-                p.insert("delta.columnMapping.mode".into(), "name".into());
-            }
-            Action::EnableTypeWidening => {
-                p.insert("delta.enableTypeWidening".into(), "true".into());
-            }
-            Action::SetDefault { .. } => {
-                p.insert(DEFAULTS_FEATURE.into(), "supported".into());
-            }
-            Action::SetPrimaryKey { key, .. } => live.primary_key = Some(key.clone()),
-            _ => {}
-        }
-    }
-    Some(live)
-}
-
 /// The statements that carry out one action, in order. `live` is the table as
-/// last read: it decides prerequisites inside a step (protocol versions, the
-/// defaults feature, a primary key to replace); `None` means unknown.
+/// last read: it decides prerequisites inside a step (protocol versions, a
+/// primary key to replace); `None` means unknown.
 pub fn compile(
     t: &TableRef,
     action: &Action,
@@ -214,9 +180,10 @@ pub fn compile_for(
         | A::CloneTable { .. }
         | A::DropTable
         | A::RemoveLeftovers { .. } => table::compile(names, t, action, live),
-        A::EnableColumnMapping | A::EnableTypeWidening | A::EnableTimestampNtz => {
-            features::compile(names, t, action, live)
-        }
+        A::EnableColumnMapping
+        | A::EnableTypeWidening
+        | A::EnableTimestampNtz
+        | A::EnableColumnDefaults => features::compile(names, t, action, live),
         A::AddColumn { .. }
         | A::RenameColumn { .. }
         | A::DropColumn { .. }
@@ -226,7 +193,7 @@ pub fn compile_for(
         | A::SetNotNull { .. }
         | A::SetColumnComment { .. }
         | A::SetDefault { .. }
-        | A::Backfill { .. } => columns::compile(names, t, action, live),
+        | A::Backfill { .. } => columns::compile(names, t, action),
         A::Grant { .. }
         | A::Revoke { .. }
         | A::SetOwner { .. }

@@ -1,6 +1,7 @@
 use std::collections::BTreeMap;
 
 use super::*;
+use crate::ddl::DEFAULTS_FEATURE;
 use delta_operator_core::model::type_syntax::parse_type;
 use delta_operator_core::model::{Check, DataType, ForeignKey, Mask, PrimaryKey, StructField};
 
@@ -223,9 +224,13 @@ fn prerequisites() {
             column: "c".into(),
             expression: "current_date()".into()
         }),
+        vec!["ALTER TABLE `main`.`sales`.`orders` ALTER COLUMN `c` SET DEFAULT current_date()"]
+    );
+    // the table feature a default needs is its own step, never slipped into SET DEFAULT
+    assert_eq!(
+        sql(Action::EnableColumnDefaults),
         vec![
-            "ALTER TABLE `main`.`sales`.`orders` SET TBLPROPERTIES ('delta.feature.allowColumnDefaults' = 'supported')",
-            "ALTER TABLE `main`.`sales`.`orders` ALTER COLUMN `c` SET DEFAULT current_date()",
+            "ALTER TABLE `main`.`sales`.`orders` SET TBLPROPERTIES ('delta.feature.allowColumnDefaults' = 'supported')"
         ]
     );
     live.properties

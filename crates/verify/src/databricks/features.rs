@@ -314,7 +314,10 @@ pub(super) async fn default_needs_feature(b: &Bench) -> Verdict {
         column: "b".into(),
         expression: "'n/a'".into(),
     };
-    let stmts = sql::compile(&t.r, &action, None).map_err(|e| unknown(e.to_string()))?;
+    // the plan's two steps: the table feature, then the default
+    let mut stmts = sql::compile(&t.r, &Action::EnableColumnDefaults, None)
+        .map_err(|e| unknown(e.to_string()))?;
+    stmts.extend(sql::compile(&t.r, &action, None).map_err(|e| unknown(e.to_string()))?);
     let Some(set_default) = stmts.last().cloned() else {
         return Err(unknown("no SQL"));
     };

@@ -19,7 +19,6 @@ pub(super) fn create_steps(desired: &DesiredTable, caps: &Capabilities) -> Vec<S
             },
             vec![0],
         )
-        .undo(format!("DROP TABLE {}", desired.table))
         .note(format!(
             "marks the table {OWNER_PROPERTY} = {}",
             desired.owner_marker

@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::capabilities::{BackendKind, Capabilities};
+use super::capabilities::Capabilities;
 use super::change::{Change, DropReason};
 use super::diff::diff;
 use super::rules::{RuleFailure, check};
@@ -158,11 +158,14 @@ pub fn plan_orphan(live: &ObservedTable, strict: bool, caps: &Capabilities) -> T
     plan_orphan_shared(&Arc::new(live.clone()), strict, caps)
 }
 
-/// `plan_orphan` holding the live table by `Arc`.
+/// `plan_orphan` holding the live table by `Arc`. An orphan's steps are the
+/// same on every backend (how a drop is undone is the backend's to render
+/// when the plan is compiled), so the capabilities go unread; every planner
+/// entry point takes them all the same.
 pub fn plan_orphan_shared(
     shared_live: &Arc<ObservedTable>,
     strict: bool,
-    caps: &Capabilities,
+    _caps: &Capabilities,
 ) -> TablePlan {
     let live: &ObservedTable = shared_live;
     let (action, changes, outcome) = if strict {
@@ -170,7 +173,7 @@ pub fn plan_orphan_shared(
             reason: DropReason::Orphan,
             columns: live.columns.len(),
         };
-        let step = drop_table_step(live, caps);
+        let step = drop_table_step(live);
         (
             TableAction::Destroy,
             vec![change],
@@ -214,13 +217,7 @@ pub fn plan_delete(live: &ObservedTable, caps: &Capabilities) -> TablePlan {
     p
 }
 
-fn drop_table_step(live: &ObservedTable, caps: &Capabilities) -> Step {
-    let undo = if matches!(caps.backend, BackendKind::Lake | BackendKind::SparkConnect) {
-        // the drop moves the folder into the lake's trash, from where this brings it back
-        format!("delta-operator undrop {}", live.table)
-    } else {
-        format!("UNDROP TABLE {}", live.table)
-    };
+fn drop_table_step(live: &ObservedTable) -> Step {
     Step {
         number: 1,
         class: RiskClass::Destructive,
@@ -231,7 +228,7 @@ fn drop_table_step(live: &ObservedTable, caps: &Capabilities) -> Step {
             live.columns.len()
         )],
         notes: vec![],
-        undo: Some(undo),
+        undo: None,
         est_bytes: live.size_bytes,
         statements: vec![],
         checks: vec![],

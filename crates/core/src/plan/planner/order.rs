@@ -42,10 +42,6 @@ impl Draft {
         self.step.notes.push(n.into());
         self
     }
-    pub(super) fn undo(mut self, u: impl Into<String>) -> Self {
-        self.step.undo = Some(u.into());
-        self
-    }
     pub(super) fn bytes(mut self, b: Option<u64>) -> Self {
         self.step.est_bytes = b;
         self
@@ -122,10 +118,6 @@ pub(super) fn merge_checks(drafts: Vec<Draft>, caps: &Capabilities) -> Vec<Draft
                 into.notes.push(n);
             }
         }
-        into.undo = match (into.undo.take(), d.step.undo) {
-            (Some(a), Some(b)) => Some(format!("{a}; {b}")),
-            (a, b) => a.or(b),
-        };
     }
     for i in [add_at, drop_at].into_iter().flatten() {
         out[i]

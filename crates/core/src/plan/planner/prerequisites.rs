@@ -1,19 +1,21 @@
 //! What must be true before other steps run: the table features they need
-//! (column mapping, timestamp_ntz, type widening) and the shallow clone taken
+//! (column mapping, timestamp_ntz, type widening, column defaults) and the shallow clone taken
 //! before the first step that could lose data.
 
 use super::order::{Draft, StepGroup, draft};
 use crate::model::property::{self, ColumnMapping};
 use crate::model::{DataType, ObservedTable};
+use crate::plan::action::has_column_defaults;
 use crate::plan::steps::{Action, RewritePhase, RiskClass, Step, clone_name};
 
 /// The table features a step needs, unless the table has them already:
-/// column mapping, then timestamp_ntz, then type widening.
+/// column mapping, then timestamp_ntz, then type widening, then column defaults.
 pub(super) fn feature_drafts(
     live: &ObservedTable,
     need_mapping: bool,
     need_ntz: bool,
     need_widening: bool,
+    need_defaults: bool,
 ) -> Vec<Draft> {
     let mut drafts = Vec::new();
     // `id` and `name` both give columns physical names: either is enough
@@ -59,6 +61,18 @@ pub(super) fn feature_drafts(
             .note("type widening cannot be turned off again"),
         );
     }
+    if need_defaults && !has_column_defaults(live) {
+        drafts.push(
+            draft(
+                StepGroup::Prerequisite,
+                RiskClass::Feature,
+                Action::EnableColumnDefaults,
+                vec![],
+            )
+            .warn("raises the table's protocol version; older clients lose access")
+            .note("a table feature cannot be turned off again"),
+        );
+    }
     drafts
 }
 
@@ -91,7 +105,8 @@ pub(super) fn insert_clone(steps: &mut Vec<Step>, live: &ObservedTable) {
             format!("a copy of the table as it is now, readable side by side with the new one as {}.{}.{name}", live.table.catalog, live.table.schema),
             "a shallow clone copies no data: it references the table's current files, so it lasts until a VACUUM removes them".into(),
         ],
-        undo: Some(format!("DROP TABLE {}.{}.{name}", live.table.catalog, live.table.schema)),
+        // what undoes it is the backend's to say (`plan::undo`), when the plan is compiled
+        undo: None,
         est_bytes: None,
         statements: vec![],
         checks: vec![],

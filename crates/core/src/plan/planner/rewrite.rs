@@ -8,24 +8,11 @@ use super::put_back::{owed_properties, put_backs, replace_properties, table_comm
 use crate::model::{
     DataType, DesiredColumn, DesiredTable, ObservedColumn, ObservedTable, StructField,
 };
-use crate::plan::capabilities::{BackendKind, Capabilities};
+use crate::plan::capabilities::Capabilities;
 use crate::plan::change::Change;
 use crate::plan::diff::{matching_live, renamed, same_shape};
 use crate::plan::projection::conversion;
 use crate::plan::steps::{Action, Projection, Rewrite, RewritePhase, RiskClass, Source};
-
-/// How to go back to the version the plan read: on the lake (no SQL engine)
-/// and on path-addressed Spark tables the `delta-operator restore` command (a
-/// log-only commit), on Databricks Delta's RESTORE statement.
-pub(super) fn restore_hint(live: &ObservedTable, caps: &Capabilities) -> String {
-    match (live.version, caps.backend) {
-        (Some(v), BackendKind::Lake | BackendKind::SparkConnect) => {
-            format!("delta-operator restore {} --version {v}", live.table)
-        }
-        (Some(v), _) => format!("RESTORE TABLE {} TO VERSION AS OF {v}", live.table),
-        (None, _) => "no restore point: the table's version could not be read".to_string(),
-    }
-}
 
 /// The projection of one declared column: where its values come from.
 /// `drops` collects nested live fields the new type leaves out.
@@ -249,7 +236,6 @@ fn replace_draft(
     };
     replace = replace
         .bytes(live.size_bytes)
-        .undo(restore_hint(live, caps))
         .note("the Delta log and history are kept; the version before is recorded as the restore point")
         .note(if caps.replace_from_staging {
             "it commits only against the version it read: rows appended meanwhile are converted too, anything else stops it with nothing replaced"

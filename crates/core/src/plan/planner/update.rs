@@ -8,7 +8,7 @@ use super::prerequisites::{feature_drafts, insert_clone};
 use super::put_back::PUT_BACK;
 use super::rewrite::rewrite_drafts;
 use crate::model::property::{COLUMN_MAPPING_MODE, ColumnMapping, ENABLE_TYPE_WIDENING};
-use crate::model::{CONSTRAINTS_PROPERTY, DesiredTable, OWNER_PROPERTY, ObservedTable};
+use crate::model::{CONSTRAINTS_PROPERTY, DesiredTable, ObservedTable};
 use crate::plan::capabilities::{Capabilities, Strategy};
 use crate::plan::change::Change;
 use crate::plan::diff::matching_live;
@@ -168,8 +168,7 @@ impl<'a> UpdateDrafts<'a> {
                     },
                     s,
                 )
-                .note("the operator manages this table from now on")
-                .undo(format!("UNSET TBLPROPERTIES ('{OWNER_PROPERTY}')")),
+                .note("the operator manages this table from now on"),
             ),
             // the replace writes the declared comment itself
             Change::SetTableComment { .. }
@@ -177,21 +176,14 @@ impl<'a> UpdateDrafts<'a> {
             {
                 self.rewrite_serves.push(i)
             }
-            Change::SetTableComment { from, to } => self.drafts.push(
-                draft(
-                    StepGroup::TableMeta,
-                    RiskClass::Meta,
-                    Action::SetTableComment {
-                        comment: to.clone(),
-                    },
-                    s,
-                )
-                .undo(format!(
-                    "comment was {}",
-                    from.as_deref()
-                        .map_or("(none)".into(), |f| format!("'{f}'"))
-                )),
-            ),
+            Change::SetTableComment { to, .. } => self.drafts.push(draft(
+                StepGroup::TableMeta,
+                RiskClass::Meta,
+                Action::SetTableComment {
+                    comment: to.clone(),
+                },
+                s,
+            )),
             Change::SetProperty { .. } | Change::UnsetProperty { .. } => {
                 self.property_change(i, change)
             }
@@ -203,17 +195,14 @@ impl<'a> UpdateDrafts<'a> {
                 },
                 s,
             )),
-            Change::UnsetTableTag { key, from } => self.drafts.push(
-                draft(
-                    StepGroup::TableMeta,
-                    RiskClass::Meta,
-                    Action::UnsetTableTags {
-                        keys: vec![key.clone()],
-                    },
-                    s,
-                )
-                .undo(format!("SET TAGS ('{key}' = '{from}')")),
-            ),
+            Change::UnsetTableTag { key, .. } => self.drafts.push(draft(
+                StepGroup::TableMeta,
+                RiskClass::Meta,
+                Action::UnsetTableTags {
+                    keys: vec![key.clone()],
+                },
+                s,
+            )),
             _ => unreachable!("not a table change: {change:?}"),
         }
     }
@@ -247,11 +236,7 @@ impl<'a> UpdateDrafts<'a> {
                         },
                         s,
                     )
-                    .note("records the constraints the operator manages: one the spec no longer declares is dropped only if recorded here")
-                    .undo(match from {
-                        Some(f) => format!("SET TBLPROPERTIES ('{key}' = '{f}')"),
-                        None => format!("UNSET TBLPROPERTIES ('{key}')"),
-                    }),
+                    .note("records the constraints the operator manages: one the spec no longer declares is dropped only if recorded here"),
                 )
             }
             Change::SetProperty { key, to, .. } => {
@@ -284,13 +269,13 @@ impl<'a> UpdateDrafts<'a> {
             need_ntz,
             ..
         } = self;
-        drafts.extend(set_properties_draft(live, props, props_serve));
-        drafts.extend(unset_properties_draft(live, unset, unset_serve));
-        drafts.extend(feature_drafts(live, need_mapping, need_ntz, need_widening));
+        drafts.extend(set_properties_draft(props, props_serve));
+        drafts.extend(unset_properties_draft(unset, unset_serve));
+        let mut rewrite = Vec::new();
         if !rewrite_serves.is_empty() {
             // a put-back another step already makes (a declared CHECK, a comment) is not repeated
             let existing: Vec<Action> = drafts.iter().map(|d| d.step.action.clone()).collect();
-            drafts.extend(
+            rewrite.extend(
                 rewrite_drafts(desired, live, changes, rewrite_serves, caps)
                     .into_iter()
                     .filter(|d| {
@@ -299,59 +284,48 @@ impl<'a> UpdateDrafts<'a> {
                     }),
             );
         }
+        // a default set (declared, or put back after a rewrite) needs the table feature first
+        let need_defaults = drafts
+            .iter()
+            .chain(&rewrite)
+            .any(|d| matches!(d.step.action, Action::SetDefault { .. }));
+        drafts.extend(feature_drafts(
+            live,
+            need_mapping,
+            need_ntz,
+            need_widening,
+            need_defaults,
+        ));
+        drafts.extend(rewrite);
         drafts
     }
 }
 
-/// One SET TBLPROPERTIES for every property set, undone by the live values.
+/// One SET TBLPROPERTIES for every property set.
 pub(super) fn set_properties_draft(
-    live: &ObservedTable,
     props: BTreeMap<String, String>,
     props_serve: Vec<usize>,
 ) -> Option<Draft> {
     if props.is_empty() {
         return None;
     }
-    let undo = props
-        .keys()
-        .map(|k| match live.properties.get(k) {
-            Some(v) => format!("'{k}'='{v}'"),
-            None => format!("unset '{k}'"),
-        })
-        .collect::<Vec<_>>()
-        .join(", ");
-    Some(
-        draft(
-            StepGroup::TableMeta,
-            RiskClass::Meta,
-            Action::SetProperties { properties: props },
-            props_serve,
-        )
-        .undo(format!("was: {undo}")),
-    )
+    Some(draft(
+        StepGroup::TableMeta,
+        RiskClass::Meta,
+        Action::SetProperties { properties: props },
+        props_serve,
+    ))
 }
 
-/// One UNSET TBLPROPERTIES for every property unset, undone by the live values.
-pub(super) fn unset_properties_draft(
-    live: &ObservedTable,
-    unset: Vec<String>,
-    unset_serve: Vec<usize>,
-) -> Option<Draft> {
+/// One UNSET TBLPROPERTIES for every property unset.
+pub(super) fn unset_properties_draft(unset: Vec<String>, unset_serve: Vec<usize>) -> Option<Draft> {
     if unset.is_empty() {
         return None;
     }
-    let undo = unset
-        .iter()
-        .map(|k| format!("'{k}'='{}'", live.properties[k]))
-        .collect::<Vec<_>>()
-        .join(", ");
-    Some(
-        draft(
-            StepGroup::TableMeta,
-            RiskClass::Meta,
-            Action::UnsetProperties { keys: unset },
-            unset_serve,
-        )
-        .undo(format!("SET TBLPROPERTIES ({undo})")),
-    )
+    Some(draft(
+        StepGroup::TableMeta,
+        RiskClass::Meta,
+        Action::UnsetProperties { keys: unset },
+        unset_serve,
+    ))
 }

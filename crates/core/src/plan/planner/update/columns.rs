@@ -7,7 +7,6 @@ use crate::model::StructField;
 use crate::plan::change::{Change, FieldPath};
 use crate::plan::planner::order::{StepGroup, draft};
 use crate::plan::planner::prerequisites::mentions_ntz;
-use crate::plan::planner::rewrite::restore_hint;
 use crate::plan::render::human_bytes;
 use crate::plan::steps::{Action, RiskClass};
 
@@ -50,8 +49,7 @@ impl UpdateDrafts<'_> {
             .note(format!("{column} = {expression}   (using:), where it is NULL"))
             .note(cost)
             .note("Delta refuses it if another writer commits a conflicting change while it runs; appends meanwhile stay NULL and the next step's check stops on them")
-            .bytes(size)
-            .undo(restore_hint(self.live, self.caps)),
+            .bytes(size),
         );
         self.drafts.push(
             draft(
@@ -146,8 +144,7 @@ impl UpdateDrafts<'_> {
                         s,
                     )
                     .warn(format!("drops field {shown} and its data"))
-                    .note("in place under column mapping: no file is rewritten")
-                    .undo(restore_hint(self.live, self.caps)),
+                    .note("in place under column mapping: no file is rewritten"),
                 );
             }
             Change::RenameColumn { from, to } => {
@@ -161,7 +158,6 @@ impl UpdateDrafts<'_> {
                     },
                     s,
                 )
-                .undo(format!("RENAME COLUMN {to} TO {from}"))
                 .note(format!(
                     "renamedFrom '{from}' can be removed from the spec once applied"
                 ));
@@ -188,8 +184,7 @@ impl UpdateDrafts<'_> {
                         },
                         s,
                     )
-                    .warn(format!("drops column {} and its data", column.name))
-                    .undo(restore_hint(self.live, self.caps)),
+                    .warn(format!("drops column {} and its data", column.name)),
                 );
             }
             _ => unreachable!("not a rename or drop: {change:?}"),
@@ -219,15 +214,12 @@ impl UpdateDrafts<'_> {
             Change::SetNullability {
                 path,
                 nullable: true,
-            } => self.drafts.push(
-                draft(
-                    self.alter_group(),
-                    RiskClass::Meta,
-                    Action::DropNotNull { path: path.clone() },
-                    s,
-                )
-                .undo(format!("SET NOT NULL {}", path.join("."))),
-            ),
+            } => self.drafts.push(draft(
+                self.alter_group(),
+                RiskClass::Meta,
+                Action::DropNotNull { path: path.clone() },
+                s,
+            )),
             Change::SetNullability {
                 path,
                 nullable: false,
@@ -239,8 +231,7 @@ impl UpdateDrafts<'_> {
                     s,
                 )
                 .note("checks first that the column has no NULLs")
-                .bytes(self.live.size_bytes)
-                .undo(restore_hint(self.live, self.caps)),
+                .bytes(self.live.size_bytes),
             ),
             _ => unreachable!("not a column alteration: {change:?}"),
         }

@@ -23,23 +23,16 @@ impl UpdateDrafts<'_> {
                     s,
                 )
                 .warn("validates every existing row, which scans the table")
-                .bytes(self.live.size_bytes)
-                .undo(format!("DROP CONSTRAINT {}", check.name)),
+                .bytes(self.live.size_bytes),
             ),
-            Change::DropCheck { check } => self.drafts.push(
-                draft(
-                    StepGroup::DropKeys,
-                    RiskClass::Meta,
-                    Action::DropCheck {
-                        name: check.name.clone(),
-                    },
-                    s,
-                )
-                .undo(format!(
-                    "ADD CONSTRAINT {} CHECK ({})",
-                    check.name, check.expression
-                )),
-            ),
+            Change::DropCheck { check } => self.drafts.push(draft(
+                StepGroup::DropKeys,
+                RiskClass::Meta,
+                Action::DropCheck {
+                    name: check.name.clone(),
+                },
+                s,
+            )),
             Change::SetPrimaryKey { from, to } => {
                 let mut d = draft(
                     StepGroup::AddKeys,
@@ -98,21 +91,15 @@ impl UpdateDrafts<'_> {
             Change::Grant {
                 principal,
                 privileges,
-            } => self.drafts.push(
-                draft(
-                    StepGroup::Access,
-                    RiskClass::Meta,
-                    Action::Grant {
-                        principal: principal.clone(),
-                        privileges: privileges.clone(),
-                    },
-                    s,
-                )
-                .undo(format!(
-                    "REVOKE {} FROM {principal}",
-                    crate::model::privilege::list(privileges)
-                )),
-            ),
+            } => self.drafts.push(draft(
+                StepGroup::Access,
+                RiskClass::Meta,
+                Action::Grant {
+                    principal: principal.clone(),
+                    privileges: privileges.clone(),
+                },
+                s,
+            )),
             Change::Revoke {
                 principal,
                 privileges,
@@ -129,24 +116,16 @@ impl UpdateDrafts<'_> {
                 .warn(format!(
                     "{principal} loses {}",
                     crate::model::privilege::list(privileges)
-                ))
-                .undo(format!(
-                    "GRANT {} TO {principal}",
-                    crate::model::privilege::list(privileges)
                 )),
             ),
-            Change::SetOwner { from, to } => self.drafts.push(
+            Change::SetOwner { to, .. } => self.drafts.push(
                 draft(
                     StepGroup::Owner,
                     RiskClass::Meta,
                     Action::SetOwner { owner: to.clone() },
                     s,
                 )
-                .warn("the operator may lose the right to change the table")
-                .undo(format!(
-                    "owner was {}",
-                    from.as_deref().unwrap_or("(unknown)")
-                )),
+                .warn("the operator may lose the right to change the table"),
             ),
             _ => unreachable!("not an access change: {change:?}"),
         }
