@@ -10,7 +10,7 @@ use super::{CliError, Exit, open_backend, write_file};
 use crate::backend::{Backend, Extras};
 use crate::config::Config;
 use crate::model::names::{MAX_NAME_BYTES, object_name_problem, printable};
-use crate::model::{OWNER_PROPERTY, ObservedTable, SchemaRef};
+use crate::model::{OWNER_PROPERTY, ObservedColumn, ObservedTable, SchemaRef};
 use crate::plan::diff::is_internal_property;
 use crate::spec::load::API_VERSION;
 
@@ -68,46 +68,7 @@ pub fn table_manifest(t: &ObservedTable, schema_resource: &str, namespace: &str)
     if name != t.table.table {
         spec.insert("name".into(), json!(t.table.table));
     }
-    let columns: Vec<Value> = t
-        .columns
-        .iter()
-        .map(|c| {
-            let mut col = Map::new();
-            col.insert("name".into(), json!(c.name));
-            col.insert("type".into(), json!(c.data_type.to_string()));
-            if !c.nullable {
-                col.insert("nullable".into(), json!(false));
-            }
-            if let Some(cm) = &c.comment {
-                col.insert("comment".into(), json!(cm));
-            }
-            if let Some(g) = &c.generated {
-                col.insert("generated".into(), json!(g));
-            }
-            if let Some(i) = &c.identity {
-                let generated = if i.always { "Always" } else { "ByDefault" };
-                col.insert(
-                    "identity".into(),
-                    json!({"generated": generated, "start": i.start, "increment": i.increment}),
-                );
-            }
-            if let Some(d) = &c.default {
-                col.insert("default".into(), json!(d));
-            }
-            if let Some(m) = &c.mask {
-                let mut mask = Map::new();
-                mask.insert("function".into(), json!(m.function));
-                if !m.using_columns.is_empty() {
-                    mask.insert("usingColumns".into(), json!(m.using_columns));
-                }
-                col.insert("mask".into(), Value::Object(mask));
-            }
-            if !c.tags.is_empty() {
-                col.insert("tags".into(), json!(c.tags));
-            }
-            Value::Object(col)
-        })
-        .collect();
+    let columns: Vec<Value> = t.columns.iter().map(column_manifest).collect();
     spec.insert("columns".into(), Value::Array(columns));
     if !t.partitioned_by.is_empty() {
         spec.insert("partitionedBy".into(), json!(t.partitioned_by));
@@ -129,29 +90,7 @@ pub fn table_manifest(t: &ObservedTable, schema_resource: &str, namespace: &str)
         spec.insert("properties".into(), Value::Object(props));
     }
     // every constraint, so the first apply claims them instead of dropping any
-    let mut cs: Vec<Value> = t
-        .checks
-        .iter()
-        .map(|c| json!({"check": {"name": c.name, "expression": c.expression}}))
-        .collect();
-    if let Some(pk) = &t.primary_key {
-        let mut k = Map::new();
-        if let Some(n) = &pk.name {
-            k.insert("name".into(), json!(n));
-        }
-        k.insert("columns".into(), json!(pk.columns));
-        cs.push(json!({"primaryKey": k}));
-    }
-    for fk in &t.foreign_keys {
-        let mut k = Map::new();
-        if let Some(n) = &fk.name {
-            k.insert("name".into(), json!(n));
-        }
-        k.insert("columns".into(), json!(fk.columns));
-        k.insert("references".into(), json!(fk.references.to_string()));
-        k.insert("referencedColumns".into(), json!(fk.referenced_columns));
-        cs.push(json!({"foreignKey": k}));
-    }
+    let cs = constraints_manifest(t);
     if !cs.is_empty() {
         spec.insert("constraints".into(), Value::Array(cs));
     }
@@ -176,6 +115,72 @@ pub fn table_manifest(t: &ObservedTable, schema_resource: &str, namespace: &str)
         spec.insert("owner".into(), json!(o));
     }
     json!({"apiVersion": API_VERSION, "kind": "DeltaTable", "metadata": {"name": name, "namespace": ns}, "spec": spec})
+}
+
+/// One column of a DeltaTable manifest, as `c` is read.
+fn column_manifest(c: &ObservedColumn) -> Value {
+    let mut col = Map::new();
+    col.insert("name".into(), json!(c.name));
+    col.insert("type".into(), json!(c.data_type.to_string()));
+    if !c.nullable {
+        col.insert("nullable".into(), json!(false));
+    }
+    if let Some(cm) = &c.comment {
+        col.insert("comment".into(), json!(cm));
+    }
+    if let Some(g) = &c.generated {
+        col.insert("generated".into(), json!(g));
+    }
+    if let Some(i) = &c.identity {
+        let generated = if i.always { "Always" } else { "ByDefault" };
+        col.insert(
+            "identity".into(),
+            json!({"generated": generated, "start": i.start, "increment": i.increment}),
+        );
+    }
+    if let Some(d) = &c.default {
+        col.insert("default".into(), json!(d));
+    }
+    if let Some(m) = &c.mask {
+        let mut mask = Map::new();
+        mask.insert("function".into(), json!(m.function));
+        if !m.using_columns.is_empty() {
+            mask.insert("usingColumns".into(), json!(m.using_columns));
+        }
+        col.insert("mask".into(), Value::Object(mask));
+    }
+    if !c.tags.is_empty() {
+        col.insert("tags".into(), json!(c.tags));
+    }
+    Value::Object(col)
+}
+
+/// The constraints of a DeltaTable manifest: `t`'s checks, primary key and foreign keys.
+fn constraints_manifest(t: &ObservedTable) -> Vec<Value> {
+    let mut cs: Vec<Value> = t
+        .checks
+        .iter()
+        .map(|c| json!({"check": {"name": c.name, "expression": c.expression}}))
+        .collect();
+    if let Some(pk) = &t.primary_key {
+        let mut k = Map::new();
+        if let Some(n) = &pk.name {
+            k.insert("name".into(), json!(n));
+        }
+        k.insert("columns".into(), json!(pk.columns));
+        cs.push(json!({"primaryKey": k}));
+    }
+    for fk in &t.foreign_keys {
+        let mut k = Map::new();
+        if let Some(n) = &fk.name {
+            k.insert("name".into(), json!(n));
+        }
+        k.insert("columns".into(), json!(fk.columns));
+        k.insert("references".into(), json!(fk.references.to_string()));
+        k.insert("referencedColumns".into(), json!(fk.referenced_columns));
+        cs.push(json!({"foreignKey": k}));
+    }
+    cs
 }
 
 pub async fn import(config: &Config, a: ImportArgs) -> Result<Exit, CliError> {

@@ -602,9 +602,13 @@ fn diff_constraints(desired: &DesiredTable, live: &ObservedTable, out: &mut Tabl
             left_alone.join(", ")
         ));
     }
-    // the record of what the operator owns follows the spec (the declared ones): written
-    // when it differs, and where there is none yet (a table made before the record, or
-    // one the spec claims), with the first change of a constraint or the claim
+    diff_constraints_record(desired, live, out);
+}
+
+/// The record of what the operator owns follows the spec (the declared ones): written
+/// when it differs, and where there is none yet (a table made before the record, or
+/// one the spec claims), with the first change of a constraint or the claim.
+fn diff_constraints_record(desired: &DesiredTable, live: &ObservedTable, out: &mut TableDiff) {
     let want = desired.constraints_record();
     let have = live.properties.get(CONSTRAINTS_PROPERTY);
     let recorded: Option<Vec<String>> = have.and_then(|v| serde_json::from_str(v).ok());
