@@ -4,8 +4,8 @@
 use std::fmt::Write;
 
 use super::{human_bytes, plural, refused, totals};
-use crate::plan::schema::SchemaOutcome;
-use crate::plan::{CheckWhen, Outcome, Plan, RiskClass, TableAction};
+use crate::plan::schema::{SchemaOutcome, SchemaPlan};
+use crate::plan::{CheckWhen, Outcome, Plan, RiskClass, RuleFailure, TableAction};
 
 fn dot(class: RiskClass) -> &'static str {
     match class {
@@ -23,79 +23,9 @@ pub fn render(plan: &Plan) -> String {
     let _ = writeln!(out, "### delta-operator plan `{}`\n", plan.id);
     let (changes, steps) = totals(s);
     let _ = writeln!(out, "**{changes}** · {steps}\n");
-    if s.rejected > 0 {
-        let _ = writeln!(
-            out,
-            "> [!CAUTION]\n> {} refused by the safety rules or blocked by a refused parent; each is left untouched, the other tables are applied.\n",
-            refused(plan)
-        );
-    }
-    let destructive: Vec<String> = plan
-        .destructive_steps()
-        .map(|(t, st)| format!("`{}` step {}", t.table, st.number))
-        .collect();
-    if !destructive.is_empty() {
-        let _ = writeln!(
-            out,
-            "> [!WARNING]\n> Destroys data: {}. Approve with `--approve {}` (or annotate `delta-operator.io/approve={}`).\n",
-            destructive.join(", "),
-            plan.id,
-            plan.id
-        );
-    }
+    alerts(&mut out, plan);
     for sp in &plan.schemas {
-        if sp.is_accepted() && sp.steps().is_empty() && sp.notes.is_empty() {
-            continue;
-        }
-        let _ = writeln!(out, "#### schema `{}` — update\n", sp.schema);
-        for n in &sp.notes {
-            let _ = writeln!(out, "- _{n}_");
-        }
-        out.push('\n');
-        match &sp.outcome {
-            SchemaOutcome::Accepted { steps } if !steps.is_empty() => {
-                out.push_str("| # | step | risk | notes |\n|---|---|---|---|\n");
-                for st in steps {
-                    let mut notes: Vec<String> =
-                        st.warnings.iter().map(|w| format!("⚠ {w}")).collect();
-                    notes.extend(st.notes.iter().cloned());
-                    if let Some(u) = &st.undo {
-                        notes.push(format!("undo: `{u}`"));
-                    }
-                    let _ = writeln!(
-                        out,
-                        "| {} | {} | {} {} | {} |",
-                        st.number,
-                        st.action.title().replace('|', "\\|"),
-                        dot(st.class),
-                        st.class,
-                        notes.join("<br>").replace('|', "\\|")
-                    );
-                }
-                out.push('\n');
-                let sql: Vec<&String> = steps.iter().flat_map(|st| &st.statements).collect();
-                if !sql.is_empty() {
-                    let body: String = sql.iter().map(|x| format!("{x}\n")).collect();
-                    let fence = fence_for(&body);
-                    let _ = writeln!(
-                        out,
-                        "<details><summary>schema statements: {}</summary>\n\n{fence}sql\n{body}{fence}\n\n</details>\n",
-                        plural(sql.len(), "statement")
-                    );
-                }
-            }
-            SchemaOutcome::Accepted { .. } => {}
-            SchemaOutcome::Rejected { failures } => {
-                for f in failures {
-                    let _ = writeln!(
-                        out,
-                        "- ✗ **{}** ({}): {} — fix: {}",
-                        f.rule, f.subject, f.message, f.fix
-                    );
-                }
-                out.push('\n');
-            }
-        }
+        schema_section(&mut out, sp);
     }
     for t in &plan.tables {
         if t.action == TableAction::Unchanged && t.steps().is_empty() && t.is_accepted() {
@@ -151,16 +81,7 @@ pub fn render(plan: &Plan) -> String {
                 }
             }
             Outcome::Accepted { .. } => {}
-            Outcome::Rejected { failures } => {
-                for f in failures {
-                    let _ = writeln!(
-                        out,
-                        "- ✗ **{}** ({}): {} — fix: {}",
-                        f.rule, f.subject, f.message, f.fix
-                    );
-                }
-                out.push('\n');
-            }
+            Outcome::Rejected { failures } => refusals(&mut out, failures),
             Outcome::Blocked { by, would_run } => {
                 let names: Vec<String> = by.iter().map(|b| format!("`{b}`")).collect();
                 let _ = writeln!(
@@ -180,6 +101,89 @@ pub fn render(plan: &Plan) -> String {
         }
     }
     out
+}
+
+/// The alerts above the plan: tables refused or blocked, and steps that destroy data.
+fn alerts(out: &mut String, plan: &Plan) {
+    let s = &plan.summary;
+    if s.rejected > 0 {
+        let _ = writeln!(
+            out,
+            "> [!CAUTION]\n> {} refused by the safety rules or blocked by a refused parent; each is left untouched, the other tables are applied.\n",
+            refused(plan)
+        );
+    }
+    let destructive: Vec<String> = plan
+        .destructive_steps()
+        .map(|(t, st)| format!("`{}` step {}", t.table, st.number))
+        .collect();
+    if !destructive.is_empty() {
+        let _ = writeln!(
+            out,
+            "> [!WARNING]\n> Destroys data: {}. Approve with `--approve {}` (or annotate `delta-operator.io/approve={}`).\n",
+            destructive.join(", "),
+            plan.id,
+            plan.id
+        );
+    }
+}
+
+/// One schema's section: its notes, and its steps with their statements or why it is refused.
+fn schema_section(out: &mut String, sp: &SchemaPlan) {
+    if sp.is_accepted() && sp.steps().is_empty() && sp.notes.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "#### schema `{}` — update\n", sp.schema);
+    for n in &sp.notes {
+        let _ = writeln!(out, "- _{n}_");
+    }
+    out.push('\n');
+    match &sp.outcome {
+        SchemaOutcome::Accepted { steps } if !steps.is_empty() => {
+            out.push_str("| # | step | risk | notes |\n|---|---|---|---|\n");
+            for st in steps {
+                let mut notes: Vec<String> = st.warnings.iter().map(|w| format!("⚠ {w}")).collect();
+                notes.extend(st.notes.iter().cloned());
+                if let Some(u) = &st.undo {
+                    notes.push(format!("undo: `{u}`"));
+                }
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {} {} | {} |",
+                    st.number,
+                    st.action.title().replace('|', "\\|"),
+                    dot(st.class),
+                    st.class,
+                    notes.join("<br>").replace('|', "\\|")
+                );
+            }
+            out.push('\n');
+            let sql: Vec<&String> = steps.iter().flat_map(|st| &st.statements).collect();
+            if !sql.is_empty() {
+                let body: String = sql.iter().map(|x| format!("{x}\n")).collect();
+                let fence = fence_for(&body);
+                let _ = writeln!(
+                    out,
+                    "<details><summary>schema statements: {}</summary>\n\n{fence}sql\n{body}{fence}\n\n</details>\n",
+                    plural(sql.len(), "statement")
+                );
+            }
+        }
+        SchemaOutcome::Accepted { .. } => {}
+        SchemaOutcome::Rejected { failures } => refusals(out, failures),
+    }
+}
+
+/// The rules a table or schema breaks, each with its fix.
+fn refusals(out: &mut String, failures: &[RuleFailure]) {
+    for f in failures {
+        let _ = writeln!(
+            out,
+            "- ✗ **{}** ({}): {} — fix: {}",
+            f.rule, f.subject, f.message, f.fix
+        );
+    }
+    out.push('\n');
 }
 
 /// A collapsible block with what a step runs: checks before, statements, checks after.
