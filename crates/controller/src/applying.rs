@@ -139,19 +139,29 @@ impl Context {
             }
         };
         lock.release().await;
-        let mut progress = changes.borrow().clone();
-        let Some(result) = result else {
-            // left at the shutdown grace: what this apply had running was asked to cancel
-            let mut names = progress.status().statements.clone();
-            for id in mine.mine(self.cancelled_on(target)) {
-                if !names.contains(&id) {
-                    names.push(id);
-                }
+        let progress = changes.borrow().clone();
+        Ok(match result {
+            Some(result) => ApplyEnd::Finished { result, progress },
+            None => self.left_at_shutdown(target, &mine, progress),
+        })
+    }
+
+    /// An apply left at the shutdown grace: what it had running was asked to
+    /// cancel, and its progress names those statements too.
+    fn left_at_shutdown(
+        &self,
+        target: &str,
+        mine: &delta_operator_backend::StatementLog,
+        mut progress: Progress,
+    ) -> ApplyEnd {
+        let mut names = progress.status().statements.clone();
+        for id in mine.mine(self.cancelled_on(target)) {
+            if !names.contains(&id) {
+                names.push(id);
             }
-            progress.running(names);
-            return Ok(ApplyEnd::LeftAtShutdown { progress });
-        };
-        Ok(ApplyEnd::Finished { result, progress })
+        }
+        progress.running(names);
+        ApplyEnd::LeftAtShutdown { progress }
     }
 
     /// Ends once a shutdown began and the grace after it passed.

@@ -25,7 +25,10 @@ use delta_operator_backend::{Backend, BackendError, Extras};
 use delta_operator_core::model::{ResourceId, SchemaMode};
 use delta_operator_core::plan::compile::compile;
 use delta_operator_core::plan::gate::Policy;
-use delta_operator_core::plan::{Plan, SchemaScope, TableAction, plan_orphans, plan_schemas};
+use delta_operator_core::plan::{
+    Capabilities, Plan, SchemaScope, TableAction, plan_orphans, plan_schemas,
+};
+use delta_operator_targets::AnyBackend;
 
 pub fn error_policy(obj: Arc<DeltaSchema>, err: &Error, ctx: Arc<Context>) -> Action {
     tracing::warn!(error = %err, "schema reconcile failed; retrying");
@@ -126,77 +129,18 @@ async fn evaluate(
     ns: &str,
     name: &str,
 ) -> Result<Evaluated, Error> {
-    let stop =
-        |reason: Reason, message: String| Ok((Report::new(reason, message), vec![], None, None));
-    let m = ctx.schema_manifests(ns);
-    let Some(me) = m.schemas.iter().find(|s| s.name() == name) else {
-        return stop(
-            Reason::NotCached,
-            "the resource is not in the operator's cache yet".into(),
-        );
+    let Resolved {
+        target,
+        scope,
+        backend,
+    } = match resolve(ctx, ns, name) {
+        Ok(r) => r,
+        Err((reason, message)) => return Ok((Report::new(reason, message), vec![], None, None)),
     };
-    let label = me.label();
-    let errors: Vec<String> = validate(&m)
-        .into_iter()
-        .filter(|e| e.resource.as_deref() == Some(label.as_str()))
-        .map(|e| format!("{}: {} (fix: {})", e.path, e.message, e.fix))
-        .collect();
-    if !errors.is_empty() {
-        return stop(Reason::InvalidSpec, errors.join("; "));
-    }
-    let desired = lower_schema(me);
-    let target = desired
-        .target
-        .clone()
-        .unwrap_or_else(|| ctx.config.default_target_name());
-    let t = match ctx.config.target(&target) {
-        Ok(t) => t,
-        Err(e) => return stop(Reason::UnknownTarget, e.to_string()),
-    };
-    if let Err(msg) = tenancy::check(&target, t, ns, &desired.schema) {
-        return stop(Reason::Forbidden, msg);
-    }
-    let backend = match ctx.backend(&target) {
-        Ok(b) => b,
-        Err((reason, message)) => return stop(reason, message),
-    };
-    let schema = Some(desired.schema.to_string());
-    let scope = SchemaScope {
-        schema: desired.schema.clone(),
-        mode: desired.mode.unwrap_or(t.default_schema_mode),
-        meta: desired.meta.clone(),
-    };
+    let schema = Some(scope.schema.to_string());
     let caps = backend.capabilities().clone();
     let existing: BTreeSet<ResourceId> = ctx.table_markers(ns).into_iter().collect();
-    // the core decides what an orphan is, from every live table of the
-    // schema, and plans the schema's own metadata
-    let read = || async {
-        let refs = backend.list_schema(&scope.schema).await?;
-        // orphans are told by their owner marker: no tags or grants needed
-        let live: Vec<_> = backend
-            .read(&refs, &Extras::none())
-            .await?
-            .into_iter()
-            .flatten()
-            .collect();
-        let schemas = observe_schemas(backend.as_ref(), std::slice::from_ref(&scope)).await?;
-        let orphans = plan_orphans(&scope, &live, ns, &existing, &caps);
-        let mut plan = compile(
-            orphans.with_schemas(
-                plan_schemas(std::slice::from_ref(&scope), &schemas, &caps),
-                &caps,
-            ),
-            backend.compiler(),
-        );
-        // listed, never touched (not part of the plan's id)
-        plan.unmanaged = live
-            .iter()
-            .filter(|o| o.owner_marker().is_none())
-            .map(|o| o.table.clone())
-            .collect();
-        plan.unmanaged.sort();
-        Ok::<Plan, BackendError>(plan)
-    };
+    let read = || plan_schema(&backend, &scope, ns, &existing, &caps);
     // views and other non-Delta objects beside the tables: listed too, never touched
     let views = match backend.list_views(&scope.schema).await {
         Ok(v) => v,
@@ -207,35 +151,8 @@ async fn evaluate(
         Err(e) => return Ok((decide::read_failed(&e), vec![], None, None)),
     };
     let names = orphan_names(&plan);
-    let unmanaged = Some(
-        plan.unmanaged
-            .iter()
-            .map(ToString::to_string)
-            .chain(
-                views
-                    .iter()
-                    .map(|(v, kind)| format!("{}.{v} ({kind})", scope.schema)),
-            )
-            .collect(),
-    );
-    let (approval, paused) = Seen::annotations(obj.annotations());
-    let seen = Seen {
-        kind: "deltaschema",
-        namespace: ns,
-        name,
-        policy: Policy::Auto,
-        approval,
-        spent: obj.status.as_ref().and_then(|s| s.approval.as_ref()),
-        paused,
-        previous_plan: obj
-            .status
-            .as_ref()
-            .and_then(|s| s.plan.as_ref())
-            .map(|p| p.id.as_str()),
-        was_in_sync: false,
-        context: (!names.is_empty())
-            .then(|| format!("strict mode drops the orphans {}", names.join(", "))),
-    };
+    let unmanaged = Some(unmanaged_names(&plan, &views, &scope));
+    let seen = schema_seen(obj, ns, name, &names);
     let in_sync = |mut r: Report| {
         if r.reason == Reason::InSync {
             r.message = "the schema matches the spec".into();
@@ -293,4 +210,126 @@ async fn evaluate(
         names
     };
     Ok((r, orphans, schema, unmanaged))
+}
+
+/// Where a schema is applied: its target's name, its scope and the backend.
+struct Resolved {
+    target: String,
+    scope: SchemaScope,
+    backend: Arc<AnyBackend>,
+}
+
+/// The schema's spec checked and lowered, its target allowed and open; or the
+/// reason and message of the report that stops the reconcile there.
+fn resolve(ctx: &Context, ns: &str, name: &str) -> Result<Resolved, (Reason, String)> {
+    let m = ctx.schema_manifests(ns);
+    let Some(me) = m.schemas.iter().find(|s| s.name() == name) else {
+        return Err((
+            Reason::NotCached,
+            "the resource is not in the operator's cache yet".into(),
+        ));
+    };
+    let label = me.label();
+    let errors: Vec<String> = validate(&m)
+        .into_iter()
+        .filter(|e| e.resource.as_deref() == Some(label.as_str()))
+        .map(|e| format!("{}: {} (fix: {})", e.path, e.message, e.fix))
+        .collect();
+    if !errors.is_empty() {
+        return Err((Reason::InvalidSpec, errors.join("; ")));
+    }
+    let desired = lower_schema(me);
+    let target = desired
+        .target
+        .clone()
+        .unwrap_or_else(|| ctx.config.default_target_name());
+    let t = ctx
+        .config
+        .target(&target)
+        .map_err(|e| (Reason::UnknownTarget, e.to_string()))?;
+    tenancy::check(&target, t, ns, &desired.schema).map_err(|msg| (Reason::Forbidden, msg))?;
+    let backend = ctx.backend(&target)?;
+    let scope = SchemaScope {
+        schema: desired.schema.clone(),
+        mode: desired.mode.unwrap_or(t.default_schema_mode),
+        meta: desired.meta.clone(),
+    };
+    Ok(Resolved {
+        target,
+        scope,
+        backend,
+    })
+}
+
+/// The schema's plan from every live table of the schema: the core decides what
+/// an orphan is, and plans the schema's own metadata. `existing` holds the
+/// markers of the DeltaTables in the namespace.
+async fn plan_schema(
+    backend: &AnyBackend,
+    scope: &SchemaScope,
+    ns: &str,
+    existing: &BTreeSet<ResourceId>,
+    caps: &Capabilities,
+) -> Result<Plan, BackendError> {
+    let refs = backend.list_schema(&scope.schema).await?;
+    // orphans are told by their owner marker: no tags or grants needed
+    let live: Vec<_> = backend
+        .read(&refs, &Extras::none())
+        .await?
+        .into_iter()
+        .flatten()
+        .collect();
+    let schemas = observe_schemas(backend, std::slice::from_ref(scope)).await?;
+    let orphans = plan_orphans(scope, &live, ns, existing, caps);
+    let mut plan = compile(
+        orphans.with_schemas(
+            plan_schemas(std::slice::from_ref(scope), &schemas, caps),
+            caps,
+        ),
+        backend.compiler(),
+    );
+    // listed, never touched (not part of the plan's id)
+    plan.unmanaged = live
+        .iter()
+        .filter(|o| o.owner_marker().is_none())
+        .map(|o| o.table.clone())
+        .collect();
+    plan.unmanaged.sort();
+    Ok(plan)
+}
+
+/// The tables without an owner marker and the views beside them, as status lists them.
+fn unmanaged_names(plan: &Plan, views: &[(String, String)], scope: &SchemaScope) -> Vec<String> {
+    plan.unmanaged
+        .iter()
+        .map(ToString::to_string)
+        .chain(
+            views
+                .iter()
+                .map(|(v, kind)| format!("{}.{v} ({kind})", scope.schema)),
+        )
+        .collect()
+}
+
+/// What `decide` is told of a DeltaSchema: its annotations and previous status;
+/// `names` the orphans a strict schema drops.
+fn schema_seen<'a>(obj: &'a DeltaSchema, ns: &'a str, name: &'a str, names: &[String]) -> Seen<'a> {
+    let (approval, paused) = Seen::annotations(obj.annotations());
+    Seen {
+        kind: "deltaschema",
+        namespace: ns,
+        name,
+        policy: Policy::Auto,
+        approval,
+        spent: obj.status.as_ref().and_then(|s| s.approval.as_ref()),
+        paused,
+        previous_plan: obj
+            .status
+            .as_ref()
+            .and_then(|s| s.plan.as_ref())
+            .map(|p| p.id.as_str()),
+        was_in_sync: false,
+        context: (!names.is_empty())
+            .then(|| format!("strict mode drops the orphans {}", names.join(", "))),
+    }
 }

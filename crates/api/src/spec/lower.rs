@@ -2,15 +2,15 @@
 //! reconcile). Assumes `validate` passed; what cannot be lowered is an error.
 
 use super::crd::{
-    Constraint, DeltaSchema, DeltaTable, GrantSpec, IdentityGeneration, SchemaModeSpec,
+    ColumnSpec, Constraint, DeltaSchema, DeltaTable, GrantSpec, IdentityGeneration, SchemaModeSpec,
 };
 use super::error::SpecError;
 use super::load::{Loaded, Manifests};
 use super::validate::column_type;
 use delta_operator_core::model::names::printable;
 use delta_operator_core::model::{
-    Check, DesiredColumn, DesiredTable, ForeignKey, Grant, Identity, Mask, PrimaryKey, Privilege,
-    ResourceId, SchemaMeta, SchemaMode, SchemaRef, TableRef,
+    Check, DataType, DesiredColumn, DesiredTable, ForeignKey, Grant, Identity, Mask, PrimaryKey,
+    Privilege, ResourceId, SchemaMeta, SchemaMode, SchemaRef, TableRef,
 };
 
 /// A schema as declared.
@@ -114,32 +114,7 @@ pub fn lower_table(m: &Manifests, t: &Loaded<DeltaTable>) -> Result<DesiredTable
         let Some(data_type) = column_type(c, &format!("spec.columns[{i}]"), &mut errors) else {
             continue;
         };
-        // validate() refused an expression that does not parse
-        let using = c
-            .using
-            .as_deref()
-            .and_then(|u| super::expression::parse_using(u).ok());
-        columns.push(DesiredColumn {
-            name: c.name.clone(),
-            data_type,
-            nullable: c.nullable,
-            comment: c.comment.clone(),
-            tags: c.tags.clone(),
-            mask: c.mask.as_ref().map(|m| Mask {
-                function: m.function.clone(),
-                using_columns: m.using_columns.clone(),
-            }),
-            identity: c.identity.as_ref().map(|i| Identity {
-                always: i.generated == IdentityGeneration::Always,
-                start: i.start,
-                increment: i.increment,
-            }),
-            generated: c.generated.clone(),
-            default: c.default.clone(),
-            renamed_from: c.renamed_from.clone(),
-            using: using.as_ref().map(|u| u.sql.clone()),
-            using_columns: using.map(|u| u.columns).unwrap_or_default(),
-        });
+        columns.push(lower_column(c, data_type));
     }
     let mut checks = Vec::new();
     let mut primary_key = None;
@@ -203,4 +178,35 @@ pub fn lower_table(m: &Manifests, t: &Loaded<DeltaTable>) -> Result<DesiredTable
         // the manifest set's foreign-key verdicts are set by `inputs::lower`
         refusals: vec![],
     })
+}
+
+/// One column as declared, with its parsed type; its `using:` as printed from
+/// its parse tree.
+fn lower_column(c: &ColumnSpec, data_type: DataType) -> DesiredColumn {
+    // validate() refused an expression that does not parse
+    let using = c
+        .using
+        .as_deref()
+        .and_then(|u| super::expression::parse_using(u).ok());
+    DesiredColumn {
+        name: c.name.clone(),
+        data_type,
+        nullable: c.nullable,
+        comment: c.comment.clone(),
+        tags: c.tags.clone(),
+        mask: c.mask.as_ref().map(|m| Mask {
+            function: m.function.clone(),
+            using_columns: m.using_columns.clone(),
+        }),
+        identity: c.identity.as_ref().map(|i| Identity {
+            always: i.generated == IdentityGeneration::Always,
+            start: i.start,
+            increment: i.increment,
+        }),
+        generated: c.generated.clone(),
+        default: c.default.clone(),
+        renamed_from: c.renamed_from.clone(),
+        using: using.as_ref().map(|u| u.sql.clone()),
+        using_columns: using.map(|u| u.columns).unwrap_or_default(),
+    }
 }

@@ -1,0 +1,163 @@
+//! What schemas and tables share: their names (each alone and against the
+//! other tables of a schema), comments, properties and grants.
+
+use std::collections::BTreeMap;
+
+use super::columns::LOOKALIKE_FIX;
+use super::{MAX_COMMENT_BYTES, RESERVED_PROPERTIES};
+use crate::spec::crd::{DeltaTable, GrantSpec};
+use crate::spec::error::SpecError;
+use crate::spec::load::{Loaded, Manifests};
+use crate::spec::lower::table_ref_of;
+use delta_operator_core::model::names::{MAX_NAME_BYTES, object_name_problem, printable};
+use delta_operator_core::model::privilege::Privilege;
+use delta_operator_core::model::suggest::{self, edit_distance};
+
+/// Tables of one schema whose names are one name to a reader (`spec::names`):
+/// the later is refused, naming both and where each is declared.
+pub(super) fn lookalike_tables(m: &Manifests) -> Vec<SpecError> {
+    type Named<'a> = (&'a Loaded<DeltaTable>, String);
+    let mut by_schema: BTreeMap<(String, String), Vec<Named>> = BTreeMap::new();
+    for t in &m.tables {
+        if let Some(r) = table_ref_of(m, t) {
+            let name = t.resource.spec.name.clone().unwrap_or_else(|| t.name());
+            by_schema
+                .entry((r.catalog.clone(), r.schema.clone()))
+                .or_default()
+                .push((t, name));
+        }
+    }
+    let mut errors = Vec::new();
+    for tables in by_schema.values() {
+        let listed: Vec<(&str, String)> = tables
+            .iter()
+            .map(|(t, n)| {
+                let field = if t.resource.spec.name.is_some() {
+                    "spec.name"
+                } else {
+                    "metadata.name"
+                };
+                (
+                    n.as_str(),
+                    format!("{field} of {} in {}", t.label(), t.file),
+                )
+            })
+            .collect();
+        for (i, j, why) in crate::spec::names::clashes(&listed) {
+            let (t, _) = tables[i];
+            let field = if t.resource.spec.name.is_some() {
+                "spec.name"
+            } else {
+                "metadata.name"
+            };
+            errors.push(
+                SpecError::new(
+                    field,
+                    format!(
+                        "table '{}' and table '{}' ({}) of the same schema are one name to a reader: {why}",
+                        printable(listed[i].0),
+                        printable(listed[j].0),
+                        listed[j].1
+                    ),
+                    LOOKALIKE_FIX,
+                )
+                .in_file(&t.file, Some(&t.label())),
+            );
+        }
+    }
+    errors
+}
+
+/// A catalog, schema or table name: what Unity Catalog accepts, and what is
+/// safe as a folder of the lake (`model::names`). Tables leave room for the
+/// longest suffix the operator appends (its clone beside the table).
+pub(super) fn check_name(name: &str, path: &str, max_bytes: usize, e: &mut Vec<SpecError>) {
+    if let Some((message, fix)) = object_name_problem(name, max_bytes) {
+        let message = if max_bytes < MAX_NAME_BYTES && name.len() > max_bytes {
+            format!(
+                "{message} (255, less {} for the operator's clone and staging copies beside the table)",
+                MAX_NAME_BYTES - max_bytes
+            )
+        } else {
+            message
+        };
+        e.push(SpecError::new(path, message, fix));
+    }
+}
+
+/// A comment: at most `MAX_COMMENT_BYTES`, no control characters but newline and tab.
+pub(super) fn check_comment(comment: Option<&str>, path: &str, e: &mut Vec<SpecError>) {
+    let Some(c) = comment else { return };
+    if c.len() > MAX_COMMENT_BYTES {
+        e.push(SpecError::new(
+            path,
+            format!("is {} bytes; the limit is {MAX_COMMENT_BYTES}", c.len()),
+            "shorten it, and keep long documentation outside the table (a link in the comment)",
+        ));
+    } else if let Some(ch) = c
+        .chars()
+        .find(|ch| ch.is_control() && *ch != '\n' && *ch != '\t')
+    {
+        e.push(SpecError::new(
+            path,
+            format!("contains the control character {}", ch.escape_unicode()),
+            "remove it (newlines and tabs are fine)",
+        ));
+    }
+}
+
+/// A name the API server accepts for the resource itself (an RFC 1123 subdomain):
+/// lowercase letters, digits, '-' and '.', each '.'-separated part starting and
+/// ending with a letter or digit, at most 253 characters.
+pub(super) fn check_object_name(name: &str, e: &mut Vec<SpecError>) {
+    let alnum = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
+    let label_ok = |l: &str| {
+        l.starts_with(alnum) && l.ends_with(alnum) && l.chars().all(|c| alnum(c) || c == '-')
+    };
+    if name.len() > 253 || !name.split('.').all(label_ok) {
+        e.push(SpecError::new(
+            "metadata.name",
+            format!("'{name}' is not a valid Kubernetes name (lowercase letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253 characters)"),
+            "use a lowercase name like 'order-items' and set spec.name to the table's name",
+        ));
+    }
+}
+
+pub(super) fn check_properties(props: &BTreeMap<String, Option<String>>, e: &mut Vec<SpecError>) {
+    for key in props.keys() {
+        if RESERVED_PROPERTIES.contains(&key.as_str()) {
+            e.push(SpecError::new(
+                format!("spec.properties.{key}"),
+                "is managed by Delta or by the operator",
+                "remove it",
+            ));
+        }
+    }
+}
+
+/// Every privilege is one GRANT can write on that kind of securable (they
+/// are SQL keywords, never quoted).
+pub(super) fn check_grants(grants: &[GrantSpec], known: &[&str], on: &str, e: &mut Vec<SpecError>) {
+    for (i, g) in grants.iter().enumerate() {
+        for (j, p) in g.privileges.iter().enumerate() {
+            let privilege = Privilege::new(p);
+            if known.contains(&privilege.as_str()) {
+                continue;
+            }
+            let near = suggest::nearest(
+                known.iter().copied(),
+                |k| edit_distance(k, privilege.as_str()),
+                |_| 2,
+            );
+            let fix = match near {
+                Some(k) => format!("did you mean '{k}'?"),
+                None => format!("use one of {}", known.join(", ")),
+            };
+            e.push(SpecError::new(
+                format!("spec.grants[{i}].privileges[{j}]"),
+                format!("'{}' is not a {on} privilege", printable(p)),
+                fix,
+            ));
+        }
+    }
+}

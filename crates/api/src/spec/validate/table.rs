@@ -1,0 +1,89 @@
+//! One table's spec as a whole: its columns, comment, properties, layout
+//! (partitioning and clustering), constraints and grants.
+
+use std::collections::BTreeSet;
+
+use super::MAX_CLUSTER_KEYS;
+use super::columns::{ColumnRefs, check_column_count, check_columns};
+use super::constraints::check_constraints;
+use super::objects::{check_comment, check_grants, check_properties};
+use crate::spec::crd::{DeltaTable, DeltaTableSpec};
+use crate::spec::error::SpecError;
+use crate::spec::load::Loaded;
+use delta_operator_core::model::privilege;
+
+pub(super) fn check_table(t: &Loaded<DeltaTable>, e: &mut Vec<SpecError>) {
+    let spec = &t.resource.spec;
+    check_column_count(spec, e);
+    check_comment(spec.comment.as_deref(), "spec.comment", e);
+    let names = check_columns(spec, e);
+    check_properties(&spec.properties, e);
+    let refs = ColumnRefs {
+        names: &names,
+        column_list: spec.columns.iter().map(|c| c.name.as_str()).collect(),
+    };
+    check_partitioning_and_clustering(spec, &refs, e);
+    check_constraints(spec, &refs, e);
+    check_grants(&t.resource.spec.grants, privilege::KNOWN, "table", e);
+}
+
+/// partitionedBy and clusterBy: each column once and declared, at least one
+/// data column, at most MAX_CLUSTER_KEYS keys, and not both.
+pub(super) fn check_partitioning_and_clustering(
+    spec: &DeltaTableSpec,
+    refs: &ColumnRefs,
+    e: &mut Vec<SpecError>,
+) {
+    for (field, list) in [
+        ("partitionedBy", &spec.partitioned_by),
+        ("clusterBy", &spec.cluster_by),
+    ] {
+        let mut seen = BTreeSet::new();
+        for (i, col) in list.iter().flatten().enumerate() {
+            if !seen.insert(col.to_lowercase()) {
+                e.push(SpecError::new(
+                    format!("spec.{field}[{i}]"),
+                    format!("'{col}' is listed twice"),
+                    "list each column once",
+                ));
+            }
+        }
+    }
+    for (i, col) in spec.partitioned_by.iter().flatten().enumerate() {
+        if !refs.known(col) {
+            e.push(refs.missing(format!("spec.partitionedBy[{i}]"), col));
+        }
+    }
+    if let Some(parts) = spec.partitioned_by.as_ref().filter(|p| !p.is_empty())
+        && spec
+            .columns
+            .iter()
+            .all(|c| parts.iter().any(|p| p.eq_ignore_ascii_case(&c.name)))
+    {
+        e.push(SpecError::new("spec.partitionedBy", "every column is a partition column", "keep at least one column out of partitionedBy: Delta keeps partition values in folder names, so a table needs one data column"));
+    }
+    if let Some(keys) = &spec.cluster_by {
+        for (i, col) in keys.iter().enumerate() {
+            if !refs.known(col) {
+                e.push(refs.missing(format!("spec.clusterBy[{i}]"), col));
+            }
+        }
+        if keys.len() > MAX_CLUSTER_KEYS {
+            e.push(SpecError::new(
+                "spec.clusterBy",
+                format!(
+                    "{} keys; liquid clustering takes at most {MAX_CLUSTER_KEYS}",
+                    keys.len()
+                ),
+                "keep the 4 most selective keys",
+            ));
+        }
+        if !keys.is_empty() && spec.partitioned_by.as_ref().is_some_and(|p| !p.is_empty()) {
+            e.push(SpecError::new(
+                "spec.clusterBy",
+                "a table is either partitioned or clustered, not both",
+                "remove partitionedBy or clusterBy",
+            ));
+        }
+    }
+}

@@ -1,0 +1,476 @@
+//! The decisions without I/O: plans, annotations and previous statuses in, statuses and events out.
+
+use super::status::cut_text;
+use super::*;
+use delta_operator_api::spec::crd::ApprovalState;
+use delta_operator_backend::BackendError;
+use delta_operator_backend::apply::StepReport;
+use delta_operator_backend::apply::{ApplyError, ApplyReport, StepStatus};
+use std::collections::BTreeMap;
+
+fn cut_short() -> ApplyStatus {
+    ApplyStatus {
+        plan_id: "p1".into(),
+        started_at: "t0".into(),
+        step: 2,
+        of: 3,
+        current: Some("2/3 REPLACE TABLE (from staging)".into()),
+        step_started_at: Some("t1".into()),
+        restore_points: vec!["main.sales.orders@4".into()],
+        statements: vec![],
+    }
+}
+
+#[test]
+fn a_step_left_at_shutdown_names_what_may_still_run() {
+    let r = abandoned(&cut_short(), vec!["01ef-stmt".into()]);
+    assert_eq!(r.reason, Reason::Interrupted);
+    assert!(
+        r.message.contains("01ef-stmt") && r.message.contains("may still be running"),
+        "{}",
+        r.message
+    );
+    assert_eq!(
+        r.apply.as_ref().unwrap().statements,
+        vec!["01ef-stmt".to_string()]
+    );
+    let w = still_running(&cut_short(), "01ef-stmt", "RUNNING", "main.sales.orders");
+    assert_eq!(w.reason, Reason::Interrupted);
+    assert!(
+        w.message.contains("still RUNNING")
+            && w.message.contains("nothing runs on main.sales.orders"),
+        "{}",
+        w.message
+    );
+}
+
+#[test]
+fn a_shutdown_mid_apply_is_interrupted_not_failed_and_says_where() {
+    let failed = Report::new(Reason::ApplyFailed, "step 2 failed: statement cancelled");
+    let r = interrupted(failed, &cut_short());
+    assert_eq!(r.reason, Reason::Interrupted);
+    assert_eq!(
+        r.reason.phase(),
+        delta_operator_api::reason::Phase::Progressing
+    );
+    assert!(
+        r.message
+            .contains("at step 2/3 REPLACE TABLE (from staging) of plan p1")
+            && r.message.contains("main.sales.orders@4"),
+        "{}",
+        r.message
+    );
+    assert_eq!(r.apply, Some(cut_short()));
+    // an apply that finished before the shutdown took hold is simply done
+    let done = interrupted(Report::new(Reason::InSync, "ok"), &cut_short());
+    assert_eq!(done.reason, Reason::InSync);
+}
+
+#[test]
+fn restore_points_of_an_apply_cut_short_stay_in_last_applied() {
+    let last = keep_restore_points(None, &cut_short(), "t9");
+    assert_eq!(last.restore_points, vec!["main.sales.orders@4".to_string()]);
+    assert_eq!(last.steps_applied, 1);
+    let newer = LastApplied {
+        plan_id: "p2".into(),
+        time: "t9".into(),
+        steps_applied: 1,
+        restore_points: vec!["main.sales.orders@6".into(), "main.sales.orders@4".into()],
+    };
+    let last = keep_restore_points(Some(newer), &cut_short(), "t9");
+    assert_eq!(last.plan_id, "p2");
+    assert_eq!(
+        last.restore_points,
+        vec![
+            "main.sales.orders@4".to_string(),
+            "main.sales.orders@6".to_string()
+        ]
+    );
+}
+
+use delta_operator_core::model::{
+    DataType, DesiredColumn, DesiredTable, OWNER_PROPERTY, ObservedColumn, ObservedTable, TableRef,
+};
+use delta_operator_core::plan::{Capabilities, plan};
+
+fn caps() -> Capabilities {
+    Capabilities::lake()
+}
+
+fn desired(columns: &[&str]) -> DesiredTable {
+    DesiredTable::new(
+        TableRef::new("main", "sales", "orders"),
+        "team/orders",
+        columns
+            .iter()
+            .map(|c| DesiredColumn::new(c, DataType::Long, true))
+            .collect(),
+    )
+}
+
+fn observed(columns: &[&str]) -> ObservedTable {
+    ObservedTable {
+        properties: BTreeMap::from([(OWNER_PROPERTY.to_string(), "team/orders".to_string())]),
+        version: Some(3),
+        ..ObservedTable::new(
+            TableRef::new("main", "sales", "orders"),
+            columns
+                .iter()
+                .map(|c| ObservedColumn::new(c, DataType::Long, true))
+                .collect(),
+        )
+    }
+}
+
+fn seen<'a>() -> Seen<'a> {
+    Seen {
+        kind: "deltatable",
+        namespace: "team",
+        name: "orders",
+        policy: Policy::Auto,
+        approval: None,
+        spent: None,
+        paused: false,
+        previous_plan: None,
+        was_in_sync: false,
+        context: None,
+    }
+}
+
+fn report(next: Next) -> Report {
+    match next {
+        Next::Report(r) => r,
+        Next::Apply { .. } => panic!("expected a status, got apply"),
+    }
+}
+
+#[test]
+fn a_matching_table_is_in_sync_and_announces_nothing() {
+    let p = plan(&[desired(&["id"])], &[observed(&["id"])], &[], &caps());
+    let r = report(decide(&p, &seen()));
+    assert_eq!(r.reason, Reason::InSync);
+    assert!(r.events.is_empty() && r.drifted.is_none() && r.plan.is_none());
+}
+
+#[test]
+fn an_additive_change_is_applied_and_a_destructive_one_waits_for_its_id() {
+    let add = plan(
+        &[desired(&["id", "note"])],
+        &[observed(&["id"])],
+        &[],
+        &caps(),
+    );
+    match decide(&add, &seen()) {
+        Next::Apply { events } => {
+            assert_eq!(events.len(), 1);
+            assert_eq!(events[0].reason, EventReason::PlanCreated);
+        }
+        other => panic!("expected apply, got {other:?}"),
+    }
+    let drop = plan(
+        &[desired(&["id"])],
+        &[observed(&["id", "note"])],
+        &[],
+        &caps(),
+    );
+    let r = report(decide(&drop, &seen()));
+    assert_eq!(r.reason, Reason::ApprovalRequired);
+    assert!(r.awaiting());
+    let cmd = r
+        .plan
+        .as_ref()
+        .and_then(|p| p.approve_command.clone())
+        .unwrap();
+    assert!(cmd.ends_with(&format!(
+        "delta-operator.io/approve={} --overwrite",
+        drop.id
+    )));
+    assert!(
+        r.events
+            .iter()
+            .any(|e| e.warning && e.reason == EventReason::ApprovalRequired)
+    );
+    // the same plan seen again: no second event
+    let again = Seen {
+        previous_plan: Some(drop.id.as_str()),
+        ..seen()
+    };
+    assert!(report(decide(&drop, &again)).events.is_empty());
+    // another plan's approval approves nothing, and says which plan is current
+    let wrong = Seen {
+        approval: Some("0000000000000000"),
+        ..seen()
+    };
+    let r = report(decide(&drop, &wrong));
+    assert_eq!(r.reason, Reason::ApprovalRequired);
+    assert!(
+        r.message
+            .contains("approves 0000000000000000, but the plan is now"),
+        "{}",
+        r.message
+    );
+    let right = Seen {
+        approval: Some(drop.id.as_str()),
+        ..seen()
+    };
+    assert!(matches!(decide(&drop, &right), Next::Apply { .. }));
+}
+
+/// What the executor reports after running every step of `p`.
+fn ran_all(p: &Plan) -> Result<(Plan, ApplyReport), ApplyError> {
+    let steps = p
+        .tables
+        .iter()
+        .flat_map(|t| {
+            t.steps().iter().map(|st| StepReport {
+                table: t.table.clone(),
+                number: st.number,
+                title: st.action.title(),
+                class: st.class,
+                status: StepStatus::Applied,
+                restore_point: Some(3),
+                detail: None,
+                still_running: None,
+            })
+        })
+        .collect();
+    Ok((
+        p.clone(),
+        ApplyReport {
+            plan_id: p.id.clone(),
+            steps,
+            schema_steps: vec![],
+            locked: vec![],
+            tables: vec![],
+        },
+    ))
+}
+
+#[test]
+fn an_approval_is_spent_once_and_the_same_plan_again_waits_for_a_new_one() {
+    let drop = plan(
+        &[desired(&["id"])],
+        &[observed(&["id", "note"])],
+        &[],
+        &caps(),
+    );
+    let id = drop.id.to_string();
+    let approved = Seen {
+        approval: Some(id.as_str()),
+        ..seen()
+    };
+    assert!(matches!(decide(&drop, &approved), Next::Apply { .. }));
+    let done = applied(
+        &drop,
+        &approved,
+        &ran_all(&drop),
+        "t1",
+        None,
+        Reason::ApplyFailed,
+    );
+    assert_eq!(done.reason, Reason::InSync);
+    let spent = done
+        .approval
+        .clone()
+        .expect("the apply spends the approval");
+    assert_eq!(
+        (spent.plan_id.as_str(), spent.value.as_str(), spent.state),
+        (id.as_str(), id.as_str(), ApprovalState::Spent)
+    );
+    assert_eq!(spent.spent_at, "t1");
+    assert!(
+        done.events
+            .iter()
+            .any(|e| e.reason == EventReason::ApprovalConsumed && e.message.contains("spent"))
+    );
+
+    // the table was restored: the same plan, the same id, the annotation still there
+    let again = Seen {
+        approval: Some(id.as_str()),
+        spent: Some(&spent),
+        previous_plan: None,
+        ..seen()
+    };
+    let r = report(decide(&drop, &again));
+    assert_eq!(r.reason, Reason::ApprovalRequired, "{}", r.message);
+    assert!(
+        r.message.contains(&format!(
+            "its approval {id} was spent when plan {id} was applied at t1"
+        )),
+        "{}",
+        r.message
+    );
+    let status = r.plan.as_ref().unwrap();
+    let fresh = format!("{id}-2");
+    assert_eq!(status.approval.as_deref(), Some(fresh.as_str()));
+    assert!(
+        status.approve_command.as_deref().is_some_and(
+            |c| c.ends_with(&format!("delta-operator.io/approve={fresh} --overwrite"))
+        ),
+        "{status:?}"
+    );
+    assert!(
+        r.events
+            .iter()
+            .any(|e| e.warning && e.reason == EventReason::ApprovalRequired)
+    );
+
+    // a new approval runs it, and is spent in turn, remembering the first
+    let renewed = Seen {
+        approval: Some(fresh.as_str()),
+        ..again.clone()
+    };
+    assert!(matches!(decide(&drop, &renewed), Next::Apply { .. }));
+    let done = applied(
+        &drop,
+        &renewed,
+        &ran_all(&drop),
+        "t2",
+        None,
+        Reason::ApplyFailed,
+    );
+    let spent2 = done.approval.expect("spent again");
+    assert_eq!(spent2.value, fresh);
+    assert_eq!(spent2.earlier, vec![id.clone()]);
+    // Git putting the first value back approves nothing either
+    let reverted = Seen {
+        approval: Some(id.as_str()),
+        spent: Some(&spent2),
+        ..seen()
+    };
+    let r = report(decide(&drop, &reverted));
+    assert_eq!(r.reason, Reason::ApprovalRequired);
+    assert_eq!(r.plan.unwrap().approval, Some(format!("{id}-3")));
+}
+
+#[test]
+fn an_approval_is_not_spent_by_an_apply_that_needed_none_or_ran_no_destructive_step() {
+    let add = plan(
+        &[desired(&["id", "note"])],
+        &[observed(&["id"])],
+        &[],
+        &caps(),
+    );
+    // an annotation naming an additive plan: nothing needed approving, nothing is spent
+    let with = Seen {
+        approval: Some(add.id.as_str()),
+        ..seen()
+    };
+    let r = applied(&add, &with, &ran_all(&add), "t", None, Reason::ApplyFailed);
+    assert_eq!(r.approval, None);
+    // a destructive plan whose step did not run (already true): not spent
+    let drop = plan(
+        &[desired(&["id"])],
+        &[observed(&["id", "note"])],
+        &[],
+        &caps(),
+    );
+    let approved = Seen {
+        approval: Some(drop.id.as_str()),
+        ..seen()
+    };
+    let mut skipped = ran_all(&drop);
+    if let Ok((_, report)) = &mut skipped {
+        for s in &mut report.steps {
+            s.status = StepStatus::Skipped;
+        }
+    }
+    let r = applied(&drop, &approved, &skipped, "t", None, Reason::ApplyFailed);
+    assert_eq!(r.approval, None);
+    // Manual: any step that ran spends it
+    let manual = Seen {
+        policy: Policy::Manual,
+        approval: Some(add.id.as_str()),
+        ..seen()
+    };
+    let r = applied(
+        &add,
+        &manual,
+        &ran_all(&add),
+        "t",
+        None,
+        Reason::ApplyFailed,
+    );
+    assert_eq!(r.approval.map(|a| a.value), Some(add.id.to_string()));
+}
+
+#[test]
+fn paused_and_observe_never_apply() {
+    let add = plan(
+        &[desired(&["id", "note"])],
+        &[observed(&["id"])],
+        &[],
+        &caps(),
+    );
+    let paused = Seen {
+        paused: true,
+        ..seen()
+    };
+    let r = report(decide(&add, &paused));
+    assert_eq!(r.reason, Reason::Paused);
+    assert_eq!(r.drifted.as_deref(), Some("+0 ~1 -0"));
+    let observe = Seen {
+        policy: Policy::Observe,
+        ..seen()
+    };
+    let r = report(decide(&add, &observe));
+    assert_eq!(r.reason, Reason::Observing);
+    assert!(r.plan.is_some());
+}
+
+#[test]
+fn drift_after_being_in_sync_is_announced() {
+    let add = plan(
+        &[desired(&["id", "note"])],
+        &[observed(&["id"])],
+        &[],
+        &caps(),
+    );
+    let was = Seen {
+        was_in_sync: true,
+        paused: true,
+        ..seen()
+    };
+    let r = report(decide(&add, &was));
+    assert_eq!(r.events[0].reason, EventReason::DriftDetected);
+}
+
+#[test]
+fn a_transient_read_failure_is_retried_and_a_failed_step_stalls() {
+    let add = plan(
+        &[desired(&["id", "note"])],
+        &[observed(&["id"])],
+        &[],
+        &caps(),
+    );
+    let transient = Err(ApplyError::Read(BackendError::Transient(
+        "connection reset".into(),
+    )));
+    let r = applied(&add, &seen(), &transient, "t", None, Reason::ApplyFailed);
+    assert_eq!(r.reason, Reason::ReadRetrying);
+    let refused = Err(ApplyError::Read(
+        delta_operator_backend::BackendError::Config("no root".into()),
+    ));
+    let r = applied(&add, &seen(), &refused, "t", None, Reason::ApplyFailed);
+    assert_eq!(r.reason, Reason::ApplyFailed);
+    assert_eq!(r.events[0].reason, EventReason::ApplyFailed);
+}
+
+#[test]
+fn long_plan_text_is_cut_at_a_line_and_says_so() {
+    let text: String = (0..100).map(|i| format!("line {i} é\n")).collect();
+    let cut = cut_text(text.clone(), 100);
+    assert!(cut.len() < 300, "{cut}");
+    assert!(cut.starts_with("line 0 é\nline 1 é\n"));
+    assert!(
+        cut.ends_with("`kubectl delta plan NAME --full` prints the whole plan (the ConfigMap delta-plan.<kind>.<name>)\n"),
+        "{cut}"
+    );
+    assert!(
+        cut.lines()
+            .filter(|l| l.starts_with("line "))
+            .all(|l| l.ends_with('é')),
+        "{cut}"
+    );
+    assert_eq!(cut_text("short\n".into(), 100), "short\n");
+}

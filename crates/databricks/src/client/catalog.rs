@@ -1,0 +1,77 @@
+//! Unity Catalog reads: tables, schemas, permissions and tags.
+
+use super::{ClientError, DatabricksClient};
+use serde_json::{Value, json};
+
+impl DatabricksClient {
+    // ------------------------------------------------------------ Unity Catalog
+
+    /// Every table of a schema with columns and properties, page by page.
+    pub async fn list_tables(
+        &self,
+        catalog: &str,
+        schema: &str,
+    ) -> Result<Vec<Value>, ClientError> {
+        let q = [("catalog_name", catalog), ("schema_name", schema)];
+        self.pages(&["api", "2.1", "unity-catalog", "tables"], &q, "tables")
+            .await
+    }
+
+    /// One table, `None` when it does not exist.
+    pub async fn get_table(&self, full_name: &str) -> Result<Option<Value>, ClientError> {
+        match self
+            .get(&["api", "2.1", "unity-catalog", "tables", full_name], &[])
+            .await
+        {
+            Ok(v) => Ok(Some(v)),
+            Err(ClientError::Workspace(w)) if w.http_status == Some(404) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// One schema, `None` when it does not exist.
+    pub async fn get_schema(&self, full_name: &str) -> Result<Option<Value>, ClientError> {
+        match self
+            .get(&["api", "2.1", "unity-catalog", "schemas", full_name], &[])
+            .await
+        {
+            Ok(v) => Ok(Some(v)),
+            Err(ClientError::Workspace(w)) if w.http_status == Some(404) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The direct privilege assignments on a securable (`schema`, `table`,
+    /// `catalog`), every page as one `{privilege_assignments}`.
+    pub async fn get_permissions(&self, kind: &str, full_name: &str) -> Result<Value, ClientError> {
+        let path = [
+            "api",
+            "2.1",
+            "unity-catalog",
+            "permissions",
+            kind,
+            full_name,
+        ];
+        let all = self.pages(&path, &[], "privilege_assignments").await?;
+        Ok(json!({ "privilege_assignments": all }))
+    }
+
+    /// The tag assignments of one entity (`tables`: `cat.sch.tbl`,
+    /// `columns`: `cat.sch.tbl.col`): the entity tag assignments API, every page.
+    pub async fn list_entity_tags(
+        &self,
+        entity_type: &str,
+        entity_name: &str,
+    ) -> Result<Vec<Value>, ClientError> {
+        let path = [
+            "api",
+            "2.1",
+            "unity-catalog",
+            "entity-tag-assignments",
+            entity_type,
+            entity_name,
+            "tags",
+        ];
+        self.pages(&path, &[], "tag_assignments").await
+    }
+}
