@@ -874,3 +874,65 @@ async fn shared_a_dropped_column_waits_for_the_approval_of_that_plan() {
     let wh = Wh::new("shared", "drop").await;
     support::scenarios::a_dropped_column_waits_for_the_approval_of_that_plan(&wh).await;
 }
+
+/// `default: null` removes a live default: one DROP DEFAULT step (meta, no table feature),
+/// rows written before keep their value, new rows get NULL, and its undo sets the old
+/// expression again. Omitted, the live default is left alone.
+#[tokio::test]
+async fn a_default_removed_with_null_is_dropped_and_rows_keep_their_values() {
+    let wh = Wh::new("dw", "dropdef").await;
+    let spec = |default: &str| {
+        table(
+            "regions",
+            &format!(
+                "  columns:\n    - {{name: id, type: bigint}}\n    - {{name: region, type: string{default}}}"
+            ),
+        )
+    };
+    let v1 = wh.manifests(None, &spec(", default: \"'EU'\""));
+    wh.converge(&v1, false).await;
+    let q = wh.q("regions");
+    wh.sql(&format!("INSERT INTO {q} (id) VALUES (1)")).await;
+    let live = wh.read("regions").await.expect("created");
+    assert_eq!(
+        live.column("region").and_then(|c| c.default.as_deref()),
+        Some("'EU'")
+    );
+    // silent: the live default stays
+    assert!(!wh.plan(&wh.manifests(None, &spec(""))).await.has_changes());
+
+    let v2 = wh.manifests(None, &spec(", default: null"));
+    let (plan, _) = wh.converge(&v2, false).await;
+    let steps = plan.tables[0].steps();
+    assert_eq!(
+        steps
+            .iter()
+            .map(|s| (s.action.title(), s.class))
+            .collect::<Vec<_>>(),
+        vec![("DROP DEFAULT on region".to_string(), RiskClass::Meta)],
+        "{}",
+        render(&plan)
+    );
+    let statements: Vec<String> = steps[0].statements.iter().map(|s| s.to_string()).collect();
+    assert_eq!(
+        statements,
+        vec![format!(
+            "ALTER TABLE `main`.`{}`.`regions` ALTER COLUMN `region` DROP DEFAULT",
+            wh.schema
+        )]
+    );
+    let undo = steps[0].undo.as_deref().unwrap_or_default();
+    assert!(undo.contains("SET DEFAULT 'EU'"), "undo: {undo}");
+
+    wh.sql(&format!("INSERT INTO {q} (id) VALUES (2)")).await;
+    assert_eq!(
+        wh.rows(&format!("SELECT id, region FROM {q} ORDER BY id"))
+            .await,
+        vec!["1 | EU", "2 | NULL"]
+    );
+    let live = wh.read("regions").await.expect("still there");
+    assert_eq!(
+        live.column("region").and_then(|c| c.default.as_deref()),
+        None
+    );
+}

@@ -152,7 +152,7 @@ impl Context {
         &self,
         target: &str,
         mine: &delta_operator_backend::StatementLog,
-        mut progress: Progress,
+        mut progress: ApplyProgress,
     ) -> ApplyEnd {
         let mut names = progress.status().statements.clone();
         for id in mine.mine(self.cancelled_on(target)) {

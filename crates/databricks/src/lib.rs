@@ -9,7 +9,7 @@
 //! `delta.lastUpdateVersion` and `updated_at`) has not moved is not parsed
 //! again. Steps are compiled to SQL by the SQL crate (`delta_operator_sql`,
 //! with Unity Catalog's names) and run through the Statement Execution API
-//! (`client.rs`): statements are for applies, `measure` and `verify`.
+//! (`client/`): statements are for applies, `measure` and `verify`.
 
 pub mod auth;
 pub mod client;

@@ -266,7 +266,7 @@ pub fn compile_step(t: &TableRef, action: &Action) -> Result<Compiled, String> {
         }
         // the lake keeps no column defaults (its capabilities refuse them before a
         // plan is made), so neither a default nor the table feature it needs compiles
-        Action::SetDefault { .. } | Action::EnableColumnDefaults => {
+        Action::SetDefault { .. } | Action::DropDefault { .. } | Action::EnableColumnDefaults => {
             return Err(format!(
                 "the lake keeps no column defaults: no operation for {}",
                 action.title()

@@ -192,9 +192,14 @@ pub struct ColumnSpec {
     /// A generation expression (`CAST(order_ts AS DATE)`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generated: Option<String>,
-    /// A default value expression.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub default: Option<String>,
+    /// A default value expression. `null` removes the live default (rows keep their
+    /// values; new rows get NULL); omitted, the live default is left as it is.
+    #[serde(
+        default,
+        deserialize_with = "null_is_some",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub default: Option<Option<String>>,
     /// The column's previous name: the plan renames instead of dropping and adding.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 255))]
@@ -547,4 +552,14 @@ pub fn all()
         with_status_default(DeltaSchema::crd()),
         with_status_default(DeltaTable::crd()),
     ]
+}
+
+/// A field where `null` says something (remove) and omitted says nothing: `key: null` is
+/// `Some(None)`, an omitted key stays `None` through `#[serde(default)]`.
+fn null_is_some<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    <Option<T> as serde::Deserialize>::deserialize(d).map(Some)
 }

@@ -191,6 +191,9 @@ pub struct DesiredColumn {
     pub identity: Option<Identity>,
     pub generated: Option<String>,
     pub default: Option<String>,
+    /// The spec's `default: null`: a live default is removed (`default` is then `None`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub drops_default: bool,
     pub renamed_from: Option<String>,
     /// A SQL expression over the live row: the conversion in a rewrite
     /// (parsed at lowering and printed back from the parse tree).
@@ -213,6 +216,7 @@ impl DesiredColumn {
             identity: None,
             generated: None,
             default: None,
+            drops_default: false,
             renamed_from: None,
             using: None,
             using_columns: vec![],

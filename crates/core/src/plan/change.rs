@@ -161,6 +161,11 @@ pub enum Change {
         from: Option<String>,
         to: String,
     },
+    /// The spec's `default: null`: the live default goes (rows keep their values).
+    DropDefault {
+        column: String,
+        from: String,
+    },
     AddCheck {
         check: Check,
     },
@@ -299,6 +304,7 @@ impl Change {
             Change::SetDefault { column, from, to } => {
                 format!("{column}  default {} → {to}", opt(from))
             }
+            Change::DropDefault { column, from } => format!("{column}  default {from} removed"),
             Change::AddCheck { check } => {
                 format!("constraint CHECK ({}) {}", check.expression, check.name)
             }

@@ -357,6 +357,14 @@ fn diff_column(d: &DesiredColumn, l: &ObservedColumn, out: &mut TableDiff) {
             to: def.clone(),
         });
     }
+    if d.drops_default
+        && let Some(from) = &l.default
+    {
+        out.changes.push(Change::DropDefault {
+            column: d.name.clone(),
+            from: from.clone(),
+        });
+    }
     if d.identity.is_some() && d.identity != l.identity {
         out.differences.push(Difference::ColumnKindChange {
             column: d.name.clone(),

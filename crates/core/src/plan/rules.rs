@@ -540,11 +540,15 @@ fn unsupported_aspect(change: &Change, caps: &Capabilities) -> Option<RuleFailur
             &format!("column {column}.mask"),
             caps,
         )),
-        Change::SetDefault { column, .. } if !caps.default_values => Some(unsupported(
-            "default values",
-            &format!("column {column}.default"),
-            caps,
-        )),
+        Change::SetDefault { column, .. } | Change::DropDefault { column, .. }
+            if !caps.default_values =>
+        {
+            Some(unsupported(
+                "default values",
+                &format!("column {column}.default"),
+                caps,
+            ))
+        }
         Change::SetPrimaryKey { .. }
         | Change::AddForeignKey { .. }
         | Change::DropForeignKey { .. }

@@ -405,6 +405,20 @@ fn change_cases() -> Vec<ChangeCase> {
             ],
         ),
         orders_case(
+            "column default removed (`default: null`)",
+            dbx(),
+            |d, o| {
+                lcol(o, "note").default = Some(s("'n/a'"));
+                dcol(d, "note").drops_default = true;
+            },
+            vec![Change::DropDefault {
+                column: s("note"),
+                from: s("'n/a'"),
+            }],
+            // dropping needs no table feature
+            vec!["1. DROP DEFAULT on note [meta]"],
+        ),
+        orders_case(
             "add a CHECK",
             lake(),
             {

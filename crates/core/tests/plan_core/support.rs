@@ -50,6 +50,7 @@ pub fn kind(c: &Change) -> &'static str {
         Change::UnsetColumnTag { .. } => "UnsetColumnTag",
         Change::SetMask { .. } => "SetMask",
         Change::SetDefault { .. } => "SetDefault",
+        Change::DropDefault { .. } => "DropDefault",
         Change::AddCheck { .. } => "AddCheck",
         Change::DropCheck { .. } => "DropCheck",
         Change::SetPrimaryKey { .. } => "SetPrimaryKey",
@@ -65,7 +66,7 @@ pub fn kind(c: &Change) -> &'static str {
     }
 }
 
-pub const ALL_CHANGE_KINDS: [&str; 30] = [
+pub const ALL_CHANGE_KINDS: [&str; 31] = [
     "CreateTable",
     "Claim",
     "SetTableComment",
@@ -84,6 +85,7 @@ pub const ALL_CHANGE_KINDS: [&str; 30] = [
     "UnsetColumnTag",
     "SetMask",
     "SetDefault",
+    "DropDefault",
     "AddCheck",
     "DropCheck",
     "SetPrimaryKey",

@@ -192,3 +192,33 @@ fn undo_hints_of_metadata_steps() {
         );
     }
 }
+
+#[test]
+fn a_default_set_or_dropped_is_undone_by_the_other() {
+    // removed: undone by setting the old expression again
+    let (mut d, mut o) = orders();
+    lcol(&mut o, "note").default = Some("'n/a'".into());
+    dcol(&mut d, "note").drops_default = true;
+    let p = plan_table(&d, Some(&o), &dbx());
+    assert_eq!(
+        undo_of(&p, step(&p, "DROP DEFAULT on note")),
+        by_steps(vec![Action::SetDefault {
+            column: "note".into(),
+            expression: "'n/a'".into()
+        }])
+    );
+    // set where there was none: undone by dropping it
+    let (mut d, o) = orders();
+    dcol(&mut d, "note").default = Some("'n/a'".into());
+    let p = plan_table(&d, Some(&o), &dbx());
+    assert_eq!(
+        undo_of(&p, step(&p, "SET DEFAULT on note")),
+        by_steps(vec![Action::DropDefault {
+            column: "note".into()
+        }])
+    );
+    // silent (omitted): nothing planned, the live default stays
+    let (d, mut o) = orders();
+    lcol(&mut o, "note").default = Some("'n/a'".into());
+    assert!(plan_table(&d, Some(&o), &dbx()).steps().is_empty());
+}

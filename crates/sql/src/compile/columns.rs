@@ -64,6 +64,11 @@ pub(super) fn compile(
             t,
             format!("ALTER COLUMN {} SET DEFAULT {expression}", ident(column)),
         )),
+        Action::DropDefault { column } => one(alter(
+            names,
+            t,
+            format!("ALTER COLUMN {} DROP DEFAULT", ident(column)),
+        )),
         // only the NULLs: a rerun after an interruption fills what is left, nothing more
         Action::Backfill { column, expression } => one(format!(
             "UPDATE {} SET {c} = ({expression}) WHERE {c} IS NULL",

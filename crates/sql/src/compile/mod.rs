@@ -193,6 +193,7 @@ pub fn compile_for(
         | A::SetNotNull { .. }
         | A::SetColumnComment { .. }
         | A::SetDefault { .. }
+        | A::DropDefault { .. }
         | A::Backfill { .. } => columns::compile(names, t, action),
         A::Grant { .. }
         | A::Revoke { .. }

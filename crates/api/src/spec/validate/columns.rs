@@ -116,7 +116,7 @@ pub(super) fn check_column(
     let kinds = [
         c.identity.is_some(),
         c.generated.is_some(),
-        c.default.is_some(),
+        matches!(c.default, Some(Some(_))),
     ];
     if kinds.iter().filter(|k| **k).count() > 1 {
         e.push(SpecError::new(

@@ -25,6 +25,7 @@ pub(super) fn title(action: &Action) -> String {
         Action::UnsetColumnTags { column, .. } => format!("UNSET TAGS on {column}"),
         Action::SetMask { column, .. } => format!("SET MASK on {column}"),
         Action::SetDefault { column, .. } => format!("SET DEFAULT on {column}"),
+        Action::DropDefault { column } => format!("DROP DEFAULT on {column}"),
         Action::Backfill { column, .. } => format!("BACKFILL {column} (UPDATE)"),
         other => misrouted(other),
     }
@@ -58,6 +59,7 @@ pub(super) fn holds(action: &Action, live: &ObservedTable) -> bool {
         Action::SetDefault { column, expression } => live
             .column(column)
             .is_some_and(|c| c.default.as_ref() == Some(expression)),
+        Action::DropDefault { column } => live.column(column).is_none_or(|c| c.default.is_none()),
         // filled and set NOT NULL already: nothing is left to fill
         Action::Backfill { column, .. } => live.column(column).is_some_and(|c| !c.nullable),
         other => misrouted(other),
@@ -130,7 +132,17 @@ pub(super) fn inverse(action: &Action, live: &ObservedTable) -> Option<Vec<Actio
                 }]
             }
         }
-        Action::SetDefault { column, .. } => vec![Action::SetDefault {
+        // a default set where there was none is undone by dropping it again
+        Action::SetDefault { column, .. } => match live.column(column)?.default.clone() {
+            Some(expression) => vec![Action::SetDefault {
+                column: column.clone(),
+                expression,
+            }],
+            None => vec![Action::DropDefault {
+                column: column.clone(),
+            }],
+        },
+        Action::DropDefault { column } => vec![Action::SetDefault {
             column: column.clone(),
             expression: live.column(column)?.default.clone()?,
         }],

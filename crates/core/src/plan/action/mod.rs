@@ -110,6 +110,10 @@ pub enum Action {
         column: String,
         expression: String,
     },
+    /// `ALTER COLUMN … DROP DEFAULT`: new rows get NULL; existing rows keep their values.
+    DropDefault {
+        column: String,
+    },
     AddCheck {
         check: Check,
     },
@@ -237,6 +241,7 @@ impl Action {
             | A::UnsetColumnTags { .. }
             | A::SetMask { .. }
             | A::SetDefault { .. }
+            | A::DropDefault { .. }
             | A::Backfill { .. } => Family::Columns,
             A::AddCheck { .. }
             | A::DropCheck { .. }

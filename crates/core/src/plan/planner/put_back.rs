@@ -44,8 +44,10 @@ pub(super) fn put_backs(
     // a converted column is a new field: the default in its metadata is gone
     for p in rw.converted_columns() {
         let d = desired.column(&p.field.name);
+        // (unless the spec removes it: `default: null`)
         let default = d.and_then(|d| d.default.clone()).or_else(|| {
-            d.and_then(|d| matching_live(d, live))
+            d.filter(|d| !d.drops_default)
+                .and_then(|d| matching_live(d, live))
                 .and_then(|l| l.default.clone())
         });
         if let Some(expression) = default {

@@ -127,7 +127,8 @@ impl<'a> UpdateDrafts<'a> {
             | Change::SetColumnTag { .. }
             | Change::UnsetColumnTag { .. }
             | Change::SetMask { .. }
-            | Change::SetDefault { .. } => self.column_change(i, change),
+            | Change::SetDefault { .. }
+            | Change::DropDefault { .. } => self.column_change(i, change),
             Change::AddCheck { .. }
             | Change::DropCheck { .. }
             | Change::SetPrimaryKey { .. }

@@ -288,6 +288,14 @@ impl UpdateDrafts<'_> {
                 },
                 s,
             )),
+            Change::DropDefault { column, .. } => self.drafts.push(draft(
+                StepGroup::ColumnMeta,
+                RiskClass::Meta,
+                Action::DropDefault {
+                    column: column.clone(),
+                },
+                s,
+            )),
             _ => unreachable!("not a column change: {change:?}"),
         }
     }
