@@ -188,13 +188,14 @@ fn fixed_plan() -> Plan {
 struct Fixture;
 
 impl plan::Compiler for Fixture {
-    fn compile(
+    fn bind(
         &self,
         t: &plan::TablePlan,
         _observed: Option<&ObservedTable>,
         _earlier: &[plan::Step],
         step: &plan::Step,
-    ) -> Result<plan::Compiled, String> {
+        _binding: &plan::RunBinding<'_>,
+    ) -> Result<plan::Compiled, plan::CompileError> {
         let mut checks = vec![];
         if step.class >= plan::RiskClass::Rewrite {
             checks.push(plan::StepCheck {

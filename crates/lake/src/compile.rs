@@ -8,7 +8,9 @@
 use std::collections::BTreeMap;
 
 use delta_operator_core::model::{DataType, ObservedTable, TableRef};
-use delta_operator_core::plan::compile::{self, CheckWhen, Compiled, Compiler, StepCheck};
+use delta_operator_core::plan::compile::{
+    self, CheckWhen, CompileError, Compiled, Compiler, RunBinding, StepCheck,
+};
 use delta_operator_core::plan::steps::{Action, Projection, Rewrite, RewritePhase, Source};
 use delta_operator_core::plan::{Step, TablePlan, change::path_string};
 
@@ -21,15 +23,22 @@ use crate::{clone_rel, rel, trash_root};
 pub struct DeltaCompiler;
 
 impl Compiler for DeltaCompiler {
-    fn compile(
+    fn bind(
         &self,
         plan: &TablePlan,
         _observed: Option<&ObservedTable>,
         _earlier: &[Step],
         step: &Step,
-    ) -> Result<Compiled, String> {
-        compile_step(&plan.table, &step.action)
+        binding: &RunBinding<'_>,
+    ) -> Result<Compiled, CompileError> {
+        compile_step(&plan.table, &step.action, binding)
     }
+}
+
+/// The version a binding names, or the placeholder.
+fn version_of(b: &RunBinding<'_>) -> String {
+    b.version
+        .map_or_else(|| compile::VERSION.to_string(), |v| v.to_string())
 }
 
 /// `commit "<op>" [<actions>] to <table>: <what>`.
@@ -52,8 +61,12 @@ fn props(p: &BTreeMap<String, String>) -> String {
         .join(", ")
 }
 
-/// One step's operations.
-pub fn compile_step(t: &TableRef, action: &Action) -> Result<Compiled, String> {
+/// One step's operations, bound as `b` says.
+pub fn compile_step(
+    t: &TableRef,
+    action: &Action,
+    b: &RunBinding<'_>,
+) -> Result<Compiled, CompileError> {
     let table = rel(t);
     let at = table.as_str();
     let metadata = |what: String| commit("SET TBLPROPERTIES", &["metaData"], at, what);
@@ -208,7 +221,7 @@ pub fn compile_step(t: &TableRef, action: &Action) -> Result<Compiled, String> {
                     .join(", ")
             ),
         )),
-        Action::Rewrite { rewrite, phase } => rewrite_ops(t, rewrite, *phase, &mut out),
+        Action::Rewrite { rewrite, phase } => rewrite_ops(t, rewrite, *phase, b, &mut out),
         Action::RemoveLeftovers { leftovers } => s.extend(
             leftovers
                 .iter()
@@ -219,7 +232,7 @@ pub fn compile_step(t: &TableRef, action: &Action) -> Result<Compiled, String> {
                 "CREATE TABLE",
                 &["protocol", "metaData", "add"],
                 &clone_rel(t, name),
-                format!("adds every file of {at} at version {} by its absolute path (no data is copied), its metadata without the owner marker", compile::VERSION),
+                format!("adds every file of {at} at version {} by its absolute path (no data is copied), its metadata without the owner marker", version_of(b)),
             ));
             out.notes.push(format!(
                 "{}: the table's Delta version when the clone is taken",
@@ -234,19 +247,26 @@ pub fn compile_step(t: &TableRef, action: &Action) -> Result<Compiled, String> {
             s.push(format!("remove the folder {}", staging_root(t)));
         }
         other => {
-            return Err(format!(
+            return Err(CompileError::Unsupported(format!(
                 "the lake has no operation for {} (the planner should not have asked for it)",
                 other.title()
-            ));
+            )));
         }
     }
     Ok(out)
 }
 
-fn rewrite_ops(t: &TableRef, rw: &Rewrite, phase: RewritePhase, out: &mut Compiled) {
+fn rewrite_ops(
+    t: &TableRef,
+    rw: &Rewrite,
+    phase: RewritePhase,
+    b: &RunBinding<'_>,
+    out: &mut Compiled,
+) {
     let at = rel(t);
-    let staging = staging_rel(t, compile::RUN);
-    let files = format!("{at}/{}/", run_folder(compile::RUN));
+    let staging = staging_rel(t, b.run);
+    let files = format!("{at}/{}/", run_folder(b.run));
+    let version = version_of(b);
     let replace = |from: &str| {
         commit(
             "WRITE",
@@ -274,19 +294,18 @@ fn rewrite_ops(t: &TableRef, rw: &Rewrite, phase: RewritePhase, out: &mut Compil
         }
         RewritePhase::Stage => {
             s.push(format!(
-                "read {at} at version {} through DataFusion: {select}",
-                compile::VERSION
+                "read {at} at version {version} through DataFusion: {select}"
             ));
             s.push(format!("write Parquet files into {staging}/ (safe casts: a value that does not convert becomes NULL, for the check to find)"));
             s.push(commit(
                 "CREATE TABLE",
                 &["protocol", "metaData", "add"],
                 &staging,
-                format!("the staging copy, naming the files written (fails if it exists); records version {} as where it came from", compile::VERSION),
+                format!("the staging copy, naming the files written (fails if it exists); records version {version} as where it came from"),
             ));
             out.checks.push(StepCheck {
                 when: CheckWhen::After,
-                query: format!("count(*), count(<each converted column>), count(<each NOT NULL column>) of {staging} against {at} at version {}", compile::VERSION),
+                query: format!("count(*), count(<each converted column>), count(<each NOT NULL column>) of {staging} against {at} at version {version}"),
                 refuses: "a copy whose row count differs, a converted column that gained NULLs, or a NULL in a NOT NULL column; the original stays untouched and the copy is kept to inspect".into(),
             });
             out.notes.push(format!(

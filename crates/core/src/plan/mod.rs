@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 
 pub use capabilities::{BackendKind, Capabilities, Strategy};
 pub use change::{Change, Difference};
-pub use compile::{CheckWhen, Compiled, Compiler, StepCheck};
+pub use compile::{CheckWhen, CompileError, Compiled, Compiler, RunBinding, StepCheck};
 pub use id::PlanId;
 pub use inputs::Inputs;
 pub use planner::{
