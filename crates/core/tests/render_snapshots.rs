@@ -205,12 +205,12 @@ impl plan::Compiler for Fixture {
             });
         }
         Ok(plan::Compiled {
-            statements: vec![format!(
+            statements: vec![plan::Statement::Sql(format!(
                 "-- step {}\nRUN `{}` {}",
                 step.number,
                 t.table.table,
                 step.action.title()
-            )],
+            ))],
             checks,
             notes: vec![],
             undo: None,

@@ -1,7 +1,7 @@
 //! The lake compiler. There is no SQL engine on the lake: a step's
 //! "statements" are the Delta operations the backend performs, in order —
-//! what it reads, what it writes, and each commit, written as
-//! `commit "<operation>" [<actions>] to <table>: <what changes>`, where the
+//! what it reads, what it writes, and each commit (`DeltaOperation`, shown as
+//! `commit "<operation>" [<actions>] to <table>: <what changes>`), where the
 //! operation and action kinds are exactly what the commit in `_delta_log`
 //! records (tests compare them). Pure: from the plan alone.
 
@@ -10,6 +10,9 @@ use std::collections::BTreeMap;
 use delta_operator_core::model::{DataType, ObservedTable, TableRef};
 use delta_operator_core::plan::compile::{
     self, CheckWhen, CompileError, Compiled, Compiler, RunBinding, StepCheck,
+};
+use delta_operator_core::plan::statement::{
+    Casts, Commit, CommitOperation as Op, DeltaOperation as D, LogAction as L, ReadAt, Statement,
 };
 use delta_operator_core::plan::steps::{Action, Projection, Rewrite, RewritePhase, Source};
 use delta_operator_core::plan::{Step, TablePlan, change::path_string};
@@ -42,12 +45,13 @@ fn version_of(b: &RunBinding<'_>) -> String {
 }
 
 /// `commit "<op>" [<actions>] to <table>: <what>`.
-fn commit(op: &str, actions: &[&str], t: &str, what: impl AsRef<str>) -> String {
-    format!(
-        "commit \"{op}\" [{}] to {t}: {}",
-        actions.join(", "),
-        what.as_ref()
-    )
+fn commit(operation: Op, actions: &[L], t: &str, what: impl Into<String>) -> Statement {
+    Statement::Delta(D::Commit(Commit {
+        operation,
+        actions: actions.to_vec(),
+        table: t.to_string(),
+        what: what.into(),
+    }))
 }
 
 fn quoted(s: &str) -> String {
@@ -69,13 +73,13 @@ pub fn compile_step(
 ) -> Result<Compiled, CompileError> {
     let table = rel(t);
     let at = table.as_str();
-    let metadata = |what: String| commit("SET TBLPROPERTIES", &["metaData"], at, what);
+    let metadata = |what: String| commit(Op::SetTableProperties, &[L::MetaData], at, what);
     let mut out = Compiled::default();
     let s = &mut out.statements;
     match action {
         Action::CreateTable { table: d } => s.push(commit(
-            "CREATE TABLE",
-            &["protocol", "metaData"],
+            Op::CreateTable,
+            &[L::Protocol, L::MetaData],
             at,
             format!(
                 "a new table of {} columns ({}){}",
@@ -117,14 +121,14 @@ pub fn compile_step(
                 .join(", ")
         ))),
         Action::SetTableComment { comment } => s.push(commit(
-            "UPDATE TABLE METADATA",
-            &["metaData"],
+            Op::UpdateTableMetadata,
+            &[L::MetaData],
             at,
             format!("description = {}", quoted(comment)),
         )),
         Action::AddColumn { path, field } => s.push(commit(
-            "ADD COLUMN",
-            &["metaData"],
+            Op::AddColumn,
+            &[L::MetaData],
             at,
             format!(
                 "add {} {}{}",
@@ -137,10 +141,10 @@ pub fn compile_step(
             s.push(metadata(format!("{} becomes nullable", path_string(path))))
         }
         Action::SetNotNull { path } => {
-            s.push(format!(
-                "count the rows of {at} where {} has no value, at the version read",
-                path_string(path)
-            ));
+            s.push(Statement::Delta(D::CountMissing {
+                table: at.to_string(),
+                field: path_string(path),
+            }));
             s.push(metadata(format!(
                 "{} becomes NOT NULL, committed only against the version counted (no retry)",
                 path_string(path)
@@ -155,8 +159,8 @@ pub fn compile_step(
         Action::AddCheck { check } => {
             // delta-rs writes the protocol with every constraint (writer version 3 at least)
             s.push(commit(
-                "ADD CONSTRAINT",
-                &["metaData", "protocol"],
+                Op::AddConstraint,
+                &[L::MetaData, L::Protocol],
                 at,
                 format!(
                     "set 'delta.constraints.{}' = {}",
@@ -171,16 +175,16 @@ pub fn compile_step(
             });
         }
         Action::DropCheck { name } => s.push(commit(
-            "DROP CONSTRAINT",
-            &["metaData"],
+            Op::DropConstraint,
+            &[L::MetaData],
             at,
             format!("remove 'delta.constraints.{name}'"),
         )),
         Action::AddChecks { checks } => {
             // one commit, one scan: delta-rs's add constraint takes them all at once
             s.push(commit(
-                "ADD CONSTRAINT",
-                &["metaData", "protocol"],
+                Op::AddConstraint,
+                &[L::MetaData, L::Protocol],
                 at,
                 format!(
                     "set {}",
@@ -209,8 +213,8 @@ pub fn compile_step(
             });
         }
         Action::DropChecks { names } => s.push(commit(
-            "DROP CONSTRAINT",
-            &["metaData"],
+            Op::DropConstraint,
+            &[L::MetaData],
             at,
             format!(
                 "remove {}",
@@ -222,15 +226,16 @@ pub fn compile_step(
             ),
         )),
         Action::Rewrite { rewrite, phase } => rewrite_ops(t, rewrite, *phase, b, &mut out),
-        Action::RemoveLeftovers { leftovers } => s.extend(
-            leftovers
-                .iter()
-                .map(|l| format!("remove {} (left by run {})", l.location, l.run)),
-        ),
+        Action::RemoveLeftovers { leftovers } => s.extend(leftovers.iter().map(|l| {
+            Statement::Delta(D::RemoveLeftover {
+                location: l.location.clone(),
+                run: l.run.clone(),
+            })
+        })),
         Action::CloneTable { name } => {
             s.push(commit(
-                "CREATE TABLE",
-                &["protocol", "metaData", "add"],
+                Op::CreateTable,
+                &[L::Protocol, L::MetaData, L::Add],
                 &clone_rel(t, name),
                 format!("adds every file of {at} at version {} by its absolute path (no data is copied), its metadata without the owner marker", version_of(b)),
             ));
@@ -240,11 +245,13 @@ pub fn compile_step(
             ));
         }
         Action::DropTable => {
-            s.push(format!(
-                "move the folder {at} to {}/<UTC time of the drop>",
-                trash_root(t)
-            ));
-            s.push(format!("remove the folder {}", staging_root(t)));
+            s.push(Statement::Delta(D::MoveToTrash {
+                table: at.to_string(),
+                trash: trash_root(t),
+            }));
+            s.push(Statement::Delta(D::RemoveFolder {
+                folder: staging_root(t),
+            }));
         }
         other => {
             return Err(CompileError::Unsupported(format!(
@@ -269,8 +276,8 @@ fn rewrite_ops(
     let version = version_of(b);
     let replace = |from: &str| {
         commit(
-            "WRITE",
-            &["metaData", "remove", "add"],
+            Op::Write,
+            &[L::MetaData, L::Remove, L::Add],
             &at,
             format!(
                 "the new schema; a remove for every file of {from}, an add for every rewritten file; only if no other commit landed since (blind appends since are converted and the commit tried again, up to 20 rounds; anything else commits nothing)"
@@ -284,22 +291,32 @@ fn rewrite_ops(
     let s = &mut out.statements;
     match phase {
         RewritePhase::WriteOnce => {
-            s.push(format!(
-                "read {at} at its latest version through DataFusion: {select}"
-            ));
-            s.push(format!("write Parquet files into {files} (strict casts; the table's CHECK constraints evaluated on every batch)"));
+            s.push(Statement::Delta(D::Read {
+                table: at.clone(),
+                at: ReadAt::Latest,
+                select: select.clone(),
+            }));
+            s.push(Statement::Delta(D::WriteFiles {
+                folder: files.clone(),
+                casts: Casts::Strict,
+            }));
             s.push(replace("the version read"));
             out.notes
                 .push(format!("{}: this apply's run id", compile::RUN));
         }
         RewritePhase::Stage => {
-            s.push(format!(
-                "read {at} at version {version} through DataFusion: {select}"
-            ));
-            s.push(format!("write Parquet files into {staging}/ (safe casts: a value that does not convert becomes NULL, for the check to find)"));
+            s.push(Statement::Delta(D::Read {
+                table: at.clone(),
+                at: ReadAt::Version(b.version),
+                select: select.clone(),
+            }));
+            s.push(Statement::Delta(D::WriteFiles {
+                folder: format!("{staging}/"),
+                casts: Casts::Safe,
+            }));
             s.push(commit(
-                "CREATE TABLE",
-                &["protocol", "metaData", "add"],
+                Op::CreateTable,
+                &[L::Protocol, L::MetaData, L::Add],
                 &staging,
                 format!("the staging copy, naming the files written (fails if it exists); records version {version} as where it came from"),
             ));
@@ -315,24 +332,29 @@ fn rewrite_ops(
             ));
         }
         RewritePhase::Replace => {
-            s.push(format!(
-                "check that {staging} holds as many rows as {at} at the version it was made from"
-            ));
-            s.push(format!(
-                "read {staging} and write its rows as Parquet files into {files}"
-            ));
+            s.push(Statement::Delta(D::CheckRowCount {
+                copy: staging.clone(),
+                table: at.clone(),
+            }));
+            s.push(Statement::Delta(D::CopyRows {
+                from: staging.clone(),
+                folder: files.clone(),
+            }));
             s.push(replace("the version the copy was made from"));
             out.notes
                 .push(format!("{}: this apply's run id", compile::RUN));
         }
         RewritePhase::ReplaceChecked => {
-            s.push(format!(
-                "read {at} through DataFusion: {select}, every row checked"
-            ));
+            s.push(Statement::Delta(D::ReadChecked {
+                table: at.clone(),
+                select: select.clone(),
+            }));
             s.push(replace("the version read"));
         }
         RewritePhase::DropStaging => {
-            s.push(format!("remove the folder {staging}/"));
+            s.push(Statement::Delta(D::RemoveFolder {
+                folder: format!("{staging}/"),
+            }));
             out.notes
                 .push(format!("{}: this apply's run id", compile::RUN));
         }

@@ -23,6 +23,7 @@ use delta_operator_core::model::{
     Leftover, LeftoverKind, ObservedSchema, ObservedTable, SchemaRef, TableRef,
 };
 use delta_operator_core::plan::compile::{CompileError, Compiled, RunBinding};
+use delta_operator_core::plan::statement::{DeltaOperation, Statement};
 use delta_operator_core::plan::steps::RewritePhase;
 use delta_operator_core::plan::{Action, Capabilities, Compiler, SchemaStep, Step, TablePlan};
 use delta_operator_lake::LakeBackend;
@@ -74,15 +75,14 @@ fn staging_removed(t: &TableRef, a: &Action, run: &str) -> Option<Vec<TableRef>>
 
 impl SparkCompiler {
     /// What a step deleting staging copies shows: the folders it deletes.
-    fn removals(&self, t: &TableRef, a: &Action, run: &str) -> Option<Vec<String>> {
+    fn removals(&self, t: &TableRef, a: &Action, run: &str) -> Option<Vec<Statement>> {
         staging_removed(t, a, run).map(|copies| {
             copies
                 .iter()
                 .map(|c| {
-                    format!(
-                        "delete the folder of {} (a path table's DROP TABLE leaves its files)",
-                        self.sql.names.table(c)
-                    )
+                    Statement::Delta(DeltaOperation::RemovePathTable {
+                        table: self.sql.names.table(c),
+                    })
                 })
                 .collect()
         })

@@ -9,6 +9,7 @@ use std::time::Duration;
 use delta_operator_backend::{BackendError, Progress, StepOutcome, StepProgress, TableRun};
 use delta_operator_core::model::{ObservedTable, TableRef};
 use delta_operator_core::plan::compile::Compiled;
+use delta_operator_core::plan::statement::Statement;
 use delta_operator_core::plan::steps::{Rewrite, RewritePhase};
 use delta_operator_core::plan::{Action, CheckWhen, Step, StepCheck, TablePlan};
 
@@ -69,7 +70,7 @@ async fn run_statements<R: SqlRunner>(
     runner: &R,
     t: &TableRef,
     step: &Step,
-    statements: &[String],
+    statements: &[Statement],
     progress: Progress<'_>,
 ) -> Result<Vec<String>, BackendError> {
     let replaces = matches!(
@@ -81,6 +82,14 @@ async fn run_statements<R: SqlRunner>(
     );
     let mut ids = Vec::new();
     for s in statements {
+        let Some(s) = s.as_sql() else {
+            return Err(BackendError::Refused {
+                message: format!(
+                    "step {} of {t}: '{s}' is not SQL, and this step runs SQL; plan again",
+                    step.number
+                ),
+            });
+        };
         tracing::info!(table = %t, step = step.number, statement = %s, "running");
         let mut attempt = 1;
         loop {

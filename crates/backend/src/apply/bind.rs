@@ -12,7 +12,7 @@ use crate::{Backend, BackendError, TableRun};
 
 /// A step's statements bound to `run`, once they are checked to be the plan's.
 /// `now` is the table as read when the step starts.
-pub(super) fn bind_step<B: Backend>(
+pub fn bind_step<B: Backend>(
     backend: &B,
     run: &TableRun,
     plan: &TablePlan,
@@ -50,7 +50,7 @@ pub(super) fn bind_step<B: Backend>(
 }
 
 /// A schema step's statements, once they are checked to be the plan's.
-pub(super) fn bind_schema_step<B: Backend>(
+pub fn bind_schema_step<B: Backend>(
     backend: &B,
     schema: &SchemaRef,
     step: &SchemaStep,

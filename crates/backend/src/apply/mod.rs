@@ -3,7 +3,7 @@
 //! skipping what already holds and recording a restore point before every
 //! rewrite or destructive step.
 
-mod bind;
+pub mod bind;
 
 use futures::future::BoxFuture;
 use serde::Serialize;
@@ -531,7 +531,7 @@ fn table_reports(
     let statements = |planned: &[Step]| -> Vec<String> {
         planned
             .iter()
-            .flat_map(|s| s.statements.iter().cloned())
+            .flat_map(|s| s.statements.iter().map(ToString::to_string))
             .collect()
     };
     plan.tables

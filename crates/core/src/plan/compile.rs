@@ -19,6 +19,7 @@ use super::capabilities::BackendKind;
 use super::planner::{Outcome, TablePlan};
 use super::rules::{Rule, RuleFailure};
 use super::schema::{SchemaOutcome, SchemaPlan, SchemaStep};
+use super::statement::Statement;
 use super::steps::{Action, RewritePhase, Step};
 use super::{Plan, finish_for};
 use crate::model::{ObservedTable, SchemaRef, TableRef};
@@ -92,7 +93,7 @@ pub fn pins_version(action: &Action) -> bool {
 /// What a backend runs for one step.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Compiled {
-    pub statements: Vec<String>,
+    pub statements: Vec<Statement>,
     pub checks: Vec<StepCheck>,
     /// What a reviewer needs to read the statements (placeholders, strategies).
     pub notes: Vec<String>,

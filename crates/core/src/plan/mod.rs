@@ -17,6 +17,7 @@ pub mod projection;
 pub mod render;
 pub mod rules;
 pub mod schema;
+pub mod statement;
 pub mod steps;
 pub mod undo;
 
@@ -37,6 +38,7 @@ pub use planner::{
 };
 pub use rules::{Rule, RuleFailure};
 pub use schema::{SchemaAction, SchemaPlan, SchemaStep, plan_schemas};
+pub use statement::{DeltaOperation, Statement};
 pub use steps::{Action, RiskClass, Step};
 
 use crate::model::{

@@ -122,7 +122,11 @@ impl plan::Compiler for Prefixed {
             ));
         }
         Ok(plan::Compiled {
-            statements: vec![format!("{} {}", self.0, step.action.title())],
+            statements: vec![plan::Statement::Sql(format!(
+                "{} {}",
+                self.0,
+                step.action.title()
+            ))],
             ..Default::default()
         })
     }

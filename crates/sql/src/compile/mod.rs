@@ -16,6 +16,7 @@ use delta_operator_core::model::{ObservedTable, SchemaRef, TableRef};
 use delta_operator_core::plan::compile::{
     self, CheckWhen, CompileError, Compiled, Compiler, RunBinding, StepCheck,
 };
+use delta_operator_core::plan::statement::Statement;
 use delta_operator_core::plan::steps::{Action, RewritePhase};
 use delta_operator_core::plan::{SchemaStep, Step, TablePlan};
 
@@ -129,7 +130,7 @@ pub fn compile_step(
         observed.and_then(|o| o.version),
     );
     Ok(Compiled {
-        statements,
+        statements: statements.into_iter().map(Statement::Sql).collect(),
         checks,
         notes,
         undo,
