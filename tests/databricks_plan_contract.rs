@@ -13,7 +13,7 @@ mod support;
 use delta_operator::apply::{ApplyError, StepStatus, apply, run_plan};
 use delta_operator::engine::Inputs;
 use delta_operator::plan::render::json;
-use delta_operator::plan::{CheckWhen, Plan, id::plan_id};
+use delta_operator::plan::{CheckWhen, Plan, Statement, id::plan_id};
 use serde_json::Value;
 use support::warehouse::{Wh, env};
 use support::{manifests, table};
@@ -182,7 +182,7 @@ fn assert_ran_as_shown(plan: &Plan, sent: &[String]) {
             for c in s.checks.iter().filter(|c| c.when == CheckWhen::Before) {
                 expected.push((c.query.clone(), true));
             }
-            expected.extend(s.statements.iter().map(|st| (st.clone(), false)));
+            expected.extend(s.statements.iter().map(|st| (st.to_string(), false)));
             for c in s.checks.iter().filter(|c| c.when == CheckWhen::After) {
                 expected.push((c.query.clone(), true));
             }
@@ -297,7 +297,8 @@ async fn every_statement_a_plan_shows_is_what_the_warehouse_receives() {
         .find(|s| s.action.title() == "STAGE rewritten data")
         .expect("a stage");
     assert!(
-        stage.statements[0].contains("{run}") && stage.statements[0].contains("{version}"),
+        stage.statements[0].to_string().contains("{run}")
+            && stage.statements[0].to_string().contains("{version}"),
         "{:?}",
         stage.statements
     );
@@ -553,7 +554,7 @@ async fn a_new_not_null_column_is_backfilled_in_place_not_rewritten() {
             s.checks
                 .iter()
                 .map(|c| c.query.clone())
-                .chain(s.statements.iter().cloned())
+                .chain(s.statements.iter().map(ToString::to_string))
         })
         .collect();
     let mut at = 0;
@@ -597,7 +598,7 @@ async fn a_changed_statement_changes_the_plan_id_and_is_never_run() {
     let delta_operator::plan::Outcome::Accepted { steps } = &mut edited.tables[0].outcome else {
         panic!("accepted")
     };
-    steps[0].statements[0] = format!("DROP TABLE {}", wh.q("t"));
+    steps[0].statements[0] = Statement::Sql(format!("DROP TABLE {}", wh.q("t")));
     assert_ne!(
         plan_id(edited.backend, &edited.tables),
         plan.id,

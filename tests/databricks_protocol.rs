@@ -881,6 +881,7 @@ fn one_step_plan(
 
 #[tokio::test]
 async fn a_step_runs_as_its_sql_and_refreshes_the_next_read() {
+    use delta_operator::apply::bind::bind_step;
     let s = with_statements(|r| match (r.method.as_str(), r.path.as_str()) {
         ("GET", "/api/2.1/unity-catalog/tables") => {
             Reply::Json(200, json!({"tables": [table_info("orders", 1)]}))
@@ -913,11 +914,14 @@ async fn a_step_runs_as_its_sql_and_refreshes_the_next_read() {
         .expect("compiles")
         .statements;
     let plan = one_step_plan(&t, &step);
+    let run = delta_operator::backend::TableRun::unlocked(&t);
+    let bound = bind_step(&b, &run, &plan, &step, None).expect("the plan's statements");
     let out = b
         .run(
-            &delta_operator::backend::TableRun::unlocked(&t),
+            &run,
             &plan,
             &step,
+            &bound,
             None,
             delta_operator::backend::StepProgress::unwatched(),
         )
@@ -954,15 +958,8 @@ async fn a_step_runs_as_its_sql_and_refreshes_the_next_read() {
         statements: vec![],
         ..step
     };
-    let err = b
-        .run(
-            &delta_operator::backend::TableRun::unlocked(&t),
-            &one_step_plan(&t, &step),
-            &step,
-            None,
-            delta_operator::backend::StepProgress::unwatched(),
-        )
-        .await
+    // a step that cannot compile is refused when it is bound, before the backend runs anything
+    let err = bind_step(&b, &run, &one_step_plan(&t, &step), &step, None)
         .expect_err("a rewrite of no columns");
     assert!(
         matches!(&err, BackendError::Refused { message } if message.contains("empty")),

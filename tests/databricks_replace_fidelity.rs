@@ -662,11 +662,14 @@ async fn properties_and_comments_survive_a_stop_right_after_the_replace() {
         .expect("read")
         .pop()
         .flatten();
+        let bound = delta_operator::apply::bind::bind_step(&wh.b, &run, &tp, step, live.as_ref())
+            .unwrap_or_else(|e| panic!("{}: {e}", step.action.title()));
         delta_operator::backend::Backend::run(
             &wh.b,
             &run,
             &tp,
             step,
+            &bound,
             live.as_ref(),
             delta_operator::backend::StepProgress::unwatched(),
         )

@@ -55,12 +55,15 @@ impl Suite for Wh {
         plan: &delta_operator::plan::TablePlan,
         step: &delta_operator::plan::Step,
     ) -> Result<delta_operator::backend::StepOutcome, delta_operator::backend::BackendError> {
+        let now = self.table().await;
+        let bound = delta_operator::apply::bind::bind_step(&self.b, run, plan, step, Some(&now))?;
         self.b
             .run(
                 run,
                 plan,
                 step,
-                Some(&self.table().await),
+                &bound,
+                Some(&now),
                 delta_operator::backend::StepProgress::unwatched(),
             )
             .await
@@ -411,7 +414,9 @@ async fn partitioning_to_clustering_is_one_clustered_replace() {
         .find(|s| s.action.title() == "REPLACE TABLE (from itself)")
         .expect("replace");
     assert!(
-        replace.statements[0].contains(" CLUSTER BY (`region`) "),
+        replace.statements[0]
+            .to_string()
+            .contains(" CLUSTER BY (`region`) "),
         "{}",
         replace.statements[0]
     );

@@ -211,10 +211,10 @@ async fn placeholder_lookalikes_in_comments_survive_a_staged_rewrite() {
     // bigint -> int may fail per row: a staged rewrite, whose statements hold the placeholders
     let narrowed = m("int");
     let plan = lake.plan(&narrowed).await;
-    let statements: Vec<&String> = plan.tables[0]
+    let statements: Vec<String> = plan.tables[0]
         .steps()
         .iter()
-        .flat_map(|s| &s.statements)
+        .flat_map(|s| s.statements.iter().map(ToString::to_string))
         .collect();
     assert!(
         statements.iter().any(|s| s.contains("{run}")),

@@ -1150,7 +1150,11 @@ async fn many_checks_are_added_and_dropped_in_one_commit_each() {
     );
     // what the plan shows is the one commit that runs
     assert_eq!(steps[0].statements.len(), 1, "{:?}", steps[0].statements);
-    assert!(steps[0].statements[0].starts_with("commit \"ADD CONSTRAINT\""));
+    assert!(
+        steps[0].statements[0]
+            .to_string()
+            .starts_with("commit \"ADD CONSTRAINT\"")
+    );
     lake.apply(&many, false).await.unwrap();
     assert_eq!(
         lake.version(&tref("orders")).await,

@@ -62,6 +62,7 @@ fn shown_commits(plan: &Plan, rel: &str) -> Vec<Commit> {
         .flat_map(|t| t.steps())
         .flat_map(|s| s.statements.iter())
         .filter_map(|s| {
+            let s = s.to_string();
             let rest = s.strip_prefix(prefix)?;
             let (op, rest) = rest.split_once("\" [")?;
             let (actions, rest) = rest.split_once("] to ")?;
@@ -196,6 +197,7 @@ async fn every_commit_a_lake_plan_shows_is_the_commit_delta_records() {
         .iter()
         .flat_map(|s| &s.statements)
         .find_map(|s| {
+            let s = s.to_string();
             let rest = s.strip_prefix("commit \"CREATE TABLE\" [protocol, metaData, add] to ")?;
             Some(rest.split_once(": ")?.0.to_string())
         })
@@ -213,7 +215,9 @@ async fn every_commit_a_lake_plan_shows_is_the_commit_delta_records() {
     let plan = lake.plan(&gone).await;
     let drop = plan.tables[0].steps()[0].statements.clone();
     assert!(
-        drop[0].starts_with("move the folder main/sales/t to .trash/main/sales/t/"),
+        drop[0]
+            .to_string()
+            .starts_with("move the folder main/sales/t to .trash/main/sales/t/"),
         "{drop:?}"
     );
     lake.apply(&gone, true).await.expect("dropped");

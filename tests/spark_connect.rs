@@ -71,7 +71,9 @@ async fn in_place_steps_apply_on_spark_connect_and_a_re_plan_is_empty() {
     let plan = s.plan(&v1).await;
     let first = &plan.tables[0].steps()[0];
     assert!(
-        first.statements[0].starts_with(&format!("CREATE TABLE {}", s.name(&t))),
+        first.statements[0]
+            .to_string()
+            .starts_with(&format!("CREATE TABLE {}", s.name(&t))),
         "the statement names the table by its path: {:?}",
         first.statements
     );

@@ -50,7 +50,7 @@ fn steps_of(plan: &Plan) -> Vec<ApprovedStep> {
         .flat_map(|t| {
             t.steps().iter().map(|s| ApprovedStep {
                 table: t.table.to_string(),
-                statements: s.statements.clone(),
+                statements: s.statements.iter().map(ToString::to_string).collect(),
             })
         })
         .collect()

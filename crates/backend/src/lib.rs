@@ -12,6 +12,7 @@ pub mod lock;
 use std::future::Future;
 
 use delta_operator_core::model::{ObservedSchema, ObservedTable, SchemaRef, TableRef};
+use delta_operator_core::plan::compile::Compiled;
 use delta_operator_core::plan::{BackendKind, Capabilities, Compiler, SchemaStep, Step, TablePlan};
 
 pub use extras::{Extras, TableExtras};
@@ -314,14 +315,16 @@ pub trait Backend: Send + Sync {
     /// The backend's compiler: every step's statements, at plan time (pure).
     fn compiler(&self) -> &dyn Compiler;
 
-    /// Carries out one step of its table's plan: the statements the plan
-    /// shows, bound to this run (`now` is the table as read when the step
-    /// starts: the version a stage or clone is made from).
+    /// Carries out one step of its table's plan: `bound`, the step compiled
+    /// for this run, which the executor checked is what the plan shows (`now`
+    /// is the table as read when the step starts: the version a stage or
+    /// clone is made from, which `bound` names).
     fn run(
         &self,
         run: &TableRun,
         plan: &TablePlan,
         step: &Step,
+        bound: &Compiled,
         now: Option<&ObservedTable>,
         progress: StepProgress<'_>,
     ) -> impl Future<Output = Result<StepOutcome, BackendError>> + Send;
@@ -344,11 +347,13 @@ pub trait Backend: Send + Sync {
         schema: &SchemaRef,
     ) -> impl Future<Output = Result<Option<ObservedSchema>, BackendError>> + Send;
 
-    /// Carries out one step of a schema's plan.
+    /// Carries out one step of a schema's plan: `statements`, which the
+    /// executor checked are the ones the plan shows.
     fn run_schema(
         &self,
         schema: &SchemaRef,
         step: &SchemaStep,
+        statements: &[String],
     ) -> impl Future<Output = Result<StepOutcome, BackendError>> + Send;
 
     /// The table's current Delta version: the restore point before a risky step.

@@ -205,13 +205,14 @@ fn fixture_undo(t: &plan::TablePlan, u: Undo) -> String {
 }
 
 impl plan::Compiler for Fixture {
-    fn compile(
+    fn bind(
         &self,
         t: &plan::TablePlan,
         observed: Option<&ObservedTable>,
         earlier: &[plan::Step],
         step: &plan::Step,
-    ) -> Result<plan::Compiled, String> {
+        _binding: &plan::RunBinding<'_>,
+    ) -> Result<plan::Compiled, plan::CompileError> {
         let mut checks = vec![];
         if step.class >= plan::RiskClass::Rewrite {
             checks.push(plan::StepCheck {
@@ -221,12 +222,12 @@ impl plan::Compiler for Fixture {
             });
         }
         Ok(plan::Compiled {
-            statements: vec![format!(
+            statements: vec![plan::Statement::Sql(format!(
                 "-- step {}\nRUN `{}` {}",
                 step.number,
                 t.table.table,
                 step.action.title()
-            )],
+            ))],
             checks,
             notes: vec![],
             undo: undo::of_step(observed, earlier, step).map(|u| fixture_undo(t, u)),

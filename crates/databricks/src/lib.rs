@@ -29,6 +29,7 @@ use delta_operator_backend::{
     Backend, BackendError, Extras, StepOutcome, StepProgress, TableExtras, TableRun,
 };
 use delta_operator_core::model::{ObservedSchema, ObservedTable, SchemaRef, TableRef};
+use delta_operator_core::plan::compile::Compiled;
 use delta_operator_core::plan::{Capabilities, Compiler, SchemaStep, Step, TablePlan};
 use delta_operator_sql::{self as sql, Cancel, SqlCompiler};
 use futures::{StreamExt, TryStreamExt};
@@ -402,21 +403,10 @@ impl Backend for DatabricksBackend {
         &self,
         s: &SchemaRef,
         step: &SchemaStep,
+        statements: &[String],
     ) -> Result<StepOutcome, BackendError> {
-        // what runs is what the plan shows
-        let statements = UNITY_CATALOG
-            .compile_schema(s, step)
-            .map_err(|message| BackendError::Refused { message })?;
-        if statements != step.statements {
-            return Err(BackendError::Refused {
-                message: format!(
-                    "schema {s} step {}: the plan's statements are not what this operator compiles for it (a plan made by another version?); plan again",
-                    step.number
-                ),
-            });
-        }
         let mut ids = Vec::new();
-        for statement in &statements {
+        for statement in statements {
             tracing::info!(schema = %s, step = step.number, statement = %statement, "running");
             let ran = self
                 .client
@@ -469,7 +459,8 @@ impl Backend for DatabricksBackend {
         run: &TableRun,
         plan: &TablePlan,
         step: &Step,
-        now: Option<&ObservedTable>,
+        bound: &Compiled,
+        _now: Option<&ObservedTable>,
         progress: StepProgress<'_>,
     ) -> Result<StepOutcome, BackendError> {
         // before every step: the lock is still this run's (renewed now), or nothing of it is sent
@@ -482,7 +473,7 @@ impl Backend for DatabricksBackend {
             run,
             plan,
             step,
-            now,
+            bound,
             progress,
         )
         .await;

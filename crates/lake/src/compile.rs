@@ -1,14 +1,19 @@
 //! The lake compiler. There is no SQL engine on the lake: a step's
 //! "statements" are the Delta operations the backend performs, in order —
-//! what it reads, what it writes, and each commit, written as
-//! `commit "<operation>" [<actions>] to <table>: <what changes>`, where the
+//! what it reads, what it writes, and each commit (`DeltaOperation`, shown as
+//! `commit "<operation>" [<actions>] to <table>: <what changes>`), where the
 //! operation and action kinds are exactly what the commit in `_delta_log`
 //! records (tests compare them). Pure: from the plan alone.
 
 use std::collections::BTreeMap;
 
 use delta_operator_core::model::{DataType, ObservedTable, TableRef};
-use delta_operator_core::plan::compile::{self, CheckWhen, Compiled, Compiler, StepCheck};
+use delta_operator_core::plan::compile::{
+    self, CheckWhen, CompileError, Compiled, Compiler, RunBinding, StepCheck,
+};
+use delta_operator_core::plan::statement::{
+    Casts, Commit, CommitOperation as Op, DeltaOperation as D, LogAction as L, ReadAt, Statement,
+};
 use delta_operator_core::plan::steps::{Action, Projection, Rewrite, RewritePhase, Source};
 use delta_operator_core::plan::undo::{self, Undo};
 use delta_operator_core::plan::{Step, TablePlan, change::path_string};
@@ -22,14 +27,15 @@ use crate::{clone_rel, rel, trash_root};
 pub struct DeltaCompiler;
 
 impl Compiler for DeltaCompiler {
-    fn compile(
+    fn bind(
         &self,
         plan: &TablePlan,
         observed: Option<&ObservedTable>,
         earlier: &[Step],
         step: &Step,
-    ) -> Result<Compiled, String> {
-        let mut out = compile_step(&plan.table, &step.action)?;
+        binding: &RunBinding<'_>,
+    ) -> Result<Compiled, CompileError> {
+        let mut out = compile_step(&plan.table, &step.action, binding)?;
         out.undo =
             undo::of_step(observed, earlier, step).and_then(|u| render_undo(&plan.table, &u));
         Ok(out)
@@ -46,7 +52,8 @@ pub fn render_undo(t: &TableRef, u: &Undo) -> Option<String> {
         Undo::Steps { steps } => {
             let mut out = Vec::new();
             for s in steps {
-                out.extend(compile_step(t, s).ok()?.statements);
+                let compiled = compile_step(t, s, &RunBinding::SHOWN).ok()?;
+                out.extend(compiled.statements.iter().map(Statement::to_string));
             }
             Some(out.join(";\n"))
         }
@@ -63,13 +70,20 @@ pub fn render_undo(t: &TableRef, u: &Undo) -> Option<String> {
     }
 }
 
+/// The version a binding names, or the placeholder.
+fn version_of(b: &RunBinding<'_>) -> String {
+    b.version
+        .map_or_else(|| compile::VERSION.to_string(), |v| v.to_string())
+}
+
 /// `commit "<op>" [<actions>] to <table>: <what>`.
-fn commit(op: &str, actions: &[&str], t: &str, what: impl AsRef<str>) -> String {
-    format!(
-        "commit \"{op}\" [{}] to {t}: {}",
-        actions.join(", "),
-        what.as_ref()
-    )
+fn commit(operation: Op, actions: &[L], t: &str, what: impl Into<String>) -> Statement {
+    Statement::Delta(D::Commit(Commit {
+        operation,
+        actions: actions.to_vec(),
+        table: t.to_string(),
+        what: what.into(),
+    }))
 }
 
 fn quoted(s: &str) -> String {
@@ -83,17 +97,21 @@ fn props(p: &BTreeMap<String, String>) -> String {
         .join(", ")
 }
 
-/// One step's operations.
-pub fn compile_step(t: &TableRef, action: &Action) -> Result<Compiled, String> {
+/// One step's operations, bound as `b` says.
+pub fn compile_step(
+    t: &TableRef,
+    action: &Action,
+    b: &RunBinding<'_>,
+) -> Result<Compiled, CompileError> {
     let table = rel(t);
     let at = table.as_str();
-    let metadata = |what: String| commit("SET TBLPROPERTIES", &["metaData"], at, what);
+    let metadata = |what: String| commit(Op::SetTableProperties, &[L::MetaData], at, what);
     let mut out = Compiled::default();
     let s = &mut out.statements;
     match action {
         Action::CreateTable { table: d } => s.push(commit(
-            "CREATE TABLE",
-            &["protocol", "metaData"],
+            Op::CreateTable,
+            &[L::Protocol, L::MetaData],
             at,
             format!(
                 "a new table of {} columns ({}){}",
@@ -135,14 +153,14 @@ pub fn compile_step(t: &TableRef, action: &Action) -> Result<Compiled, String> {
                 .join(", ")
         ))),
         Action::SetTableComment { comment } => s.push(commit(
-            "UPDATE TABLE METADATA",
-            &["metaData"],
+            Op::UpdateTableMetadata,
+            &[L::MetaData],
             at,
             format!("description = {}", quoted(comment)),
         )),
         Action::AddColumn { path, field } => s.push(commit(
-            "ADD COLUMN",
-            &["metaData"],
+            Op::AddColumn,
+            &[L::MetaData],
             at,
             format!(
                 "add {} {}{}",
@@ -155,10 +173,10 @@ pub fn compile_step(t: &TableRef, action: &Action) -> Result<Compiled, String> {
             s.push(metadata(format!("{} becomes nullable", path_string(path))))
         }
         Action::SetNotNull { path } => {
-            s.push(format!(
-                "count the rows of {at} where {} has no value, at the version read",
-                path_string(path)
-            ));
+            s.push(Statement::Delta(D::CountMissing {
+                table: at.to_string(),
+                field: path_string(path),
+            }));
             s.push(metadata(format!(
                 "{} becomes NOT NULL, committed only against the version counted (no retry)",
                 path_string(path)
@@ -173,8 +191,8 @@ pub fn compile_step(t: &TableRef, action: &Action) -> Result<Compiled, String> {
         Action::AddCheck { check } => {
             // delta-rs writes the protocol with every constraint (writer version 3 at least)
             s.push(commit(
-                "ADD CONSTRAINT",
-                &["metaData", "protocol"],
+                Op::AddConstraint,
+                &[L::MetaData, L::Protocol],
                 at,
                 format!(
                     "set 'delta.constraints.{}' = {}",
@@ -189,16 +207,16 @@ pub fn compile_step(t: &TableRef, action: &Action) -> Result<Compiled, String> {
             });
         }
         Action::DropCheck { name } => s.push(commit(
-            "DROP CONSTRAINT",
-            &["metaData"],
+            Op::DropConstraint,
+            &[L::MetaData],
             at,
             format!("remove 'delta.constraints.{name}'"),
         )),
         Action::AddChecks { checks } => {
             // one commit, one scan: delta-rs's add constraint takes them all at once
             s.push(commit(
-                "ADD CONSTRAINT",
-                &["metaData", "protocol"],
+                Op::AddConstraint,
+                &[L::MetaData, L::Protocol],
                 at,
                 format!(
                     "set {}",
@@ -227,8 +245,8 @@ pub fn compile_step(t: &TableRef, action: &Action) -> Result<Compiled, String> {
             });
         }
         Action::DropChecks { names } => s.push(commit(
-            "DROP CONSTRAINT",
-            &["metaData"],
+            Op::DropConstraint,
+            &[L::MetaData],
             at,
             format!(
                 "remove {}",
@@ -239,18 +257,19 @@ pub fn compile_step(t: &TableRef, action: &Action) -> Result<Compiled, String> {
                     .join(", ")
             ),
         )),
-        Action::Rewrite { rewrite, phase } => rewrite_ops(t, rewrite, *phase, &mut out),
-        Action::RemoveLeftovers { leftovers } => s.extend(
-            leftovers
-                .iter()
-                .map(|l| format!("remove {} (left by run {})", l.location, l.run)),
-        ),
+        Action::Rewrite { rewrite, phase } => rewrite_ops(t, rewrite, *phase, b, &mut out),
+        Action::RemoveLeftovers { leftovers } => s.extend(leftovers.iter().map(|l| {
+            Statement::Delta(D::RemoveLeftover {
+                location: l.location.clone(),
+                run: l.run.clone(),
+            })
+        })),
         Action::CloneTable { name } => {
             s.push(commit(
-                "CREATE TABLE",
-                &["protocol", "metaData", "add"],
+                Op::CreateTable,
+                &[L::Protocol, L::MetaData, L::Add],
                 &clone_rel(t, name),
-                format!("adds every file of {at} at version {} by its absolute path (no data is copied), its metadata without the owner marker", compile::VERSION),
+                format!("adds every file of {at} at version {} by its absolute path (no data is copied), its metadata without the owner marker", version_of(b)),
             ));
             out.notes.push(format!(
                 "{}: the table's Delta version when the clone is taken",
@@ -258,38 +277,47 @@ pub fn compile_step(t: &TableRef, action: &Action) -> Result<Compiled, String> {
             ));
         }
         Action::DropTable => {
-            s.push(format!(
-                "move the folder {at} to {}/<UTC time of the drop>",
-                trash_root(t)
-            ));
-            s.push(format!("remove the folder {}", staging_root(t)));
+            s.push(Statement::Delta(D::MoveToTrash {
+                table: at.to_string(),
+                trash: trash_root(t),
+            }));
+            s.push(Statement::Delta(D::RemoveFolder {
+                folder: staging_root(t),
+            }));
         }
         // the lake keeps no column defaults (its capabilities refuse them before a
         // plan is made), so neither a default nor the table feature it needs compiles
         Action::SetDefault { .. } | Action::DropDefault { .. } | Action::EnableColumnDefaults => {
-            return Err(format!(
+            return Err(CompileError::Unsupported(format!(
                 "the lake keeps no column defaults: no operation for {}",
                 action.title()
-            ));
+            )));
         }
         other => {
-            return Err(format!(
+            return Err(CompileError::Unsupported(format!(
                 "the lake has no operation for {} (the planner should not have asked for it)",
                 other.title()
-            ));
+            )));
         }
     }
     Ok(out)
 }
 
-fn rewrite_ops(t: &TableRef, rw: &Rewrite, phase: RewritePhase, out: &mut Compiled) {
+fn rewrite_ops(
+    t: &TableRef,
+    rw: &Rewrite,
+    phase: RewritePhase,
+    b: &RunBinding<'_>,
+    out: &mut Compiled,
+) {
     let at = rel(t);
-    let staging = staging_rel(t, compile::RUN);
-    let files = format!("{at}/{}/", run_folder(compile::RUN));
+    let staging = staging_rel(t, b.run);
+    let files = format!("{at}/{}/", run_folder(b.run));
+    let version = version_of(b);
     let replace = |from: &str| {
         commit(
-            "WRITE",
-            &["metaData", "remove", "add"],
+            Op::Write,
+            &[L::MetaData, L::Remove, L::Add],
             &at,
             format!(
                 "the new schema; a remove for every file of {from}, an add for every rewritten file; only if no other commit landed since (blind appends since are converted and the commit tried again, up to 20 rounds; anything else commits nothing)"
@@ -303,29 +331,38 @@ fn rewrite_ops(t: &TableRef, rw: &Rewrite, phase: RewritePhase, out: &mut Compil
     let s = &mut out.statements;
     match phase {
         RewritePhase::WriteOnce => {
-            s.push(format!(
-                "read {at} at its latest version through DataFusion: {select}"
-            ));
-            s.push(format!("write Parquet files into {files} (strict casts; the table's CHECK constraints evaluated on every batch)"));
+            s.push(Statement::Delta(D::Read {
+                table: at.clone(),
+                at: ReadAt::Latest,
+                select: select.clone(),
+            }));
+            s.push(Statement::Delta(D::WriteFiles {
+                folder: files.clone(),
+                casts: Casts::Strict,
+            }));
             s.push(replace("the version read"));
             out.notes
                 .push(format!("{}: this apply's run id", compile::RUN));
         }
         RewritePhase::Stage => {
-            s.push(format!(
-                "read {at} at version {} through DataFusion: {select}",
-                compile::VERSION
-            ));
-            s.push(format!("write Parquet files into {staging}/ (safe casts: a value that does not convert becomes NULL, for the check to find)"));
+            s.push(Statement::Delta(D::Read {
+                table: at.clone(),
+                at: ReadAt::Version(b.version),
+                select: select.clone(),
+            }));
+            s.push(Statement::Delta(D::WriteFiles {
+                folder: format!("{staging}/"),
+                casts: Casts::Safe,
+            }));
             s.push(commit(
-                "CREATE TABLE",
-                &["protocol", "metaData", "add"],
+                Op::CreateTable,
+                &[L::Protocol, L::MetaData, L::Add],
                 &staging,
-                format!("the staging copy, naming the files written (fails if it exists); records version {} as where it came from", compile::VERSION),
+                format!("the staging copy, naming the files written (fails if it exists); records version {version} as where it came from"),
             ));
             out.checks.push(StepCheck {
                 when: CheckWhen::After,
-                query: format!("count(*), count(<each converted column>), count(<each NOT NULL column>) of {staging} against {at} at version {}", compile::VERSION),
+                query: format!("count(*), count(<each converted column>), count(<each NOT NULL column>) of {staging} against {at} at version {version}"),
                 refuses: "a copy whose row count differs, a converted column that gained NULLs, or a NULL in a NOT NULL column; the original stays untouched and the copy is kept to inspect".into(),
             });
             out.notes.push(format!(
@@ -335,24 +372,29 @@ fn rewrite_ops(t: &TableRef, rw: &Rewrite, phase: RewritePhase, out: &mut Compil
             ));
         }
         RewritePhase::Replace => {
-            s.push(format!(
-                "check that {staging} holds as many rows as {at} at the version it was made from"
-            ));
-            s.push(format!(
-                "read {staging} and write its rows as Parquet files into {files}"
-            ));
+            s.push(Statement::Delta(D::CheckRowCount {
+                copy: staging.clone(),
+                table: at.clone(),
+            }));
+            s.push(Statement::Delta(D::CopyRows {
+                from: staging.clone(),
+                folder: files.clone(),
+            }));
             s.push(replace("the version the copy was made from"));
             out.notes
                 .push(format!("{}: this apply's run id", compile::RUN));
         }
         RewritePhase::ReplaceChecked => {
-            s.push(format!(
-                "read {at} through DataFusion: {select}, every row checked"
-            ));
+            s.push(Statement::Delta(D::ReadChecked {
+                table: at.clone(),
+                select: select.clone(),
+            }));
             s.push(replace("the version read"));
         }
         RewritePhase::DropStaging => {
-            s.push(format!("remove the folder {staging}/"));
+            s.push(Statement::Delta(D::RemoveFolder {
+                folder: format!("{staging}/"),
+            }));
             out.notes
                 .push(format!("{}: this apply's run id", compile::RUN));
         }

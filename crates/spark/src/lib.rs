@@ -22,7 +22,8 @@ use delta_operator_backend::{Backend, BackendError, Extras, StepOutcome, StepPro
 use delta_operator_core::model::{
     Leftover, LeftoverKind, ObservedSchema, ObservedTable, SchemaRef, TableRef,
 };
-use delta_operator_core::plan::compile::{self, Compiled};
+use delta_operator_core::plan::compile::{CompileError, Compiled, RunBinding};
+use delta_operator_core::plan::statement::{DeltaOperation, Statement};
 use delta_operator_core::plan::steps::RewritePhase;
 use delta_operator_core::plan::{Action, Capabilities, Compiler, SchemaStep, Step, TablePlan};
 use delta_operator_lake::LakeBackend;
@@ -74,15 +75,14 @@ fn staging_removed(t: &TableRef, a: &Action, run: &str) -> Option<Vec<TableRef>>
 
 impl SparkCompiler {
     /// What a step deleting staging copies shows: the folders it deletes.
-    fn removals(&self, t: &TableRef, a: &Action, run: &str) -> Option<Vec<String>> {
+    fn removals(&self, t: &TableRef, a: &Action, run: &str) -> Option<Vec<Statement>> {
         staging_removed(t, a, run).map(|copies| {
             copies
                 .iter()
                 .map(|c| {
-                    format!(
-                        "delete the folder of {} (a path table's DROP TABLE leaves its files)",
-                        self.sql.names.table(c)
-                    )
+                    Statement::Delta(DeltaOperation::RemovePathTable {
+                        table: self.sql.names.table(c),
+                    })
                 })
                 .collect()
         })
@@ -90,35 +90,36 @@ impl SparkCompiler {
 }
 
 impl Compiler for SparkCompiler {
-    fn compile(
+    fn bind(
         &self,
         plan: &TablePlan,
         observed: Option<&ObservedTable>,
         earlier: &[Step],
         step: &Step,
-    ) -> Result<Compiled, String> {
+        binding: &RunBinding<'_>,
+    ) -> Result<Compiled, CompileError> {
         if by_the_lake(&step.action) {
             return delta_operator_lake::compile::DeltaCompiler
-                .compile(plan, observed, earlier, step);
+                .bind(plan, observed, earlier, step, binding);
         }
-        if let Some(statements) = self.removals(&plan.table, &step.action, compile::RUN) {
+        if let Some(statements) = self.removals(&plan.table, &step.action, binding.run) {
             return Ok(Compiled {
                 statements,
                 ..Default::default()
             });
         }
-        self.sql.compile(plan, observed, earlier, step)
+        self.sql.bind(plan, observed, earlier, step, binding)
     }
 
     fn compile_schema(
         &self,
         _schema: &SchemaRef,
         step: &SchemaStep,
-    ) -> Result<Vec<String>, String> {
-        Err(format!(
+    ) -> Result<Vec<String>, CompileError> {
+        Err(CompileError::Unsupported(format!(
             "a schema on a Spark Connect target is a folder: {} has no statement",
             step.action.title()
-        ))
+        )))
     }
 }
 
@@ -271,26 +272,17 @@ impl Backend for SparkConnectBackend {
         run: &TableRun,
         plan: &TablePlan,
         step: &Step,
+        bound: &Compiled,
         now: Option<&ObservedTable>,
         progress: StepProgress<'_>,
     ) -> Result<StepOutcome, BackendError> {
         if by_the_lake(&step.action) {
-            return self.lake.run(run, plan, step, now, progress).await;
+            return self.lake.run(run, plan, step, bound, now, progress).await;
         }
-        if let Some(shown) = self
-            .compiler
-            .removals(&run.table, &step.action, compile::RUN)
-        {
-            if shown != step.statements {
-                return Err(BackendError::Refused {
-                    message: format!(
-                        "step {} of {}: the plan's operations are not what this operator compiles for it (a plan made by another version?); plan again",
-                        step.number, run.table
-                    ),
-                });
-            }
+        // the folders the step deletes are those `bound` names (the staging copies of
+        // this run, or of the runs the plan listed as leftovers)
+        if let Some(copies) = staging_removed(&run.table, &step.action, &run.id) {
             run.fence().await?;
-            let copies = staging_removed(&run.table, &step.action, &run.id).unwrap_or_default();
             let mut kept = 0;
             for c in &copies {
                 // a leftover listed by the plan whose run shows signs of life again
@@ -327,7 +319,7 @@ impl Backend for SparkConnectBackend {
             run,
             plan,
             step,
-            now,
+            bound,
             progress,
         )
         .await
@@ -345,6 +337,7 @@ impl Backend for SparkConnectBackend {
         &self,
         _s: &SchemaRef,
         step: &SchemaStep,
+        _statements: &[String],
     ) -> Result<StepOutcome, BackendError> {
         Err(BackendError::Unsupported {
             backend: delta_operator_core::plan::BackendKind::SparkConnect,

@@ -1,6 +1,6 @@
 //! One table step carried out as SQL statements, wherever they run (a SQL
-//! warehouse, or a Spark Connect server for OSS Delta): the plan's text
-//! compiled again and compared, bound to the run, the checks before it, the
+//! warehouse, or a Spark Connect server for OSS Delta): the statements bound
+//! to the run (the executor compiled and compared them), the checks before it, the
 //! statements in order (a replace another writer beat is tried again), and the
 //! staged check after a stage.
 
@@ -8,76 +8,30 @@ use std::time::Duration;
 
 use delta_operator_backend::{BackendError, Progress, StepOutcome, StepProgress, TableRun};
 use delta_operator_core::model::{ObservedTable, TableRef};
+use delta_operator_core::plan::compile::Compiled;
+use delta_operator_core::plan::statement::Statement;
 use delta_operator_core::plan::steps::{Rewrite, RewritePhase};
 use delta_operator_core::plan::{Action, CheckWhen, Step, StepCheck, TablePlan};
 
-use crate::compile::{self, Binding, SqlCompiler};
+use crate::compile::SqlCompiler;
 use crate::rewrite::{stage_problem, staging_table};
-use crate::{Refusal, SqlError, SqlRunner, StatementError};
+use crate::{Refusal, SqlRunner, StatementError};
 
-/// Carries out one step of its table's plan (see the module comment).
+/// Carries out one step of its table's plan (see the module comment): `bound`
+/// is the step compiled for this run, which the executor checked is what the
+/// plan shows.
 pub async fn run_step<R: SqlRunner>(
     runner: &R,
     compiler: &SqlCompiler,
     run: &TableRun,
     plan: &TablePlan,
     step: &Step,
-    now: Option<&ObservedTable>,
+    bound: &Compiled,
     progress: StepProgress<'_>,
 ) -> Result<StepOutcome, BackendError> {
     // a running statement reports no progress (the Statement Execution API has none): notes only
     let progress = progress.note;
     let t = &run.table;
-    let earlier = &plan.steps()[..step.number.saturating_sub(1).min(plan.steps().len())];
-    let sql_error = |e: SqlError| match e {
-        SqlError::Unsupported(what) => BackendError::Unsupported {
-            backend: runner.backend(),
-            what,
-        },
-        other => BackendError::Refused {
-            message: other.to_string(),
-        },
-    };
-    // the plan's text, compiled again: what runs is exactly what was shown
-    let shown = compile::compile_step(
-        &compiler.names,
-        t,
-        plan.observed.as_deref(),
-        earlier,
-        step,
-        Binding::SHOWN,
-    )
-    .map_err(sql_error)?;
-    if shown.statements != step.statements || shown.checks != step.checks {
-        return Err(BackendError::Refused {
-            message: format!(
-                "step {} of {t}: the plan's statements are not what this operator compiles for it (a plan made by another version?); plan again",
-                step.number
-            ),
-        });
-    }
-    // bound to this run: the run id, and the version the step starts from
-    let version = now.and_then(|l| l.version);
-    if needs_version(&step.action) && version.is_none() {
-        return Err(BackendError::Refused {
-            message: format!(
-                "{t}: its Delta version could not be read, so {} cannot be pinned to it",
-                step.action.title()
-            ),
-        });
-    }
-    let bound = compile::compile_step(
-        &compiler.names,
-        t,
-        plan.observed.as_deref(),
-        earlier,
-        step,
-        Binding {
-            run: &run.id,
-            version,
-        },
-    )
-    .map_err(sql_error)?;
     for c in bound.checks.iter().filter(|c| c.when == CheckWhen::Before) {
         precheck(runner, t, step, c, progress).await?;
     }
@@ -116,7 +70,7 @@ async fn run_statements<R: SqlRunner>(
     runner: &R,
     t: &TableRef,
     step: &Step,
-    statements: &[String],
+    statements: &[Statement],
     progress: Progress<'_>,
 ) -> Result<Vec<String>, BackendError> {
     let replaces = matches!(
@@ -128,6 +82,14 @@ async fn run_statements<R: SqlRunner>(
     );
     let mut ids = Vec::new();
     for s in statements {
+        let Some(s) = s.as_sql() else {
+            return Err(BackendError::Refused {
+                message: format!(
+                    "step {} of {t}: '{s}' is not SQL, and this step runs SQL; plan again",
+                    step.number
+                ),
+            });
+        };
         tracing::info!(table = %t, step = step.number, statement = %s, "running");
         let mut attempt = 1;
         loop {
@@ -232,18 +194,6 @@ async fn precheck<R: SqlRunner>(
         step.action.title()
     ));
     Ok(())
-}
-
-/// Steps whose statements name the version they start from (a stage, a clone).
-fn needs_version(a: &Action) -> bool {
-    matches!(
-        a,
-        Action::CloneTable { .. }
-            | Action::Rewrite {
-                phase: RewritePhase::Stage,
-                ..
-            }
-    )
 }
 
 /// How often a replace is tried when another writer commits while it runs.

@@ -7,6 +7,7 @@ pub mod open;
 use delta_operator_api::config::{Target, TargetBackend};
 use delta_operator_backend::{Backend, BackendError, Extras, StepOutcome, StepProgress, TableRun};
 use delta_operator_core::model::{ObservedSchema, ObservedTable, SchemaRef, TableRef};
+use delta_operator_core::plan::compile::Compiled;
 use delta_operator_core::plan::{BackendKind, Capabilities, Compiler, SchemaStep, Step, TablePlan};
 use delta_operator_databricks as databricks;
 use delta_operator_lake as lake;
@@ -190,13 +191,14 @@ impl Backend for AnyBackend {
         run: &TableRun,
         plan: &TablePlan,
         step: &Step,
+        bound: &Compiled,
         now: Option<&ObservedTable>,
         progress: StepProgress<'_>,
     ) -> Result<StepOutcome, BackendError> {
         match self {
-            AnyBackend::Lake(b) => b.run(run, plan, step, now, progress).await,
-            AnyBackend::Databricks(b) => b.run(run, plan, step, now, progress).await,
-            AnyBackend::Spark(b) => b.run(run, plan, step, now, progress).await,
+            AnyBackend::Lake(b) => b.run(run, plan, step, bound, now, progress).await,
+            AnyBackend::Databricks(b) => b.run(run, plan, step, bound, now, progress).await,
+            AnyBackend::Spark(b) => b.run(run, plan, step, bound, now, progress).await,
         }
     }
 
@@ -224,11 +226,12 @@ impl Backend for AnyBackend {
         &self,
         schema: &SchemaRef,
         step: &SchemaStep,
+        statements: &[String],
     ) -> Result<StepOutcome, BackendError> {
         match self {
-            AnyBackend::Lake(b) => b.run_schema(schema, step).await,
-            AnyBackend::Databricks(b) => b.run_schema(schema, step).await,
-            AnyBackend::Spark(b) => b.run_schema(schema, step).await,
+            AnyBackend::Lake(b) => b.run_schema(schema, step, statements).await,
+            AnyBackend::Databricks(b) => b.run_schema(schema, step, statements).await,
+            AnyBackend::Spark(b) => b.run_schema(schema, step, statements).await,
         }
     }
 

@@ -3,6 +3,8 @@
 //! skipping what already holds and recording a restore point before every
 //! rewrite or destructive step.
 
+pub mod bind;
+
 use futures::future::BoxFuture;
 use serde::Serialize;
 
@@ -529,7 +531,7 @@ fn table_reports(
     let statements = |planned: &[Step]| -> Vec<String> {
         planned
             .iter()
-            .flat_map(|s| s.statements.iter().cloned())
+            .flat_map(|s| s.statements.iter().map(ToString::to_string))
             .collect()
     };
     plan.tables
@@ -645,7 +647,8 @@ async fn run_schema_step<B: Backend>(
     if schema_holds(&step.action, live.as_ref()) {
         return Ok((StepStatus::Skipped, None));
     }
-    let outcome = backend.run_schema(schema, step).await?;
+    let statements = bind::bind_schema_step(backend, schema, step)?;
+    let outcome = backend.run_schema(schema, step, &statements).await?;
     Ok((StepStatus::Applied, outcome.detail))
 }
 
@@ -700,8 +703,9 @@ async fn run_step<B: Backend>(
         rows: &rows,
     };
     crate::slow_failpoint(&format!("step-{}", step.number)).await;
+    let bound = bind::bind_step(backend, run, plan, step, live.as_ref())?;
     let outcome = backend
-        .run(run, plan, step, live.as_ref(), progress)
+        .run(run, plan, step, &bound, live.as_ref(), progress)
         .await?;
     report.detail = match (no_restore_point, outcome.detail) {
         (Some(n), Some(d)) => Some(format!("{n}; {d}")),

@@ -7,9 +7,10 @@
 //! What only the run can know is a placeholder, named by the step's notes:
 //! [`RUN`] (the apply's run id, naming its staging copy) and [`VERSION`] (the
 //! table's Delta version when the step starts, which the staged check then
-//! compares against). A backend binds them by compiling the same step again
-//! with the run's values and checking that, with the placeholders, it is the
-//! text the plan shows: never by editing the text, which may hold a user's
+//! compares against). The executor binds them for every backend alike
+//! (`Compiler::bind`): it compiles the step again as shown, refuses a step whose
+//! plan shows anything else, then compiles it with the run's values and hands
+//! the backend that: never by editing the text, which may hold a user's
 //! literal that happens to contain a placeholder.
 
 use serde::{Deserialize, Serialize};
@@ -18,7 +19,8 @@ use super::capabilities::BackendKind;
 use super::planner::{Outcome, TablePlan};
 use super::rules::{Rule, RuleFailure};
 use super::schema::{SchemaOutcome, SchemaPlan, SchemaStep};
-use super::steps::Step;
+use super::statement::Statement;
+use super::steps::{Action, RewritePhase, Step};
 use super::{Plan, finish_for};
 use crate::model::{ObservedTable, SchemaRef, TableRef};
 
@@ -44,10 +46,54 @@ pub struct StepCheck {
     pub refuses: String,
 }
 
+/// The run's values for the placeholders: [`RunBinding::SHOWN`] compiles the
+/// text the plan shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunBinding<'a> {
+    /// The apply's run id.
+    pub run: &'a str,
+    /// The table's Delta version when the step starts (`None` keeps [`VERSION`]).
+    pub version: Option<u64>,
+}
+
+impl RunBinding<'static> {
+    /// The plan's text: both placeholders.
+    pub const SHOWN: RunBinding<'static> = RunBinding {
+        run: RUN,
+        version: None,
+    };
+}
+
+/// Why a backend has no statements for a step.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CompileError {
+    /// The backend has no statement for this action at all (the planner's
+    /// rules should have refused it): the words name the action.
+    #[error("{0}")]
+    Unsupported(String),
+    /// The step's input cannot be compiled (a privilege the backend does not
+    /// know, an empty list that needs an item): the words say what is wrong.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Steps whose statements name the table's version when they start (a stage,
+/// a clone): bound to a run, they need it read.
+pub fn pins_version(action: &Action) -> bool {
+    matches!(
+        action,
+        Action::CloneTable { .. }
+            | Action::Rewrite {
+                phase: RewritePhase::Stage,
+                ..
+            }
+    )
+}
+
 /// What a backend runs for one step.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Compiled {
-    pub statements: Vec<String>,
+    pub statements: Vec<Statement>,
     pub checks: Vec<StepCheck>,
     /// What a reviewer needs to read the statements (placeholders, strategies).
     pub notes: Vec<String>,
@@ -59,13 +105,26 @@ pub struct Compiled {
 /// A backend's compiler: pure, from the plan's inputs alone. `earlier` are the
 /// table's steps before this one (a statement may depend on what they set).
 pub trait Compiler: Send + Sync {
+    /// The step compiled with `binding`'s values for the placeholders.
+    fn bind(
+        &self,
+        plan: &TablePlan,
+        observed: Option<&ObservedTable>,
+        earlier: &[Step],
+        step: &Step,
+        binding: &RunBinding<'_>,
+    ) -> Result<Compiled, CompileError>;
+
+    /// The step as the plan shows it (placeholders unbound).
     fn compile(
         &self,
         plan: &TablePlan,
         observed: Option<&ObservedTable>,
         earlier: &[Step],
         step: &Step,
-    ) -> Result<Compiled, String>;
+    ) -> Result<Compiled, CompileError> {
+        self.bind(plan, observed, earlier, step, &RunBinding::SHOWN)
+    }
 
     /// A schema step's statements (a backend that keeps no schema metadata
     /// never gets one: its rules refuse them).
@@ -73,11 +132,11 @@ pub trait Compiler: Send + Sync {
         &self,
         _schema: &SchemaRef,
         step: &SchemaStep,
-    ) -> Result<Vec<String>, String> {
-        Err(format!(
+    ) -> Result<Vec<String>, CompileError> {
+        Err(CompileError::Unsupported(format!(
             "this backend has no statement for {}",
             step.action.title()
-        ))
+        )))
     }
 }
 

@@ -18,6 +18,7 @@ pub mod projection;
 pub mod render;
 pub mod rules;
 pub mod schema;
+pub mod statement;
 pub mod steps;
 pub mod undo;
 
@@ -29,7 +30,7 @@ use serde::{Deserialize, Serialize};
 
 pub use capabilities::{BackendKind, Capabilities, Strategy};
 pub use change::{Change, Difference};
-pub use compile::{CheckWhen, Compiled, Compiler, StepCheck};
+pub use compile::{CheckWhen, CompileError, Compiled, Compiler, RunBinding, StepCheck};
 pub use id::PlanId;
 pub use inputs::Inputs;
 pub use planner::{
@@ -38,6 +39,7 @@ pub use planner::{
 };
 pub use rules::{Rule, RuleFailure};
 pub use schema::{SchemaAction, SchemaPlan, SchemaStep, plan_schemas};
+pub use statement::{DeltaOperation, Statement};
 pub use steps::{Action, RiskClass, Step};
 
 use crate::model::{

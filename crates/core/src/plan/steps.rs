@@ -213,7 +213,7 @@ pub struct Step {
     /// operations (the lake), compiled from the observed state the plan was
     /// made from (`compile.rs`). Empty until compiled.
     #[serde(default)]
-    pub statements: Vec<String>,
+    pub statements: Vec<super::statement::Statement>,
     /// Checks before and after the statements, each refusing on its finding.
     #[serde(default)]
     pub checks: Vec<StepCheck>,

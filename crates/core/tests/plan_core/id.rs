@@ -108,18 +108,25 @@ fn the_plan_id_is_pinned() {
 struct Prefixed(&'static str);
 
 impl plan::Compiler for Prefixed {
-    fn compile(
+    fn bind(
         &self,
         _plan: &TablePlan,
         _observed: Option<&ObservedTable>,
         _earlier: &[plan::Step],
         step: &plan::Step,
-    ) -> Result<plan::Compiled, String> {
+        _binding: &plan::RunBinding<'_>,
+    ) -> Result<plan::Compiled, plan::CompileError> {
         if self.0.is_empty() {
-            return Err("no statement for it".into());
+            return Err(plan::CompileError::Unsupported(
+                "no statement for it".into(),
+            ));
         }
         Ok(plan::Compiled {
-            statements: vec![format!("{} {}", self.0, step.action.title())],
+            statements: vec![plan::Statement::Sql(format!(
+                "{} {}",
+                self.0,
+                step.action.title()
+            ))],
             ..Default::default()
         })
     }

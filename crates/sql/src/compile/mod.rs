@@ -13,7 +13,10 @@ mod table;
 mod tests;
 
 use delta_operator_core::model::{ObservedTable, SchemaRef, TableRef};
-use delta_operator_core::plan::compile::{self, CheckWhen, Compiled, Compiler, StepCheck};
+use delta_operator_core::plan::compile::{
+    self, CheckWhen, CompileError, Compiled, Compiler, RunBinding, StepCheck,
+};
+use delta_operator_core::plan::statement::Statement;
 use delta_operator_core::plan::steps::{Action, RewritePhase};
 use delta_operator_core::plan::{SchemaStep, Step, TablePlan};
 
@@ -27,45 +30,43 @@ pub struct SqlCompiler {
     pub names: Names,
 }
 
-/// The run's values for the placeholders; `None` for the plan's text.
-#[derive(Debug, Clone, Copy)]
-pub struct Binding<'a> {
-    pub run: &'a str,
-    /// The table's Delta version when the step starts.
-    pub version: Option<u64>,
-}
+/// The run's values for the placeholders (the core's, named as this crate always did).
+pub type Binding<'a> = RunBinding<'a>;
 
-impl Binding<'_> {
-    /// The plan's text: both placeholders.
-    pub const SHOWN: Binding<'static> = Binding {
-        run: compile::RUN,
-        version: None,
-    };
+impl From<SqlError> for CompileError {
+    fn from(e: SqlError) -> Self {
+        match e {
+            SqlError::Unsupported(what) => CompileError::Unsupported(what),
+            other => CompileError::Invalid(other.to_string()),
+        }
+    }
 }
 
 impl Compiler for SqlCompiler {
-    fn compile(
+    fn bind(
         &self,
         plan: &TablePlan,
         observed: Option<&ObservedTable>,
         earlier: &[Step],
         step: &Step,
-    ) -> Result<Compiled, String> {
-        compile_step(
+        binding: &RunBinding<'_>,
+    ) -> Result<Compiled, CompileError> {
+        Ok(compile_step(
             &self.names,
             &plan.table,
             observed,
             earlier,
             step,
-            Binding::SHOWN,
-        )
-        .map_err(|e| e.to_string())
+            *binding,
+        )?)
     }
 
-    fn compile_schema(&self, schema: &SchemaRef, step: &SchemaStep) -> Result<Vec<String>, String> {
-        crate::schema::compile_schema(schema, &step.action)
-            .map(|s| vec![s])
-            .map_err(|e| e.to_string())
+    fn compile_schema(
+        &self,
+        schema: &SchemaRef,
+        step: &SchemaStep,
+    ) -> Result<Vec<String>, CompileError> {
+        Ok(vec![crate::schema::compile_schema(schema, &step.action)?])
     }
 }
 
@@ -129,7 +130,7 @@ pub fn compile_step(
         observed.and_then(|o| o.version),
     );
     Ok(Compiled {
-        statements,
+        statements: statements.into_iter().map(Statement::Sql).collect(),
         checks,
         notes,
         undo,

@@ -166,7 +166,7 @@ fn steps_with(out: &mut String, steps: &[Step], statements: bool) {
                 indented(out, "  refuses ", &c.refuses);
             }
             for st in &s.statements {
-                indented(out, "> ", st);
+                indented(out, "> ", &st.to_string());
             }
             for c in s.checks.iter().filter(|c| c.when == CheckWhen::After) {
                 indented(out, "check after: ", &c.query);
