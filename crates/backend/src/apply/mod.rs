@@ -400,15 +400,7 @@ async fn run_locked<B: Backend>(
         if planned.is_empty() {
             continue;
         }
-        let mut blocked_by: Vec<TableRef> = t
-            .desired
-            .iter()
-            .flat_map(|d| d.foreign_keys.iter())
-            .filter(|fk| fk.references != t.table && failed_tables.contains(&fk.references))
-            .map(|fk| fk.references.clone())
-            .collect();
-        blocked_by.sort();
-        blocked_by.dedup();
+        let blocked_by = blocked_by(t, &failed_tables);
         let blocked = !blocked_by.is_empty();
         if blocked {
             failed_tables.push(t.table.clone());
@@ -428,79 +420,17 @@ async fn run_locked<B: Backend>(
             }
         }
         for step in planned {
-            let mut report = StepReport {
-                table: t.table.clone(),
-                number: step.number,
-                title: step.action.title(),
-                class: step.class,
-                status: StepStatus::NotRun,
-                restore_point: None,
-                detail: None,
-                still_running: None,
-            };
-            if let Some(why) = stop_reason.take() {
-                report.status = StepStatus::Failed { error: why };
-            }
-            if let Some(l) = held_by {
-                report.detail = Some(format!("not run: {}", l.by));
-            }
-            if blocked {
-                report.detail = Some(format!(
-                    "not run: blocked by {}, which did not reach its spec in this apply",
-                    blocked_by
-                        .iter()
-                        .map(ToString::to_string)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ));
-            }
+            let mut report = not_run_report(t, step, stop_reason.take(), held_by, &blocked_by);
             let run = runs.iter().find(|r| r.table == t.table);
-            if !stop && !(opts.may_continue)() {
-                stop = true;
-                report.detail =
-                    Some("not run: the apply was stopped (interrupted, or its lease lost)".into());
-            }
-            // the table's own lock lost (a renewal found another holder's entry):
-            // a failure, not a quiet "not run", so the exit code and status say so
-            if !stop && run.is_some_and(|r| !r.is_held()) {
-                stop = true;
-                failed_tables.push(t.table.clone());
-                report.status = StepStatus::Failed {
-                    error: format!(
-                        "this apply lost its lock on {} before step {}; nothing more of it was run. Another apply may hold the table now: plan again",
-                        t.table, step.number
-                    ),
-                };
-            }
-            if let (false, Some(_), Some(fence)) = (stop, run, opts.fence)
-                && let Err(why) = fence().await
-            {
-                stop = true;
-                failed_tables.push(t.table.clone());
-                report.status = StepStatus::Failed { error: why };
-            }
-            if let (false, Some(run)) = (stop, run) {
-                (opts.on_event)(Event::Started {
-                    table: &t.table,
-                    step,
-                });
-                report.status =
-                    match run_step(backend, run, t, step, &mut report, opts.on_event).await {
-                        Ok(s) => s,
-                        Err(e) => {
-                            stop = true;
-                            failed_tables.push(t.table.clone());
-                            if let BackendError::StillRunning { statement, .. } = &e {
-                                report.still_running = Some(statement.clone());
-                            }
-                            StepStatus::Failed {
-                                error: e.to_string(),
-                            }
-                        }
-                    };
-                (opts.on_event)(Event::Finished(&report));
-                failpoint(&format!("after-step-{}", step.number));
-            }
+            let mut table_run = TableSteps {
+                backend,
+                run,
+                table: t,
+                stop: &mut stop,
+                failed_tables: &mut failed_tables,
+                opts,
+            };
+            table_run.guard_and_run(step, &mut report).await;
             steps.push(report);
         }
     }
@@ -511,6 +441,122 @@ async fn run_locked<B: Backend>(
         schema_steps,
         locked,
         tables,
+    }
+}
+
+/// The tables `t`'s foreign keys reference that did not reach their spec in
+/// this run (sorted, once each): `t` is blocked while any is left.
+fn blocked_by(t: &TablePlan, failed_tables: &[TableRef]) -> Vec<TableRef> {
+    let mut blocked_by: Vec<TableRef> = t
+        .desired
+        .iter()
+        .flat_map(|d| d.foreign_keys.iter())
+        .filter(|fk| fk.references != t.table && failed_tables.contains(&fk.references))
+        .map(|fk| fk.references.clone())
+        .collect();
+    blocked_by.sort();
+    blocked_by.dedup();
+    blocked_by
+}
+
+/// A step's report before it runs: not run, failed with `stop_reason` (the
+/// table's lock could not be taken), or saying which apply holds the table or
+/// which failed tables block it.
+fn not_run_report(
+    t: &TablePlan,
+    step: &Step,
+    stop_reason: Option<String>,
+    held_by: Option<&LockedTable>,
+    blocked_by: &[TableRef],
+) -> StepReport {
+    let mut report = StepReport {
+        table: t.table.clone(),
+        number: step.number,
+        title: step.action.title(),
+        class: step.class,
+        status: StepStatus::NotRun,
+        restore_point: None,
+        detail: None,
+        still_running: None,
+    };
+    if let Some(why) = stop_reason {
+        report.status = StepStatus::Failed { error: why };
+    }
+    if let Some(l) = held_by {
+        report.detail = Some(format!("not run: {}", l.by));
+    }
+    if !blocked_by.is_empty() {
+        report.detail = Some(format!(
+            "not run: blocked by {}, which did not reach its spec in this apply",
+            blocked_by
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    report
+}
+
+/// One table's steps as they run: `stop` is set once a step fails or the
+/// apply may not go on, and the table is then counted in `failed_tables`
+/// when it did not reach its spec.
+struct TableSteps<'r, 'o, B> {
+    backend: &'r B,
+    run: Option<&'r TableRun>,
+    table: &'r TablePlan,
+    stop: &'r mut bool,
+    failed_tables: &'r mut Vec<TableRef>,
+    opts: &'r Options<'o>,
+}
+
+impl<B: Backend> TableSteps<'_, '_, B> {
+    /// Runs `step` unless the table is stopped, the apply may not go on, the
+    /// table's lock was lost or the fence refuses; the outcome goes in `report`.
+    async fn guard_and_run(&mut self, step: &Step, report: &mut StepReport) {
+        let (t, run, opts) = (self.table, self.run, self.opts);
+        if !*self.stop && !(opts.may_continue)() {
+            *self.stop = true;
+            report.detail =
+                Some("not run: the apply was stopped (interrupted, or its lease lost)".into());
+        }
+        // the table's own lock lost (a renewal found another holder's entry):
+        // a failure, not a quiet "not run", so the exit code and status say so
+        if !*self.stop && run.is_some_and(|r| !r.is_held()) {
+            self.fail(report, format!(
+                "this apply lost its lock on {} before step {}; nothing more of it was run. Another apply may hold the table now: plan again",
+                t.table, step.number
+            ));
+        }
+        if let (false, Some(_), Some(fence)) = (*self.stop, run, opts.fence)
+            && let Err(why) = fence().await
+        {
+            self.fail(report, why);
+        }
+        if let (false, Some(run)) = (*self.stop, run) {
+            (opts.on_event)(Event::Started {
+                table: &t.table,
+                step,
+            });
+            match run_step(self.backend, run, t, step, report, opts.on_event).await {
+                Ok(s) => report.status = s,
+                Err(e) => {
+                    if let BackendError::StillRunning { statement, .. } = &e {
+                        report.still_running = Some(statement.clone());
+                    }
+                    self.fail(report, e.to_string());
+                }
+            }
+            (opts.on_event)(Event::Finished(report));
+            failpoint(&format!("after-step-{}", step.number));
+        }
+    }
+
+    /// The step failed with `error`: nothing more of the table runs.
+    fn fail(&mut self, report: &mut StepReport, error: String) {
+        *self.stop = true;
+        self.failed_tables.push(self.table.table.clone());
+        report.status = StepStatus::Failed { error };
     }
 }
 
