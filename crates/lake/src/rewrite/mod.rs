@@ -1,0 +1,155 @@
+//! The lake backend's rewrites, streamed: the table is read through DataFusion
+//! batch by batch, each batch converted with Arrow (casts; structs rebuilt by
+//! field name; arrays of structs rebuilt element by element), checked, and
+//! written as it comes into Parquet files of a folder that belongs to this run
+//! alone, so a table larger than memory can be rewritten and a crash leaves
+//! nothing that could be mistaken for anyone else's files.
+//!
+//! - A write-once rewrite (nothing can lose a value) streams the table into
+//!   `<table>/delta-operator-rewrite-<run>/` with strict casts, counts rows and
+//!   NULLs against the original, and then replaces the table in one commit
+//!   (`replace.rs`) conditioned on the version it read.
+//! - A staged rewrite streams the converted rows, with safe casts (a value that
+//!   does not convert becomes NULL, as a non-ANSI CAST would), into a staging
+//!   table of its own run, `.staging/<catalog>/<schema>/<table>/<run>/`, created
+//!   only if absent, and checks it: the same row count, no converted column
+//!   with more NULLs, no NULL in a NOT NULL column. A failed check leaves the
+//!   original untouched and the staging copy in place to inspect. The replace
+//!   then copies the staging table into the run folder and commits as above.
+//!
+//! Every projection is built as a DataFusion expression (columns by exact
+//! name, `using:` parsed as one expression against the live schema), never as
+//! SQL text, and results are read back by alias, never by position.
+
+mod checks;
+mod convert;
+mod counts;
+mod sink;
+mod stream;
+
+use std::fmt;
+use std::sync::Arc;
+
+use deltalake::arrow::datatypes::{Schema as ArrowSchema, SchemaRef};
+use deltalake::datafusion::execution::runtime_env::RuntimeEnvBuilder;
+use deltalake::datafusion::prelude::{SessionConfig, SessionContext};
+use deltalake::kernel::StructType;
+use deltalake::kernel::engine::arrow_conversion::TryIntoArrow;
+
+use crate::BackendError;
+use delta_operator_core::model::delta_schema::struct_to_json;
+use delta_operator_core::plan::steps::{Projection, Rewrite, Source};
+
+pub use checks::Checks;
+pub use counts::{Baseline, baseline_of, check_staged, compare, missing_values, row_count};
+pub use sink::Sink;
+pub use stream::{StreamSpec, convert_into};
+
+/// The folder inside a table that holds one run's rewritten files. Not hidden
+/// (no leading `_` or `.`), so VACUUM treats its files like any other.
+pub const RUN_FOLDER_PREFIX: &str = "delta-operator-rewrite-";
+
+pub fn run_folder(run: &str) -> String {
+    format!("{RUN_FOLDER_PREFIX}{run}")
+}
+
+fn df_err(e: impl fmt::Display) -> BackendError {
+    BackendError::Refused {
+        message: crate::error_text(&e),
+    }
+}
+
+/// The memory a rewrite's DataFusion session may take (its memory pool), and
+/// the most one converted batch may hold: user expressions (`using:`, CHECKs)
+/// run there, and a hostile one must fail, not take the machine's memory.
+pub const DEFAULT_MEMORY_LIMIT: usize = 512 * 1024 * 1024;
+/// Sets another limit, in MiB (a whole number above 0).
+pub const MEMORY_LIMIT_ENV: &str = "DELTA_OPERATOR_LAKE_MEMORY_MB";
+
+/// The limit in bytes: `DELTA_OPERATOR_LAKE_MEMORY_MB`, or 512 MiB.
+pub fn memory_limit() -> Result<usize, BackendError> {
+    match std::env::var(MEMORY_LIMIT_ENV) {
+        Err(_) => Ok(DEFAULT_MEMORY_LIMIT),
+        Ok(v) => v
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|mb| (1..=1 << 30).contains(mb))
+            .map(|mb| mb * 1024 * 1024)
+            .ok_or_else(|| BackendError::Refused {
+                message: format!(
+                    "{MEMORY_LIMIT_ENV} is '{}'; it must be a whole number of MiB above 0 (the default is {})",
+                    delta_operator_core::model::names::printable(&v),
+                    DEFAULT_MEMORY_LIMIT >> 20
+                ),
+            }),
+    }
+}
+
+/// A DataFusion session whose SQL keeps identifiers as written (Delta column
+/// names are case-preserving; DataFusion would lower-case unquoted ones),
+/// with a memory pool of `memory_limit()` bytes.
+pub fn session() -> Result<SessionContext, BackendError> {
+    let mut config = SessionConfig::new();
+    config.options_mut().sql_parser.enable_ident_normalization = false;
+    let runtime = RuntimeEnvBuilder::new()
+        .with_memory_limit(memory_limit()?, 1.0)
+        .build_arc()
+        .map_err(df_err)?;
+    Ok(SessionContext::new_with_config_rt(config, runtime))
+}
+
+/// A DataFusion error in words, with a memory refusal explained.
+fn df_message(e: impl fmt::Display) -> String {
+    let text = crate::error_text(&e);
+    if text.contains("Resources exhausted") {
+        format!(
+            "{text} (the lake's DataFusion memory limit is {} MiB: an expression that needs more is refused; {MEMORY_LIMIT_ENV} sets another limit)",
+            memory_limit().unwrap_or(DEFAULT_MEMORY_LIMIT) >> 20
+        )
+    } else {
+        text
+    }
+}
+
+/// The rewrite's target schema as Arrow: exactly as the spec declares it
+/// (types, nullability, comments), or with every column nullable for the
+/// staging copy (whose NOT NULL columns are checked by counting instead).
+pub fn target_schema(rw: &Rewrite, relaxed: bool) -> Result<SchemaRef, BackendError> {
+    let target = target_struct(rw, relaxed)?;
+    let arrow: ArrowSchema = (&target).try_into_arrow().map_err(df_err)?;
+    Ok(Arc::new(arrow))
+}
+
+/// The same as a Delta schema.
+pub fn target_struct(rw: &Rewrite, relaxed: bool) -> Result<StructType, BackendError> {
+    let fields: Vec<_> = rw
+        .columns
+        .iter()
+        .map(|p| {
+            let mut f = p.field.clone();
+            f.nullable |= relaxed;
+            (f, None)
+        })
+        .collect();
+    serde_json::from_value(struct_to_json(&fields)).map_err(df_err)
+}
+
+/// A projection that copies every column of the rewrite's target by name
+/// (reading the staging copy back).
+pub fn passthrough(rw: &Rewrite) -> Rewrite {
+    Rewrite {
+        columns: rw
+            .columns
+            .iter()
+            .map(|p| Projection {
+                field: p.field.clone(),
+                source: Source::Copy {
+                    from: p.field.name.clone(),
+                },
+            })
+            .collect(),
+        partitioned_by: rw.partitioned_by.clone(),
+        ..Rewrite::default()
+    }
+}
