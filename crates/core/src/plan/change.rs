@@ -278,15 +278,12 @@ impl Change {
                 format!("{}  {from} → {to}", path_string(path))
             }
             Change::SetNullability { path, nullable } => {
-                format!(
-                    "{}  {}",
-                    path_string(path),
-                    if *nullable {
-                        "NOT NULL → nullable"
-                    } else {
-                        "nullable → NOT NULL"
-                    }
-                )
+                let what = if *nullable {
+                    "NOT NULL → nullable"
+                } else {
+                    "nullable → NOT NULL"
+                };
+                format!("{}  {what}", path_string(path))
             }
             Change::SetColumnComment { path, from, to } => {
                 format!("{}  comment {} → '{to}'", path_string(path), opt(from))
@@ -339,28 +336,36 @@ impl Change {
                 privileges,
             } => format!("revoke {} from {principal}", privilege::list(privileges)),
             Change::SetOwner { from, to } => format!("owner {} → {to}", opt(from)),
-            Change::RemoveLeftovers { leftovers } => {
-                let what: Vec<String> = leftovers
-                    .iter()
-                    .map(|l| match l.kind {
-                        LeftoverKind::StagingCopy => {
-                            format!("a staging copy of run {} ({} files)", l.run, l.files)
-                        }
-                        LeftoverKind::UncommittedFiles => {
-                            format!("{} uncommitted files of run {}", l.files, l.run)
-                        }
-                    })
-                    .collect();
-                format!("left by interrupted runs: {}", what.join(", "))
+            Change::RemoveLeftovers { leftovers } => describe_leftovers(leftovers),
+            Change::DropTable { reason, columns } => describe_drop(reason, *columns),
+        }
+    }
+}
+
+/// What interrupted runs left, in a line.
+fn describe_leftovers(leftovers: &[Leftover]) -> String {
+    let what: Vec<String> = leftovers
+        .iter()
+        .map(|l| match l.kind {
+            LeftoverKind::StagingCopy => {
+                format!("a staging copy of run {} ({} files)", l.run, l.files)
             }
-            Change::DropTable { reason, columns } => match reason {
-                DropReason::Orphan => {
-                    format!("{columns} columns — its spec is gone and the schema is strict")
-                }
-                DropReason::Deleted => format!(
-                    "{columns} columns — its resource was deleted with deletionPolicy Delete"
-                ),
-            },
+            LeftoverKind::UncommittedFiles => {
+                format!("{} uncommitted files of run {}", l.files, l.run)
+            }
+        })
+        .collect();
+    format!("left by interrupted runs: {}", what.join(", "))
+}
+
+/// Why a whole table is dropped.
+fn describe_drop(reason: &DropReason, columns: usize) -> String {
+    match reason {
+        DropReason::Orphan => {
+            format!("{columns} columns — its spec is gone and the schema is strict")
+        }
+        DropReason::Deleted => {
+            format!("{columns} columns — its resource was deleted with deletionPolicy Delete")
         }
     }
 }
