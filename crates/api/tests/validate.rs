@@ -1783,3 +1783,47 @@ fn cases_names_issue_26() -> Vec<Case> {
         },
     ])
 }
+
+#[test]
+fn a_default_and_a_generation_expression_are_one_expression_without_a_comment() {
+    for (field, value, says) in [
+        ("default", "'EU' COMMENT 'x'", "more than one expression"),
+        ("default", "0 -- ) , x", "comment"),
+        ("default", "region", "reads the column region"),
+        ("default", "rand()", "not deterministic"),
+        (
+            "generated",
+            "CAST(ts AS DATE)) , evil INT GENERATED ALWAYS AS (1",
+            "more than one expression",
+        ),
+        ("generated", "current_timestamp()", "not deterministic"),
+        ("generated", "ts /* ) */", "comment"),
+    ] {
+        let doc = table(
+            "orders",
+            &format!(
+                "columns:\n  - name: ts\n    type: timestamp\n  - name: x\n    type: string\n    {field}: '{}'",
+                value.replace('\'', "''")
+            ),
+        );
+        let path = format!("spec.columns[1].{field}");
+        let e = only(errors_with_schema(&doc));
+        assert_eq!(e.path, path, "{value:?}: {e}");
+        assert!(e.message.contains(says), "{value:?}: {e}");
+    }
+    // what a default and a generation expression are for is accepted, and kept as written
+    for (field, value) in [
+        ("default", "'EU'"),
+        ("default", "current_timestamp()"),
+        ("generated", "CAST(ts AS DATE)"),
+    ] {
+        let doc = table(
+            "orders",
+            &format!(
+                "columns:\n  - name: ts\n    type: timestamp\n  - name: x\n    type: string\n    {field}: '{}'",
+                value.replace('\'', "''")
+            ),
+        );
+        assert!(errors_with_schema(&doc).is_empty(), "{value:?} refused");
+    }
+}

@@ -261,6 +261,21 @@ pub(super) const NOT_DETERMINISTIC: &[&str] = &[
     "rand_uuid",
 ];
 
+/// Of `NOT_DETERMINISTIC`, what a default may call: the value is computed once,
+/// when a row is written without the column, which is what a default is for.
+pub(super) const DEFAULT_ONLY: &[&str] = &[
+    "now",
+    "current_timestamp",
+    "current_date",
+    "curdate",
+    "localtimestamp",
+    "current_timezone",
+    "current_user",
+    "user",
+    "session_user",
+    "uuid",
+];
+
 /// Aggregate functions: an expression reads one row.
 pub(super) const AGGREGATES: &[&str] = &[
     "count",

@@ -9,7 +9,8 @@ use sqlparser::ast::{
 };
 
 use crate::allow::{
-    AGGREGATES, ALLOWED_FUNCTIONS, GENERATORS, NOT_DETERMINISTIC, SIZED, WINDOW_FUNCTIONS,
+    AGGREGATES, ALLOWED_FUNCTIONS, DEFAULT_ONLY, GENERATORS, NOT_DETERMINISTIC, SIZED,
+    WINDOW_FUNCTIONS,
 };
 use crate::parse::{Kind, strip_nested};
 use crate::{MAX_EXPRESSION_DEPTH, MAX_EXPRESSION_NODES, MAX_SIZE_ARGUMENT};
@@ -133,6 +134,9 @@ pub(super) fn function_problem(f: &Function, kind: Kind) -> Option<String> {
         return Some(format!(
             "calls the aggregate {shown}; {what} reads one row, not a group of rows"
         ));
+    }
+    if kind == Kind::Default && DEFAULT_ONLY.contains(&n) {
+        return None;
     }
     if NOT_DETERMINISTIC.contains(&n) {
         return Some(format!(

@@ -63,6 +63,24 @@ pub fn parse_using(text: &str) -> Result<ParsedExpr, String> {
     parse(text, Kind::Using).map(|(_, p)| p)
 }
 
+/// Parses a generated column's expression by the rules of `parse_using`.
+pub fn parse_generated(text: &str) -> Result<ParsedExpr, String> {
+    parse(text, Kind::Generated).map(|(_, p)| p)
+}
+
+/// Parses a column's default: one expression by the rules of `parse_using`,
+/// reading no column, where the time and session functions a default is for
+/// (`current_timestamp()`, `current_user()`, …) are allowed.
+pub fn parse_default(text: &str) -> Result<ParsedExpr, String> {
+    let (_, parsed) = parse(text, Kind::Default)?;
+    if let Some(c) = parsed.columns.first() {
+        return Err(format!(
+            "reads the column {c}; a default is a value of its own (a literal or a function such as current_timestamp()), never another column"
+        ));
+    }
+    Ok(parsed)
+}
+
 /// Parses a CHECK constraint's expression by the rules of `parse_using`, and
 /// refuses what is certainly not a condition (a number, a string, arithmetic).
 pub fn parse_check(text: &str) -> Result<ParsedExpr, String> {

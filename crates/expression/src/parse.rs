@@ -14,6 +14,11 @@ use sqlparser::tokenizer::Token;
 pub(super) enum Kind {
     Using,
     Check,
+    /// A generated column's expression: held to the `using:` rules.
+    Generated,
+    /// A column's default: no column, and the time and session functions a
+    /// default is for (`current_timestamp()`) allowed.
+    Default,
 }
 
 impl Kind {
@@ -21,6 +26,8 @@ impl Kind {
         match self {
             Kind::Using => "a `using:`",
             Kind::Check => "a CHECK",
+            Kind::Generated => "a generation expression",
+            Kind::Default => "a default",
         }
     }
 }
@@ -56,6 +63,11 @@ pub(super) fn parse(text: &str, kind: Kind) -> Result<(Expr, ParsedExpr), String
         ));
     }
     let (expr, ()) = parse_one(text)?;
+    if matches!(kind, Kind::Generated | Kind::Default) {
+        // these are stored and compared as written, not printed back: a comment
+        // would reach the DDL and could swallow the rest of its line
+        refuse_comments(text)?;
+    }
     let mut v = Walk {
         kind,
         columns: Vec::new(),
@@ -84,6 +96,26 @@ pub(super) fn parse(text: &str, kind: Kind) -> Result<(Expr, ParsedExpr), String
             bare_column,
         },
     ))
+}
+
+/// A comment anywhere in the text (outside string literals) is refused.
+fn refuse_comments(text: &str) -> Result<(), String> {
+    use sqlparser::tokenizer::{Tokenizer, Whitespace};
+    let tokens = Tokenizer::new(&GenericDialect {}, text)
+        .tokenize()
+        .map_err(|e| format!("is not SQL: {e}"))?;
+    let comment = tokens.iter().any(|t| {
+        matches!(
+            t,
+            Token::Whitespace(
+                Whitespace::SingleLineComment { .. } | Whitespace::MultiLineComment(_)
+            )
+        )
+    });
+    if comment {
+        return Err("holds a comment ('--' or '/* */'); write the expression alone".into());
+    }
+    Ok(())
 }
 
 pub(super) fn strip_nested(mut e: &Expr) -> &Expr {

@@ -1,6 +1,6 @@
 //! The rules of `using:` and CHECK, through the public API.
 
-use super::{parse_check, parse_using, same_expression};
+use super::{parse_check, parse_default, parse_generated, parse_using, same_expression};
 
 #[test]
 fn one_expression_is_accepted_and_printed_back() {
@@ -229,4 +229,53 @@ fn the_same_expression_in_another_engines_spelling_compares_equal() {
     assert!(!same_expression("s = 'A'", "s = 'a'"));
     assert!(!same_expression("id > 0) OR (1=1", "id > 0"));
     assert!(same_expression("not sql ((", "not sql (("));
+}
+
+#[test]
+fn a_default_is_a_value_of_its_own_and_may_read_the_clock() {
+    assert_eq!(parse_default("'EU'").unwrap().sql, "'EU'");
+    assert_eq!(parse_default("0").unwrap().sql, "0");
+    assert_eq!(
+        parse_default("current_timestamp()").unwrap().sql,
+        "current_timestamp()"
+    );
+    assert!(parse_default("current_date()").is_ok());
+    for (bad, why) in [
+        ("'EU' COMMENT 'x'", "more than one expression"),
+        (
+            "1) , evil INT GENERATED ALWAYS AS (1",
+            "more than one expression",
+        ),
+        ("'a'; DROP TABLE t", "more than one expression"),
+        ("0 -- ) , x", "comment"),
+        ("0 /* ) */", "comment"),
+        ("region", "reads the column region"),
+        ("rand()", "not deterministic"),
+        ("(SELECT 1)", "subquery"),
+        ("max(1)", "aggregate"),
+    ] {
+        match parse_default(bad) {
+            Ok(p) => panic!("{bad:?} was accepted as {:?}", p.sql),
+            Err(e) => assert!(e.contains(why), "{bad:?}: {e}"),
+        }
+    }
+}
+
+#[test]
+fn a_generation_expression_follows_the_using_rules() {
+    let g = parse_generated("CAST(ts AS DATE)").unwrap();
+    assert_eq!(g.sql, "CAST(ts AS DATE)");
+    assert_eq!(g.columns, vec!["ts"]);
+    for bad in [
+        "ts) , evil INT GENERATED ALWAYS AS (1",
+        "current_timestamp()",
+        "rand()",
+        "ts -- )",
+        "ts /* x */",
+        "'a''b'",
+    ] {
+        assert!(parse_generated(bad).is_err(), "{bad:?} was accepted");
+    }
+    // a comment inside a string is text, not a comment
+    assert!(parse_generated("concat(note, '-- x')").is_ok());
 }

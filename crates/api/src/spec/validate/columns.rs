@@ -85,6 +85,30 @@ pub(super) fn check_columns(
     names
 }
 
+/// A `generated:` and a `default:` reach the DDL as written (Delta stores and shows them so,
+/// and a live table is compared with them so): each must be exactly one expression, with no
+/// comment, by the rules of its kind.
+fn check_value_expressions(c: &ColumnSpec, path: &str, e: &mut Vec<SpecError>) {
+    if let Some(g) = &c.generated
+        && let Err(why) = crate::spec::expression::parse_generated(g)
+    {
+        e.push(SpecError::new(
+            format!("{path}.generated"),
+            format!("'{}' {why}", printable(g)),
+            "write exactly one SQL expression over the row's other columns with built-in deterministic functions, e.g. CAST(ts AS DATE)",
+        ));
+    }
+    if let Some(Some(d)) = &c.default
+        && let Err(why) = crate::spec::expression::parse_default(d)
+    {
+        e.push(SpecError::new(
+            format!("{path}.default"),
+            format!("'{}' {why}", printable(d)),
+            "write one value: a literal ('EU', 0) or a built-in function such as current_timestamp()",
+        ));
+    }
+}
+
 /// How to fix two names that are one to a reader.
 pub(super) const LOOKALIKE_FIX: &str = "rename one of them so they differ in plain letters, or write both with the same characters if they are meant to be one";
 
@@ -108,6 +132,7 @@ pub(super) fn check_column(
                 "write exactly one SQL expression over the live row's columns with built-in deterministic functions, e.g. CAST(amount AS BIGINT) or coalesce(note, '')",
             ));
     }
+    check_value_expressions(c, path, e);
     let Some(ty) = column_type(c, path, e) else {
         return;
     };
