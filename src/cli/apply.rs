@@ -506,7 +506,7 @@ fn tables_text(tables: &[crate::apply::TableReport]) -> String {
                     .join(", ")
             ),
             TableStatus::Locked { by } => format!(": {by}"),
-            TableStatus::NotRun { why } => format!(": {why}"),
+            TableStatus::NotRun { why } | TableStatus::Deferred { why } => format!(": {why}"),
         };
         let change = serde_json::to_value(t.change)
             .ok()

@@ -46,6 +46,9 @@ pub enum Reason {
     ReadRetrying,
     /// A table it references by foreign key is not declared or not Ready yet.
     WaitingForParent,
+    /// The table does not exist and the spec's scope does not create it: it is
+    /// governed once the tool that owns it creates it (requeued, never Stalled).
+    Deferred,
     /// Steps of an approved plan are running (status.apply says which).
     Applying,
     /// An apply was cut short (shutdown, a lost pod); the next reconcile re-plans and resumes.
@@ -76,7 +79,7 @@ pub enum Reason {
 
 impl Reason {
     /// Every reason but `Refused`, whose rules are `Rule::ALL`.
-    pub const FIXED: [Reason; 23] = [
+    pub const FIXED: [Reason; 24] = [
         Reason::InSync,
         Reason::Observing,
         Reason::Paused,
@@ -88,6 +91,7 @@ impl Reason {
         Reason::LeaseLost,
         Reason::ReadRetrying,
         Reason::WaitingForParent,
+        Reason::Deferred,
         Reason::Applying,
         Reason::Interrupted,
         Reason::ApprovalRequired,
@@ -108,7 +112,9 @@ impl Reason {
             InSync => Phase::InSync,
             Observing | Paused => Phase::Holding,
             NotCached | SchemaNotFound | WarehouseStarting | Locked | PlanStale | LeaseLost
-            | ReadRetrying | WaitingForParent | Applying | Interrupted => Phase::Progressing,
+            | ReadRetrying | WaitingForParent | Deferred | Applying | Interrupted => {
+                Phase::Progressing
+            }
             ApprovalRequired | InvalidSpec | UnknownTarget | TargetUnavailable | Forbidden
             | ReadFailed | ApplyFailed | DeleteFailed | Blocked | ParentFailed | Refused(_) => {
                 Phase::Stalled

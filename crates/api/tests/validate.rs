@@ -966,6 +966,7 @@ fn cases() -> Vec<Case> {
         cases_fixes_made_after_review(),
         cases_expressions_issue_26(),
         cases_names_issue_26(),
+        cases_scopes_issue_30(),
     ]
     .into_iter()
     .flatten()
@@ -1132,15 +1133,14 @@ fn cases_against_the_crd_schema() -> Vec<Case> {
             files: with_schema(
                 table("orders", "comment: no columns").replace("  schemaRef: sales\n", ""),
             ),
-            expect: vec![
-                error(
-                    "table.yaml",
-                    "spec.schemaRef",
-                    &["required"],
-                    &["schemaRef"],
-                ),
-                error("table.yaml", "spec.columns", &["required"], &["columns"]),
-            ],
+            // columns may be left out at a narrow scope: validation asks for them at Full
+            // (a_full_scope_table_needs_columns)
+            expect: vec![error(
+                "table.yaml",
+                "spec.schemaRef",
+                &["required"],
+                &["schemaRef"],
+            )],
         },
         Case {
             name: "unknown_kind_and_version",
@@ -1826,4 +1826,94 @@ fn a_default_and_a_generation_expression_are_one_expression_without_a_comment() 
         );
         assert!(errors_with_schema(&doc).is_empty(), "{value:?} refused");
     }
+}
+
+/// Scopes (issue 30): below Full, columns list only what the spec annotates
+/// (type and nullability may be left out), and nothing that only a table's
+/// maker does may be declared.
+fn cases_scopes_issue_30() -> Vec<Case> {
+    Vec::from([
+        Case {
+            name: "a_narrow_scope_annotates_columns_without_their_type",
+            files: with_schema(table(
+                "events",
+                "scope: Annotations\ncomment: from the pipeline\ntags: {domain: sales}\ncolumns:\n- name: user_id\n  comment: the user\n  tags: {pii: \"true\"}\ngrants:\n- principal: analysts\n  privileges: [SELECT]",
+            )),
+            expect: vec![],
+        },
+        Case {
+            name: "a_tags_scope_spec_needs_no_columns",
+            files: with_schema(table("events", "scope: Tags\ntags: {domain: sales}")),
+            expect: vec![],
+        },
+        Case {
+            name: "a_full_scope_column_needs_its_type",
+            files: with_schema(table(
+                "events",
+                "columns:\n- name: id\n  type: bigint\n- name: user_id",
+            )),
+            expect: vec![error(
+                "table.yaml",
+                "spec.columns[1].type",
+                &["needs a type at scope Full"],
+                &[
+                    "declare its type",
+                    "spec.scope: Metadata, Annotations or Tags",
+                ],
+            )],
+        },
+        Case {
+            name: "a_full_scope_table_needs_columns",
+            files: with_schema(table("events", "tags: {domain: sales}")),
+            expect: vec![error(
+                "table.yaml",
+                "spec.columns",
+                &["at least one column"],
+                &["declare its columns"],
+            )],
+        },
+        Case {
+            name: "a_narrow_scope_refuses_what_only_the_tables_maker_does",
+            files: with_schema(table(
+                "events",
+                "scope: Metadata\ndeletionPolicy: Delete\npartitionedBy: [day]\ncolumns:\n- name: day\n  type: date\n- name: user_id\n  renamedFrom: uid\n  using: CAST(uid AS STRING)",
+            )),
+            expect: vec![
+                error(
+                    "table.yaml",
+                    "spec.columns[1].renamedFrom",
+                    &["a rename changes the table's shape", "scope Metadata"],
+                    &["remove it", "spec.scope: Full"],
+                ),
+                error(
+                    "table.yaml",
+                    "spec.columns[1].using",
+                    &["a conversion"],
+                    &["spec.scope: Full"],
+                ),
+                error(
+                    "table.yaml",
+                    "spec.partitionedBy",
+                    &["partitioning"],
+                    &["spec.scope: Full"],
+                ),
+                error(
+                    "table.yaml",
+                    "spec.deletionPolicy",
+                    &["never drops a table the operator did not take whole"],
+                    &["deletionPolicy: Retain"],
+                ),
+            ],
+        },
+        Case {
+            name: "an_unknown_scope_is_refused_by_the_crd_schema",
+            files: with_schema(table("events", "scope: Columns\ntags: {domain: sales}")),
+            expect: vec![error(
+                "table.yaml",
+                "spec.scope",
+                &["Columns"],
+                &["Full", "Annotations"],
+            )],
+        },
+    ])
 }

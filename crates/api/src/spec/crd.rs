@@ -100,7 +100,11 @@ pub struct DeltaTableSpec {
         {"rule": "self.lowerAscii() != '_delta_log'", "message": "'_delta_log' is the folder of a Delta table's log: choose another name"}
     ]))]
     pub name: Option<String>,
-    #[schemars(length(min = 1, max = 4096))]
+    /// At scope `Full`, every column of the table (one the spec does not list
+    /// is dropped, after approval). At a narrower scope, only the columns the
+    /// spec annotates; their `type` and `nullable` may be left out.
+    #[serde(default)]
+    #[schemars(length(max = 4096))]
     pub columns: Vec<ColumnSpec>,
     /// Partition columns. Omitted: the live layout is kept. `[]`: unpartitioned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -137,6 +141,42 @@ pub struct DeltaTableSpec {
     /// How rewrites protect the data beyond the restore point every rewrite records.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub safety: Option<SafetySpec>,
+    /// How much of the table the spec governs, widest first. `Full` (default):
+    /// all of it, and the operator creates it. `Metadata`: properties,
+    /// constraints, comments, tags and access (grants, owner, masks).
+    /// `Annotations`: comments, tags and access. `Tags`: tags. Below `Full`,
+    /// what the spec declares of an aspect its scope does not manage must
+    /// already hold (a difference refuses the plan by UnmanagedAspectDrift),
+    /// columns the spec does not list are left alone, an absent table is
+    /// waited for (Deferred), and the operator never drops the table.
+    #[serde(default, skip_serializing_if = "ScopeSpec::is_full")]
+    pub scope: ScopeSpec,
+}
+
+/// `spec.scope`.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub enum ScopeSpec {
+    #[default]
+    Full,
+    Metadata,
+    Annotations,
+    Tags,
+}
+
+impl ScopeSpec {
+    pub fn is_full(&self) -> bool {
+        *self == ScopeSpec::Full
+    }
+    /// The core's scope.
+    pub fn lower(self) -> delta_operator_core::model::Scope {
+        use delta_operator_core::model::Scope;
+        match self {
+            ScopeSpec::Full => Scope::Full,
+            ScopeSpec::Metadata => Scope::Metadata,
+            ScopeSpec::Annotations => Scope::Annotations,
+            ScopeSpec::Tags => Scope::Tags,
+        }
+    }
 }
 
 /// Extra protection for rewrites.
@@ -174,11 +214,13 @@ pub struct ColumnSpec {
     pub name: String,
     /// A type in string notation (`decimal(18,2)`, `array<struct<a:int>>`) or the
     /// nested notation (`{struct: [...]}`, `{array: ...}`, `{map: {key, value}}`).
-    #[serde(rename = "type")]
+    /// Required at scope `Full`; below it, omitted means the live column's type.
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "any_value_schema")]
-    pub data_type: serde_json::Value,
-    #[serde(default = "default_true")]
-    pub nullable: bool,
+    pub data_type: Option<serde_json::Value>,
+    /// Omitted: true at scope `Full`; the live column's nullability below it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nullable: Option<bool>,
     /// Omitted: left alone; `""`: cleared.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 16384))]
@@ -210,8 +252,11 @@ pub struct ColumnSpec {
     pub using: Option<String>,
 }
 
-fn default_true() -> bool {
-    true
+impl ColumnSpec {
+    /// Nullability as declared (`nullable` omitted is nullable).
+    pub fn is_nullable(&self) -> bool {
+        self.nullable.unwrap_or(true)
+    }
 }
 
 /// Any JSON value (the column type accepts a string or a nested object).

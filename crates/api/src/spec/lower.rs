@@ -10,7 +10,7 @@ use super::validate::column_type;
 use delta_operator_core::model::names::printable;
 use delta_operator_core::model::{
     Check, DataType, DesiredColumn, DesiredTable, ForeignKey, Grant, Identity, Mask, PrimaryKey,
-    Privilege, ResourceId, SchemaMeta, SchemaMode, SchemaRef, TableRef,
+    Privilege, ResourceId, SchemaMeta, SchemaMode, SchemaRef, TableRef, Unstated,
 };
 
 /// A schema as declared.
@@ -111,10 +111,21 @@ pub fn lower_table(m: &Manifests, t: &Loaded<DeltaTable>) -> Result<DesiredTable
     let table = table_ref_of(m, t).expect("schema resolved above");
     let mut columns = Vec::new();
     for (i, c) in spec.columns.iter().enumerate() {
-        let Some(data_type) = column_type(c, &format!("spec.columns[{i}]"), &mut errors) else {
-            continue;
+        // below Full, an unstated type is the live column's (the diff takes it
+        // from there; VOID only holds the place, nothing creates the column)
+        let data_type = match &c.data_type {
+            None if !spec.scope.is_full() => DataType::Void,
+            _ => match column_type(c, &format!("spec.columns[{i}]"), &mut errors) {
+                Some(t) => t,
+                None => continue,
+            },
         };
-        columns.push(lower_column(c, data_type));
+        let mut column = lower_column(c, data_type);
+        column.unstated = Unstated {
+            data_type: c.data_type.is_none(),
+            nullable: c.nullable.is_none() && !spec.scope.is_full(),
+        };
+        columns.push(column);
     }
     let mut checks = Vec::new();
     let mut primary_key = None;
@@ -175,6 +186,7 @@ pub fn lower_table(m: &Manifests, t: &Loaded<DeltaTable>) -> Result<DesiredTable
         primary_key,
         foreign_keys,
         clone_before_rewrite: spec.safety.as_ref().is_some_and(|s| s.clone_before_rewrite),
+        scope: spec.scope.lower(),
         // the manifest set's foreign-key verdicts are set by `inputs::lower`
         refusals: vec![],
     })
@@ -191,7 +203,7 @@ fn lower_column(c: &ColumnSpec, data_type: DataType) -> DesiredColumn {
     DesiredColumn {
         name: c.name.clone(),
         data_type,
-        nullable: c.nullable,
+        nullable: c.is_nullable(),
         comment: c.comment.clone(),
         tags: c.tags.clone(),
         mask: c.mask.as_ref().map(|m| Mask {
@@ -209,5 +221,6 @@ fn lower_column(c: &ColumnSpec, data_type: DataType) -> DesiredColumn {
         renamed_from: c.renamed_from.clone(),
         using: using.as_ref().map(|u| u.sql.clone()),
         using_columns: using.map(|u| u.columns).unwrap_or_default(),
+        unstated: Unstated::default(),
     }
 }

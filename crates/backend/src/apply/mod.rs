@@ -112,6 +112,8 @@ pub enum TableStatus {
     Locked { by: String },
     /// Not run for a reason of the apply (its lease or lock was lost).
     NotRun { why: String },
+    /// Absent, and its spec's scope does not create it: waited for, not failed.
+    Deferred { why: String },
 }
 
 impl TableStatus {
@@ -120,7 +122,10 @@ impl TableStatus {
     pub fn is_failure(&self) -> bool {
         !matches!(
             self,
-            TableStatus::Unchanged | TableStatus::Applied | TableStatus::Locked { .. }
+            TableStatus::Unchanged
+                | TableStatus::Applied
+                | TableStatus::Locked { .. }
+                | TableStatus::Deferred { .. }
         )
     }
     pub fn word(&self) -> &'static str {
@@ -133,6 +138,7 @@ impl TableStatus {
             TableStatus::Blocked { .. } => "blocked",
             TableStatus::Locked { .. } => "locked",
             TableStatus::NotRun { .. } => "not run",
+            TableStatus::Deferred { .. } => "deferred",
         }
     }
 }
@@ -599,6 +605,7 @@ fn table_reports(
                     would_run = statements(w);
                     TableStatus::Blocked { by: by.clone() }
                 }
+                Outcome::Deferred { why } => TableStatus::Deferred { why: why.clone() },
                 Outcome::Accepted { steps: planned } if planned.is_empty() => {
                     TableStatus::Unchanged
                 }

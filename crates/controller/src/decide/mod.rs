@@ -192,6 +192,12 @@ pub fn decide(plan: &Plan, seen: &Seen) -> Next {
     if let Some((reason, message)) = refusal(plan) {
         return Next::Report(report(reason, message, false));
     }
+    // a narrow-scope table not made yet: waited for, whatever else the plan holds
+    if plan.summary.steps == 0
+        && let Some(Outcome::Deferred { why }) = plan.deferred().next().map(|t| &t.outcome)
+    {
+        return Next::Report(Report::new(Reason::Deferred, why.clone()));
+    }
     if seen.paused {
         return Next::Report(report(
             Reason::Paused,
@@ -300,7 +306,7 @@ fn refusal(plan: &Plan) -> Option<(Reason, String)> {
                     .join(", ")
             ),
         ),
-        Outcome::Accepted { .. } => (Reason::InvalidSpec, String::new()),
+        Outcome::Accepted { .. } | Outcome::Deferred { .. } => (Reason::InvalidSpec, String::new()),
     })
 }
 

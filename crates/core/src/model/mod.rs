@@ -11,13 +11,16 @@ pub mod names;
 pub mod privilege;
 pub mod property;
 pub mod schema;
+pub mod scope;
 pub mod table;
 
 pub use privilege::Privilege;
 pub use property::ColumnMapping;
 pub use schema::{ObservedSchema, SchemaMeta};
+pub use scope::{Aspect, Scope};
 pub use table::{
     CONSTRAINTS_PROPERTY, Check, DesiredColumn, DesiredTable, ForeignKey, Grant, Identity,
     Leftover, LeftoverKind, Mask, OWNER_PROPERTY, ObservedColumn, ObservedTable, PUT_BACK_PROPERTY,
     PrimaryKey, ResourceId, STAGED_FROM_PROPERTY, SchemaMode, SchemaRef, SpecRefusal, TableRef,
+    Unstated,
 };

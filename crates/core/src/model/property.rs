@@ -56,6 +56,15 @@ pub const CONSTRAINTS_PROPERTY: &str = "delta-operator.io/constraints";
 /// reads the record and puts them back.
 pub const PUT_BACK_PROPERTY: &str = "delta-operator.io/put-back";
 
+/// The scope a narrow-scope spec claimed a table at (`tags`, `annotations`,
+/// `metadata`); absent on a table the operator manages whole. A table
+/// governed at a narrow scope is never dropped by the operator, and a spec
+/// that widens the scope says so as a step of its own.
+pub const SCOPE_PROPERTY: &str = "delta-operator.io/scope";
+
+/// The operator's own records on a table: the keys under `delta-operator.io/`.
+pub const OPERATOR_PREFIX: &str = "delta-operator.io/";
+
 /// A table's column mapping mode (`delta.columnMapping.mode`), read in one
 /// place so every part of the planner agrees on what a mode means.
 ///

@@ -8,6 +8,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use super::privilege::Privilege;
+use super::scope::Scope;
 use super::types::DataType;
 
 pub use super::property::{CONSTRAINTS_PROPERTY, OWNER_PROPERTY, PUT_BACK_PROPERTY};
@@ -201,6 +202,25 @@ pub struct DesiredColumn {
     /// The live columns the `using:` expression reads.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub using_columns: Vec<String>,
+    /// What a narrow-scope spec leaves out of the column's shape (its type,
+    /// its nullability): the live column's are taken as declared.
+    #[serde(default, skip_serializing_if = "Unstated::is_none")]
+    pub unstated: Unstated,
+}
+
+/// The parts of a column's shape a narrow-scope spec does not state.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Unstated {
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub data_type: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub nullable: bool,
+}
+
+impl Unstated {
+    pub fn is_none(&self) -> bool {
+        !self.data_type && !self.nullable
+    }
 }
 
 impl DesiredColumn {
@@ -220,6 +240,7 @@ impl DesiredColumn {
             renamed_from: None,
             using: None,
             using_columns: vec![],
+            unstated: Unstated::default(),
         }
     }
 }
@@ -257,6 +278,9 @@ pub struct DesiredTable {
     /// tables without it are unchanged.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub clone_before_rewrite: bool,
+    /// How much of the table the spec governs (`spec.scope`); see [`Scope`].
+    #[serde(default, skip_serializing_if = "Scope::is_full")]
+    pub scope: Scope,
     /// What the manifest set refuses about this table alone (its foreign keys:
     /// an undeclared parent, not the parent's key, a type or case mismatch, a
     /// cycle): the table is refused by `ForeignKeyInvalid` and its dependents
@@ -424,6 +448,16 @@ impl ObservedTable {
         self.properties.get(OWNER_PROPERTY).map(String::as_str)
     }
 
+    /// The scope the operator governs this table at: `Full` without a scope
+    /// record, the narrowest scope for a record no scope spells (a record
+    /// someone garbled never widens what the operator may do).
+    pub fn governed_scope(&self) -> Scope {
+        match self.properties.get(super::property::SCOPE_PROPERTY) {
+            None => Scope::Full,
+            Some(v) => Scope::from_marker(v).unwrap_or(Scope::Tags),
+        }
+    }
+
     /// The constraints the operator made or claimed on this table
     /// ([`CONSTRAINTS_PROPERTY`]); none when the record is absent or unreadable.
     pub fn owned_constraints(&self) -> std::collections::BTreeSet<String> {
@@ -477,6 +511,7 @@ impl DesiredTable {
             primary_key: None,
             foreign_keys: vec![],
             clone_before_rewrite: false,
+            scope: Scope::Full,
             refusals: vec![],
         }
     }

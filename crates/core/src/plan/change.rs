@@ -4,9 +4,10 @@
 use serde::{Deserialize, Serialize};
 
 use crate::model::privilege::{self, Privilege};
+use crate::model::property::OPERATOR_PREFIX;
 use crate::model::{
-    Check, DataType, ForeignKey, Leftover, LeftoverKind, Mask, ObservedColumn, PrimaryKey,
-    StructField,
+    Aspect, Check, DataType, ForeignKey, Leftover, LeftoverKind, Mask, ObservedColumn, PrimaryKey,
+    Scope, StructField,
 };
 
 /// A path to a column or nested struct field, outermost first:
@@ -86,6 +87,15 @@ pub enum Change {
         /// (`CONSTRAINTS_PROPERTY`), claimed with the table in the same write.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         constraints: Option<String>,
+        /// The scope the spec governs the table at (recorded on the table
+        /// below `Full`, so a later wider spec is a visible change of scope).
+        #[serde(default, skip_serializing_if = "Scope::is_full")]
+        scope: Scope,
+    },
+    /// The spec governs a table the operator already holds at another scope.
+    SetScope {
+        from: Scope,
+        to: Scope,
     },
     SetTableComment {
         from: Option<String>,
@@ -213,6 +223,38 @@ pub enum Change {
 }
 
 impl Change {
+    /// The aspect of the table the change touches, which a scope manages or
+    /// mirrors; None for the table as a whole and the operator's bookkeeping
+    /// (its claim, scope and records, leftovers of its runs).
+    pub fn aspect(&self) -> Option<Aspect> {
+        use Change::*;
+        Some(match self {
+            CreateTable | Claim { .. } | SetScope { .. } | DropTable { .. } => return None,
+            RemoveLeftovers { .. } => return None,
+            SetProperty { key, .. } | UnsetProperty { key, .. }
+                if key.starts_with(OPERATOR_PREFIX) =>
+            {
+                return None;
+            }
+            SetProperty { .. } | UnsetProperty { .. } => Aspect::Properties,
+            SetTableComment { .. } | SetColumnComment { .. } => Aspect::Comments,
+            SetTableTag { .. }
+            | UnsetTableTag { .. }
+            | SetColumnTag { .. }
+            | UnsetColumnTag { .. } => Aspect::Tags,
+            AddColumn { .. } | DropColumn { .. } | DropField { .. } | RenameColumn { .. } => {
+                Aspect::Columns
+            }
+            ChangeType { .. } | SetNullability { .. } | SetDefault { .. } | DropDefault { .. } => {
+                Aspect::Columns
+            }
+            SetMask { .. } | Grant { .. } | Revoke { .. } | SetOwner { .. } => Aspect::Access,
+            AddCheck { .. } | DropCheck { .. } | SetPrimaryKey { .. } => Aspect::Constraints,
+            AddForeignKey { .. } | DropForeignKey { .. } => Aspect::Constraints,
+            SetPartitioning { .. } | SetClustering { .. } => Aspect::Layout,
+        })
+    }
+
     /// `+`, `~`, `-` or `→`, as the text renderer marks it.
     pub fn marker(&self) -> &'static str {
         match self {
@@ -247,13 +289,26 @@ impl Change {
             Change::Claim {
                 marker,
                 constraints,
+                scope,
             } => {
                 let with = constraints
                     .as_ref()
                     .map(|c| format!(", and the constraints the spec declares: {c}"))
                     .unwrap_or_default();
-                format!("ownership — the operator manages this table from now on ({marker}){with}")
+                match scope {
+                    Scope::Full => format!(
+                        "ownership — the operator manages this table from now on ({marker}){with}"
+                    ),
+                    narrow => format!(
+                        "governance at scope {narrow} — the operator manages its {} from now on and never drops it ({marker})",
+                        aspects(*narrow)
+                    ),
+                }
             }
+            Change::SetScope { from, to } => format!(
+                "scope {from} → {to}: the spec now manages its {}",
+                aspects(*to)
+            ),
             Change::SetTableComment { from, to } => format!("table comment {} → '{to}'", opt(from)),
             Change::SetProperty { key, from, to } => {
                 format!("property {key} {} → '{to}'", opt(from))
@@ -342,6 +397,15 @@ impl Change {
     }
 }
 
+/// `comments, tags and access`: what a scope manages, in words.
+fn aspects(scope: Scope) -> String {
+    let names: Vec<&str> = scope.managed().into_iter().map(Aspect::as_str).collect();
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => names.join(""),
+    }
+}
+
 /// What interrupted runs left, in a line.
 fn describe_leftovers(leftovers: &[Leftover]) -> String {
     let what: Vec<String> = leftovers
@@ -386,4 +450,10 @@ pub enum Difference {
     UnsupportedFeatures { features: Vec<String> },
     /// The table exists but cannot be read (a broken Delta log).
     Unreadable { why: String },
+    /// The spec declares an aspect its scope only mirrors, and the table differs (one line per difference).
+    Unmanaged {
+        aspect: Aspect,
+        scope: Scope,
+        line: String,
+    },
 }

@@ -5,10 +5,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::change::{Change, Difference, FieldPath};
+use super::scope;
 use crate::model::Privilege;
 use crate::model::property;
 use crate::model::{
-    CONSTRAINTS_PROPERTY, DataType, DesiredColumn, DesiredTable, Grant, OWNER_PROPERTY,
+    Aspect, CONSTRAINTS_PROPERTY, DataType, DesiredColumn, DesiredTable, Grant, OWNER_PROPERTY,
     ObservedColumn, ObservedTable, PUT_BACK_PROPERTY, StructField,
 };
 
@@ -42,6 +43,15 @@ pub fn diff(desired: &DesiredTable, observed: Option<&ObservedTable>) -> TableDi
             .push(Difference::Unreadable { why: why.clone() });
         return out;
     }
+    // a narrow-scope spec's unstated column shapes are the live ones
+    let stated;
+    let desired = match scope::with_live_shape(desired, live) {
+        Some(d) => {
+            stated = d;
+            &stated
+        }
+        None => desired,
+    };
     if !live.leftovers.is_empty() {
         out.changes.push(Change::RemoveLeftovers {
             leftovers: live.leftovers.clone(),
@@ -52,9 +62,14 @@ pub fn diff(desired: &DesiredTable, observed: Option<&ObservedTable>) -> TableDi
             marker: desired.owner_marker.to_string(),
             // set by `diff_constraints` when the spec declares constraints
             constraints: None,
+            scope: desired.scope,
         }),
         Some(m) if desired.owner_marker != *m => out.differences.push(Difference::OwnedElsewhere {
             owner: m.to_string(),
+        }),
+        Some(_) if live.governed_scope() != desired.scope => out.changes.push(Change::SetScope {
+            from: live.governed_scope(),
+            to: desired.scope,
         }),
         Some(_) => {}
     }
@@ -71,6 +86,7 @@ pub fn diff(desired: &DesiredTable, observed: Option<&ObservedTable>) -> TableDi
             to: owner.clone(),
         });
     }
+    scope::mirror(desired.scope, &mut out);
     if !out.changes.is_empty() && !live.unsupported_features.is_empty() {
         out.differences.push(Difference::UnsupportedFeatures {
             features: live.unsupported_features.clone(),
@@ -114,7 +130,7 @@ fn diff_table_aspects(desired: &DesiredTable, live: &ObservedTable, out: &mut Ta
         })
         .collect();
     diff_put_back(desired, live, out);
-    if !unmanaged.is_empty() {
+    if !unmanaged.is_empty() && desired.scope.manages(Aspect::Properties) {
         let names: Vec<&str> = unmanaged.iter().map(|s| s.as_str()).collect();
         out.notes.push(format!(
             "properties not in the spec, left untouched: {}",
@@ -243,6 +259,14 @@ fn diff_columns(desired: &DesiredTable, live: &ObservedTable, out: &mut TableDif
                 });
                 (at(src), src)
             }
+            (None, None) if !desired.scope.manages(Aspect::Columns) => {
+                out.differences.push(Difference::Unmanaged {
+                    aspect: Aspect::Columns,
+                    scope: desired.scope,
+                    line: format!("{} is declared, but the table has no such column", d.name),
+                });
+                continue;
+            }
             (None, None) => {
                 let field = StructField {
                     name: d.name.clone(),
@@ -276,6 +300,16 @@ fn diff_columns(desired: &DesiredTable, live: &ObservedTable, out: &mut TableDif
         matched[li] = true;
         order.push(li);
         diff_column(d, l, out);
+    }
+    if !desired.scope.manages(Aspect::Columns) {
+        let unlisted = matched.iter().filter(|m| !**m).count();
+        if unlisted > 0 {
+            out.notes.push(format!(
+                "{unlisted} live column(s) the spec does not list, left to the tool that owns them (scope {})",
+                desired.scope
+            ));
+        }
+        return;
     }
     if order.windows(2).any(|w| w[0] > w[1]) {
         let live_order: Vec<&str> = order
@@ -540,6 +574,7 @@ fn diff_constraints(desired: &DesiredTable, live: &ObservedTable, out: &mut Tabl
     // it), so what another tool made on the table is reported and left alone.
     let owned = live.owned_constraints();
     let mut left_alone: Vec<String> = Vec::new();
+    let managed = desired.scope.manages(Aspect::Constraints);
     for want in &desired.checks {
         match live
             .checks
@@ -560,7 +595,9 @@ fn diff_constraints(desired: &DesiredTable, live: &ObservedTable, out: &mut Tabl
             }),
         }
     }
-    for have in &live.checks {
+    // mirrored constraints: only what the spec declares is compared, nothing recorded
+    let undeclared_checks = live.checks.iter().filter(|_| managed);
+    for have in undeclared_checks {
         if !desired
             .checks
             .iter()
@@ -592,7 +629,7 @@ fn diff_constraints(desired: &DesiredTable, live: &ObservedTable, out: &mut Tabl
             out.changes.push(Change::AddForeignKey { key: fk.clone() });
         }
     }
-    for l in &live.foreign_keys {
+    for l in live.foreign_keys.iter().filter(|_| managed) {
         if !desired.foreign_keys.iter().any(|d| same_fk(l, d)) {
             if owned.contains(&foreign_key_entry(l)) {
                 out.changes.push(Change::DropForeignKey { key: l.clone() });
@@ -610,7 +647,9 @@ fn diff_constraints(desired: &DesiredTable, live: &ObservedTable, out: &mut Tabl
             left_alone.join(", ")
         ));
     }
-    constraints_record(desired, live, out);
+    if managed {
+        constraints_record(desired, live, out);
+    }
 }
 
 /// The record of what the operator owns follows the spec (the declared ones): written when

@@ -77,7 +77,7 @@ pub fn gate(plan: &Plan, policy: Policy, approved: Option<&str>) -> Decision {
                 failures.iter().any(|f| f.rule != Rule::TableUnreadable)
             }
             Outcome::Blocked { .. } => true,
-            Outcome::Accepted { .. } => false,
+            Outcome::Accepted { .. } | Outcome::Deferred { .. } => false,
         });
         return if refused {
             Decision::Rejected

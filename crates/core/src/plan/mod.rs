@@ -18,6 +18,7 @@ pub mod projection;
 pub mod render;
 pub mod rules;
 pub mod schema;
+pub mod scope;
 pub mod statement;
 pub mod steps;
 pub mod undo;
@@ -59,6 +60,13 @@ pub struct Summary {
     pub rewrites: usize,
     pub warnings: usize,
     pub rejected: usize,
+    /// Tables a narrow-scope spec waits for (absent, not its to create).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub deferred: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl Summary {
@@ -106,7 +114,10 @@ impl Plan {
             .filter(|(_, s)| s.class == RiskClass::Destructive)
     }
     pub fn rejected(&self) -> impl Iterator<Item = &TablePlan> {
-        self.tables.iter().filter(|t| !t.is_accepted())
+        self.tables.iter().filter(|t| t.is_refused())
+    }
+    pub fn deferred(&self) -> impl Iterator<Item = &TablePlan> {
+        self.tables.iter().filter(|t| t.is_deferred())
     }
 }
 
@@ -272,8 +283,11 @@ pub(crate) fn finish_for(
             TableAction::Update if !steps.is_empty() => summary.change += 1,
             _ => {}
         }
-        if !t.is_accepted() {
+        if t.is_refused() {
             summary.rejected += 1;
+        }
+        if t.is_deferred() {
+            summary.deferred += 1;
         }
         summary.steps += steps.len();
         summary.rewrites += steps

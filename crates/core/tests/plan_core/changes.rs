@@ -71,8 +71,19 @@ fn change_cases() -> Vec<ChangeCase> {
             vec![Change::Claim {
                 marker: marker("orders"),
                 constraints: None,
+                scope: Scope::Full,
             }],
             vec!["1. CLAIM ownership [meta]"],
+        ),
+        orders_case(
+            "a held table's scope narrowed",
+            dbx(),
+            |d, _| d.scope = Scope::Annotations,
+            vec![Change::SetScope {
+                from: Scope::Full,
+                to: Scope::Annotations,
+            }],
+            vec!["1. SET TBLPROPERTIES (delta-operator.io/scope) [meta]"],
         ),
         orders_case(
             "table comment",

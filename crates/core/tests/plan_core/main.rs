@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use delta_operator_core::model::Privilege;
 use delta_operator_core::model::{
     CONSTRAINTS_PROPERTY, Check, DataType, DesiredTable, ForeignKey, Grant, Identity, Mask,
-    OWNER_PROPERTY, ObservedTable, PrimaryKey, SchemaMode, SchemaRef, StructField, TableRef,
+    OWNER_PROPERTY, ObservedTable, PrimaryKey, SchemaMode, SchemaRef, Scope, StructField, TableRef,
 };
 use delta_operator_core::plan::change::DropReason;
 use delta_operator_core::plan::gate::{Decision, Policy, gate};
@@ -35,5 +35,6 @@ mod plans;
 mod regressions;
 mod rewrite;
 mod rules;
+mod scope;
 mod undo;
 mod unmanaged;

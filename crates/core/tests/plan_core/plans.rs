@@ -224,6 +224,7 @@ fn a_child_is_blocked_when_its_parent_is_rejected() {
         .map(|t| {
             let o = match &t.outcome {
                 Outcome::Accepted { .. } => "accepted".to_string(),
+                Outcome::Deferred { .. } => "deferred".to_string(),
                 Outcome::Rejected { failures } => format!("rejected {}", failures[0].rule),
                 Outcome::Blocked { by, .. } => format!(
                     "blocked by {}",

@@ -152,6 +152,15 @@ fn rule_cases() -> Vec<RuleCase> {
             },
             vec!["ColumnKindCannotChange"],
         ),
+        rule_case(
+            "a narrow scope's declared column type differs from the live one",
+            dbx(),
+            |d, _| {
+                d.scope = Scope::Annotations;
+                dcol(d, "amount").data_type = DataType::Long;
+            },
+            vec!["UnmanagedAspectDrift"],
+        ),
         RuleCase {
             name: "create with what the lake has no notion of",
             plan: plan_table(&create_on_lake, None, &lake()),

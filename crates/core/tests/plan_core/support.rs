@@ -63,12 +63,14 @@ pub fn kind(c: &Change) -> &'static str {
         Change::SetOwner { .. } => "SetOwner",
         Change::DropTable { .. } => "DropTable",
         Change::RemoveLeftovers { .. } => "RemoveLeftovers",
+        Change::SetScope { .. } => "SetScope",
     }
 }
 
-pub const ALL_CHANGE_KINDS: [&str; 31] = [
+pub const ALL_CHANGE_KINDS: [&str; 32] = [
     "CreateTable",
     "Claim",
+    "SetScope",
     "SetTableComment",
     "SetProperty",
     "UnsetProperty",
@@ -100,8 +102,9 @@ pub const ALL_CHANGE_KINDS: [&str; 31] = [
     "RemoveLeftovers",
 ];
 
-pub const ALL_RULES: [&str; 17] = [
+pub const ALL_RULES: [&str; 18] = [
     "TableUnreadable",
+    "UnmanagedAspectDrift",
     "ForeignKeyInvalid",
     "PrimaryKeyReferenced",
     "NameNeedsColumnMapping",

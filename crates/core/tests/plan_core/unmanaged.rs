@@ -186,6 +186,7 @@ fn ownership_missing_marker_claims_matching_is_nothing_other_is_refused() {
         Action::Claim {
             marker: "sales/orders".into(),
             constraints: None,
+            scope: Scope::Full,
         }
     );
 

@@ -121,7 +121,8 @@ pub fn compile_step(
         Action::Claim {
             marker,
             constraints,
-        } => properties::claim(at, marker, constraints.as_deref(), &mut out),
+            scope,
+        } => properties::claim(at, marker, constraints.as_deref(), *scope, &mut out),
         Action::SetProperties { properties } => properties::set(at, properties, &mut out),
         Action::UnsetProperties { keys } => properties::unset(at, keys, &mut out),
         Action::SetTableComment { comment } => properties::table_comment(at, comment, &mut out),

@@ -2,16 +2,26 @@
 
 use std::collections::BTreeMap;
 
+use delta_operator_core::model::Scope;
 use delta_operator_core::plan::compile::Compiled;
 use delta_operator_core::plan::statement::{CommitOperation as Op, LogAction as L};
 use delta_operator_core::plan::steps::claim_properties;
 
 use super::{commit, metadata, props, quoted};
 
-pub(super) fn claim(at: &str, marker: &str, constraints: Option<&str>, out: &mut Compiled) {
+pub(super) fn claim(
+    at: &str,
+    marker: &str,
+    constraints: Option<&str>,
+    scope: Scope,
+    out: &mut Compiled,
+) {
     out.statements.push(metadata(
         at,
-        format!("set {}", props(&claim_properties(marker, constraints))),
+        format!(
+            "set {}",
+            props(&claim_properties(marker, constraints, scope))
+        ),
     ));
 }
 

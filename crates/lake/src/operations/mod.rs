@@ -38,8 +38,9 @@ impl LakeBackend {
             Action::Claim {
                 marker,
                 constraints,
+                scope,
             } => {
-                let properties = claim_properties(marker, constraints.as_deref());
+                let properties = claim_properties(marker, constraints.as_deref(), *scope);
                 self.set_properties(t, step, properties).await
             }
             Action::SetProperties { properties } => {

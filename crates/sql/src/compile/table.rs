@@ -24,12 +24,13 @@ pub(super) fn compile(
         Action::Claim {
             marker,
             constraints,
+            scope,
         } => one(alter(
             names,
             t,
             format!(
                 "SET TBLPROPERTIES ({})",
-                props(&claim_properties(marker, constraints.as_deref()))
+                props(&claim_properties(marker, constraints.as_deref(), *scope))
             ),
         )),
         Action::SetTableComment { comment } if comment.is_empty() => {

@@ -14,7 +14,15 @@ use delta_operator_core::model::type_syntax::{TypeError, type_from_value};
 
 /// Parses a column's type, reporting the error at its path.
 pub fn column_type(c: &ColumnSpec, path: &str, e: &mut Vec<SpecError>) -> Option<DataType> {
-    match type_from_value(&c.data_type) {
+    let Some(value) = &c.data_type else {
+        e.push(SpecError::new(
+            format!("{path}.type"),
+            "a column needs a type at scope Full",
+            "declare its type (e.g. bigint), or set spec.scope: Metadata, Annotations or Tags to annotate a column the tool that owns the table shapes",
+        ));
+        return None;
+    };
+    match type_from_value(value) {
         Ok(t) => Some(t),
         Err(err) => {
             e.push(type_error(&format!("{path}.type"), &err));
@@ -34,7 +42,7 @@ pub fn type_error(path: &str, err: &TypeError) -> SpecError {
 
 /// At least one column, and no more than a table can sensibly hold.
 pub(super) fn check_column_count(spec: &DeltaTableSpec, e: &mut Vec<SpecError>) {
-    if spec.columns.is_empty() {
+    if spec.columns.is_empty() && spec.scope.is_full() {
         e.push(SpecError::new(
             "spec.columns",
             "a table needs at least one column",
@@ -133,6 +141,9 @@ pub(super) fn check_column(
             ));
     }
     check_value_expressions(c, path, e);
+    if c.data_type.is_none() && !spec.scope.is_full() {
+        return; // the live column's type: nothing to check here
+    }
     let Some(ty) = column_type(c, path, e) else {
         return;
     };

@@ -87,7 +87,7 @@ pub(super) fn check_check(
     }
     if let Some(col) = &parsed.bare_column
         && let Some(&i) = refs.names.get(&col.to_lowercase())
-        && let Ok(ty) = type_from_value(&spec.columns[i].data_type)
+        && let Some(Ok(ty)) = spec.columns[i].data_type.as_ref().map(type_from_value)
         && ty != DataType::Boolean
     {
         e.push(SpecError::new(
@@ -115,7 +115,7 @@ pub(super) fn check_primary_key(
         } else if spec
             .columns
             .iter()
-            .any(|x| x.name.eq_ignore_ascii_case(col) && x.nullable)
+            .any(|x| x.name.eq_ignore_ascii_case(col) && x.is_nullable())
         {
             let k = refs.names[&col.to_lowercase()];
             e.push(SpecError::new(

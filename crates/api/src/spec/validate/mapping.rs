@@ -84,7 +84,7 @@ pub fn names_needing_column_mapping(
         }
         let mut e = Vec::new();
         for (i, c) in spec.columns.iter().enumerate() {
-            if let Ok(ty) = type_from_value(&c.data_type) {
+            if let Some(Ok(ty)) = c.data_type.as_ref().map(type_from_value) {
                 mapping_name_errors(
                     c,
                     &ty,

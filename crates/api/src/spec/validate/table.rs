@@ -1,5 +1,5 @@
 //! One table's spec as a whole: its columns, comment, properties, layout
-//! (partitioning and clustering), constraints and grants.
+//! (partitioning and clustering), constraints, grants, and what a narrow scope refuses.
 
 use std::collections::BTreeSet;
 
@@ -7,7 +7,7 @@ use super::MAX_CLUSTER_KEYS;
 use super::columns::{ColumnRefs, check_column_count, check_columns};
 use super::constraints::check_constraints;
 use super::objects::{check_comment, check_grants, check_properties};
-use crate::spec::crd::{DeltaTable, DeltaTableSpec};
+use crate::spec::crd::{DeletionPolicy, DeltaTable, DeltaTableSpec};
 use crate::spec::error::SpecError;
 use crate::spec::load::Loaded;
 use delta_operator_core::model::privilege;
@@ -25,6 +25,55 @@ pub(super) fn check_table(t: &Loaded<DeltaTable>, e: &mut Vec<SpecError>) {
     check_partitioning_and_clustering(spec, &refs, e);
     check_constraints(spec, &refs, e);
     check_grants(&t.resource.spec.grants, privilege::KNOWN, "table", e);
+    check_scope(spec, e);
+}
+
+/// Below `Full`, the spec may not ask for what only a table's maker does:
+/// renames, conversions, identity and generated columns, a layout, a safety
+/// clone for rewrites it never plans, or a drop when the resource goes.
+fn check_scope(spec: &DeltaTableSpec, e: &mut Vec<SpecError>) {
+    if spec.scope.is_full() {
+        return;
+    }
+    let scope = format!("{:?}", spec.scope);
+    let mut refuse = |path: String, what: &str| {
+        e.push(SpecError::new(
+            path,
+            format!("{what} changes the table's shape, which scope {scope} leaves to the tool that owns the table"),
+            "remove it, or set spec.scope: Full to have the operator manage the whole table",
+        ))
+    };
+    for (i, c) in spec.columns.iter().enumerate() {
+        let at = |f: &str| format!("spec.columns[{i}].{f}");
+        if c.renamed_from.is_some() {
+            refuse(at("renamedFrom"), "a rename");
+        }
+        if c.using.is_some() {
+            refuse(at("using"), "a conversion");
+        }
+        if c.identity.is_some() {
+            refuse(at("identity"), "an identity column");
+        }
+        if c.generated.is_some() {
+            refuse(at("generated"), "a generated column");
+        }
+    }
+    if spec.partitioned_by.is_some() {
+        refuse("spec.partitionedBy".into(), "partitioning");
+    }
+    if spec.cluster_by.is_some() {
+        refuse("spec.clusterBy".into(), "clustering");
+    }
+    if spec.safety.as_ref().is_some_and(|s| s.clone_before_rewrite) {
+        refuse("spec.safety.cloneBeforeRewrite".into(), "a rewrite's clone");
+    }
+    if spec.deletion_policy == DeletionPolicy::Delete {
+        e.push(SpecError::new(
+            "spec.deletionPolicy",
+            format!("Delete would drop the table when the resource goes, and scope {scope} never drops a table the operator did not take whole"),
+            "use deletionPolicy: Retain (the default), or set spec.scope: Full",
+        ));
+    }
 }
 
 /// partitionedBy and clusterBy: each column once and declared, at least one

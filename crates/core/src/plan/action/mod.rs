@@ -24,7 +24,7 @@ use super::steps::{Rewrite, RewritePhase};
 use super::undo::Undo;
 use crate::model::privilege::Privilege;
 use crate::model::{
-    Check, DataType, DesiredTable, ForeignKey, Leftover, Mask, ObservedTable, PrimaryKey,
+    Check, DataType, DesiredTable, ForeignKey, Leftover, Mask, ObservedTable, PrimaryKey, Scope,
     StructField,
 };
 
@@ -43,6 +43,9 @@ pub enum Action {
         /// The record of the declared constraints, set in the same write as the marker.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         constraints: Option<String>,
+        /// Below `Full`, the scope is recorded in the same write.
+        #[serde(default, skip_serializing_if = "Scope::is_full")]
+        scope: Scope,
     },
     SetTableComment {
         comment: String,
@@ -183,11 +186,18 @@ pub enum Action {
 pub fn claim_properties(
     marker: &str,
     constraints: Option<&str>,
+    scope: Scope,
 ) -> std::collections::BTreeMap<String, String> {
     let mut p = std::collections::BTreeMap::from([(
         crate::model::OWNER_PROPERTY.to_string(),
         marker.to_string(),
     )]);
+    if !scope.is_full() {
+        p.insert(
+            crate::model::property::SCOPE_PROPERTY.to_string(),
+            scope.marker().to_string(),
+        );
+    }
     if let Some(c) = constraints {
         p.insert(
             crate::model::CONSTRAINTS_PROPERTY.to_string(),

@@ -27,8 +27,10 @@ pub(super) fn holds(action: &Action, live: &ObservedTable) -> bool {
         Action::Claim {
             marker,
             constraints,
+            scope,
         } => {
             live.properties.get(OWNER_PROPERTY) == Some(marker)
+                && live.governed_scope() == *scope
                 && constraints
                     .as_ref()
                     .is_none_or(|c| live.properties.get(CONSTRAINTS_PROPERTY) == Some(c))
@@ -46,10 +48,14 @@ pub(super) fn apply_to(action: &Action, live: &mut ObservedTable) {
     if let Action::Claim {
         marker,
         constraints,
+        scope,
     } = action
     {
-        live.properties
-            .extend(super::claim_properties(marker, constraints.as_deref()));
+        live.properties.extend(super::claim_properties(
+            marker,
+            constraints.as_deref(),
+            *scope,
+        ));
     }
 }
 
@@ -66,10 +72,15 @@ pub(super) fn undo(action: &Action) -> Option<Undo> {
 
 pub(super) fn inverse(action: &Action, live: &ObservedTable) -> Option<Vec<Action>> {
     Some(match action {
-        Action::Claim { constraints, .. } => {
+        Action::Claim {
+            constraints, scope, ..
+        } => {
             let mut keys = vec![OWNER_PROPERTY.to_string()];
             if constraints.is_some() {
                 keys.push(CONSTRAINTS_PROPERTY.to_string());
+            }
+            if !scope.is_full() {
+                keys.push(crate::model::property::SCOPE_PROPERTY.to_string());
             }
             let (set, unset) = restore_map(&live.properties, &keys);
             super::properties::props(set, unset)

@@ -39,6 +39,8 @@ pub enum TableAction {
     Unchanged,
     /// An orphan in an additive schema: listed, kept.
     Keep,
+    /// Absent, and the spec's scope cannot create it: waited for.
+    Deferred,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -58,6 +60,11 @@ pub enum Outcome {
         /// nothing runs them.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         would_run: Vec<Step>,
+    },
+    /// The table does not exist and the spec's scope does not create tables:
+    /// neither changed nor failed, waited for (the tool that owns it makes it).
+    Deferred {
+        why: String,
     },
 }
 
@@ -98,6 +105,16 @@ impl TablePlan {
     pub fn is_accepted(&self) -> bool {
         matches!(self.outcome, Outcome::Accepted { .. })
     }
+    /// Refused by a rule or blocked by a refused parent (a deferred table is neither).
+    pub fn is_refused(&self) -> bool {
+        matches!(
+            self.outcome,
+            Outcome::Rejected { .. } | Outcome::Blocked { .. }
+        )
+    }
+    pub fn is_deferred(&self) -> bool {
+        matches!(self.outcome, Outcome::Deferred { .. })
+    }
     /// The highest risk class among the steps.
     pub fn risk(&self) -> Option<RiskClass> {
         self.steps().iter().map(|s| s.class).max()
@@ -122,6 +139,9 @@ pub fn plan_table_shared(
 ) -> TablePlan {
     let desired: &DesiredTable = shared_desired;
     let observed: Option<&ObservedTable> = shared_observed.map(|o| &**o);
+    if observed.is_none() && !desired.scope.can_create() {
+        return deferred(shared_desired);
+    }
     let d = diff(desired, observed);
     let failures = check(desired, observed, &d, caps);
     let action = match (observed, d.changes.is_empty() && d.differences.is_empty()) {
@@ -153,6 +173,27 @@ pub fn plan_table_shared(
     }
 }
 
+/// An absent table a narrow-scope spec waits for.
+fn deferred(desired: &Arc<DesiredTable>) -> TablePlan {
+    TablePlan {
+        table: desired.table.clone(),
+        action: TableAction::Deferred,
+        resource: Some(desired.owner_marker.to_string()),
+        changes: vec![],
+        outcome: Outcome::Deferred {
+            why: format!(
+                "the table does not exist, and scope {} does not create tables: it is governed once the tool that owns it creates it",
+                desired.scope
+            ),
+        },
+        notes: vec![],
+        size_bytes: None,
+        version: None,
+        desired: Some(Arc::clone(desired)),
+        observed: None,
+    }
+}
+
 /// Plans a live table whose spec is gone: kept (additive) or dropped (strict).
 pub fn plan_orphan(live: &ObservedTable, strict: bool, caps: &Capabilities) -> TablePlan {
     plan_orphan_shared(&Arc::new(live.clone()), strict, caps)
@@ -168,6 +209,9 @@ pub fn plan_orphan_shared(
     _caps: &Capabilities,
 ) -> TablePlan {
     let live: &ObservedTable = shared_live;
+    // a table governed at a narrow scope is another tool's: never dropped
+    let governed = live.governed_scope();
+    let strict = strict && governed.is_full();
     let (action, changes, outcome) = if strict {
         let change = Change::DropTable {
             reason: DropReason::Orphan,
@@ -189,6 +233,10 @@ pub fn plan_orphan_shared(
     // a strict drop says why in its change line; a kept orphan needs the note
     let notes = if strict {
         vec![]
+    } else if !governed.is_full() {
+        vec![format!(
+            "its spec is gone; it was governed at scope {governed}, and the operator never drops a table it did not take whole: it is kept"
+        )]
     } else {
         vec!["its spec is gone; the schema is additive, so it is kept".to_string()]
     };
@@ -209,6 +257,9 @@ pub fn plan_orphan_shared(
 /// Plans dropping a table whose resource was deleted with `deletionPolicy: Delete`.
 pub fn plan_delete(live: &ObservedTable, caps: &Capabilities) -> TablePlan {
     let mut p = plan_orphan(live, true, caps);
+    if p.action == TableAction::Keep {
+        return p; // governed at a narrow scope: never dropped
+    }
     p.changes = vec![Change::DropTable {
         reason: DropReason::Deleted,
         columns: live.columns.len(),

@@ -7,7 +7,9 @@ use super::order::{Draft, StepGroup, draft, merge_checks, number};
 use super::prerequisites::{feature_drafts, insert_clone};
 use super::put_back::PUT_BACK;
 use super::rewrite::rewrite_drafts;
-use crate::model::property::{COLUMN_MAPPING_MODE, ColumnMapping, ENABLE_TYPE_WIDENING};
+use crate::model::property::{
+    COLUMN_MAPPING_MODE, ColumnMapping, ENABLE_TYPE_WIDENING, SCOPE_PROPERTY,
+};
 use crate::model::{CONSTRAINTS_PROPERTY, DesiredTable, ObservedTable};
 use crate::plan::capabilities::{Capabilities, Strategy};
 use crate::plan::change::Change;
@@ -112,6 +114,7 @@ impl<'a> UpdateDrafts<'a> {
             Change::CreateTable | Change::DropTable { .. } | Change::SetPartitioning { .. } => {}
             Change::RemoveLeftovers { .. }
             | Change::Claim { .. }
+            | Change::SetScope { .. }
             | Change::SetTableComment { .. }
             | Change::SetProperty { .. }
             | Change::UnsetProperty { .. }
@@ -159,6 +162,7 @@ impl<'a> UpdateDrafts<'a> {
             Change::Claim {
                 marker,
                 constraints,
+                scope,
             } => self.drafts.push(
                 draft(
                     StepGroup::Claim,
@@ -166,11 +170,35 @@ impl<'a> UpdateDrafts<'a> {
                     Action::Claim {
                         marker: marker.clone(),
                         constraints: constraints.clone(),
+                        scope: *scope,
                     },
                     s,
                 )
-                .note("the operator manages this table from now on"),
+                .note(if scope.is_full() {
+                    "the operator manages this table from now on".to_string()
+                } else {
+                    format!("the operator governs this table at scope {scope} from now on: only what that scope manages is changed, and the table is never dropped by the operator")
+                }),
             ),
+            Change::SetScope { from, to } => {
+                let action = if to.is_full() {
+                    Action::UnsetProperties {
+                        keys: vec![SCOPE_PROPERTY.to_string()],
+                    }
+                } else {
+                    Action::SetProperties {
+                        properties: BTreeMap::from([(
+                            SCOPE_PROPERTY.to_string(),
+                            to.marker().to_string(),
+                        )]),
+                    }
+                };
+                self.drafts.push(
+                    draft(StepGroup::Claim, RiskClass::Meta, action, s).note(format!(
+                        "the spec's scope moves from {from} to {to}: from now on the operator changes what {to} manages"
+                    )),
+                )
+            }
             // the replace writes the declared comment itself
             Change::SetTableComment { .. }
                 if self.rewriting && !self.caps.replace_keeps_metadata =>

@@ -159,6 +159,7 @@ fn table_section(out: &mut String, t: &TablePlan) {
         TableAction::Destroy => "destroy",
         TableAction::Unchanged => "unchanged",
         TableAction::Keep => "orphan, kept",
+        TableAction::Deferred => "deferred",
     };
     let _ = writeln!(out, "#### `{}` — {action}{size}\n", t.table);
     for c in &t.changes {
@@ -192,6 +193,9 @@ fn table_section(out: &mut String, t: &TablePlan) {
         }
         Outcome::Accepted { .. } => {}
         Outcome::Rejected { failures: f } => failures(out, f),
+        Outcome::Deferred { why } => {
+            let _ = writeln!(out, "- ⏸ deferred: {why}\n");
+        }
         Outcome::Blocked { by, would_run } => {
             let names: Vec<String> = by.iter().map(|b| format!("`{b}`")).collect();
             let _ = writeln!(

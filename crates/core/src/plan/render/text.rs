@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::{human_bytes, refused, totals};
+use super::{human_bytes, plural, refused, totals};
 use crate::plan::schema::SchemaOutcome;
 use crate::plan::{CheckWhen, Outcome, Plan, SchemaPlan, Step, TableAction, TablePlan, gate};
 
@@ -37,6 +37,13 @@ pub fn render_with(plan: &Plan, statements: bool) -> String {
     let s = &plan.summary;
     let (changes, steps) = totals(s);
     let _ = writeln!(out, "Plan: {changes} · {steps}");
+    if s.deferred > 0 {
+        let _ = writeln!(
+            out,
+            "… {} deferred: absent, and a narrow scope waits for the tool that owns them to create them.",
+            plural(s.deferred, "table")
+        );
+    }
     if s.rejected > 0 {
         let _ = match gate::gate(plan, gate::Policy::Auto, Some(plan.id.as_str())) {
             gate::Decision::Rejected if plan.schemas.iter().any(|s| !s.is_accepted()) => writeln!(
@@ -80,6 +87,7 @@ fn header(t: &TablePlan) -> String {
         TableAction::Destroy => ("-", "destroy"),
         TableAction::Unchanged => ("=", "unchanged"),
         TableAction::Keep => ("·", "orphan, kept"),
+        TableAction::Deferred => ("…", "deferred"),
     };
     let size = t
         .size_bytes
@@ -122,6 +130,9 @@ pub fn table_with(out: &mut String, t: &TablePlan, statements: bool) {
                 let _ = writeln!(out, "    ✗ {} ({}): {}", f.rule, f.subject, f.message);
                 let _ = writeln!(out, "        fix: {}", f.fix);
             }
+        }
+        Outcome::Deferred { why } => {
+            let _ = writeln!(out, "  ⏸ deferred: {why}");
         }
         Outcome::Blocked { by, would_run } => {
             let names: Vec<String> = by.iter().map(ToString::to_string).collect();

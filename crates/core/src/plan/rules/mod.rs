@@ -9,7 +9,7 @@ use super::change::{Change, Difference, path_string};
 use super::diff::TableDiff;
 use super::projection::{NoConversion, conversion};
 use crate::model::property::{COLUMN_MAPPING_MODE, ColumnMapping};
-use crate::model::{DataType, DesiredTable, ObservedTable, StructField};
+use crate::model::{Aspect, DataType, DesiredTable, ObservedTable, Scope, StructField};
 
 mod changes;
 mod names;
@@ -30,6 +30,9 @@ pub enum Rule {
     UnsupportedTableFeatures,
     /// Law: the table exists but its Delta log cannot be read (refused alone: the rest of the plan goes on).
     TableUnreadable,
+    /// Law: the spec declares an aspect its scope only mirrors, and the table
+    /// differs there (one failure per aspect, naming each difference).
+    UnmanagedAspectDrift,
     /// Law: a foreign key of the spec cannot hold (its parent is not declared,
     /// not the parent's key, another type or spelling, a cycle): this table is
     /// refused and its dependents blocked; the others go on.
@@ -65,11 +68,12 @@ pub enum Rule {
 }
 
 impl Rule {
-    pub const ALL: [Rule; 18] = [
+    pub const ALL: [Rule; 19] = [
         Rule::ColumnSpellingMustMatchCatalog,
         Rule::OwnedByAnotherResource,
         Rule::UnsupportedTableFeatures,
         Rule::TableUnreadable,
+        Rule::UnmanagedAspectDrift,
         Rule::ForeignKeyInvalid,
         Rule::PrimaryKeyReferenced,
         Rule::AmbiguousColumnRename,
@@ -94,6 +98,7 @@ impl Rule {
                 | Rule::OwnedByAnotherResource
                 | Rule::UnsupportedTableFeatures
                 | Rule::TableUnreadable
+                | Rule::UnmanagedAspectDrift
                 | Rule::ForeignKeyInvalid
         )
     }
@@ -104,6 +109,7 @@ impl Rule {
             Rule::OwnedByAnotherResource => "OwnedByAnotherResource",
             Rule::UnsupportedTableFeatures => "UnsupportedTableFeatures",
             Rule::TableUnreadable => "TableUnreadable",
+            Rule::UnmanagedAspectDrift => "UnmanagedAspectDrift",
             Rule::ForeignKeyInvalid => "ForeignKeyInvalid",
             Rule::PrimaryKeyReferenced => "PrimaryKeyReferenced",
             Rule::AmbiguousColumnRename => "AmbiguousColumnRename",
@@ -279,7 +285,48 @@ fn check_laws(diff: &TableDiff, caps: &Capabilities) -> Vec<RuleFailure> {
             _ => {}
         }
     }
+    out.extend(unmanaged_drift(diff));
     out
+}
+
+/// One `UnmanagedAspectDrift` per mirrored aspect that differs, every difference named.
+fn unmanaged_drift(diff: &TableDiff) -> Vec<RuleFailure> {
+    let mut by_aspect: std::collections::BTreeMap<Aspect, (Scope, Vec<&str>)> = Default::default();
+    for d in &diff.differences {
+        if let Difference::Unmanaged {
+            aspect,
+            scope,
+            line,
+        } = d
+        {
+            by_aspect
+                .entry(*aspect)
+                .or_insert((*scope, vec![]))
+                .1
+                .push(line);
+        }
+    }
+    by_aspect
+        .into_iter()
+        .map(|(aspect, (scope, lines))| {
+            let wider = Scope::ALL
+                .into_iter()
+                .rev()
+                .find(|s| s.manages(aspect))
+                .unwrap_or(Scope::Full);
+            fail(
+                Rule::UnmanagedAspectDrift,
+                format!("spec.scope ({aspect})"),
+                format!(
+                    "scope {scope} does not manage the table's {aspect}, and the table differs from what the spec declares of them: {}",
+                    lines.join("; ")
+                ),
+                format!(
+                    "declare what the table has, or leave those {aspect} out of the spec (the tool that owns them keeps them); or set spec.scope: {wider} to let the operator change them"
+                ),
+            )
+        })
+        .collect()
 }
 
 fn describe_subject(c: &Change) -> String {
