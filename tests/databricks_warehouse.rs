@@ -875,6 +875,12 @@ async fn shared_a_dropped_column_waits_for_the_approval_of_that_plan() {
     support::scenarios::a_dropped_column_waits_for_the_approval_of_that_plan(&wh).await;
 }
 
+#[tokio::test]
+async fn shared_a_table_a_job_evolves_is_governed_at_annotations_scope() {
+    let wh = Wh::new("shared", "scope").await;
+    support::scenarios::a_table_a_job_evolves_is_governed_at_annotations_scope(&wh).await;
+}
+
 /// `default: null` removes a live default: one DROP DEFAULT step (meta, no table feature),
 /// rows written before keep their value, new rows get NULL, and its undo sets the old
 /// expression again. Omitted, the live default is left alone.

@@ -1321,3 +1321,8 @@ async fn shared_an_added_column_keeps_every_row_and_a_writers_append() {
 async fn shared_a_dropped_column_waits_for_the_approval_of_that_plan() {
     support::scenarios::a_dropped_column_waits_for_the_approval_of_that_plan(&Lake::new()).await;
 }
+
+#[tokio::test]
+async fn shared_a_table_a_job_evolves_is_governed_at_annotations_scope() {
+    support::scenarios::a_table_a_job_evolves_is_governed_at_annotations_scope(&Lake::new()).await;
+}

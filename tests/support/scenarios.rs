@@ -91,3 +91,69 @@ pub async fn a_dropped_column_waits_for_the_approval_of_that_plan<T: Target>(t: 
         "the plan after apply is empty"
     );
 }
+
+/// A table a job outside the operator creates and keeps evolving (it adds columns and sets
+/// the table comment it owns), governed at scope Annotations: before the job makes it, the
+/// spec is deferred (nothing created, nothing failed); once it exists, the first plan claims it
+/// at that scope and sets the column comment the spec declares, in metadata steps only; the
+/// job's later columns and comment never make a plan, no column is ever dropped, and every
+/// row the job writes stays.
+pub async fn a_table_a_job_evolves_is_governed_at_annotations_scope<T: Target>(t: &T) {
+    let spec = t.manifests(&table(
+        "events",
+        "  scope: Annotations\n  columns:\n    - {name: amount, comment: in cents}\n",
+    ));
+    let plan = t.plan(&spec).await;
+    assert_eq!(plan.summary.deferred, 1, "{plan:#?}");
+    assert!(!plan.has_changes(), "a deferred table plans nothing");
+    let report = t.apply_ok(&spec, None).await;
+    assert_eq!(report.tables[0].status.word(), "deferred");
+    assert!(
+        t.read("events").await.is_none(),
+        "a narrow scope creates nothing"
+    );
+
+    t.outside_create("events").await;
+    t.append_ids("events", &[1, 2]).await;
+    let plan = t.plan(&spec).await;
+    let steps = plan.tables[0].steps();
+    assert!(
+        !steps.is_empty() && steps.iter().all(|s| s.class == RiskClass::Meta),
+        "claim and comment only: {:?}",
+        steps.iter().map(|s| s.action.title()).collect::<Vec<_>>()
+    );
+    // the job goes on between the plan and the apply
+    t.outside_add_column("events", "country").await;
+    t.outside_table_comment("events", "raw events, by the pipeline")
+        .await;
+    t.append_ids("events", &[3]).await;
+    t.apply_ok(&spec, None).await;
+
+    let live = t.read("events").await.expect("the table");
+    assert_eq!(
+        live.column("amount").and_then(|c| c.comment.as_deref()),
+        Some("in cents")
+    );
+    assert_eq!(
+        live.governed_scope(),
+        delta_operator::model::Scope::Annotations
+    );
+    for round in 0..2 {
+        t.outside_add_column("events", &format!("extra_{round}"))
+            .await;
+        t.outside_table_comment("events", &format!("the job words, round {round}"))
+            .await;
+        t.append_ids("events", &[10 + round]).await;
+        let plan = t.plan(&spec).await;
+        assert!(
+            !plan.has_changes(),
+            "the job's own changes never make a plan: {}",
+            delta_operator::plan::render::text::render(&plan)
+        );
+    }
+    let live = t.read("events").await.expect("the table");
+    let names: Vec<&str> = live.columns.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["id", "amount", "country", "extra_0", "extra_1"]);
+    assert_eq!(live.comment.as_deref(), Some("the job words, round 1"));
+    assert_eq!(t.ids("events").await, vec![1, 2, 3, 10, 11]);
+}

@@ -35,6 +35,12 @@ pub trait Target {
     async fn append_ids(&self, name: &str, ids: &[i64]);
     /// The table's `id` column, ascending, as another reader sees it.
     async fn ids(&self, name: &str) -> Vec<i64>;
+    /// A job outside the operator (a pipeline) creates `name` with `id bigint, amount int`.
+    async fn outside_create(&self, name: &str);
+    /// The job adds a nullable string column.
+    async fn outside_add_column(&self, name: &str, column: &str);
+    /// The job sets the table comment (one it owns: the spec does not declare it).
+    async fn outside_table_comment(&self, name: &str, comment: &str);
 
     /// The table as the backend reads it, with every tag and grant.
     async fn read(&self, name: &str) -> Option<ObservedTable> {
@@ -116,6 +122,49 @@ impl Target for Lake {
                 .await,
         )
     }
+    async fn outside_create(&self, name: &str) {
+        use deltalake::kernel::{DataType, PrimitiveType, StructField};
+        let url = self.url(&tref(name));
+        std::fs::create_dir_all(url.to_file_path().expect("a folder")).expect("the folder");
+        let t = deltalake::DeltaTable::try_from_url(url)
+            .await
+            .expect("table url");
+        t.create()
+            .with_table_name(name)
+            .with_columns([
+                StructField::new("id", DataType::Primitive(PrimitiveType::Long), true),
+                StructField::new("amount", DataType::Primitive(PrimitiveType::Integer), true),
+            ])
+            .await
+            .expect("the job creates its table");
+    }
+    async fn outside_add_column(&self, name: &str, column: &str) {
+        use deltalake::kernel::{DataType, PrimitiveType, StructField};
+        let t = deltalake::open_table(self.url(&tref(name)))
+            .await
+            .expect("open");
+        t.add_columns()
+            .with_fields([StructField::new(
+                column,
+                DataType::Primitive(PrimitiveType::String),
+                true,
+            )])
+            .await
+            .expect("the job adds a column");
+    }
+    async fn outside_table_comment(&self, name: &str, comment: &str) {
+        let t = deltalake::open_table(self.url(&tref(name)))
+            .await
+            .expect("open");
+        let update = deltalake::operations::update_table_metadata::TableMetadataUpdate {
+            name: None,
+            description: Some(comment.into()),
+        };
+        t.update_table_metadata()
+            .with_update(update)
+            .await
+            .expect("the job comments its table");
+    }
 }
 
 impl Target for Spark {
@@ -140,6 +189,28 @@ impl Target for Spark {
             self.rows(&format!("SELECT id FROM {table} ORDER BY id"))
                 .await,
         )
+    }
+    async fn outside_create(&self, name: &str) {
+        let table = self.name(&tref(name));
+        self.sql(&format!(
+            "CREATE TABLE {table} (id BIGINT, amount INT) USING delta"
+        ))
+        .await;
+    }
+    async fn outside_add_column(&self, name: &str, column: &str) {
+        let table = self.name(&tref(name));
+        self.sql(&format!(
+            "ALTER TABLE {table} ADD COLUMNS (`{column}` STRING)"
+        ))
+        .await;
+    }
+    async fn outside_table_comment(&self, name: &str, comment: &str) {
+        // Spark names a path table only in ALTER (COMMENT ON TABLE wants a catalog name)
+        let table = self.name(&tref(name));
+        self.sql(&format!(
+            "ALTER TABLE {table} SET TBLPROPERTIES ('comment' = '{comment}')"
+        ))
+        .await;
     }
 }
 
@@ -167,5 +238,23 @@ impl Target for Wh {
             self.col(&format!("SELECT id FROM {} ORDER BY id", self.q(name)))
                 .await,
         )
+    }
+    async fn outside_create(&self, name: &str) {
+        self.sql(&format!(
+            "CREATE TABLE {} (id BIGINT, amount INT) USING delta",
+            self.q(name)
+        ))
+        .await;
+    }
+    async fn outside_add_column(&self, name: &str, column: &str) {
+        self.sql(&format!(
+            "ALTER TABLE {} ADD COLUMN `{column}` STRING",
+            self.q(name)
+        ))
+        .await;
+    }
+    async fn outside_table_comment(&self, name: &str, comment: &str) {
+        self.sql(&format!("COMMENT ON TABLE {} IS '{comment}'", self.q(name)))
+            .await;
     }
 }
