@@ -676,6 +676,62 @@ fn a_target_sets_the_mode_of_the_schemas_that_name_none() {
     );
 }
 
+/// A target's `handOff`: `validate`, `plan` and `apply` refuse a spec that declares what it
+/// hands off (naming the target and the field, exit 1), and a property the job sets under a
+/// handed-off prefix is never planned, while the rest of the spec is.
+#[test]
+fn a_targets_hand_off_is_refused_where_declared_and_never_planned() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let m = d.join("m");
+    std::fs::create_dir(&m).unwrap();
+    std::fs::write(
+        m.join("sales.yaml"),
+        "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {name: sales}\nspec: {catalog: main}\n",
+    )
+    .unwrap();
+    let table = |extra: &str| {
+        std::fs::write(
+            m.join("orders.yaml"),
+            format!("apiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {{name: orders}}\nspec:\n  schemaRef: sales\n  comment: orders\n  columns:\n    - {{name: id, type: bigint}}\n{extra}"),
+        )
+        .unwrap();
+    };
+    let config = d.join("config.yaml");
+    std::fs::write(
+        &config,
+        "targets:\n  local:\n    lake: {root: ./lake}\n    handOff: {to: the ingest job, aspects: [Comments], properties: [pipelines.]}\ndefaultTarget: local\n",
+    )
+    .unwrap();
+    let config = config.to_str().unwrap();
+    table("");
+    for cmd in ["validate", "plan", "apply"] {
+        let o = run(d, &[cmd, "-f", "m", "--config", config]);
+        assert_eq!(code(&o), 1, "{cmd}: {}", text(&o));
+        assert!(
+            text(&o).contains("spec.comment")
+                && text(&o).contains("handed off to the ingest job by the target 'local'"),
+            "{cmd}: {}",
+            text(&o)
+        );
+    }
+    assert!(
+        !d.join("lake/main/sales/orders").exists(),
+        "nothing applied"
+    );
+    // without the comment: applied; the job's property under the prefix is its own
+    std::fs::write(
+        m.join("orders.yaml"),
+        "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {name: orders}\nspec:\n  schemaRef: sales\n  columns:\n    - {name: id, type: bigint}\n  properties: {delta.appendOnly: \"false\"}\n",
+    )
+    .unwrap();
+    let o = run(d, &["apply", "-f", "m", "--config", config]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let o = run(d, &["plan", "-f", "m", "--config", config]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(text(&o).contains("· 0 steps ·"), "{}", text(&o));
+}
+
 /// An apply of an approved plan killed after its first step: `apply --approve <the same id>`
 /// resumes what is left, with no new approval, because every step left is a step of the
 /// approved plan (the CLI recorded it before running). A step the approval did not cover is

@@ -7,6 +7,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use super::hand_off::HandOff;
 use super::privilege::Privilege;
 use super::scope::Scope;
 use super::types::DataType;
@@ -281,6 +282,10 @@ pub struct DesiredTable {
     /// How much of the table the spec governs (`spec.scope`); see [`Scope`].
     #[serde(default, skip_serializing_if = "Scope::is_full")]
     pub scope: Scope,
+    /// The parts of the table another tool owns (its target's, schema's and
+    /// own `handOff`): never planned, still known.
+    #[serde(default, skip_serializing_if = "HandOff::is_empty")]
+    pub hand_off: HandOff,
     /// What the manifest set refuses about this table alone (its foreign keys:
     /// an undeclared parent, not the parent's key, a type or case mismatch, a
     /// cycle): the table is refused by `ForeignKeyInvalid` and its dependents
@@ -512,6 +517,7 @@ impl DesiredTable {
             foreign_keys: vec![],
             clone_before_rewrite: false,
             scope: Scope::Full,
+            hand_off: HandOff::default(),
             refusals: vec![],
         }
     }
