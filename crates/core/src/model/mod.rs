@@ -23,6 +23,6 @@ pub use scope::{Aspect, Scope};
 pub use table::{
     CONSTRAINTS_PROPERTY, Check, DesiredColumn, DesiredTable, ForeignKey, Grant, Identity,
     Leftover, LeftoverKind, Mask, OWNER_PROPERTY, ObservedColumn, ObservedTable, PUT_BACK_PROPERTY,
-    PrimaryKey, ResourceId, STAGED_FROM_PROPERTY, SchemaMode, SchemaRef, SpecRefusal, TableRef,
-    Unstated,
+    PrimaryKey, ResourceId, STAGED_FROM_PROPERTY, SchemaMode, SchemaRef, SpecRefusal, TableKind,
+    TableRef, Unstated,
 };

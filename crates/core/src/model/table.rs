@@ -365,10 +365,44 @@ pub struct Leftover {
     pub bytes: u64,
 }
 
+/// What a live relation is. Only a Delta table can be shaped; the others are
+/// made and evolved by their pipeline or their definition, and a spec may
+/// govern them at the annotation scopes only (`Annotations`, `Tags`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TableKind {
+    #[default]
+    Table,
+    /// A pipeline's streaming table (`ALTER STREAMING TABLE`).
+    StreamingTable,
+    /// A materialized view (`ALTER MATERIALIZED VIEW`).
+    MaterializedView,
+    /// A view (`ALTER VIEW`).
+    View,
+}
+
+impl TableKind {
+    pub fn is_table(&self) -> bool {
+        *self == TableKind::Table
+    }
+    /// `a streaming table`, for messages.
+    pub fn words(self) -> &'static str {
+        match self {
+            TableKind::Table => "a table",
+            TableKind::StreamingTable => "a streaming table",
+            TableKind::MaterializedView => "a materialized view",
+            TableKind::View => "a view",
+        }
+    }
+}
+
 /// A live table as a backend read it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ObservedTable {
     pub table: TableRef,
+    /// A Delta table, or a relation a pipeline or a definition makes.
+    #[serde(default, skip_serializing_if = "TableKind::is_table")]
+    pub kind: TableKind,
     pub columns: Vec<ObservedColumn>,
     #[serde(default)]
     pub partitioned_by: Vec<String>,
@@ -423,6 +457,7 @@ impl ObservedTable {
     pub fn new(table: TableRef, columns: Vec<ObservedColumn>) -> Self {
         ObservedTable {
             table,
+            kind: TableKind::Table,
             columns,
             partitioned_by: vec![],
             cluster_by: None,

@@ -59,6 +59,9 @@ pub fn diff(desired: &DesiredTable, observed: Option<&ObservedTable>) -> TableDi
         });
     }
     match live.owner_marker() {
+        // a streaming table, materialized view or view takes no table property (its
+        // ALTER has no SET TBLPROPERTIES): governed by its spec alone, never marked
+        None if !live.kind.is_table() => {}
         None => out.changes.push(Change::Claim {
             marker: desired.owner_marker.to_string(),
             // set by `diff_constraints` when the spec declares constraints
