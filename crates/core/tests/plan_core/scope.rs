@@ -251,7 +251,11 @@ fn a_streaming_table_or_view_is_governed_at_the_annotation_scopes_only_and_never
             };
             assert_eq!(failures.len(), 1);
             assert_eq!(failures[0].rule.to_string(), "ScopeTooWideForKind");
-            assert!(failures[0].message.contains(kind.words()), "{}", failures[0].message);
+            assert!(
+                failures[0].message.contains(kind.words()),
+                "{}",
+                failures[0].message
+            );
             assert!(failures[0].fix.contains("spec.scope: Annotations"));
         }
     }
