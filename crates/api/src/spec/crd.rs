@@ -142,6 +142,7 @@ pub enum SchemaModeSpec {
     printcolumn = r#"{"name":"READY","type":"string","jsonPath":".status.conditions[?(@.type==\"Ready\")].status"}"#,
     printcolumn = r#"{"name":"PLAN","type":"string","jsonPath":".status.plan.summary"}"#,
     printcolumn = r#"{"name":"RISK","type":"string","jsonPath":".status.plan.risk"}"#,
+    printcolumn = r#"{"name":"SCOPE","type":"string","jsonPath":".spec.scope","priority":1}"#,
     printcolumn = r#"{"name":"APPLYING","type":"string","jsonPath":".status.apply.current"}"#,
     printcolumn = r#"{"name":"AGE","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
@@ -208,7 +209,7 @@ pub struct DeltaTableSpec {
     /// already hold (a difference refuses the plan by UnmanagedAspectDrift),
     /// columns the spec does not list are left alone, an absent table is
     /// waited for (Deferred), and the operator never drops the table.
-    #[serde(default, skip_serializing_if = "ScopeSpec::is_full")]
+    #[serde(default)]
     pub scope: ScopeSpec,
     /// Parts of this table another tool owns (added to its schema's and its
     /// target's): never planned; declaring one here too is refused.
