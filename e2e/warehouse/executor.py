@@ -422,6 +422,7 @@ class Ctx:
                 s2 = [(i, t) for i, t in enumerate(self.toks) if t.kind not in ("ws", "comment")]
                 i_view = s2[1][0]
                 self.toks[i_view] = Tok("ident", "TABLE", "TABLE")
+            self._using_delta()
             self.pending_kind = (self.resolve(parts), kind)
             return
         full = self.resolve(parts)
@@ -443,6 +444,25 @@ class Ctx:
         if up[1] == "MATERIALIZED":
             s2 = [(i, t) for i, t in enumerate(self.toks) if t.kind not in ("ws", "comment")]
             self.toks[s2[1][0]] = Tok("ident", "TABLE", "TABLE")
+
+    def _using_delta(self):
+        """A pipeline's relation is a Delta table: `USING delta` unless the statement names a
+        format, before a top-level AS (CTAS) or at the end."""
+        depth, at = 0, None
+        for i, t in enumerate(self.toks):
+            if t.kind == "op" and t.text == "(":
+                depth += 1
+            elif t.kind == "op" and t.text == ")":
+                depth -= 1
+            elif depth == 0 and t.up == "USING":
+                return
+            elif depth == 0 and t.up == "AS" and at is None:
+                at = i
+        extra = [Tok("ws", " "), Tok("ident", "USING"), Tok("ws", " "), Tok("ident", "delta"), Tok("ws", " ")]
+        if at is None:
+            self.toks = self.toks + extra[:-1]
+        else:
+            self.toks = self.toks[:at] + extra[1:] + [Tok("ws", " ")] + self.toks[at:]
 
     def _refuse_alter_table_on_pipeline_relation(self):
         c = Cursor(self.toks)
