@@ -32,6 +32,8 @@ pub struct Spark {
 impl Spark {
     pub fn new() -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
+        // the schema `main.sales` exists, as the warehouse harness creates its schema
+        std::fs::create_dir_all(dir.path().join("main/sales")).expect("the schema's folder");
         let target = SparkConnectTarget {
             url: url(),
             root: dir.path().to_str().unwrap().to_string(),
