@@ -439,10 +439,24 @@ impl Backend for DatabricksBackend {
         Ok(Some(read::schema_from_info(s, &info, &permissions)))
     }
 
-    /// From the tables' listing the read shares (no request of its own in a
-    /// drift check): a 404 there is told apart by `GET …/schemas/{full_name}`.
+    /// From the tables' listing (no request of its own in a drift check, which
+    /// lists the schema first): the last listing made since this backend's last
+    /// write is reused whatever its age (a write, such as a CREATE SCHEMA, makes
+    /// it stale); a 404 there was told apart by `GET …/schemas/{full_name}`.
     async fn schema_exists(&self, s: &SchemaRef) -> Result<bool, BackendError> {
-        Ok(self.listing(s).await?.1)
+        let lock = self.schema_lock(s);
+        let known = {
+            let guard = lock.lock().await;
+            let epoch = self.epoch.load(Ordering::SeqCst);
+            guard
+                .as_ref()
+                .filter(|snap| snap.epoch == epoch)
+                .map(|snap| snap.exists)
+        };
+        match known {
+            Some(exists) => Ok(exists),
+            None => Ok(self.listing(s).await?.1),
+        }
     }
 
     async fn run_schema(
