@@ -155,3 +155,23 @@ fn a_managed_location_is_refused_on_the_lake_by_name() {
         "nothing applied"
     );
 }
+
+#[test]
+fn a_schema_that_cannot_be_created_leaves_its_tables_unrun() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "");
+    // the catalog's place holds a file: the schema's folder cannot be made there
+    std::fs::create_dir(dir.path().join("lake")).unwrap();
+    std::fs::write(dir.path().join("lake/main"), b"not a folder").unwrap();
+    let apply = run(dir.path(), &["apply", "-f", "m.yaml"]);
+    let out = text(&apply);
+    assert_eq!(apply.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("its schema main.sales was not created"),
+        "{out}"
+    );
+    assert!(
+        dir.path().join("lake/main").is_file(),
+        "nothing replaced it"
+    );
+}

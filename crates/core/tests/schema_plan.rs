@@ -95,7 +95,23 @@ fn a_silent_spec_still_creates_an_absent_schema() {
             }
         );
         assert!(p.notes[0].contains("never drops a schema"), "{:?}", p.notes);
+        let undo = p.steps()[0].undo.as_deref().unwrap();
+        assert!(undo.contains("never run"), "{undo}");
     }
+    // on the lake the undo is the folder's, not SQL
+    let p = plan_schema(
+        &sales(),
+        &SchemaMeta::default(),
+        None,
+        &Capabilities::lake(),
+    )
+    .unwrap();
+    assert_eq!(
+        p.steps()[0].undo.as_deref(),
+        Some(
+            "remove the folder main/sales/ once it is empty (shown, never run: the operator never drops a schema)"
+        )
+    );
 }
 
 #[test]

@@ -200,7 +200,7 @@ pub fn plan_schema(
                         ": on this backend a schema is a folder under the root"
                     }
                 ));
-                created(schema, desired)
+                created(schema, desired, caps)
             }
         };
         SchemaOutcome::Accepted { steps }
@@ -216,7 +216,7 @@ pub fn plan_schema(
 
 /// The steps of an absent schema: the CREATE with its comment, properties
 /// and location, then the grants and the owner as on a live schema with none.
-fn created(schema: &SchemaRef, desired: &SchemaMeta) -> Vec<SchemaStep> {
+fn created(schema: &SchemaRef, desired: &SchemaMeta, caps: &Capabilities) -> Vec<SchemaStep> {
     let properties: BTreeMap<String, String> = desired
         .properties
         .iter()
@@ -233,9 +233,16 @@ fn created(schema: &SchemaRef, desired: &SchemaMeta) -> Vec<SchemaStep> {
         },
         warnings: vec![],
         notes: vec![],
-        undo: Some(format!(
-            "DROP SCHEMA {schema} RESTRICT (shown, never run: the operator never drops a schema; RESTRICT refuses while it holds a table)"
-        )),
+        undo: Some(if caps.backend == super::BackendKind::Databricks {
+            format!(
+                "DROP SCHEMA {schema} RESTRICT (shown, never run: the operator never drops a schema; RESTRICT refuses while it holds a table)"
+            )
+        } else {
+            format!(
+                "remove the folder {}/{}/ once it is empty (shown, never run: the operator never drops a schema)",
+                schema.catalog, schema.schema
+            )
+        }),
         statements: vec![],
     };
     // the grants and the owner, against a schema that has neither yet
