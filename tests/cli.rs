@@ -676,6 +676,147 @@ fn a_target_sets_the_mode_of_the_schemas_that_name_none() {
     );
 }
 
+/// `import --governed-only` on the lake: a table a job made (no marker) whose name matches is
+/// written as a governance-only spec (scope Annotations, no column types), the operator's own
+/// tables as full specs, and the first plan is only CLAIMs; after the apply nothing differs,
+/// and the job's later column is never planned.
+#[test]
+fn an_import_with_governed_only_claims_the_jobs_table_at_annotations() {
+    let dir = workdir();
+    let d = dir.path();
+    assert_eq!(code(&run(d, &["apply", "-f", "examples/"])), 0);
+    let raw = d.join("lake/main/sales/raw_clicks");
+    std::fs::create_dir_all(&raw).unwrap();
+    let url = url::Url::from_directory_path(&raw).unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let add_column = |name: &str| {
+        rt.block_on(async {
+            use deltalake::kernel::{DataType, PrimitiveType, StructField};
+            let t = deltalake::open_table(url.clone()).await.unwrap();
+            t.add_columns()
+                .with_fields([StructField::new(
+                    name,
+                    DataType::Primitive(PrimitiveType::String),
+                    true,
+                )])
+                .await
+                .unwrap();
+        })
+    };
+    rt.block_on(async {
+        use deltalake::kernel::{DataType, PrimitiveType, StructField};
+        deltalake::DeltaTable::try_from_url(url.clone())
+            .await
+            .unwrap()
+            .create()
+            .with_table_name("raw_clicks")
+            .with_columns([StructField::new(
+                "id",
+                DataType::Primitive(PrimitiveType::Long),
+                true,
+            )])
+            .await
+            .unwrap();
+    });
+    let o = run(
+        d,
+        &[
+            "import",
+            "--schema",
+            "main.sales",
+            "-o",
+            "imported",
+            "--governed-only",
+            "raw_*",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(
+        text(&o).contains("governance-only main.sales.raw_clicks: matched --governed-only raw_*"),
+        "{}",
+        text(&o)
+    );
+    let spec = std::fs::read_to_string(d.join("imported/raw-clicks.yaml")).unwrap();
+    assert!(
+        spec.contains("scope: Annotations") && !spec.contains("type:"),
+        "{spec}"
+    );
+    let orders = std::fs::read_to_string(d.join("imported/orders.yaml")).unwrap();
+    assert!(
+        !orders.contains("scope:") && orders.contains("type:"),
+        "{orders}"
+    );
+    let o = run(d, &["plan", "-f", "imported/"]);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    let steps: Vec<String> = text(&o)
+        .lines()
+        .filter(|l| l.trim_start().starts_with("1. ") || l.trim_start().starts_with("2. "))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(steps.len(), 1, "{}", text(&o));
+    assert!(steps[0].contains("CLAIM ownership"), "{}", text(&o));
+    assert_eq!(code(&run(d, &["apply", "-f", "imported/"])), 0);
+    add_column("added_by_job");
+    let o = run(d, &["plan", "-f", "imported/"]);
+    assert_eq!(code(&o), 0, "the job's column is its own: {}", text(&o));
+}
+
+/// A target's `handOff`: `validate`, `plan` and `apply` refuse a spec that declares what it
+/// hands off (naming the target and the field, exit 1), and a property the job sets under a
+/// handed-off prefix is never planned, while the rest of the spec is.
+#[test]
+fn a_targets_hand_off_is_refused_where_declared_and_never_planned() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let m = d.join("m");
+    std::fs::create_dir(&m).unwrap();
+    std::fs::write(
+        m.join("sales.yaml"),
+        "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {name: sales}\nspec: {catalog: main}\n",
+    )
+    .unwrap();
+    let table = |extra: &str| {
+        std::fs::write(
+            m.join("orders.yaml"),
+            format!("apiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {{name: orders}}\nspec:\n  schemaRef: sales\n  comment: orders\n  columns:\n    - {{name: id, type: bigint}}\n{extra}"),
+        )
+        .unwrap();
+    };
+    let config = d.join("config.yaml");
+    std::fs::write(
+        &config,
+        "targets:\n  local:\n    lake: {root: ./lake}\n    handOff: {to: the ingest job, aspects: [Comments], properties: [pipelines.]}\ndefaultTarget: local\n",
+    )
+    .unwrap();
+    let config = config.to_str().unwrap();
+    table("");
+    for cmd in ["validate", "plan", "apply"] {
+        let o = run(d, &[cmd, "-f", "m", "--config", config]);
+        assert_eq!(code(&o), 1, "{cmd}: {}", text(&o));
+        assert!(
+            text(&o).contains("spec.comment")
+                && text(&o).contains("handed off to the ingest job by the target 'local'"),
+            "{cmd}: {}",
+            text(&o)
+        );
+    }
+    assert!(
+        !d.join("lake/main/sales/orders").exists(),
+        "nothing applied"
+    );
+    // without the comment: applied; the job's property under the prefix is its own
+    std::fs::write(
+        m.join("orders.yaml"),
+        "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {name: orders}\nspec:\n  schemaRef: sales\n  columns:\n    - {name: id, type: bigint}\n  properties: {delta.appendOnly: \"false\"}\n",
+    )
+    .unwrap();
+    let o = run(d, &["apply", "-f", "m", "--config", config]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let o = run(d, &["plan", "-f", "m", "--config", config]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(text(&o).contains("· 0 steps ·"), "{}", text(&o));
+}
+
 /// An apply of an approved plan killed after its first step: `apply --approve <the same id>`
 /// resumes what is left, with no new approval, because every step left is a step of the
 /// approved plan (the CLI recorded it before running). A step the approval did not cover is

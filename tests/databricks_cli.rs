@@ -749,6 +749,100 @@ fn an_import_round_trips_every_field_so_the_first_plan_only_claims() {
     );
 }
 
+/// A shared schema: `import` recognises what another tool makes (a pipeline's table by its
+/// `pipelines.*` properties, a streaming table, a view) and writes governance-only specs for
+/// them (scope Annotations, only annotated columns, no type), a full spec for the plain table,
+/// and the first plan after the import is only CLAIMs: one for the plain table, one at scope
+/// Annotations for the pipeline's table, none for the streaming table and the view (they take
+/// no table property). After the apply, everything plans clean.
+#[test]
+fn an_import_of_a_shared_schema_writes_governance_only_specs_and_plans_only_claims() {
+    let _shared = warehouse_shared();
+    let catalog = format!("importshared_{}", std::process::id());
+    let dir = tempfile::tempdir().unwrap();
+    let (_, c) = dbx_setup(dir.path(), &catalog, "");
+    let s = format!("{catalog}.sales");
+    sql(&format!(
+        "CREATE TABLE {s}.plain (id BIGINT NOT NULL, note STRING COMMENT 'free text') USING delta COMMENT 'ours'"
+    ));
+    sql(&format!(
+        "CREATE TABLE {s}.bronze (id BIGINT, payload STRING) USING delta TBLPROPERTIES ('pipelines.pipelineId' = 'p-1234')"
+    ));
+    sql(&format!(
+        "ALTER TABLE {s}.bronze ALTER COLUMN payload SET TAGS ('pii' = 'true')"
+    ));
+    sql(&format!(
+        "CREATE STREAMING TABLE {s}.events (id BIGINT, amount INT) USING delta"
+    ));
+    sql(&format!(
+        "ALTER STREAMING TABLE {s}.events SET TAGS ('source' = 'kafka')"
+    ));
+    sql(&format!(
+        "CREATE VIEW {s}.recent AS SELECT id FROM {s}.plain"
+    ));
+    let imported = dir.path().join("imported");
+    let (code, out, err) = run(&[
+        "import",
+        "--schema",
+        &s,
+        "-o",
+        imported.to_str().unwrap(),
+        "--config",
+        &c,
+    ]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    for (table, why) in [
+        ("bronze", "pipelines.* properties"),
+        ("events", "streaming table"),
+        ("recent", "a view"),
+    ] {
+        assert!(
+            err.contains(&format!("governance-only {s}.{table}: ")) && err.contains(why),
+            "{table}: {err}"
+        );
+    }
+    let read = |f: &str| std::fs::read_to_string(imported.join(f)).unwrap();
+    let bronze = read("bronze.yaml");
+    assert!(
+        bronze.contains("scope: Annotations")
+            && bronze.contains("pii")
+            && !bronze.contains("type:"),
+        "{bronze}"
+    );
+    assert!(
+        !bronze.contains("pipelines.pipelineId"),
+        "the pipeline's properties are its own: {bronze}"
+    );
+    assert!(read("events.yaml").contains("source: kafka"));
+    let plain = read("plain.yaml");
+    assert!(
+        !plain.contains("scope:") && plain.contains("type: bigint"),
+        "{plain}"
+    );
+
+    let i = imported.to_str().unwrap();
+    let (code, out, err) = run(&["plan", "-f", i, "--config", &c]);
+    assert_eq!(code, 2, "{out}\n{err}");
+    let steps: Vec<&str> = out
+        .lines()
+        .filter(|l| {
+            let t = l.trim_start();
+            t.split_once(". ")
+                .is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+        })
+        .collect();
+    assert_eq!(steps.len(), 2, "two claims:\n{out}");
+    assert!(
+        steps.iter().all(|l| l.contains("CLAIM ownership")),
+        "only CLAIM steps after an import:\n{out}"
+    );
+    assert!(out.contains("governance at scope Annotations"), "{out}");
+    let (code, out, err) = run(&["apply", "-f", i, "--config", &c]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let (code, out, err) = run(&["plan", "-f", i, "--config", &c]);
+    assert_eq!(code, 0, "the governed tables plan clean:\n{out}\n{err}");
+}
+
 /// A step whose restore point cannot be read still runs, and its line says it had none and why
 /// (the reference's promise; it used to fail the step): `DESCRIBE HISTORY` fails in the
 /// warehouse while an approved column drop runs.

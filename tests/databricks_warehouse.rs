@@ -942,3 +942,101 @@ async fn a_default_removed_with_null_is_dropped_and_rows_keep_their_values() {
         None
     );
 }
+
+/// A pipeline's streaming table (the emulator records its type as Unity Catalog reports it)
+/// is read as a streaming table: at scope Full it is refused by name (ScopeTooWideForKind)
+/// with nothing applied; at Annotations its tags and column comment are set with
+/// ALTER STREAMING TABLE and COMMENT ON COLUMN, it takes no claim (its ALTER has no SET
+/// TBLPROPERTIES: the emulator refuses one as Databricks documents), and the next plan is
+/// empty. It is never an orphan of a strict schema.
+#[tokio::test]
+async fn a_streaming_table_is_governed_at_annotations_and_refused_wider() {
+    let wh = Wh::new("kinds", "st").await;
+    wh.sql(&format!(
+        "CREATE STREAMING TABLE {} (id BIGINT, amount INT) USING delta",
+        wh.q("events")
+    ))
+    .await;
+    let live = wh.read("events").await.expect("the streaming table");
+    assert_eq!(live.kind, delta_operator::model::TableKind::StreamingTable);
+    let spec = |scope: &str| {
+        wh.m(
+            "strict",
+            &[table(
+                "events",
+                &format!(
+                    "  scope: {scope}\n  tags: {{source: kafka}}\n  columns:\n    - {{name: amount, type: int, comment: in cents, tags: {{pii: \"false\"}}}}\n"
+                ),
+            )],
+        )
+    };
+    let full = spec("Full");
+    let plan = wh.plan(&full).await;
+    let rules: Vec<String> = plan
+        .rejected()
+        .flat_map(|t| match &t.outcome {
+            delta_operator::plan::Outcome::Rejected { failures } => {
+                failures.iter().map(|f| f.rule.to_string()).collect()
+            }
+            _ => vec![],
+        })
+        .collect();
+    assert_eq!(rules, ["ScopeTooWideForKind"], "{}", render(&plan));
+    assert!(
+        render(&plan).contains("a streaming table"),
+        "{}",
+        render(&plan)
+    );
+
+    let annotated = spec("Annotations");
+    let plan = wh.plan(&annotated).await;
+    let statements: Vec<String> = plan.tables[0]
+        .steps()
+        .iter()
+        .flat_map(|s| s.statements.iter().map(ToString::to_string))
+        .collect();
+    assert!(
+        statements
+            .iter()
+            .any(|s| s.starts_with("ALTER STREAMING TABLE") && s.contains("SET TAGS")),
+        "{statements:#?}"
+    );
+    assert!(
+        statements
+            .iter()
+            .any(|s| s.starts_with("COMMENT ON COLUMN")),
+        "{statements:#?}"
+    );
+    assert!(
+        !statements.iter().any(|s| s.contains("TBLPROPERTIES")),
+        "no claim on a streaming table: {statements:#?}"
+    );
+    wh.apply_ok(&annotated, false).await;
+    let live = wh.read("events").await.expect("the streaming table");
+    assert_eq!(live.tags.get("source").map(String::as_str), Some("kafka"));
+    let amount = col(&live, "amount");
+    assert_eq!(amount.comment.as_deref(), Some("in cents"));
+    assert_eq!(amount.tags.get("pii").map(String::as_str), Some("false"));
+    let again = wh.plan(&annotated).await;
+    assert!(!again.has_changes(), "{}", render(&again));
+    // never an orphan: a strict schema with no spec for it plans nothing for it
+    let none = wh.m("strict", &[]);
+    let plan = wh.plan(&none).await;
+    assert!(
+        plan.tables.iter().all(|t| t.table.table != "events"),
+        "{}",
+        render(&plan)
+    );
+    // the emulator refuses what its ALTER does not take, as Databricks documents
+    let refused =
+        wh.b.client()
+            .execute(
+                &format!(
+                    "ALTER STREAMING TABLE {} SET TBLPROPERTIES ('a' = 'b')",
+                    wh.q("events")
+                ),
+                &|_: &str| {},
+            )
+            .await;
+    assert!(refused.is_err(), "{refused:?}");
+}

@@ -1389,3 +1389,86 @@ fn a_cli_apply_beside_the_operator_holds_the_table_and_the_operator_waits_its_tu
         },
     );
 }
+
+/// A DeltaTable at a narrow scope for a table no one has made yet is Deferred: Reconciling,
+/// never Stalled, nothing created. Once a job creates the table it is governed within one
+/// requeue: claimed at its scope and its declared column comment set, the job's columns kept.
+#[test]
+fn a_narrow_scope_table_waits_for_its_maker_and_is_governed_once_made() {
+    let ns = namespace("deferred");
+    let op = Operator::start(&ns, ALL, &[]);
+    let sampler = Sampler::start(&ns, "deltatable", "events", Duration::from_millis(500));
+    apply_yaml(
+        &ns,
+        &format!(
+            "{}---\napiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {{name: events}}\nspec:\n  schemaRef: sales\n  scope: Annotations\n  columns:\n    - {{name: amount, comment: in cents}}\n",
+            std::fs::read_to_string(examples().join("sales.yaml")).unwrap()
+        ),
+    );
+    let obj = wait_condition(
+        &ns,
+        "deltatable",
+        "events",
+        "Reconciling",
+        "True",
+        Some("Deferred"),
+    );
+    assert_eq!(
+        condition(&obj, "Ready"),
+        Some(("False".to_string(), "Deferred".to_string())),
+        "{obj}"
+    );
+    assert_eq!(
+        condition(&obj, "Stalled").map(|(s, _)| s).as_deref(),
+        Some("False")
+    );
+    let dir = op.table_dir("events");
+    assert!(!dir.exists(), "a narrow scope creates nothing");
+
+    // the pipeline creates its table, with a column the spec does not list
+    std::fs::create_dir_all(&dir).unwrap();
+    let url = url::Url::from_directory_path(&dir).unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        use deltalake::kernel::{DataType, PrimitiveType, StructField};
+        deltalake::DeltaTable::try_from_url(url.clone())
+            .await
+            .unwrap()
+            .create()
+            .with_table_name("events")
+            .with_columns([
+                StructField::new("id", DataType::Primitive(PrimitiveType::Long), true),
+                StructField::new("amount", DataType::Primitive(PrimitiveType::Integer), true),
+            ])
+            .await
+            .unwrap();
+    });
+    let made = std::time::Instant::now();
+    wait_condition(&ns, "deltatable", "events", "Ready", "True", None);
+    let waited = made.elapsed();
+    assert!(
+        waited < Duration::from_secs(70),
+        "governed within one requeue (backoff at most a minute): {waited:?}"
+    );
+    let (comment, scope, columns) = rt.block_on(async {
+        let t = deltalake::open_table(url).await.unwrap();
+        let snap = t.snapshot().unwrap();
+        let field = snap.schema().field("amount").cloned().unwrap();
+        let comment = field
+            .metadata()
+            .get("comment")
+            .map(|v| format!("{v:?}"))
+            .unwrap_or_default();
+        let scope = snap
+            .metadata()
+            .configuration()
+            .get("delta-operator.io/scope")
+            .cloned();
+        (comment, scope, snap.schema().fields().count())
+    });
+    assert!(comment.contains("in cents"), "{comment}");
+    assert_eq!(scope.as_deref(), Some("annotations"));
+    assert_eq!(columns, 2, "the job's columns are all kept");
+    never_stalled(&sampler.samples());
+    drop(op);
+}

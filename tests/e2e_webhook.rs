@@ -278,6 +278,45 @@ fn kubectl_apply_is_refused_with_what_validate_prints() {
         );
     }
 
+    // a schema that hands its tables' tags to dbt: a table declaring tags is refused
+    let shared = dir.path().join("shared.yaml");
+    std::fs::write(
+        &shared,
+        schema_yaml(&ns, "shared", "main").replace(
+            "spec: {catalog: main}",
+            "spec:\n  catalog: main\n  handOff: {to: dbt, aspects: [Tags]}",
+        ),
+    )
+    .unwrap();
+    let (ok, out) = apply_file(&shared);
+    assert!(ok, "a schema with a hand-off was refused: {out}");
+    let tagged = dir.path().join("tagged.yaml");
+    std::fs::write(
+        &tagged,
+        format!(
+            "{}  tags: {{domain: sales}}\n",
+            orders_yaml(&ns, "int", "order_date")
+                .replace("name: orders", "name: tagged")
+                .replace("schemaRef: sales", "schemaRef: shared")
+        ),
+    )
+    .unwrap();
+    let expected = validate_errors(&[&shared, &tagged], &tagged);
+    assert!(
+        expected
+            .iter()
+            .any(|e| e.contains("spec.tags") && e.contains("handed off to dbt")),
+        "{expected:?}"
+    );
+    let (ok, out) = apply_file(&tagged);
+    assert!(!ok, "a handed-off part was admitted: {out}");
+    for e in &expected {
+        assert!(
+            out.contains(e.as_str()),
+            "kubectl's error lacks\n{e}\nin\n{out}"
+        );
+    }
+
     // a table applied before its schema is not refused: the operator waits for the schema
     let early = dir.path().join("early.yaml");
     std::fs::write(

@@ -134,6 +134,17 @@ class Ctx:
 
     # -------------------------------------------------------------- dispatch
     def run(self):
+        self.pending_kind = None
+        self.pipeline_relations()
+        r = self.dispatch()
+        if self.pending_kind is not None:
+            (c, s, t), kind = self.pending_kind
+            store = self.emu.store
+            with store.lock:
+                store.table("%s.%s.%s" % (c, s, t), owner_if_new=self.who).kind = kind
+        return r
+
+    def dispatch(self):
         c = Cursor(self.toks)
         for fn in (self.uc_alter_table, self.uc_alter_securable, self.uc_grant, self.uc_show_grants,
                    self.uc_set_tag_on, self.uc_catalog_stmts, self.uc_undrop, self.uc_drop_table,
@@ -390,6 +401,84 @@ class Ctx:
                     sigs.append(tt)
             i = j
         return "".join(out), infoviews
+
+    # =========================================================== pipeline relations
+    # Streaming tables and materialized views are made by pipelines on Databricks; here
+    # `CREATE STREAMING TABLE t (cols)` / `CREATE MATERIALIZED VIEW t AS query` make a Delta
+    # table in Spark and record its type (TableInfo.table_type), so the operator reads them as
+    # what they are. Their ALTER takes only what the SQL reference lists
+    # (sql-ref-syntax-ddl-alter-streaming-table, ...-alter-materialized-view): tags, owner, row
+    # filter and ALTER COLUMN {COMMENT | SET/DROP MASK | SET/UNSET TAGS}; anything else
+    # (SET TBLPROPERTIES, ADD COLUMN, ...) is a syntax error. ALTER TABLE on one is refused
+    # (the emulator's words): the operator must name what it alters.
+    PIPELINE_KINDS = {"STREAMING": ("TABLE", "STREAMING_TABLE"), "MATERIALIZED": ("VIEW", "MATERIALIZED_VIEW")}
+    ALTER_ALLOWED = (("SET", "TAGS"), ("UNSET", "TAGS"), ("SET", "OWNER"), ("OWNER", "TO"),
+                     ("SET", "ROW"), ("DROP", "ROW"), ("ALTER", "COLUMN"))
+    COLUMN_ALLOWED = (("COMMENT",), ("SET", "MASK"), ("DROP", "MASK"), ("SET", "TAGS"), ("UNSET", "TAGS"))
+
+    def _drop_word(self, idx):
+        """The statement without the significant token at toks[idx] and the space after it."""
+        t = self.toks
+        j = idx + 1
+        while j < len(t) and t[j].kind == "ws":
+            j += 1
+        self.toks = t[:idx] + t[j:]
+
+    def pipeline_relations(self):
+        s = [(i, t) for i, t in enumerate(self.toks) if t.kind not in ("ws", "comment")]
+        up = [t.up for _, t in s[:4]]
+        if len(up) < 3 or up[0] not in ("CREATE", "ALTER") or up[1] not in self.PIPELINE_KINDS:
+            if len(up) >= 3 and up[0] == "ALTER" and up[1] == "TABLE":
+                self._refuse_alter_table_on_pipeline_relation()
+            return
+        second, kind = self.PIPELINE_KINDS[up[1]]
+        if up[2] != second:
+            return
+        c = Cursor(self.toks)
+        c.i = 0
+        c.kw(up[0], up[1], second)
+        c.kw("IF", "NOT", "EXISTS")
+        parts = c.name()
+        if up[0] == "CREATE":
+            self._drop_word(s[1][0])                      # CREATE TABLE ...
+            if up[1] == "MATERIALIZED":                   # ... VIEW -> TABLE ... USING delta AS
+                s2 = [(i, t) for i, t in enumerate(self.toks) if t.kind not in ("ws", "comment")]
+                i_view = s2[1][0]
+                self.toks[i_view] = Tok("ident", "TABLE", "TABLE")
+            self.pending_kind = (self.resolve(parts), kind)
+            return
+        full = self.resolve(parts)
+        m = self.emu.store.tables.get("%s.%s.%s" % full)
+        if m is None or m.kind != kind:
+            raise SqlError("EXPECT_%s" % kind, "%s is not a %s." % (".".join(quote(p) for p in full),
+                           kind.lower().replace("_", " ")), "42809")
+        words = [t.up for t in sig(self.toks)]
+        # the clause after ALTER <KIND> <name>
+        k = 3 + (len(parts) * 2 - 1)
+        clause = tuple(words[k:k + 2])
+        if not any(clause[:len(a)] == a for a in self.ALTER_ALLOWED):
+            raise perr("%s is not a clause ALTER %s accepts" % (" ".join(words[k:k + 2]), " ".join(up[1:3])))
+        if clause == ("ALTER", "COLUMN"):
+            after = tuple(words[k + 3:k + 5])
+            if not any(after[:len(a)] == a for a in self.COLUMN_ALLOWED):
+                raise perr("%s is not a column clause ALTER %s accepts" % (" ".join(after), " ".join(up[1:3])))
+        self._drop_word(s[1][0])                          # ALTER TABLE <name> <clause>
+        if up[1] == "MATERIALIZED":
+            s2 = [(i, t) for i, t in enumerate(self.toks) if t.kind not in ("ws", "comment")]
+            self.toks[s2[1][0]] = Tok("ident", "TABLE", "TABLE")
+
+    def _refuse_alter_table_on_pipeline_relation(self):
+        c = Cursor(self.toks)
+        c.kw("ALTER", "TABLE")
+        try:
+            full = self.resolve(c.name())
+        except SqlSyntaxError:
+            return
+        m = self.emu.store.tables.get("%s.%s.%s" % full)
+        if m is not None and m.kind is not None:
+            raise SqlError("EXPECT_TABLE_NOT_%s" % m.kind, "%s is a %s: use ALTER %s." % (
+                ".".join(quote(p) for p in full), m.kind.lower().replace("_", " "),
+                m.kind.replace("_", " ")), "42809")
 
     # =========================================================== UC-only statements
     def uc_alter_table(self, c):

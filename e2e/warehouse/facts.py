@@ -53,6 +53,8 @@ class TableFacts:
             if m is None:
                 m = emu.store.table(self.full, owner_if_new=emu.cfg.user)
             self.meta = m
+        if m.kind is not None:                             # a pipeline's relation (executor.py)
+            self.table_type = m.kind
 
     def _delta_facts(self, sp):
         """DESCRIBE DETAIL's facts, read from the Delta log snapshot (no Spark job: a listing of

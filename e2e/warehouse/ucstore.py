@@ -28,6 +28,9 @@ class TableMeta:
         self.fks = []             # [{name, columns, parent: (c,s,t), parent_columns, rely}]
         self.masks = {}           # column -> {function_name, using_column_names}
         self.row_filter = None    # {function_name, input_column_names}
+        # what a pipeline made: STREAMING_TABLE or MATERIALIZED_VIEW (a Delta table in
+        # Spark underneath); None for a table or view, whose type Spark knows
+        self.kind = None
 
     def touch(self, who):
         self.updated_at = now_ms()

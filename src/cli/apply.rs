@@ -103,7 +103,7 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> Result<Exit, CliError> {
     let (m, mut inputs) = load_and_lower(&a.files)?;
     inputs.clone_before_rewrite(a.clone_before_rewrite);
     let target = choose_target(config, a.target.as_deref(), &m)?;
-    check_allowed(config, &target, &mut inputs)?;
+    check_allowed(config, &target, &m, &mut inputs)?;
     let backend = open_backend(config, &target)?;
     let tty = std::io::stderr().is_terminal();
     let json = a.format == ApplyFormat::Json;

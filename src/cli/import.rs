@@ -10,7 +10,7 @@ use super::{CliError, Exit, open_backend, write_file};
 use crate::backend::{Backend, Extras};
 use crate::config::Config;
 use crate::model::names::{MAX_NAME_BYTES, object_name_problem, printable};
-use crate::model::{OWNER_PROPERTY, ObservedColumn, ObservedTable, SchemaRef};
+use crate::model::{OWNER_PROPERTY, ObservedColumn, ObservedTable, SchemaRef, TableKind};
 use crate::plan::diff::is_internal_property;
 use crate::spec::load::API_VERSION;
 
@@ -27,6 +27,115 @@ pub struct ImportArgs {
     /// Namespace for tables the operator does not own yet.
     #[arg(long, default_value = "default")]
     pub namespace: String,
+    /// Tables another tool makes (a glob on the table name, `*` any run of characters;
+    /// e.g. `fct_*` for dbt models): written as governance-only specs (scope Annotations).
+    /// Repeatable. Pipeline tables, streaming tables, materialized views, views and a dlt
+    /// schema's tables are recognised without it.
+    #[arg(long = "governed-only", value_name = "PATTERN")]
+    pub governed_only: Vec<String>,
+}
+
+/// Tables dlt keeps for itself in the schemas it loads: their presence marks the schema as
+/// dlt's, and they are neither imported nor governed.
+const DLT_BOOKKEEPING: [&str; 3] = ["_dlt_loads", "_dlt_version", "_dlt_pipeline_state"];
+
+/// The tool that makes a live table, when it is not the operator's to shape: a pipeline
+/// (a streaming table, a materialized view, or the `pipelines.*` properties Lakeflow / Delta
+/// Live Tables set on the tables they write), a view's definition, dlt, or a `--governed-only`
+/// pattern. None: a table the spec may own whole.
+fn made_elsewhere(t: &ObservedTable, dlt_schema: bool, patterns: &[String]) -> Option<String> {
+    Some(match t.kind {
+        TableKind::StreamingTable => "a pipeline's streaming table".into(),
+        TableKind::MaterializedView => "a pipeline's materialized view".into(),
+        TableKind::View => "a view (its definition shapes it)".into(),
+        TableKind::Table if t.properties.keys().any(|k| k.starts_with("pipelines.")) => {
+            "a pipeline's table (pipelines.* properties)".into()
+        }
+        TableKind::Table if dlt_schema => "a dlt table (the schema holds _dlt_loads)".into(),
+        TableKind::Table => {
+            let p = patterns
+                .iter()
+                .find(|p| crate::config::matches(&p.to_lowercase(), &t.table.table))?;
+            format!("matched --governed-only {p}")
+        }
+    })
+}
+
+/// A governance-only DeltaTable (scope Annotations, or the scope the table is governed at):
+/// its comment, tags, grants and owner, and only the columns that carry a comment, tags or a
+/// mask, with no type; nothing of its shape, properties or constraints, which its maker owns.
+pub fn governance_manifest(t: &ObservedTable, schema_resource: &str, namespace: &str) -> Value {
+    let (ns, name) = match t.owner() {
+        Some(owner) => (owner.namespace, owner.name),
+        None => (namespace.to_string(), k8s_name(&t.table.table)),
+    };
+    let scope = match t.governed_scope() {
+        crate::model::Scope::Full => crate::model::Scope::Annotations,
+        narrow => narrow,
+    };
+    let mut spec = Map::new();
+    spec.insert("schemaRef".into(), json!(schema_resource));
+    if name != t.table.table {
+        spec.insert("name".into(), json!(t.table.table));
+    }
+    spec.insert("scope".into(), json!(scope.as_str()));
+    let columns: Vec<Value> = t
+        .columns
+        .iter()
+        .filter(|c| c.comment.is_some() || !c.tags.is_empty() || c.mask.is_some())
+        .map(|c| {
+            let mut col = Map::new();
+            col.insert("name".into(), json!(c.name));
+            if let Some(cm) = &c.comment {
+                col.insert("comment".into(), json!(cm));
+            }
+            if !c.tags.is_empty() {
+                col.insert("tags".into(), json!(c.tags));
+            }
+            if let Some(m) = &c.mask {
+                col.insert("mask".into(), mask_manifest(m));
+            }
+            Value::Object(col)
+        })
+        .collect();
+    if !columns.is_empty() {
+        spec.insert("columns".into(), Value::Array(columns));
+    }
+    annotations(t, &mut spec);
+    json!({"apiVersion": API_VERSION, "kind": "DeltaTable", "metadata": {"name": name, "namespace": ns}, "spec": spec})
+}
+
+/// The table's comment, tags, grants and owner into `spec`.
+fn annotations(t: &ObservedTable, spec: &mut Map<String, Value>) {
+    if let Some(c) = &t.comment {
+        spec.insert("comment".into(), json!(c));
+    }
+    if !t.tags.is_empty() {
+        spec.insert("tags".into(), json!(t.tags));
+    }
+    if !t.grants.is_empty() {
+        let grants: Vec<Value> = t
+            .grants
+            .iter()
+            .map(|g| {
+                let privileges: Vec<String> = g.privileges.iter().map(|p| p.to_string()).collect();
+                json!({"principal": g.principal, "privileges": privileges})
+            })
+            .collect();
+        spec.insert("grants".into(), Value::Array(grants));
+    }
+    if let Some(o) = &t.owner {
+        spec.insert("owner".into(), json!(o));
+    }
+}
+
+fn mask_manifest(m: &crate::model::Mask) -> Value {
+    let mut mask = Map::new();
+    mask.insert("function".into(), json!(m.function));
+    if !m.using_columns.is_empty() {
+        mask.insert("usingColumns".into(), json!(m.using_columns));
+    }
+    Value::Object(mask)
 }
 
 /// A Kubernetes object name (RFC 1123) for a table or schema name.
@@ -81,12 +190,7 @@ fn column_manifest(c: &ObservedColumn) -> Value {
         col.insert("default".into(), json!(d));
     }
     if let Some(m) = &c.mask {
-        let mut mask = Map::new();
-        mask.insert("function".into(), json!(m.function));
-        if !m.using_columns.is_empty() {
-            mask.insert("usingColumns".into(), json!(m.using_columns));
-        }
-        col.insert("mask".into(), Value::Object(mask));
+        col.insert("mask".into(), mask_manifest(m));
     }
     if !c.tags.is_empty() {
         col.insert("tags".into(), json!(c.tags));
@@ -160,26 +264,7 @@ pub fn table_manifest(t: &ObservedTable, schema_resource: &str, namespace: &str)
     if !cs.is_empty() {
         spec.insert("constraints".into(), Value::Array(cs));
     }
-    if let Some(c) = &t.comment {
-        spec.insert("comment".into(), json!(c));
-    }
-    if !t.tags.is_empty() {
-        spec.insert("tags".into(), json!(t.tags));
-    }
-    if !t.grants.is_empty() {
-        let grants: Vec<Value> = t
-            .grants
-            .iter()
-            .map(|g| {
-                let privileges: Vec<String> = g.privileges.iter().map(|p| p.to_string()).collect();
-                json!({"principal": g.principal, "privileges": privileges})
-            })
-            .collect();
-        spec.insert("grants".into(), Value::Array(grants));
-    }
-    if let Some(o) = &t.owner {
-        spec.insert("owner".into(), json!(o));
-    }
+    annotations(t, &mut spec);
     json!({"apiVersion": API_VERSION, "kind": "DeltaTable", "metadata": {"name": name, "namespace": ns}, "spec": spec})
 }
 
@@ -193,7 +278,18 @@ pub async fn import(config: &Config, a: ImportArgs) -> Result<Exit, CliError> {
         }
         .into());
     }
-    let tables = backend.list_schema(&sref).await?;
+    let mut tables = backend.list_schema(&sref).await?;
+    // streaming tables, materialized views and views: governed, never shaped
+    tables.extend(
+        backend
+            .list_views(&sref)
+            .await?
+            .into_iter()
+            .map(|(name, _)| crate::model::TableRef::new(&sref.catalog, &sref.schema, &name)),
+    );
+    let dlt_schema = tables
+        .iter()
+        .any(|t| DLT_BOOKKEEPING.contains(&t.table.as_str()));
     // the spec written says everything: read every tag and grant
     let observed = backend
         .read(&tables, &Extras::everything())
@@ -227,7 +323,19 @@ pub async fn import(config: &Config, a: ImportArgs) -> Result<Exit, CliError> {
             );
             continue;
         }
-        let m = table_manifest(t, &schema_resource, &a.namespace);
+        if DLT_BOOKKEEPING.contains(&t.table.table.as_str()) {
+            eprintln!("skipped {}: dlt's own bookkeeping", t.table);
+            continue;
+        }
+        let narrow = !t.governed_scope().is_full();
+        let m = match made_elsewhere(t, dlt_schema, &a.governed_only) {
+            Some(why) => {
+                eprintln!("governance-only {}: {why}", t.table);
+                governance_manifest(t, &schema_resource, &a.namespace)
+            }
+            None if narrow => governance_manifest(t, &schema_resource, &a.namespace),
+            None => table_manifest(t, &schema_resource, &a.namespace),
+        };
         docs.push((format!("{}.yaml", k8s_name(&t.table.table)), m));
     }
     for (file, doc) in docs {

@@ -254,7 +254,15 @@ fn validate(config: &Config, files: &[PathBuf]) -> Result<Exit, CliError> {
             .target(&name)
             .is_ok_and(|t| matches!(t.backend, crate::config::TargetBackend::Lake(_)))
     };
-    let errors = crate::spec::validate::names_needing_column_mapping(&m, cannot_map);
+    let mut errors = crate::spec::validate::names_needing_column_mapping(&m, cannot_map);
+    // what each schema's target hands off to another tool
+    errors.extend(crate::spec::validate::handed_off_by_targets(&m, |target| {
+        let name = target
+            .map(str::to_string)
+            .unwrap_or_else(|| config.default_target_name());
+        let h = config.target(&name).ok()?.hand_off.clone()?;
+        Some((name, h))
+    }));
     if !errors.is_empty() {
         return Err(CliError::Manifests(errors));
     }
@@ -302,10 +310,25 @@ pub fn choose_target(
 }
 
 /// Refuses manifests naming a schema outside the target's `schemas:` allow-list, as the
-/// operator does; gives the schemas whose spec names no mode the target's `defaultSchemaMode`.
-pub fn check_allowed(config: &Config, target: &str, inputs: &mut Inputs) -> Result<(), CliError> {
+/// operator does, and manifests declaring what the target hands off; gives the schemas whose
+/// spec names no mode the target's `defaultSchemaMode` and every table the target's `handOff`.
+pub fn check_allowed(
+    config: &Config,
+    target: &str,
+    m: &Manifests,
+    inputs: &mut Inputs,
+) -> Result<(), CliError> {
     let t = config.target(target)?;
     inputs.target_default_mode(t.default_schema_mode);
+    if let Some(h) = &t.hand_off {
+        let errors = crate::spec::validate::handed_off_by_targets(m, |_| {
+            Some((target.to_string(), h.clone()))
+        });
+        if !errors.is_empty() {
+            return Err(CliError::Manifests(errors));
+        }
+        inputs.target_hand_off(&h.lower());
+    }
     let mut schemas: Vec<crate::model::SchemaRef> =
         inputs.schemas.iter().map(|s| s.schema.clone()).collect();
     schemas.extend(inputs.tables.iter().map(|t| t.table.schema_ref()));

@@ -97,7 +97,7 @@ pub async fn plan(config: &Config, a: PlanArgs) -> Result<Exit, CliError> {
         )
     } else {
         let target = choose_target(config, a.target.as_deref(), &m)?;
-        check_allowed(config, &target, &mut inputs)?;
+        check_allowed(config, &target, &m, &mut inputs)?;
         let backend = open_backend(config, &target)?;
         read_and_plan(&backend, &inputs)
             .await
@@ -120,7 +120,7 @@ pub async fn plan(config: &Config, a: PlanArgs) -> Result<Exit, CliError> {
 pub async fn read(config: &Config, a: ReadArgs) -> Result<Exit, CliError> {
     let (m, mut inputs) = load_and_lower(&a.files)?;
     let target = choose_target(config, a.target.as_deref(), &m)?;
-    check_allowed(config, &target, &mut inputs)?;
+    check_allowed(config, &target, &m, &mut inputs)?;
     let backend = open_backend(config, &target)?;
     let tables = observe(&backend, &inputs).await.map_err(CliError::Read)?;
     let schemas = observe_schemas(&backend, &inputs.schemas)

@@ -45,6 +45,8 @@ struct TargetFile {
     max_concurrent_applies: Option<usize>,
     #[serde(default)]
     default_schema_mode: delta_operator_core::model::SchemaMode,
+    #[serde(default)]
+    hand_off: Option<crate::spec::crd::HandOffSpec>,
 }
 
 /// One backend a target can name.
@@ -70,6 +72,8 @@ pub struct Target {
     pub max_concurrent_applies: usize,
     /// The mode of a DeltaSchema on this target whose spec names none (`additive` unless set).
     pub default_schema_mode: delta_operator_core::model::SchemaMode,
+    /// Parts of every table on this target another tool owns (`handOff:`).
+    pub hand_off: Option<crate::spec::crd::HandOffSpec>,
 }
 
 /// Applies at once per target, unless `maxConcurrentApplies` says otherwise: a few
@@ -110,6 +114,7 @@ impl TargetFile {
             schemas: self.schemas,
             max_concurrent_applies,
             default_schema_mode: self.default_schema_mode,
+            hand_off: self.hand_off,
         })
     }
 }
@@ -373,6 +378,7 @@ impl Default for Config {
             schemas: any(),
             max_concurrent_applies: DEFAULT_CONCURRENT_APPLIES,
             default_schema_mode: Default::default(),
+            hand_off: None,
         };
         Config {
             targets: BTreeMap::from([(DEFAULT_TARGET.to_string(), lake)]),

@@ -967,6 +967,7 @@ fn cases() -> Vec<Case> {
         cases_expressions_issue_26(),
         cases_names_issue_26(),
         cases_scopes_issue_30(),
+        cases_hand_off_issue_30(),
     ]
     .into_iter()
     .flatten()
@@ -1928,6 +1929,103 @@ fn cases_scopes_issue_30() -> Vec<Case> {
                 "spec.scope",
                 &["Columns"],
                 &["Full", "Annotations"],
+            )],
+        },
+    ])
+}
+
+/// Hand-offs (issue 30): a table spec declaring a part its own or its schema's handOff gives
+/// to another tool is refused at that field, naming the hand-off and who owns the part.
+fn cases_hand_off_issue_30() -> Vec<Case> {
+    let schema_handing = |h: &str| {
+        SCHEMA.replace(
+            "  catalog: main\n",
+            &format!("  catalog: main\n  handOff: {h}\n"),
+        )
+    };
+    Vec::from([
+        Case {
+            name: "a_schemas_hand_off_refuses_the_tables_that_declare_it",
+            files: vec![
+                (
+                    "schema.yaml",
+                    schema_handing("{to: dbt, aspects: [Tags, Checks], properties: [dbt.]}"),
+                ),
+                (
+                    "table.yaml",
+                    table(
+                        "events",
+                        "tags: {domain: sales}\nproperties: {dbt.materialized: table, delta.appendOnly: \"false\"}\ncolumns:\n- name: id\n  type: bigint\n  tags: {pii: \"false\"}\nconstraints:\n- check: {name: positive, expression: id > 0}",
+                    ),
+                ),
+            ],
+            expect: vec![
+                error(
+                    "table.yaml",
+                    "spec.tags",
+                    &["this table's tags: handed off to dbt by the DeltaSchema 'sales'"],
+                    &["remove it", "removing Tags from that handOff"],
+                ),
+                error(
+                    "table.yaml",
+                    "spec.columns[0].tags",
+                    &["handed off to dbt"],
+                    &["Tags"],
+                ),
+                error(
+                    "table.yaml",
+                    "spec.constraints[0].check",
+                    &["this table's CHECK constraints: handed off to dbt"],
+                    &["Checks"],
+                ),
+                error(
+                    "table.yaml",
+                    "spec.properties.dbt.materialized",
+                    &["properties 'dbt.*'"],
+                    &["the prefix 'dbt.'"],
+                ),
+            ],
+        },
+        Case {
+            name: "a_tables_own_hand_off_refuses_what_it_also_declares",
+            files: with_schema(table(
+                "events",
+                "handOff: {aspects: [Grants, Owner, Comments, Masks]}\nowner: data-eng\ncomment: mine\ncolumns:\n- name: id\n  type: bigint",
+            )),
+            expect: vec![
+                error(
+                    "table.yaml",
+                    "spec.owner",
+                    &["this table's owner: handed off to another tool by this table's spec"],
+                    &["Owner"],
+                ),
+                error("table.yaml", "spec.comment", &["comments"], &["Comments"]),
+            ],
+        },
+        Case {
+            name: "a_hand_off_with_an_empty_prefix_or_an_unknown_aspect_is_refused",
+            files: with_schema(table(
+                "events",
+                "handOff: {properties: [\"\"]}\ncolumns:\n- name: id\n  type: bigint",
+            )),
+            expect: vec![error(
+                "table.yaml",
+                "spec.handOff.properties[0]",
+                &["an empty prefix would hand off every property"],
+                &["pipelines."],
+            )],
+        },
+        Case {
+            name: "a_hand_off_names_known_aspects_only",
+            files: with_schema(table(
+                "events",
+                "handOff: {aspects: [Columns]}\ncolumns:\n- name: id\n  type: bigint",
+            )),
+            expect: vec![error(
+                "table.yaml",
+                "spec.handOff.aspects[0]",
+                &["Columns"],
+                &["Tags"],
             )],
         },
     ])

@@ -241,7 +241,7 @@ fn resolve(
     if !errors.is_empty() {
         return Err(refuse(Reason::InvalidSpec, errors.join("; ")));
     }
-    let desired = lower_table(&m, me).map_err(|e| {
+    let mut desired = lower_table(&m, me).map_err(|e| {
         refuse(
             Reason::InvalidSpec,
             e.iter()
@@ -262,6 +262,22 @@ fn resolve(
         .map_err(|e| refuse(Reason::UnknownTarget, e.to_string()))?;
     tenancy::check(&target, t, ns, &desired.table.schema_ref())
         .map_err(|m| refuse(Reason::Forbidden, m))?;
+    // what the target hands off: refused when the spec declares it, never planned
+    if let Some(h) = &t.hand_off {
+        let declared = delta_operator_api::spec::validate::declared_hand_offs(
+            &obj.spec,
+            h,
+            &format!("the target '{target}'"),
+        );
+        if !declared.is_empty() {
+            let errors: Vec<String> = declared
+                .iter()
+                .map(|e| format!("{}: {} (fix: {})", e.path, e.message, e.fix))
+                .collect();
+            return Err(refuse(Reason::InvalidSpec, errors.join("; ")));
+        }
+        desired.hand_off.merge(&h.lower());
+    }
     let backend = ctx
         .backend(&target)
         .map_err(|(reason, message)| refuse(reason, message))?;

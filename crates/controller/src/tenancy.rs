@@ -38,6 +38,7 @@ mod tests {
             schemas: schemas.iter().map(|s| s.to_string()).collect(),
             max_concurrent_applies: 1,
             default_schema_mode: Default::default(),
+            hand_off: None,
         }
     }
 

@@ -257,7 +257,9 @@ impl DatabricksBackend {
         let mut tables = BTreeMap::new();
         {
             let mut parsed = self.parsed.lock().unwrap_or_else(|p| p.into_inner());
-            for info in infos.iter().filter(|i| read::is_delta_table(i)) {
+            // Delta tables, and the streaming tables, materialized views and views a
+            // spec may govern at the annotation scopes (listed apart: `list_views`)
+            for info in infos.iter().filter(|i| read::relation_kind(i).is_some()) {
                 let Some(name) = read::listed_name(info) else {
                     continue;
                 };
@@ -408,8 +410,9 @@ impl Backend for DatabricksBackend {
     async fn list_schema(&self, s: &SchemaRef) -> Result<Vec<TableRef>, BackendError> {
         let state = self.schema_state(s).await?;
         Ok(state
-            .keys()
-            .map(|n| TableRef::new(&s.catalog, &s.schema, n))
+            .iter()
+            .filter(|(_, t)| t.kind.is_table())
+            .map(|(n, _)| TableRef::new(&s.catalog, &s.schema, n))
             .collect())
     }
 

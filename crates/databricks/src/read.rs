@@ -26,7 +26,7 @@ use delta_operator_core::model::delta_schema::{COMMENT_KEY, GENERATION_KEY, type
 use delta_operator_core::model::type_syntax::parse_type;
 use delta_operator_core::model::{
     Check, ForeignKey, Grant, Identity, Mask, ObservedColumn, ObservedSchema, ObservedTable,
-    PrimaryKey, Privilege, SchemaRef, TableRef,
+    PrimaryKey, Privilege, SchemaRef, TableKind, TableRef,
 };
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -80,6 +80,22 @@ pub fn is_delta_table(info: &Value) -> bool {
     let kind = s(info, "table_type").unwrap_or("MANAGED");
     let format = s(info, "data_source_format").unwrap_or("DELTA");
     matches!(kind, "MANAGED" | "EXTERNAL") && format.eq_ignore_ascii_case("DELTA")
+}
+
+/// What a listed relation is, when a spec may govern it: a Delta table, or a
+/// streaming table, materialized view or view (the annotation scopes only);
+/// None for what the operator never reads (foreign or non-Delta tables).
+/// `table_type` as the Unity Catalog TableInfo spells it (REST `tables/get`).
+pub fn relation_kind(info: &Value) -> Option<TableKind> {
+    if is_delta_table(info) {
+        return Some(TableKind::Table);
+    }
+    match s(info, "table_type")? {
+        "STREAMING_TABLE" => Some(TableKind::StreamingTable),
+        "MATERIALIZED_VIEW" => Some(TableKind::MaterializedView),
+        "VIEW" => Some(TableKind::View),
+        _ => None,
+    }
 }
 
 /// A `TableInfo` as our observed model (tags and grants are read apart, and only as asked).
@@ -136,6 +152,7 @@ pub fn table_from_info(schema: &SchemaRef, info: &Value) -> Result<ObservedTable
     let (primary_key, foreign_keys) = constraints(info);
     Ok(ObservedTable {
         table,
+        kind: relation_kind(info).unwrap_or_default(),
         columns,
         partitioned_by: partitions.into_iter().map(|(_, n)| n).collect(),
         cluster_by,

@@ -341,6 +341,7 @@ fn observe(t: &TableRef, table: &DeltaTable) -> Result<ObservedTable, BackendErr
     let size: i64 = snap.log_data().iter().map(|f| f.size()).sum();
     Ok(ObservedTable {
         table: t.clone(),
+        kind: Default::default(),
         columns,
         partitioned_by: md.partition_columns().to_vec(),
         cluster_by: None,

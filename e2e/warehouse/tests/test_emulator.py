@@ -514,3 +514,28 @@ def test_workspace_files_create_if_absent_export_list_delete_mkdirs(wh):
     # paths are absolute
     s, r, _ = imp("Shared/x.json", b"{}")
     assert (s, r["error_code"]) == (400, "INVALID_PARAMETER_VALUE"), r
+
+
+def test_streaming_tables_and_materialized_views_are_typed_and_take_only_their_alter(wh):
+    """A pipeline's relation (emulated: CREATE STREAMING TABLE / CREATE MATERIALIZED VIEW make a
+    Delta table and record the type) is listed with its table_type; ALTER STREAMING TABLE /
+    ALTER MATERIALIZED VIEW take tags, column comments and tags, the owner, and nothing else
+    (sql-ref-syntax-ddl-alter-streaming-table); ALTER TABLE on one is refused."""
+    sch = uniq()
+    wh.sql("CREATE SCHEMA main.%s" % sch)
+    st, mv = "main.%s.st" % sch, "main.%s.mv" % sch
+    wh.sql("CREATE STREAMING TABLE %s (id BIGINT, amount INT) USING delta" % st)
+    wh.sql("CREATE MATERIALIZED VIEW %s USING delta AS SELECT id FROM %s" % (mv, st))
+    s, r, _ = wh.call("GET", "/api/2.1/unity-catalog/tables?catalog_name=main&schema_name=%s" % sch)
+    kinds = {t["name"]: t["table_type"] for t in r["tables"]}
+    assert kinds == {"st": "STREAMING_TABLE", "mv": "MATERIALIZED_VIEW"}, r
+    wh.sql("ALTER STREAMING TABLE %s SET TAGS ('source' = 'kafka')" % st)
+    wh.sql("ALTER STREAMING TABLE %s ALTER COLUMN amount SET TAGS ('pii' = 'false')" % st)
+    wh.sql("COMMENT ON COLUMN %s.amount IS 'in cents'" % st)
+    wh.sql("ALTER MATERIALIZED VIEW %s SET TAGS ('tier' = 'gold')" % mv)
+    s, r, _ = wh.call("GET", "/api/2.1/unity-catalog/entity-tag-assignments/tables/%s/tags" % st)
+    assert [(t["tag_key"], t["tag_value"]) for t in r["tag_assignments"]] == [("source", "kafka")], r
+    assert "SET TBLPROPERTIES" in wh.fail("ALTER STREAMING TABLE %s SET TBLPROPERTIES ('a' = 'b')" % st)["error"]["message"]
+    assert "ADD COLUMN" in wh.fail("ALTER STREAMING TABLE %s ADD COLUMN x INT" % st)["error"]["message"]
+    assert "use ALTER STREAMING TABLE" in wh.fail("ALTER TABLE %s SET TAGS ('a' = 'b')" % st)["error"]["message"]
+    assert "not a materialized view" in wh.fail("ALTER MATERIALIZED VIEW %s SET TAGS ('a' = 'b')" % st)["error"]["message"]

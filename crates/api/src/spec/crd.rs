@@ -67,6 +67,65 @@ pub struct DeltaSchemaSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 4096))]
     pub managed_location: Option<String>,
+    /// Parts of every table of this schema that another tool owns: never
+    /// planned; a table spec that declares one is refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hand_off: Option<HandOffSpec>,
+}
+
+/// Parts of a table handed to the tool that already owns them. A spec that
+/// declares a handed-off part is refused (naming the hand-off), and nothing
+/// handed off is ever planned; the operator still knows them, so a rewrite
+/// still refuses a masked table and still puts back a renamed column's tags.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HandOffSpec {
+    /// Who owns them, for plans and errors (`dbt`, `the ingest pipeline`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 256))]
+    pub to: Option<String>,
+    /// `Tags`, `Grants`, `Owner`, `Comments`, `Masks`, `Checks`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aspects: Vec<HandedSpec>,
+    /// Table property key prefixes another tool sets (`pipelines.`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub properties: Vec<String>,
+}
+
+/// One part of a table another tool may own.
+#[derive(
+    Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, JsonSchema,
+)]
+pub enum HandedSpec {
+    Tags,
+    Grants,
+    Owner,
+    Comments,
+    Masks,
+    Checks,
+}
+
+impl HandOffSpec {
+    /// The core's hand-off.
+    pub fn lower(&self) -> delta_operator_core::model::HandOff {
+        use delta_operator_core::model::{HandOff, Handed};
+        HandOff {
+            aspects: self
+                .aspects
+                .iter()
+                .map(|a| match a {
+                    HandedSpec::Tags => Handed::Tags,
+                    HandedSpec::Grants => Handed::Grants,
+                    HandedSpec::Owner => Handed::Owner,
+                    HandedSpec::Comments => Handed::Comments,
+                    HandedSpec::Masks => Handed::Masks,
+                    HandedSpec::Checks => Handed::Checks,
+                })
+                .collect(),
+            property_prefixes: self.properties.iter().cloned().collect(),
+            to: self.to.iter().cloned().collect(),
+        }
+    }
 }
 
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
@@ -90,6 +149,7 @@ pub enum SchemaModeSpec {
     printcolumn = r#"{"name":"READY","type":"string","jsonPath":".status.conditions[?(@.type==\"Ready\")].status"}"#,
     printcolumn = r#"{"name":"PLAN","type":"string","jsonPath":".status.plan.summary"}"#,
     printcolumn = r#"{"name":"RISK","type":"string","jsonPath":".status.plan.risk"}"#,
+    printcolumn = r#"{"name":"SCOPE","type":"string","jsonPath":".spec.scope","priority":1}"#,
     printcolumn = r#"{"name":"APPLYING","type":"string","jsonPath":".status.apply.current"}"#,
     printcolumn = r#"{"name":"AGE","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
@@ -156,8 +216,12 @@ pub struct DeltaTableSpec {
     /// already hold (a difference refuses the plan by UnmanagedAspectDrift),
     /// columns the spec does not list are left alone, an absent table is
     /// waited for (Deferred), and the operator never drops the table.
-    #[serde(default, skip_serializing_if = "ScopeSpec::is_full")]
+    #[serde(default)]
     pub scope: ScopeSpec,
+    /// Parts of this table another tool owns (added to its schema's and its
+    /// target's): never planned; declaring one here too is refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hand_off: Option<HandOffSpec>,
 }
 
 /// `spec.scope`.

@@ -188,6 +188,17 @@ pub fn lower_table(m: &Manifests, t: &Loaded<DeltaTable>) -> Result<DesiredTable
         foreign_keys,
         clone_before_rewrite: spec.safety.as_ref().is_some_and(|s| s.clone_before_rewrite),
         scope: spec.scope.lower(),
+        hand_off: {
+            let mut h = spec
+                .hand_off
+                .as_ref()
+                .map(|h| h.lower())
+                .unwrap_or_default();
+            if let Some(s) = schema_of(m, t).and_then(|s| s.resource.spec.hand_off.as_ref()) {
+                h.merge(&s.lower());
+            }
+            h
+        },
         // the manifest set's foreign-key verdicts are set by `inputs::lower`
         refusals: vec![],
     })

@@ -7,6 +7,7 @@ pub mod types;
 pub mod widening;
 
 pub use types::{DataType, StructField};
+pub mod hand_off;
 pub mod names;
 pub mod privilege;
 pub mod property;
@@ -14,6 +15,7 @@ pub mod schema;
 pub mod scope;
 pub mod table;
 
+pub use hand_off::{HandOff, Handed};
 pub use privilege::Privilege;
 pub use property::ColumnMapping;
 pub use schema::{ObservedSchema, SchemaMeta};
@@ -21,6 +23,6 @@ pub use scope::{Aspect, Scope};
 pub use table::{
     CONSTRAINTS_PROPERTY, Check, DesiredColumn, DesiredTable, ForeignKey, Grant, Identity,
     Leftover, LeftoverKind, Mask, OWNER_PROPERTY, ObservedColumn, ObservedTable, PUT_BACK_PROPERTY,
-    PrimaryKey, ResourceId, STAGED_FROM_PROPERTY, SchemaMode, SchemaRef, SpecRefusal, TableRef,
-    Unstated,
+    PrimaryKey, ResourceId, STAGED_FROM_PROPERTY, SchemaMode, SchemaRef, SpecRefusal, TableKind,
+    TableRef, Unstated,
 };

@@ -7,6 +7,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use super::hand_off::HandOff;
 use super::privilege::Privilege;
 use super::scope::Scope;
 use super::types::DataType;
@@ -281,6 +282,10 @@ pub struct DesiredTable {
     /// How much of the table the spec governs (`spec.scope`); see [`Scope`].
     #[serde(default, skip_serializing_if = "Scope::is_full")]
     pub scope: Scope,
+    /// The parts of the table another tool owns (its target's, schema's and
+    /// own `handOff`): never planned, still known.
+    #[serde(default, skip_serializing_if = "HandOff::is_empty")]
+    pub hand_off: HandOff,
     /// What the manifest set refuses about this table alone (its foreign keys:
     /// an undeclared parent, not the parent's key, a type or case mismatch, a
     /// cycle): the table is refused by `ForeignKeyInvalid` and its dependents
@@ -360,10 +365,44 @@ pub struct Leftover {
     pub bytes: u64,
 }
 
+/// What a live relation is. Only a Delta table can be shaped; the others are
+/// made and evolved by their pipeline or their definition, and a spec may
+/// govern them at the annotation scopes only (`Annotations`, `Tags`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TableKind {
+    #[default]
+    Table,
+    /// A pipeline's streaming table (`ALTER STREAMING TABLE`).
+    StreamingTable,
+    /// A materialized view (`ALTER MATERIALIZED VIEW`).
+    MaterializedView,
+    /// A view (`ALTER VIEW`).
+    View,
+}
+
+impl TableKind {
+    pub fn is_table(&self) -> bool {
+        *self == TableKind::Table
+    }
+    /// `a streaming table`, for messages.
+    pub fn words(self) -> &'static str {
+        match self {
+            TableKind::Table => "a table",
+            TableKind::StreamingTable => "a streaming table",
+            TableKind::MaterializedView => "a materialized view",
+            TableKind::View => "a view",
+        }
+    }
+}
+
 /// A live table as a backend read it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ObservedTable {
     pub table: TableRef,
+    /// A Delta table, or a relation a pipeline or a definition makes.
+    #[serde(default, skip_serializing_if = "TableKind::is_table")]
+    pub kind: TableKind,
     pub columns: Vec<ObservedColumn>,
     #[serde(default)]
     pub partitioned_by: Vec<String>,
@@ -418,6 +457,7 @@ impl ObservedTable {
     pub fn new(table: TableRef, columns: Vec<ObservedColumn>) -> Self {
         ObservedTable {
             table,
+            kind: TableKind::Table,
             columns,
             partitioned_by: vec![],
             cluster_by: None,
@@ -512,6 +552,7 @@ impl DesiredTable {
             foreign_keys: vec![],
             clone_before_rewrite: false,
             scope: Scope::Full,
+            hand_off: HandOff::default(),
             refusals: vec![],
         }
     }

@@ -5,12 +5,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::change::{Change, Difference, FieldPath};
+use super::hand_off;
 use super::scope;
 use crate::model::Privilege;
 use crate::model::property;
 use crate::model::{
-    Aspect, CONSTRAINTS_PROPERTY, DataType, DesiredColumn, DesiredTable, Grant, OWNER_PROPERTY,
-    ObservedColumn, ObservedTable, PUT_BACK_PROPERTY, StructField,
+    Aspect, CONSTRAINTS_PROPERTY, DataType, DesiredColumn, DesiredTable, Grant, Handed,
+    OWNER_PROPERTY, ObservedColumn, ObservedTable, PUT_BACK_PROPERTY, StructField,
 };
 
 /// Everything that differs between a declared table and its live state.
@@ -58,6 +59,9 @@ pub fn diff(desired: &DesiredTable, observed: Option<&ObservedTable>) -> TableDi
         });
     }
     match live.owner_marker() {
+        // a streaming table, materialized view or view takes no table property (its
+        // ALTER has no SET TBLPROPERTIES): governed by its spec alone, never marked
+        None if !live.kind.is_table() => {}
         None => out.changes.push(Change::Claim {
             marker: desired.owner_marker.to_string(),
             // set by `diff_constraints` when the spec declares constraints
@@ -86,6 +90,7 @@ pub fn diff(desired: &DesiredTable, observed: Option<&ObservedTable>) -> TableDi
             to: owner.clone(),
         });
     }
+    hand_off::strip(&desired.hand_off, &mut out);
     scope::mirror(desired.scope, &mut out);
     if !out.changes.is_empty() && !live.unsupported_features.is_empty() {
         out.differences.push(Difference::UnsupportedFeatures {
@@ -575,6 +580,9 @@ fn diff_constraints(desired: &DesiredTable, live: &ObservedTable, out: &mut Tabl
     let owned = live.owned_constraints();
     let mut left_alone: Vec<String> = Vec::new();
     let managed = desired.scope.manages(Aspect::Constraints);
+    // CHECKs another tool owns: none dropped, and the record left as it is (a
+    // foreign key the spec stops declaring is then left alone too: never a loss)
+    let checks_handed = desired.hand_off.hands(Handed::Checks);
     for want in &desired.checks {
         match live
             .checks
@@ -596,7 +604,7 @@ fn diff_constraints(desired: &DesiredTable, live: &ObservedTable, out: &mut Tabl
         }
     }
     // mirrored constraints: only what the spec declares is compared, nothing recorded
-    let undeclared_checks = live.checks.iter().filter(|_| managed);
+    let undeclared_checks = live.checks.iter().filter(|_| managed && !checks_handed);
     for have in undeclared_checks {
         if !desired
             .checks
@@ -647,7 +655,7 @@ fn diff_constraints(desired: &DesiredTable, live: &ObservedTable, out: &mut Tabl
             left_alone.join(", ")
         ));
     }
-    if managed {
+    if managed && !checks_handed {
         constraints_record(desired, live, out);
     }
 }

@@ -24,9 +24,9 @@ mod encoding;
 /// v4: the compact encoding (`encoding.rs`) instead of serde_json text, the
 /// same facts in about a fifth of the bytes (planning 1,000 tables was mostly
 /// writing and hashing their JSON). v5: a declared column says whether the spec
-/// removes its default (`default: null`). v6: a declared table's scope and a
-/// column's unstated shape. v7: a schema's managed location, and the CREATE
-/// of an absent schema.
+/// removes its default (`default: null`). v6: a declared table's scope, its
+/// hand-off and a column's unstated shape, and a live relation's kind. v7: a
+/// schema's managed location, and the CREATE of an absent schema.
 const ID_VERSION: &str = "delta-operator plan id v7";
 
 /// A plan's id, 16 hex characters: what an approval names and an apply checks.

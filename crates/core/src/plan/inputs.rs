@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use crate::model::{DesiredTable, SchemaMode};
+use crate::model::{DesiredTable, HandOff, SchemaMode};
 use crate::plan::SchemaScope;
 
 /// What the manifests declare, lowered. The tables are shared with every
@@ -24,6 +24,16 @@ impl Inputs {
             if !declared {
                 s.mode = mode;
             }
+        }
+    }
+
+    /// The target's `handOff`, added to every table's own and its schema's.
+    pub fn target_hand_off(&mut self, hand_off: &HandOff) {
+        if hand_off.is_empty() {
+            return;
+        }
+        for t in &mut self.tables {
+            Arc::make_mut(t).hand_off.merge(hand_off);
         }
     }
 

@@ -10,6 +10,7 @@ pub mod change;
 pub mod compile;
 pub mod diff;
 pub mod gate;
+pub mod hand_off;
 pub mod holds;
 pub mod id;
 pub mod inputs;

@@ -28,6 +28,7 @@ use support::*;
 
 mod changes;
 mod gate;
+mod hand_off;
 mod holds;
 mod id;
 mod order;

@@ -153,6 +153,12 @@ fn rule_cases() -> Vec<RuleCase> {
             vec!["ColumnKindCannotChange"],
         ),
         rule_case(
+            "a streaming table governed at scope Full, even without drift",
+            dbx(),
+            |_, o| o.kind = delta_operator_core::model::TableKind::StreamingTable,
+            vec!["ScopeTooWideForKind"],
+        ),
+        rule_case(
             "a narrow scope's declared column type differs from the live one",
             dbx(),
             |d, _| {

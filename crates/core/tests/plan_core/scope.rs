@@ -223,3 +223,44 @@ fn owned_constraints_are_not_dropped_or_recorded_below_metadata() {
         p.changes
     );
 }
+
+#[test]
+fn a_streaming_table_or_view_is_governed_at_the_annotation_scopes_only_and_never_marked() {
+    use delta_operator_core::model::TableKind;
+    for kind in [
+        TableKind::StreamingTable,
+        TableKind::MaterializedView,
+        TableKind::View,
+    ] {
+        let (mut d, mut o) = annotated(Scope::Annotations);
+        o.kind = kind;
+        d.tags.insert("domain".into(), Some("sales".into()));
+        let p = plan_table(&d, Some(&o), &dbx());
+        assert!(p.is_accepted(), "{kind:?}: {:#?}", p.outcome);
+        let kinds: Vec<&str> = p.changes.iter().map(kind_of).collect();
+        assert_eq!(
+            kinds,
+            ["SetTableTag", "SetColumnComment", "SetColumnTag"],
+            "{kind:?}: no claim, no marker: its ALTER takes no table property"
+        );
+        for scope in [Scope::Full, Scope::Metadata] {
+            d.scope = scope;
+            let p = plan_table(&d, Some(&o), &dbx());
+            let Outcome::Rejected { failures } = &p.outcome else {
+                panic!("{kind:?} at {scope}: {:#?}", p.outcome)
+            };
+            assert_eq!(failures.len(), 1);
+            assert_eq!(failures[0].rule.to_string(), "ScopeTooWideForKind");
+            assert!(
+                failures[0].message.contains(kind.words()),
+                "{}",
+                failures[0].message
+            );
+            assert!(failures[0].fix.contains("spec.scope: Annotations"));
+        }
+    }
+}
+
+fn kind_of(c: &Change) -> &'static str {
+    kind(c)
+}

@@ -102,8 +102,9 @@ pub const ALL_CHANGE_KINDS: [&str; 32] = [
     "RemoveLeftovers",
 ];
 
-pub const ALL_RULES: [&str; 18] = [
+pub const ALL_RULES: [&str; 19] = [
     "TableUnreadable",
+    "ScopeTooWideForKind",
     "UnmanagedAspectDrift",
     "ForeignKeyInvalid",
     "PrimaryKeyReferenced",

@@ -8,11 +8,12 @@ mod access;
 mod columns;
 mod constraints;
 mod features;
+mod relation;
 mod table;
 #[cfg(test)]
 mod tests;
 
-use delta_operator_core::model::{ObservedTable, SchemaRef, TableRef};
+use delta_operator_core::model::{ObservedTable, SchemaRef, TableKind, TableRef};
 use delta_operator_core::plan::compile::{
     self, CheckWhen, CompileError, Compiled, Compiler, RunBinding, StepCheck,
 };
@@ -171,6 +172,10 @@ pub fn compile_for(
     run: &str,
 ) -> Result<Vec<String>, SqlError> {
     use Action as A;
+    let kind = live.map(|l| l.kind).unwrap_or_default();
+    if !kind.is_table() {
+        return relation::compile(names, t, action, live, kind);
+    }
     match action {
         A::CreateTable { .. }
         | A::Claim { .. }
@@ -203,7 +208,7 @@ pub fn compile_for(
         | A::UnsetTableTags { .. }
         | A::SetColumnTags { .. }
         | A::UnsetColumnTags { .. }
-        | A::SetMask { .. } => access::compile(names, t, action),
+        | A::SetMask { .. } => access::compile(names, t, action, kind),
         A::AddCheck { .. }
         | A::DropCheck { .. }
         | A::AddChecks { .. }
@@ -216,5 +221,21 @@ pub fn compile_for(
 }
 
 pub(crate) fn alter(names: &Names, t: &TableRef, rest: impl AsRef<str>) -> String {
-    format!("ALTER TABLE {} {}", names.table(t), rest.as_ref())
+    alter_as(names, t, TableKind::Table, rest)
+}
+
+/// `ALTER TABLE`, or the ALTER a streaming table, materialized view or view takes.
+pub(crate) fn alter_as(
+    names: &Names,
+    t: &TableRef,
+    kind: TableKind,
+    rest: impl AsRef<str>,
+) -> String {
+    let keyword = match kind {
+        TableKind::Table => "TABLE",
+        TableKind::StreamingTable => "STREAMING TABLE",
+        TableKind::MaterializedView => "MATERIALIZED VIEW",
+        TableKind::View => "VIEW",
+    };
+    format!("ALTER {keyword} {} {}", names.table(t), rest.as_ref())
 }

@@ -49,10 +49,127 @@ fn comments_and_properties() {
         sql(Action::Claim {
             marker: "ns/orders".into(),
             constraints: None,
+            scope: delta_operator_core::model::Scope::Full,
         }),
         vec![
             "ALTER TABLE `main`.`sales`.`orders` SET TBLPROPERTIES ('delta-operator.io/owner' = 'ns/orders')"
         ]
+    );
+    // a narrow scope is recorded in the same write as the marker
+    assert_eq!(
+        sql(Action::Claim {
+            marker: "ns/orders".into(),
+            constraints: None,
+            scope: delta_operator_core::model::Scope::Tags,
+        }),
+        vec![
+            "ALTER TABLE `main`.`sales`.`orders` SET TBLPROPERTIES ('delta-operator.io/owner' = 'ns/orders', 'delta-operator.io/scope' = 'tags')"
+        ]
+    );
+}
+
+/// A streaming table, materialized view or view takes its own ALTER, COMMENT ON for comments,
+/// and refuses by name what its maker owns.
+#[test]
+fn streaming_tables_materialized_views_and_views_take_their_own_statements() {
+    use delta_operator_core::model::{ObservedTable, TableKind};
+    let on = |kind: TableKind, a: Action| {
+        let live = ObservedTable {
+            kind,
+            ..ObservedTable::new(t(), vec![])
+        };
+        compile(&t(), &a, Some(&live))
+    };
+    let tags = || Action::SetTableTags {
+        tags: BTreeMap::from([("domain".to_string(), "sales".to_string())]),
+    };
+    for (kind, keyword) in [
+        (TableKind::StreamingTable, "STREAMING TABLE"),
+        (TableKind::MaterializedView, "MATERIALIZED VIEW"),
+        (TableKind::View, "VIEW"),
+    ] {
+        assert_eq!(
+            on(kind, tags()).unwrap(),
+            vec![format!(
+                "ALTER {keyword} `main`.`sales`.`orders` SET TAGS ('domain' = 'sales')"
+            )]
+        );
+        assert_eq!(
+            on(
+                kind,
+                Action::UnsetColumnTags {
+                    column: "a".into(),
+                    keys: vec!["pii".into()]
+                }
+            )
+            .unwrap(),
+            vec![format!(
+                "ALTER {keyword} `main`.`sales`.`orders` ALTER COLUMN `a` UNSET TAGS ('pii')"
+            )]
+        );
+        assert_eq!(
+            on(
+                kind,
+                Action::SetColumnComment {
+                    path: vec!["a".into()].into(),
+                    comment: "it's".into()
+                }
+            )
+            .unwrap(),
+            vec![r"COMMENT ON COLUMN `main`.`sales`.`orders`.`a` IS 'it\'s'"]
+        );
+        assert_eq!(
+            on(
+                kind,
+                Action::SetTableComment {
+                    comment: "x".into()
+                }
+            )
+            .unwrap(),
+            vec!["COMMENT ON TABLE `main`.`sales`.`orders` IS 'x'"]
+        );
+        let refused = on(
+            kind,
+            Action::SetProperties {
+                properties: BTreeMap::from([("k".to_string(), "v".to_string())]),
+            },
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(refused.contains(kind.words()), "{refused}");
+    }
+    assert_eq!(
+        on(
+            TableKind::View,
+            Action::SetOwner {
+                owner: "team".into()
+            }
+        )
+        .unwrap(),
+        vec!["ALTER VIEW `main`.`sales`.`orders` OWNER TO `team`"]
+    );
+    assert_eq!(
+        on(
+            TableKind::StreamingTable,
+            Action::SetOwner {
+                owner: "team".into()
+            }
+        )
+        .unwrap(),
+        vec!["ALTER STREAMING TABLE `main`.`sales`.`orders` SET OWNER TO `team`"]
+    );
+    assert!(
+        on(
+            TableKind::View,
+            Action::SetMask {
+                column: "a".into(),
+                mask: Mask {
+                    function: "f".into(),
+                    using_columns: vec![]
+                }
+            }
+        )
+        .is_err()
     );
 }
 

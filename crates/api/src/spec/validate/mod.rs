@@ -4,6 +4,7 @@
 mod columns;
 mod constraints;
 mod foreign_keys;
+mod hand_off;
 mod mapping;
 mod objects;
 mod table;
@@ -11,6 +12,7 @@ mod table;
 pub use columns::{column_type, type_error};
 pub(crate) use constraints::CHECK_FIX;
 pub use foreign_keys::{find_cycles, foreign_key_verdicts};
+pub use hand_off::{declared_hand_offs, handed_off_by_targets};
 pub use mapping::names_needing_column_mapping;
 use objects::{
     check_comment, check_grants, check_managed_location, check_name, check_object_name,
@@ -105,6 +107,9 @@ fn check_schema(s: &Loaded<DeltaSchema>) -> Vec<SpecError> {
         &mut e,
     );
     check_object_name(&s.name(), &mut e);
+    if let Some(h) = &s.resource.spec.hand_off {
+        hand_off::check_hand_off(h, "spec.handOff", &mut e);
+    }
     e.into_iter()
         .map(|x| x.in_file(&s.file, Some(&s.label())))
         .collect()
@@ -164,6 +169,7 @@ fn check_table_entry<'a>(
     );
     check_object_name(&t.name(), &mut e);
     check_table(t, &mut e);
+    hand_off::table_and_schema_hand_offs(m, t, &mut e);
     e.into_iter()
         .map(|x| x.in_file(&t.file, Some(&t.label())))
         .collect()

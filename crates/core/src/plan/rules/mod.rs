@@ -30,6 +30,9 @@ pub enum Rule {
     UnsupportedTableFeatures,
     /// Law: the table exists but its Delta log cannot be read (refused alone: the rest of the plan goes on).
     TableUnreadable,
+    /// Law: a streaming table, materialized view or view governed at a scope
+    /// wider than `Annotations` (only its maker shapes it).
+    ScopeTooWideForKind,
     /// Law: the spec declares an aspect its scope only mirrors, and the table
     /// differs there (one failure per aspect, naming each difference).
     UnmanagedAspectDrift,
@@ -68,11 +71,12 @@ pub enum Rule {
 }
 
 impl Rule {
-    pub const ALL: [Rule; 19] = [
+    pub const ALL: [Rule; 20] = [
         Rule::ColumnSpellingMustMatchCatalog,
         Rule::OwnedByAnotherResource,
         Rule::UnsupportedTableFeatures,
         Rule::TableUnreadable,
+        Rule::ScopeTooWideForKind,
         Rule::UnmanagedAspectDrift,
         Rule::ForeignKeyInvalid,
         Rule::PrimaryKeyReferenced,
@@ -99,6 +103,7 @@ impl Rule {
                 | Rule::UnsupportedTableFeatures
                 | Rule::TableUnreadable
                 | Rule::UnmanagedAspectDrift
+                | Rule::ScopeTooWideForKind
                 | Rule::ForeignKeyInvalid
         )
     }
@@ -110,6 +115,7 @@ impl Rule {
             Rule::UnsupportedTableFeatures => "UnsupportedTableFeatures",
             Rule::TableUnreadable => "TableUnreadable",
             Rule::UnmanagedAspectDrift => "UnmanagedAspectDrift",
+            Rule::ScopeTooWideForKind => "ScopeTooWideForKind",
             Rule::ForeignKeyInvalid => "ForeignKeyInvalid",
             Rule::PrimaryKeyReferenced => "PrimaryKeyReferenced",
             Rule::AmbiguousColumnRename => "AmbiguousColumnRename",
@@ -207,6 +213,23 @@ pub fn check(
             .iter()
             .map(|r| fail(Rule::ForeignKeyInvalid, &r.path, &r.message, &r.fix))
             .collect();
+    }
+    // a streaming table, materialized view or view: the annotation scopes only, drift or not
+    if let Some(live) = observed
+        && !live.kind.is_table()
+        && matches!(desired.scope, Scope::Full | Scope::Metadata)
+    {
+        return vec![fail(
+            Rule::ScopeTooWideForKind,
+            "spec.scope",
+            format!(
+                "{} is {}, which its pipeline or definition makes and shapes; scope {} would manage its columns or properties",
+                desired.table,
+                live.kind.words(),
+                desired.scope
+            ),
+            "set spec.scope: Annotations (comments, tags, grants, owner, masks) or Tags",
+        )];
     }
     let laws = check_laws(diff, caps);
     if !laws.is_empty() {
