@@ -1040,3 +1040,116 @@ async fn a_streaming_table_is_governed_at_annotations_and_refused_wider() {
             .await;
     assert!(refused.is_err(), "{refused:?}");
 }
+
+/// A table an outside SQL job keeps evolving while the operator governs it at scope
+/// Annotations: the job adds a column, rewrites the table comment it owns and inserts rows every
+/// few hundred milliseconds, on its own client, before, during and after the apply. The
+/// operator sets the tags, the column comment and the grants the spec declares, in metadata
+/// steps only; no plan ever holds a column change, and the job's own changes never make one;
+/// every row the job wrote is there.
+#[tokio::test]
+async fn a_table_a_sql_job_evolves_meanwhile_is_governed_at_annotations() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let wh = Wh::new("shared", "job").await;
+    let q = wh.q("events");
+    wh.sql(&format!(
+        "CREATE TABLE {q} (id BIGINT, amount INT) USING delta COMMENT 'the job made it'"
+    ))
+    .await;
+    let stop = Arc::new(AtomicBool::new(false));
+    let rows = Arc::new(AtomicUsize::new(0));
+    let job = {
+        let (stop, rows, q) = (stop.clone(), rows.clone(), q.clone());
+        tokio::spawn(async move {
+            let b = backend();
+            let run = |s: String| {
+                let b = &b;
+                async move { b.client().execute(&s, &|_: &str| {}).await }
+            };
+            let mut n = 0usize;
+            while !stop.load(Ordering::SeqCst) {
+                n += 1;
+                if run(format!("INSERT INTO {q} (id, amount) VALUES ({n}, {n})"))
+                    .await
+                    .is_ok()
+                {
+                    rows.fetch_add(1, Ordering::SeqCst);
+                }
+                if n.is_multiple_of(3) {
+                    let _ = run(format!("ALTER TABLE {q} ADD COLUMN `c{n}` STRING")).await;
+                    let _ = run(format!("COMMENT ON TABLE {q} IS 'the job, round {n}'")).await;
+                }
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        })
+    };
+    let spec = wh.manifests(
+        None,
+        &table(
+            "events",
+            "  scope: Annotations\n  tags: {domain: sales, tier: bronze}\n  grants: [{principal: analysts, privileges: [SELECT]}]\n  columns:\n    - {name: amount, comment: in cents, tags: {pii: \"false\"}}\n",
+        ),
+    );
+    let no_column_change = |plan: &Plan| {
+        for t in &plan.tables {
+            assert!(t.is_accepted(), "{}", render(plan));
+            assert!(
+                t.changes
+                    .iter()
+                    .all(|c| c.aspect().is_none_or(|a| !matches!(
+                        a,
+                        delta_operator::model::Aspect::Columns
+                            | delta_operator::model::Aspect::Layout
+                    ))),
+                "{}",
+                render(plan)
+            );
+            assert!(t.steps().iter().all(|s| s.class == RiskClass::Meta));
+        }
+    };
+    let first = wh.plan(&spec).await;
+    no_column_change(&first);
+    assert!(first.has_changes());
+    wh.apply_ok(&spec, false).await;
+    for _ in 0..3 {
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        let again = wh.plan(&spec).await;
+        no_column_change(&again);
+        assert!(
+            !again.has_changes(),
+            "the job's columns and comment never make a plan: {}",
+            render(&again)
+        );
+    }
+    stop.store(true, Ordering::SeqCst);
+    job.await.unwrap();
+    let live = wh.read("events").await.expect("the table");
+    assert_eq!(live.tags.get("domain").map(String::as_str), Some("sales"));
+    assert!(
+        live.grants.iter().any(|g| g.principal == "analysts"),
+        "{:?}",
+        live.grants
+    );
+    let amount = col(&live, "amount");
+    assert_eq!(amount.comment.as_deref(), Some("in cents"));
+    assert_eq!(amount.tags.get("pii").map(String::as_str), Some("false"));
+    assert!(
+        live.columns.len() > 2,
+        "the job added columns meanwhile: {:?}",
+        live.columns
+    );
+    assert!(
+        live.comment
+            .as_deref()
+            .is_some_and(|c| c.starts_with("the job")),
+        "the job's comment is its own: {:?}",
+        live.comment
+    );
+    let count = wh.scalar(&format!("SELECT count(*) FROM {q}")).await;
+    assert_eq!(
+        count,
+        rows.load(Ordering::SeqCst).to_string(),
+        "every row the job wrote"
+    );
+}

@@ -102,8 +102,15 @@ pub fn plan_id_all(backend: BackendKind, tables: &[TablePlan], schemas: &[Schema
         h.byte(1);
         h.value(&t.table);
         h.value(&t.desired);
-        // appends move these two, not what the plan does (see above)
-        h.value_blanking(&t.observed, &["version", "size_bytes"]);
+        // appends move these two, not what the plan does (see above); a narrow scope's
+        // plan rests on what it governs only (`scope::governed_view`)
+        match (&t.desired, &t.observed) {
+            (Some(d), Some(o)) if !d.scope.is_full() => h.value_blanking(
+                &Some(super::scope::governed_view(d, o)),
+                &["version", "size_bytes"],
+            ),
+            _ => h.value_blanking(&t.observed, &["version", "size_bytes"]),
+        }
         h.value(&t.action);
         // what runs: approving the id approves exactly these statements and checks
         // (compiled with placeholders for what only the run knows, so appends do not move it)

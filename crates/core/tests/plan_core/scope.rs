@@ -264,3 +264,50 @@ fn a_streaming_table_or_view_is_governed_at_the_annotation_scopes_only_and_never
 fn kind_of(c: &Change) -> &'static str {
     kind(c)
 }
+
+#[test]
+fn a_narrow_scope_plan_id_rests_on_what_it_governs_only() {
+    let (mut d, o) = annotated(Scope::Annotations);
+    d.tags.insert("domain".into(), Some("sales".into()));
+    let id = |o: &ObservedTable| {
+        plan::plan(
+            std::slice::from_ref(&d),
+            std::slice::from_ref(o),
+            &[],
+            &dbx(),
+        )
+        .id
+    };
+    let base = id(&o);
+    // what the job owns moves: its columns, the table comment, tags the spec does not name
+    let mut moved = o.clone();
+    moved.columns.push(ocol("c9", "string"));
+    moved.comment = Some("the job's words".into());
+    moved.tags.insert("owner-team".into(), "ingest".into());
+    lcol(&mut moved, "id").comment = Some("the job's column".into());
+    assert_eq!(
+        id(&moved),
+        base,
+        "the job's own changes do not make the plan stale"
+    );
+    // what the spec governs moves: a new plan
+    let mut governed = o.clone();
+    lcol(&mut governed, "amount").comment = Some("in dollars".into());
+    assert_ne!(id(&governed), base);
+    let mut tagged = o.clone();
+    tagged.tags.insert("domain".into(), "finance".into());
+    assert_ne!(id(&tagged), base);
+    // at Full, anything observed is part of the id, as before
+    let mut full = d.clone();
+    full.scope = Scope::Full;
+    let full_id = |o: &ObservedTable| {
+        plan::plan(
+            std::slice::from_ref(&full),
+            std::slice::from_ref(o),
+            &[],
+            &dbx(),
+        )
+        .id
+    };
+    assert_ne!(full_id(&moved), full_id(&o));
+}
