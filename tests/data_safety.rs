@@ -760,7 +760,9 @@ async fn plan_read_and_validate_write_nothing() {
     .await
     .unwrap()
     .0;
-    assert_eq!(plan.summary.add, 1);
+    // the schema's folder and the table, both only planned
+    assert_eq!(plan.summary.add, 2);
+    assert!(plan.schemas[0].creates());
     assert!(!dir.path().join("lake").exists());
 }
 

@@ -1,5 +1,7 @@
 //! A DeltaSchema's own metadata (comment, properties, owner, grants) applied by the CLI on
 //! the warehouse emulator, as Unity Catalog REST then reads it back; then planned again: empty.
+//! An absent schema is created by a CREATE SCHEMA step before its tables (with its comment,
+//! properties and managed location); a missing catalog is named and never created.
 //! `make test` starts the emulator; without DATABRICKS_* this fails loudly.
 
 mod support;
@@ -254,4 +256,133 @@ fn removing_a_live_schema_property_is_a_named_refusal() {
         "{out}"
     );
     assert_eq!(uc(&format!("schemas/{full}"))["properties"]["old"], "x");
+}
+
+#[test]
+fn an_absent_schema_is_created_first_with_its_comment_and_properties_then_plan_empty() {
+    let catalog = format!("schema_create_{}", std::process::id());
+    let full = format!("{catalog}.sales");
+    sql(&format!("CREATE CATALOG {catalog}"));
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = dir.path().join("m.yaml");
+    std::fs::write(
+        &manifests,
+        format!(
+            r#"apiVersion: delta-operator.io/v1alpha1
+kind: DeltaSchema
+metadata: {{name: sales}}
+spec:
+  catalog: {catalog}
+  comment: "Sales' data"
+  properties: {{team: revenue}}
+---
+apiVersion: delta-operator.io/v1alpha1
+kind: DeltaTable
+metadata: {{name: orders}}
+spec:
+  schemaRef: sales
+  columns:
+    - {{name: id, type: bigint}}
+"#
+        ),
+    )
+    .unwrap();
+    let c = config(dir.path(), &catalog);
+    let f = manifests.to_str().unwrap();
+
+    let (code, out, err) = run(&["plan", "-f", f, "--config", &c]);
+    assert_eq!(code, 2, "changes → exit 2\n{out}\n{err}");
+    let create = format!(
+        r"CREATE SCHEMA IF NOT EXISTS `{catalog}`.`sales` COMMENT 'Sales\' data' WITH DBPROPERTIES ('team' = 'revenue')"
+    );
+    for want in [
+        format!("{full}   + schema create"),
+        "1. CREATE SCHEMA".to_string(),
+        format!("> {create}"),
+        format!("undo: DROP SCHEMA {full} RESTRICT"),
+        "never drops a schema".to_string(),
+        "Plan: 2 to add, 0 to change, 0 to destroy".to_string(),
+    ] {
+        assert!(out.contains(&want), "missing {want:?} in\n{out}");
+    }
+    // the table reads as absent (not unreadable) and is planned after the schema
+    assert!(!out.contains("cannot be read"), "{out}");
+    let schema_at = out.find("+ schema create").unwrap();
+    let table_at = out.find(&format!("{full}.orders")).unwrap();
+    assert!(schema_at < table_at, "{out}");
+
+    let (code, out, err) = run(&["apply", "-f", f, "--config", &c]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let info = uc(&format!("schemas/{full}"));
+    assert_eq!(info["comment"], "Sales' data", "{info}");
+    assert_eq!(info["properties"]["team"], "revenue", "{info}");
+    let table = uc(&format!("tables/{full}.orders"));
+    assert_eq!(table["name"], "orders", "{table}");
+
+    let (code, out, err) = run(&["plan", "-f", f, "--config", &c]);
+    assert_eq!(code, 0, "no changes → exit 0\n{out}\n{err}");
+    assert!(
+        out.contains("Plan: 0 to add, 0 to change, 0 to destroy · 0 steps"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_missing_catalog_is_named_and_never_created() {
+    let catalog = format!("no_such_catalog_{}", std::process::id());
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = dir.path().join("m.yaml");
+    std::fs::write(
+        &manifests,
+        format!("apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {{name: sales}}\nspec:\n  catalog: {catalog}\n"),
+    )
+    .unwrap();
+    let c = config(dir.path(), &catalog);
+    let (code, out, err) = run(&["apply", "-f", manifests.to_str().unwrap(), "--config", &c]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    let all = format!("{out}{err}");
+    assert!(
+        all.contains(&format!("catalog '{catalog}' does not exist")),
+        "{all}"
+    );
+    assert!(all.contains("never catalogs"), "{all}");
+    let catalogs = uc("catalogs");
+    assert!(
+        !catalogs.to_string().contains(&catalog),
+        "the catalog was created: {catalogs}"
+    );
+}
+
+#[test]
+fn a_managed_location_goes_into_the_create_and_is_the_schemas_storage_root() {
+    let catalog = format!("schema_loc_{}", std::process::id());
+    let full = format!("{catalog}.sales");
+    sql(&format!("CREATE CATALOG {catalog}"));
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = dir.path().join("m.yaml");
+    let location = "abfss://lake@acct.dfs.core.windows.net/it's/sales";
+    std::fs::write(
+        &manifests,
+        format!("apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {{name: sales}}\nspec:\n  catalog: {catalog}\n  managedLocation: \"{location}\"\n"),
+    )
+    .unwrap();
+    let c = config(dir.path(), &catalog);
+    let f = manifests.to_str().unwrap();
+    let (code, out, err) = run(&["plan", "-f", f, "--config", &c]);
+    assert_eq!(code, 2, "{out}\n{err}");
+    let want = format!(
+        r"> CREATE SCHEMA IF NOT EXISTS `{catalog}`.`sales` MANAGED LOCATION 'abfss://lake@acct.dfs.core.windows.net/it\'s/sales'"
+    );
+    assert!(out.contains(&want), "missing {want:?} in\n{out}");
+    let (code, out, err) = run(&["apply", "-f", f, "--config", &c]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let info = uc(&format!("schemas/{full}"));
+    assert_eq!(info["storage_root"], location, "{info}");
+    // the location is the CREATE's alone: the live schema plans nothing more
+    let (code, out, err) = run(&["plan", "-f", f, "--config", &c]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        out.contains("only when the operator creates the schema"),
+        "{out}"
+    );
 }

@@ -108,6 +108,56 @@ fn on_the_lake_a_schemas_metadata_is_stalled_with_the_rules_name() {
     );
 }
 
+/// A DeltaTable whose schema does not exist yet waits for it (Reconciling, SchemaNotFound),
+/// never ReadFailed and never creating the schema itself: here its DeltaSchema's plan is
+/// refused (a comment the lake cannot hold), so the schema is not created and the table
+/// keeps waiting with nothing written. Once the DeltaSchema is fixed, its reconcile creates
+/// the schema's folder and the table converges.
+#[test]
+fn a_table_waits_for_its_schema_to_be_created_then_converges() {
+    let ns = namespace("lakecreate");
+    let op = Operator::start(&ns, "    namespaces: ['*']", &[]);
+    let orders = "---\napiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {name: orders}\nspec:\n  schemaRef: sales\n  columns:\n    - {name: id, type: bigint}\n";
+    apply_yaml(
+        &ns,
+        &format!("{}{orders}", schema_yaml("main", "  comment: Sales data\n")),
+    );
+    let seen = wait_condition(
+        &ns,
+        "deltatable",
+        "orders",
+        "Reconciling",
+        "True",
+        Some("SchemaNotFound"),
+    );
+    let text = seen["status"].to_string();
+    assert!(
+        text.contains("waiting for schema main.sales to be created by DeltaSchema 'sales'"),
+        "{text}"
+    );
+    wait_condition(
+        &ns,
+        "deltaschema",
+        "sales",
+        "Stalled",
+        "True",
+        Some("NotSupportedByBackend"),
+    );
+    assert!(
+        !op.lake.join("main/sales").exists(),
+        "neither the schema nor the table is created while the schema's plan is refused"
+    );
+    apply_yaml(&ns, &schema_yaml("main", ""));
+    let seen = wait_condition(&ns, "deltaschema", "sales", "Ready", "True", None);
+    assert!(op.lake.join("main/sales").is_dir(), "{}", seen["status"]);
+    wait_condition(&ns, "deltatable", "orders", "Ready", "True", None);
+    assert!(
+        op.table_dir("orders").join("_delta_log").is_dir(),
+        "{}",
+        op.log()
+    );
+}
+
 /// How many DeltaTables the restart test declares, each documented at length
 /// (a table comment and 8 column comments of 16 KiB, the CRD's limit): their
 /// list (~4 MB) takes longer to arrive than the one DeltaSchema's.

@@ -63,6 +63,32 @@ const V1: &str = "  comment: orders v1
 /// and drops, widening, a new column, comments, properties, CHECKs), each as
 /// the plan's statements name it, then a re-plan with nothing to do; rows
 /// kept, and python deltalake reads the result.
+/// Tables are named by path here, so a schema is the lake's folder: an absent one
+/// is created by a visible CREATE SCHEMA step (the folder), then Spark creates the
+/// table in it, and a second plan is empty.
+#[tokio::test]
+async fn an_absent_schema_is_created_as_its_folder_then_spark_creates_the_table() {
+    let s = Spark::empty();
+    let inputs = manifests(&format!(
+        "{SCHEMA}{}",
+        table("orders", "  columns:\n    - {name: id, type: bigint}")
+    ));
+    let plan = s.plan(&inputs).await;
+    let schema = &plan.schemas[0];
+    assert!(schema.creates(), "{schema:?}");
+    assert_eq!(
+        schema.steps()[0].statements,
+        ["create the folder main/sales/ (kept as it is when it exists)"]
+    );
+    assert_eq!(plan.summary.add, 2, "{:?}", plan.summary);
+    s.apply(&inputs, false).await;
+    assert!(s.dir.path().join("main/sales").is_dir());
+    assert_eq!(s.count(&tref("orders")).await, 0);
+    let again = s.plan(&inputs).await;
+    assert!(!again.has_changes(), "{:?}", again.summary);
+    assert!(again.schemas.is_empty(), "{:?}", again.schemas);
+}
+
 #[tokio::test]
 async fn in_place_steps_apply_on_spark_connect_and_a_re_plan_is_empty() {
     let s = Spark::new();

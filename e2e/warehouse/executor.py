@@ -165,6 +165,10 @@ class Ctx:
         if target is not None and kind in ("create_table", "drop_schema", "create_schema"):
             if kind == "create_table":
                 existed = self.table_exists(*target) if target[0] in self.emu.store.catalogs else False
+        managed = None
+        if kind == "create_schema" and target is not None:
+            existed = self.emu.spark.db_exists(db_name(*target))
+            managed = self.take_managed_location()
         text, infoviews = self.rewrite()
         if infoviews:
             import infoschema
@@ -176,6 +180,9 @@ class Ctx:
         show_tables = head.startswith("SHOW TABLES") or head.startswith("SHOW VIEWS")
         cols, rows = self.spark(text, raw=show_tables)
         self.post(kind, target, existed)
+        if managed is not None and not existed:
+            with self.emu.store.lock:
+                self.emu.store.schemas["%s.%s" % target].managed_location = managed
         if show_tables:
             cols = [("database" if n == "namespace" else n, dt) for n, dt in cols]
             keep = []
@@ -190,6 +197,22 @@ class Ctx:
                 keep.append(r)
             rows = keep
         return cols, rows
+
+    def take_managed_location(self):
+        """EMULATED: Unity Catalog's CREATE SCHEMA ... MANAGED LOCATION '<url>' (Spark has only
+        LOCATION, a path it would create). The clause is taken out of the statement before Spark
+        sees it and the URL kept as the schema's storage root, as SchemaInfo.storage_root reports
+        it; the check that the URL lies in an external location the caller may use is not
+        emulated."""
+        toks = self.toks
+        idx = [i for i, t in enumerate(toks) if t.kind not in ("ws", "comment")]
+        for n in range(len(idx) - 2):
+            a, b, c = (toks[idx[n]], toks[idx[n + 1]], toks[idx[n + 2]])
+            if a.up == "MANAGED" and b.up == "LOCATION" and c.kind == "str":
+                for i in idx[n:n + 3]:
+                    toks[i] = type(a)("ws", " ")
+                return c.value
+        return None
 
     def classify(self, s):
         """(kind, target) for the statements whose success changes UC metadata."""

@@ -189,7 +189,8 @@ def schema_info(cat, sch):
     jdb = EMU.spark.jcatalog().getDatabaseMetadata(db_name(cat, sch))
     d = {"name": sch, "catalog_name": cat, "full_name": "%s.%s" % (cat, sch), "owner": m.owner,
          "schema_id": getattr(m, "id", None), "created_at": m.created_at, "created_by": m.created_by,
-         "updated_at": m.updated_at, "updated_by": m.updated_by, "storage_root": jdb.locationUri().toString(),
+         "updated_at": m.updated_at, "updated_by": m.updated_by,
+         "storage_root": getattr(m, "managed_location", None) or jdb.locationUri().toString(),
          "metastore_id": "00000000-0000-0000-0000-000000000000", "catalog_type": "MANAGED_CATALOG"}
     if jdb.description():
         d["comment"] = jdb.description()

@@ -50,6 +50,8 @@ class SecurableMeta:
         self.updated_by = owner
         self.tags = {}
         self.grants = {}
+        # a schema's MANAGED LOCATION (emulated: see executor.take_managed_location)
+        self.managed_location = None
 
 
 class Store:

@@ -271,6 +271,13 @@ pub fn table_manifest(t: &ObservedTable, schema_resource: &str, namespace: &str)
 pub async fn import(config: &Config, a: ImportArgs) -> Result<Exit, CliError> {
     let (target, sref) = import_schema(config, &a)?;
     let backend = open_backend(config, &target)?;
+    // an absent schema lists no tables: say so rather than write an empty import
+    if !backend.schema_exists(&sref).await? {
+        return Err(crate::backend::BackendError::Refused {
+            message: format!("schema {sref} does not exist on target {target}: nothing to import"),
+        }
+        .into());
+    }
     let mut tables = backend.list_schema(&sref).await?;
     // streaming tables, materialized views and views: governed, never shaped
     tables.extend(

@@ -73,7 +73,17 @@ pub struct Lake {
 }
 
 impl Lake {
+    /// A lake whose schema `main.sales` (`SCHEMA`) exists, as the warehouse
+    /// harness creates its schema: the tests here are about tables; creating an
+    /// absent schema is `tests/lake_schema.rs`'s.
     pub fn new() -> Self {
+        let lake = Self::empty();
+        std::fs::create_dir_all(lake.dir.path().join("main/sales")).expect("the schema's folder");
+        lake
+    }
+
+    /// A lake with nothing in it, not even the schema's folder.
+    pub fn empty() -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
         let backend = LakeBackend::open(dir.path().to_str().unwrap()).expect("lake");
         Lake { dir, backend }

@@ -30,7 +30,16 @@ pub struct Spark {
 }
 
 impl Spark {
+    /// A root whose schema `main.sales` exists, as the warehouse harness creates
+    /// its schema (creating an absent one is tested on its own).
     pub fn new() -> Self {
+        let spark = Self::empty();
+        std::fs::create_dir_all(spark.dir.path().join("main/sales")).expect("the schema's folder");
+        spark
+    }
+
+    /// A root with nothing in it, not even the schema's folder.
+    pub fn empty() -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
         let target = SparkConnectTarget {
             url: url(),

@@ -1707,6 +1707,21 @@ fn cases_fixes_made_after_review() -> Vec<Case> {
             files: vec![("schema.yaml", "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata:\n  name: sales\nspec:\n  catalog: main\n  grants:\n  - principal: analysts\n    privileges: [use_schema, CREATE TABLE, USE SCHEM, 'SELECT; DROP SCHEMA x']\n".to_string())],
             expect: vec![error("schema.yaml", "spec.grants[0].privileges[2]", &["'USE SCHEM' is not a schema privilege"], &["did you mean 'USE SCHEMA'"]), error("schema.yaml", "spec.grants[0].privileges[3]", &["not a schema privilege"], &["use one of ALL PRIVILEGES"])],
         },
+        Case {
+            name: "a_managed_location_that_is_not_a_storage_url_is_refused",
+            files: vec![("schema.yaml", "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata:\n  name: sales\nspec:\n  catalog: main\n  managedLocation: 's3:/bucket/sales'\n".to_string())],
+            expect: vec![error("schema.yaml", "spec.managedLocation", &["'s3:/bucket/sales' is not a storage URL (scheme://…)"], &["s3://bucket/sales", "remove spec.managedLocation"])],
+        },
+        Case {
+            name: "a_managed_location_that_is_a_bare_path_is_refused",
+            files: vec![("schema.yaml", "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata:\n  name: sales\nspec:\n  catalog: main\n  managedLocation: '/mnt/sales'\n".to_string())],
+            expect: vec![error("schema.yaml", "spec.managedLocation", &["not a storage URL"], &["abfss://"])],
+        },
+        Case {
+            name: "a_managed_location_url_is_accepted",
+            files: vec![("schema.yaml", "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata:\n  name: sales\nspec:\n  catalog: main\n  managedLocation: 'abfss://lake@acct.dfs.core.windows.net/sales'\n".to_string())],
+            expect: vec![],
+        },
     ])
 }
 

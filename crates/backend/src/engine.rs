@@ -57,15 +57,22 @@ pub fn align_checks(declared: &[Check], live: &mut [Check]) {
     }
 }
 
-/// Reads the metadata of every declared schema whose spec names some (a
-/// schema whose spec is silent costs no read).
+/// Reads every declared schema: the metadata of one whose spec names some,
+/// and only whether it exists for one whose spec is silent (on Databricks the
+/// tables' listing already says so: no request of its own). What is returned
+/// are the live schemas; a declared schema missing from it does not exist,
+/// and the plan creates it.
 pub async fn observe_schemas<B: Backend>(
     backend: &B,
     scopes: &[SchemaScope],
 ) -> Result<Vec<ObservedSchema>, BackendError> {
     let mut out = Vec::new();
-    for s in scopes.iter().filter(|s| !s.meta.is_silent()) {
-        out.extend(backend.read_schema(&s.schema).await?);
+    for s in scopes {
+        if !s.meta.is_silent() {
+            out.extend(backend.read_schema(&s.schema).await?);
+        } else if backend.schema_exists(&s.schema).await? {
+            out.push(ObservedSchema::new(s.schema.clone()));
+        }
     }
     Ok(out)
 }
@@ -77,7 +84,9 @@ pub fn plan_against(
     caps: &Capabilities,
     compiler: &dyn Compiler,
 ) -> Plan {
-    plan_against_all(inputs, observed, &[], caps, compiler)
+    // no schema plans: without a read of the schemas, none is known to be absent
+    let (tables, unmanaged) = plan::plan_tables(&inputs.tables, observed, &inputs.schemas, caps);
+    compile_parts(caps.backend, tables, vec![], unmanaged, compiler)
 }
 
 /// The plan for these inputs against the observed tables and schemas, compiled.

@@ -347,6 +347,17 @@ pub trait Backend: Send + Sync {
         schema: &SchemaRef,
     ) -> impl Future<Output = Result<Option<ObservedSchema>, BackendError>> + Send;
 
+    /// Whether a schema exists, without its metadata: what a spec silent about
+    /// the schema's metadata needs (an absent schema is created, and its
+    /// tables wait for it). A catalog that does not exist is an error naming
+    /// it: the operator never creates catalogs. Default: a `read_schema`.
+    fn schema_exists(
+        &self,
+        schema: &SchemaRef,
+    ) -> impl Future<Output = Result<bool, BackendError>> + Send {
+        async move { Ok(self.read_schema(schema).await?.is_some()) }
+    }
+
     /// Carries out one step of a schema's plan: `statements`, which the
     /// executor checked are the ones the plan shows.
     fn run_schema(

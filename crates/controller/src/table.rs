@@ -358,6 +358,20 @@ async fn evaluate(
             tracing::warn!(error = %e, "could not write the Interrupted status");
         }
     }
+    // a schema not created yet is its DeltaSchema's to create: the table waits for it
+    // (retried with backoff), rather than being read in a schema that is not there
+    let schema = desired.table.schema_ref();
+    match backend.schema_exists(&schema).await {
+        Ok(true) => {}
+        Ok(false) => {
+            let message = format!(
+                "waiting for schema {schema} to be created by DeltaSchema '{}'",
+                obj.spec.schema_ref
+            );
+            return Ok((Report::new(Reason::SchemaNotFound, message), table));
+        }
+        Err(e) => return Ok((decide::read_failed(&e), table)),
+    }
     let inputs = Inputs {
         tables: vec![desired.into()],
         ..Inputs::default()

@@ -34,6 +34,7 @@ fn declared() -> SchemaMeta {
         ]),
         owner: Some("data-eng".into()),
         grants: vec![grant("analysts", &["USE SCHEMA", "SELECT"])],
+        managed_location: None,
     }
 }
 
@@ -63,18 +64,53 @@ fn titles(p: &plan::SchemaPlan) -> Vec<String> {
 }
 
 #[test]
-fn a_silent_spec_has_no_schema_plan() {
+fn a_silent_spec_on_a_live_schema_has_no_schema_plan() {
     let caps = Capabilities::databricks();
     assert!(plan_schema(&sales(), &SchemaMeta::default(), Some(&live()), &caps).is_none());
     // not even on the lake: a DeltaSchema without metadata is what every lake user writes
+    let folder = ObservedSchema::new(sales());
     assert!(
         plan_schema(
             &sales(),
             &SchemaMeta::default(),
-            None,
+            Some(&folder),
             &Capabilities::lake()
         )
         .is_none()
+    );
+}
+
+#[test]
+fn a_silent_spec_still_creates_an_absent_schema() {
+    for caps in [Capabilities::databricks(), Capabilities::lake()] {
+        let p = plan_schema(&sales(), &SchemaMeta::default(), None, &caps)
+            .expect("an absent schema has a plan");
+        assert_eq!(titles(&p), ["1. CREATE SCHEMA [meta]"], "{}", caps.backend);
+        assert_eq!(
+            p.steps()[0].action,
+            SchemaAction::Create {
+                comment: None,
+                properties: BTreeMap::new(),
+                managed_location: None
+            }
+        );
+        assert!(p.notes[0].contains("never drops a schema"), "{:?}", p.notes);
+        let undo = p.steps()[0].undo.as_deref().unwrap();
+        assert!(undo.contains("never run"), "{undo}");
+    }
+    // on the lake the undo is the folder's, not SQL
+    let p = plan_schema(
+        &sales(),
+        &SchemaMeta::default(),
+        None,
+        &Capabilities::lake(),
+    )
+    .unwrap();
+    assert_eq!(
+        p.steps()[0].undo.as_deref(),
+        Some(
+            "remove the folder main/sales/ once it is empty (shown, never run: the operator never drops a schema)"
+        )
     );
 }
 
@@ -207,11 +243,9 @@ fn the_lake_refuses_each_field_a_folder_cannot_hold_by_name() {
         properties: BTreeMap::from([("gone".into(), None)]),
         ..SchemaMeta::default()
     };
-    assert!(
-        plan_schema(&sales(), &only_removal, None, &caps)
-            .unwrap()
-            .is_accepted()
-    );
+    let p = plan_schema(&sales(), &only_removal, None, &caps).unwrap();
+    assert!(p.is_accepted());
+    assert_eq!(titles(&p), ["1. CREATE SCHEMA [meta]"]);
 }
 
 #[test]
@@ -230,14 +264,113 @@ fn removing_a_live_schema_property_is_refused_on_databricks() {
 }
 
 #[test]
-fn a_missing_schema_plans_no_steps_and_says_why() {
-    let p = plan_schema(&sales(), &declared(), None, &Capabilities::databricks()).unwrap();
-    assert!(p.is_accepted() && p.steps().is_empty());
+fn an_absent_schema_is_created_first_with_what_its_create_carries() {
+    let want = SchemaMeta {
+        managed_location: Some("abfss://lake@acct.dfs.core.windows.net/sales".into()),
+        ..declared()
+    };
+    let p = plan_schema(&sales(), &want, None, &Capabilities::databricks()).unwrap();
+    assert_eq!(
+        titles(&p),
+        [
+            "1. CREATE SCHEMA [meta]",
+            "2. GRANT SELECT, USE SCHEMA ON SCHEMA TO analysts [meta]",
+            "3. OWNER TO data-eng [meta]",
+        ]
+    );
+    let s = p.steps();
+    // the comment, the properties with a value (a null one has nothing to remove) and the location
+    assert_eq!(
+        s[0].action,
+        SchemaAction::Create {
+            comment: Some("Sales data".into()),
+            properties: BTreeMap::from([("team".into(), "revenue".into())]),
+            managed_location: Some("abfss://lake@acct.dfs.core.windows.net/sales".into()),
+        }
+    );
+    // the undo is shown, never run: the operator never drops a schema
+    let undo = s[0].undo.as_deref().unwrap();
     assert!(
-        p.notes[0].contains("never creates schemas"),
+        undo.starts_with("DROP SCHEMA main.sales RESTRICT"),
+        "{undo}"
+    );
+    assert!(undo.contains("never run"), "{undo}");
+    assert!(p.notes[0].contains("does not exist"), "{:?}", p.notes);
+    assert!(p.notes[0].contains("never drops a schema"), "{:?}", p.notes);
+    assert!(holds(&s[0].action, Some(&live())));
+    assert!(!holds(&s[0].action, None));
+    // counted as an addition, and shown as one
+    let caps = Capabilities::databricks();
+    let whole = plan::finish(&caps, vec![], vec![]).with_schemas(vec![p], &caps);
+    assert_eq!((whole.summary.add, whole.summary.change), (1, 0));
+    assert_eq!(gate(&whole, Policy::Auto, None), Decision::Apply);
+    let t = text::render(&whole);
+    assert!(t.contains("main.sales   + schema create"), "{t}");
+    assert!(t.contains("1. CREATE SCHEMA"), "{t}");
+    assert!(
+        t.contains("Plan: 1 to add, 0 to change, 0 to destroy"),
+        "{t}"
+    );
+    let md = markdown::render(&whole);
+    assert!(md.contains("#### schema `main.sales` — create"), "{md}");
+    let back = json::parse(&json::render(&whole)).unwrap();
+    assert_eq!(back, whole);
+}
+
+#[test]
+fn an_empty_comment_on_an_absent_schema_creates_it_without_one() {
+    let want = SchemaMeta {
+        comment: Some(String::new()),
+        ..SchemaMeta::default()
+    };
+    let p = plan_schema(&sales(), &want, None, &Capabilities::databricks()).unwrap();
+    assert!(matches!(
+        &p.steps()[0].action,
+        SchemaAction::Create { comment: None, .. }
+    ));
+}
+
+#[test]
+fn an_existing_schema_is_never_created_and_keeps_its_location() {
+    let want = SchemaMeta {
+        managed_location: Some("s3://bucket/sales".into()),
+        ..SchemaMeta::default()
+    };
+    let p = plan_schema(&sales(), &want, Some(&live()), &Capabilities::databricks()).unwrap();
+    assert!(p.is_accepted() && p.steps().is_empty(), "{p:?}");
+    assert!(
+        p.notes[0].contains("only when the operator creates the schema"),
         "{:?}",
         p.notes
     );
+    let p = plan_schema(
+        &sales(),
+        &declared(),
+        Some(&live()),
+        &Capabilities::databricks(),
+    )
+    .unwrap();
+    assert!(!p.creates());
+    assert!(
+        p.steps()
+            .iter()
+            .all(|s| !matches!(s.action, SchemaAction::Create { .. }))
+    );
+}
+
+#[test]
+fn a_managed_location_is_refused_on_the_lake_by_name() {
+    let want = SchemaMeta {
+        managed_location: Some("s3://bucket/sales".into()),
+        ..SchemaMeta::default()
+    };
+    let p = plan_schema(&sales(), &want, None, &Capabilities::lake()).unwrap();
+    let SchemaOutcome::Rejected { failures } = &p.outcome else {
+        panic!("accepted on the lake: {p:?}");
+    };
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    assert_eq!(failures[0].subject, "spec.managedLocation");
+    assert_eq!(failures[0].rule, Rule::NotSupportedByBackend);
 }
 
 #[test]

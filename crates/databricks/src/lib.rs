@@ -50,6 +50,8 @@ struct Snapshot {
     /// The write epoch the read began in: a write since makes it stale.
     epoch: u64,
     tables: SchemaState,
+    /// False when the schema does not exist (its tables then read as absent).
+    exists: bool,
 }
 
 pub struct DatabricksBackend {
@@ -194,6 +196,11 @@ impl DatabricksBackend {
 
     /// Every Delta table of a schema, read once and shared.
     async fn schema_state(&self, s: &SchemaRef) -> Result<SchemaState, BackendError> {
+        Ok(self.listing(s).await?.0)
+    }
+
+    /// The schema's tables and whether it exists, read once and shared.
+    async fn listing(&self, s: &SchemaRef) -> Result<(SchemaState, bool), BackendError> {
         let lock = self.schema_lock(s);
         let mut guard = lock.lock().await;
         let epoch = self.epoch.load(Ordering::SeqCst);
@@ -201,21 +208,52 @@ impl DatabricksBackend {
             .as_ref()
             .filter(|snap| snap.epoch == epoch && snap.at.elapsed() < self.share_window)
         {
-            return Ok(snap.tables.clone());
+            return Ok((snap.tables.clone(), snap.exists));
         }
-        let tables = self.read_schema(s).await?;
+        let (tables, exists) = self.list_schema_tables(s).await?;
         // the window runs from the answer: a read slower than the window (a cold warehouse)
         // is still shared by the caller right behind it (listing, then reading, the same schema)
         *guard = Some(Snapshot {
             at: Instant::now(),
             epoch,
             tables: tables.clone(),
+            exists,
         });
-        Ok(tables)
+        Ok((tables, exists))
     }
 
-    async fn read_schema(&self, s: &SchemaRef) -> Result<SchemaState, BackendError> {
-        let infos = self.client.list_tables(&s.catalog, &s.schema).await?;
+    /// Whether a schema the workspace answered 404 for is absent: `Ok(false)`
+    /// when `GET …/schemas/{full_name}` is 404 too and its catalog exists; a
+    /// missing catalog is refused by name (the operator never creates catalogs).
+    async fn absent_schema(&self, s: &SchemaRef) -> Result<bool, BackendError> {
+        let full = format!("{}.{}", s.catalog, s.schema);
+        if self.client.get_schema(&full).await?.is_some() {
+            return Ok(false);
+        }
+        if self.client.get_catalog(&s.catalog).await?.is_none() {
+            return Err(BackendError::Refused {
+                message: format!(
+                    "catalog '{}' does not exist: the operator creates schemas, never catalogs. Fix: create the catalog (and grant the operator's principal USE CATALOG and CREATE SCHEMA on it), or correct spec.catalog of the DeltaSchema for {full}",
+                    s.catalog
+                ),
+            });
+        }
+        Ok(true)
+    }
+
+    async fn list_schema_tables(&self, s: &SchemaRef) -> Result<(SchemaState, bool), BackendError> {
+        let infos = match self.client.list_tables(&s.catalog, &s.schema).await {
+            Ok(infos) => infos,
+            // the listing of an absent schema is a 404: told apart from a refusal by
+            // asking for the schema itself; its tables then read as absent
+            Err(client::ClientError::Workspace(w)) if w.http_status == Some(404) => {
+                if self.absent_schema(s).await? {
+                    return Ok((Arc::new(BTreeMap::new()), false));
+                }
+                return Err(client::ClientError::Workspace(w).into());
+            }
+            Err(e) => return Err(e.into()),
+        };
         let mut tables = BTreeMap::new();
         {
             let mut parsed = self.parsed.lock().unwrap_or_else(|p| p.into_inner());
@@ -247,7 +285,7 @@ impl DatabricksBackend {
             }
         }
         read::attach_leftovers(s, &mut tables);
-        Ok(Arc::new(tables))
+        Ok((Arc::new(tables), true))
     }
 
     /// The tags and grants `want` asks for, read onto the table (REST).
@@ -396,10 +434,32 @@ impl Backend for DatabricksBackend {
     async fn read_schema(&self, s: &SchemaRef) -> Result<Option<ObservedSchema>, BackendError> {
         let full = format!("{}.{}", s.catalog, s.schema);
         let Some(info) = self.client.get_schema(&full).await? else {
+            // absent, or refused by name when its catalog is
+            self.absent_schema(s).await?;
             return Ok(None);
         };
         let permissions = self.client.get_permissions("schema", &full).await?;
         Ok(Some(read::schema_from_info(s, &info, &permissions)))
+    }
+
+    /// From the tables' listing (no request of its own in a drift check, which
+    /// lists the schema first): the last listing made since this backend's last
+    /// write is reused whatever its age (a write, such as a CREATE SCHEMA, makes
+    /// it stale); a 404 there was told apart by `GET …/schemas/{full_name}`.
+    async fn schema_exists(&self, s: &SchemaRef) -> Result<bool, BackendError> {
+        let lock = self.schema_lock(s);
+        let known = {
+            let guard = lock.lock().await;
+            let epoch = self.epoch.load(Ordering::SeqCst);
+            guard
+                .as_ref()
+                .filter(|snap| snap.epoch == epoch)
+                .map(|snap| snap.exists)
+        };
+        match known {
+            Some(exists) => Ok(exists),
+            None => Ok(self.listing(s).await?.1),
+        }
     }
 
     async fn run_schema(

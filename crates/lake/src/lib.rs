@@ -436,19 +436,38 @@ impl Backend for LakeBackend {
 
     /// A schema on the lake is a folder: it holds no comment, properties,
     /// owner or grants (declaring them is refused by the planner's rules).
+    /// `None` when the folder is not there. A catalog is a folder too, made
+    /// with its first schema's.
     async fn read_schema(&self, s: &SchemaRef) -> Result<Option<ObservedSchema>, BackendError> {
-        Ok(Some(ObservedSchema::new(s.clone())))
+        let folder = format!("{}/{}", s.catalog, s.schema);
+        Ok(self
+            .root
+            .folder_exists(&folder)
+            .await?
+            .then(|| ObservedSchema::new(s.clone())))
     }
 
+    /// Only a CREATE reaches the lake (the rules refuse the rest): the
+    /// schema's folder, made if absent, so a rerun does the same.
     async fn run_schema(
         &self,
-        _s: &SchemaRef,
+        s: &SchemaRef,
         step: &SchemaStep,
         _statements: &[String],
     ) -> Result<StepOutcome, BackendError> {
-        Err(BackendError::Unsupported {
-            backend: delta_operator_core::plan::BackendKind::Lake,
-            what: step.action.title(),
+        if !matches!(
+            step.action,
+            delta_operator_core::plan::SchemaAction::Create { .. }
+        ) {
+            return Err(BackendError::Unsupported {
+                backend: self.caps.backend,
+                what: step.action.title(),
+            });
+        }
+        let folder = format!("{}/{}", s.catalog, s.schema);
+        self.root.create_folder(&folder).await?;
+        Ok(StepOutcome {
+            detail: Some(format!("created {}", self.root.display(&folder))),
         })
     }
 

@@ -151,6 +151,41 @@ impl Root {
         }
     }
 
+    /// True when the folder `rel` exists: on disk a directory; on an object
+    /// store, which has no folders, any object under `rel/`.
+    pub async fn folder_exists(&self, rel: &str) -> Result<bool, BackendError> {
+        match self {
+            Root::Local(p) => Ok(p.join(rel).is_dir()),
+            Root::Remote(_) => {
+                let (store, prefix) = self.store()?;
+                Ok(store
+                    .list(Some(&Self::key(&prefix, rel)))
+                    .try_next()
+                    .await
+                    .map_err(transient)?
+                    .is_some())
+            }
+        }
+    }
+
+    /// Creates the folder `rel` and those above it; an existing one is kept.
+    /// An object store has no empty folders: there an empty object
+    /// `rel/.delta-operator-schema` makes `rel` exist for `folder_exists`
+    /// (a file, so never listed as a table or a folder).
+    pub async fn create_folder(&self, rel: &str) -> Result<(), BackendError> {
+        match self {
+            Root::Local(p) => {
+                let dir = p.join(rel);
+                std::fs::create_dir_all(&dir)
+                    .map_err(|e| transient(format!("{}: {e}", dir.display())))
+            }
+            Root::Remote(_) => {
+                self.put_file(&format!("{rel}/.delta-operator-schema"), b"")
+                    .await
+            }
+        }
+    }
+
     /// The names of the tables directly under `rel`.
     pub async fn tables_under(&self, rel: &str) -> Result<Vec<String>, BackendError> {
         let mut out = Vec::new();

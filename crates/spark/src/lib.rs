@@ -111,15 +111,14 @@ impl Compiler for SparkCompiler {
         self.sql.bind(plan, observed, earlier, step, binding)
     }
 
+    /// Tables are named by path here, so a schema is the lake's folder: its
+    /// CREATE is the lake's (no catalog or schema is registered with Spark).
     fn compile_schema(
         &self,
-        _schema: &SchemaRef,
+        schema: &SchemaRef,
         step: &SchemaStep,
     ) -> Result<Vec<String>, CompileError> {
-        Err(CompileError::Unsupported(format!(
-            "a schema on a Spark Connect target is a folder: {} has no statement",
-            step.action.title()
-        )))
+        delta_operator_lake::compile::compile_schema(schema, step)
     }
 }
 
@@ -335,14 +334,11 @@ impl Backend for SparkConnectBackend {
 
     async fn run_schema(
         &self,
-        _s: &SchemaRef,
+        s: &SchemaRef,
         step: &SchemaStep,
-        _statements: &[String],
+        statements: &[String],
     ) -> Result<StepOutcome, BackendError> {
-        Err(BackendError::Unsupported {
-            backend: delta_operator_core::plan::BackendKind::SparkConnect,
-            what: step.action.title(),
-        })
+        self.lake.run_schema(s, step, statements).await
     }
 
     async fn version(&self, t: &TableRef) -> Result<Option<u64>, BackendError> {

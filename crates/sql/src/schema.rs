@@ -33,6 +33,28 @@ pub fn compile_schema(s: &SchemaRef, action: &SchemaAction) -> Result<String, Sq
         Ok::<_, SqlError>(p.join(", "))
     };
     Ok(match action {
+        // CREATE SCHEMA [IF NOT EXISTS] name [COMMENT …] [MANAGED LOCATION …]
+        // [WITH DBPROPERTIES (…)], as documented at
+        // https://docs.databricks.com/sql/language-manual/sql-ref-syntax-ddl-create-schema.html
+        // (LOCATION is not Unity Catalog's: MANAGED LOCATION is). IF NOT EXISTS: a
+        // schema someone created between the plan and this step is left as it is.
+        SchemaAction::Create {
+            comment,
+            properties,
+            managed_location,
+        } => {
+            let mut out = format!("CREATE SCHEMA IF NOT EXISTS {}", schema_name(s));
+            if let Some(c) = comment.as_deref().filter(|c| !c.is_empty()) {
+                out.push_str(&format!(" COMMENT {}", literal(c)));
+            }
+            if let Some(l) = managed_location {
+                out.push_str(&format!(" MANAGED LOCATION {}", literal(l)));
+            }
+            if !properties.is_empty() {
+                out.push_str(&format!(" WITH DBPROPERTIES ({})", props(properties)));
+            }
+            out
+        }
         SchemaAction::SetComment { comment } if comment.is_empty() => {
             format!("COMMENT ON SCHEMA {} IS NULL", schema_name(s))
         }
@@ -122,6 +144,22 @@ mod tests {
         assert_eq!(
             one(SchemaAction::SetOwner { owner: "o`".into() }),
             "ALTER SCHEMA `ma``in`.`sa les` OWNER TO `o```"
+        );
+        assert_eq!(
+            one(SchemaAction::Create {
+                comment: Some("it's".into()),
+                properties: BTreeMap::from([("k'".into(), "v".into())]),
+                managed_location: Some("s3://b/it's".into()),
+            }),
+            r"CREATE SCHEMA IF NOT EXISTS `ma``in`.`sa les` COMMENT 'it\'s' MANAGED LOCATION 's3://b/it\'s' WITH DBPROPERTIES ('k\'' = 'v')"
+        );
+        assert_eq!(
+            one(SchemaAction::Create {
+                comment: None,
+                properties: BTreeMap::new(),
+                managed_location: None,
+            }),
+            "CREATE SCHEMA IF NOT EXISTS `ma``in`.`sa les`"
         );
         // a privilege outside the allow-list never reaches a statement
         let bad = SchemaAction::Grant {

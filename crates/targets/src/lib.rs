@@ -222,6 +222,14 @@ impl Backend for AnyBackend {
         }
     }
 
+    async fn schema_exists(&self, schema: &SchemaRef) -> Result<bool, BackendError> {
+        match self {
+            AnyBackend::Lake(b) => b.schema_exists(schema).await,
+            AnyBackend::Databricks(b) => b.schema_exists(schema).await,
+            AnyBackend::Spark(b) => b.schema_exists(schema).await,
+        }
+    }
+
     async fn run_schema(
         &self,
         schema: &SchemaRef,

@@ -131,6 +131,20 @@ def test_auth_pat_and_oauth(wh):
     assert e.value.code == 401 and json.loads(e.value.read())["error"] == "invalid_client"
 
 
+def test_create_schema_managed_location_is_the_storage_root(wh):
+    # Unity Catalog's MANAGED LOCATION (Spark has only LOCATION): emulated, see executor.take_managed_location
+    sch = uniq()
+    loc = "s3://bucket/it's/%s" % sch
+    wh.sql("CREATE SCHEMA IF NOT EXISTS main.%s COMMENT 'c' MANAGED LOCATION 's3://bucket/it''s/%s' "
+           "WITH DBPROPERTIES ('k' = 'v')" % (sch, sch))
+    s, si, _ = wh.call("GET", "/api/2.1/unity-catalog/schemas/main.%s" % sch)
+    assert s == 200, si
+    assert si["storage_root"] == loc and si["comment"] == "c" and si["properties"] == {"k": "v"}
+    # IF NOT EXISTS on a live schema changes nothing, its location included
+    wh.sql("CREATE SCHEMA IF NOT EXISTS main.%s MANAGED LOCATION 's3://elsewhere/x'" % sch)
+    assert wh.call("GET", "/api/2.1/unity-catalog/schemas/main.%s" % sch)[1]["storage_root"] == loc
+
+
 def test_ddl_roundtrip_and_odd_names(wh):
     sch = uniq()
     wh.sql("CREATE SCHEMA main.%s COMMENT 'schéma'" % sch)

@@ -60,6 +60,13 @@ pub struct DeltaSchemaSpec {
     pub owner: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub grants: Vec<GrantSpec>,
+    /// Where the schema keeps its managed tables when the operator creates it
+    /// (Unity Catalog's MANAGED LOCATION): a storage URL such as
+    /// `abfss://container@account.dfs.core.windows.net/sales` or `s3://bucket/sales`.
+    /// Used only at creation; a live schema keeps its storage root.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 4096))]
+    pub managed_location: Option<String>,
     /// Parts of every table of this schema that another tool owns: never
     /// planned; a table spec that declares one is refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]

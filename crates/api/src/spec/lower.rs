@@ -77,6 +77,7 @@ pub fn lower_schema(s: &Loaded<DeltaSchema>) -> DesiredSchema {
             properties: spec.properties.clone(),
             owner: spec.owner.clone(),
             grants: lower_grants(&spec.grants),
+            managed_location: spec.managed_location.clone(),
         },
     }
 }

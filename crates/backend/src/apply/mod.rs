@@ -19,7 +19,7 @@ use delta_operator_core::plan::holds::holds;
 use delta_operator_core::plan::rules::{Rule, RuleFailure};
 use delta_operator_core::plan::schema::holds as schema_holds;
 use delta_operator_core::plan::{
-    Outcome, Plan, PlanId, RiskClass, SchemaStep, Step, TableAction, TablePlan,
+    Outcome, Plan, PlanId, RiskClass, SchemaAction, SchemaStep, Step, TableAction, TablePlan,
 };
 
 /// What happened to one step.
@@ -394,6 +394,7 @@ async fn run_locked<B: Backend>(
     opts: &Options<'_>,
 ) -> ApplyReport {
     let schema_steps = run_schemas(backend, plan, opts).await;
+    let uncreated = uncreated_schemas(plan, &schema_steps);
     let mut steps = Vec::new();
     // tables that did not reach their spec in this run (failed, held by another
     // apply, or blocked in turn): a table whose foreign keys need one is blocked
@@ -415,6 +416,15 @@ async fn run_locked<B: Backend>(
         let held_by = locked.iter().find(|l| l.table == t.table);
         let mut stop = blocked || held_by.is_some();
         let mut stop_reason: Option<String> = None;
+        // a table of a schema this apply was to create, and did not, would only fail
+        if !stop && uncreated.contains(&t.table.schema_ref()) {
+            stop = true;
+            failed_tables.push(t.table.clone());
+            stop_reason = Some(format!(
+                "its schema {} was not created (see its CREATE SCHEMA step), so nothing of the table was run",
+                t.table.schema_ref()
+            ));
+        }
         if !stop && !runs.iter().any(|r| r.table == t.table) {
             match backend.begin(&t.table, opts.lock_wait).await {
                 Ok(r) => runs.push(r),
@@ -642,6 +652,26 @@ fn table_reports(
                 status,
                 would_run,
             }
+        })
+        .collect()
+}
+
+/// The schemas the plan creates whose CREATE SCHEMA step neither ran nor
+/// already held (it failed, or the apply stopped before it).
+fn uncreated_schemas(plan: &Plan, reports: &[SchemaStepReport]) -> Vec<SchemaRef> {
+    plan.schemas
+        .iter()
+        .filter_map(|sp| {
+            let create = sp
+                .steps()
+                .iter()
+                .find(|s| matches!(s.action, SchemaAction::Create { .. }))?;
+            let done = reports.iter().any(|r| {
+                r.schema == sp.schema
+                    && r.number == create.number
+                    && matches!(r.status, StepStatus::Applied | StepStatus::Skipped)
+            });
+            (!done).then(|| sp.schema.clone())
         })
         .collect()
 }

@@ -19,15 +19,22 @@ pub struct SchemaMeta {
     pub owner: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub grants: Vec<Grant>,
+    /// Where a schema the operator creates keeps its managed tables (Unity
+    /// Catalog's `MANAGED LOCATION`, a storage URL). Used only by the CREATE:
+    /// a live schema's storage root cannot be moved, so it is never compared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub managed_location: Option<String>,
 }
 
 impl SchemaMeta {
-    /// True when the spec declares nothing about the schema's metadata.
+    /// True when the spec declares nothing about the schema's metadata
+    /// (a live schema then costs no metadata read; an absent one is still created).
     pub fn is_silent(&self) -> bool {
         self.comment.is_none()
             && self.properties.is_empty()
             && self.owner.is_none()
             && self.grants.is_empty()
+            && self.managed_location.is_none()
     }
 }
 

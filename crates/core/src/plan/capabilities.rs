@@ -91,6 +91,9 @@ pub struct Capabilities {
     /// A schema property can be removed. Databricks' ALTER SCHEMA documents
     /// only SET DBPROPERTIES, so a declared removal of a live one is refused.
     pub unset_schema_properties: bool,
+    /// A schema's storage root given at its creation (Unity Catalog's
+    /// `MANAGED LOCATION`); a schema on the lake is a folder under the root.
+    pub schema_managed_location: bool,
     /// A dropped table can be brought back (UNDROP, or the lake's trash folder).
     pub undrop: bool,
     /// The replace of a rewrite keeps NOT NULL, CHECK constraints, column
@@ -161,6 +164,7 @@ impl Capabilities {
             schema_comment: false,
             schema_properties: false,
             unset_schema_properties: false,
+            schema_managed_location: false,
             undrop: true,
             replace_keeps_metadata: true,
             substitutes_variables_in_names: false,
@@ -199,6 +203,7 @@ impl Capabilities {
             schema_comment: true,
             schema_properties: true,
             unset_schema_properties: false,
+            schema_managed_location: true,
             undrop: true,
             replace_keeps_metadata: false,
             substitutes_variables_in_names: true,
@@ -247,6 +252,7 @@ impl Capabilities {
             schema_comment: false,
             schema_properties: false,
             unset_schema_properties: false,
+            schema_managed_location: false,
             undrop: true,
             replace_keeps_metadata: false,
             substitutes_variables_in_names: true,

@@ -25,8 +25,9 @@ mod encoding;
 /// same facts in about a fifth of the bytes (planning 1,000 tables was mostly
 /// writing and hashing their JSON). v5: a declared column says whether the spec
 /// removes its default (`default: null`). v6: a declared table's scope, its
-/// hand-off and a column's unstated shape, and a live relation's kind.
-const ID_VERSION: &str = "delta-operator plan id v6";
+/// hand-off and a column's unstated shape, and a live relation's kind. v7: a
+/// schema's managed location, and the CREATE of an absent schema.
+const ID_VERSION: &str = "delta-operator plan id v7";
 
 /// A plan's id, 16 hex characters: what an approval names and an apply checks.
 /// Compared with the text a person typed (`--approve`, the annotation) as is.

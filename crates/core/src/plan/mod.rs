@@ -269,6 +269,7 @@ pub(crate) fn finish_for(
     for s in &schemas {
         match s.is_accepted() {
             false => summary.rejected += 1,
+            true if s.creates() => summary.add += 1,
             true if !s.steps().is_empty() => summary.change += 1,
             true => {}
         }

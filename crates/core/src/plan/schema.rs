@@ -2,6 +2,12 @@
 //! grants against the live schema. The same shape as a table's plan (numbered
 //! steps with a risk class, warnings and undo text, all or nothing), and the
 //! same silence rule: what the spec does not name is left alone.
+//!
+//! A declared schema that does not exist is created, as a visible first step
+//! carrying the comment, properties and managed location (the owner and
+//! grants follow as their own steps). The operator never drops a schema: the
+//! create's undo is shown, never run. A catalog is never created here: the
+//! backends refuse a schema whose catalog is absent, naming the catalog.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -18,6 +24,17 @@ use crate::model::{ObservedSchema, SchemaMeta, SchemaRef};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "action")]
 pub enum SchemaAction {
+    /// Creates the absent schema with what its CREATE can carry (Databricks:
+    /// `CREATE SCHEMA IF NOT EXISTS … COMMENT … MANAGED LOCATION … WITH
+    /// DBPROPERTIES`; the lake and Spark Connect: its folder).
+    Create {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        comment: Option<String>,
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        properties: BTreeMap<String, String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        managed_location: Option<String>,
+    },
     /// `""` clears the comment.
     SetComment {
         comment: String,
@@ -42,6 +59,7 @@ impl SchemaAction {
     /// The short title a plan shows.
     pub fn title(&self) -> String {
         match self {
+            SchemaAction::Create { .. } => "CREATE SCHEMA".into(),
             SchemaAction::SetComment { .. } => "COMMENT ON SCHEMA".into(),
             SchemaAction::SetProperties { properties } => format!(
                 "SET DBPROPERTIES ({})",
@@ -120,11 +138,18 @@ impl SchemaPlan {
     pub fn risk(&self) -> Option<RiskClass> {
         self.steps().iter().map(|s| s.class).max()
     }
+    /// True when the plan creates the schema (it does not exist).
+    pub fn creates(&self) -> bool {
+        self.steps()
+            .iter()
+            .any(|s| matches!(s.action, SchemaAction::Create { .. }))
+    }
 }
 
-/// Plans the metadata of every declared schema whose spec names some; a
-/// schema whose spec is silent has no plan. `observed` holds the live
-/// schemas read (a declared schema missing from it does not exist).
+/// Plans every declared schema: the metadata of one whose spec names some,
+/// and the creation of one that does not exist (whatever its spec names). A
+/// live schema whose spec is silent has no plan. `observed` holds the live
+/// schemas read: a declared schema missing from it does not exist.
 pub fn plan_schemas(
     scopes: &[SchemaScope],
     observed: &[ObservedSchema],
@@ -141,14 +166,14 @@ pub fn plan_schemas(
     plans
 }
 
-/// One schema's plan, `None` when the spec declares no metadata.
+/// One schema's plan: `None` when it exists and the spec declares no metadata.
 pub fn plan_schema(
     schema: &SchemaRef,
     desired: &SchemaMeta,
     live: Option<&ObservedSchema>,
     caps: &Capabilities,
 ) -> Option<SchemaPlan> {
-    if desired.is_silent() {
+    if desired.is_silent() && live.is_some() {
         return None;
     }
     let failures = check(desired, live, caps);
@@ -157,13 +182,25 @@ pub fn plan_schema(
         SchemaOutcome::Rejected { failures }
     } else {
         let steps = match live {
-            Some(live) => steps(schema, desired, live),
+            Some(live) => {
+                if desired.managed_location.is_some() {
+                    notes.push(
+                        "spec.managedLocation is used only when the operator creates the schema: the live schema keeps its storage root"
+                            .into(),
+                    );
+                }
+                steps(schema, desired, live)
+            }
             None => {
-                notes.push(
-                    "the schema does not exist: the operator never creates schemas; create it, and its comment, properties, owner and grants are applied by the next apply"
-                        .into(),
-                );
-                vec![]
+                notes.push(format!(
+                    "the schema does not exist: step 1 creates it, before any table of it; the operator never drops a schema (the undo is shown, never run){}",
+                    if caps.backend == super::BackendKind::Databricks {
+                        ""
+                    } else {
+                        ": on this backend a schema is a folder under the root"
+                    }
+                ));
+                created(schema, desired, caps)
             }
         };
         SchemaOutcome::Accepted { steps }
@@ -175,6 +212,51 @@ pub fn plan_schema(
         desired: desired.clone(),
         observed: live.cloned(),
     })
+}
+
+/// The steps of an absent schema: the CREATE with its comment, properties
+/// and location, then the grants and the owner as on a live schema with none.
+fn created(schema: &SchemaRef, desired: &SchemaMeta, caps: &Capabilities) -> Vec<SchemaStep> {
+    let properties: BTreeMap<String, String> = desired
+        .properties
+        .iter()
+        .filter_map(|(k, v)| v.as_ref().map(|v| (k.clone(), v.clone())))
+        .collect();
+    let create = SchemaStep {
+        number: 1,
+        class: RiskClass::Meta,
+        action: SchemaAction::Create {
+            // an empty comment clears one: a new schema has none to clear
+            comment: desired.comment.clone().filter(|c| !c.is_empty()),
+            properties,
+            managed_location: desired.managed_location.clone(),
+        },
+        warnings: vec![],
+        notes: vec![],
+        undo: Some(if caps.backend == super::BackendKind::Databricks {
+            format!(
+                "DROP SCHEMA {schema} RESTRICT (shown, never run: the operator never drops a schema; RESTRICT refuses while it holds a table)"
+            )
+        } else {
+            format!(
+                "remove the folder {}/{}/ once it is empty (shown, never run: the operator never drops a schema)",
+                schema.catalog, schema.schema
+            )
+        }),
+        statements: vec![],
+    };
+    // the grants and the owner, against a schema that has neither yet
+    let rest = SchemaMeta {
+        comment: None,
+        properties: BTreeMap::new(),
+        ..desired.clone()
+    };
+    let mut out = vec![create];
+    for mut s in steps(schema, &rest, &ObservedSchema::new(schema.clone())) {
+        s.number = out.len() + 1;
+        out.push(s);
+    }
+    out
 }
 
 /// What this backend cannot hold, by spec field; every failure at once.
@@ -208,6 +290,9 @@ fn check(
     }
     if !desired.grants.is_empty() && !caps.grants {
         cannot("grants", "grants");
+    }
+    if desired.managed_location.is_some() && !caps.schema_managed_location {
+        cannot("managedLocation", "managed location");
     }
     if caps.schema_properties && !caps.unset_schema_properties {
         for (k, v) in &desired.properties {
@@ -335,6 +420,9 @@ pub fn holds(action: &SchemaAction, live: Option<&ObservedSchema>) -> bool {
         return false;
     };
     match action {
+        // it exists: whatever the CREATE would have carried is the later steps'
+        // (or, for a schema created by someone else in between, left as it is)
+        SchemaAction::Create { .. } => true,
         SchemaAction::SetComment { comment } => live.comment.as_deref().unwrap_or("") == comment,
         SchemaAction::SetProperties { properties } => properties
             .iter()

@@ -41,6 +41,18 @@ impl DatabricksClient {
         }
     }
 
+    /// One catalog, `None` when it does not exist.
+    pub async fn get_catalog(&self, name: &str) -> Result<Option<Value>, ClientError> {
+        match self
+            .get(&["api", "2.1", "unity-catalog", "catalogs", name], &[])
+            .await
+        {
+            Ok(v) => Ok(Some(v)),
+            Err(ClientError::Workspace(w)) if w.http_status == Some(404) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     /// The direct privilege assignments on a securable (`schema`, `table`,
     /// `catalog`), every page as one `{privilege_assignments}`.
     pub async fn get_permissions(&self, kind: &str, full_name: &str) -> Result<Value, ClientError> {

@@ -15,14 +15,14 @@ mod table;
 
 use std::collections::BTreeMap;
 
-use delta_operator_core::model::{ObservedTable, TableRef};
+use delta_operator_core::model::{ObservedTable, SchemaRef, TableRef};
 use delta_operator_core::plan::compile::{self, CompileError, Compiled, Compiler, RunBinding};
 use delta_operator_core::plan::statement::{
     Commit, CommitOperation as Op, DeltaOperation as D, LogAction as L, Statement,
 };
 use delta_operator_core::plan::steps::Action;
 use delta_operator_core::plan::undo::{self, Undo};
-use delta_operator_core::plan::{Step, TablePlan};
+use delta_operator_core::plan::{SchemaAction, SchemaStep, Step, TablePlan};
 
 use crate::{clone_rel, rel};
 
@@ -44,6 +44,37 @@ impl Compiler for DeltaCompiler {
             undo::of_step(observed, earlier, step).and_then(|u| render_undo(&plan.table, &u));
         Ok(out)
     }
+
+    /// A schema on the lake is a folder: its CREATE makes the folder (and the
+    /// catalog's above it); nothing else of a schema has a place here (the
+    /// rules refuse it first).
+    fn compile_schema(
+        &self,
+        schema: &SchemaRef,
+        step: &SchemaStep,
+    ) -> Result<Vec<String>, CompileError> {
+        compile_schema(schema, step)
+    }
+}
+
+/// The lake's statement for a schema step (shared with Spark Connect, whose
+/// schemas are the same folders).
+pub fn compile_schema(schema: &SchemaRef, step: &SchemaStep) -> Result<Vec<String>, CompileError> {
+    match &step.action {
+        SchemaAction::Create { .. } => Ok(vec![format!(
+            "create the folder {} (kept as it is when it exists)",
+            schema_folder(schema)
+        )]),
+        other => Err(CompileError::Unsupported(format!(
+            "a schema on the lake is a folder: {} has no place to go",
+            other.title()
+        ))),
+    }
+}
+
+/// `<catalog>/<schema>/`, the schema's folder under the root.
+pub fn schema_folder(schema: &SchemaRef) -> String {
+    format!("{}/{}/", schema.catalog, schema.schema)
 }
 
 /// A typed undo in the lake's terms. There is no SQL engine: the table's

@@ -15,7 +15,8 @@ pub use foreign_keys::{find_cycles, foreign_key_verdicts};
 pub use hand_off::{declared_hand_offs, handed_off_by_targets};
 pub use mapping::names_needing_column_mapping;
 use objects::{
-    check_comment, check_grants, check_name, check_object_name, check_properties, lookalike_tables,
+    check_comment, check_grants, check_managed_location, check_name, check_object_name,
+    check_properties, lookalike_tables,
 };
 use table::check_table;
 
@@ -97,6 +98,7 @@ fn check_schema(s: &Loaded<DeltaSchema>) -> Vec<SpecError> {
         &mut e,
     );
     check_comment(s.resource.spec.comment.as_deref(), "spec.comment", &mut e);
+    check_managed_location(s.resource.spec.managed_location.as_deref(), &mut e);
     check_properties(&s.resource.spec.properties, &mut e);
     check_grants(
         &s.resource.spec.grants,

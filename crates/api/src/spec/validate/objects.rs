@@ -106,6 +106,36 @@ pub(super) fn check_comment(comment: Option<&str>, path: &str, e: &mut Vec<SpecE
     }
 }
 
+/// A DeltaSchema's `managedLocation`: a storage URL, `scheme://…` (`abfss://`,
+/// `s3://`, `gs://`, …). Anything else (a bare path, `C:\\…`, a typo such as
+/// `s3:/bucket`) would reach the CREATE SCHEMA only to be refused there, so it
+/// is refused here, at `validate` and admission.
+pub(super) fn check_managed_location(location: Option<&str>, e: &mut Vec<SpecError>) {
+    let Some(l) = location else { return };
+    let path = "spec.managedLocation";
+    let fix = "give a storage URL with its scheme, e.g. 'abfss://container@account.dfs.core.windows.net/sales', 's3://bucket/sales' or 'gs://bucket/sales' (a path of an external location you may create managed storage in), or remove spec.managedLocation to use the catalog's";
+    let well_formed = l.split_once("://").is_some_and(|(scheme, rest)| {
+        let mut chars = scheme.chars();
+        scheme.len() >= 2
+            && chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+            && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+            && !rest.trim_matches('/').is_empty()
+    });
+    if let Some(ch) = l.chars().find(|c| c.is_control() || c.is_whitespace()) {
+        e.push(SpecError::new(
+            path,
+            format!("contains the character {}", ch.escape_unicode()),
+            fix,
+        ));
+    } else if !well_formed {
+        e.push(SpecError::new(
+            path,
+            format!("'{l}' is not a storage URL (scheme://…)"),
+            fix,
+        ));
+    }
+}
+
 /// A name the API server accepts for the resource itself (an RFC 1123 subdomain):
 /// lowercase letters, digits, '-' and '.', each '.'-separated part starting and
 /// ending with a letter or digit, at most 253 characters.

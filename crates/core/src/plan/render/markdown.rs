@@ -114,7 +114,8 @@ fn failures(out: &mut String, failures: &[RuleFailure]) {
 }
 
 fn schema_section(out: &mut String, sp: &SchemaPlan) {
-    let _ = writeln!(out, "#### schema `{}` — update\n", sp.schema);
+    let word = if sp.creates() { "create" } else { "update" };
+    let _ = writeln!(out, "#### schema `{}` — {word}\n", sp.schema);
     for n in &sp.notes {
         let _ = writeln!(out, "- _{n}_");
     }

@@ -207,6 +207,8 @@ fn indented(out: &mut String, lead: &str, text: &str) {
 pub fn schema(out: &mut String, s: &SchemaPlan) {
     let word = if s.steps().is_empty() && s.is_accepted() {
         "= schema unchanged"
+    } else if s.creates() {
+        "+ schema create"
     } else {
         "~ schema update"
     };
