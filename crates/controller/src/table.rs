@@ -376,16 +376,8 @@ async fn evaluate(
         tables: vec![desired.into()],
         ..Inputs::default()
     };
-    let plan = match read_telling_waits(obj, api, name, &backend, &inputs).await {
-        Ok(p) => p,
-        Err(e) => return Ok((decide::read_failed(&e), table)),
-    };
-    let policy = match obj.spec.policy {
-        SpecPolicy::Auto => Policy::Auto,
-        SpecPolicy::Manual => Policy::Manual,
-        SpecPolicy::Observe => Policy::Observe,
-    };
-    let seen = seen(obj, ns, name, policy);
+    // before the read: a statement that ends between a read and this check would leave
+    // the plan made of the table as it was before the statement wrote
     let earlier = obj.status.as_ref().and_then(|s| s.apply.clone());
     // statements an interrupted apply left may still change the table: wait for each to end
     if let Some(at) = &earlier {
@@ -399,6 +391,16 @@ async fn evaluate(
             return Ok((report, table));
         }
     }
+    let plan = match read_telling_waits(obj, api, name, &backend, &inputs).await {
+        Ok(p) => p,
+        Err(e) => return Ok((decide::read_failed(&e), table)),
+    };
+    let policy = match obj.spec.policy {
+        SpecPolicy::Auto => Policy::Auto,
+        SpecPolicy::Manual => Policy::Manual,
+        SpecPolicy::Observe => Policy::Observe,
+    };
+    let seen = seen(obj, ns, name, policy);
     let mut events = match decide::decide(&plan, &seen) {
         Next::Report(r) => return Ok((r, table)),
         Next::Apply { events } => events,

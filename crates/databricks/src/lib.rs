@@ -180,8 +180,14 @@ impl DatabricksBackend {
     }
 
     /// A statement's state, as the Statement Execution API says it.
+    /// A statement that has ended may have written (an interrupted apply's REPLACE): no
+    /// listing read before it ended is shared after it.
     pub async fn statement_state(&self, id: &str) -> Result<String, BackendError> {
-        self.client.statement_state(id).await.map_err(Into::into)
+        let state = self.client.statement_state(id).await?;
+        if !matches!(state.as_str(), "PENDING" | "RUNNING") {
+            self.invalidate();
+        }
+        Ok(state)
     }
 
     fn schema_lock(&self, s: &SchemaRef) -> Arc<tokio::sync::Mutex<Option<Snapshot>>> {
