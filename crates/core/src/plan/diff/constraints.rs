@@ -149,4 +149,3 @@ pub(crate) fn same_fk(a: &crate::model::ForeignKey, b: &crate::model::ForeignKey
 pub(crate) fn eq_names(a: &[String], b: &[String]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.eq_ignore_ascii_case(y))
 }
-

@@ -7,16 +7,16 @@ use std::collections::{BTreeMap, BTreeSet};
 mod constraints;
 
 use super::change::{Change, Difference, FieldPath};
-use constraints::diff_constraints;
-pub(crate) use constraints::{eq_names, same_fk};
 use super::hand_off;
 use super::scope;
 use crate::model::Privilege;
 use crate::model::property;
 use crate::model::{
-    Aspect, CONSTRAINTS_PROPERTY, DataType, DesiredColumn, DesiredTable, Grant, Handed,
-    OWNER_PROPERTY, ObservedColumn, ObservedTable, PUT_BACK_PROPERTY, StructField,
+    Aspect, CONSTRAINTS_PROPERTY, DataType, DesiredColumn, DesiredTable, Grant, OWNER_PROPERTY,
+    ObservedColumn, ObservedTable, PUT_BACK_PROPERTY, StructField,
 };
+use constraints::diff_constraints;
+pub(crate) use constraints::{eq_names, same_fk};
 
 /// Everything that differs between a declared table and its live state.
 #[derive(Debug, Clone, Default, PartialEq)]
