@@ -195,6 +195,50 @@ fn examples_become_ready_on_a_databricks_target_and_statements_are_counted() {
 }
 
 /// `customers` with a primary key; `broken` adds a CHECK on a column it does not have.
+/// A DeltaSchema whose schema does not exist yet (its catalog does) creates it, and its
+/// tables become Ready in it: the schema's reconcile reads an absent schema as absent (the
+/// listing's 404), not as a read failure. Found by the examples on the node's warehouse.
+#[test]
+fn a_deltaschema_creates_its_absent_schema_and_its_tables_become_ready() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let b = backend();
+    let catalog = format!("mk_{}", std::process::id());
+    rt.block_on(sql(&b, &[format!("CREATE CATALOG {catalog}")]));
+    let ns = namespace("dbx-mk");
+    let op = Operator::start_databricks(&ns, "    namespaces: ['*']\n    schemas: ['mk_*']", &[]);
+    let dir = tempfile::tempdir().unwrap();
+    examples_in(&catalog, dir.path());
+    kubectl_ok(&["apply", "-n", &ns, "-f", dir.path().to_str().unwrap()]);
+    let (ok, out, err) = kubectl(&[
+        "wait",
+        "-n",
+        &ns,
+        "--for=condition=Ready",
+        "deltaschema/sales",
+        "deltatable/orders",
+        "deltatable/customers",
+        "--timeout=240s",
+    ]);
+    assert!(
+        ok,
+        "not Ready: {out}{err}\n{}\n--- operator log (tail)\n{}",
+        get(&ns, "deltaschema", "sales")["status"],
+        op.log()
+            .lines()
+            .rev()
+            .take(30)
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    let live = rt
+        .block_on(b.read(
+            &[TableRef::new(&catalog, "sales", "orders")],
+            &Extras::none(),
+        ))
+        .expect("read");
+    assert!(live[0].is_some(), "orders exists in the created schema");
+}
+
 fn fk_customers(broken: bool) -> String {
     let check = if broken {
         "    - check: {name: nope, expression: no_such_column > 0}\n"

@@ -394,7 +394,18 @@ impl Backend for DatabricksBackend {
     /// The schema's entries that are not Delta tables (views, materialized views,
     /// streaming tables), from the same Unity Catalog listing (REST: no warehouse).
     async fn list_views(&self, s: &SchemaRef) -> Result<Vec<(String, String)>, BackendError> {
-        let infos = self.client.list_tables(&s.catalog, &s.schema).await?;
+        let infos = match self.client.list_tables(&s.catalog, &s.schema).await {
+            Ok(infos) => infos,
+            // an absent schema has no views: its DeltaSchema's plan creates it (a 404 told
+            // apart from a refusal as the tables' listing does)
+            Err(client::ClientError::Workspace(w)) if w.http_status == Some(404) => {
+                if self.absent_schema(s).await? {
+                    return Ok(vec![]);
+                }
+                return Err(client::ClientError::Workspace(w).into());
+            }
+            Err(e) => return Err(e.into()),
+        };
         let mut out: Vec<(String, String)> = infos
             .iter()
             .filter(|i| !read::is_delta_table(i))
