@@ -1472,3 +1472,137 @@ fn a_narrow_scope_table_waits_for_its_maker_and_is_governed_once_made() {
     never_stalled(&sampler.samples());
     drop(op);
 }
+
+/// What is wrong is said where a user looks, once per state: `kubectl describe` (an Event on
+/// the object) and `kubectl logs` (one WARN line naming it), not again at every requeue. A
+/// table naming a DeltaSchema that does not exist, a table whose schema is not on the lake
+/// because its DeltaSchema's plan is refused, and a destructive plan waiting for approval.
+#[test]
+fn what_is_wrong_is_said_once_in_an_event_and_a_warn_line() {
+    let ns = namespace("said");
+    // the repeats are logged at debug: turned on here to see that requeues did happen
+    let op = Operator::start_in_with_env(
+        &ns,
+        ALL,
+        &[],
+        tempfile::tempdir().unwrap(),
+        &[(
+            "DELTA_OPERATOR_LOG",
+            "info,kube=warn,buoyant_kernel=warn,deltalake_core=warn,datafusion=warn,delta_operator_controller::outcome=debug",
+        )],
+    );
+    kubectl_ok(&["apply", "-n", &ns, "-f", examples().to_str().unwrap()]);
+    // a schema whose comment the lake cannot hold (its plan is refused), and a table in it
+    apply_yaml(
+        &ns,
+        "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {name: archive}\nspec:\n  catalog: main\n  comment: Old orders\n---\napiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {name: old-orders}\nspec:\n  schemaRef: archive\n  columns:\n    - {name: id, type: bigint}\n",
+    );
+    let one_event = |name: &str, reason: &str, type_: &str, says: &[&str]| {
+        let mut note = String::new();
+        wait_until(
+            &format!("an Event {reason} on {name}"),
+            Duration::from_secs(30),
+            || match events_about(&ns, name, reason).as_slice() {
+                [e] if e["type"] == type_ => {
+                    note = e["note"].as_str().unwrap_or_default().to_string();
+                    Ok(())
+                }
+                other => Err(format!("{other:#?}")),
+            },
+        );
+        for s in says {
+            assert!(note.contains(s), "{reason} on {name} says {s:?}: {note}");
+        }
+    };
+    one_event(
+        "archive",
+        "NotSupportedByBackend",
+        "Warning",
+        &["comment", "fix"],
+    );
+    // a typo in schemaRef (applied once both DeltaSchemas are there: its message lists them)
+    apply_yaml(
+        &ns,
+        "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {name: typo}\nspec:\n  schemaRef: slaes\n  columns:\n    - {name: id, type: bigint}\n",
+    );
+    one_event(
+        "typo",
+        "SchemaNotFound",
+        "Normal",
+        &["DeltaSchema 'slaes'", "spec.schemaRef", "archive, sales"],
+    );
+    one_event(
+        "old-orders",
+        "SchemaNotFound",
+        "Normal",
+        &["schema main.archive to be created by DeltaSchema 'archive'"],
+    );
+    wait_condition(&ns, "deltatable", "orders", "Ready", "True", None);
+    apply_yaml(&ns, ORDERS_WITHOUT_STATUS);
+    let obj = wait_condition(
+        &ns,
+        "deltatable",
+        "orders",
+        "Stalled",
+        "True",
+        Some("ApprovalRequired"),
+    );
+    let id = obj["status"]["plan"]["id"].as_str().unwrap().to_string();
+    one_event(
+        "orders",
+        "ApprovalRequired",
+        "Warning",
+        &[&id, "delta-operator.io/approve="],
+    );
+
+    // several requeues later (backoff from 1 s, the drift interval 2 s): each still one
+    // Event, never counted up as a series, and one WARN line
+    let cases = [
+        ("typo", "SchemaNotFound"),
+        ("archive", "NotSupportedByBackend"),
+        ("old-orders", "SchemaNotFound"),
+        ("orders", "ApprovalRequired"),
+    ];
+    wait_until(
+        "each state to be seen again by a few reconciles",
+        Duration::from_secs(60),
+        || {
+            let log = op.log();
+            let repeats: Vec<usize> = cases
+                .iter()
+                .map(|(name, reason)| said_at(&log, "DEBUG", &ns, name, reason).len())
+                .collect();
+            if repeats.iter().all(|n| *n >= 2) {
+                Ok(())
+            } else {
+                Err(format!("repeats {repeats:?}"))
+            }
+        },
+    );
+    let log = op.log();
+    for (name, reason) in cases {
+        let events = events_about(&ns, name, reason);
+        assert_eq!(events.len(), 1, "{name} {reason}: {events:#?}");
+        assert!(events[0]["series"].is_null(), "{:#}", events[0]);
+        let warned = said_at(&log, "WARN", &ns, name, reason);
+        assert_eq!(warned.len(), 1, "{name} {reason}: {warned:#?}\n{log}");
+        let kind = if name == "archive" {
+            "DeltaSchema"
+        } else {
+            "DeltaTable"
+        };
+        assert!(warned[0].contains(&format!("kind={kind}")), "{}", warned[0]);
+    }
+    // the WARN line says the message too
+    assert!(
+        said_at(&log, "WARN", &ns, "orders", "ApprovalRequired")[0].contains(&id),
+        "{log}"
+    );
+
+    // fixed, the table converges
+    apply_yaml(
+        &ns,
+        "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {name: typo}\nspec:\n  schemaRef: sales\n  columns:\n    - {name: id, type: bigint}\n",
+    );
+    wait_condition(&ns, "deltatable", "typo", "Ready", "True", None);
+}

@@ -487,3 +487,58 @@ spec:
   constraints:
     - check: {name: amount_not_negative, expression: amount >= 0}
 ";
+
+/// The events.k8s.io Events in `ns` about the object named `name` with this reason.
+pub fn events_about(ns: &str, name: &str, reason: &str) -> Vec<Value> {
+    let all: Value = serde_json::from_str(&kubectl_ok(&[
+        "get",
+        "events.events.k8s.io",
+        "-n",
+        ns,
+        "-o",
+        "json",
+    ]))
+    .unwrap();
+    all["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["reason"] == reason && e["regarding"]["name"] == name)
+        .cloned()
+        .collect()
+}
+
+/// An operator log without the terminal's colour codes.
+pub fn plain_log(log: &str) -> String {
+    let mut out = String::with_capacity(log.len());
+    let mut chars = log.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            // ESC [ … letter
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The log lines at `level` (WARN, DEBUG, …) the operator wrote about the object
+/// `ns/name` with this reason (`Context::announce`'s fields).
+pub fn said_at(log: &str, level: &str, ns: &str, name: &str, reason: &str) -> Vec<String> {
+    let object = format!("object={ns}/{name} ");
+    let reason = format!("reason={reason}");
+    plain_log(log)
+        .lines()
+        .filter(|l| {
+            l.contains(&format!(" {level} "))
+                && l.contains(&object)
+                && (l.contains(&format!("{reason} ")) || l.ends_with(&reason))
+        })
+        .map(str::to_string)
+        .collect()
+}

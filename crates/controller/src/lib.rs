@@ -10,6 +10,7 @@ mod events;
 mod http;
 mod lock;
 pub mod metrics;
+mod outcome;
 mod parents;
 mod progress;
 mod runtime;
@@ -109,6 +110,8 @@ pub struct Context {
     pub unavailable: BTreeMap<String, String>,
     pub locks: Locks,
     pub events: events::EventRecorder,
+    /// The unhappy state last said of each resource (`outcome.rs`): said again only when it changes.
+    pub announced: outcome::Announced,
     pub metrics: Arc<Metrics>,
     pub drift_interval: Duration,
     pub tables: Store<DeltaTable>,

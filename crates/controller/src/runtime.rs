@@ -15,7 +15,9 @@ use kube::runtime::{Predicate, WatchStreamExt, predicates, watcher};
 use kube::{Api, Client, ResourceExt};
 
 use crate::metrics::{self, Metrics};
-use crate::{Context, Error, Locks, RunOptions, events, schema, strip_managed_fields, table};
+use crate::{
+    Context, Error, Locks, RunOptions, events, outcome, schema, strip_managed_fields, table,
+};
 use crate::{lock, webhook};
 use delta_operator_api::config::Config;
 use delta_operator_api::spec::load::DEFAULT_NAMESPACE;
@@ -67,6 +69,7 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
         backends,
         unavailable,
         events: events::EventRecorder::new(client.clone(), "delta-operator", &opts.identity),
+        announced: outcome::Announced::new(announce_ttl(opts.drift_interval)),
         metrics: metrics.clone(),
         drift_interval: opts.drift_interval,
         tables: watches.tables_store.clone(),
@@ -108,6 +111,13 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
     }
     tracing::info!("shut down");
     Ok(())
+}
+
+/// How long the state said of a resource is remembered without a reconcile of it:
+/// every resource is reconciled at least once per drift interval (±10%), so only
+/// a deleted one goes unseen this long.
+fn announce_ttl(drift_interval: Duration) -> Duration {
+    (drift_interval * 3).max(Duration::from_secs(3600))
 }
 
 /// Every target's backend, and the targets that could not be opened with why. A

@@ -31,10 +31,11 @@ use delta_operator_core::plan::{
 use delta_operator_targets::AnyBackend;
 
 pub fn error_policy(obj: Arc<DeltaSchema>, err: &Error, ctx: Arc<Context>) -> Action {
-    tracing::warn!(error = %err, "schema reconcile failed; retrying");
-    ctx.metrics.failed("Error");
     let ns = obj.namespace().unwrap_or_else(|| "default".into());
-    ctx.backoff(&format!("DeltaSchema/{ns}/{}", obj.name_any()))
+    let object = format!("{ns}/{}", obj.name_any());
+    tracing::warn!(kind = "DeltaSchema", object = %object, error = %err, "schema reconcile failed; retrying");
+    ctx.metrics.failed("Error");
+    ctx.backoff(&format!("DeltaSchema/{object}"))
 }
 
 pub async fn reconcile(obj: Arc<DeltaSchema>, ctx: Arc<Context>) -> Result<Action, Error> {
@@ -44,7 +45,7 @@ pub async fn reconcile(obj: Arc<DeltaSchema>, ctx: Arc<Context>) -> Result<Actio
     let api: Api<DeltaSchema> = Api::namespaced(ctx.client.clone(), &ns);
     let key = format!("DeltaSchema/{ns}/{name}");
     if obj.metadata.deletion_timestamp.is_some() {
-        ctx.metrics.forget(&key);
+        ctx.forget(&key);
         return Ok(Action::await_change());
     }
     // orphans are the tables no DeltaTable declares: decided only from a complete list of DeltaTables
@@ -61,7 +62,7 @@ pub async fn reconcile(obj: Arc<DeltaSchema>, ctx: Arc<Context>) -> Result<Actio
     if report.reason.phase() == Phase::Stalled {
         ctx.metrics.failed(&report.reason.to_string());
     }
-    ctx.publish_all(obj.as_ref(), &report.events).await;
+    ctx.announce(obj.as_ref(), &report).await;
     if let Some(whole) = &report.whole_plan {
         ctx.write_whole_plan(obj.as_ref(), "deltaschema", whole)
             .await;

@@ -48,7 +48,7 @@ pub async fn reconcile(obj: Arc<DeltaTable>, ctx: Arc<Context>) -> Result<Action
         match delete(&obj, &ctx, &api, &ns, &name).await? {
             Some(r) => r,
             None => {
-                ctx.metrics.forget(&key);
+                ctx.forget(&key);
                 return Ok(Action::await_change());
             }
         }
@@ -65,7 +65,7 @@ pub async fn reconcile(obj: Arc<DeltaTable>, ctx: Arc<Context>) -> Result<Action
         ctx.metrics.failed(&report.reason.to_string());
     }
     let phase = report.reason.phase();
-    ctx.publish_all(obj.as_ref(), &report.events).await;
+    ctx.announce(obj.as_ref(), &report).await;
     if let Some(whole) = &report.whole_plan {
         ctx.write_whole_plan(obj.as_ref(), "deltatable", whole)
             .await;
@@ -123,10 +123,11 @@ fn reason_of(obj: &DeltaTable) -> Option<String> {
 
 /// A failed reconcile (the API server refused a write, a conflict) is retried with backoff.
 pub fn error_policy(obj: Arc<DeltaTable>, err: &Error, ctx: Arc<Context>) -> Action {
-    tracing::warn!(error = %err, "reconcile failed; retrying");
-    ctx.metrics.failed("Error");
     let ns = obj.namespace().unwrap_or_else(|| "default".into());
-    ctx.backoff(&format!("DeltaTable/{ns}/{}", obj.name_any()))
+    let object = format!("{ns}/{}", obj.name_any());
+    tracing::warn!(kind = "DeltaTable", object = %object, error = %err, "reconcile failed; retrying");
+    ctx.metrics.failed("Error");
+    ctx.backoff(&format!("DeltaTable/{object}"))
 }
 
 async fn write_status(
@@ -212,10 +213,17 @@ fn resolve(
     };
     // a table applied before its schema (kubectl apply -f dir/ sorts by file name) waits, it is not stuck
     let Some(schema) = schema_of(&m, me) else {
+        let mut there: Vec<String> = m.schemas.iter().map(|s| s.name()).collect();
+        there.sort_unstable();
+        let there = match there.len() {
+            0 => format!("there is none in {ns} yet"),
+            n if n <= 5 => format!("those in {ns}: {}", there.join(", ")),
+            n => format!("those in {ns}: {}, … ({n})", there[..5].join(", ")),
+        };
         return Err(refuse(
             Reason::SchemaNotFound,
             format!(
-                "waiting for DeltaSchema '{}' in namespace {ns}",
+                "waiting for DeltaSchema '{}' in namespace {ns}: apply it, or set spec.schemaRef to one that exists ({there})",
                 obj.spec.schema_ref
             ),
         ));
@@ -353,7 +361,7 @@ async fn evaluate(
         && reason_of(obj) == Some(Reason::Applying.to_string())
     {
         let cut = decide::found_cut_short(at);
-        ctx.publish_all(obj, &cut.events).await;
+        ctx.announce(obj, &cut).await;
         if let Err(e) = write_status(obj, api, name, &cut, table.clone(), cut.apply.clone()).await {
             tracing::warn!(error = %e, "could not write the Interrupted status");
         }
@@ -365,7 +373,7 @@ async fn evaluate(
         Ok(true) => {}
         Ok(false) => {
             let message = format!(
-                "waiting for schema {schema} to be created by DeltaSchema '{}'",
+                "waiting for schema {schema} to be created by DeltaSchema '{}' (while it is not Ready, its status says why)",
                 obj.spec.schema_ref
             );
             return Ok((Report::new(Reason::SchemaNotFound, message), table));

@@ -63,9 +63,8 @@ pub fn applied(
         return Report {
             last_applied: Some(last_applied),
             approval,
-            ..pending(plan, failed, failure.clone())
-        }
-        .note(true, EventReason::ApplyFailed, failure);
+            ..pending(plan, failed, failure)
+        };
     }
     if !report.locked.is_empty() {
         // another apply held some tables: the others went on, these wait for it
@@ -100,7 +99,7 @@ pub(super) fn pending(plan: &Plan, reason: Reason, message: String) -> Report {
 }
 
 /// The status when the executor did not run: locked, stale, a read to retry,
-/// or a failure (`failed`, with a warning event).
+/// or a failure (`failed`).
 pub(super) fn apply_failed(plan: &Plan, e: &ApplyError, failed: Reason) -> Report {
     match e {
         ApplyError::Locked(message) => pending(plan, Reason::Locked, message.clone()),
@@ -113,11 +112,7 @@ pub(super) fn apply_failed(plan: &Plan, e: &ApplyError, failed: Reason) -> Repor
             let r = read_failed(e);
             pending(plan, r.reason, r.message)
         }
-        other => pending(plan, failed, other.to_string()).note(
-            true,
-            EventReason::ApplyFailed,
-            other.to_string(),
-        ),
+        other => pending(plan, failed, other.to_string()),
     }
 }
 
@@ -240,13 +235,10 @@ pub fn interrupted(r: Report, at: &ApplyStatus) -> Report {
     );
     Report {
         reason: Reason::Interrupted,
-        message: message.clone(),
+        message,
         apply: Some(at.clone()),
-        events: vec![Note {
-            warning: true,
-            reason: EventReason::ApplyInterrupted,
-            message,
-        }],
+        // what the apply noted is void: it did not end; the interruption is the outcome's Event
+        events: vec![],
         ..r
     }
 }
@@ -303,11 +295,6 @@ pub fn abandoned(at: &ApplyStatus, statements: Vec<String>) -> Report {
             statements,
             ..at.clone()
         }),
-        events: vec![Note {
-            warning: true,
-            reason: EventReason::ApplyInterrupted,
-            message: message.clone(),
-        }],
         ..Report::new(Reason::Interrupted, message)
     }
 }
@@ -351,14 +338,9 @@ pub fn found_cut_short(at: &ApplyStatus) -> Report {
                 "at step {c}"
             )),
     );
-    // the status says it only until the resume moves on; the event stays
+    // the status says it only until the resume moves on; its Event (the outcome's) stays
     Report {
         apply: Some(at.clone()),
-        events: vec![Note {
-            warning: true,
-            reason: EventReason::ApplyInterrupted,
-            message: message.clone(),
-        }],
         ..Report::new(Reason::Interrupted, message)
     }
 }

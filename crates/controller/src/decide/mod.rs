@@ -41,17 +41,17 @@ pub struct Note {
     pub message: String,
 }
 
-/// The reasons of the events the controllers publish.
+/// The reasons of the events a decision publishes beside its outcome: what
+/// happened. An unhappy outcome's own Event (ApprovalRequired, ApplyFailed,
+/// ApplyInterrupted, …) is named by its condition reason, from the report's
+/// reason and message (`Context::announce`), never noted here as well.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EventReason {
     DriftDetected,
     PlanCreated,
-    ApprovalRequired,
     ApplyStarted,
     ApplyFinished,
-    ApplyFailed,
     ApprovalConsumed,
-    ApplyInterrupted,
     ApplyResumed,
     TableDropped,
     OrphansDropped,
@@ -125,7 +125,7 @@ pub struct Seen<'a> {
     pub spent: Option<&'a ApprovalStatus>,
     /// `delta-operator.io/paused: "true"`.
     pub paused: bool,
-    /// The plan id in the previous status: events are published once per plan.
+    /// The plan id in the previous status: a plan's PlanCreated is published once.
     pub previous_plan: Option<&'a str>,
     /// The previous status said in sync with this generation and nothing drifted:
     /// new drift then came from outside, and is announced.
@@ -238,12 +238,9 @@ pub fn decide(plan: &Plan, seen: &Seen) -> Next {
             id,
             approved: reason,
         } => {
+            // its Event and log line are the outcome's (`Context::announce`), said once per message
             let message = approval_message(seen, &id, &reason, &cmd);
-            let mut r = report(Reason::ApprovalRequired, message.clone(), true);
-            if seen.previous_plan != Some(id.as_str()) {
-                r = r.note(true, EventReason::ApprovalRequired, message);
-            }
-            Next::Report(r)
+            Next::Report(report(Reason::ApprovalRequired, message, true))
         }
         Decision::Apply => Next::Apply { events },
     }
