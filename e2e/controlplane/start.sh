@@ -2,7 +2,11 @@
 # Start etcd + kube-apiserver on 127.0.0.1 for e2e tests (envtest-like, no kind/docker).
 # Usage: start.sh [DIR]   (DIR defaults to a new mktemp -d; it holds certs, data, logs)
 # Env:   ETCD_PORT, APISERVER_PORT (default: free ports picked at runtime),
-#        START_TIMEOUT (seconds, default 60), ETCD_BIN / KUBE_APISERVER_BIN (skip build.sh).
+#        START_TIMEOUT (seconds, default 60), ETCD_BIN / KUBE_APISERVER_BIN (skip build.sh),
+#        NODE_IP: set by e2e/node/start.sh for a cluster with pods: the apiserver listens on
+#        every address, advertises NODE_IP (the `kubernetes` Service's endpoint, reached
+#        from pods), its certificate also names NODE_IP and the Service IP 10.0.0.1, and
+#        ServiceAccount admission is on (a controller-manager creates the default SAs).
 # Writes $DIR/kubeconfig (admin, system:masters), $DIR/kubeconfig-operator (user
 # `operator`, no RBAC), $DIR/env (exports), $DIR/*.log; prints DIR on stdout.
 set -euo pipefail
@@ -49,9 +53,17 @@ openssl req -x509 "${EC[@]}" -days 3650 -subj "/CN=delta-e2e-ca" \
   -keyout "$P/ca.key" -out "$P/ca.crt" 2>/dev/null
 openssl req "${EC[@]}" -subj "/CN=kube-apiserver" \
   -keyout "$P/apiserver.key" -out "$P/apiserver.csr" 2>/dev/null
-printf 'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc\nextendedKeyUsage=serverAuth\n' >"$P/ext.cnf"
+SANS=IP:127.0.0.1${NODE_IP:+,IP:$NODE_IP,IP:10.0.0.1}
+printf 'subjectAltName=%s,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local\nextendedKeyUsage=serverAuth\n' "$SANS" >"$P/ext.cnf"
 openssl x509 -req -in "$P/apiserver.csr" -CA "$P/ca.crt" -CAkey "$P/ca.key" -CAcreateserial \
   -days 3650 -extfile "$P/ext.cnf" -out "$P/apiserver.crt" 2>/dev/null
+if [[ -n ${NODE_IP:-} ]]; then   # the apiserver's client certificate for kubelets (logs, exec)
+  openssl req "${EC[@]}" -subj "/O=system:masters/CN=kube-apiserver-kubelet-client" \
+    -keyout "$P/kubelet-client.key" -out "$P/kubelet-client.csr" 2>/dev/null
+  printf 'extendedKeyUsage=clientAuth\n' >"$P/client.cnf"
+  openssl x509 -req -in "$P/kubelet-client.csr" -CA "$P/ca.crt" -CAkey "$P/ca.key" -CAcreateserial \
+    -days 3650 -extfile "$P/client.cnf" -out "$P/kubelet-client.crt" 2>/dev/null
+fi
 openssl ecparam -name prime256v1 -genkey -noout -out "$P/sa.key"
 openssl ec -in "$P/sa.key" -pubout -out "$P/sa.pub" 2>/dev/null
 
@@ -93,16 +105,24 @@ spawn etcd "$ETCD_BIN" --name=e2e --data-dir="$DIR/etcd-data" \
 ETCD_PID=$(pidof_ etcd)
 
 # kube-apiserver: flags as controller-runtime envtest uses, plus token auth.
-# ServiceAccount admission is off because no controller-manager creates default SAs.
-# Endpoint reconciler off: it refuses a loopback advertise address (1.37 exits at start).
+# Without NODE_IP: ServiceAccount admission is off because no controller-manager creates
+# default SAs, and the endpoint reconciler is off: it refuses a loopback advertise address
+# (1.37 exits at start).
+if [[ -n ${NODE_IP:-} ]]; then
+  NET=(--bind-address=0.0.0.0 --advertise-address="$NODE_IP" --endpoint-reconciler-type=lease
+       --kubelet-preferred-address-types=InternalIP
+       --kubelet-client-certificate="$P/kubelet-client.crt" --kubelet-client-key="$P/kubelet-client.key")
+else
+  NET=(--bind-address=127.0.0.1 --advertise-address=127.0.0.1 --endpoint-reconciler-type=none
+       --disable-admission-plugins=ServiceAccount)
+fi
 spawn kube-apiserver "$KUBE_APISERVER_BIN" \
   --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
-  --bind-address=127.0.0.1 --secure-port="$APISERVER_PORT" --advertise-address=127.0.0.1 \
-  --endpoint-reconciler-type=none \
+  --secure-port="$APISERVER_PORT" "${NET[@]}" \
   --cert-dir="$P" --tls-cert-file="$P/apiserver.crt" --tls-private-key-file="$P/apiserver.key" \
   --client-ca-file="$P/ca.crt" --token-auth-file="$P/tokens.csv" \
   --authorization-mode=RBAC --allow-privileged=true \
-  --service-cluster-ip-range=10.0.0.0/24 --disable-admission-plugins=ServiceAccount \
+  --service-cluster-ip-range=10.0.0.0/24 \
   --service-account-issuer="https://127.0.0.1:$APISERVER_PORT" \
   --service-account-key-file="$P/sa.pub" --service-account-signing-key-file="$P/sa.key" \
   --profiling=false --v=0

@@ -779,6 +779,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dir", required=True)
     ap.add_argument("--port", type=int, default=0)
+    # 127.0.0.1 unless a test reaches it from a pod (e2e/node: the node's address)
+    ap.add_argument("--host", default="127.0.0.1")
     args = ap.parse_args()
     cfg = Config(args)
     EMU = Emulator(cfg)
@@ -786,7 +788,7 @@ def main():
     routes.EMU = EMU
     import executor
     executor.EMU = EMU
-    srv = ThreadingHTTPServer(("127.0.0.1", cfg.port), Handler)
+    srv = ThreadingHTTPServer((args.host, cfg.port), Handler)
     srv.daemon_threads = True
     srv.handle_error = lambda request, client_address: None   # clients hanging up are normal
     port = srv.server_address[1]
@@ -794,7 +796,7 @@ def main():
         json.dump({"port": port, "token": cfg.token, "warehouse_id": cfg.warehouse_id,
                    "client_id": cfg.client_id, "client_secret": cfg.client_secret, "pid": os.getpid()}, f)
     os.replace(os.path.join(cfg.dir, "server.json.tmp"), os.path.join(cfg.dir, "server.json"))
-    log("listening on http://127.0.0.1:%d" % port)
+    log("listening on http://%s:%d" % (args.host, port))
     threading.Thread(target=EMU.boot, daemon=True, name="boot").start()
     try:
         srv.serve_forever(poll_interval=0.2)

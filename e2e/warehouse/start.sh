@@ -2,7 +2,8 @@
 # Start the Databricks SQL warehouse + Unity Catalog emulator on 127.0.0.1 (see README.md).
 # Usage: start.sh [DIR]   (DIR defaults to a new mktemp -d; it holds the Spark warehouse,
 #        logs and the env file)
-# Env:   WAREHOUSE_PORT (default: a free port), START_TIMEOUT (s, default 300: a cold
+# Env:   WAREHOUSE_PORT (default: a free port), WAREHOUSE_HOST (the address it listens on and
+#        the URL names; default 127.0.0.1; e2e/node sets the node's address for pods), START_TIMEOUT (s, default 300: a cold
 #        start resolves the jars from Maven Central), WAREHOUSE_FAULTS (JSON, see README),
 #        WAREHOUSE_CHUNK_ROWS, WAREHOUSE_CATALOGS, WAREHOUSE_SPARK_MASTER, ...
 # Writes $DIR/env (exports), $DIR/server.log; prints DIR on stdout.
@@ -45,9 +46,10 @@ free_port() {
   echo "start.sh: no free port found" >&2; return 1
 }
 PORT=${WAREHOUSE_PORT:-$(free_port)}
+HOST=${WAREHOUSE_HOST:-127.0.0.1}
 
 setsid sh -c 'echo $$ >"$0"; exec "$@"' "$DIR/server.pid" \
-  "$PY" "$HERE/server.py" --dir "$DIR" --port "$PORT" </dev/null >"$DIR/server.log" 2>&1 &
+  "$PY" "$HERE/server.py" --dir "$DIR" --host "$HOST" --port "$PORT" </dev/null >"$DIR/server.log" 2>&1 &
 fail() {
   local pid; pid=$(cat "$DIR/server.pid" 2>/dev/null || echo 0)
   [[ $pid -gt 0 ]] && kill -9 "$pid" 2>/dev/null || true
@@ -59,10 +61,10 @@ trap 'fail "interrupted"' INT TERM
 
 t0=$(date +%s%N)
 deadline=$(( $(date +%s) + ${START_TIMEOUT:-300} ))
-until [[ -s $DIR/server.json ]] && curl -fsS --max-time 2 "http://127.0.0.1:$PORT/_emulator/health" >/dev/null 2>&1; do
+until [[ -s $DIR/server.json ]] && curl -fsS --max-time 2 "http://$HOST:$PORT/_emulator/health" >/dev/null 2>&1; do
   pid=$(cat "$DIR/server.pid" 2>/dev/null || echo 0)
   [[ $pid -gt 0 ]] && ! kill -0 "$pid" 2>/dev/null && fail "the emulator exited"
-  grep -q '"spark": "failed"' <(curl -sS --max-time 2 "http://127.0.0.1:$PORT/_emulator/health" 2>/dev/null) && fail "Spark failed to start"
+  grep -q '"spark": "failed"' <(curl -sS --max-time 2 "http://$HOST:$PORT/_emulator/health" 2>/dev/null) && fail "Spark failed to start"
   (( $(date +%s) < deadline )) || fail "not healthy after ${START_TIMEOUT:-300}s"
   sleep 0.3
 done
@@ -72,7 +74,7 @@ if [[ -n $WAREHOUSE_PACKAGES ]]; then   # first start: remember the resolved jar
 fi
 
 J() { "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$DIR/server.json" "$1"; }
-URL=http://127.0.0.1:$PORT
+URL=http://$HOST:$PORT
 cat >"$DIR/env" <<ENV
 export WAREHOUSE_DIR=$DIR
 export WAREHOUSE_URL=$URL
