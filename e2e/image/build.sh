@@ -198,9 +198,9 @@ if [[ ! -s $IMAGE_TAR ]]; then
   "${PODMAN[@]}" save -o "$IMAGE_TAR.tmp" "$IMAGE" >/dev/null 2>&1 || die "podman save $IMAGE"
   mv "$IMAGE_TAR.tmp" "$IMAGE_TAR"
 fi
-# each test image is a few hundred MB: keep the newest three images and tarballs
+# each test image is a few hundred MB: keep this one and the two newest others, images and tarballs
 for old in $("${PODMAN[@]}" images --format '{{.Repository}}:{{.Tag}}' --sort created docker.io/library/delta-operator \
-    | grep ':test-' | grep -vx "$IMAGE" | head -n -2); do
+    | grep ':test-' | grep -vx "$IMAGE" | tail -n +3); do  # newest first
   "${PODMAN[@]}" rmi "$old" >/dev/null 2>&1 || true
 done
 ls -t "$IMAGES"/delta-operator-test-*.tar 2>/dev/null | tail -n +4 | xargs -r rm -f
