@@ -44,9 +44,11 @@ trap 'rm -rf "$work"' EXIT
 
 # ---------------------------------------------------------------- the binary (host build)
 # Fresh after `make build` (the Makefile runs this after it); its ldd list makes the runtime base.
+# The target dir is mounted at its own path: absolute (symlinks kept, as cargo saw it).
+export CARGO_TARGET_DIR
+CARGO_TARGET_DIR=$(realpath -s -m "${CARGO_TARGET_DIR:-$CACHE/target}")
 BIN=$("$repo/e2e/ship/build-binary.sh" dev 2>"$work/host-build.log") \
   || { tail -n 30 "$work/host-build.log" >&2; die "e2e/ship/build-binary.sh dev"; }
-export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$CACHE/target}
 [[ $BIN == "$CARGO_TARGET_DIR"/* ]] || die "the binary $BIN is not under CARGO_TARGET_DIR=$CARGO_TARGET_DIR"
 
 # ---------------------------------------------------------------- BUILD base
