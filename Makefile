@@ -26,7 +26,7 @@ endif
 PY_PACKAGES = deltalake==1.6.6 pyarrow==26.0.1 moto[server]==5.2.5 pyyaml==6.0.4
 PY_STAMP := $(CACHE)/venv/.installed-$(shell echo '$(PY_PACKAGES)' | md5sum | cut -c1-8)
 
-.PHONY: test prepare build lint go-tools python controlplane crds bench bench-planners bench-controller bench-statements bench-rewrite bench-spark-rewrite example ship-tools gen-config warehouse fuzz
+.PHONY: test prepare build lint image go-tools python controlplane crds bench bench-planners bench-controller bench-statements bench-rewrite bench-spark-rewrite example ship-tools gen-config warehouse fuzz
 
 # The Databricks SQL warehouse + Unity Catalog emulator: real Delta Lake on Spark
 # (pyspark from PyPI, delta-spark jars from Maven Central), see e2e/warehouse/README.md.
@@ -41,7 +41,7 @@ test:
 	e2e/with-controlplane.sh e2e/ship/check.sh
 	env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS fuzz/run.sh $(FUZZ_SECONDS_CI)
 
-prepare: python go-tools warehouse build lint
+prepare: python go-tools warehouse build lint image
 
 # Coverage-guided fuzzing (cargo-fuzz on stable, docs/reliability.md): bounded in
 # `make test`; `make fuzz` runs longer and merges what it finds into fuzz/corpus.
@@ -63,6 +63,12 @@ ifeq ($(CLIPPY_IN_BUILD),1)
 	@test -n "$$RUSTC_WORKSPACE_WRAPPER" || { echo "CLIPPY_IN_BUILD=1 needs clippy-driver on PATH (rustup component add clippy)" >&2; exit 1; }
 endif
 	$(CARGO) build --locked --workspace --all-targets
+
+# The operator image built from the Dockerfile with podman, on bases made here (no registry, no
+# Docker engine; e2e/image/build.sh), and what a user would check of it. After `build`: the image's
+# build step is that build, fresh; after `controlplane`, which fetches the pause image's source.
+image: build controlplane
+	out=$$(e2e/image/build.sh) && eval "$$out" && e2e/image/check.sh
 
 # Every Go program the tests use, one after another (each Go build already uses every core).
 go-tools: controlplane

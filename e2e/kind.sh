@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # For developer machines with Docker: the e2e suite against a kind cluster with the image loaded
-# and the chart installed. CI has no container engine and runs the suite against the local
-# control plane instead (e2e/with-controlplane.sh); this script is not part of `make test`.
+# and the chart installed, the image built by `docker build` on the Dockerfile's default (public)
+# bases. Not part of `make test`, which builds the same Dockerfile with podman on bases made
+# locally (e2e/image/) and runs the suite against the local control plane (e2e/with-controlplane.sh).
 #
 #   e2e/kind.sh            create (or reuse) the kind cluster `delta-operator`, then test
 #   KIND_CLUSTER=x e2e/kind.sh

@@ -10,10 +10,11 @@
 #      schemas made from this apiserver's /openapi/v2 and from crds/ (no network),
 #      and e2e/ship/schemas/ for the ServiceMonitor
 #   4. policy.py: RBAC exactly the operator's API calls; pod security, probes, flags
-#   5. the Dockerfile (read, not built: no container engine here) builds with
-#      e2e/ship/build-binary.sh and ships only the binary as a numeric non-root user;
-#      that script builds the binary here (dev profile) and the binary loads the
-#      chart's rendered configs
+#   5. the Dockerfile, as read: its default bases are the public rust and distroless images,
+#      it builds with e2e/ship/build-binary.sh (release unless PROFILE says otherwise) and
+#      ships only the binary as a numeric non-root user (e2e/image/ builds it for real with
+#      podman, in `make prepare`, and checks the image); that script builds the binary here
+#      (dev profile) and the binary loads the chart's rendered configs
 #   6. kubectl apply --dry-run=server of every rendering and kustomize build
 #   7. the operator runs as the chart's ServiceAccount, under the chart's RBAC only,
 #      and takes two tables to Ready, adds and removes its finalizer, drops a table
@@ -138,22 +139,37 @@ for raw in open(sys.argv[1]):
     cur += s[:-1] + " " if s.endswith("\\") else s
     if not s.endswith("\\"):
         lines.append(cur.strip()); cur = ""
-stages, bad = [], []
+stages, bad, global_args = [], [], {}
+def arg(rest):
+    name, eq, default = rest.partition("=")
+    return name.strip(), default.strip().strip('"') if eq else None
 for l in lines:
     word, _, rest = l.partition(" ")
     word = word.upper()
     if word == "FROM":
         m = re.match(r"(\S+)(?:\s+AS\s+(\S+))?$", rest, re.I)
-        stages.append({"image": m.group(1), "name": m.group(2), "cmds": []})
+        # the base a plain `docker build` uses: the global ARG's default
+        image = re.sub(r"\$\{(\w+)\}|\$(\w+)", lambda v: global_args.get(v.group(1) or v.group(2)) or "", m.group(1))
+        stages.append({"image": image, "name": m.group(2), "cmds": []})
     elif stages:
         stages[-1]["cmds"].append((word, rest))
+    elif word == "ARG":
+        k, v = arg(rest)
+        global_args[k] = v
 if len(stages) < 2:
     bad.append("not multi-stage")
 else:
     build, final = stages[0], stages[-1]
+    if not build["image"].startswith("docker.io/library/rust:"):
+        bad.append(f"the build stage's default base is not the public rust image: {build['image']!r}")
+    if not final["image"].startswith("gcr.io/distroless/cc-debian12:nonroot"):
+        bad.append(f"the final stage's default base is not distroless cc (nonroot): {final['image']!r}")
     runs = [r for w, r in build["cmds"] if w == "RUN"]
-    if not any(re.search(r"(^|\s)e2e/ship/build-binary\.sh release /out\b", r) for r in runs):
-        bad.append("the build stage does not RUN e2e/ship/build-binary.sh release /out")
+    profile = dict(arg(r) for w, r in build["cmds"] if w == "ARG").get("PROFILE")
+    if not any(re.search(r'(^|\s)e2e/ship/build-binary\.sh (release|"?\$\{PROFILE\}"?) /out\b', r) for r in runs):
+        bad.append("the build stage does not RUN e2e/ship/build-binary.sh release /out (or \"${PROFILE}\" /out)")
+    elif any("${PROFILE}" in r for r in runs) and profile != "release":
+        bad.append(f"the build stage's PROFILE defaults to {profile!r}, not release")
     if [w for w, _ in final["cmds"] if w in ("RUN", "ADD")]:
         bad.append("the final stage runs or adds something")
     copies = [r for w, r in final["cmds"] if w == "COPY"]
