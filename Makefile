@@ -26,7 +26,7 @@ endif
 PY_PACKAGES = deltalake==1.6.6 pyarrow==26.0.1 moto[server]==5.2.5 pyyaml==6.0.4
 PY_STAMP := $(CACHE)/venv/.installed-$(shell echo '$(PY_PACKAGES)' | md5sum | cut -c1-8)
 
-.PHONY: test prepare build lint image go-tools python controlplane crds bench bench-planners bench-controller bench-statements bench-rewrite bench-spark-rewrite example ship-tools gen-config warehouse fuzz
+.PHONY: test prepare build lint image node go-tools python controlplane crds bench bench-planners bench-controller bench-statements bench-rewrite bench-spark-rewrite example ship-tools gen-config warehouse fuzz
 
 # The Databricks SQL warehouse + Unity Catalog emulator: real Delta Lake on Spark
 # (pyspark from PyPI, delta-spark jars from Maven Central), see e2e/warehouse/README.md.
@@ -37,11 +37,13 @@ WAREHOUSE_PY_PACKAGES = pyspark==4.2.0 delta-spark==4.4.0 pytest==8.4.2
 # markedly shorter than one after another.
 test:
 	$(MAKE) --no-print-directory -j4 prepare
-	CARGO=$(CARGO) e2e/with-controlplane.sh e2e/warehouse/with-warehouse.sh e2e/spark-connect/with-spark-connect.sh e2e/run-tests.sh
+	e2e/side-by-side.sh \
+	  "CARGO=$(CARGO) e2e/with-controlplane.sh e2e/warehouse/with-warehouse.sh e2e/spark-connect/with-spark-connect.sh e2e/run-tests.sh" \
+	  "e2e/node/with-node.sh e2e/node/tests.sh"
 	e2e/with-controlplane.sh e2e/ship/check.sh
 	env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS fuzz/run.sh $(FUZZ_SECONDS_CI)
 
-prepare: python go-tools warehouse build lint image
+prepare: python go-tools warehouse build lint image node
 
 # Coverage-guided fuzzing (cargo-fuzz on stable, docs/reliability.md): bounded in
 # `make test`; `make fuzz` runs longer and merges what it finds into fuzz/corpus.
@@ -69,6 +71,12 @@ endif
 # build step is that build, fresh; after `controlplane`, which fetches the pause image's source.
 image: build controlplane
 	out=$$(e2e/image/build.sh) && eval "$$out" && e2e/image/check.sh
+
+# kubelet, kube-controller-manager, kube-scheduler and kube-proxy for the node the chart's tests
+# run on (e2e/node), built from the Go module proxy in one `go build` (cached in $(CACHE)/bin);
+# after the apiserver's build, whose compiled packages they share.
+node: controlplane
+	e2e/node/build.sh >/dev/null
 
 # Every Go program the tests use, one after another (each Go build already uses every core).
 go-tools: controlplane
