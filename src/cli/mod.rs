@@ -114,6 +114,11 @@ pub struct RunArgs {
     /// statement that may still run) and exits. Keep it below the pod's grace period.
     #[arg(long, default_value = "45s", value_parser = parse_duration)]
     pub shutdown_grace: std::time::Duration,
+    /// How many times in a row an apply step may end the operator process (out of memory,
+    /// killed) before its table is Stalled with reason CrashLoop instead of resumed into the
+    /// same step again; a graceful shutdown's hand-off does not count.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_step_interruptions: u32,
     /// Serve the validating admission webhook (HTTPS, POST /validate) on this address,
     /// e.g. 0.0.0.0:8443. Off unless given (the chart gives it).
     #[arg(long)]
@@ -218,6 +223,7 @@ async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
                 lease_seconds: a.lease_seconds,
                 max_reconciles: a.max_reconciles,
                 shutdown_grace: a.shutdown_grace,
+                max_step_interruptions: a.max_step_interruptions,
                 webhook: a
                     .webhook_addr
                     .map(|addr| crate::controller::webhook::WebhookOptions {

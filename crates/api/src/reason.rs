@@ -67,6 +67,10 @@ pub enum Reason {
     ReadFailed,
     /// A step failed.
     ApplyFailed,
+    /// An apply step ended the operator process (out of memory, killed) so many
+    /// times in a row (`--max-step-interruptions`) that it is not resumed again
+    /// until a person asks for a retry.
+    CrashLoop,
     /// Dropping a deleted resource's table failed.
     DeleteFailed,
     /// Not planned: a table it references by foreign key was refused.
@@ -79,7 +83,7 @@ pub enum Reason {
 
 impl Reason {
     /// Every reason but `Refused`, whose rules are `Rule::ALL`.
-    pub const FIXED: [Reason; 24] = [
+    pub const FIXED: [Reason; 25] = [
         Reason::InSync,
         Reason::Observing,
         Reason::Paused,
@@ -101,6 +105,7 @@ impl Reason {
         Reason::Forbidden,
         Reason::ReadFailed,
         Reason::ApplyFailed,
+        Reason::CrashLoop,
         Reason::DeleteFailed,
         Reason::Blocked,
         Reason::ParentFailed,
@@ -116,9 +121,8 @@ impl Reason {
                 Phase::Progressing
             }
             ApprovalRequired | InvalidSpec | UnknownTarget | TargetUnavailable | Forbidden
-            | ReadFailed | ApplyFailed | DeleteFailed | Blocked | ParentFailed | Refused(_) => {
-                Phase::Stalled
-            }
+            | ReadFailed | ApplyFailed | CrashLoop | DeleteFailed | Blocked | ParentFailed
+            | Refused(_) => Phase::Stalled,
         }
     }
 

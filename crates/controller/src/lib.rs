@@ -97,6 +97,9 @@ pub struct RunOptions {
     pub max_reconciles: u16,
     /// After SIGTERM, how long a running step may take before it is left (Interrupted).
     pub shutdown_grace: Duration,
+    /// Deaths of the process in a row during one apply step before its table is
+    /// Stalled (CrashLoop) instead of resumed into it again.
+    pub max_step_interruptions: u32,
     /// Serve the validating admission webhook (every replica, leader or not).
     pub webhook: Option<webhook::WebhookOptions>,
 }
@@ -124,6 +127,10 @@ pub struct Context {
     pub wake: futures::channel::mpsc::UnboundedSender<ObjectRef<DeltaTable>>,
     /// After SIGTERM, how long a running step may take before it is left.
     pub shutdown_grace: Duration,
+    /// Deaths of the process in a row during one apply step before its table is
+    /// Stalled (CrashLoop): a step that ends the process (out of memory) is not
+    /// resumed forever, holding up the other tables with restarts.
+    pub max_step_interruptions: u32,
     /// Per target, the statements asked to cancel at shutdown (each may still run).
     pub cancelled: Arc<Mutex<BTreeMap<String, Vec<String>>>>,
 }

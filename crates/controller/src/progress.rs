@@ -15,6 +15,9 @@ pub struct ApplyProgress {
     step_started: Option<Instant>,
     /// Rows the running step has written, where its backend counts them.
     rows: Option<RowsDone>,
+    /// The apply this one resumes, while the step it was cut short in has not
+    /// completed here: that step's interruptions carry over (see `decide::carried_interruptions`).
+    resumes: Option<ApplyStatus>,
 }
 
 impl ApplyProgress {
@@ -35,9 +38,11 @@ impl ApplyProgress {
                     .map(|e| e.restore_points.clone())
                     .unwrap_or_default(),
                 statements: vec![],
+                interruptions: 0,
             },
             step_started: None,
             rows: None,
+            resumes: earlier.filter(|e| e.interruptions > 0).cloned(),
         }
     }
 
@@ -54,6 +59,10 @@ impl ApplyProgress {
                     step.action.title()
                 ));
                 self.status.step_started_at = Some(now.into());
+                self.status.interruptions = crate::decide::carried_interruptions(
+                    self.resumes.as_ref(),
+                    &step.action.title(),
+                );
                 self.step_started = Some(Instant::now());
                 self.rows = None;
                 true
@@ -67,7 +76,14 @@ impl ApplyProgress {
                 self.status.restore_points.push(point);
                 true
             }
-            Event::Finished(_) => true,
+            // the step completed: the interruptions it may have carried are over
+            Event::Finished(_) => {
+                if self.status.interruptions > 0 {
+                    self.resumes = None;
+                }
+                self.status.interruptions = 0;
+                true
+            }
             // shown at the next refresh: a write per second per apply would load the apiserver
             Event::Rows { rows, .. } => {
                 self.rows = Some(*rows);

@@ -85,6 +85,7 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
         shutting_down,
         wake,
         shutdown_grace: opts.shutdown_grace,
+        max_step_interruptions: opts.max_step_interruptions,
         cancelled,
     });
     mirror_held_leases(&ctx.locks, &metrics);

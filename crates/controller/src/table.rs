@@ -356,14 +356,39 @@ async fn evaluate(
     };
     set_finalizer(api, obj, obj.spec.deletion_policy == DeletionPolicy::Delete).await?;
     let table = Some(desired.table.to_string());
-    // an apply a process that ended left behind (status still says Applying): say so first
-    if let Some(at) = obj.status.as_ref().and_then(|s| s.apply.as_ref())
-        && reason_of(obj) == Some(Reason::Applying.to_string())
-    {
-        let cut = decide::found_cut_short(at);
-        ctx.announce(obj, &cut).await;
-        if let Err(e) = write_status(obj, api, name, &cut, table.clone(), cut.apply.clone()).await {
-            tracing::warn!(error = %e, "could not write the Interrupted status");
+    let status = obj.status.as_ref();
+    let mut earlier = status.and_then(|s| s.apply.clone());
+    if let Some(at) = earlier.clone() {
+        let reason = reason_of(obj);
+        if reason == Some(Reason::Applying.to_string()) {
+            // an apply a process that ended left behind (status still says Applying): say
+            // so first; the same step ending the process again and again stalls it
+            let cut = decide::process_ended(&at, ctx.max_step_interruptions, name);
+            if cut.reason == Reason::CrashLoop {
+                return Ok((cut, table));
+            }
+            ctx.announce(obj, &cut).await;
+            if let Err(e) =
+                write_status(obj, api, name, &cut, table.clone(), cut.apply.clone()).await
+            {
+                tracing::warn!(error = %e, "could not write the Interrupted status");
+            }
+            earlier = cut.apply;
+        } else if reason == Some(Reason::CrashLoop.to_string()) {
+            let retry = decide::retry_requested(
+                obj.annotations().get(REQUESTED_AT).map(String::as_str),
+                status.and_then(|s| s.last_handled_reconcile_at.as_deref()),
+                obj.metadata.generation,
+                status.and_then(|s| s.observed_generation),
+            );
+            if !retry {
+                return Ok((decide::crash_loop(&at, name), table));
+            }
+            // asked to try again: the step gets a fresh count of interruptions
+            earlier = Some(ApplyStatus {
+                interruptions: 0,
+                ..at
+            });
         }
     }
     // a schema not created yet is its DeltaSchema's to create: the table waits for it
@@ -386,7 +411,6 @@ async fn evaluate(
     };
     // before the read: a statement that ends between a read and this check would leave
     // the plan made of the table as it was before the statement wrote
-    let earlier = obj.status.as_ref().and_then(|s| s.apply.clone());
     // statements an interrupted apply left may still change the table: wait for each to end
     if let Some(at) = &earlier {
         for statement in &at.statements {
@@ -431,7 +455,17 @@ async fn evaluate(
     };
     let drifted = Some(plan.summary.short());
     let (result, last) = match apply_showing(
-        obj, ctx, api, &table, &backend, &target, &plan, &seen, read, drifted,
+        obj,
+        ctx,
+        api,
+        &table,
+        &backend,
+        &target,
+        &plan,
+        &seen,
+        read,
+        drifted,
+        earlier.as_ref(),
     )
     .await?
     {
@@ -540,8 +574,19 @@ async fn delete(
         Next::Report(r) => return Ok(Some((r, table))),
         Next::Apply { events } => ctx.publish_all(obj, &events).await,
     }
+    let earlier = obj.status.as_ref().and_then(|s| s.apply.clone());
     let (result, _) = match apply_showing(
-        obj, ctx, api, &table, &backend, &target, &plan, &seen, read, None,
+        obj,
+        ctx,
+        api,
+        &table,
+        &backend,
+        &target,
+        &plan,
+        &seen,
+        read,
+        None,
+        earlier.as_ref(),
     )
     .await?
     {
@@ -572,7 +617,7 @@ async fn delete(
 type Ran = (Applied, ApplyProgress);
 
 /// Runs `plan` (an apply or a delete's drop) with its progress written into
-/// status as `Applying`, resuming an apply the status says was cut short.
+/// status as `Applying`, resuming `earlier`, an apply the status says was cut short.
 /// `Err`: a shutdown left the step running, reported Interrupted with what may still run.
 #[allow(clippy::too_many_arguments)]
 async fn apply_showing<F, Fut>(
@@ -586,6 +631,7 @@ async fn apply_showing<F, Fut>(
     seen: &Seen<'_>,
     read: F,
     drifted: Option<String>,
+    earlier: Option<&ApplyStatus>,
 ) -> Result<Result<Ran, Report>, Error>
 where
     F: Fn() -> Fut,
@@ -606,18 +652,8 @@ where
             }
         }
     };
-    let earlier = obj.status.as_ref().and_then(|s| s.apply.clone());
     let end = ctx
-        .run_apply(
-            obj,
-            backend,
-            target,
-            plan,
-            seen,
-            read,
-            earlier.as_ref(),
-            show,
-        )
+        .run_apply(obj, backend, target, plan, seen, read, earlier, show)
         .await?;
     Ok(match end {
         ApplyEnd::Finished { result, progress } => Ok((result, progress)),

@@ -12,7 +12,7 @@
 -- BEGIN generated from the Reason enum (crates/api/src/reason.rs): do not edit; DELTA_OPERATOR_BLESS=1 cargo test -p delta-operator-api rewrites it
 -- Progressing: NotCached, SchemaNotFound, WarehouseStarting, Locked, PlanStale, LeaseLost, ReadRetrying, WaitingForParent, Deferred, Applying, Interrupted
 -- Holding: Observing, Paused
--- Stalled: ApprovalRequired, InvalidSpec, UnknownTarget, TargetUnavailable, Forbidden, ReadFailed, ApplyFailed, DeleteFailed, Blocked, ParentFailed, ColumnSpellingMustMatchCatalog, OwnedByAnotherResource, UnsupportedTableFeatures, TableUnreadable, ScopeTooWideForKind, UnmanagedAspectDrift, ForeignKeyInvalid, PrimaryKeyReferenced, AmbiguousColumnRename, ColumnKindCannotChange, NameWouldBeSubstituted, NameNeedsColumnMapping, NotSupportedByBackend, NonNullableColumnAdd, ConversionNeedsUsing, NestedNotNullNeedsInPlaceAlter, PropertyTransitionNotSupported, ColumnMappingNotWritable, UsingReadsUnknownColumn, RewriteRefused
+-- Stalled: ApprovalRequired, InvalidSpec, UnknownTarget, TargetUnavailable, Forbidden, ReadFailed, ApplyFailed, CrashLoop, DeleteFailed, Blocked, ParentFailed, ColumnSpellingMustMatchCatalog, OwnedByAnotherResource, UnsupportedTableFeatures, TableUnreadable, ScopeTooWideForKind, UnmanagedAspectDrift, ForeignKeyInvalid, PrimaryKeyReferenced, AmbiguousColumnRename, ColumnKindCannotChange, NameWouldBeSubstituted, NameNeedsColumnMapping, NotSupportedByBackend, NonNullableColumnAdd, ConversionNeedsUsing, NestedNotNullNeedsInPlaceAlter, PropertyTransitionNotSupported, ColumnMappingNotWritable, UsingReadsUnknownColumn, RewriteRefused
 -- Stalled reasons that wait for an approval, not a fix (Suspended, not Degraded):
 local AWAITING_APPROVAL = {ApprovalRequired = true}
 -- END generated

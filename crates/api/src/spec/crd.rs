@@ -529,6 +529,13 @@ pub struct ApplyStatus {
     /// without seeing them end. Nothing runs on the table until each has ended.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub statements: Vec<String>,
+    /// How many times in a row the operator process ended (a kill, out of memory)
+    /// while the step in `current` ran, counted by the operator that found it so
+    /// (a graceful shutdown's hand-off is not counted). At `--max-step-interruptions`
+    /// the table is Stalled (reason CrashLoop) instead of resumed again. Starts
+    /// over when the step completes or a different step runs.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub interruptions: i32,
 }
 
 /// What became of an approval.

@@ -344,3 +344,75 @@ pub fn found_cut_short(at: &ApplyStatus) -> Report {
         ..Report::new(Reason::Interrupted, message)
     }
 }
+
+/// `REPLACE TABLE (from itself)` of `2/3 REPLACE TABLE (from itself)`: a step told
+/// apart from the others without its number, which a re-planned resume changes
+/// (the steps already done are no longer in the plan).
+pub fn step_title(current: &str) -> &str {
+    match current.split_once(' ') {
+        Some((number, title)) if number.contains('/') => title,
+        _ => current,
+    }
+}
+
+/// The interruptions a resumed apply carries into the step it starts: those of
+/// the apply it resumes when that one died in a step of the same title (the same
+/// step, re-planned), else none (a different step, or the step completed).
+pub fn carried_interruptions(earlier: Option<&ApplyStatus>, starting: &str) -> i32 {
+    earlier
+        .filter(|e| {
+            e.current
+                .as_deref()
+                .is_some_and(|c| step_title(c) == step_title(starting))
+        })
+        .map_or(0, |e| e.interruptions)
+}
+
+/// An apply found still `Applying`: the operator process running it ended (a
+/// kill, out of memory, a lost node), unlike a shutdown, which hands off by
+/// writing Interrupted. One more interruption of its step; at `max` in a row the
+/// step is taken to be what ends the process, and the table is Stalled (CrashLoop)
+/// rather than resumed into the same end again. `name` names the DeltaTable in
+/// the retry it says.
+pub fn process_ended(at: &ApplyStatus, max: u32, name: &str) -> Report {
+    let at = ApplyStatus {
+        interruptions: at.interruptions.saturating_add(1),
+        ..at.clone()
+    };
+    if at.current.is_some() && at.interruptions as u32 >= max.max(1) {
+        crash_loop(&at, name)
+    } else {
+        found_cut_short(&at)
+    }
+}
+
+/// Stalled: the step in `at` ended the operator process `at.interruptions` times
+/// in a row. status.apply stays (where it stopped, its restore points, the count).
+pub fn crash_loop(at: &ApplyStatus, name: &str) -> Report {
+    let step = at.current.as_deref().unwrap_or("before its first step");
+    let restore = if at.restore_points.is_empty() {
+        String::new()
+    } else {
+        format!(" (restore points: {})", at.restore_points.join(", "))
+    };
+    let message = format!(
+        "step {step} of plan {} was cut short {} times in a row by the operator process ending (out of memory? killed?); it is not resumed again{restore}. Raise the operator's memory limit (the chart's resources.limits.memory), or move the table to a Spark Connect target; then, to try again: kubectl annotate deltatable {name} reconcile.fluxcd.io/requestedAt=\"$(date +%s)\" --overwrite (or change the spec)",
+        at.plan_id, at.interruptions
+    );
+    Report {
+        apply: Some(at.clone()),
+        ..Report::new(Reason::CrashLoop, message)
+    }
+}
+
+/// Whether a person asked to try again since the status was written: a new
+/// `reconcile.fluxcd.io/requestedAt` (`requested`, against the `handled` one the
+/// status echoes) or a changed spec (`generation` against `observed`).
+pub fn retry_requested(
+    requested: Option<&str>,
+    handled: Option<&str>,
+    generation: Option<i64>,
+    observed: Option<i64>,
+) -> bool {
+    requested != handled || generation != observed
+}

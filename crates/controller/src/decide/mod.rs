@@ -14,8 +14,9 @@ mod status;
 mod tests;
 
 pub use applied::{
-    abandoned, applied, apply_started, found_cut_short, interrupted, keep_restore_points,
-    read_failed, still_running, still_running_steps,
+    abandoned, applied, apply_started, carried_interruptions, crash_loop, found_cut_short,
+    interrupted, keep_restore_points, process_ended, read_failed, retry_requested, step_title,
+    still_running, still_running_steps,
 };
 pub use status::{WHOLE_PLAN_NAME, approve_command, plan_status, whole_plan, whole_plan_configmap};
 

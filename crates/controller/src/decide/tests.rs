@@ -18,7 +18,122 @@ fn cut_short() -> ApplyStatus {
         step_started_at: Some("t1".into()),
         restore_points: vec!["main.sales.orders@4".into()],
         statements: vec![],
+        interruptions: 0,
     }
+}
+
+#[test]
+fn a_step_that_ends_the_process_max_times_in_a_row_is_stalled_not_resumed() {
+    // the first death of a step: Interrupted (resumed), counted once
+    let first = process_ended(&cut_short(), 3, "orders");
+    assert_eq!(first.reason, Reason::Interrupted);
+    assert_eq!(first.apply.as_ref().unwrap().interruptions, 1);
+    // the resumed apply, re-planned, runs the same step under another number: it carries the count
+    let resumed = ApplyStatus {
+        plan_id: "p2".into(),
+        step: 1,
+        of: 2,
+        current: Some("1/2 REPLACE TABLE (from staging)".into()),
+        ..first.apply.clone().unwrap()
+    };
+    assert_eq!(
+        carried_interruptions(first.apply.as_ref(), "REPLACE TABLE (from staging)"),
+        1
+    );
+    let second = process_ended(
+        &ApplyStatus {
+            interruptions: 1,
+            ..resumed.clone()
+        },
+        3,
+        "orders",
+    );
+    assert_eq!(second.reason, Reason::Interrupted);
+    assert_eq!(second.apply.as_ref().unwrap().interruptions, 2);
+    // the third death in a row: Stalled, saying what happened, what to do, how to retry
+    let third = process_ended(second.apply.as_ref().unwrap(), 3, "orders");
+    assert_eq!(third.reason, Reason::CrashLoop);
+    assert_eq!(
+        third.reason.phase(),
+        delta_operator_api::reason::Phase::Stalled
+    );
+    let at = third.apply.as_ref().unwrap();
+    assert_eq!(at.interruptions, 3);
+    assert_eq!(at.restore_points, cut_short().restore_points, "kept");
+    for said in [
+        "step 1/2 REPLACE TABLE (from staging) of plan p2",
+        "cut short 3 times in a row",
+        "out of memory",
+        "resources.limits.memory",
+        "Spark Connect",
+        "main.sales.orders@4",
+        "kubectl annotate deltatable orders reconcile.fluxcd.io/requestedAt=",
+    ] {
+        assert!(third.message.contains(said), "{said}: {}", third.message);
+    }
+    // with a higher limit the same death is resumed again
+    assert_eq!(
+        process_ended(second.apply.as_ref().unwrap(), 4, "orders").reason,
+        Reason::Interrupted
+    );
+    // a limit of 1 stalls at the first death; a death before any step never stalls
+    assert_eq!(
+        process_ended(&cut_short(), 1, "orders").reason,
+        Reason::CrashLoop
+    );
+    let before_first = ApplyStatus {
+        step: 0,
+        current: None,
+        interruptions: 5,
+        ..cut_short()
+    };
+    assert_eq!(
+        process_ended(&before_first, 1, "orders").reason,
+        Reason::Interrupted
+    );
+}
+
+#[test]
+fn interruptions_carry_only_into_the_same_step() {
+    let died = ApplyStatus {
+        interruptions: 2,
+        ..cut_short()
+    };
+    assert_eq!(
+        step_title("2/3 REPLACE TABLE (from staging)"),
+        "REPLACE TABLE (from staging)"
+    );
+    assert_eq!(step_title("ADD COLUMNS (note)"), "ADD COLUMNS (note)");
+    assert_eq!(
+        carried_interruptions(Some(&died), "REPLACE TABLE (from staging)"),
+        2
+    );
+    // another step (the plan changed, or the step is past): counted from nothing
+    assert_eq!(carried_interruptions(Some(&died), "ADD COLUMNS (note)"), 0);
+    assert_eq!(
+        carried_interruptions(None, "REPLACE TABLE (from staging)"),
+        0
+    );
+    let not_started = ApplyStatus {
+        current: None,
+        ..died
+    };
+    assert_eq!(
+        carried_interruptions(Some(&not_started), "REPLACE TABLE (from staging)"),
+        0
+    );
+}
+
+#[test]
+fn a_crash_loop_is_retried_on_a_new_reconcile_request_or_a_changed_spec() {
+    // the status echoed the request and saw the generation: nothing new
+    assert!(!retry_requested(Some("1"), Some("1"), Some(3), Some(3)));
+    assert!(!retry_requested(None, None, Some(3), Some(3)));
+    // kubectl annotate … reconcile.fluxcd.io/requestedAt=<new> (or flux reconcile)
+    assert!(retry_requested(Some("2"), Some("1"), Some(3), Some(3)));
+    assert!(retry_requested(Some("1"), None, Some(3), Some(3)));
+    // the spec changed
+    assert!(retry_requested(None, None, Some(4), Some(3)));
 }
 
 #[test]
