@@ -289,6 +289,144 @@ fn killed_mid_rewrite_the_next_operator_says_so_resumes_and_loses_no_row() {
     assert!(said.contains("ApplyResumed: "), "{said}");
 }
 
+/// The step of a change to orders kills the operator every time it runs (the
+/// lake's `before-commit` failpoint: out of memory, in effect). Restarted each
+/// time, as a kubelet would: after the third death in a row the next operator
+/// stalls orders (CrashLoop, saying what to do) instead of resuming into a fourth,
+/// while customers is reconciled as usual; no row is lost. Restarted without the
+/// failpoint it stays stalled until asked to retry; asked, it applies.
+#[test]
+fn a_step_that_kills_the_operator_three_times_in_a_row_stalls_its_table_alone() {
+    let ns = namespace("crashloop");
+    let (mut dir, before) = ready_with_rows(&ns);
+    let crashing = [("DELTA_OPERATOR_FAILPOINT", "before-commit")];
+    let flag = ["--max-step-interruptions", "3"];
+    apply_yaml(&ns, &orders_changed());
+    let mut deaths = 0;
+    let op = loop {
+        assert!(deaths <= 3, "still resumed after {deaths} deaths in a row");
+        let mut op = Operator::start_in_with_env(&ns, ALL, &flag, dir, &crashing);
+        let mut stalled = false;
+        wait_until(
+            "the operator to die in the step or to stall orders",
+            Duration::from_secs(90),
+            || {
+                if op.log().contains("failpoint before-commit") {
+                    return Ok(());
+                }
+                let o = get(&ns, "deltatable", "orders");
+                match true_condition(&o, "Stalled") {
+                    Some((r, _)) if r == "CrashLoop" => {
+                        stalled = true;
+                        Ok(())
+                    }
+                    other => Err(format!("{other:?} in {}", o["status"])),
+                }
+            },
+        );
+        if stalled {
+            break op;
+        }
+        deaths += 1;
+        // the process aborted itself; reap it and start the next, as a kubelet would
+        op.kill9();
+        dir = op.stop();
+    };
+    assert_eq!(
+        deaths, 3,
+        "stalled after exactly --max-step-interruptions deaths"
+    );
+    let stalled = get(&ns, "deltatable", "orders");
+    let (_, message) = true_condition(&stalled, "Stalled").unwrap();
+    for said in [
+        "REPLACE TABLE",
+        "was cut short 3 times in a row by the operator process ending",
+        "resources.limits.memory",
+        "Spark Connect",
+        "kubectl annotate deltatable orders reconcile.fluxcd.io/requestedAt=",
+    ] {
+        assert!(message.contains(said), "{said}: {message}");
+    }
+    assert_eq!(stalled["status"]["apply"]["interruptions"], 3);
+    assert!(
+        events(&ns, "orders")
+            .lines()
+            .any(|l| l.starts_with("CrashLoop: ") && l.contains("3 times in a row")),
+        "{}",
+        events(&ns, "orders")
+    );
+    // the other table goes on: a change to customers (no rewrite) is applied meanwhile
+    let customers = std::fs::read_to_string(examples().join("customers.yaml"))
+        .unwrap()
+        .replace(
+            "comment: One row per customer",
+            "comment: One row per customer, kept",
+        );
+    apply_yaml(&ns, &customers);
+    wait_until(
+        "customers Ready with its change",
+        Duration::from_secs(60),
+        || {
+            let c = get(&ns, "deltatable", "customers");
+            let seen = c["status"]["observedGeneration"] == c["metadata"]["generation"];
+            match true_condition(&c, "Ready") {
+                Some(_) if seen => Ok(()),
+                other => Err(format!("{other:?} in {}", c["status"])),
+            }
+        },
+    );
+    assert!(
+        !op.log().contains("failpoint before-commit"),
+        "the stalled step did not run again"
+    );
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    assert_eq!(
+        rt.block_on(fingerprint(&lake_of(&op))),
+        before,
+        "no row lost"
+    );
+    // a restart (the failpoint gone, memory raised, say) alone does not retry it
+    let dir = op.stop();
+    let op = Operator::start_in(&ns, ALL, &flag, dir);
+    std::thread::sleep(Duration::from_secs(6));
+    let still = get(&ns, "deltatable", "orders");
+    assert_eq!(
+        true_condition(&still, "Stalled").map(|(r, _)| r),
+        Some("CrashLoop".to_string()),
+        "{}",
+        still["status"]
+    );
+    // asked to retry, it resumes the step and applies
+    kubectl_ok(&[
+        "annotate",
+        "-n",
+        &ns,
+        "deltatable/orders",
+        "reconcile.fluxcd.io/requestedAt=retry-1",
+        "--overwrite",
+    ]);
+    kubectl_ok(&[
+        "wait",
+        "-n",
+        &ns,
+        "--for=condition=Ready",
+        "deltatable/orders",
+        "--timeout=90s",
+    ]);
+    let done = get(&ns, "deltatable", "orders");
+    assert!(done["status"]["apply"].is_null(), "{}", done["status"]);
+    assert_eq!(
+        rt.block_on(fingerprint(&lake_of(&op))),
+        before,
+        "every row and value kept"
+    );
+    let live = rt.block_on(lake_of(&op).read(&orders_ref())).unwrap();
+    assert!(
+        live.columns.iter().any(|c| c.name == "note"),
+        "the change landed"
+    );
+}
+
 #[test]
 fn deleting_while_the_target_is_unavailable_keeps_the_finalizer_until_the_drop_can_run() {
     let ns = namespace("delete-unavailable");
