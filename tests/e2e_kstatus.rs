@@ -739,3 +739,54 @@ fn an_applying_or_interrupted_table_is_in_progress() {
     assert_verdict(&r, "InProgress");
     assert_argo(&r, "Progressing", &["interrupted by a shutdown"]);
 }
+
+/// A table whose apply step keeps ending the operator process (here one death
+/// allowed, `--max-step-interruptions 1`) is Stalled with reason CrashLoop: Failed
+/// (kstatus) and Degraded (Argo CD), saying what to do.
+#[test]
+fn a_step_that_keeps_killing_the_operator_is_failed() {
+    let ns = namespace("ks-crashloop");
+    let op = Operator::start(&ns, ALL, &[]);
+    apply_examples(&ns);
+    wait_read(&ns, "deltatable", "orders", "Ready", "True", None);
+    let mut dir = op.stop();
+    let config = format!(
+        "targets:\n  lake:\n    lake: {{root: {}}}\n{ALL}\n",
+        dir.path().join("lake").display()
+    );
+    let crashing = [("DELTA_OPERATOR_FAILPOINT", "before-commit")];
+    let flag = ["--max-step-interruptions", "1"];
+    apply_yaml(&ns, &orders_changed());
+    // the rewrite aborts the process: the one that finds it so stalls it
+    let mut op = Operator::start_with_env(&ns, &config, &flag, dir, &crashing);
+    wait_until(
+        "the operator to die in the rewrite",
+        Duration::from_secs(60),
+        || {
+            if op.log().contains("failpoint before-commit") {
+                Ok(())
+            } else {
+                Err(op
+                    .log()
+                    .lines()
+                    .rev()
+                    .take(5)
+                    .collect::<Vec<_>>()
+                    .join("\n"))
+            }
+        },
+    );
+    op.kill9();
+    dir = op.stop();
+    let _op = Operator::start_with_env(&ns, &config, &flag, dir, &crashing);
+    let r = wait_read(
+        &ns,
+        "deltatable",
+        "orders",
+        "Stalled",
+        "True",
+        Some("CrashLoop"),
+    );
+    assert_verdict(&r, "Failed");
+    assert_argo(&r, "Degraded", &["CrashLoop: ", "resources.limits.memory"]);
+}
