@@ -154,23 +154,14 @@ fn table_dependencies(t: &DeltaTable, lookup: &dyn Lookup, claims: Claims) -> De
         keep.entry(c.name_any()).or_insert_with(|| c.clone());
         schemas.entry(s.name_any()).or_insert_with(|| s.clone());
     };
-    // tables of its schema whose names are one to a reader (`spec::names`): validate refuses the pair
+    // with Validate, the tables of its schema declaring the same table (the newcomer's error)
+    // or one whose name is the same to a reader (`spec::names`: validate refuses the pair);
+    // with OwnerMarker, the owner marker answers for both
     if claims == Claims::Validate {
         for c in others(&comparison_key(&own.table)) {
             if let Some((r, s)) = declared(lookup, &c)
                 && r.catalog == own.catalog
                 && r.schema == own.schema
-                && r.table != own.table
-            {
-                take(&c, &s);
-            }
-        }
-    }
-    // the same table declared again: the newcomer's error (Validate) or the owner marker's
-    if claims == Claims::Validate {
-        for c in others(&comparison_key(&own.table)) {
-            if let Some((r, s)) = declared(lookup, &c)
-                && r == own
             {
                 take(&c, &s);
             }
