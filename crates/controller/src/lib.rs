@@ -9,6 +9,7 @@ pub mod depends;
 mod events;
 mod http;
 mod lock;
+pub mod lookup;
 pub mod metrics;
 mod outcome;
 mod parents;
@@ -38,6 +39,7 @@ use delta_operator_core::model::ResourceId;
 use delta_operator_targets::AnyBackend;
 
 pub use applying::{Applied, ApplyEnd};
+use depends::Lookup;
 pub use lock::Locks;
 use metrics::Metrics;
 pub use progress::ApplyProgress;
@@ -119,6 +121,8 @@ pub struct Context {
     pub drift_interval: Duration,
     pub tables: Store<DeltaTable>,
     pub schemas: Store<DeltaSchema>,
+    /// The tables of `tables` by the names they declare and reference (`lookup`).
+    pub index: lookup::TableIndex,
     /// Retries in a row per resource (`Kind/ns/name`), for the backoff.
     pub retries: Mutex<HashMap<String, u32>>,
     /// Set at SIGTERM / Ctrl-C: no new step starts, and an apply cut short says Interrupted.
@@ -136,33 +140,35 @@ pub struct Context {
 }
 
 impl Context {
-    /// The cached objects of a namespace, shared with the stores (not copied).
-    fn in_namespace<K>(store: &Store<K>, namespace: &str) -> Vec<Arc<K>>
-    where
-        K: Resource<DynamicType = ()> + Clone + 'static,
-    {
-        store
-            .state()
-            .into_iter()
-            .filter(|o| o.namespace().as_deref().unwrap_or(DEFAULT_NAMESPACE) == namespace)
-            .collect()
+    /// The cached objects of `namespace`, as `depends` asks for them.
+    pub fn cached<'a>(&'a self, namespace: &'a str) -> lookup::Cached<'a> {
+        lookup::Cached {
+            tables: &self.tables,
+            schemas: &self.schemas,
+            index: &self.index,
+            namespace,
+        }
     }
 
-    /// The manifest set a table's reconcile validates: what `depends::table_inputs`
-    /// says its validation depends on. Two resources declaring one table are left
-    /// to the owner marker (whichever reaches the table first owns it).
-    pub fn table_manifests(&self, namespace: &str, table: &DeltaTable) -> Manifests {
-        depends::table_inputs(
-            &Self::in_namespace(&self.schemas, namespace),
-            &Self::in_namespace(&self.tables, namespace),
-            depends::cached(table.clone()),
+    /// What a table's reconcile depends on (`depends::dependencies`). Two resources
+    /// declaring one table are left to the owner marker (whichever reaches the
+    /// table first owns it).
+    pub fn table_dependencies(&self, namespace: &str, table: &DeltaTable) -> depends::Dependencies {
+        depends::dependencies(
+            depends::Dependent::Table(table),
+            &self.cached(namespace),
             depends::Claims::OwnerMarker,
         )
     }
 
-    /// The manifest set a schema's reconcile validates: the namespace's schemas.
-    pub fn schema_manifests(&self, namespace: &str) -> Manifests {
-        depends::schema_inputs(&Self::in_namespace(&self.schemas, namespace))
+    /// The manifest set a schema's reconcile validates: the schema itself (when
+    /// cached) and what `depends::dependencies` says it depends on.
+    pub fn schema_manifests(&self, namespace: &str, name: &str) -> Manifests {
+        let cached = self.cached(namespace);
+        match cached.schema(name) {
+            Some(s) => depends::schema_inputs(&cached, depends::cached(s.as_ref().clone())),
+            None => Manifests::default(),
+        }
     }
 
     /// The backend of a target, or the Stalled reason and message saying why there is none.
@@ -296,16 +302,14 @@ impl Context {
             .unwrap_or_default()
     }
 
-    /// Reconciles again the children waiting on `parent` (its state just changed).
+    /// Reconciles again the children waiting on `parent` (its state just changed):
+    /// found among the tables referencing its name, not by walking the namespace.
     pub fn wake_children(&self, parent: &DeltaTable) {
-        let ns = parent.namespace();
-        let in_ns: Vec<Arc<DeltaTable>> = self
-            .tables
-            .state()
-            .into_iter()
-            .filter(|t| t.namespace() == ns)
-            .collect();
-        for child in parents::waiting_children(parent, &in_ns) {
+        let ns = parent
+            .namespace()
+            .unwrap_or_else(|| DEFAULT_NAMESPACE.into());
+        let referring = self.cached(&ns).referrers(&depends::name_key(parent));
+        for child in parents::waiting_children(parent, &referring) {
             let _ = self
                 .wake
                 .unbounded_send(ObjectRef::from_obj(child.as_ref()));

@@ -14,6 +14,7 @@ use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{Predicate, WatchStreamExt, predicates, watcher};
 use kube::{Api, Client, ResourceExt};
 
+use crate::lookup::TableIndex;
 use crate::metrics::{self, Metrics};
 use crate::{
     Context, Error, Locks, RunOptions, events, outcome, schema, strip_managed_fields, table,
@@ -74,6 +75,7 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
         drift_interval: opts.drift_interval,
         tables: watches.tables_store.clone(),
         schemas: watches.schemas_store.clone(),
+        index: watches.tables_index.clone(),
         locks: Locks::new(
             client.clone(),
             &opts.lease_namespace,
@@ -247,6 +249,8 @@ struct Watches {
     schemas_api: Api<DeltaSchema>,
     tables_store: Store<DeltaTable>,
     schemas_store: Store<DeltaSchema>,
+    /// The tables of `tables_store` by the names they declare and reference.
+    tables_index: TableIndex,
     tables: Changes<DeltaTable>,
     schemas: Changes<DeltaSchema>,
 }
@@ -266,10 +270,13 @@ impl Watches {
         // The caches keep no managedFields: nothing reads them, and under server-side apply
         // they are about the size of the spec again, for every one of thousands of objects.
         let (tables_store, tables_writer) = reflector::store();
+        let tables_index = TableIndex::default();
+        let indexing = tables_index.clone();
         let tables = watcher(tables_api.clone(), wc.clone())
             .default_backoff()
             .modify(strip_managed_fields)
             .reflect(tables_writer)
+            .inspect_ok(move |e| indexing.apply(e))
             .applied_objects()
             .predicate_filter(
                 predicates::generation.combine(predicates::annotations),
@@ -292,6 +299,7 @@ impl Watches {
             schemas_api,
             tables_store,
             schemas_store,
+            tables_index,
             tables,
             schemas,
         }

@@ -223,7 +223,7 @@ struct Resolved {
 /// The schema's spec checked and lowered, its target allowed and open; or the
 /// reason and message of the report that stops the reconcile there.
 fn resolve(ctx: &Context, ns: &str, name: &str) -> Result<Resolved, (Reason, String)> {
-    let m = ctx.schema_manifests(ns);
+    let m = ctx.schema_manifests(ns, name);
     let Some(me) = m.schemas.iter().find(|s| s.name() == name) else {
         return Err((
             Reason::NotCached,

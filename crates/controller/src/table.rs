@@ -12,7 +12,7 @@ use super::conditions::conditions;
 use super::decide::{self, Next, Report, Seen, applied};
 use super::{
     Applied, ApplyEnd, ApplyProgress, CACHE_WAIT, Context, Error, FIELD_MANAGER, FINALIZER,
-    REQUESTED_AT, parents, tenancy,
+    REQUESTED_AT, depends, parents, tenancy,
 };
 use delta_operator_api::inputs::Inputs;
 use delta_operator_api::reason::{Phase, Reason};
@@ -204,7 +204,8 @@ fn resolve(
     ns: &str,
 ) -> Result<(DesiredTable, String, Arc<AnyBackend>), Box<Report>> {
     let refuse = |reason: Reason, message: String| Box::new(Report::new(reason, message));
-    let m = ctx.table_manifests(ns, obj);
+    let deps = ctx.table_dependencies(ns, obj);
+    let m = depends::with_table(&deps, depends::cached(obj.clone()));
     let Some(me) = m.tables.iter().find(|t| t.name() == obj.name_any()) else {
         return Err(refuse(
             Reason::NotCached,
@@ -229,16 +230,10 @@ fn resolve(
         ));
     };
     // so does one applied before the tables it references by foreign key
-    if obj.metadata.deletion_timestamp.is_none() {
-        let in_ns: Vec<Arc<DeltaTable>> = ctx
-            .tables
-            .state()
-            .into_iter()
-            .filter(|t| t.namespace().as_deref().unwrap_or("default") == ns)
-            .collect();
-        if let Some((reason, message)) = parents::check(obj, &in_ns).reason() {
-            return Err(refuse(reason, message));
-        }
+    if obj.metadata.deletion_timestamp.is_none()
+        && let Some((reason, message)) = parents::check(obj, &deps.parents).reason()
+    {
+        return Err(refuse(reason, message));
     }
     let label = me.label();
     let errors: Vec<String> = validate(&m)

@@ -4,16 +4,17 @@
 use futures::StreamExt;
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, watcher};
-use kube::{Api, Client, ResourceExt};
+use kube::{Api, Client};
 
-use super::admission::Namespace;
-use delta_operator_api::spec::load::DEFAULT_NAMESPACE;
+use crate::lookup::{Cached, TableIndex};
 use delta_operator_api::spec::{DeltaSchema, DeltaTable};
 
 #[derive(Clone)]
 pub struct Caches {
     pub tables: Store<DeltaTable>,
     pub schemas: Store<DeltaSchema>,
+    /// The tables of `tables` by the names they declare and reference.
+    pub index: TableIndex,
 }
 
 impl Caches {
@@ -29,6 +30,8 @@ impl Caches {
         }
         let (tables, tw) = reflector::store();
         let (schemas, sw) = reflector::store();
+        let index = TableIndex::default();
+        let indexing = index.clone();
         let wc = watcher::Config::default();
         tokio::spawn(
             watcher(api::<DeltaTable>(client, namespace), wc.clone())
@@ -38,7 +41,12 @@ impl Caches {
                     t.status = None; // validation reads specs only
                 })
                 .reflect(tw)
-                .for_each(|_| futures::future::ready(())),
+                .for_each(move |e| {
+                    if let Ok(e) = e {
+                        indexing.apply(&e);
+                    }
+                    futures::future::ready(())
+                }),
         );
         tokio::spawn(
             watcher(api::<DeltaSchema>(client, namespace), wc)
@@ -50,7 +58,11 @@ impl Caches {
                 .reflect(sw)
                 .for_each(|_| futures::future::ready(())),
         );
-        Caches { tables, schemas }
+        Caches {
+            tables,
+            schemas,
+            index,
+        }
     }
 
     pub(super) async fn ready(&self) {
@@ -58,22 +70,13 @@ impl Caches {
         let _ = self.schemas.wait_until_ready().await;
     }
 
-    /// The cached objects of `ns`, shared with the stores (nothing is copied here).
-    pub fn namespace(&self, ns: &str) -> Namespace {
-        let in_ns = |o: &Option<String>| o.as_deref().unwrap_or(DEFAULT_NAMESPACE) == ns;
-        Namespace {
-            schemas: self
-                .schemas
-                .state()
-                .into_iter()
-                .filter(|s| in_ns(&s.namespace()))
-                .collect(),
-            tables: self
-                .tables
-                .state()
-                .into_iter()
-                .filter(|t| in_ns(&t.namespace()))
-                .collect(),
+    /// The cached objects of `ns`, as `depends` asks for them (nothing is copied).
+    pub fn namespace<'a>(&'a self, ns: &'a str) -> Cached<'a> {
+        Cached {
+            tables: &self.tables,
+            schemas: &self.schemas,
+            index: &self.index,
+            namespace: ns,
         }
     }
 }

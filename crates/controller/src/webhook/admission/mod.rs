@@ -6,35 +6,25 @@
 mod schema;
 mod table;
 
-use std::sync::Arc;
-
 use kube::ResourceExt;
 use kube::core::DynamicObject;
 use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview, Operation};
 use serde_json::Value;
 
 use super::caches::Caches;
+use crate::depends::{Listed, Lookup};
 use delta_operator_api::spec::SpecError;
 use delta_operator_api::spec::load::{DEFAULT_NAMESPACE, Manifests, load_value};
 use delta_operator_api::spec::validate::{NOT_IN_MANIFESTS, names_a_missing_resource, validate};
-use delta_operator_api::spec::{DeltaSchema, DeltaTable};
 
 /// What labels the errors of an admission request (never printed: an object has no file).
 const FILE: &str = "admission";
 /// At most this many errors in one refusal (the rest: `delta-operator validate`).
 const MAX_ERRORS: usize = 20;
 
-/// The cached objects of one namespace, shared with the cache rather than copied:
-/// only those a validation depends on are cloned.
-#[derive(Debug, Default, Clone)]
-pub struct Namespace {
-    pub schemas: Vec<Arc<DeltaSchema>>,
-    pub tables: Vec<Arc<DeltaTable>>,
-}
-
-/// The answer to one admission request. `cached` holds the namespace's objects
-/// as the operator sees them; the incoming object replaces its cached version.
-pub fn admit(req: &AdmissionRequest<DynamicObject>, cached: &Namespace) -> AdmissionResponse {
+/// The answer to one admission request. `cached` looks up the namespace's objects
+/// as the operator sees them (only those the object depends on are read); the incoming object replaces its cached version.
+pub fn admit(req: &AdmissionRequest<DynamicObject>, cached: &dyn Lookup) -> AdmissionResponse {
     let allowed = AdmissionResponse::from(req);
     if !matches!(req.operation, Operation::Create | Operation::Update) || req.sub_resource.is_some()
     {
@@ -96,7 +86,7 @@ pub fn refusal(errors: &[SpecError]) -> String {
 type Verdict = Result<Vec<String>, Vec<SpecError>>;
 
 /// Loads `doc` as `validate` loads a document, then hands it to its kind's check.
-fn check(doc: Value, ns: &str, cached: &Namespace) -> Verdict {
+fn check(doc: Value, ns: &str, cached: &dyn Lookup) -> Verdict {
     let mut incoming = Manifests::default();
     let mut errors = Vec::new();
     load_value(FILE, doc, &mut incoming, &mut errors);
@@ -158,8 +148,10 @@ pub fn answer(body: &[u8], caches: Option<&Caches>) -> Vec<u8> {
         .namespace
         .clone()
         .unwrap_or_else(|| DEFAULT_NAMESPACE.into());
-    let cached = caches.map(|c| c.namespace(&ns)).unwrap_or_default();
-    let resp = admit(&req, &cached);
+    let resp = match caches {
+        Some(c) => admit(&req, &c.namespace(&ns)),
+        None => admit(&req, &Listed::default()),
+    };
     if !resp.allowed {
         tracing::info!(kind = %req.kind.kind, namespace = %ns, name = %req.name, "admission refused");
     }
@@ -220,17 +212,17 @@ pub(crate) mod testing {
     }
 
     /// Loaded manifests as the cache would hold them.
-    pub fn namespace_of(m: &Manifests) -> Namespace {
-        Namespace {
+    pub fn namespace_of(m: &Manifests) -> Listed {
+        Listed {
             schemas: m
                 .schemas
                 .iter()
-                .map(|s| Arc::new(s.resource.clone()))
+                .map(|s| std::sync::Arc::new(s.resource.clone()))
                 .collect(),
             tables: m
                 .tables
                 .iter()
-                .map(|t| Arc::new(t.resource.clone()))
+                .map(|t| std::sync::Arc::new(t.resource.clone()))
                 .collect(),
         }
     }

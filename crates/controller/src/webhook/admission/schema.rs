@@ -3,21 +3,13 @@
 
 use delta_operator_api::spec::DeltaSchema;
 use delta_operator_api::spec::load::Loaded;
-use kube::ResourceExt;
 
-use super::{Namespace, Verdict, validated};
-use crate::depends::schema_inputs;
+use super::{Verdict, validated};
+use crate::depends::{Lookup, schema_inputs};
 
-pub(super) fn check(s: Loaded<DeltaSchema>, ns: &str, cached: &Namespace) -> Verdict {
+pub(super) fn check(s: Loaded<DeltaSchema>, ns: &str, cached: &dyn Lookup) -> Verdict {
     let label = s.label();
-    let others: Vec<_> = cached
-        .schemas
-        .iter()
-        .filter(|c| c.name_any() != s.name())
-        .cloned()
-        .collect();
-    let mut m = schema_inputs(&others);
-    m.schemas.push(s);
+    let m = schema_inputs(cached, s);
     validated(&m, &label, ns)
 }
 

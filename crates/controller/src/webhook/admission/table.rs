@@ -1,17 +1,17 @@
 //! Admission of a DeltaTable: validated with its namespace's schemas and the
-//! tables it depends on (`depends::table_inputs`), then lowered as a
+//! tables it depends on (`depends::dependencies`), then lowered as a
 //! reconcile would lower it.
 
 use delta_operator_api::spec::DeltaTable;
 use delta_operator_api::spec::load::Loaded;
 use delta_operator_api::spec::lower::{lower_table, schema_of};
 
-use super::{Namespace, Verdict, validated};
-use crate::depends::{Claims, table_inputs};
+use super::{Verdict, validated};
+use crate::depends::{Claims, Lookup, table_inputs};
 
-pub(super) fn check(t: Loaded<DeltaTable>, ns: &str, cached: &Namespace) -> Verdict {
+pub(super) fn check(t: Loaded<DeltaTable>, ns: &str, cached: &dyn Lookup) -> Verdict {
     let label = t.label();
-    let m = table_inputs(&cached.schemas, &cached.tables, t, Claims::Validate);
+    let m = table_inputs(cached, t, Claims::Validate);
     let warnings = validated(&m, &label, ns)?;
     if let Some(t) = m.tables.last()
         && schema_of(&m, t).is_some()
