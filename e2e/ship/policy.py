@@ -15,7 +15,7 @@
 * The Deployment runs non-root with a read-only root filesystem, no privilege
   escalation, no capabilities, the RuntimeDefault seccomp profile, requests and a memory
   limit, /healthz and /readyz on the --listen port, POD_NAMESPACE and POD_NAME from the
-  downward API, --leader-elect exactly when replicas > 1, the config mounted where
+  downward API, --leader-elect at every replica count, the config mounted where
   --config points, and every local lake root on a writable volume.
 --write-config writes the rendered config.yaml (check.sh loads it with the operator).
 Prints each problem and exits 1 if there is any.
@@ -166,8 +166,10 @@ def check_deployment(docs, replicas, watch_ns, write_config):
         hg = get(c, probe, "httpGet", default={})
         if hg.get("path") != path or hg.get("port") not in ("http", port):
             problem(f"{probe} is not GET {path} on the health port: {c.get(probe)}")
-    if ("--leader-elect" in flags) != (replicas > 1):
-        problem(f"--leader-elect {'missing' if replicas > 1 else 'set'} with {replicas} replica(s)")
+    # at any replica count: a rolling update's new pod must not run the controllers beside
+    # the old one (it would report the old pod's running step as cut short)
+    if "--leader-elect" not in flags:
+        problem(f"--leader-elect missing with {replicas} replica(s)")
     if watch_ns and flags.get("--namespace") != watch_ns:
         problem(f"--namespace={watch_ns} missing: {args}")
     if not watch_ns and "--namespace" in flags:

@@ -52,9 +52,11 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) }}
 {{- end }}
 
-{{/* Leader election: on with more than one replica. */}}
+{{/* Leader election: on at every replica count. With one replica a rolling update still runs
+two pods for a while; only the Lease holder may run the controllers, so the new pod waits for
+the old one's hand-off instead of reporting its running step as cut short. */}}
 {{- define "delta-operator.leaderElect" -}}
-{{- if gt (int .Values.replicaCount) 1 }}true{{ end }}
+true
 {{- end }}
 
 {{/* The webhook Service's DNS names (comma-separated): the certificate's names. */}}
