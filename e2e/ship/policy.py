@@ -40,7 +40,8 @@ def expected_rbac(release_ns, watch_ns, webhook_config=None):
         (scope, "events.k8s.io", "events"): {"create", "patch"},
         # the whole plan when status holds a cut (server-side apply: patch, and create the first time)
         (scope, "", "configmaps"): {"create", "patch"},
-        (release_ns, "coordination.k8s.io", "leases"): {"get", "create", "patch"},
+        # list: sharded replicas (--shards > 1) list the labelled member and shard Leases
+        (release_ns, "coordination.k8s.io", "leases"): {"get", "list", "create", "patch"},
     }
 
 
@@ -170,6 +171,9 @@ def check_deployment(docs, replicas, watch_ns, write_config):
     # the old one (it would report the old pod's running step as cut short)
     if "--leader-elect" not in flags:
         problem(f"--leader-elect missing with {replicas} replica(s)")
+    shards = flags.get("--shards", "1")
+    if not shards.isdigit() or not 1 <= int(shards) <= 1024:
+        problem(f"--shards={shards} is not a shard count from 1 to 1024")
     if watch_ns and flags.get("--namespace") != watch_ns:
         problem(f"--namespace={watch_ns} missing: {args}")
     if not watch_ns and "--namespace" in flags:

@@ -109,6 +109,12 @@ pub struct RunArgs {
     /// Lease duration in seconds; a holder that stops renewing loses it after this long.
     #[arg(long, default_value_t = 15)]
     pub lease_seconds: u64,
+    /// Spread the DeltaTables and DeltaSchemas over this many shards (by a hash of their
+    /// namespace, or their label delta-operator.io/shard), each held by one replica through
+    /// its Lease `delta-operator-shard-<i>`; a replica that dies hands its shards over.
+    /// Above 1 needs --leader-elect. 1: one leader reconciles everything.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub shards: u32,
     /// After SIGTERM, how long a running step may take to end (its statements are asked to
     /// cancel at once); then the operator stops following it, writes Interrupted (naming any
     /// statement that may still run) and exits. Keep it below the pod's grace period.
@@ -221,6 +227,7 @@ async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
                 leader_elect: a.leader_elect,
                 identity,
                 lease_seconds: a.lease_seconds,
+                shards: a.shards,
                 max_reconciles: a.max_reconciles,
                 shutdown_grace: a.shutdown_grace,
                 max_step_interruptions: a.max_step_interruptions,

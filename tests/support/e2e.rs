@@ -390,13 +390,36 @@ impl Operator {
         dir: tempfile::TempDir,
         env: &[(&str, &str)],
     ) -> Self {
+        Self::spawn(Some(ns), ns, config_yaml, extra, dir)
+            .envs(env)
+            .started()
+    }
+
+    /// An operator watching every namespace, its Leases in `lease_ns`.
+    pub fn start_cluster_wide(
+        lease_ns: &str,
+        config_yaml: &str,
+        extra: &[&str],
+        dir: tempfile::TempDir,
+    ) -> Self {
+        Self::spawn(None, lease_ns, config_yaml, extra, dir).started()
+    }
+
+    fn spawn(
+        watch: Option<&str>,
+        ns: &str,
+        config_yaml: &str,
+        extra: &[&str],
+        dir: tempfile::TempDir,
+    ) -> Spawn {
         let lake = dir.path().join("lake");
         let config = dir.path().join("config.yaml");
         std::fs::write(&config, config_yaml).unwrap();
-        let log_path = dir.path().join("operator.log");
-        let log = std::fs::File::create(&log_path).unwrap();
         // port 0: the operator picks a free port and prints it (no race for a port chosen here)
-        let mut args = vec!["run", "--namespace", ns, "--listen", "127.0.0.1:0"];
+        let mut args = vec!["run", "--listen", "127.0.0.1:0"];
+        if let Some(w) = watch {
+            args.extend(["--namespace", w]);
+        }
         if !extra.contains(&"--drift-interval") {
             args.extend(["--drift-interval", "2s"]);
         }
@@ -407,7 +430,8 @@ impl Operator {
             args.extend(["--lease-seconds", "4"]);
         }
         args.extend(extra);
-        let child = Command::new(BIN)
+        let mut command = Command::new(BIN);
+        command
             .args(&args)
             .arg("--config")
             .arg(&config)
@@ -415,8 +439,34 @@ impl Operator {
             .env(
                 "DELTA_OPERATOR_LOG",
                 "info,kube=warn,buoyant_kernel=warn,deltalake_core=warn,datafusion=warn",
-            )
-            .envs(env.iter().copied())
+            );
+        Spawn { command, lake, dir }
+    }
+}
+
+/// An operator's command, not started yet.
+struct Spawn {
+    command: Command,
+    lake: PathBuf,
+    dir: tempfile::TempDir,
+}
+
+impl Spawn {
+    fn envs(mut self, env: &[(&str, &str)]) -> Self {
+        self.command.envs(env.iter().copied());
+        self
+    }
+
+    /// Starts it and waits until it listens.
+    fn started(self) -> Operator {
+        let Spawn {
+            mut command,
+            lake,
+            dir,
+        } = self;
+        let log_path = dir.path().join("operator.log");
+        let log = std::fs::File::create(&log_path).unwrap();
+        let child = command
             .stdout(Stdio::from(log.try_clone().unwrap()))
             .stderr(Stdio::from(log))
             .spawn()

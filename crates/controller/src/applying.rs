@@ -72,12 +72,24 @@ impl Context {
         let limit = self.config.targets.get(target);
         let limit = limit.map_or(1, |t| t.max_concurrent_applies);
         let written = lock::Written::by(plan);
-        let lock = self.locks.acquire(target, limit, &written).await?;
+        // sharded, each shard of a target has its own apply Lease: two replicas apply
+        // different shards' tables of one target at once
+        let shard = self.shards.of(obj);
+        let lease_key = if self.shards.sharded() {
+            format!("{target}-shard-{shard}")
+        } else {
+            target.to_string()
+        };
+        let lock = self.locks.acquire(&lease_key, limit, &written).await?;
         let alive = lock.flag();
+        let shards = self.shards.clone();
         self.publish_all(obj, &[decide::apply_started(plan)]).await;
         let stopping = self.shutting_down.clone();
         // no new step after a shutdown began: the one running ends (or is cancelled), the rest waits
-        let may_continue = move || alive.load(Ordering::SeqCst) && !stopping.load(Ordering::SeqCst);
+        let held = shards.clone();
+        let may_continue = move || {
+            alive.load(Ordering::SeqCst) && !stopping.load(Ordering::SeqCst) && held.holds(shard)
+        };
         let (progress, mut changes) =
             tokio::sync::watch::channel(ApplyProgress::new(plan, &table::now(), earlier));
         let on_event = |e: apply::Event<'_>| {
@@ -88,7 +100,16 @@ impl Context {
         let lease = lock.fence();
         let fence = move || -> futures::future::BoxFuture<'static, Result<(), String>> {
             let lease = lease.clone();
-            Box::pin(async move { lease.check().await })
+            let shards = shards.clone();
+            Box::pin(async move {
+                // and the shard is still this replica's: one given back or lost is another's now
+                if !shards.holds(shard) {
+                    return Err(format!(
+                        "this replica no longer holds shard {shard}; the replica holding it goes on"
+                    ));
+                }
+                lease.check().await
+            })
         };
         let opts = apply::Options {
             policy: seen.policy,

@@ -16,6 +16,8 @@ mod parents;
 mod progress;
 mod runtime;
 mod schema;
+pub mod shard;
+mod sharding;
 mod table;
 mod tenancy;
 pub mod webhook;
@@ -81,6 +83,11 @@ pub enum Error {
     /// The task keeping the leader Lease ended before this process led.
     #[error("leader election ended: {0}")]
     LeaderElection(#[from] tokio::sync::watch::error::RecvError),
+    /// `--shards` above 1 without `--leader-elect`.
+    #[error(
+        "--shards {0} needs --leader-elect (each shard is held by one replica through its Lease)"
+    )]
+    ShardsNeedLeaderElect(u32),
 }
 
 /// Options of `delta-operator run`.
@@ -95,6 +102,9 @@ pub struct RunOptions {
     pub leader_elect: bool,
     pub identity: String,
     pub lease_seconds: u64,
+    /// Shards the objects are spread over (1: one leader reconciles everything;
+    /// more: each replica reconciles the shards whose Lease it holds).
+    pub shards: u32,
     /// Reconciles at once, per controller.
     pub max_reconciles: u16,
     /// After SIGTERM, how long a running step may take before it is left (Interrupted).
@@ -114,6 +124,8 @@ pub struct Context {
     /// the other targets' are reconciled as usual.
     pub unavailable: BTreeMap<String, String>,
     pub locks: Locks,
+    /// The shards this process holds (everything when unsharded).
+    pub shards: Arc<sharding::Shards>,
     pub events: events::EventRecorder,
     /// The unhappy state last said of each resource (`outcome.rs`): said again only when it changes.
     pub announced: outcome::Announced,
@@ -290,6 +302,11 @@ impl Context {
         use futures::FutureExt;
         self.tables.wait_until_ready().now_or_never().is_some()
             && self.schemas.wait_until_ready().now_or_never().is_some()
+    }
+
+    /// Whether this process leaves `obj` alone: it is in a shard another replica holds.
+    pub fn not_mine<K: Resource>(&self, obj: &K) -> bool {
+        !self.shards.holds(self.shards.of(obj))
     }
 
     /// The statements of `target` a shutdown asked to cancel (each may still run).

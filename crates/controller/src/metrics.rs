@@ -42,6 +42,8 @@ pub struct Metrics {
     pub webhook_pending: AtomicBool,
     pub lease_targets: Arc<Mutex<Vec<String>>>,
     pub applies: Arc<InFlight>,
+    /// Shards whose Lease this process holds (`--shards` above 1).
+    pub shards_held: AtomicUsize,
 }
 
 impl Metrics {
@@ -109,6 +111,11 @@ impl Metrics {
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         out.push_str(&format!("delta_operator_lease_held {}\n", held.len()));
+        out.push_str("# HELP delta_operator_shards_held Shards whose Lease this replica holds (run --shards above 1).\n# TYPE delta_operator_shards_held gauge\n");
+        out.push_str(&format!(
+            "delta_operator_shards_held {}\n",
+            self.shards_held.load(Ordering::Relaxed)
+        ));
         out.push_str("# HELP delta_operator_applies_in_flight Applies running now.\n# TYPE delta_operator_applies_in_flight gauge\n");
         out.push_str(&format!(
             "delta_operator_applies_in_flight {}\n",

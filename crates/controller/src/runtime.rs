@@ -16,6 +16,7 @@ use kube::{Api, Client, ResourceExt};
 
 use crate::lookup::TableIndex;
 use crate::metrics::{self, Metrics};
+use crate::sharding::{self, Shards};
 use crate::{
     Context, Error, Locks, RunOptions, events, outcome, schema, strip_managed_fields, table,
 };
@@ -32,6 +33,9 @@ type Cancelled = Arc<Mutex<BTreeMap<String, Vec<String>>>>;
 
 /// Runs both controllers until SIGTERM / Ctrl-C.
 pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
+    if opts.shards > 1 && !opts.leader_elect {
+        return Err(Error::ShardsNeedLeaderElect(opts.shards));
+    }
     let client = Client::try_default().await?;
     let (backends, unavailable) = open_targets(&config, &opts.identity);
     let metrics = Arc::new(Metrics::default());
@@ -50,7 +54,9 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
     }
     // a standby stopped while it waits ends at once (the signal handler above keeps SIGTERM
     // from ending the process by itself, and a waiting standby has nothing to finish)
-    let leader = if opts.leader_elect {
+    // sharded, there is no one leader: each replica holds shards (`sharding`)
+    let shards = Arc::new(Shards::new(opts.shards, &opts.identity, opts.lease_seconds));
+    let leader = if opts.leader_elect && !shards.sharded() {
         tokio::select! {
             leader = leader_election(&client, &opts) => Some(leader?),
             _ = shutdown_signal() => {
@@ -64,6 +70,22 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
 
     let watches = Watches::start(&client, opts.namespace.as_deref());
     let (wake, woken) = futures::channel::mpsc::unbounded();
+    // a shard gained: both controllers reconcile every object again
+    let (tables_all, tables_again) = futures::channel::mpsc::unbounded();
+    let (schemas_all, schemas_again) = futures::channel::mpsc::unbounded();
+    if shards.sharded() {
+        tracing::info!(
+            shards = shards.count(),
+            "sharded: reconciling the shards this replica holds"
+        );
+        sharding::keep(
+            client.clone(),
+            &opts.lease_namespace,
+            shards.clone(),
+            vec![tables_all, schemas_all],
+            metrics.clone(),
+        );
+    }
     let ctx = Arc::new(Context {
         client: client.clone(),
         config,
@@ -83,6 +105,7 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
             opts.lease_seconds,
             metrics.applies.clone(),
         ),
+        shards: shards.clone(),
         retries: Mutex::new(HashMap::new()),
         shutting_down,
         wake,
@@ -95,6 +118,7 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
     let schemas = schema_controller(
         watches.schemas_api,
         watches.tables_api,
+        schemas_again,
         limit.clone(),
         ctx.clone(),
     );
@@ -103,6 +127,7 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
         watches.schemas,
         watches.tables_store,
         woken,
+        tables_again,
         limit,
         ctx,
     );
@@ -111,6 +136,9 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
     futures::join!(tables, schemas);
     if let Some(leader) = leader {
         leader.release().await;
+    }
+    if shards.sharded() {
+        sharding::release_all(client, &opts.lease_namespace, &shards).await;
     }
     tracing::info!("shut down");
     Ok(())
@@ -313,6 +341,7 @@ fn table_controller(
     schemas: Changes<DeltaSchema>,
     store: Store<DeltaTable>,
     woken: futures::channel::mpsc::UnboundedReceiver<ObjectRef<DeltaTable>>,
+    again: futures::channel::mpsc::UnboundedReceiver<()>,
     limit: kube::runtime::controller::Config,
     ctx: Arc<Context>,
 ) -> impl std::future::Future<Output = ()> {
@@ -331,6 +360,7 @@ fn table_controller(
                 .collect::<Vec<_>>()
         })
         .reconcile_on(woken)
+        .reconcile_all_on(again)
         .shutdown_on_signal()
         .run(table::reconcile, table::error_policy, ctx)
         .for_each(|r| async move {
@@ -346,6 +376,7 @@ fn table_controller(
 fn schema_controller(
     schemas: Api<DeltaSchema>,
     tables: Api<DeltaTable>,
+    again: futures::channel::mpsc::UnboundedReceiver<()>,
     limit: kube::runtime::controller::Config,
     ctx: Arc<Context>,
 ) -> impl std::future::Future<Output = ()> {
@@ -366,6 +397,7 @@ fn schema_controller(
                     .within(&t.namespace().unwrap_or_else(|| DEFAULT_NAMESPACE.into())),
             )
         })
+        .reconcile_all_on(again)
         .shutdown_on_signal()
         .run(schema::reconcile, schema::error_policy, ctx)
         .for_each(|r| async move {

@@ -52,6 +52,11 @@ pub async fn reconcile(obj: Arc<DeltaSchema>, ctx: Arc<Context>) -> Result<Actio
     if !ctx.caches_synced() {
         return Ok(Action::requeue(super::CACHE_WAIT));
     }
+    // another replica's shard: left alone (reconciled here again if this replica takes it)
+    if ctx.not_mine(obj.as_ref()) {
+        ctx.forget(&key);
+        return Ok(Action::await_change());
+    }
     let (report, orphans, schema, unmanaged) = evaluate(&obj, &ctx, &ns, &name).await?;
     ctx.metrics.observe(
         key.clone(),
@@ -92,6 +97,8 @@ pub async fn reconcile(obj: Arc<DeltaSchema>, ctx: Arc<Context>) -> Result<Actio
         last_applied: report.last_applied.clone().or(previous.last_applied),
         approval: report.approval.clone().or(previous.approval),
         last_handled_reconcile_at: obj.annotations().get(REQUESTED_AT).cloned(),
+        reconciled_by: Some(ctx.shards.identity().to_string()),
+        shard: ctx.shards.status_of(obj.as_ref()),
     };
     let patch = json!({"apiVersion": "delta-operator.io/v1alpha1", "kind": "DeltaSchema", "status": status});
     api.patch_status(

@@ -44,6 +44,11 @@ pub async fn reconcile(obj: Arc<DeltaTable>, ctx: Arc<Context>) -> Result<Action
     if !ctx.caches_synced() {
         return Ok(Action::requeue(CACHE_WAIT));
     }
+    // another replica's shard: left alone (reconciled here again if this replica takes it)
+    if ctx.not_mine(obj.as_ref()) {
+        ctx.forget(&key);
+        return Ok(Action::await_change());
+    }
     let (report, table) = if obj.metadata.deletion_timestamp.is_some() {
         match delete(&obj, &ctx, &api, &ns, &name).await? {
             Some(r) => r,
@@ -71,7 +76,7 @@ pub async fn reconcile(obj: Arc<DeltaTable>, ctx: Arc<Context>) -> Result<Action
             .await;
     }
     let (apply, report) = keep_or_end_apply(&obj, report, phase);
-    write_status(&obj, &api, &name, &report, table, apply).await?;
+    write_status(&ctx, &obj, &api, &name, &report, table, apply).await?;
     // children waiting on this table learn at once that it is Ready, or failed
     if matches!(phase, Phase::InSync | Phase::Stalled) {
         ctx.wake_children(&obj);
@@ -131,6 +136,7 @@ pub fn error_policy(obj: Arc<DeltaTable>, err: &Error, ctx: Arc<Context>) -> Act
 }
 
 async fn write_status(
+    ctx: &Context,
     obj: &DeltaTable,
     api: &Api<DeltaTable>,
     name: &str,
@@ -156,6 +162,8 @@ async fn write_status(
         apply,
         approval: r.approval.clone().or(previous.approval),
         last_handled_reconcile_at: obj.annotations().get(REQUESTED_AT).cloned(),
+        reconciled_by: Some(ctx.shards.identity().to_string()),
+        shard: ctx.shards.status_of(obj),
     };
     let patch =
         json!({"apiVersion": "delta-operator.io/v1alpha1", "kind": "DeltaTable", "status": status});
@@ -171,6 +179,7 @@ async fn write_status(
 /// Reads and plans; while the read waits for something that takes long (a stopped
 /// warehouse starting), status says so (Reconciling, reason WarehouseStarting).
 async fn read_telling_waits(
+    ctx: &Context,
     obj: &DeltaTable,
     api: &Api<DeltaTable>,
     name: &str,
@@ -188,7 +197,7 @@ async fn read_telling_waits(
                     told = true;
                     let waiting = Report::new(Reason::WarehouseStarting, what);
                     let apply = obj.status.as_ref().and_then(|s| s.apply.clone());
-                    if let Err(e) = write_status(obj, api, name, &waiting, None, apply).await {
+                    if let Err(e) = write_status(ctx, obj, api, name, &waiting, None, apply).await {
                         tracing::warn!(error = %e, "could not write the WarehouseStarting status");
                     }
                 }
@@ -364,7 +373,7 @@ async fn evaluate(
             }
             ctx.announce(obj, &cut).await;
             if let Err(e) =
-                write_status(obj, api, name, &cut, table.clone(), cut.apply.clone()).await
+                write_status(ctx, obj, api, name, &cut, table.clone(), cut.apply.clone()).await
             {
                 tracing::warn!(error = %e, "could not write the Interrupted status");
             }
@@ -418,7 +427,7 @@ async fn evaluate(
             return Ok((report, table));
         }
     }
-    let plan = match read_telling_waits(obj, api, name, &backend, &inputs).await {
+    let plan = match read_telling_waits(ctx, obj, api, name, &backend, &inputs).await {
         Ok(p) => p,
         Err(e) => return Ok((decide::read_failed(&e), table)),
     };
@@ -642,7 +651,7 @@ where
         let (table, name) = (table.clone(), name.clone());
         async move {
             let apply = Some(p.status().clone());
-            if let Err(e) = write_status(obj, api, &name, &report, table, apply).await {
+            if let Err(e) = write_status(ctx, obj, api, &name, &report, table, apply).await {
                 tracing::warn!(error = %e, "could not write the Applying status");
             }
         }

@@ -611,6 +611,13 @@ pub struct DeltaTableStatus {
     pub approval: Option<ApprovalStatus>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_handled_reconcile_at: Option<String>,
+    /// The replica (its `--identity`) that wrote this status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reconciled_by: Option<String>,
+    /// The shard the resource is in (`run --shards` above 1): by its namespace,
+    /// or its label `delta-operator.io/shard`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<i64>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
@@ -643,6 +650,13 @@ pub struct DeltaSchemaStatus {
     pub approval: Option<ApprovalStatus>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_handled_reconcile_at: Option<String>,
+    /// The replica (its `--identity`) that wrote this status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reconciled_by: Option<String>,
+    /// The shard the resource is in (`run --shards` above 1): by its namespace,
+    /// or its label `delta-operator.io/shard`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<i64>,
 }
 
 /// The CRD with `status` defaulting to `{observedGeneration: 0}`: a resource the
