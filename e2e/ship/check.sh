@@ -64,7 +64,7 @@ fi
 # value sets: name | release namespace | replicas | watch namespace | helm flags
 SETS=(
   "default|$NS|1||"
-  "ha|ops|2||--set replicaCount=2 --set serviceMonitor.enabled=true --set webhook.certManager.enabled=true"
+  "ha|ops|2||--set replicaCount=2 --set shards=4 --set serviceMonitor.enabled=true --set webhook.certManager.enabled=true"
   "scoped|ops|1|team-a|--set watchNamespace=team-a --set databricks.existingSecret=databricks --set lakeVolume.existingClaim=lake --set logLevel=debug"
 )
 for s in "${SETS[@]}"; do
@@ -102,6 +102,7 @@ for f in default ha scoped kustomize-default kustomize-samples; do
 done
 grep -q '^kind: ServiceMonitor' "$work/ha.yaml" || fail "serviceMonitor.enabled=true rendered no ServiceMonitor"
 grep -q '^kind: Certificate' "$work/ha.yaml" || fail "webhook.certManager.enabled=true rendered no Certificate"
+grep -q -- '- --shards=4$' "$work/ha.yaml" || fail "shards=4 rendered no --shards=4"
 # every check must be able to fail: a broken document must be refused by the same schemas
 step "kubeconform refuses broken documents"
 declare -A broken=(
