@@ -26,7 +26,7 @@ endif
 PY_PACKAGES = deltalake==1.6.6 pyarrow==26.0.1 moto[server]==5.2.5 pyyaml==6.0.4
 PY_STAMP := $(CACHE)/venv/.installed-$(shell echo '$(PY_PACKAGES)' | md5sum | cut -c1-8)
 
-.PHONY: test prepare build lint image node go-tools python controlplane crds bench bench-planners bench-controller bench-statements bench-rewrite bench-spark-rewrite bench-depends example ship-tools gen-config warehouse fuzz
+.PHONY: test prepare build lint image node go-tools python controlplane crds bench bench-planners bench-controller bench-statements bench-rewrite bench-rewrite-memory bench-spark-rewrite bench-depends example ship-tools gen-config warehouse fuzz
 
 # The Databricks SQL warehouse + Unity Catalog emulator: real Delta Lake on Spark
 # (pyspark from PyPI, delta-spark jars from Maven Central), see e2e/warehouse/README.md.
@@ -145,6 +145,12 @@ bench-spark-rewrite: warehouse python build
 
 bench-rewrite:
 	$(CARGO) bench --locked --bench rewrite
+
+# Peak RSS and time of the lake's rewrites of tables of 0.25, 1 and 4 GiB beside a plain
+# delta-rs copy of each, in the same run (release; ~20 GiB of disk at the largest;
+# REWRITE_MEMORY_GIB=0.05,0.2 for a quick one).
+bench-rewrite-memory:
+	$(CARGO) bench --locked --bench rewrite_memory
 
 # One admission and one reconcile's dependency lookup beside 1,000 and 20,000 cached
 # DeltaTables, in the same run, with the ratio (no cluster: the stores are fed in process).

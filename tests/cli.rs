@@ -442,7 +442,7 @@ deltalake.write_deltalake('lake/main/sales/orders', rows, mode='append')\n\
 print(deltalake.DeltaTable('lake/main/sales/orders').to_pyarrow_table().num_rows)",
     );
     assert_eq!(n, "1000");
-    // every customer id becomes ~3 KB of text: ~3 MB for the batch, over a 1 MiB limit
+    // every customer id becomes ~3 KB of text: ~3 MB for the batch, over a quarter of a 1 MiB budget
     let orders = d.join("examples/orders.yaml");
     let spec = std::fs::read_to_string(&orders).unwrap();
     let hostile = spec.replace(
@@ -466,7 +466,7 @@ print(deltalake.DeltaTable('lake/main/sales/orders').to_pyarrow_table().num_rows
     let out = text(&o);
     assert_ne!(code(&o), 0, "{out}");
     assert!(
-        out.contains("over the lake's DataFusion memory limit of 1 MiB")
+        out.contains("of the lake rewrite's memory budget of 1 MiB")
             && out.contains("DELTA_OPERATOR_LAKE_MEMORY_MB"),
         "{out}"
     );
@@ -485,7 +485,7 @@ print(deltalake.DeltaTable('lake/main/sales/orders').to_pyarrow_table().schema.f
         "{}",
         text(&o)
     );
-    // the default limit (512 MiB) lets the same conversion through
+    // the default budget (256 MiB) lets the same conversion through
     let o = apply_with_limit(None);
     assert_eq!(code(&o), 0, "{}", text(&o));
     assert_ne!(kind(), "int64");

@@ -93,6 +93,29 @@ pub async fn slow_failpoint(name: &str) {
     let _ = name;
 }
 
+/// Debug builds: with `DELTA_OPERATOR_FAILPOINT=hog-<name>`, the point `name`
+/// takes memory (and touches it) until the process is killed: a step that needs
+/// more than the pod's limit, for the tests of what an OOM kill leaves.
+pub async fn hog_failpoint(name: &str) {
+    #[cfg(debug_assertions)]
+    if std::env::var("DELTA_OPERATOR_FAILPOINT").is_ok_and(|v| v.strip_prefix("hog-") == Some(name))
+    {
+        eprintln!("failpoint hog-{name}: taking memory until killed");
+        let mut held: Vec<Vec<u8>> = Vec::new();
+        // 64 GiB at most, 16 MiB at a time: a limit ends it long before
+        for _ in 0..4096 {
+            held.push(vec![1u8; 16 << 20]);
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        eprintln!(
+            "failpoint hog-{name}: {} chunks held and not killed",
+            held.len()
+        );
+    }
+    #[cfg(not(debug_assertions))]
+    let _ = name;
+}
+
 /// A table's lock as a backend holds it (the lake's lock object), renewed until released.
 pub trait RunLock: Send + Sync {
     /// False once the lock was lost (broken by `unlock`, or taken over after expiry).

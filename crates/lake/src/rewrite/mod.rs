@@ -21,6 +21,7 @@
 //! name, `using:` parsed as one expression against the live schema), never as
 //! SQL text, and results are read back by alias, never by position.
 
+mod budget;
 mod checks;
 mod convert;
 mod counts;
@@ -40,6 +41,7 @@ use crate::BackendError;
 use delta_operator_core::model::delta_schema::struct_to_json;
 use delta_operator_core::plan::steps::{Projection, Rewrite, Source};
 
+pub use budget::{Budget, DEFAULT_BUDGET, MEMORY_LIMIT_ENV, READ_FILES_AT_ONCE, stream_permit};
 pub use checks::Checks;
 pub use counts::{Baseline, baseline_of, check_staged, compare, missing_values, row_count};
 pub use sink::Sink;
@@ -59,41 +61,16 @@ fn df_err(e: impl fmt::Display) -> BackendError {
     }
 }
 
-/// The memory a rewrite's DataFusion session may take (its memory pool), and
-/// the most one converted batch may hold: user expressions (`using:`, CHECKs)
-/// run there, and a hostile one must fail, not take the machine's memory.
-pub const DEFAULT_MEMORY_LIMIT: usize = 512 * 1024 * 1024;
-/// Sets another limit, in MiB (a whole number above 0).
-pub const MEMORY_LIMIT_ENV: &str = "DELTA_OPERATOR_LAKE_MEMORY_MB";
-
-/// The limit in bytes: `DELTA_OPERATOR_LAKE_MEMORY_MB`, or 512 MiB.
-pub fn memory_limit() -> Result<usize, BackendError> {
-    match std::env::var(MEMORY_LIMIT_ENV) {
-        Err(_) => Ok(DEFAULT_MEMORY_LIMIT),
-        Ok(v) => v
-            .trim()
-            .parse::<usize>()
-            .ok()
-            .filter(|mb| (1..=1 << 30).contains(mb))
-            .map(|mb| mb * 1024 * 1024)
-            .ok_or_else(|| BackendError::Refused {
-                message: format!(
-                    "{MEMORY_LIMIT_ENV} is '{}'; it must be a whole number of MiB above 0 (the default is {})",
-                    delta_operator_core::model::names::printable(&v),
-                    DEFAULT_MEMORY_LIMIT >> 20
-                ),
-            }),
-    }
-}
-
 /// A DataFusion session whose SQL keeps identifiers as written (Delta column
 /// names are case-preserving; DataFusion would lower-case unquoted ones),
-/// with a memory pool of `memory_limit()` bytes.
+/// with a memory pool of the budget's share, reading `READ_FILES_AT_ONCE` files
+/// at a time (not one per core of the machine, which would make memory depend on it).
 pub fn session() -> Result<SessionContext, BackendError> {
-    let mut config = SessionConfig::new();
+    let budget = Budget::from_env()?;
+    let mut config = SessionConfig::new().with_target_partitions(READ_FILES_AT_ONCE);
     config.options_mut().sql_parser.enable_ident_normalization = false;
     let runtime = RuntimeEnvBuilder::new()
-        .with_memory_limit(memory_limit()?, 1.0)
+        .with_memory_limit(budget.pool(), 1.0)
         .build_arc()
         .map_err(df_err)?;
     Ok(SessionContext::new_with_config_rt(config, runtime))
@@ -103,9 +80,13 @@ pub fn session() -> Result<SessionContext, BackendError> {
 fn df_message(e: impl fmt::Display) -> String {
     let text = crate::error_text(&e);
     if text.contains("Resources exhausted") {
+        let budget = Budget::from_env().unwrap_or(Budget {
+            total: DEFAULT_BUDGET,
+        });
         format!(
-            "{text} (the lake's DataFusion memory limit is {} MiB: an expression that needs more is refused; {MEMORY_LIMIT_ENV} sets another limit)",
-            memory_limit().unwrap_or(DEFAULT_MEMORY_LIMIT) >> 20
+            "{text} (a lake rewrite's memory budget is {} MiB, of which DataFusion may take {} MiB: an expression that needs more is refused; {MEMORY_LIMIT_ENV} sets another budget)",
+            budget.mib(),
+            budget.pool() >> 20
         )
     } else {
         text

@@ -17,11 +17,12 @@ use delta_operator_backend::failpoint;
 use delta_operator_backend::{RowsDone, StepProgress};
 use delta_operator_core::plan::steps::{Rewrite, Source};
 
+use super::budget::in_mib;
 use super::checks::Checks;
 use super::convert::{convert, empty_values};
 use super::counts::frame;
 use super::sink::Sink;
-use super::{MEMORY_LIMIT_ENV, df_err, df_message, memory_limit, session};
+use super::{Budget, MEMORY_LIMIT_ENV, df_err, df_message, session, stream_permit};
 
 /// What a stream saw.
 #[derive(Debug, Default, Clone)]
@@ -79,7 +80,8 @@ fn select_exprs(
 
 /// Streams the rows of `source` (all of it, or only `files`) through the
 /// projection into `sink`, checking CHECK constraints and NOT NULL on every
-/// batch. Returns the counts; nothing is committed here.
+/// batch, in the memory budget whatever the table's size (`budget.rs`), one
+/// stream at a time per process. Returns the counts; nothing is committed here.
 pub async fn convert_into(
     source: &DeltaTable,
     files: Option<&[Add]>,
@@ -87,6 +89,8 @@ pub async fn convert_into(
     sink: &mut Sink,
     progress: StepProgress<'_>,
 ) -> Result<StreamStats, BackendError> {
+    let budget = Budget::from_env()?;
+    let _turn = stream_permit().await;
     let ctx = session()?;
     let df = frame(&ctx, source, files).await?;
     let exprs = select_exprs(&ctx, df.schema(), spec.select)?;
@@ -102,7 +106,7 @@ pub async fn convert_into(
                 df_message(e)
             ),
         })?;
-    let limit = memory_limit()?;
+    let limit = budget.batch();
     let opts = CastOptions {
         safe: !spec.strict,
         ..Default::default()
@@ -135,10 +139,11 @@ pub async fn convert_into(
         if size > limit {
             return Err(BackendError::CheckFailed {
                 message: format!(
-                    "one batch of {} rows converted to {} MiB, over the lake's DataFusion memory limit of {} MiB; the table is untouched. Check the `using:` expressions for one that builds huge values, or set {MEMORY_LIMIT_ENV} higher",
+                    "one batch of {} rows converted to {} MiB, over the {} MiB a batch may take of the lake rewrite's memory budget of {} MiB; the table is untouched. Check the `using:` expressions for one that builds huge values, or set {MEMORY_LIMIT_ENV} higher",
                     batch.num_rows(),
-                    size >> 20,
-                    limit >> 20
+                    in_mib(size),
+                    in_mib(limit),
+                    budget.mib()
                 ),
             });
         }
@@ -156,6 +161,11 @@ pub async fn convert_into(
         sink.write(out).await?;
         // tests: a rewrite long enough to watch (`slow-batch`: each batch waits)
         delta_operator_backend::slow_failpoint("batch").await;
+        // tests: a rewrite that needs more memory than the pod's limit (`hog-batch`)
+        delta_operator_backend::hog_failpoint("batch").await;
+        // the scan runs inside this task (one file at a time, no DataFusion tasks of its own):
+        // let the other tasks of the runtime (lock renewals, other tables, an appender) run
+        tokio::task::yield_now().await;
         if last_report.elapsed() >= ROWS_EVERY {
             (progress.rows)(RowsDone {
                 done: stats.rows as u64,
