@@ -359,8 +359,11 @@ fn a_killed_databricks_apply_on_another_host_frees_its_tables_when_its_lock_expi
         code, 0,
         "the next apply proceeds once the lock expires\n{out}\n{err}"
     );
+    // `--lock-wait 30s` and exit 0 already bound the wait for the lock; this bounds the whole
+    // apply (its CREATE TABLE on the emulator's Spark included, slow on a loaded machine: CI
+    // saw 36 s beside a node suite and two builds) well under the killed run's 120 s step
     assert!(
-        killed.elapsed() < std::time::Duration::from_secs(ttl + 20),
+        killed.elapsed() < std::time::Duration::from_secs(ttl + 60),
         "within the expiry: {:?}",
         killed.elapsed()
     );
