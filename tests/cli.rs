@@ -492,6 +492,54 @@ print(deltalake.DeltaTable('lake/main/sales/orders').to_pyarrow_table().schema.f
 }
 
 #[test]
+fn a_using_expression_that_makes_large_values_is_streamed_in_smaller_batches() {
+    let dir = workdir();
+    let d = dir.path();
+    let o = run(d, &["apply", "-f", "examples/"]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let n = py(
+        d,
+        "import deltalake, pyarrow as pa, datetime\n\
+t = deltalake.DeltaTable('lake/main/sales/orders')\n\
+s = t.to_pyarrow_table().schema\n\
+ids = list(range(2000))\n\
+rows = pa.table({'order_id': pa.array(ids, pa.int64()), 'customer_id': pa.array(ids, pa.int64()), 'amount': pa.array(ids, pa.int32()), 'status': ['new'] * 2000, 'items': pa.array([None] * 2000, s.field('items').type), 'order_date': pa.array([datetime.date(2026, 11, 1)] * 2000)}, schema=s)\n\
+deltalake.write_deltalake('lake/main/sales/orders', rows, mode='append')\n\
+print(deltalake.DeltaTable('lake/main/sales/orders').to_pyarrow_table().num_rows)",
+    );
+    assert_eq!(n, "2000");
+    // 100 KB a row: 2,000 rows in one batch would be 200 MB, over a batch's 64 MiB share of
+    // the default budget; the expression's bound sizes the batches instead (335 rows)
+    let orders = d.join("examples/orders.yaml");
+    let spec = std::fs::read_to_string(&orders).unwrap();
+    let large = spec.replace(
+        "    - name: customer_id\n      type: bigint\n",
+        "    - name: customer_id\n      type: string\n      using: repeat('x', 100000)\n",
+    );
+    assert_ne!(spec, large);
+    std::fs::write(&orders, large).unwrap();
+    let o = Command::new("/usr/bin/time")
+        .args(["-f", "peak RSS %M KB"])
+        .arg(BIN)
+        .args(["apply", "-f", "examples/"])
+        .current_dir(d)
+        .env_remove("DELTA_OPERATOR_CONFIG")
+        .env_remove("DELTA_OPERATOR_LAKE_MEMORY_MB")
+        .output()
+        .expect("GNU time (/usr/bin/time) and the binary");
+    println!("{}", text(&o).lines().last().unwrap_or_default());
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let made = py(
+        d,
+        "import deltalake, pyarrow.compute as pc\n\
+t = deltalake.DeltaTable('lake/main/sales/orders').to_pyarrow_table()\n\
+lengths = pc.utf8_length(t.column('customer_id'))\n\
+print(t.num_rows, pc.min(lengths).as_py(), pc.max(lengths).as_py())",
+    );
+    assert_eq!(made, "2000 100000 100000");
+}
+
+#[test]
 fn apply_reports_an_unreadable_table_on_one_line_and_exits_1() {
     let dir = workdir();
     let d = dir.path();

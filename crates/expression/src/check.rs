@@ -23,6 +23,12 @@ pub(super) struct Walk {
     pub(super) columns: Vec<String>,
     pub(super) depth: usize,
     pub(super) nodes: usize,
+    /// The enclosing calls that repeat the value inside them (`repeat`,
+    /// `array_repeat`): the depth of each and its size. A value made inside is
+    /// made that many times over, so the sizes multiply.
+    pub(super) repeats: Vec<(usize, u64)>,
+    /// The bytes the size-making calls may make for one row, in all (`ParsedExpr::row_bytes`).
+    pub(super) row_bytes: u64,
 }
 
 impl Visitor for Walk {
@@ -64,7 +70,7 @@ impl Visitor for Walk {
             )),
             Expr::Function(f) => match function_problem(f, self.kind) {
                 Some(why) => ControlFlow::Break(why),
-                None => ControlFlow::Continue(()),
+                None => self.sized_call(f),
             },
             Expr::Value(v) => match &v.value {
                 Value::SingleQuotedString(text) if text.contains(['\'', '\\']) => {
@@ -101,8 +107,61 @@ impl Visitor for Walk {
     }
 
     fn post_visit_expr(&mut self, _: &Expr) -> ControlFlow<String> {
+        if self.repeats.last().is_some_and(|(d, _)| *d == self.depth) {
+            self.repeats.pop();
+        }
         self.depth -= 1;
         ControlFlow::Continue(())
+    }
+}
+
+impl Walk {
+    /// A size-making call (its size already checked on its own) inside calls that
+    /// repeat it: `repeat(repeat('x', 1000000), 1000000)` makes 10^12 bytes a row
+    /// though each size is under the cap, so the sizes along the nesting multiply,
+    /// and their product is held to the same cap.
+    fn sized_call(&mut self, f: &Function) -> ControlFlow<String> {
+        let name = f.name.to_string().to_lowercase();
+        let Some(size) = sized_argument(f, &name) else {
+            return ControlFlow::Continue(());
+        };
+        let product = self
+            .repeats
+            .iter()
+            .fold(size, |p, (_, s)| p.saturating_mul((*s).max(1)));
+        if product > MAX_SIZE_ARGUMENT {
+            return ControlFlow::Break(format!(
+                "nests {name} (size {size}) inside repeat or array_repeat, whose sizes multiply to {product}; together they may make at most {MAX_SIZE_ARGUMENT} (each repeats the value made inside it)"
+            ));
+        }
+        self.row_bytes = self.row_bytes.saturating_add(product);
+        if REPEATING.contains(&name.as_str()) {
+            self.repeats.push((self.depth, size));
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+/// The functions whose value is the one inside them, repeated (the others cut or pad to their size).
+const REPEATING: &[&str] = &["repeat", "array_repeat"];
+
+/// The literal size of a size-making call (`SIZED`), if `f` is one.
+fn sized_argument(f: &Function, name: &str) -> Option<u64> {
+    let (_, at) = SIZED.iter().find(|(s, _)| *s == name)?;
+    let FunctionArguments::List(l) = &f.args else {
+        return None;
+    };
+    match l.args.get(*at)? {
+        FunctionArg::Unnamed(FunctionArgExpr::Expr(e))
+        | FunctionArg::Named {
+            arg: FunctionArgExpr::Expr(e),
+            ..
+        }
+        | FunctionArg::ExprNamed {
+            arg: FunctionArgExpr::Expr(e),
+            ..
+        } => literal_size(e),
+        _ => None,
     }
 }
 

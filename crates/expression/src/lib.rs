@@ -52,6 +52,12 @@ pub struct ParsedExpr {
     /// over a column that is not boolean is refused by validation, which
     /// knows the types).
     pub bare_column: Option<String>,
+    /// What its size-making calls (`repeat`, `lpad`, …) may make for one row: the
+    /// sum of their sizes, each times the repeats around it (per byte of the value
+    /// repeated, for `repeat` of a column). 0 when it has none. A lake rewrite
+    /// sizes its batches by it, so such an expression never builds a batch over
+    /// its memory budget.
+    pub row_bytes: u64,
 }
 
 /// A parsed `using:` expression.

@@ -73,6 +73,8 @@ pub(super) fn parse(text: &str, kind: Kind) -> Result<(Expr, ParsedExpr), String
         columns: Vec::new(),
         depth: 0,
         nodes: 0,
+        repeats: Vec::new(),
+        row_bytes: 0,
     };
     if let ControlFlow::Break(why) = Visit::visit(&expr, &mut v) {
         return Err(why);
@@ -94,6 +96,7 @@ pub(super) fn parse(text: &str, kind: Kind) -> Result<(Expr, ParsedExpr), String
             sql,
             columns,
             bare_column,
+            row_bytes: v.row_bytes,
         },
     ))
 }

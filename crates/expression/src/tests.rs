@@ -77,6 +77,18 @@ const REFUSED_IN_BOTH: &[(&str, &str)] = &[
     ),
     ("length(lpad(s, 1000001, 'x')) > 0", "at most 1000000"),
     ("size(array_repeat(s, id * 1000)) > 0", "literal number"),
+    (
+        "length(repeat(repeat('x', 1000000), 1000000)) > 0",
+        "multiply to 1000000000000",
+    ),
+    (
+        "size(array_repeat(lpad(s, 2000, 'x'), 1000)) > 0",
+        "multiply to 2000000",
+    ),
+    (
+        "length(repeat(concat(space(1000), repeat('y', 1001)), 1000)) > 0",
+        "multiply to 1001000",
+    ),
     ("my_udf(id) > 0", "not among the functions"),
     ("cat.sch.f(id) > 0", "qualified"),
     ("lenght(s) > 0", "did you mean length"),
@@ -96,6 +108,9 @@ fn unsafe_functions_are_refused_in_using_and_check_alike() {
 fn safe_functions_and_bounded_sizes_are_accepted() {
     for good in [
         "length(repeat('x', 10)) > 0",
+        "length(repeat(repeat('x', 1000), 1000)) > 0",
+        "length(lpad(repeat('x', 1000), 1000000, 'y')) > 0",
+        "length(concat(repeat('a', 1000000), repeat('b', 1000000))) > 0",
         "lpad(s, 5, '0') <> ''",
         "coalesce(a, b, 0) >= 0",
         "upper(trim(s)) IN ('A', 'B')",
@@ -278,4 +293,17 @@ fn a_generation_expression_follows_the_using_rules() {
     }
     // a comment inside a string is text, not a comment
     assert!(parse_generated("concat(note, '-- x')").is_ok());
+}
+
+#[test]
+fn row_bytes_bound_what_size_making_calls_make_for_a_row() {
+    for (e, bytes) in [
+        ("upper(s)", 0),
+        ("repeat('x', 1000)", 1000),
+        ("concat(repeat('a', 1000000), space(10))", 1_000_010),
+        ("repeat(repeat('x', 100), 1000)", 100_000 + 1000),
+        ("lpad(repeat(s, 3), 20, 'y')", 23),
+    ] {
+        assert_eq!(parse_using(e).unwrap().row_bytes, bytes, "{e}");
+    }
 }

@@ -20,6 +20,15 @@ pub struct Checks {
 }
 
 impl Checks {
+    /// The most bytes a CHECK's size-making calls make for a row (`ParsedExpr::row_bytes`).
+    pub fn row_bytes(&self) -> u64 {
+        self.checks
+            .iter()
+            .map(|(_, sql, _)| super::row_bytes(sql))
+            .max()
+            .unwrap_or(0)
+    }
+
     /// From the table configuration's `delta.constraints.*` keys. A CHECK that no
     /// longer makes sense against the new schema refuses the rewrite.
     pub fn for_table(

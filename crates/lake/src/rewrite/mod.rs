@@ -66,8 +66,35 @@ fn df_err(e: impl fmt::Display) -> BackendError {
 /// with a memory pool of the budget's share, reading `READ_FILES_AT_ONCE` files
 /// at a time (not one per core of the machine, which would make memory depend on it).
 pub fn session() -> Result<SessionContext, BackendError> {
+    session_with_batches(DEFAULT_BATCH_ROWS)
+}
+
+/// DataFusion's rows per batch, unless an expression makes large values.
+const DEFAULT_BATCH_ROWS: usize = 8192;
+
+/// What an expression's size-making calls make for one row (0 for one that does not parse).
+fn row_bytes(sql: &str) -> u64 {
+    delta_operator_expression::parse_using(sql).map_or(0, |p| p.row_bytes)
+}
+
+/// The rows a batch may hold when each row may make `row_bytes` bytes: what
+/// they make takes at most half of a batch's share of the budget (the row's
+/// other columns the rest), so `repeat('x', 1000000)` reads 33 rows at a time
+/// at the default budget, not 8,192, which would be 8 GB.
+fn batch_rows(budget: &Budget, row_bytes: u64) -> usize {
+    let per_row = usize::try_from(row_bytes)
+        .unwrap_or(usize::MAX)
+        .saturating_mul(2)
+        .max(1);
+    (budget.batch() / per_row).clamp(1, DEFAULT_BATCH_ROWS)
+}
+
+/// `session`, with at most `rows` rows a batch.
+fn session_with_batches(rows: usize) -> Result<SessionContext, BackendError> {
     let budget = Budget::from_env()?;
-    let mut config = SessionConfig::new().with_target_partitions(READ_FILES_AT_ONCE);
+    let mut config = SessionConfig::new()
+        .with_target_partitions(READ_FILES_AT_ONCE)
+        .with_batch_size(rows.max(1));
     config.options_mut().sql_parser.enable_ident_normalization = false;
     let runtime = RuntimeEnvBuilder::new()
         .with_memory_limit(budget.pool(), 1.0)
@@ -132,5 +159,23 @@ pub fn passthrough(rw: &Rewrite) -> Rewrite {
             .collect(),
         partitioned_by: rw.partitioned_by.clone(),
         ..Rewrite::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_shrink_with_what_the_expressions_make() {
+        let b = Budget {
+            total: DEFAULT_BUDGET,
+        };
+        assert_eq!(batch_rows(&b, 0), DEFAULT_BATCH_ROWS);
+        assert_eq!(batch_rows(&b, 1000), DEFAULT_BATCH_ROWS);
+        assert_eq!(batch_rows(&b, 1_000_000), 33);
+        assert_eq!(batch_rows(&b, u64::MAX), 1);
+        assert_eq!(row_bytes("repeat('x', 1000000)"), 1_000_000);
+        assert_eq!(row_bytes("not sql ((("), 0);
     }
 }

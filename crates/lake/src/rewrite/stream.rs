@@ -22,7 +22,10 @@ use super::checks::Checks;
 use super::convert::{convert, empty_values};
 use super::counts::frame;
 use super::sink::Sink;
-use super::{Budget, MEMORY_LIMIT_ENV, df_err, df_message, session, stream_permit};
+use super::{
+    Budget, MEMORY_LIMIT_ENV, batch_rows, df_err, df_message, row_bytes, session_with_batches,
+    stream_permit,
+};
 
 /// What a stream saw.
 #[derive(Debug, Default, Clone)]
@@ -91,7 +94,19 @@ pub async fn convert_into(
 ) -> Result<StreamStats, BackendError> {
     let budget = Budget::from_env()?;
     let _turn = stream_permit().await;
-    let ctx = session()?;
+    // batches small enough that what the expressions make fits the batch's share
+    let makes = spec
+        .select
+        .columns
+        .iter()
+        .filter_map(|p| match &p.source {
+            Source::Using { expression } => Some(row_bytes(expression)),
+            _ => None,
+        })
+        .chain([spec.checks.row_bytes()])
+        .max()
+        .unwrap_or(0);
+    let ctx = session_with_batches(batch_rows(&budget, makes))?;
     let df = frame(&ctx, source, files).await?;
     let exprs = select_exprs(&ctx, df.schema(), spec.select)?;
     let df = df.select(exprs).map_err(|e| BackendError::CheckFailed {
