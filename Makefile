@@ -26,7 +26,7 @@ endif
 PY_PACKAGES = deltalake==1.6.6 pyarrow==26.0.1 moto[server]==5.2.5 pyyaml==6.0.4
 PY_STAMP := $(CACHE)/venv/.installed-$(shell echo '$(PY_PACKAGES)' | md5sum | cut -c1-8)
 
-.PHONY: test prepare build lint image node go-tools python controlplane crds bench bench-planners bench-controller bench-statements bench-rewrite bench-rewrite-memory bench-spark-rewrite bench-depends example ship-tools gen-config warehouse fuzz
+.PHONY: test prepare build lint image node go-tools python controlplane crds bench bench-planners bench-controller bench-shards bench-statements bench-rewrite bench-rewrite-memory bench-spark-rewrite bench-depends example ship-tools gen-config warehouse fuzz
 
 # The Databricks SQL warehouse + Unity Catalog emulator: real Delta Lake on Spark
 # (pyspark from PyPI, delta-spark jars from Maven Central), see e2e/warehouse/README.md.
@@ -131,6 +131,14 @@ bench-controller: controlplane warehouse
 	$(CARGO) build --locked --release --bin delta-operator
 	for n in $(BENCH_N); do PROFILE=release e2e/with-controlplane.sh e2e/bench/controller.sh $$n || exit 1; done
 	for n in $(BENCH_N_DATABRICKS); do PROFILE=release BENCH_TARGET=databricks e2e/with-controlplane.sh e2e/warehouse/with-warehouse.sh e2e/bench/controller.sh $$n || exit 1; done
+
+# Two release replicas sharing N DeltaTables (BENCH_SHARDS_N, default 5000) by shard on the real
+# control plane: each applies only its own; one is killed and the other takes its shards
+# within the Lease duration; tables of the dead one's shards changed become Ready through it.
+BENCH_SHARDS_N ?= 5000
+bench-shards: controlplane
+	$(CARGO) build --locked --release --bin delta-operator
+	PROFILE=release e2e/with-controlplane.sh e2e/bench/shards.sh $(BENCH_SHARDS_N)
 
 # A steady-state drift check on Databricks (the warehouse emulator): statements and HTTP
 # requests per schema and per table, beside what delta-engine and stevin would send.

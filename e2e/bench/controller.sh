@@ -19,6 +19,9 @@
 #      BENCH_SCHEMAS (DeltaSchemas the tables are spread over, default one per 500 tables),
 #      BENCH_APPLIES (the target's maxConcurrentApplies, default: the operator's default),
 #      BENCH_IDLE (seconds of idle measured after all are Ready, default 30),
+#      BENCH_CHANGES (after the idle, this many tables get a new comment one at a time, each
+#      waited for until Ready at its new generation: the latency, and the operator's CPU and the
+#      apiserver requests per change, at this N; default 20, 0 for none),
 #      BENCH_RECONCILES (the operator's --max-reconciles, default: the operator's default),
 #      BENCH_PRECREATE=1 (apply all the manifests first, then start the operator: the time
 #      counts from its start, what a restarted or newly installed operator needs for an estate
@@ -43,6 +46,8 @@
 # the operator's CPU and RSS over BENCH_IDLE seconds of idle. Prints the figures at the end;
 # samples.tsv in the work dir has one line per poll.
 set -euo pipefail
+# shellcheck source=e2e/bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 N=${1:-500}
 [[ $N =~ ^[1-9][0-9]*$ ]] || { echo "controller.sh: N must be a positive integer, got '$N'" >&2; exit 2; }
@@ -88,9 +93,6 @@ if [[ $HEAPTRACK == 1 ]]; then
   command -v heaptrack_print >/dev/null || { echo "controller.sh: BENCH_HEAPTRACK=1 needs heaptrack_print (apt-get install heaptrack)" >&2; exit 2; }
 fi
 
-log() { echo "bench: $*" >&2; }
-now() { date +%s.%N; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 
 WORK=$(mktemp -d -t delta-bench.XXXXXX)
 LAKE=$WORK/lake
@@ -101,16 +103,7 @@ OP_PID=
 NS_CREATED=
 FAILED=1
 
-stop_operator() {
-  [[ -n $OP_PID ]] || return 0
-  if kill -0 "$OP_PID" 2>/dev/null; then
-    kill -TERM "$OP_PID" 2>/dev/null || true
-    for _ in $(seq 1 50); do kill -0 "$OP_PID" 2>/dev/null || break; sleep 0.2; done
-    kill -0 "$OP_PID" 2>/dev/null && kill -KILL "$OP_PID" 2>/dev/null || true
-  fi
-  wait "$OP_PID" 2>/dev/null || true
-  OP_PID=
-}
+stop_operator() { stop_pid "$OP_PID"; OP_PID=; }
 
 cleanup() {
   local rc=$?
@@ -142,8 +135,6 @@ fail() {
   exit 1
 }
 
-# status field of /proc/PID/status in MB (kB / 1024)
-proc_mb() { awk -v k="$2:" '$1 == k { printf "%.0f", $2 / 1024 }' "/proc/$1/status" 2>/dev/null || echo 0; }
 # where a process's resident memory is, in MB, from /proc/PID/smaps: the binary's own pages
 # (file-backed), [heap] (malloc's main arena), other anonymous mappings (malloc's thread
 # arenas and large blocks, thread stacks) and their count
@@ -153,17 +144,7 @@ rss_by_mapping() {
     $1 == "Rss:" { mb[kind] += $2 / 1024 }
     END { printf "binary %.0f MB · [heap] %.0f MB · other anonymous %.0f MB (%d mappings) · other files %.0f MB", mb["binary"], mb["heap"], mb["anon"], n, mb["other"] }' "/proc/$1/smaps" 2>/dev/null || echo "?"
 }
-# user+system CPU seconds of a process
-proc_cpu() { awk -v hz="$(getconf CLK_TCK)" '{ sub(/.*\) /, ""); printf "%.1f", ($12 + $13) / hz }' "/proc/$1/stat" 2>/dev/null || echo 0; }
-metric() { # name -> value (empty when the endpoint does not answer)
-  curl -fsS --max-time 5 "http://127.0.0.1:$PORT/metrics" 2>/dev/null | awk -v m="$1" '$1 == m { print $2 }'
-}
-# CPU seconds of kube-apiserver + etcd (their pids come from the control plane's env file)
-cp_cpu() {
-  local total=0 p
-  for p in ${APISERVER_PID:-} ${ETCD_PID:-}; do total=$(awk -v a="$total" -v b="$(proc_cpu "$p")" 'BEGIN { print a + b }'); done
-  echo "$total"
-}
+metric() { metric_at "$PORT" "$1"; } # name -> value (empty when the endpoint does not answer)
 # what the target was asked to write: Delta commits on the lake, statements on the emulator
 commits() {
   if [[ $TARGET == lake ]]; then
@@ -186,10 +167,6 @@ emulator_cpu() {
   echo "$total"
 }
 
-# apiserver_request_total summed over every label set
-apiserver_requests() {
-  kubectl get --raw /metrics 2>/dev/null | awk '/^apiserver_request_total[{ ]/ { s += $NF } END { printf "%.0f", s }'
-}
 
 # --- manifests: SCHEMAS DeltaSchemas, N DeltaTables of 5 to 10 columns, a comment and a CHECK each
 gen_yaml() {
@@ -354,6 +331,34 @@ IDLE_MAPS=$(rss_by_mapping "$OP_PID" "$(readlink -f "$BIN")")
 IDLE_R=$(( $(metric delta_operator_reconciles_total) - IDLE_R0 ))
 IDLE_W=$(( $(commits) - IDLE_W0 ))
 
+# --- one changed table at a time: what a change costs beside N tables
+CHANGES=${BENCH_CHANGES:-20}
+[[ $CHANGES =~ ^[0-9]+$ ]] || fail "BENCH_CHANGES must be a whole number, got '$CHANGES'"
+(( CHANGES <= N )) || CHANGES=$N
+CHANGE_LINE=
+if (( CHANGES > 0 )); then
+  CH_CPU0=$(proc_cpu "$OP_PID"); CH_REQ0=$(apiserver_requests); CH_R0=$(metric delta_operator_reconciles_total)
+  : >"$WORK/changes.tsv"
+  for ((c = 0; c < CHANGES; c++)); do
+    name=$(printf 't%05d' $(( (c * 7919) % N )))
+    t=$(now)
+    gen=$(kubectl patch deltatable "$name" -n "$NS" --type merge -p "{\"spec\":{\"comment\":\"changed $c\"}}" -o jsonpath='{.metadata.generation}') \
+      || fail "patching $name"
+    deadline=$(( $(date +%s) + 60 ))
+    until kubectl get --raw "/apis/delta-operator.io/v1alpha1/namespaces/$NS/deltatables/$name" 2>/dev/null \
+        | jq -e --argjson g "$gen" '.status.observedGeneration == $g and ((.status.conditions // []) | any(.type == "Ready" and .status == "True"))' >/dev/null; do
+      (( $(date +%s) < deadline )) || fail "$name not Ready at generation $gen within 60 s of its change"
+      sleep 0.05
+    done
+    since "$t" >>"$WORK/changes.tsv"
+  done
+  CH_CPU=$(awk -v a="$CH_CPU0" -v b="$(proc_cpu "$OP_PID")" -v n="$CHANGES" 'BEGIN { printf "%.0f", 1000 * (b - a) / n }')
+  CH_REQ=$(( $(apiserver_requests) - CH_REQ0 ))
+  CH_R=$(( $(metric delta_operator_reconciles_total) - CH_R0 ))
+  CH_LAT=$(sort -n "$WORK/changes.tsv" | awk '{ v[NR] = $1 } END { printf "median %.1f s, max %.1f s", v[int((NR + 1) / 2)], v[NR] }')
+  CHANGE_LINE="  $CHANGES tables changed one at a time (a new comment), each to Ready at its new generation: $CH_LAT (polled every 50 ms, kubectl's own time included) · operator CPU $CH_CPU ms per change · apiserver requests $(rate "$CH_REQ" "$CHANGES") per change (all clients, the polls included) · reconciles $CH_R"
+fi
+
 # --- figures
 R1=$(metric delta_operator_reconciles_total); R1=${R1:-0}
 RECONCILES=$(( R1 - R0 ))
@@ -375,7 +380,6 @@ else
 fi
 WARNINGS=$(sed 's/\x1b\[[0-9;]*m//g' "$OPLOG" | grep -c -E '^[^ ]+ +(WARN|ERROR) ' || true)
 
-rate() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b > 0 ? a / b : 0) }'; }
 MEAN_MS=$(awk -v s="${DUR_SUM:-0}" -v n="$R1" 'BEGIN { printf "%.0f", (n > 0 ? 1000 * s / n : 0) }')
 IN_FLIGHT=$(metric delta_operator_applies_in_flight_max)
 REQS=$(( REQ1 - REQ0 ))
@@ -389,6 +393,7 @@ echo "  operator ($PROFILE): CPU $CPU s ($(rate "$CPU" "$ELAPSED") cores avg) ·
 echo "  applies in flight at most ${IN_FLIGHT:-?} (maxConcurrentApplies ${APPLIES:-default}, --max-reconciles ${RECONCILES_LIMIT:-default}) · $SCHEMAS DeltaSchemas · apiserver requests $REQS ($(rate "$REQS" "$RECONCILES") per reconcile)"
 echo "  idle ${IDLE}s after: operator CPU $IDLE_CPU cores · RSS $IDLE_RSS MB · reconciles $IDLE_R · $([[ $TARGET == lake ]] && echo commits || echo statements) $IDLE_W"
 echo "  idle RSS by mapping: $IDLE_MAPS"
+[[ -n $CHANGE_LINE ]] && echo "$CHANGE_LINE"
 echo "  kube-apiserver+etcd CPU $CP_CPU s ·$([[ $TARGET == databricks ]] && echo " emulator (server + Spark) CPU $EMU_CPU s ·") load average $LOAD0 → $LOAD1 on $(nproc) CPUs · reconciles = DeltaTable + DeltaSchema reconciles"
 if [[ $HEAPTRACK == 1 ]]; then
   # heaptrack's data is complete once the operator has exited
