@@ -188,7 +188,14 @@ else
     head -n 20 "$work/compiled.log" >&2
     echo "image/build.sh: WARNING: cargo compiled again inside the image build (above): its environment differs from the host's build" >&2
   fi
-  say "podman build took $(( $(date +%s) - t0 ))s; cargo: $(grep -E '^\s+Finished ' "$work/podman-build.log" | sed 's/^ *//')"
+  took=$(( $(date +%s) - t0 ))
+  say "podman build took ${took}s; cargo: $(grep -E '^\s+Finished ' "$work/podman-build.log" | sed 's/^ *//')"
+  # kept for the next look (a cold CI once spent 8 min in this cargo with nothing compiled)
+  mkdir -p "$CACHE/logs" && cp "$work/podman-build.log" "$CACHE/logs/podman-build.log"
+  if (( took > 60 )); then
+    echo "image/build.sh: the podman build took ${took}s; what cargo said other than Fresh (all of it in $CACHE/logs/podman-build.log):" >&2
+    grep -vE '^\s+Fresh ' "$work/podman-build.log" | tail -n 15 >&2 || true
+  fi
   # the image must hold the very binary the host built (a fresh build copies it)
   mnt=$("${PODMAN[@]}" image mount "$IMAGE")
   in_image=$(sha256sum <"$mnt/usr/local/bin/delta-operator" | cut -d' ' -f1)
