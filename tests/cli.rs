@@ -950,3 +950,97 @@ fn an_interrupted_approved_apply_resumes_on_the_same_approval() {
         "the record is gone once the plan ran to the end"
     );
 }
+
+/// One of two declared tables is held by another apply (by its writer name, a live process
+/// here): `apply` changes the free table, leaves the held one alone, says on its own line
+/// which table was not applied and who holds it, and exits 5; once the holder lets go, a
+/// rerun applies the rest and exits 0.
+#[tokio::test(flavor = "multi_thread")]
+async fn apply_with_one_table_held_elsewhere_applies_the_other_and_exits_5() {
+    use delta_operator::backend::Backend;
+    use delta_operator::backend::lake::LakeBackend;
+    let dir = workdir();
+    let d = dir.path();
+    let o = run(d, &["apply", "-f", "examples/"]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let lake = LakeBackend::open(d.join("lake").to_str().unwrap()).unwrap();
+    let other = LakeBackend::open(d.join("lake").to_str().unwrap())
+        .unwrap()
+        .with_writer("the-other-apply");
+    let customers = support::tref("customers");
+    let orders = support::tref("orders");
+    let held = other
+        .begin(&customers, std::time::Duration::ZERO)
+        .await
+        .expect("the other apply takes customers");
+    // both tables change: a new comment each
+    for (file, from, to) in [
+        (
+            "customers.yaml",
+            "One row per customer",
+            "Customers, one row each",
+        ),
+        (
+            "orders.yaml",
+            "Orders as placed",
+            "Orders, as they were placed",
+        ),
+    ] {
+        let p = d.join("examples").join(file);
+        let s = std::fs::read_to_string(&p).unwrap();
+        assert!(s.contains(from), "{file}: {from}");
+        std::fs::write(&p, s.replace(from, to)).unwrap();
+    }
+    let comment = |t: delta_operator::model::TableRef| {
+        let lake = &lake;
+        async move {
+            lake.read(
+                std::slice::from_ref(&t),
+                &delta_operator::backend::Extras::none(),
+            )
+            .await
+            .expect("read")
+            .pop()
+            .flatten()
+            .expect("the table exists")
+            .comment
+        }
+    };
+    let o = run(d, &["apply", "-f", "examples/", "--lock-wait", "1s"]);
+    let out = text(&o);
+    assert_eq!(code(&o), 5, "a table left to another apply exits 5: {out}");
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("locked: "))
+        .unwrap_or_else(|| panic!("a line for the held table: {out}"));
+    assert!(
+        line.contains("main.sales.customers was not applied")
+            && line.contains("the other tables went on")
+            && line.contains("the-other-apply"),
+        "names the table, the holder, and that the others went on: {line}"
+    );
+    assert!(
+        !out.lines()
+            .any(|l| l.starts_with("locked: ") && l.contains("main.sales.orders")),
+        "orders is not reported as held: {out}"
+    );
+    assert_eq!(
+        comment(orders.clone()).await.as_deref(),
+        Some("Orders, as they were placed"),
+        "the free table is applied: {out}"
+    );
+    assert_eq!(
+        comment(customers.clone()).await.as_deref(),
+        Some("One row per customer"),
+        "the held table is left alone: {out}"
+    );
+    other.end(held).await;
+    let o = run(d, &["apply", "-f", "examples/", "--lock-wait", "1s"]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert_eq!(
+        comment(customers).await.as_deref(),
+        Some("Customers, one row each")
+    );
+    let o = run(d, &["plan", "-f", "examples/"]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+}

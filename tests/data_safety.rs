@@ -205,6 +205,21 @@ async fn check_rows(lake: &Lake, columns: &[&str], owed: &[i64]) {
 }
 
 /// No run folder, staging copy or lock is left behind.
+/// Every path under `dir`, for a failure message.
+fn walkdir(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut all = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            all.push(e.path());
+            if e.path().is_dir() {
+                todo.push(e.path());
+            }
+        }
+    }
+    all
+}
+
 async fn check_nothing_left(lake: &Lake) {
     let table = lake.backend.table_path(&tref("t"));
     let live = lake.read(&tref("t")).await.unwrap();
@@ -213,6 +228,14 @@ async fn check_nothing_left(lake: &Lake) {
         !lake.backend.staging_path(&tref("t")).exists(),
         "a staging copy is left at {}",
         lake.backend.staging_path(&tref("t")).display()
+    );
+    // nor an empty `.staging/<catalog>/<schema>` folder, whichever path removed the copy
+    let staging = lake.backend.root().join(".staging");
+    assert!(
+        !staging.exists(),
+        "{} is left behind: {:?}",
+        staging.display(),
+        walkdir(&staging)
     );
     for e in std::fs::read_dir(&table).unwrap().flatten() {
         let name = e.file_name().to_string_lossy().to_string();

@@ -890,3 +890,126 @@ fn a_step_whose_restore_point_cannot_be_read_runs_and_its_line_says_so() {
     let (code, out, err) = run(&["plan", "-f", &f, "--config", &c]);
     assert_eq!(code, 0, "{out}\n{err}");
 }
+
+/// The tables of `<catalog>.sales` as Unity Catalog lists them (REST).
+fn listed_tables(catalog: &str) -> Vec<String> {
+    let (status, v) = http::blocking_get(
+        &format!(
+            "{}/api/2.1/unity-catalog/tables?catalog_name={catalog}&schema_name=sales",
+            env("DATABRICKS_HOST")
+        ),
+        &env("DATABRICKS_TOKEN"),
+    );
+    assert_eq!(status, 200, "{v}");
+    v["tables"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// A staged rewrite paused after its STAGE step: its staging copy is not another apply's
+/// leftover while its run may be alive (its process runs on this host and holds the lock), so
+/// a plan meanwhile does not offer to remove it. Once the process is killed, the copy is a
+/// leftover: the plan shows it and the next apply removes it and converges.
+#[test]
+fn a_live_runs_databricks_staging_copy_is_not_a_leftover_until_its_run_is_gone() {
+    let _shared = warehouse_shared();
+    let catalog = format!("livecopy_{}", std::process::id());
+    let dir = tempfile::tempdir().unwrap();
+    let (f, c) = dbx_setup(dir.path(), &catalog, "");
+    // no NOT NULL column: the emulator's OSS Delta cannot put one back after a replace
+    let orders = Path::new(&f).join("orders.yaml");
+    let spec = std::fs::read_to_string(&orders).unwrap();
+    let nullable = spec.replace(
+        "    - name: order_id\n      type: bigint\n      nullable: false\n",
+        "    - name: order_id\n      type: bigint\n",
+    );
+    assert_ne!(spec, nullable);
+    std::fs::write(&orders, &nullable).unwrap();
+    let (code, out, err) = run(&["apply", "-f", &f, "--config", &c]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    // amount int → smallint: a conversion that could lose values, staged
+    let spec = nullable;
+    let narrowed = spec.replace(
+        "    - name: amount\n      type: int\n",
+        "    - name: amount\n      type: smallint\n",
+    );
+    assert_ne!(spec, narrowed);
+    std::fs::write(&orders, narrowed).unwrap();
+    let (code, out, err) = run(&["plan", "-f", &f, "--config", &c, "--format", "json"]);
+    assert_eq!(code, 2, "{out}\n{err}");
+    let plan: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let id = plan["id"].as_str().unwrap().to_string();
+    let (code, text, err) = run(&["plan", "-f", &f, "--config", &c]);
+    assert_eq!(code, 2, "{text}\n{err}");
+    let stage = text
+        .lines()
+        .find(|l| l.contains("STAGE rewritten data"))
+        .unwrap_or_else(|| panic!("a staged rewrite: {text}"));
+    let number: String = stage
+        .trim_start()
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    let next = format!("step-{}", number.parse::<u32>().unwrap() + 1);
+    // the first apply stops after its STAGE step, holding the lock, its copy made
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_delta-operator"));
+    cmd.args(["apply", "-f", &f, "--config", &c, "--approve", &id])
+        .env("DELTA_OPERATOR_FAILPOINT", format!("slow-{next}"))
+        .env("DELTA_OPERATOR_FAILPOINT_SECONDS", "300");
+    let mut first = support::start_paused(
+        cmd,
+        &next,
+        "first apply",
+        std::time::Duration::from_secs(180),
+    );
+    let copy = "orders__delta_operator_staging_";
+    let copies: Vec<String> = listed_tables(&catalog)
+        .into_iter()
+        .filter(|t| t.starts_with(copy))
+        .collect();
+    assert_eq!(copies.len(), 1, "the first run's copy: {copies:?}");
+    let (code, out, err) = run(&["plan", "-f", &f, "--config", &c]);
+    assert_eq!(code, 2, "{out}\n{err}");
+    assert!(
+        !out.contains("interrupted runs") && !out.contains(&copies[0]),
+        "a live run's copy is no leftover: {out}"
+    );
+    // its process is gone: the copy is a leftover now, and the next apply removes it
+    first.kill().unwrap();
+    let _ = first.wait();
+    let (code, out, err) = run(&["plan", "-f", &f, "--config", &c]);
+    assert_eq!(code, 2, "{out}\n{err}");
+    assert!(
+        out.contains("REMOVE leftovers of interrupted runs")
+            && out.contains("left by interrupted runs"),
+        "a dead run's copy is a leftover: {out}"
+    );
+    let (code, out, err) = run(&["plan", "-f", &f, "--config", &c, "--format", "json"]);
+    assert_eq!(code, 2, "{out}\n{err}");
+    let id = serde_json::from_str::<serde_json::Value>(&out).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (code, out, err) = run(&[
+        "apply",
+        "-f",
+        &f,
+        "--config",
+        &c,
+        "--approve",
+        &id,
+        "--lock-wait",
+        "30s",
+    ]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        !listed_tables(&catalog).iter().any(|t| t.starts_with(copy)),
+        "the leftover copy is removed"
+    );
+    let (code, out, err) = run(&["plan", "-f", &f, "--config", &c]);
+    assert_eq!(code, 0, "{out}\n{err}");
+}

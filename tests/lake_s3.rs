@@ -353,8 +353,19 @@ async fn the_lake_on_s3_creates_rewrites_and_drops_like_on_disk() {
         "nothing was changed"
     );
 
-    // in the same test (the environment above is this process's): the lock fences on S3 too
-    an_apply_that_lost_its_lock_on_s3_commits_nothing().await;
+    // in the same test (the environment above is this process's): the lock fences on S3 too,
+    // whether the holder was force-unlocked or stalled past its lock's expiry
+    an_apply_that_lost_its_lock_on_s3_commits_nothing(LostBy::ForcedUnlock, port).await;
+    an_apply_that_lost_its_lock_on_s3_commits_nothing(LostBy::StalledPastExpiry, port).await;
+}
+
+/// How the first apply of [`an_apply_that_lost_its_lock_on_s3_commits_nothing`] loses its lock.
+#[derive(Debug, Clone, Copy)]
+enum LostBy {
+    /// `delta-operator unlock --force` while it runs (a plain `unlock` refuses a live holder).
+    ForcedUnlock,
+    /// Its process stopped (SIGSTOP) past the lock's 2 s lifetime, then woken up.
+    StalledPastExpiry,
 }
 
 const BIN: &str = env!("CARGO_BIN_EXE_delta-operator");
@@ -419,24 +430,35 @@ async fn append(url: &url::Url, ids: &[i64]) -> Result<(), String> {
 }
 
 /// The lost-lock reproduction on S3 (see tests/data_safety.rs for the disk
-/// versions): a widening paused before its commit beside an appender, its lock
-/// force-unlocked, a second apply run meanwhile; the first commits nothing and
-/// says so, every acknowledged row is readable.
-async fn an_apply_that_lost_its_lock_on_s3_commits_nothing() {
+/// versions): a widening paused before its commit beside an appender loses its
+/// lock (`by`), a second apply runs meanwhile and leaves the first run's files
+/// alone; the first commits nothing and says so, every acknowledged row is
+/// readable by delta-rs and by Python deltalake.
+async fn an_apply_that_lost_its_lock_on_s3_commits_nothing(by: LostBy, port: u16) {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
+    let prefix = match by {
+        LostBy::ForcedUnlock => "fence",
+        LostBy::StalledPastExpiry => "fence-stalled",
+    };
     std::fs::write(
         d.join("config.yaml"),
-        "targets:\n  s3:\n    lake: {root: s3://lake/fence}\ndefaultTarget: s3\n",
+        format!("targets:\n  s3:\n    lake: {{root: s3://lake/{prefix}}}\ndefaultTarget: s3\n"),
     )
     .unwrap();
-    let spec = |qty: &str| {
+    let spec = |qty: &str, comment: &str| {
         format!(
-            "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {{name: sales}}\nspec: {{catalog: main}}\n---\napiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {{name: t}}\nspec:\n  schemaRef: sales\n  columns:\n    - {{name: id, type: bigint}}\n    - {{name: qty, type: {qty}}}\n"
+            "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {{name: sales}}\nspec: {{catalog: main}}\n---\napiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {{name: t}}\nspec:\n  schemaRef: sales\n{comment}  columns:\n    - {{name: id, type: bigint}}\n    - {{name: qty, type: {qty}}}\n"
         )
     };
-    std::fs::write(d.join("live.yaml"), spec("int")).unwrap();
-    std::fs::write(d.join("widened.yaml"), spec("bigint")).unwrap();
+    std::fs::write(d.join("live.yaml"), spec("int", "")).unwrap();
+    std::fs::write(d.join("widened.yaml"), spec("bigint", "")).unwrap();
+    // after a stall the lock has expired: the second apply needs a step of its own to take it
+    std::fs::write(
+        d.join("commented.yaml"),
+        spec("int", "  comment: set by the second apply\n"),
+    )
+    .unwrap();
     let cli = |args: &[&str]| {
         Command::new(BIN)
             .current_dir(d)
@@ -448,7 +470,7 @@ async fn an_apply_that_lost_its_lock_on_s3_commits_nothing() {
     };
     let out = cli(&["apply", "-f", "live.yaml"]);
     assert!(out.status.success(), "{}", said(&out));
-    let url = url::Url::parse("s3://lake/fence/main/sales/t/").unwrap();
+    let url = url::Url::parse(&format!("s3://lake/{prefix}/main/sales/t/")).unwrap();
     append(&url, &(1..=2_000).collect::<Vec<_>>())
         .await
         .unwrap();
@@ -473,25 +495,59 @@ async fn an_apply_that_lost_its_lock_on_s3_commits_nothing() {
         .env("DELTA_OPERATOR_CONFIG", d.join("config.yaml"))
         .env("DELTA_OPERATOR_FAILPOINT", "slow-before-commit")
         .env("DELTA_OPERATOR_FAILPOINT_SECONDS", "6");
+    if let LostBy::StalledPastExpiry = by {
+        first.env("DELTA_OPERATOR_LOCK_TTL_SECONDS", "2");
+    }
     let first = support::start_paused(
         first,
         "before-commit",
         "first apply",
         Duration::from_secs(120),
     );
-    let out = cli(&["unlock", "main.sales.t"]);
-    assert_eq!(out.status.code(), Some(5), "a live holder: {}", said(&out));
-    let out = cli(&["unlock", "main.sales.t", "--force"]);
-    assert!(out.status.success(), "{}", said(&out));
-    let second = cli(&["apply", "-f", "live.yaml", "--lock-wait", "20s"]);
-    assert!(second.status.success(), "{}", said(&second));
+    let pid = first.id().to_string();
+    let signal = |sig: &str| {
+        assert!(
+            Command::new("kill")
+                .args([sig, &pid])
+                .status()
+                .unwrap()
+                .success(),
+            "kill {sig} {pid}"
+        );
+    };
+    let second_spec = match by {
+        LostBy::ForcedUnlock => {
+            let out = cli(&["unlock", "main.sales.t"]);
+            assert_eq!(out.status.code(), Some(5), "a live holder: {}", said(&out));
+            let out = cli(&["unlock", "main.sales.t", "--force"]);
+            assert!(out.status.success(), "{}", said(&out));
+            "live.yaml"
+        }
+        LostBy::StalledPastExpiry => {
+            signal("-STOP");
+            // past the 2 s lifetime and its margin: the lock is anyone's
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            "commented.yaml"
+        }
+    };
+    let second = cli(&["apply", "-f", second_spec, "--lock-wait", "20s"]);
+    assert!(second.status.success(), "{by:?}: {}", said(&second));
+    assert_eq!(
+        run_folders(port, prefix),
+        1,
+        "{by:?}: the first apply's run folder is not a leftover while its run may be alive: {}",
+        said(&second)
+    );
+    if let LostBy::StalledPastExpiry = by {
+        signal("-CONT");
+    }
     let first = first.wait_with_output().unwrap();
     let first_said = said(&first);
     assert!(
         !first.status.success(),
-        "the first apply must fail: {first_said}"
+        "{by:?}: the first apply must fail: {first_said}"
     );
-    assert!(first_said.contains("lost its lock"), "{first_said}");
+    assert!(first_said.contains("lost its lock"), "{by:?}: {first_said}");
     tokio::time::sleep(Duration::from_millis(300)).await;
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
     writer.await.unwrap();
@@ -502,12 +558,60 @@ async fn an_apply_that_lost_its_lock_on_s3_commits_nothing() {
         owed.len() > 2_000,
         "no append was acknowledged: the test proves nothing"
     );
-    assert_eq!(ids(&url).await, owed, "every acknowledged row, once");
-    let out = cli(&["plan", "-f", "live.yaml"]);
+    assert_eq!(
+        ids(&url).await,
+        owed,
+        "{by:?}: every acknowledged row, once"
+    );
+    // a reader outside the project reads every row too
+    let outside = Command::new(support::python())
+        .arg("-c")
+        .arg(format!(
+            "import deltalake, os\n\
+t = deltalake.DeltaTable('{url}', storage_options={{'AWS_ENDPOINT_URL': 'http://127.0.0.1:{port}', 'AWS_ACCESS_KEY_ID': 'test', 'AWS_SECRET_ACCESS_KEY': 'test', 'AWS_REGION': 'us-east-1', 'AWS_ALLOW_HTTP': 'true'}})\n\
+print(t.to_pyarrow_table().num_rows, flush=True)\n\
+os._exit(0)"
+        ))
+        .output()
+        .unwrap();
+    assert!(
+        outside.status.success(),
+        "{by:?}: an outside reader fails: {}",
+        said(&outside)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&outside.stdout).trim(),
+        owed.len().to_string(),
+        "{by:?}"
+    );
+    // the stale run removed its own files
+    assert_eq!(
+        run_folders(port, prefix),
+        0,
+        "{by:?}: the stale run's folder is left behind"
+    );
+    let out = cli(&["plan", "-f", second_spec]);
     assert_eq!(
         out.status.code(),
         Some(0),
-        "qty is still an int: {}",
+        "{by:?}: qty is still an int: {}",
         said(&out)
     );
+}
+
+/// How many run folders (`delta-operator-rewrite-<run>/`) the table `t` of the root
+/// `s3://lake/<prefix>` holds, listed through moto's S3 API.
+fn run_folders(port: u16, prefix: &str) -> usize {
+    let out = Command::new(support::python())
+        .arg("-c")
+        .arg(format!(
+            "import boto3\n\
+s3 = boto3.client('s3', endpoint_url='http://127.0.0.1:{port}', region_name='us-east-1', aws_access_key_id='test', aws_secret_access_key='test')\n\
+keys = [o['Key'] for p in s3.get_paginator('list_objects_v2').paginate(Bucket='lake', Prefix='{prefix}/main/sales/t/delta-operator-rewrite-') for o in p.get('Contents', [])]\n\
+print(len({{k.split('/')[4] for k in keys}}))"
+        ))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "list the run folders: {}", said(&out));
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
 }

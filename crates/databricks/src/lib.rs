@@ -17,7 +17,7 @@ pub mod error;
 pub mod lock;
 pub mod read;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex as StdMutex};
 use std::time::{Duration, Instant};
@@ -290,7 +290,21 @@ impl DatabricksBackend {
                 tables.insert(name, table);
             }
         }
-        read::attach_leftovers(s, &mut tables);
+        // a staging copy whose run may still be alive (a stalled apply that may wake up) is
+        // not a leftover: another apply must not drop it. Where the lock folder cannot be
+        // read, the copy is kept too (it is listed again once the folder can be read).
+        let copies = read::staging_copies(&tables);
+        let mut alive = BTreeSet::new();
+        for c in &copies {
+            let of = TableRef::new(&s.catalog, &s.schema, &c.base);
+            if table_lock::run_may_be_alive(&self.locks, &of, &c.run, None)
+                .await
+                .unwrap_or(true)
+            {
+                alive.insert(c.name.clone());
+            }
+        }
+        read::attach_leftovers(s, &mut tables, &copies, &alive);
         Ok((Arc::new(tables), true))
     }
 

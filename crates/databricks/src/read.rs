@@ -18,7 +18,7 @@
 //! the public API reference shows.
 
 use delta_operator_core::model::property;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
@@ -392,35 +392,59 @@ pub fn detail_size(columns: &[String], rows: &[Vec<Option<String>>]) -> Option<u
     rows.first()?.get(i)?.as_deref()?.parse().ok()
 }
 
-/// Staging copies (`<table>__delta_operator_staging_<8 hex digits>`) are no
-/// tables of their own: each is taken out of the listing and attached to its
-/// table as a leftover, which the plan removes (a finished run drops its own
-/// copy; one still there was left by a run that stopped).
-pub fn attach_leftovers(s: &SchemaRef, tables: &mut BTreeMap<String, ObservedTable>) {
+/// A staging copy in a schema's listing: `<base>__delta_operator_staging_<run>`,
+/// `run` the last 8 hex digits of the id of the run that made it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StagingCopy {
+    /// Its name in the listing.
+    pub name: String,
+    /// The table it is a copy of.
+    pub base: String,
+    pub run: String,
+}
+
+/// The staging copies among a schema's listed tables.
+pub fn staging_copies(tables: &BTreeMap<String, ObservedTable>) -> Vec<StagingCopy> {
     let marker = "__delta_operator_staging_";
-    let staging: Vec<String> = tables
+    tables
         .keys()
-        .filter(|n| {
-            n.rfind(marker).is_some_and(|at| {
-                n.len() == at + marker.len() + 8
-                    && n[at + marker.len()..]
-                        .chars()
-                        .all(|c| c.is_ascii_hexdigit())
+        .filter_map(|n| {
+            let at = n.rfind(marker)?;
+            let run = &n[at + marker.len()..];
+            (run.len() == 8 && run.chars().all(|c| c.is_ascii_hexdigit())).then(|| StagingCopy {
+                name: n.clone(),
+                base: n[..at].to_string(),
+                run: run.to_string(),
             })
         })
-        .cloned()
-        .collect();
-    for name in staging {
-        let at = name.rfind(marker).expect("filtered above");
-        let (base, run) = (&name[..at], &name[at + marker.len()..]);
-        let Some(copy) = tables.remove(&name) else {
+        .collect()
+}
+
+/// Staging copies are no tables of their own: each is taken out of the listing
+/// and attached to its table as a leftover, which the plan removes (a finished
+/// run drops its own copy; one still there was left by a run that stopped).
+/// A copy whose run may still be alive (`alive` names those: its run holds the
+/// lock, or has a fresh heartbeat, or its process still runs on this host, as
+/// the lake and Spark Connect judge it) is taken out but not attached: it is
+/// its run's to drop, never another apply's.
+pub fn attach_leftovers(
+    s: &SchemaRef,
+    tables: &mut BTreeMap<String, ObservedTable>,
+    copies: &[StagingCopy],
+    alive: &BTreeSet<String>,
+) {
+    for c in copies {
+        let Some(copy) = tables.remove(&c.name) else {
             continue;
         };
-        if let Some(t) = tables.get_mut(base) {
+        if alive.contains(&c.name) {
+            continue;
+        }
+        if let Some(t) = tables.get_mut(&c.base) {
             t.leftovers.push(delta_operator_core::model::Leftover {
                 kind: delta_operator_core::model::LeftoverKind::StagingCopy,
-                run: run.to_string(),
-                location: format!("{}.{}.{name}", s.catalog, s.schema),
+                run: c.run.clone(),
+                location: format!("{}.{}.{}", s.catalog, s.schema, c.name),
                 files: 0,
                 bytes: copy.size_bytes.unwrap_or(0),
             });
@@ -491,6 +515,70 @@ mod tests {
     }
     use delta_operator_core::model::DataType;
     use serde_json::json;
+
+    /// A listing with `orders`, two staging copies of it (one of a run that may still be
+    /// alive), a name that only looks like one, and a copy of a table not listed: the copies
+    /// leave the listing; only the dead run's is `orders`' leftover.
+    #[test]
+    fn a_staging_copy_is_a_leftover_only_when_its_run_cannot_be_alive() {
+        let s = schema();
+        let table = |name: &str| ObservedTable::new(TableRef::new("main", "sales", name), vec![]);
+        let names = [
+            "orders",
+            "orders__delta_operator_staging_0011aabb",
+            "orders__delta_operator_staging_deadbeef",
+            "orders__delta_operator_staging_not-hex!",
+            "gone__delta_operator_staging_12345678",
+        ];
+        let listing = || -> BTreeMap<String, ObservedTable> {
+            names.iter().map(|n| (n.to_string(), table(n))).collect()
+        };
+        let mut tables = listing();
+        let copies = staging_copies(&tables);
+        assert_eq!(
+            copies,
+            vec![
+                StagingCopy {
+                    name: "gone__delta_operator_staging_12345678".into(),
+                    base: "gone".into(),
+                    run: "12345678".into()
+                },
+                StagingCopy {
+                    name: "orders__delta_operator_staging_0011aabb".into(),
+                    base: "orders".into(),
+                    run: "0011aabb".into()
+                },
+                StagingCopy {
+                    name: "orders__delta_operator_staging_deadbeef".into(),
+                    base: "orders".into(),
+                    run: "deadbeef".into()
+                },
+            ]
+        );
+        let alive = BTreeSet::from(["orders__delta_operator_staging_0011aabb".to_string()]);
+        attach_leftovers(&s, &mut tables, &copies, &alive);
+        assert_eq!(
+            tables.keys().collect::<Vec<_>>(),
+            vec!["orders", "orders__delta_operator_staging_not-hex!"],
+            "every staging copy leaves the listing, alive or not"
+        );
+        let leftovers = &tables["orders"].leftovers;
+        assert_eq!(leftovers.len(), 1, "{leftovers:?}");
+        assert_eq!(leftovers[0].run, "deadbeef");
+        assert_eq!(
+            leftovers[0].location,
+            "main.sales.orders__delta_operator_staging_deadbeef"
+        );
+        // no run alive: both copies are leftovers
+        let mut tables = listing();
+        attach_leftovers(&s, &mut tables, &copies, &BTreeSet::new());
+        let runs: Vec<_> = tables["orders"]
+            .leftovers
+            .iter()
+            .map(|l| l.run.as_str())
+            .collect();
+        assert_eq!(runs, vec!["0011aabb", "deadbeef"]);
+    }
 
     fn schema() -> SchemaRef {
         SchemaRef {

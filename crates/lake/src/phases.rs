@@ -519,7 +519,8 @@ impl LakeBackend {
             lock::forget_run(&self.root, t, &l.run).await;
             removed.push(format!("{} ({} files)", l.location, l.files));
         }
-        self.root.remove_if_empty(&staging_root(t));
+        // as after a staged apply: no empty `.staging/<catalog>/<schema>/<table>` folders left
+        self.root.remove_empty_up_to(&staging_root(t), STAGING);
         Ok(StepOutcome {
             detail: Some(if removed.is_empty() {
                 "nothing was left over any more".into()
