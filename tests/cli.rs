@@ -865,6 +865,56 @@ fn a_targets_hand_off_is_refused_where_declared_and_never_planned() {
     assert!(text(&o).contains("· 0 steps ·"), "{}", text(&o));
 }
 
+/// validate = plan on names (issue 26): a column name Delta holds only with column mapping,
+/// in a table whose schema targets the lake (which cannot turn mapping on for it), is
+/// refused by `validate` as `plan` refuses it, both naming the column and the fix (exit 1);
+/// renamed, validate passes and plan shows the table to create.
+#[test]
+fn validate_and_plan_both_refuse_a_name_that_needs_column_mapping_on_a_lake_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let m = d.join("m");
+    std::fs::create_dir(&m).unwrap();
+    std::fs::write(
+        m.join("sales.yaml"),
+        "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {name: sales}\nspec: {catalog: main}\n",
+    )
+    .unwrap();
+    let table = |column: &str| {
+        std::fs::write(
+            m.join("orders.yaml"),
+            format!("apiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {{name: orders}}\nspec:\n  schemaRef: sales\n  columns:\n    - {{name: id, type: bigint}}\n    - {{name: \"{column}\", type: int}}\n"),
+        )
+        .unwrap();
+    };
+    let config = d.join("config.yaml");
+    std::fs::write(
+        &config,
+        "targets:\n  local:\n    lake: {root: ./lake}\ndefaultTarget: local\n",
+    )
+    .unwrap();
+    let config = config.to_str().unwrap();
+    table("unit price");
+    for cmd in ["validate", "plan"] {
+        let o = run(d, &[cmd, "-f", "m", "--config", config]);
+        let out = text(&o);
+        assert_eq!(code(&o), 1, "{cmd}: {out}");
+        assert!(
+            out.contains("'unit price' contains ' '")
+                && out.contains("unless column mapping is on")
+                && out.contains("rename it"),
+            "{cmd}: {out}"
+        );
+    }
+    table("unit_price");
+    let o = run(d, &["validate", "-f", "m", "--config", config]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    // exit 2: changes to make
+    let o = run(d, &["plan", "-f", "m", "--config", config]);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert!(text(&o).contains("+ unit_price int"), "{}", text(&o));
+}
+
 /// An apply of an approved plan killed after its first step: `apply --approve <the same id>`
 /// resumes what is left, with no new approval, because every step left is a step of the
 /// approved plan (the CLI recorded it before running). A step the approval did not cover is

@@ -259,15 +259,8 @@ pub fn crds_yaml() -> String {
 fn validate(config: &Config, files: &[PathBuf]) -> Result<Exit, CliError> {
     let (m, _) = load_and_lower(files)?;
     // what `plan` would refuse on the backend each schema targets
-    let cannot_map = |target: Option<&str>| {
-        let name = target
-            .map(str::to_string)
-            .unwrap_or_else(|| config.default_target_name());
-        config
-            .target(&name)
-            .is_ok_and(|t| matches!(t.backend, crate::config::TargetBackend::Lake(_)))
-    };
-    let mut errors = crate::spec::validate::names_needing_column_mapping(&m, cannot_map);
+    let mut errors =
+        crate::spec::validate::names_needing_column_mapping(&m, |t| config.cannot_map_names(t));
     // what each schema's target hands off to another tool
     errors.extend(crate::spec::validate::handed_off_by_targets(&m, |target| {
         let name = target

@@ -427,6 +427,18 @@ impl Config {
             })
     }
 
+    /// Whether the backend of `target` (None: the default target) cannot turn column
+    /// mapping on for a name that needs it (`NEEDS_COLUMN_MAPPING`): the lake cannot, so
+    /// `plan` refuses such a name there (`NameNeedsColumnMapping`), and `validate` and
+    /// admission refuse it already. An unknown target: false (it is refused elsewhere).
+    pub fn cannot_map_names(&self, target: Option<&str>) -> bool {
+        let name = target
+            .map(str::to_string)
+            .unwrap_or_else(|| self.default_target_name());
+        self.target(&name)
+            .is_ok_and(|t| matches!(t.backend, TargetBackend::Lake(_)))
+    }
+
     /// The target used when none is named.
     pub fn default_target_name(&self) -> String {
         match (&self.default_target, self.targets.len()) {

@@ -85,6 +85,7 @@ fn caches(n: usize) -> Caches {
         tables,
         schemas,
         index,
+        config: Arc::default(),
     }
 }
 

@@ -44,7 +44,14 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
     serve_probes(&opts.listen, metrics.clone()).await?;
     // before leader election: a standby answers admission requests too
     if let Some(w) = opts.webhook.clone() {
-        webhook::start(client.clone(), w, opts.namespace.clone(), metrics.clone()).await?;
+        webhook::start(
+            client.clone(),
+            w,
+            opts.namespace.clone(),
+            Arc::new(config.clone()),
+            metrics.clone(),
+        )
+        .await?;
     }
 
     // a standby replica is ready too: otherwise a rollout waits forever for a pod that

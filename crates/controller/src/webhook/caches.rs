@@ -6,7 +6,10 @@ use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client};
 
+use std::sync::Arc;
+
 use crate::lookup::{Cached, TableIndex};
+use delta_operator_api::config::Config;
 use delta_operator_api::spec::{DeltaSchema, DeltaTable};
 
 #[derive(Clone)]
@@ -15,10 +18,13 @@ pub struct Caches {
     pub schemas: Store<DeltaSchema>,
     /// The tables of `tables` by the names they declare and reference.
     pub index: TableIndex,
+    /// The operator's targets: which backend a schema's `spec.target` names decides
+    /// what a table may hold (a name that needs column mapping, on the lake).
+    pub config: Arc<Config>,
 }
 
 impl Caches {
-    pub fn start(client: &Client, namespace: Option<&str>) -> Self {
+    pub fn start(client: &Client, namespace: Option<&str>, config: Arc<Config>) -> Self {
         fn api<K>(client: &Client, ns: Option<&str>) -> Api<K>
         where
             K: kube::Resource<Scope = kube::core::NamespaceResourceScope, DynamicType = ()>,
@@ -62,6 +68,7 @@ impl Caches {
             tables,
             schemas,
             index,
+            config,
         }
     }
 

@@ -30,6 +30,7 @@ use super::metrics::Metrics;
 pub use admission::{admit, answer, refusal};
 pub use caches::Caches;
 pub use certs::{CertError, Generated, self_signed};
+use delta_operator_api::config::Config;
 
 /// The path the webhook configuration points at.
 pub const PATH: &str = "/validate";
@@ -56,10 +57,11 @@ pub async fn start(
     client: Client,
     opts: WebhookOptions,
     namespace: Option<String>,
+    config: Arc<Config>,
     metrics: Arc<Metrics>,
 ) -> Result<(), Error> {
     metrics.webhook_pending.store(true, Ordering::Relaxed);
-    let caches = Caches::start(&client, namespace.as_deref());
+    let caches = Caches::start(&client, namespace.as_deref(), config);
     let (resolver, ca_pem) = certs::certificates(&opts)?;
     let acceptor = certs::acceptor(resolver)?;
     let listener = tokio::net::TcpListener::bind(&opts.addr)

@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use super::caches::Caches;
 use crate::depends::{Listed, Lookup};
+use delta_operator_api::config::Config;
 use delta_operator_api::spec::SpecError;
 use delta_operator_api::spec::load::{DEFAULT_NAMESPACE, Manifests, load_value};
 use delta_operator_api::spec::validate::{NOT_IN_MANIFESTS, names_a_missing_resource, validate};
@@ -24,7 +25,12 @@ const MAX_ERRORS: usize = 20;
 
 /// The answer to one admission request. `cached` looks up the namespace's objects
 /// as the operator sees them (only those the object depends on are read); the incoming object replaces its cached version.
-pub fn admit(req: &AdmissionRequest<DynamicObject>, cached: &dyn Lookup) -> AdmissionResponse {
+/// `config` holds the operator's targets (what a schema's `spec.target` names).
+pub fn admit(
+    req: &AdmissionRequest<DynamicObject>,
+    cached: &dyn Lookup,
+    config: &Config,
+) -> AdmissionResponse {
     let allowed = AdmissionResponse::from(req);
     if !matches!(req.operation, Operation::Create | Operation::Update) || req.sub_resource.is_some()
     {
@@ -55,7 +61,7 @@ pub fn admit(req: &AdmissionRequest<DynamicObject>, cached: &dyn Lookup) -> Admi
     if let Some(meta) = doc.get_mut("metadata").and_then(Value::as_object_mut) {
         meta.insert("namespace".into(), Value::String(ns.clone()));
     }
-    match check(doc, &ns, cached) {
+    match check(doc, &ns, cached, config) {
         Ok(warnings) if warnings.is_empty() => allowed,
         Ok(warnings) => {
             let mut r = allowed;
@@ -86,7 +92,7 @@ pub fn refusal(errors: &[SpecError]) -> String {
 type Verdict = Result<Vec<String>, Vec<SpecError>>;
 
 /// Loads `doc` as `validate` loads a document, then hands it to its kind's check.
-fn check(doc: Value, ns: &str, cached: &dyn Lookup) -> Verdict {
+fn check(doc: Value, ns: &str, cached: &dyn Lookup, config: &Config) -> Verdict {
     let mut incoming = Manifests::default();
     let mut errors = Vec::new();
     load_value(FILE, doc, &mut incoming, &mut errors);
@@ -96,7 +102,7 @@ fn check(doc: Value, ns: &str, cached: &dyn Lookup) -> Verdict {
     if let Some(s) = incoming.schemas.pop() {
         schema::check(s, ns, cached)
     } else if let Some(t) = incoming.tables.pop() {
-        table::check(t, ns, cached)
+        table::check(t, ns, cached, config)
     } else {
         Ok(vec![]) // not ours (the webhook configuration names only our kinds)
     }
@@ -149,8 +155,8 @@ pub fn answer(body: &[u8], caches: Option<&Caches>) -> Vec<u8> {
         .clone()
         .unwrap_or_else(|| DEFAULT_NAMESPACE.into());
     let resp = match caches {
-        Some(c) => admit(&req, &c.namespace(&ns)),
-        None => admit(&req, &Listed::default()),
+        Some(c) => admit(&req, &c.namespace(&ns), &c.config),
+        None => admit(&req, &Listed::default(), &Config::default()),
     };
     if !resp.allowed {
         tracing::info!(kind = %req.kind.kind, namespace = %ns, name = %req.name, "admission refused");
@@ -228,9 +234,15 @@ pub(crate) mod testing {
     }
 
     pub fn response(body: &[u8], cached: &Manifests) -> Value {
+        response_with(body, cached, &Config::default())
+    }
+
+    /// The response with the operator's targets `config`.
+    pub fn response_with(body: &[u8], cached: &Manifests, config: &Config) -> Value {
         let review: AdmissionReview<DynamicObject> = serde_json::from_slice(body).unwrap();
         let req: AdmissionRequest<DynamicObject> = review.try_into().unwrap();
-        let out = serde_json::to_value(admit(&req, &namespace_of(cached)).into_review()).unwrap();
+        let out =
+            serde_json::to_value(admit(&req, &namespace_of(cached), config).into_review()).unwrap();
         out["response"].clone()
     }
 }

@@ -1,18 +1,34 @@
 //! Admission of a DeltaTable: validated with its namespace's schemas and the
-//! tables it depends on (`depends::dependencies`), then lowered as a
-//! reconcile would lower it.
+//! tables it depends on (`depends::dependencies`), and with what its schema's
+//! target can hold (as `validate` on the command line checks it), then lowered
+//! as a reconcile would lower it.
 
+use delta_operator_api::config::Config;
 use delta_operator_api::spec::DeltaTable;
 use delta_operator_api::spec::load::Loaded;
 use delta_operator_api::spec::lower::{lower_table, schema_of};
+use delta_operator_api::spec::validate::names_needing_column_mapping;
 
 use super::{Verdict, validated};
 use crate::depends::{Claims, Lookup, table_inputs};
 
-pub(super) fn check(t: Loaded<DeltaTable>, ns: &str, cached: &dyn Lookup) -> Verdict {
+pub(super) fn check(
+    t: Loaded<DeltaTable>,
+    ns: &str,
+    cached: &dyn Lookup,
+    config: &Config,
+) -> Verdict {
     let label = t.label();
     let m = table_inputs(cached, t, Claims::Validate);
     let warnings = validated(&m, &label, ns)?;
+    // what `plan` refuses on the lake (`NameNeedsColumnMapping`), as `validate` refuses it
+    let unmappable: Vec<_> = names_needing_column_mapping(&m, |t| config.cannot_map_names(t))
+        .into_iter()
+        .filter(|e| e.resource.as_deref() == Some(label.as_str()))
+        .collect();
+    if !unmappable.is_empty() {
+        return Err(unmappable);
+    }
     if let Some(t) = m.tables.last()
         && schema_of(&m, t).is_some()
     {
@@ -24,8 +40,9 @@ pub(super) fn check(t: Loaded<DeltaTable>, ns: &str, cached: &dyn Lookup) -> Ver
 #[cfg(test)]
 mod tests {
     use super::super::testing::*;
+    use delta_operator_api::config::Config;
     use delta_operator_api::spec::load::{Manifests, load_value};
-    use delta_operator_api::spec::validate::validate;
+    use delta_operator_api::spec::validate::{names_needing_column_mapping, validate};
     use serde_json::Value;
 
     #[test]
@@ -161,5 +178,69 @@ mod tests {
             refusal_of(fk_table("orders-3", "orders_3", &[]), &cached),
             None
         );
+    }
+    /// `spec` (over the base table's metadata) refused at admission with `config`, and the
+    /// text `validate` on the command line prints for the same object in a file (each error
+    /// after its file name), with the same targets (`names_needing_column_mapping`).
+    fn admission_and_validate(spec: Value, config: &Config) -> (Option<String>, String) {
+        let mut object = table("int");
+        object["spec"] = spec;
+        let r = response_with(
+            &review("u-p", "CREATE", object.clone(), None),
+            &cached_schema(),
+            config,
+        );
+        let denied =
+            (r["allowed"] == false).then(|| r["status"]["message"].as_str().unwrap().to_string());
+        let text = serde_saphyr::to_string(&object).unwrap();
+        let mut m = cached_schema();
+        let mut errors = vec![];
+        delta_operator_api::spec::load::load_str("orders.yaml", &text, &mut m, &mut errors);
+        errors.extend(validate(&m));
+        errors.extend(names_needing_column_mapping(&m, |t| {
+            config.cannot_map_names(t)
+        }));
+        (denied, super::super::refusal(&errors))
+    }
+
+    fn lake_config() -> Config {
+        Config::parse("targets:\n  local:\n    lake: {root: ./lake}\ndefaultTarget: local\n")
+            .unwrap()
+    }
+
+    // Admission = validate = plan on names (issue 26): a column name that needs column
+    // mapping is refused for a table whose schema's target is the lake (which cannot turn
+    // it on), naming the column and the fix; on a target that can, or with mapping on, it
+    // is admitted.
+    #[test]
+    fn a_name_that_needs_column_mapping_is_denied_for_a_lake_target_as_validate_denies_it() {
+        let spec = |properties: Value| {
+            serde_json::json!({"schemaRef": "sales", "properties": properties, "columns": [
+                {"name": "order id", "type": "bigint"},
+                {"name": "detail", "type": "struct<a:int,`b;c`:string>"},
+            ]})
+        };
+        let (denied, validate_says) =
+            admission_and_validate(spec(serde_json::json!({})), &lake_config());
+        let denied = denied.expect("a lake target cannot hold 'order id'");
+        assert_eq!(denied, validate_says);
+        assert!(
+            denied.contains("spec.columns[0].name: 'order id' contains ' '")
+                && denied.contains("'detail.b;c' contains ';'")
+                && denied.contains("the target's backend (the lake) cannot turn it on")
+                && denied.contains("fix: rename it"),
+            "{denied}"
+        );
+        // the default target is Databricks, which turns mapping on for such a name
+        let dbx = Config::parse(
+            "targets:\n  dbx:\n    databricks: {host: https://x.cloud.databricks.com}\n  local: {lake: {root: l}}\ndefaultTarget: dbx\n",
+        )
+        .unwrap();
+        assert_eq!(
+            admission_and_validate(spec(serde_json::json!({})), &dbx).0,
+            None
+        );
+        let mapped = serde_json::json!({"delta.columnMapping.mode": "name"});
+        assert_eq!(admission_and_validate(spec(mapped), &lake_config()).0, None);
     }
 }
