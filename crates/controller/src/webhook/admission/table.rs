@@ -208,6 +208,52 @@ mod tests {
             .unwrap()
     }
 
+    // Admission = validate for expressions (issue 26): each hostile CHECK and `using:` is
+    // refused with the text `validate` prints for it, naming why.
+    #[test]
+    fn hostile_checks_and_usings_are_denied_with_the_text_validate_prints() {
+        let columns = serde_json::json!([
+            {"name": "order_id", "type": "bigint"}, {"name": "amount", "type": "int"},
+        ]);
+        for (expr, says) in [
+            ("order_id > 0) OR (1=1", "more than one expression"),
+            ("input_file_name() IS NOT NULL", "not deterministic"),
+            ("count(*) > 0", "aggregate"),
+            ("max(amount) > 0", "aggregate"),
+        ] {
+            let spec = serde_json::json!({"schemaRef": "sales", "columns": columns,
+                "constraints": [{"check": {"name": "c", "expression": expr}}]});
+            let (denied, validate_says) = admission_and_validate(spec, &Config::default());
+            let denied = denied.unwrap_or_else(|| panic!("CHECK {expr} was admitted"));
+            assert_eq!(denied, validate_says, "CHECK {expr}");
+            assert!(
+                denied.contains("spec.constraints[0].check.expression") && denied.contains(says),
+                "CHECK {expr}: {denied}"
+            );
+        }
+        for (using, says) in [
+            ("count(*)", "aggregate"),
+            ("repeat(repeat('x', 1000000), 1000000)", "multiply to"),
+            ("repeat('x', 2000000000)", "at most 1000000"),
+        ] {
+            let spec = serde_json::json!({"schemaRef": "sales", "columns": [
+                {"name": "order_id", "type": "bigint"},
+                {"name": "note", "type": "string", "using": using},
+            ]});
+            let (denied, validate_says) = admission_and_validate(spec, &Config::default());
+            let denied = denied.unwrap_or_else(|| panic!("using: {using} was admitted"));
+            assert_eq!(denied, validate_says, "using: {using}");
+            assert!(
+                denied.contains("spec.columns[1].using") && denied.contains(says),
+                "using: {using}: {denied}"
+            );
+        }
+        // a bounded one is admitted
+        let spec = serde_json::json!({"schemaRef": "sales", "columns": columns,
+            "constraints": [{"check": {"name": "c", "expression": "order_id > 0 AND length(repeat('x', 3)) = 3"}}]});
+        assert_eq!(admission_and_validate(spec, &Config::default()).0, None);
+    }
+
     // Admission = validate = plan on names (issue 26): a column name that needs column
     // mapping is refused for a table whose schema's target is the lake (which cannot turn
     // it on), naming the column and the fix; on a target that can, or with mapping on, it
