@@ -12,6 +12,7 @@ use delta_operator_api::inputs as engine;
 use delta_operator_api::spec::load::{load_paths, load_str};
 use delta_operator_api::spec::validate::validate;
 use delta_operator_api::spec::{Manifests, SpecError};
+use delta_operator_core::model::names::printable;
 
 // ---------------------------------------------------------------------------
 // Helpers
@@ -816,6 +817,12 @@ fn columns_that_differ_only_by_normalisation_or_lookalike_letters_are_refused() 
         ("orders", "\u{43e}rders", "look the same"),
         // Latin a, then Cyrillic а in the middle
         ("payment", "p\u{430}yment", "look the same"),
+        // ASCII, then full-width letters (NFKC makes them ASCII)
+        (
+            "amount",
+            "\u{ff41}\u{ff4d}\u{ff4f}\u{ff55}\u{ff4e}\u{ff54}",
+            "normalisation",
+        ),
     ] {
         let doc = table(
             "orders",
@@ -844,6 +851,97 @@ fn columns_that_differ_only_by_normalisation_or_lookalike_letters_are_refused() 
         "table.yaml",
         "spec.columns[1].type",
         &["struct fields", "'city'", "look the same"],
+        &["rename one"],
+    );
+}
+
+/// A DeltaSchema `resource` declaring schema `name` of catalog `catalog`.
+fn schema_doc(resource: &str, name: &str, catalog: &str) -> String {
+    format!(
+        "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata:\n  name: {resource}\nspec:\n  name: \"{name}\"\n  catalog: \"{catalog}\"\n"
+    )
+}
+
+#[test]
+fn schemas_of_one_catalog_that_look_the_same_are_refused_naming_both() {
+    for (a, b, says) in [
+        // Latin a, then Cyrillic а
+        ("sales", "s\u{430}les", "look the same"),
+        // NFC é, then NFD e + combining acute
+        ("caf\u{e9}", "cafe\u{301}", "normalisation"),
+        // ASCII, then full-width letters
+        (
+            "sales",
+            "\u{ff53}\u{ff41}\u{ff4c}\u{ff45}\u{ff53}",
+            "normalisation",
+        ),
+    ] {
+        let e = only(errors(&[
+            ("a.yaml", &schema_doc("first", a, "main")),
+            ("b.yaml", &schema_doc("second", b, "main")),
+        ]));
+        check(
+            &e,
+            "b.yaml",
+            "spec.name",
+            &[
+                &format!("schema '{}' and schema '{a}'", printable(b)),
+                "DeltaSchema default/first",
+                "a.yaml",
+                "same catalog",
+                says,
+            ],
+            &["rename one"],
+        );
+        assert_eq!(e.resource.as_deref(), Some("DeltaSchema default/second"));
+        // in another catalog the same pair is fine
+        assert!(
+            errors(&[
+                ("a.yaml", &schema_doc("first", a, "main")),
+                ("b.yaml", &schema_doc("second", b, "other")),
+            ])
+            .is_empty()
+        );
+    }
+    // catalogs of one target: Cyrillic а in "main"
+    let e = only(errors(&[
+        ("a.yaml", &schema_doc("first", "sales", "main")),
+        ("b.yaml", &schema_doc("second", "sales", "m\u{430}in")),
+    ]));
+    check(
+        &e,
+        "b.yaml",
+        "spec.catalog",
+        &[
+            "catalog 'm\u{430}in' and catalog 'main'",
+            "a.yaml",
+            "look the same",
+        ],
+        &["rename one"],
+    );
+    // an invisible character (a zero-width joiner): refused in the name itself, and as
+    // one name with the other to a reader
+    let errs = errors(&[
+        ("a.yaml", &schema_doc("first", "sales", "main")),
+        ("b.yaml", &schema_doc("second", "sa\u{200d}les", "main")),
+    ]);
+    assert_eq!(errs.len(), 2, "{}", show(&errs));
+    check(
+        &errs[0],
+        "b.yaml",
+        "spec.name",
+        &["invisible character"],
+        &["remove it"],
+    );
+    check(
+        &errs[1],
+        "b.yaml",
+        "spec.name",
+        &[
+            "schema 'sa\\u{200d}les' and schema 'sales'",
+            "a.yaml",
+            "differ only by invisible characters: \\u{200d}",
+        ],
         &["rename one"],
     );
 }

@@ -1,10 +1,10 @@
 //! Names that are different strings but the same name to a reader: they
 //! differ only by Unicode normalisation (NFC `é` and NFD `e` + `◌́`, a
 //! full-width `ｉｄ`) or case, or by confusable letters (Cyrillic `а`, Greek
-//! `ο` for Latin `a`, `o`). Within one table's columns, one struct's fields
-//! and one schema's tables, such pairs are refused: an engine would keep both
-//! and every reader would pick the wrong one. (Invisible characters are
-//! refused in any name by `model::names`.)
+//! `ο` for Latin `a`, `o`). Within one table's columns, one struct's fields,
+//! one schema's tables, one catalog's schemas and one target's catalogs, such
+//! pairs are refused: an engine would keep both and every reader would pick the
+//! wrong one. (Invisible characters are refused in any name by `model::names`.)
 
 use unicode_normalization::UnicodeNormalization;
 use unicode_security::skeleton;
@@ -47,6 +47,19 @@ pub fn clash(a: &str, b: &str) -> Option<String> {
         );
     }
     if comparison_key(a) == comparison_key(b) {
+        let invisible: Vec<String> = a
+            .chars()
+            .chain(b.chars())
+            .filter(|c| delta_operator_core::model::names::is_invisible(*c))
+            .map(|c| format!("{}", c.escape_unicode()))
+            .collect();
+        if !invisible.is_empty() {
+            // each such name is also refused on its own (`model::names`)
+            return Some(format!(
+                "they differ only by invisible characters: {}",
+                invisible.join(", ")
+            ));
+        }
         let odd: Vec<String> = a
             .chars()
             .chain(b.chars())

@@ -16,7 +16,7 @@ pub use hand_off::{declared_hand_offs, handed_off_by_targets};
 pub use mapping::names_needing_column_mapping;
 use objects::{
     check_comment, check_grants, check_managed_location, check_name, check_object_name,
-    check_properties, lookalike_tables,
+    check_properties, lookalike_schemas, lookalike_tables,
 };
 use table::check_table;
 
@@ -72,6 +72,7 @@ pub fn validate(m: &Manifests) -> Vec<SpecError> {
         errors.extend(check_table_entry(m, t, &mut seen));
     }
     errors.extend(lookalike_tables(m));
+    errors.extend(lookalike_schemas(m));
     errors.extend(duplicate_schemas(m));
     errors.extend(foreign_key_verdicts(m).into_iter().map(|(_, e)| e));
     errors

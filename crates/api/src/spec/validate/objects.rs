@@ -1,11 +1,12 @@
-//! What schemas and tables share: their names (each alone and against the
-//! other tables of a schema), comments, properties and grants.
+//! What schemas and tables share: their names (each alone, against the other
+//! tables of a schema and the other schemas of a catalog), comments, properties
+//! and grants.
 
 use std::collections::BTreeMap;
 
 use super::columns::LOOKALIKE_FIX;
 use super::{MAX_COMMENT_BYTES, RESERVED_PROPERTIES};
-use crate::spec::crd::{DeltaTable, GrantSpec};
+use crate::spec::crd::{DeltaSchema, DeltaTable, GrantSpec};
 use crate::spec::error::SpecError;
 use crate::spec::load::{Loaded, Manifests};
 use crate::spec::lower::table_ref_of;
@@ -62,6 +63,102 @@ pub(super) fn lookalike_tables(m: &Manifests) -> Vec<SpecError> {
                     LOOKALIKE_FIX,
                 )
                 .in_file(&t.file, Some(&t.label())),
+            );
+        }
+    }
+    errors
+}
+
+/// DeltaSchemas of one target whose catalog names, or whose schema names in one
+/// catalog, are one name to a reader (`spec::names`): the later is refused,
+/// naming both and where each is declared. (The same catalog schema declared
+/// twice is `duplicate_schemas`' and the controller's; names equal ignoring case
+/// are not a clash.)
+pub(super) fn lookalike_schemas(m: &Manifests) -> Vec<SpecError> {
+    let field = |s: &Loaded<DeltaSchema>| {
+        if s.resource.spec.name.is_some() {
+            "spec.name"
+        } else {
+            "metadata.name"
+        }
+    };
+    let name = |s: &Loaded<DeltaSchema>| s.resource.spec.name.clone().unwrap_or_else(|| s.name());
+    let mut errors = Vec::new();
+    // catalogs of one target: the first schema naming each catalog stands for it
+    let mut by_target: BTreeMap<Option<&str>, Vec<&Loaded<DeltaSchema>>> = BTreeMap::new();
+    for s in &m.schemas {
+        let of_target = by_target
+            .entry(s.resource.spec.target.as_deref())
+            .or_default();
+        if !of_target
+            .iter()
+            .any(|o| o.resource.spec.catalog == s.resource.spec.catalog)
+        {
+            of_target.push(s);
+        }
+    }
+    for schemas in by_target.values() {
+        let listed: Vec<(&str, String)> = schemas
+            .iter()
+            .map(|s| {
+                (
+                    s.resource.spec.catalog.as_str(),
+                    format!("spec.catalog of {} in {}", s.label(), s.file),
+                )
+            })
+            .collect();
+        for (i, j, why) in crate::spec::names::clashes(&listed) {
+            errors.push(
+                SpecError::new(
+                    "spec.catalog",
+                    format!(
+                        "catalog '{}' and catalog '{}' ({}) are one name to a reader: {why}",
+                        printable(listed[i].0),
+                        printable(listed[j].0),
+                        listed[j].1
+                    ),
+                    LOOKALIKE_FIX,
+                )
+                .in_file(&schemas[i].file, Some(&schemas[i].label())),
+            );
+        }
+    }
+    // schemas of one catalog of one target
+    type Named<'a> = (&'a Loaded<DeltaSchema>, String);
+    let mut by_catalog: BTreeMap<(Option<&str>, &str), Vec<Named>> = BTreeMap::new();
+    for s in &m.schemas {
+        by_catalog
+            .entry((
+                s.resource.spec.target.as_deref(),
+                s.resource.spec.catalog.as_str(),
+            ))
+            .or_default()
+            .push((s, name(s)));
+    }
+    for schemas in by_catalog.values() {
+        let listed: Vec<(&str, String)> = schemas
+            .iter()
+            .map(|(s, n)| {
+                (
+                    n.as_str(),
+                    format!("{} of {} in {}", field(s), s.label(), s.file),
+                )
+            })
+            .collect();
+        for (i, j, why) in crate::spec::names::clashes(&listed) {
+            let (s, _) = schemas[i];
+            errors.push(
+                SpecError::new(
+                    field(s),
+                    format!(
+                        "schema '{}' and schema '{}' ({}) of the same catalog are one name to a reader: {why}",
+                        printable(listed[i].0),
+                        printable(listed[j].0),
+                        listed[j].1
+                    ),
+                    LOOKALIKE_FIX,
+                )
+                .in_file(&s.file, Some(&s.label())),
             );
         }
     }
