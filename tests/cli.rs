@@ -539,6 +539,70 @@ print(t.num_rows, pc.min(lengths).as_py(), pc.max(lengths).as_py())",
     assert_eq!(made, "2000 100000 100000");
 }
 
+/// The sink's early flush (`lake/rewrite/sink.rs`): a rewrite of a table of many partitions
+/// keeps one open file per partition, and past the files' share of the budget (a quarter:
+/// 4 MiB of 16) it finishes them early. Without it the rewrite writes one file per partition
+/// (a file rolls at 128 MB); with it, more and smaller files, every row kept.
+#[test]
+fn a_rewrite_of_many_partitions_finishes_its_files_early_within_the_budget() {
+    let dir = workdir();
+    let d = dir.path();
+    let o = run(d, &["apply", "-f", "examples/"]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    // 40,000 rows of ~300 bytes over 64 order dates in 8 appends (each a file per date, so
+    // every date comes back 8 times as the rewrite reads one file at a time): ~12 MB of
+    // batches through the sink, 64 files open at once
+    let before = py(
+        d,
+        "import deltalake, pyarrow as pa, datetime\n\
+t = deltalake.DeltaTable('lake/main/sales/orders')\n\
+s = t.to_pyarrow_table().schema\n\
+n = 5000\n\
+for k in range(8): ids = list(range(k * n + 1, (k + 1) * n + 1)); rows = pa.table({'order_id': pa.array(ids, pa.int64()), 'customer_id': pa.array(ids, pa.int64()), 'amount': pa.array([i % 1000 for i in ids], pa.int32()), 'status': ['%0300d' % i for i in ids], 'items': pa.array([None] * n, s.field('items').type), 'order_date': pa.array([datetime.date(2026, 1, 1) + datetime.timedelta(days=i % 64) for i in ids])}, schema=s); deltalake.write_deltalake('lake/main/sales/orders', rows, mode='append')\n\
+t = deltalake.DeltaTable('lake/main/sales/orders').to_pyarrow_table()\n\
+print(t.num_rows, sum(t.column('order_id').to_pylist()), len(set(t.column('order_date').to_pylist())))",
+    );
+    assert_eq!(before, "40000 800020000 64");
+    // a rename: a write-once rewrite of every row
+    let orders = d.join("examples/orders.yaml");
+    let spec = std::fs::read_to_string(&orders).unwrap();
+    let renamed = spec.replace(
+        "    - name: status\n      type: string\n",
+        "    - name: state\n      type: string\n      renamedFrom: status\n",
+    );
+    assert_ne!(spec, renamed);
+    std::fs::write(&orders, renamed).unwrap();
+    let o = Command::new(BIN)
+        .args(["apply", "-f", "examples/"])
+        .current_dir(d)
+        .env_remove("DELTA_OPERATOR_CONFIG")
+        .env("DELTA_OPERATOR_LAKE_MEMORY_MB", "16")
+        .output()
+        .expect("run the binary");
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let after = py(
+        d,
+        "import deltalake\n\
+dt = deltalake.DeltaTable('lake/main/sales/orders')\n\
+t = dt.to_pyarrow_table()\n\
+print(t.num_rows, sum(t.column('order_id').to_pylist()), len(set(t.column('order_date').to_pylist())), sum(len(v) for v in t.column('state').to_pylist()), len(dt.file_uris()))",
+    );
+    let figures: Vec<u64> = after
+        .split_whitespace()
+        .map(|v| v.parse().unwrap())
+        .collect();
+    assert_eq!(
+        figures[..4],
+        [40000, 800020000, 64, 40000 * 300],
+        "every row kept: {after}"
+    );
+    assert!(
+        figures[4] > 64,
+        "the files were finished early: more files than the 64 partitions, got {}",
+        figures[4]
+    );
+}
+
 #[test]
 fn apply_reports_an_unreadable_table_on_one_line_and_exits_1() {
     let dir = workdir();

@@ -19,6 +19,8 @@
 #      BENCH_SCHEMAS (DeltaSchemas the tables are spread over, default one per 500 tables),
 #      BENCH_APPLIES (the target's maxConcurrentApplies, default: the operator's default),
 #      BENCH_IDLE (seconds of idle measured after all are Ready, default 30),
+#      BENCH_DRIFT (the operator's --drift-interval, default 10m: at 20,000 tables a run lasts
+#      longer than that, and the drift pass then runs beside the idle and the changes),
 #      BENCH_CHANGES (after the idle, this many tables get a new comment one at a time, each
 #      waited for until Ready at its new generation: the latency, and the operator's CPU and the
 #      apiserver requests per change, at this N; default 20, 0 for none),
@@ -263,7 +265,7 @@ if [[ $HEAPTRACK == 1 ]]; then
   HEAPTRACK_PID=$!
   PRELOAD=(env "LD_PRELOAD=$HEAPTRACK_LIB" "DUMP_HEAPTRACK_OUTPUT=$WORK/heaptrack.fifo")
 fi
-"${PRELOAD[@]}" "$BIN" run --namespace "$NS" --lease-namespace "$NS" --drift-interval 10m --listen 127.0.0.1:0 --config "$CFG" \
+"${PRELOAD[@]}" "$BIN" run --namespace "$NS" --lease-namespace "$NS" --drift-interval "${BENCH_DRIFT:-10m}" --listen 127.0.0.1:0 --config "$CFG" \
   ${RECONCILES_LIMIT:+--max-reconciles "$RECONCILES_LIMIT"} \
   </dev/null >"$OPLOG" 2>&1 &
 OP_PID=$!

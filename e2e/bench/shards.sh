@@ -71,6 +71,7 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'log "interrupted"; exit 130' INT TERM
+trap 'log "FAILED: line $LINENO: $BASH_COMMAND"' ERR
 
 fail() {
   log "FAILED: $*"
@@ -197,7 +198,7 @@ echo "  op-a killed (-9): op-b held all $SHARDS shards $TAKEN_S s later, $AFTER_
 # --- 3. tables of the dead replica's shards changed: Ready through op-b
 dead_k=$(head -n 1 <<<"$DEAD_SHARDS")
 ns=${NAMESPACES[$dead_k]}
-names=$(jq -r --arg ns "$ns" '[.[] | select(.metadata.namespace == $ns) | .metadata.name] | sort | .[]' "$WORK/tables.json" | head -n "$CHANGED")
+names=$(jq -r --arg ns "$ns" --argjson n "$CHANGED" '[.[] | select(.metadata.namespace == $ns) | .metadata.name] | sort | .[:$n] | .[]' "$WORK/tables.json")
 n_changed=$(wc -l <<<"$names")
 T1=$(now)
 for name in $names; do
