@@ -304,9 +304,19 @@ impl Context {
             && self.schemas.wait_until_ready().now_or_never().is_some()
     }
 
-    /// Whether this process leaves `obj` alone: it is in a shard another replica holds.
-    pub fn not_mine<K: Resource>(&self, obj: &K) -> bool {
-        !self.shards.holds(self.shards.of(obj))
+    /// What a reconcile of `obj` does when this process does not hold its shard: `None`
+    /// when it does; left alone when another replica may hold it (it is reconciled here
+    /// again if this one takes the shard); looked at again after a renewal period when
+    /// this process's own hold has lapsed (a late renewal, not a lost shard).
+    pub fn left_alone<K: Resource>(&self, obj: &K) -> Option<Action> {
+        let shard = self.shards.of(obj);
+        if self.shards.holds(shard) {
+            None
+        } else if self.shards.lapsed(shard) {
+            Some(Action::requeue(self.shards.renew_every()))
+        } else {
+            Some(Action::await_change())
+        }
     }
 
     /// The statements of `target` a shutdown asked to cancel (each may still run).

@@ -53,9 +53,9 @@ pub async fn reconcile(obj: Arc<DeltaSchema>, ctx: Arc<Context>) -> Result<Actio
         return Ok(Action::requeue(super::CACHE_WAIT));
     }
     // another replica's shard: left alone (reconciled here again if this replica takes it)
-    if ctx.not_mine(obj.as_ref()) {
+    if let Some(action) = ctx.left_alone(obj.as_ref()) {
         ctx.forget(&key);
-        return Ok(Action::await_change());
+        return Ok(action);
     }
     let (report, orphans, schema, unmanaged) = evaluate(&obj, &ctx, &ns, &name).await?;
     ctx.metrics.observe(

@@ -45,9 +45,9 @@ pub async fn reconcile(obj: Arc<DeltaTable>, ctx: Arc<Context>) -> Result<Action
         return Ok(Action::requeue(CACHE_WAIT));
     }
     // another replica's shard: left alone (reconciled here again if this replica takes it)
-    if ctx.not_mine(obj.as_ref()) {
+    if let Some(action) = ctx.left_alone(obj.as_ref()) {
         ctx.forget(&key);
-        return Ok(Action::await_change());
+        return Ok(action);
     }
     let (report, table) = if obj.metadata.deletion_timestamp.is_some() {
         match delete(&obj, &ctx, &api, &ns, &name).await? {
