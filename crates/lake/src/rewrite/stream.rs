@@ -17,7 +17,7 @@ use delta_operator_backend::failpoint;
 use delta_operator_backend::{RowsDone, StepProgress};
 use delta_operator_core::plan::steps::{Rewrite, Source};
 
-use super::budget::in_mib;
+use super::budget::{in_mib, release_freed_memory};
 use super::checks::Checks;
 use super::convert::{convert, empty_values};
 use super::counts::frame;
@@ -134,6 +134,7 @@ pub async fn convert_into(
     let partitions = partition_columns(spec);
     let mut empty = vec![0i64; partitions.len()];
     let mut batches = 0usize;
+    let mut since_trim = 0usize;
     let mut last_report = std::time::Instant::now();
     while let Some(batch) = input.next().await {
         batches += 1;
@@ -174,6 +175,11 @@ pub async fn convert_into(
             stats.present[i] += (out.num_rows() - out.column(i).null_count()) as i64;
         }
         sink.write(out).await?;
+        since_trim += size;
+        if since_trim >= budget.trim_every() {
+            release_freed_memory();
+            since_trim = 0;
+        }
         // tests: a rewrite long enough to watch (`slow-batch`: each batch waits)
         delta_operator_backend::slow_failpoint("batch").await;
         // tests: a rewrite that needs more memory than the pod's limit (`hog-batch`)
