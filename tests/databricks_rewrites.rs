@@ -726,3 +726,67 @@ async fn a_primary_key_a_live_foreign_key_references_is_not_moved() {
         "{failures:#?}"
     );
 }
+
+/// Delta stores an empty partition value as NULL (Databricks as OSS Delta): a new
+/// partitioning over a string column holding '' is refused before anything is
+/// written, naming the column and the count (the plan shows the count), and the
+/// table keeps its version and its '' values; a `using:` mapping '' to a value
+/// makes the same change keep every row.
+#[tokio::test]
+async fn a_new_partitioning_over_empty_strings_is_refused_with_their_count() {
+    let wh = Wh::new("dr", "emptypart").await;
+    let cols = "  columns:
+    - {name: id, type: bigint}
+    - {name: day, type: string}";
+    ok(&wh.apply_report(&wh.m(cols), false).await);
+    wh.sql(&format!(
+        "INSERT INTO {} SELECT id, CASE WHEN id % 5 = 0 THEN '' ELSE concat('d', id % 3) END FROM range(0, 60)",
+        wh.q("t")
+    ))
+    .await;
+    let v_before = wh.version().await;
+    let v2 = wh.m(&format!("{cols}\n  partitionedBy: [day]"));
+    let plan = wh.plan(&v2).await;
+    let shown = render(&plan);
+    assert!(
+        shown.contains("count_if(length(`day`) = 0)") && shown.contains("would hold ''"),
+        "the plan names the count:\n{shown}"
+    );
+    let report = wh.apply_report(&v2, true).await;
+    let failed = report
+        .steps
+        .iter()
+        .find_map(|st| match &st.status {
+            StepStatus::Failed { error } => Some(error.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("the replace must be refused: {report:#?}"));
+    assert!(
+        failed.contains("12 rows hold '' in partition column day")
+            && failed.contains("Delta stores an empty partition value as NULL"),
+        "{failed}"
+    );
+    assert_eq!(wh.version().await, v_before, "nothing committed");
+    assert_eq!(
+        wh.rows(&format!(
+            "SELECT count(*), count_if(day = '') FROM {}",
+            wh.q("t")
+        ))
+        .await,
+        ["60 | 12"]
+    );
+    let mapped = wh.m("  columns:
+    - {name: id, type: bigint}
+    - {name: day, type: string, using: \"CASE WHEN day = '' THEN '(empty)' ELSE day END\"}
+  partitionedBy: [day]");
+    ok(&wh.apply_report(&mapped, true).await);
+    assert_eq!(wh.table().await.partitioned_by, vec!["day".to_string()]);
+    assert_eq!(
+        wh.rows(&format!(
+            "SELECT count(*), count_if(day = '(empty)'), count_if(day IS NULL) FROM {}",
+            wh.q("t")
+        ))
+        .await,
+        ["60 | 12 | 0"]
+    );
+}

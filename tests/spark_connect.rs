@@ -960,3 +960,389 @@ async fn shared_a_dropped_column_waits_for_the_approval_of_that_plan() {
 async fn shared_a_table_a_job_evolves_is_governed_at_annotations_scope() {
     support::scenarios::a_table_a_job_evolves_is_governed_at_annotations_scope(&Spark::new()).await;
 }
+
+/// Delta stores an empty partition value as NULL: a new partitioning over a
+/// string column holding '' would quietly turn those values into NULL. The plan
+/// shows the count before the replace; the apply refuses with the column and
+/// the count and the table is untouched; a `using:` that maps '' to a value
+/// makes the same change keep every row. (Pinned first: Spark's Delta really
+/// reads '' back as NULL from a partition column.)
+#[tokio::test]
+async fn a_new_partitioning_over_empty_strings_is_refused_with_their_count() {
+    let s = Spark::new();
+    let t = tref("t");
+    // the engine's behaviour the check guards against
+    let pin = tref("pin");
+    s.sql(&format!(
+        "CREATE TABLE {} (id bigint, day string) USING DELTA PARTITIONED BY (day)",
+        s.name(&pin)
+    ))
+    .await;
+    s.sql(&format!("INSERT INTO {} VALUES (1, '')", s.name(&pin)))
+        .await;
+    assert_eq!(
+        s.rows(&format!("SELECT id, day FROM {}", s.name(&pin)))
+            .await,
+        ["1,null"],
+        "Spark's Delta stores '' in a partition column as NULL"
+    );
+    let cols = "  columns:
+    - {name: id, type: bigint}
+    - {name: day, type: string}";
+    s.apply(&manifests(&format!("{SCHEMA}{}", table("t", cols))), false)
+        .await;
+    s.sql(&format!(
+        "INSERT INTO {} SELECT id, CASE WHEN id % 4 = 0 THEN '' ELSE concat('d', id % 3) END FROM range(0, 100)",
+        s.name(&t)
+    ))
+    .await;
+    let before = s.backend.lake().version(&t).await.unwrap();
+    let v2 = manifests(&format!(
+        "{SCHEMA}{}",
+        table("t", &format!("{cols}\n  partitionedBy: [day]"))
+    ));
+    let plan = s.plan(&v2).await;
+    let replace = plan.tables[0]
+        .steps()
+        .iter()
+        .find(|st| st.action.title() == "REPLACE TABLE (from itself)")
+        .unwrap_or_else(|| panic!("a write-once replace: {:#?}", titles(&plan)));
+    let check = replace
+        .checks
+        .iter()
+        .find(|c| c.when == delta_operator::plan::CheckWhen::Before)
+        .unwrap_or_else(|| panic!("the plan names the count: {replace:#?}"));
+    assert!(
+        check.query.contains("count_if(length(`day`) = 0)")
+            && check.refuses.contains("would hold ''"),
+        "{check:?}"
+    );
+    let report = s.apply_may_fail(&v2, true).await.expect("apply");
+    let failed = report
+        .steps
+        .iter()
+        .find_map(|st| match &st.status {
+            StepStatus::Failed { error } => Some(error.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("the replace must be refused: {report:#?}"));
+    assert!(
+        failed.contains("25 rows hold '' in partition column day")
+            && failed.contains("Delta stores an empty partition value as NULL")
+            && failed.contains("using:"),
+        "{failed}"
+    );
+    assert_eq!(
+        s.backend.lake().version(&t).await.unwrap(),
+        before,
+        "nothing committed"
+    );
+    assert_eq!(
+        s.rows(&format!(
+            "SELECT count(*), count_if(day = '') FROM {}",
+            s.name(&t)
+        ))
+        .await,
+        ["100,25"]
+    );
+    assert!(s.read(&t).await.unwrap().partitioned_by.is_empty());
+    // a `using:` mapping '' to a value: every row kept, none NULL
+    let mapped = manifests(&format!(
+        "{SCHEMA}{}",
+        table(
+            "t",
+            "  columns:
+    - {name: id, type: bigint}
+    - {name: day, type: string, using: \"CASE WHEN day = '' THEN '(empty)' ELSE day END\"}
+  partitionedBy: [day]"
+        )
+    ));
+    s.apply(&mapped, true).await;
+    assert_eq!(s.read(&t).await.unwrap().partitioned_by, ["day"]);
+    assert_eq!(
+        s.rows(&format!(
+            "SELECT count(*), count_if(day = '(empty)'), count_if(day IS NULL) FROM {}",
+            s.name(&t)
+        ))
+        .await,
+        ["100,25,0"]
+    );
+}
+
+const BIN: &str = env!("CARGO_BIN_EXE_delta-operator");
+
+/// The CLI on this Spark target (its config in the root's parent), with `env`.
+fn cli(s: &Spark, args: &[&str], env: &[(&str, &str)]) -> Command {
+    let config = s.dir.path().join("config.yaml");
+    if !config.exists() {
+        std::fs::write(
+            &config,
+            format!(
+                "targets:\n  sc:\n    sparkConnect: {{url: '{}', root: '{}'}}\ndefaultTarget: sc\n",
+                support::spark::url(),
+                s.dir.path().display()
+            ),
+        )
+        .unwrap();
+    }
+    let mut c = Command::new(BIN);
+    c.current_dir(s.dir.path())
+        .args(args)
+        .arg("--config")
+        .arg(&config)
+        .env_remove("DELTA_OPERATOR_CONFIG")
+        .envs(env.iter().copied());
+    c
+}
+
+fn said(o: &std::process::Output) -> String {
+    format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// The staging copies beside `t` (their folders).
+fn staging_folders(s: &Spark) -> Vec<String> {
+    std::fs::read_dir(s.dir.path().join("main/sales"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .filter(|n| n.starts_with("t__delta_operator_staging_"))
+        .collect()
+}
+
+#[derive(Debug, Clone, Copy)]
+enum LostBy {
+    ForcedUnlock,
+    StalledPastExpiry,
+}
+
+/// The lost-lock reproduction on Spark Connect (the lake's is in data_safety.rs): a
+/// staged conversion has made its staging copy and is about to send its replace
+/// when its lock is lost (a forced unlock, or a stall past the lock's expiry while
+/// another apply takes the table); another apply runs meanwhile. The staging copy
+/// is left alone while its run may be alive; the first apply sends nothing more
+/// and fails saying it lost its lock; the table keeps every row, readable from
+/// outside; once the first is gone its copy is a leftover the next apply removes.
+async fn a_spark_apply_that_lost_its_lock(by: LostBy) {
+    let s = Spark::new();
+    let t = tref("t");
+    std::fs::write(
+        s.dir.path().join("live.yaml"),
+        format!("{SCHEMA}{}", table("t", NUMS)),
+    )
+    .unwrap();
+    std::fs::write(
+        s.dir.path().join("as-int.yaml"),
+        format!("{SCHEMA}{}", table("t", NUMS_AS_INT)),
+    )
+    .unwrap();
+    let o = cli(&s, &["apply", "-f", "live.yaml"], &[])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", said(&o));
+    s.sql(&format!(
+        "INSERT INTO {} SELECT id, CAST(id AS STRING) FROM range(1, 201)",
+        s.name(&t)
+    ))
+    .await;
+    let before = s.backend.lake().version(&t).await.unwrap();
+    // paused before its replace (step 2), its staging copy made (step 1)
+    let ttl = match by {
+        LostBy::ForcedUnlock => "60",
+        LostBy::StalledPastExpiry => "2",
+    };
+    let paused = cli(
+        &s,
+        &["apply", "-f", "as-int.yaml"],
+        &[
+            ("DELTA_OPERATOR_FAILPOINT", "slow-step-2"),
+            ("DELTA_OPERATOR_FAILPOINT_SECONDS", "8"),
+            ("DELTA_OPERATOR_LOCK_TTL_SECONDS", ttl),
+        ],
+    );
+    let first = support::start_paused(paused, "step-2", "first apply", Duration::from_secs(240));
+    let pid = first.id().to_string();
+    assert_eq!(staging_folders(&s).len(), 1, "step 1 made the copy");
+    let second_spec = match by {
+        LostBy::ForcedUnlock => {
+            let o = cli(&s, &["unlock", "main.sales.t"], &[]).output().unwrap();
+            assert_eq!(o.status.code(), Some(5), "a live holder here: {}", said(&o));
+            let o = cli(&s, &["unlock", "main.sales.t", "--force"], &[])
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{}", said(&o));
+            "live.yaml"
+        }
+        LostBy::StalledPastExpiry => {
+            assert!(
+                Command::new("kill")
+                    .args(["-STOP", &pid])
+                    .status()
+                    .unwrap()
+                    .success()
+            );
+            // past the 2 s lifetime and its margin: the lock is anyone's
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            std::fs::write(
+                s.dir.path().join("commented.yaml"),
+                format!(
+                    "{SCHEMA}{}",
+                    table("t", &format!("  comment: set by the second apply\n{NUMS}"))
+                ),
+            )
+            .unwrap();
+            "commented.yaml"
+        }
+    };
+    let second = cli(&s, &["apply", "-f", second_spec, "--lock-wait", "30s"], &[])
+        .output()
+        .unwrap();
+    assert!(
+        second.status.success(),
+        "the second apply: {}",
+        said(&second)
+    );
+    assert_eq!(
+        staging_folders(&s).len(),
+        1,
+        "the first apply's staging copy is not a leftover while its run may be alive: {}",
+        said(&second)
+    );
+    if let LostBy::StalledPastExpiry = by {
+        assert!(
+            Command::new("kill")
+                .args(["-CONT", &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+    }
+    let first = first.wait_with_output().unwrap();
+    let first_said = said(&first);
+    assert!(
+        !first.status.success(),
+        "the first apply must fail: {first_said}"
+    );
+    assert!(
+        first_said.contains("this apply lost its lock on main.sales.t"),
+        "{by:?}: {first_said}"
+    );
+    // nothing of the first committed after the second: num is still a string, every row there
+    let live = s.read(&t).await.unwrap();
+    assert_eq!(
+        live.column("num").unwrap().data_type,
+        delta_operator::model::DataType::String
+    );
+    let v = s.backend.lake().version(&t).await.unwrap().unwrap();
+    let expected = match by {
+        LostBy::ForcedUnlock => before.unwrap(),
+        LostBy::StalledPastExpiry => before.unwrap() + 1,
+    };
+    assert_eq!(v, expected, "only the second apply committed");
+    assert_eq!(
+        s.rows(&format!(
+            "SELECT count(*), sum(CAST(num AS INT)) FROM {}",
+            s.name(&t)
+        ))
+        .await,
+        ["200,20100"]
+    );
+    let outside = python_reads(&s.path(&t), "id");
+    assert_eq!(outside.len(), 201, "{outside:?}");
+    // the first is gone: its copy is a leftover now, and the next apply removes it
+    let o = cli(&s, &["apply", "-f", second_spec], &[])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", said(&o));
+    assert!(staging_folders(&s).is_empty(), "{}", said(&o));
+    // and the conversion itself goes through
+    let o = cli(&s, &["apply", "-f", "as-int.yaml"], &[])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", said(&o));
+    assert_eq!(
+        s.rows(&format!("SELECT count(*), sum(num) FROM {}", s.name(&t)))
+            .await,
+        ["200,20100"]
+    );
+}
+
+#[tokio::test]
+async fn a_spark_apply_whose_lock_was_force_unlocked_commits_nothing_more() {
+    a_spark_apply_that_lost_its_lock(LostBy::ForcedUnlock).await;
+}
+
+#[tokio::test]
+async fn a_spark_apply_stalled_past_its_lock_expiry_commits_nothing_more() {
+    a_spark_apply_that_lost_its_lock(LostBy::StalledPastExpiry).await;
+}
+
+/// The checks before a step can take as long as a scan: a lock broken while they
+/// run stops the step before its statement is sent (each statement is fenced,
+/// not only the step). Paused after the count of '' partition values, before the
+/// replace; a forced unlock meanwhile; the replace is never sent.
+#[tokio::test]
+async fn a_lock_broken_after_a_steps_checks_sends_none_of_its_statements() {
+    let s = Spark::new();
+    let t = tref("t");
+    let cols = "  columns:
+    - {name: id, type: bigint}
+    - {name: day, type: string}";
+    std::fs::write(
+        s.dir.path().join("live.yaml"),
+        format!("{SCHEMA}{}", table("t", cols)),
+    )
+    .unwrap();
+    std::fs::write(
+        s.dir.path().join("partitioned.yaml"),
+        format!(
+            "{SCHEMA}{}",
+            table("t", &format!("{cols}\n  partitionedBy: [day]"))
+        ),
+    )
+    .unwrap();
+    let o = cli(&s, &["apply", "-f", "live.yaml"], &[])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", said(&o));
+    s.sql(&format!(
+        "INSERT INTO {} SELECT id, concat('d', id % 3) FROM range(0, 50)",
+        s.name(&t)
+    ))
+    .await;
+    let before = s.backend.lake().version(&t).await.unwrap();
+    let paused = cli(
+        &s,
+        &["apply", "-f", "partitioned.yaml"],
+        &[
+            ("DELTA_OPERATOR_FAILPOINT", "slow-statements"),
+            ("DELTA_OPERATOR_FAILPOINT_SECONDS", "6"),
+            // no background renewal comes before the statement: its fence finds the loss
+            ("DELTA_OPERATOR_LOCK_TTL_SECONDS", "600"),
+        ],
+    );
+    let first = support::start_paused(
+        paused,
+        "statements",
+        "first apply",
+        Duration::from_secs(240),
+    );
+    let o = cli(&s, &["unlock", "main.sales.t", "--force"], &[])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", said(&o));
+    let first = first.wait_with_output().unwrap();
+    let first_said = said(&first);
+    assert!(!first.status.success(), "{first_said}");
+    assert!(
+        first_said.contains("this apply lost its lock on main.sales.t")
+            && first_said.contains("was not sent"),
+        "{first_said}"
+    );
+    assert_eq!(s.backend.lake().version(&t).await.unwrap(), before);
+    assert!(s.read(&t).await.unwrap().partitioned_by.is_empty());
+    assert_eq!(s.count(&t).await, 50);
+}

@@ -7,6 +7,7 @@
 
 pub mod compile;
 pub mod ddl;
+pub mod partitions;
 pub mod quote;
 pub mod readonly;
 pub mod refusal;

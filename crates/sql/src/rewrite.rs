@@ -228,6 +228,8 @@ pub fn checked_query(rw: &Rewrite, live: Option<&ObservedTable>, from: &str) -> 
         })
         .collect::<Vec<_>>()
         .join(", ");
+    // a partition value that would be '' (stored as NULL) fails the replace too
+    checks.extend(crate::partitions::guards(rw, CastMode::Try));
     let mut q = format!("SELECT {select} FROM {from}");
     if !checks.is_empty() {
         q.push_str(&format!(" WHERE {}", checks.join(" AND ")));
@@ -257,7 +259,7 @@ pub(crate) fn rewrite_sql(
     nonempty(rw.columns.is_empty(), "the rewritten column list")?;
     let staging = names.table(&staging_table(t, run));
     Ok(vec![match phase {
-        RewritePhase::WriteOnce => replace_as(names, t, rw, live, &format!("SELECT {} FROM {}", projection(rw, CastMode::Strict), names.table(t))),
+        RewritePhase::WriteOnce => replace_as(names, t, rw, live, &write_once_query(names, t, rw)),
         RewritePhase::Stage => {
             // pinned to the version read, so the check compares the copy with exactly what it copied
             // (unknown at plan time: the placeholder, bound when the step starts)
@@ -275,6 +277,22 @@ pub(crate) fn rewrite_sql(
         RewritePhase::Replace => return Err(SqlError::Unsupported("REPLACE from the staging copy (it cannot be conditioned on the version the copy was made from)".into())),
         RewritePhase::DropStaging => format!("DROP TABLE IF EXISTS {staging}"),
     }])
+}
+
+/// The query of a write-once replace: the projection of the table itself; a
+/// row whose new partition value would be '' (Delta stores it as NULL) raises
+/// an error, so the statement fails with nothing replaced.
+fn write_once_query(names: &Names, t: &TableRef, rw: &Rewrite) -> String {
+    let mut q = format!(
+        "SELECT {} FROM {}",
+        projection(rw, CastMode::Strict),
+        names.table(t)
+    );
+    let guards = crate::partitions::guards(rw, CastMode::Strict);
+    if !guards.is_empty() {
+        q.push_str(&format!(" WHERE {}", guards.join(" AND ")));
+    }
+    q
 }
 
 /// The version a stage is made from: known when the step runs, the

@@ -33,9 +33,18 @@ pub async fn run_step<R: SqlRunner>(
     let progress = progress.note;
     let t = &run.table;
     for c in bound.checks.iter().filter(|c| c.when == CheckWhen::Before) {
-        precheck(runner, t, step, c, progress).await?;
+        match &step.action {
+            // a rewrite's check before is the count of '' partition values
+            Action::Rewrite { rewrite, .. } => {
+                empty_partitions(runner, t, rewrite, c, progress).await?
+            }
+            _ => precheck(runner, t, step, c, progress).await?,
+        }
     }
-    let ids = run_statements(runner, t, step, &bound.statements, progress).await?;
+    // tests pause here, after the checks (a holder whose lock is broken meanwhile, or
+    // that stalls past its expiry): the statements below are fenced each
+    delta_operator_backend::slow_failpoint("statements").await;
+    let ids = run_statements(runner, run, step, &bound.statements, progress).await?;
     let mut detail = (!ids.is_empty()).then(|| format!("statement {}", ids.join(", ")));
     if let (
         Action::Rewrite {
@@ -64,11 +73,15 @@ pub async fn run_step<R: SqlRunner>(
 }
 
 /// Runs a step's statements in order, each to its end, and returns their ids.
-/// A replace Delta refused because another writer committed meanwhile ran
-/// nothing: it is safe to run again, a bounded number of times.
+/// Each is sent only while the run still holds its table's lock, renewed right
+/// before it is sent (`TableRun::fence`): the checks before a step can take as
+/// long as a scan, and a lock broken meanwhile (a forced unlock, a takeover
+/// after an expiry) stops the step with nothing more sent. A replace Delta
+/// refused because another writer committed meanwhile ran nothing: it is safe
+/// to run again, a bounded number of times.
 async fn run_statements<R: SqlRunner>(
     runner: &R,
-    t: &TableRef,
+    run: &TableRun,
     step: &Step,
     statements: &[Statement],
     progress: Progress<'_>,
@@ -80,8 +93,9 @@ async fn run_statements<R: SqlRunner>(
             ..
         }
     );
+    let t = &run.table;
     let mut ids = Vec::new();
-    for s in statements {
+    for (i, s) in statements.iter().enumerate() {
         let Some(s) = s.as_sql() else {
             return Err(BackendError::Refused {
                 message: format!(
@@ -93,6 +107,14 @@ async fn run_statements<R: SqlRunner>(
         tracing::info!(table = %t, step = step.number, statement = %s, "running");
         let mut attempt = 1;
         loop {
+            run.fence().await.map_err(|e| match e {
+                BackendError::LockLost(m) => BackendError::LockLost(format!(
+                    "{m} (statement {} of step {} was not sent)",
+                    i + 1,
+                    step.number
+                )),
+                other => other,
+            })?;
             match runner.execute(s, progress).await {
                 Ok(r) => {
                     ids.push(r.statement_id);
@@ -194,6 +216,34 @@ async fn precheck<R: SqlRunner>(
         step.action.title()
     ));
     Ok(())
+}
+
+/// A rewrite's count of the rows whose new partition value would be ''
+/// (`partitions::empty_count`): any refuses the step, naming each column and
+/// its count, before anything is written.
+async fn empty_partitions<R: SqlRunner>(
+    runner: &R,
+    t: &TableRef,
+    rw: &Rewrite,
+    check: &StepCheck,
+    progress: Progress<'_>,
+) -> Result<(), BackendError> {
+    let r = runner.execute(&check.query, progress).await?;
+    let row = r.rows.first().ok_or_else(|| BackendError::Refused {
+        message: "the count of empty partition values returned no row".into(),
+    })?;
+    match crate::partitions::emptied(rw, &r.columns, row) {
+        Ok(None) => {
+            progress(&format!(
+                "checked: no row of {t} would hold '' in a partition column"
+            ));
+            Ok(())
+        }
+        Ok(Some(message)) => Err(BackendError::CheckFailed { message }),
+        Err(e) => Err(BackendError::Refused {
+            message: format!("the count of empty partition values of {t}: {e}"),
+        }),
+    }
 }
 
 /// How often a replace is tried when another writer commits while it runs.

@@ -670,3 +670,85 @@ fn what_satisfies_a_rule_is_accepted() {
     let p = plan_table(&d, Some(&o), &dbx());
     assert!(p.is_accepted(), "{:?}", p.outcome);
 }
+
+/// Where the engine adds or drops one CHECK per statement (Databricks, Spark
+/// Connect), each is a commit carrying every constraint so far: a plan holds at
+/// most `MAX_CHECK_COMMITS` of them, and past it the table is refused naming
+/// the field and the fix. The lake commits them at once: no limit there.
+#[test]
+fn check_commits_are_capped_per_plan_where_each_is_its_own_commit() {
+    let max = plan::rules::MAX_CHECK_COMMITS;
+    let with_checks = |n: usize| {
+        let (mut d, o) = orders();
+        for i in 0..n {
+            d.checks.push(Check {
+                name: format!("c{i}"),
+                expression: format!("amount > {i}"),
+            });
+        }
+        (d, o)
+    };
+    for caps in [dbx(), Capabilities::spark_connect()] {
+        let (d, o) = with_checks(max);
+        let p = plan_table(&d, Some(&o), &caps);
+        assert!(p.is_accepted(), "{:?}", p.outcome);
+        let adds = p
+            .steps()
+            .iter()
+            .filter(|s| matches!(s.action, Action::AddCheck { .. }))
+            .count();
+        assert_eq!(adds, max, "one statement each");
+        let (d, o) = with_checks(max + 1);
+        for p in [plan_table(&d, Some(&o), &caps), plan_table(&d, None, &caps)] {
+            let Outcome::Rejected { failures } = &p.outcome else {
+                panic!("refused past the limit: {:?}", p.outcome);
+            };
+            assert_eq!(failures.len(), 1, "{failures:?}");
+            let f = &failures[0];
+            assert_eq!(f.rule, "NotSupportedByBackend");
+            assert_eq!(f.subject, "spec.constraints");
+            assert!(
+                f.message
+                    .contains(&format!("adds {} and drops 0 CHECK constraints", max + 1))
+                    && f.message.contains(&format!("the limit is {max} per plan")),
+                "{}",
+                f.message
+            );
+            assert!(
+                f.fix.contains("one CHECK (a AND b)")
+                    && f.fix.contains(&format!("at most {max} at a time")),
+                "{}",
+                f.fix
+            );
+        }
+        // drops count too: every live CHECK the spec no longer declares
+        let (d, mut o) = orders();
+        let mut owned = Vec::new();
+        for i in 0..=max {
+            o.checks.push(Check {
+                name: format!("old{i}"),
+                expression: "id > 0".into(),
+            });
+            owned.push(format!("check:old{i}"));
+        }
+        let owned: Vec<&str> = owned.iter().map(String::as_str).collect();
+        owning(&mut o, &owned);
+        let p = plan_table(&d, Some(&o), &caps);
+        assert!(
+            matches!(&p.outcome, Outcome::Rejected { failures } if failures[0].message.contains(&format!("adds 0 and drops {}", max + 1))),
+            "{:?}",
+            p.outcome
+        );
+    }
+    // the lake: one commit for all of them
+    let (d, o) = with_checks(max + 1);
+    let p = plan_table(&d, Some(&o), &lake());
+    assert!(p.is_accepted(), "{:?}", p.outcome);
+    assert!(
+        p.steps()
+            .iter()
+            .any(|s| matches!(&s.action, Action::AddChecks { checks } if checks.len() == max + 1)),
+        "{:?}",
+        p.steps()
+    );
+}

@@ -104,7 +104,19 @@ pub fn compile_step(
             ),
             refuses: "any row the constraint rejects (false or NULL), naming how many; the warehouse refuses the ADD CONSTRAINT too (DELTA_NEW_CHECK_CONSTRAINT_VIOLATION), after scanning the table".into(),
         }),
-        Action::Rewrite { rewrite, phase } => match phase {
+        Action::Rewrite { rewrite, phase } => {
+            // every phase that reads the table counts the rows whose new partition value
+            // would be '' (Delta stores it as NULL) before it writes anything
+            if !matches!(phase, RewritePhase::DropStaging)
+                && let Some(query) = crate::partitions::empty_count(names, t, rewrite)
+            {
+                checks.push(StepCheck {
+                    when: CheckWhen::Before,
+                    query,
+                    refuses: crate::partitions::refuses(rewrite),
+                });
+            }
+            match phase {
             RewritePhase::Stage => {
                 checks.push(StepCheck {
                     when: CheckWhen::After,
@@ -116,7 +128,8 @@ pub fn compile_step(
             RewritePhase::ReplaceChecked => notes.push("every row is converted again and checked as the stage checked the copy (raise_error): one bad row fails the statement with nothing replaced; Delta refuses the replace if another writer commits meanwhile (retried)".into()),
             RewritePhase::DropStaging => notes.push(format!("{}: this apply's run id", compile::RUN)),
             RewritePhase::WriteOnce | RewritePhase::Replace => {}
-        },
+            }
+        }
         Action::CloneTable { .. } => notes.push(format!(
             "{}: the table's Delta version when the clone is taken",
             compile::VERSION

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use super::capabilities::Capabilities;
 use super::change::{Change, DropReason};
 use super::diff::diff;
-use super::rules::{RuleFailure, check};
+use super::rules::{RuleFailure, check, check_commits};
 use super::steps::{Action, RiskClass, Step};
 use crate::model::{DesiredTable, ObservedTable, TableRef};
 use create::create_steps;
@@ -152,11 +152,16 @@ pub fn plan_table_shared(
     let outcome = if !failures.is_empty() {
         Outcome::Rejected { failures }
     } else {
-        Outcome::Accepted {
-            steps: match observed {
-                None => create_steps(desired, caps),
-                Some(live) => update_steps(desired, live, &d.changes, caps),
+        let steps = match observed {
+            None => create_steps(desired, caps),
+            Some(live) => update_steps(desired, live, &d.changes, caps),
+        };
+        // one commit per CHECK where the engine takes one per statement: bounded per plan
+        match check_commits(&steps, caps) {
+            Some(failure) => Outcome::Rejected {
+                failures: vec![failure],
             },
+            None => Outcome::Accepted { steps },
         }
     };
     TablePlan {

@@ -12,8 +12,11 @@ use crate::model::property::{COLUMN_MAPPING_MODE, ColumnMapping};
 use crate::model::{Aspect, DataType, DesiredTable, ObservedTable, Scope, StructField};
 
 mod changes;
+mod commits;
 mod names;
 mod rewrite;
+
+pub use commits::{MAX_CHECK_COMMITS, check_commits};
 
 use changes::{check_create, check_update};
 use names::{check_mapping_names, check_substitution};
