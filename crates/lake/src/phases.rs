@@ -332,7 +332,14 @@ impl LakeBackend {
                 Err(NotCommitted::Moved) if round == MAX_CATCH_UP_ROUNDS => break,
                 Err(NotCommitted::Moved) => {}
             }
-            let (newer, rows) = self.catch_up(t, pass, &base, read, staged, sink).await?;
+            let (newer, rows) = match self.catch_up(t, pass, &base, read, staged, sink).await {
+                Ok(caught) => caught,
+                Err(e) => {
+                    // a run that lost its lock says so first, whatever landed meanwhile
+                    run.fence().await?;
+                    return Err(e);
+                }
+            };
             caught_up += rows;
             base = newer;
         }
