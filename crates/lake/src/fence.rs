@@ -15,12 +15,15 @@
 //! table sees those files as the table's own.
 //!
 //! The commit carries nothing but its `commitInfo` (operation
-//! [`FENCE_OPERATION`], the step's and run's properties, the runs it fences):
+//! [`FENCE_OPERATION`], the step's and run's properties, the runs it fences as
+//! `operationParameters.fencedRuns`):
 //! no data, schema or protocol change, so readers see the table as before and
-//! a replace catching up treats it as an append of no files. The Delta
-//! protocol allows a commit of only a `commitInfo`; delta-rs commits it (with
-//! no other action, `CommitBuilder` writes exactly that) and delta-rs and
-//! Python deltalake read past it (tests/data_safety.rs, tests/lake_s3.rs).
+//! a replace catching up treats it as an append of no files. Nothing in the
+//! Delta protocol asks a commit for more than one action, and `CommitBuilder`
+//! given no actions writes exactly a `commitInfo`; this one is given its own
+//! (delta-rs's `DeltaOperation` has no name for a fence, and a history entry
+//! should say what it is). delta-rs and Python deltalake read past it and list
+//! it in the history (tests/data_safety.rs, tests/lake_s3.rs).
 
 use std::collections::HashMap;
 
@@ -47,8 +50,9 @@ pub async fn commit(
         .snapshot()
         .map_err(|e| NotCommitted::Failed(delta_err(e)))?;
     let read = table.version();
+    let now = i64::try_from(delta_operator_backend::lock::now_ms()).unwrap_or(i64::MAX);
     let info = CommitInfo {
-        timestamp: Some(i64::try_from(delta_operator_backend::lock::now_ms()).unwrap_or(i64::MAX)),
+        timestamp: Some(now),
         operation: Some(FENCE_OPERATION.to_string()),
         // Delta's operationParameters are strings (JSON-encoded where they are not)
         operation_parameters: Some(HashMap::from([(

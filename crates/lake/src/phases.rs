@@ -539,14 +539,7 @@ impl LakeBackend {
             }
             // the fencing commit, as every commit, only while this run holds the table
             run.fence().await?;
-            let props = self.run_props(
-                run,
-                step,
-                vec![(
-                    FENCED_RUNS.to_string(),
-                    Value::Array(fenced.iter().cloned().map(Value::String).collect()),
-                )],
-            );
+            let props = self.run_props(run, step, vec![]);
             match fence::commit(&table, &fenced, props).await {
                 Ok(_) => {
                     now = Some(found);
@@ -587,9 +580,6 @@ impl LakeBackend {
 
 /// How often the leftovers are listed and fenced again when commits keep landing meanwhile.
 const FENCE_ATTEMPTS: usize = 5;
-
-/// The commit info key naming the runs a fencing commit fenced off.
-const FENCED_RUNS: &str = "delta-operator.fenced-runs";
 
 /// Debug builds: `DELTA_OPERATOR_TEST_NO_FENCING_COMMIT=1` removes leftovers without the
 /// fencing commit (the behaviour before it), so a test can show it fails without it.
