@@ -1040,3 +1040,152 @@ async fn an_apply_whose_lock_was_force_unlocked_commits_nothing_and_loses_no_row
 async fn an_apply_stalled_past_its_lock_expiry_commits_nothing_and_loses_no_row() {
     a_lost_lock(LostBy::StalledPastExpiry).await;
 }
+
+/// The window the lock's fence leaves: a write-once widening whose holder runs on another
+/// host (its process cannot be seen from here) stalls *after* its fence, right before its
+/// commit, past the lock's expiry; a second apply of the live state finds its run over and
+/// removes its files as leftovers; then the first wakes up. The fence alone cannot stop it
+/// (it passed it), and before the fencing commit it committed adds naming the removed files
+/// and exited 0: every reader failed. Now the second apply's fencing commit lands first, so
+/// the stale commit conflicts, its catch-up round reads the fencing commit as nothing to
+/// convert, its next fence finds the lock lost, and nothing of it is committed.
+///
+/// The appender writes only during the first pass and the first round's pause: an append
+/// that lands while the holder is stalled makes its commit conflict by itself (the window is
+/// open only on a quiet table). Its rows are converted in a catch-up round, so the second
+/// round is where the holder stalls, and every acknowledged row must still be there.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_apply_stalled_after_its_fence_commits_nothing_once_a_second_removed_its_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = LakeBackend::open(dir.path().join("lake").to_str().unwrap()).unwrap();
+    let lake = Lake { dir, backend };
+    let d = lake.dir.path();
+    std::fs::write(
+        d.join("live.yaml"),
+        format!("{SCHEMA}{}", table("t", &base_spec())),
+    )
+    .unwrap();
+    let widened = base_spec().replace("{name: qty, type: int}", "{name: qty, type: bigint}");
+    std::fs::write(
+        d.join("widened.yaml"),
+        format!("{SCHEMA}{}", table("t", &widened)),
+    )
+    .unwrap();
+    let out = run(d, &["apply", "-f", "live.yaml"], None);
+    assert!(out.status.success(), "{}", text(&out));
+    write_rows(&lake.url(&tref("t")), &(1..=20_000).collect::<Vec<_>>())
+        .await
+        .unwrap();
+    let appender = Appender::start(lake.url(&tref("t")), 1_000_000);
+    let mut c = Command::new(BIN);
+    c.current_dir(d)
+        .args(["apply", "-f", "widened.yaml"])
+        .env_remove("DELTA_OPERATOR_CONFIG")
+        .env("DELTA_OPERATOR_FAILPOINT", "slow-after-fence")
+        .env("DELTA_OPERATOR_FAILPOINT_SECONDS", "4")
+        .env("DELTA_OPERATOR_LOCK_TTL_SECONDS", "2")
+        // a holder on another machine: only its heartbeat's age says whether it is alive
+        .env("DELTA_OPERATOR_TEST_HOST", "another-host");
+    let (first, reached) = start_watching(c, "after-fence", "first apply");
+    let first = reached_again(
+        first,
+        &reached,
+        "after-fence",
+        "first apply",
+        Duration::from_secs(120),
+    );
+    // appends land after the version the first round read: that round's commit conflicts
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let acked = appender.stop().await;
+    assert!(!acked.is_empty(), "no append was acknowledged");
+    let first = reached_again(
+        first,
+        &reached,
+        "after-fence",
+        "first apply (its second round)",
+        Duration::from_secs(120),
+    );
+    let pid = first.id().to_string();
+    let signal = |sig: &str| {
+        assert!(
+            Command::new("kill")
+                .args([sig, &pid])
+                .status()
+                .unwrap()
+                .success(),
+            "kill {sig} {pid}"
+        );
+    };
+    // stalled between its fence and its commit, past the 2 s lifetime and its heartbeat's
+    // two lifetimes: from here it looks like a run that died on another host
+    signal("-STOP");
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let run_folders = || {
+        std::fs::read_dir(lake.backend.table_path(&tref("t")))
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with("delta-operator-rewrite-")
+            })
+            .count()
+    };
+    assert_eq!(run_folders(), 1, "the first apply's files are written");
+    let second = run(d, &["apply", "-f", "live.yaml", "--lock-wait", "20s"], None);
+    assert!(
+        second.status.success(),
+        "the second apply: {}",
+        text(&second)
+    );
+    assert_eq!(
+        run_folders(),
+        0,
+        "the second apply removes the stalled run's files as leftovers: {}",
+        text(&second)
+    );
+    signal("-CONT");
+    let first = first.wait_with_output().unwrap();
+    let said = text(&first);
+    assert!(
+        !first.status.success(),
+        "the stale apply must fail, not commit files that are gone: {said}"
+    );
+    assert!(said.contains("lost its lock"), "{said}");
+    // nothing of the first apply committed: qty is still an int, every row readable
+    let live = lake.read(&tref("t")).await.unwrap();
+    assert_eq!(live.column("qty").unwrap().data_type, DataType::Int);
+    let mut owed: Vec<i64> = (1..=20_000).collect();
+    owed.extend(acked.iter().map(|(id, _)| *id));
+    check_rows(&lake, &["qty", "amount", "note", "region", "extra"], &owed).await;
+    // an outside reader reads every row too, and the fencing commit in the history
+    let outside = Command::new(support::python())
+        .arg("-c")
+        .arg(format!(
+            // os._exit: pyarrow's threads can abort the interpreter's own exit under load
+            "import deltalake, os\n\
+t = deltalake.DeltaTable('{}')\n\
+print(t.to_pyarrow_table().num_rows, flush=True)\n\
+print(sum(1 for h in t.history() if h.get('operation') == 'DELTA-OPERATOR FENCE'), flush=True)\n\
+os._exit(0)",
+            lake.backend.table_path(&tref("t")).display()
+        ))
+        .output()
+        .unwrap();
+    assert!(
+        outside.status.success(),
+        "an outside reader fails: {}",
+        text(&outside)
+    );
+    let printed = String::from_utf8_lossy(&outside.stdout);
+    let lines: Vec<&str> = printed.lines().collect();
+    assert_eq!(
+        lines,
+        [owed.len().to_string().as_str(), "1"],
+        "rows, and fencing commits in the history"
+    );
+    assert_eq!(run_folders(), 0, "the stale run's folder is left behind");
+    check_nothing_left(&lake).await;
+    let out = run(d, &["plan", "-f", "live.yaml"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+}

@@ -357,6 +357,9 @@ async fn the_lake_on_s3_creates_rewrites_and_drops_like_on_disk() {
     // whether the holder was force-unlocked or stalled past its lock's expiry
     an_apply_that_lost_its_lock_on_s3_commits_nothing(LostBy::ForcedUnlock, port).await;
     an_apply_that_lost_its_lock_on_s3_commits_nothing(LostBy::StalledPastExpiry, port).await;
+    // and a holder stalled after its fence is stopped by the fencing commit of the apply
+    // that removes its files
+    an_apply_stalled_after_its_fence_on_s3_commits_nothing(port).await;
 }
 
 /// How the first apply of [`an_apply_that_lost_its_lock_on_s3_commits_nothing`] loses its lock.
@@ -614,4 +617,145 @@ print(len({{k.split('/')[4] for k in keys}}))"
         .unwrap();
     assert!(out.status.success(), "list the run folders: {}", said(&out));
     String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+}
+
+/// The after-fence window on S3 (see
+/// `an_apply_stalled_after_its_fence_commits_nothing_once_a_second_removed_its_files` in
+/// tests/data_safety.rs): a widening on "another host" stalls between its fence and its commit
+/// past the lock's expiry, a second apply removes its files as leftovers (after its fencing
+/// commit), and the first, woken up, commits nothing and says it lost its lock. Appends land
+/// only before the stall (one during it would make the stale commit conflict by itself).
+async fn an_apply_stalled_after_its_fence_on_s3_commits_nothing(port: u16) {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let prefix = "fence-after";
+    std::fs::write(
+        d.join("config.yaml"),
+        format!("targets:\n  s3:\n    lake: {{root: s3://lake/{prefix}}}\ndefaultTarget: s3\n"),
+    )
+    .unwrap();
+    let spec = |qty: &str| {
+        format!(
+            "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {{name: sales}}\nspec: {{catalog: main}}\n---\napiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {{name: t}}\nspec:\n  schemaRef: sales\n  columns:\n    - {{name: id, type: bigint}}\n    - {{name: qty, type: {qty}}}\n"
+        )
+    };
+    std::fs::write(d.join("live.yaml"), spec("int")).unwrap();
+    std::fs::write(d.join("widened.yaml"), spec("bigint")).unwrap();
+    let cli = |args: &[&str]| {
+        Command::new(BIN)
+            .current_dir(d)
+            .args(args)
+            .env("DELTA_OPERATOR_CONFIG", d.join("config.yaml"))
+            .env_remove("DELTA_OPERATOR_FAILPOINT")
+            .output()
+            .unwrap()
+    };
+    let out = cli(&["apply", "-f", "live.yaml"]);
+    assert!(out.status.success(), "{}", said(&out));
+    let url = url::Url::parse(&format!("s3://lake/{prefix}/main/sales/t/")).unwrap();
+    append(&url, &(1..=2_000).collect::<Vec<_>>())
+        .await
+        .unwrap();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let acked = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (s, a, u) = (stop.clone(), acked.clone(), url.clone());
+    let writer = tokio::spawn(async move {
+        let mut id = 1_000_000;
+        while !s.load(std::sync::atomic::Ordering::SeqCst) {
+            if append(&u, &[id]).await.is_ok() {
+                a.lock().unwrap().push(id);
+            }
+            id += 1;
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    });
+    let mut first = Command::new(BIN);
+    first
+        .current_dir(d)
+        .args(["apply", "-f", "widened.yaml"])
+        .env("DELTA_OPERATOR_CONFIG", d.join("config.yaml"))
+        .env("DELTA_OPERATOR_FAILPOINT", "slow-after-fence")
+        .env("DELTA_OPERATOR_FAILPOINT_SECONDS", "4")
+        .env("DELTA_OPERATOR_LOCK_TTL_SECONDS", "2")
+        .env("DELTA_OPERATOR_TEST_HOST", "another-host");
+    let (first, reached) = support::start_watching(first, "after-fence", "first apply");
+    let within = Duration::from_secs(120);
+    let first = support::reached_again(first, &reached, "after-fence", "first apply", within);
+    // appends after the version its first round read: that round conflicts and catches up
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    writer.await.unwrap();
+    let first = support::reached_again(
+        first,
+        &reached,
+        "after-fence",
+        "first apply (its second round)",
+        within,
+    );
+    let pid = first.id().to_string();
+    let signal = |sig: &str| {
+        assert!(
+            Command::new("kill")
+                .args([sig, &pid])
+                .status()
+                .unwrap()
+                .success(),
+            "kill {sig} {pid}"
+        );
+    };
+    signal("-STOP");
+    // past the 2 s lifetime and the heartbeat's two: a run that died on another host
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    assert_eq!(run_folders(port, prefix), 1, "the first apply's files");
+    let second = cli(&["apply", "-f", "live.yaml", "--lock-wait", "20s"]);
+    assert!(second.status.success(), "{}", said(&second));
+    assert_eq!(
+        run_folders(port, prefix),
+        0,
+        "the second apply removes the stalled run's files: {}",
+        said(&second)
+    );
+    signal("-CONT");
+    let first = first.wait_with_output().unwrap();
+    let first_said = said(&first);
+    assert!(
+        !first.status.success(),
+        "the stale apply must fail, not commit files that are gone: {first_said}"
+    );
+    assert!(first_said.contains("lost its lock"), "{first_said}");
+    let mut owed: Vec<i64> = (1..=2_000).collect();
+    owed.extend(acked.lock().unwrap().iter().copied());
+    owed.sort_unstable();
+    assert!(owed.len() > 2_000, "no append was acknowledged");
+    assert_eq!(ids(&url).await, owed, "every acknowledged row, once");
+    let outside = Command::new(support::python())
+        .arg("-c")
+        .arg(format!(
+            "import deltalake, os\n\
+t = deltalake.DeltaTable('{url}', storage_options={{'AWS_ENDPOINT_URL': 'http://127.0.0.1:{port}', 'AWS_ACCESS_KEY_ID': 'test', 'AWS_SECRET_ACCESS_KEY': 'test', 'AWS_REGION': 'us-east-1', 'AWS_ALLOW_HTTP': 'true'}})\n\
+print(t.to_pyarrow_table().num_rows, flush=True)\n\
+print(sum(1 for h in t.history() if h.get('operation') == 'DELTA-OPERATOR FENCE'), flush=True)\n\
+os._exit(0)"
+        ))
+        .output()
+        .unwrap();
+    assert!(
+        outside.status.success(),
+        "an outside reader fails: {}",
+        said(&outside)
+    );
+    let printed = String::from_utf8_lossy(&outside.stdout);
+    let lines: Vec<&str> = printed.lines().collect();
+    assert_eq!(
+        lines,
+        [owed.len().to_string().as_str(), "1"],
+        "rows, and fencing commits in the history"
+    );
+    let out = cli(&["plan", "-f", "live.yaml"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "qty is still an int: {}",
+        said(&out)
+    );
 }

@@ -239,11 +239,22 @@ pub fn tref(name: &str) -> TableRef {
 /// and returns once it has reached that failpoint, for a test to act while it waits there.
 /// Its stderr is echoed as `label: …` (so `wait_with_output` returns its stdout only).
 pub fn start_paused(
-    mut cmd: std::process::Command,
+    cmd: std::process::Command,
     point: &str,
     label: &'static str,
     within: std::time::Duration,
 ) -> std::process::Child {
+    let (child, reached) = start_watching(cmd, point, label);
+    reached_again(child, &reached, point, label, within)
+}
+
+/// Starts `cmd` as [`start_paused`] does, at once: the receiver gets one message each time
+/// the process reaches the failpoint `slow-<point>` (a point inside a loop is reached once a round).
+pub fn start_watching(
+    mut cmd: std::process::Command,
+    point: &str,
+    label: &'static str,
+) -> (std::process::Child, std::sync::mpsc::Receiver<()>) {
     use std::io::BufRead;
     cmd.stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
@@ -252,20 +263,29 @@ pub fn start_paused(
     let (tx, rx) = std::sync::mpsc::channel();
     let wanted = format!("failpoint slow-{point}");
     std::thread::spawn(move || {
-        let mut tx = Some(tx);
         for line in std::io::BufReader::new(stderr)
             .lines()
             .map_while(Result::ok)
         {
-            if line.contains(&wanted)
-                && let Some(tx) = tx.take()
-            {
+            if line.contains(&wanted) {
                 let _ = tx.send(());
             }
             eprintln!("{label}: {line}");
         }
     });
-    if rx.recv_timeout(within).is_err() {
+    (child, rx)
+}
+
+/// Waits until the process of [`start_watching`] reaches its failpoint once more (killing it
+/// and failing the test if it does not within `within`), and hands the process back.
+pub fn reached_again(
+    mut child: std::process::Child,
+    reached: &std::sync::mpsc::Receiver<()>,
+    point: &str,
+    label: &'static str,
+    within: std::time::Duration,
+) -> std::process::Child {
+    if reached.recv_timeout(within).is_err() {
         let _ = child.kill();
         panic!("{label} did not reach the failpoint slow-{point} within {within:?}");
     }

@@ -63,7 +63,7 @@ impl BackendError {
 /// and prove a rerun converges. Compiled only into debug builds
 /// (`cfg(debug_assertions)`); a release binary ignores the variable.
 /// `DELTA_OPERATOR_FAILPOINT=<name>`: `after-step-<n>`, and in lake rewrites
-/// `during-stage`, `after-stage`, `during-replace`, `before-commit`, `after-replace`.
+/// `during-stage`, `after-stage`, `during-replace`, `before-commit`, `after-fence`, `after-replace`.
 pub fn failpoint(name: &str) {
     #[cfg(debug_assertions)]
     if std::env::var("DELTA_OPERATOR_FAILPOINT").is_ok_and(|v| v == name) {

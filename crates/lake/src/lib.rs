@@ -4,6 +4,7 @@
 //! rewrite; what it cannot do at all the planner refuses by rule.
 
 pub mod compile;
+mod fence;
 pub mod lock;
 mod operations;
 mod phases;

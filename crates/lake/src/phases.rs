@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use super::replace::{self, MAX_CATCH_UP_ROUNDS, NotCommitted, Since};
 use super::rewrite::{self, Checks, RUN_FOLDER_PREFIX, Sink, StreamSpec};
-use super::{LakeBackend, STAGING, delta_err, lock, rel};
+use super::{LakeBackend, STAGING, delta_err, fence, lock, rel};
 use delta_operator_backend::{
     BackendError, StepOutcome, StepProgress, TableRun, failpoint, slow_failpoint,
 };
@@ -299,6 +299,10 @@ impl LakeBackend {
             self.own_files_present(folder_rel, sink.adds().len())
                 .await?;
             failpoint("after-fence");
+            // tests pause here too: a holder stalled between its fence and its commit, whose
+            // files a second apply removes meanwhile (the fencing commit of `remove_leftovers`
+            // makes this commit conflict; the next round's fence then finds the lock lost)
+            slow_failpoint("after-fence").await;
             match replace::commit(
                 &base,
                 &schema,
@@ -328,7 +332,14 @@ impl LakeBackend {
                 Err(NotCommitted::Moved) if round == MAX_CATCH_UP_ROUNDS => break,
                 Err(NotCommitted::Moved) => {}
             }
-            let (newer, rows) = self.catch_up(t, pass, &base, read, staged, sink).await?;
+            let (newer, rows) = match self.catch_up(t, pass, &base, read, staged, sink).await {
+                Ok(caught) => caught,
+                Err(e) => {
+                    // a run that lost its lock says so first, whatever landed meanwhile
+                    run.fence().await?;
+                    return Err(e);
+                }
+            };
             caught_up += rows;
             base = newer;
         }
@@ -361,6 +372,11 @@ impl LakeBackend {
             Since::Appends { latest, adds } => (latest, adds),
         };
         let newer = self.open_table_at(t, latest).await?;
+        if adds.is_empty() {
+            // commits of no files (a fencing commit, a commitInfo of another writer): nothing
+            // to convert, and the next round's fence says whether this run still holds the table
+            return Ok((newer, 0));
+        }
         (pass.progress.note)(&format!(
             "{} files appended since version {read}: converting them too",
             adds.len()
@@ -499,13 +515,44 @@ impl LakeBackend {
     }
 
     /// Removes what the plan listed as left over, if it still is (read again under the lock).
+    /// Before another run's rewritten files go, a fencing commit conditioned on the version
+    /// they were judged at (`fence.rs`): a paused holder of that run can then no longer commit
+    /// them. If a commit landed meanwhile, nothing is removed and they are judged again.
     pub(super) async fn remove_leftovers(
         &self,
         run: &TableRun,
+        step: &Step,
     ) -> Result<StepOutcome, BackendError> {
         let t = &run.table;
-        let table = self.open_table(t).await?;
-        let now = self.leftovers(t, &table).await?;
+        let mut now = None;
+        for _ in 0..FENCE_ATTEMPTS {
+            let table = self.open_table(t).await?;
+            let found = self.leftovers(t, &table).await?;
+            let fenced: Vec<String> = found
+                .iter()
+                .filter(|l| matches!(l.kind, LeftoverKind::UncommittedFiles))
+                .map(|l| l.run.clone())
+                .collect();
+            if fenced.is_empty() || !fencing_enabled() {
+                now = Some(found);
+                break;
+            }
+            // the fencing commit, as every commit, only while this run holds the table
+            run.fence().await?;
+            let props = self.run_props(run, step, vec![]);
+            match fence::commit(&table, &fenced, props).await {
+                Ok(_) => {
+                    now = Some(found);
+                    break;
+                }
+                Err(NotCommitted::Failed(e)) => return Err(e),
+                // a commit landed after the version read: perhaps the run committed them
+                Err(NotCommitted::Moved) => {}
+            }
+        }
+        let Some(now) = now else {
+            return Err(fence::moved_message(t, FENCE_ATTEMPTS));
+        };
         let mut removed = Vec::new();
         for l in &now {
             match l.kind {
@@ -529,6 +576,19 @@ impl LakeBackend {
             }),
         })
     }
+}
+
+/// How often the leftovers are listed and fenced again when commits keep landing meanwhile.
+const FENCE_ATTEMPTS: usize = 5;
+
+/// Debug builds: `DELTA_OPERATOR_TEST_NO_FENCING_COMMIT=1` removes leftovers without the
+/// fencing commit (the behaviour before it), so a test can show it fails without it.
+fn fencing_enabled() -> bool {
+    #[cfg(debug_assertions)]
+    if std::env::var("DELTA_OPERATOR_TEST_NO_FENCING_COMMIT").is_ok_and(|v| v == "1") {
+        return false;
+    }
+    true
 }
 
 /// What every pass of one replace shares: the rewrite, the schema it writes, the table's

@@ -264,19 +264,24 @@ pub async fn commit(
         .with_actions(actions)
         .build(Some(snap), base.log_store(), op)
         .await;
-    match committed {
-        Ok(done) => Ok(done.version()),
-        Err(deltalake::DeltaTableError::Transaction {
+    committed.map(|done| done.version()).map_err(not_committed)
+}
+
+/// A conditioned commit's error: `Moved` when a commit landed after the version
+/// it was conditioned on (delta-rs does not retry: `max_retries = 0`), else `Failed`.
+pub fn not_committed(e: deltalake::DeltaTableError) -> NotCommitted {
+    match e {
+        deltalake::DeltaTableError::Transaction {
             source: deltalake::kernel::transaction::TransactionError::MaxCommitAttempts(_),
-        })
-        | Err(deltalake::DeltaTableError::VersionAlreadyExists(_)) => Err(NotCommitted::Moved),
-        Err(e) => {
+        }
+        | deltalake::DeltaTableError::VersionAlreadyExists(_) => NotCommitted::Moved,
+        e => {
             // the same, in the words some versions use
             let s = e.to_string();
             if s.contains("max commit attempts") || s.contains("already exists") {
-                Err(NotCommitted::Moved)
+                NotCommitted::Moved
             } else {
-                Err(fail(delta_err(e)))
+                NotCommitted::Failed(delta_err(e))
             }
         }
     }

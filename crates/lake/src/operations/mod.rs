@@ -61,7 +61,7 @@ impl LakeBackend {
             Action::Rewrite { rewrite, phase } => {
                 self.rewrite(run, step, rewrite, *phase, progress).await
             }
-            Action::RemoveLeftovers { .. } => self.remove_leftovers(run).await,
+            Action::RemoveLeftovers { .. } => self.remove_leftovers(run, step).await,
             Action::CloneTable { name } => {
                 let name = bound_clone_name(name, now.and_then(|l| l.version));
                 self.clone_table(t, step, &name).await
