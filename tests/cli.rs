@@ -878,29 +878,18 @@ fn an_import_with_governed_only_claims_the_jobs_table_at_annotations() {
 /// handed-off prefix is never planned, while the rest of the spec is.
 #[test]
 fn a_targets_hand_off_is_refused_where_declared_and_never_planned() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    let m = d.join("m");
-    std::fs::create_dir(&m).unwrap();
-    std::fs::write(
-        m.join("sales.yaml"),
-        "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {name: sales}\nspec: {catalog: main}\n",
-    )
-    .unwrap();
+    let p = support::project::Project::lake(
+        "./lake",
+        "    handOff: {to: the ingest job, aspects: [Comments], properties: [pipelines.]}\n",
+    );
+    let d = p.path();
+    let config = p.config.as_str();
     let table = |extra: &str| {
-        std::fs::write(
-            m.join("orders.yaml"),
-            format!("apiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {{name: orders}}\nspec:\n  schemaRef: sales\n  comment: orders\n  columns:\n    - {{name: id, type: bigint}}\n{extra}"),
-        )
-        .unwrap();
+        p.manifest(
+            "orders.yaml",
+            &format!("apiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {{name: orders}}\nspec:\n  schemaRef: sales\n  comment: orders\n  columns:\n    - {{name: id, type: bigint}}\n{extra}"),
+        );
     };
-    let config = d.join("config.yaml");
-    std::fs::write(
-        &config,
-        "targets:\n  local:\n    lake: {root: ./lake}\n    handOff: {to: the ingest job, aspects: [Comments], properties: [pipelines.]}\ndefaultTarget: local\n",
-    )
-    .unwrap();
-    let config = config.to_str().unwrap();
     table("");
     for cmd in ["validate", "plan", "apply"] {
         let o = run(d, &[cmd, "-f", "m", "--config", config]);
@@ -917,11 +906,10 @@ fn a_targets_hand_off_is_refused_where_declared_and_never_planned() {
         "nothing applied"
     );
     // without the comment: applied; the job's property under the prefix is its own
-    std::fs::write(
-        m.join("orders.yaml"),
+    p.manifest(
+        "orders.yaml",
         "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {name: orders}\nspec:\n  schemaRef: sales\n  columns:\n    - {name: id, type: bigint}\n  properties: {delta.appendOnly: \"false\"}\n",
-    )
-    .unwrap();
+    );
     let o = run(d, &["apply", "-f", "m", "--config", config]);
     assert_eq!(code(&o), 0, "{}", text(&o));
     let o = run(d, &["plan", "-f", "m", "--config", config]);
@@ -935,29 +923,15 @@ fn a_targets_hand_off_is_refused_where_declared_and_never_planned() {
 /// renamed, validate passes and plan shows the table to create.
 #[test]
 fn validate_and_plan_both_refuse_a_name_that_needs_column_mapping_on_a_lake_target() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    let m = d.join("m");
-    std::fs::create_dir(&m).unwrap();
-    std::fs::write(
-        m.join("sales.yaml"),
-        "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {name: sales}\nspec: {catalog: main}\n",
-    )
-    .unwrap();
+    let p = support::project::Project::lake("./lake", "");
+    let d = p.path();
+    let config = p.config.as_str();
     let table = |column: &str| {
-        std::fs::write(
-            m.join("orders.yaml"),
-            format!("apiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {{name: orders}}\nspec:\n  schemaRef: sales\n  columns:\n    - {{name: id, type: bigint}}\n    - {{name: \"{column}\", type: int}}\n"),
-        )
-        .unwrap();
+        p.manifest(
+            "orders.yaml",
+            &format!("apiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {{name: orders}}\nspec:\n  schemaRef: sales\n  columns:\n    - {{name: id, type: bigint}}\n    - {{name: \"{column}\", type: int}}\n"),
+        );
     };
-    let config = d.join("config.yaml");
-    std::fs::write(
-        &config,
-        "targets:\n  local:\n    lake: {root: ./lake}\ndefaultTarget: local\n",
-    )
-    .unwrap();
-    let config = config.to_str().unwrap();
     table("unit price");
     for cmd in ["validate", "plan"] {
         let o = run(d, &[cmd, "-f", "m", "--config", config]);
@@ -977,6 +951,95 @@ fn validate_and_plan_both_refuse_a_name_that_needs_column_mapping_on_a_lake_targ
     let o = run(d, &["plan", "-f", "m", "--config", config]);
     assert_eq!(code(&o), 2, "{}", text(&o));
     assert!(text(&o).contains("+ unit_price int"), "{}", text(&o));
+}
+
+/// A live table no manifest declares, and a declared table whose name is the same to a
+/// reader (issue 26): `оrders` with a Cyrillic `о` beside a live `orders` that another tool
+/// wrote. `validate` cannot know the live table; `plan` refuses the declared one naming both
+/// (exit 1) and `apply` creates nothing; renamed, the table is planned as usual.
+#[test]
+fn a_declared_lookalike_of_a_live_undeclared_table_is_refused_naming_both() {
+    let p = support::project::Project::lake("./lake", "");
+    let d = p.path();
+    let config = p.config.as_str();
+    // a table another tool made: no owner marker, no manifest
+    py(
+        d,
+        "import pyarrow as pa\nfrom deltalake import write_deltalake\nwrite_deltalake('lake/main/sales/orders', pa.table({'id': pa.array([1], pa.int64())}))\nprint('ok')",
+    );
+    let table = |name: &str| {
+        p.manifest(
+            "orders.yaml",
+            &format!("apiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {{name: orders-2}}\nspec:\n  schemaRef: sales\n  name: \"{name}\"\n  columns:\n    - {{name: id, type: bigint}}\n"),
+        );
+    };
+    table("\u{43e}rders");
+    let o = run(d, &["validate", "-f", "m", "--config", config]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    for cmd in ["plan", "apply"] {
+        let o = run(d, &[cmd, "-f", "m", "--config", config]);
+        let out = text(&o);
+        assert_eq!(code(&o), 1, "{cmd}: {out}");
+        assert!(
+            out.contains("NameLooksLikeLiveTable")
+                && out.contains("table '\u{43e}rders' and the live table 'orders' of main.sales")
+                && out.contains("no manifest declares")
+                && out.contains("look the same")
+                && out.contains("rename the declared table"),
+            "{cmd}: {out}"
+        );
+    }
+    assert!(
+        !d.join("lake/main/sales/\u{43e}rders").exists(),
+        "the lookalike was created"
+    );
+    // a name of its own: planned to create (exit 2), the live table listed as unmanaged
+    table("orders_2");
+    let o = run(d, &["plan", "-f", "m", "--config", config]);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert!(!text(&o).contains("NameLooksLikeLiveTable"), "{}", text(&o));
+}
+
+/// On an S3 store without conditional writes (moto with them turned off, as
+/// tests/lake_s3.rs turns them off for the library), `apply` cannot take a table's lock:
+/// the binary exits 1 saying the store lacks conditional writes and what to change
+/// (AWS_CONDITIONAL_PUT), not "reading the tables failed", and creates nothing; with
+/// them on, the same apply creates the table.
+#[test]
+fn apply_on_s3_without_conditional_writes_says_what_to_change() {
+    let (_moto, port) = support::moto::moto();
+    let p = support::project::Project::lake("s3://lake/warehouse", "");
+    p.manifest(
+        "orders.yaml",
+        "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {name: orders}\nspec:\n  schemaRef: sales\n  columns:\n    - {name: id, type: bigint}\n",
+    );
+    let on_s3 = |args: &[&str], conditional_put: Option<&str>| {
+        let mut c = Command::new(BIN);
+        c.args(args)
+            .current_dir(p.path())
+            .env_remove("DELTA_OPERATOR_CONFIG")
+            .env_remove("AWS_CONDITIONAL_PUT")
+            .envs(support::moto::env(port));
+        if let Some(v) = conditional_put {
+            c.env("AWS_CONDITIONAL_PUT", v);
+        }
+        c.output().expect("run the binary")
+    };
+    let config = p.config.as_str();
+    let o = on_s3(&["apply", "-f", "m", "--config", config], Some("disabled"));
+    let out = text(&o);
+    assert_eq!(code(&o), 1, "{out}");
+    assert!(
+        out.contains("does not support conditional writes")
+            && out.contains("leave AWS_CONDITIONAL_PUT at its default")
+            && out.contains("nothing was changed")
+            && !out.contains("reading the tables"),
+        "{out}"
+    );
+    let o = on_s3(&["plan", "-f", "m", "--config", config], None);
+    assert_eq!(code(&o), 2, "nothing was created: {}", text(&o));
+    let o = on_s3(&["apply", "-f", "m", "--config", config], None);
+    assert_eq!(code(&o), 0, "{}", text(&o));
 }
 
 /// An apply of an approved plan killed after its first step: `apply --approve <the same id>`

@@ -7,6 +7,7 @@ mod support;
 
 use std::path::Path;
 use std::process::Command;
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use support::e2e::*;
@@ -14,6 +15,10 @@ use support::e2e::*;
 /// The ValidatingWebhookConfiguration's name: the chart's, whose RBAC lets the
 /// operator get and patch exactly this one (the tests run as the chart's identity).
 const CONFIG: &str = "delta-operator";
+
+/// The tests that install the webhook configuration (one name, `CONFIG`) run one
+/// at a time.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// Deletes the webhook configuration when the test ends, however it ends.
 struct Installed;
@@ -148,6 +153,7 @@ spec:
 
 #[test]
 fn kubectl_apply_is_refused_with_what_validate_prints() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
     let ns = namespace("webhook");
     drop(Installed); // none left over from an interrupted run
     let op = Operator::start(
@@ -422,5 +428,125 @@ fn crd_limits_hold_without_the_webhook() {
     let (ok, err) = validate(&[&f]);
     assert!(ok, "{err}");
     let (ok, out) = apply_file(&f);
+    assert!(ok, "{out}");
+}
+
+/// The message of a resource's condition `t`.
+fn condition_message(obj: &serde_json::Value, t: &str) -> String {
+    obj["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["type"] == t)
+        .and_then(|c| c["message"].as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// A DeltaSchema `ns/name` declaring the catalog schema `main.<schema>`.
+fn named_schema_yaml(ns: &str, name: &str, schema: &str) -> String {
+    format!(
+        "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {{name: {name}, namespace: {ns}}}\nspec: {{catalog: main, name: \"{schema}\"}}\n"
+    )
+}
+
+/// A catalog schema is one across namespaces (issue 26): a DeltaSchema whose schema name
+/// looks like one another namespace already declares (Cyrillic `а` in `sаles`) is refused by
+/// an operator watching every namespace, naming both objects (namespace/name) and the fix:
+/// by the controller when the webhook is not there (Stalled, InvalidSpec; the older one stays
+/// Ready and no lookalike schema is made), and by the webhook at `kubectl apply`.
+#[test]
+fn a_lookalike_schema_in_another_namespace_is_refused_by_controller_and_webhook() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
+    let a = namespace("lookalike-a");
+    let b = namespace("lookalike-b");
+    drop(Installed); // none left over from an interrupted run
+    let dir = tempfile::tempdir().unwrap();
+    let lake = dir.path().join("lake");
+    // every namespace is watched (the other tests' leftovers too): only these two may use the lake
+    let config = format!(
+        "targets:\n  lake:\n    lake: {{root: {}}}\n    namespaces: ['{a}', '{b}']\n    schemas: ['*']\n",
+        lake.display()
+    );
+    let op = Operator::start_cluster_wide(
+        &a,
+        &config,
+        &["--webhook-addr", "127.0.0.1:0", "--webhook-config", CONFIG],
+        dir,
+    );
+    let port = webhook_port(&op);
+    let files = tempfile::tempdir().unwrap();
+    let apply = |file: &str, yaml: &str| {
+        let f = files.path().join(file);
+        std::fs::write(&f, yaml).unwrap();
+        apply_file(&f)
+    };
+
+    // the controller: no webhook yet, so the lookalike is stored, then refused
+    let (ok, out) = apply("a.yaml", &named_schema_yaml(&a, "sales", "sales"));
+    assert!(ok, "{out}");
+    wait_condition(&a, "deltaschema", "sales", "Ready", "True", None);
+    let (ok, out) = apply("b.yaml", &named_schema_yaml(&b, "sales", "s\u{430}les"));
+    assert!(ok, "{out}");
+    let refused = wait_condition(
+        &b,
+        "deltaschema",
+        "sales",
+        "Stalled",
+        "True",
+        Some("InvalidSpec"),
+    );
+    let message = condition_message(&refused, "Stalled");
+    assert!(
+        message.contains(&format!("of DeltaSchema {a}/sales"))
+            && message.contains("same catalog")
+            && message.contains("look the same")
+            && message.contains("fix: rename one of them"),
+        "{message}"
+    );
+    let older = get(&a, "deltaschema", "sales");
+    assert_eq!(
+        condition(&older, "Ready").map(|(s, _)| s).as_deref(),
+        Some("True"),
+        "the older one is not refused: {}",
+        older["status"]
+    );
+    assert!(lake.join("main/sales").is_dir(), "the older schema is made");
+    assert!(
+        !lake.join("main/s\u{430}les").exists(),
+        "the lookalike schema was made"
+    );
+
+    // the webhook, for namespace b: a new lookalike is refused at kubectl apply, naming a's
+    let _installed = install_config(&b, port);
+    wait_until("/readyz 200", Duration::from_secs(30), || {
+        let r = op.http("/readyz");
+        if r.starts_with("HTTP/1.1 200") {
+            Ok(())
+        } else {
+            Err(r)
+        }
+    });
+    let (ok, out) = apply(
+        "b2.yaml",
+        &named_schema_yaml(
+            &b,
+            "sales-fullwidth",
+            "\u{ff53}\u{ff41}\u{ff4c}\u{ff45}\u{ff53}",
+        ),
+    );
+    assert!(!ok, "the lookalike was admitted: {out}");
+    assert!(
+        out.contains("denied the request")
+            && out.contains(&format!("DeltaSchema {b}/sales-fullwidth: spec.name: "))
+            && out.contains(&format!("of DeltaSchema {a}/sales"))
+            && out.contains("Unicode normalisation")
+            && out.contains("fix: rename one of them"),
+        "{out}"
+    );
+    let (exists, _, _) = kubectl(&["get", "deltaschema", "sales-fullwidth", "-n", &b]);
+    assert!(!exists, "a refused schema exists");
+    // a schema of its own name passes
+    let (ok, out) = apply("b3.yaml", &named_schema_yaml(&b, "crm", "crm"));
     assert!(ok, "{out}");
 }

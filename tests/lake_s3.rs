@@ -4,9 +4,12 @@
 
 mod support;
 
-use std::process::{Child, Command, Stdio};
+use support::moto::moto;
+
+use std::process::Command;
+
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use delta_operator::apply::Options;
 use delta_operator::apply::{StepStatus, apply};
@@ -19,56 +22,6 @@ use delta_operator::spec::load::{Manifests, load_str};
 use deltalake::arrow::array::{ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray};
 use deltalake::arrow::datatypes::{DataType as ArrowType, Field, Schema};
 use deltalake::protocol::SaveMode;
-
-struct Moto(Child);
-impl Drop for Moto {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Starts moto's S3 server and creates the bucket `lake`.
-fn moto() -> (Moto, u16) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let child = Command::new(support::python())
-        .args([
-            "-m",
-            "moto.server",
-            "-H",
-            "127.0.0.1",
-            "-p",
-            &port.to_string(),
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start moto (pip package moto[server], installed by make test)");
-    let guard = Moto(child);
-    let start = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "moto did not start on port {port}"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    let out = Command::new(support::python())
-        .arg("-c")
-        .arg(format!("import boto3\nboto3.client('s3', endpoint_url='http://127.0.0.1:{port}', region_name='us-east-1', aws_access_key_id='test', aws_secret_access_key='test').create_bucket(Bucket='lake')"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "create bucket: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (guard, port)
-}
 
 fn manifests(yaml: &str) -> delta_operator::engine::Inputs {
     let mut m = Manifests::default();
@@ -107,13 +60,10 @@ spec:
 async fn the_lake_on_s3_creates_rewrites_and_drops_like_on_disk() {
     let (_moto, port) = moto();
     // SAFETY of set_var: this test file holds one test, so no other thread reads the environment
-    unsafe {
-        std::env::set_var("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{port}"));
-        std::env::set_var("AWS_ACCESS_KEY_ID", "test");
-        std::env::set_var("AWS_SECRET_ACCESS_KEY", "test");
-        std::env::set_var("AWS_REGION", "us-east-1");
-        std::env::set_var("AWS_ALLOW_HTTP", "true");
-        std::env::set_var("AWS_S3_ALLOW_UNSAFE_RENAME", "true");
+    for (k, v) in support::moto::env(port) {
+        unsafe {
+            std::env::set_var(k, v);
+        }
     }
     let lake = LakeBackend::open("s3://lake/warehouse").expect("an s3 root");
     let run = |inputs: delta_operator::engine::Inputs, approve: bool| {

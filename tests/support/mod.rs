@@ -2,6 +2,8 @@
 #![allow(dead_code)]
 
 pub mod e2e;
+pub mod moto;
+pub mod project;
 pub mod scenarios;
 pub mod spark;
 pub mod target;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use delta_operator_core::model::{Check, ObservedSchema, ObservedTable, TableRef};
 use delta_operator_core::plan::Inputs;
 use delta_operator_core::plan::compile::compile_parts;
-use delta_operator_core::plan::{self, Capabilities, Compiler, Plan, SchemaScope};
+use delta_operator_core::plan::{self, Capabilities, Compiler, Plan, SchemaScope, TablePlan};
 use delta_operator_expression::same_expression;
 
 use crate::{Backend, BackendError, Extras};
@@ -77,6 +77,19 @@ pub async fn observe_schemas<B: Backend>(
     Ok(out)
 }
 
+/// The table plans and the unmanaged tables (`plan::plan_tables`), with the
+/// declared tables whose name a reader takes for a live undeclared table's refused.
+fn plan_tables(
+    inputs: &Inputs,
+    observed: &[Arc<ObservedTable>],
+    caps: &Capabilities,
+) -> (Vec<TablePlan>, Vec<TableRef>) {
+    let (mut tables, unmanaged) =
+        plan::plan_tables(&inputs.tables, observed, &inputs.schemas, caps);
+    plan::rules::check_lookalike_live_tables(&mut tables, observed, &delta_operator_names::Reader);
+    (tables, unmanaged)
+}
+
 /// The plan for these inputs against this observed state (tables only), compiled.
 pub fn plan_against(
     inputs: &Inputs,
@@ -85,7 +98,7 @@ pub fn plan_against(
     compiler: &dyn Compiler,
 ) -> Plan {
     // no schema plans: without a read of the schemas, none is known to be absent
-    let (tables, unmanaged) = plan::plan_tables(&inputs.tables, observed, &inputs.schemas, caps);
+    let (tables, unmanaged) = plan_tables(inputs, observed, caps);
     compile_parts(caps.backend, tables, vec![], unmanaged, compiler)
 }
 
@@ -97,7 +110,7 @@ pub fn plan_against_all(
     caps: &Capabilities,
     compiler: &dyn Compiler,
 ) -> Plan {
-    let (tables, unmanaged) = plan::plan_tables(&inputs.tables, observed, &inputs.schemas, caps);
+    let (tables, unmanaged) = plan_tables(inputs, observed, caps);
     let schemas = plan::plan_schemas(&inputs.schemas, schemas, caps);
     // one id, over the compiled statements (not one for the tables, then the schemas, then these)
     compile_parts(caps.backend, tables, schemas, unmanaged, compiler)

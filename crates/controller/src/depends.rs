@@ -37,6 +37,10 @@ pub trait Lookup {
     fn schema(&self, name: &str) -> Option<Arc<DeltaSchema>>;
     /// Every DeltaSchema (a namespace has one per catalog schema: few).
     fn schemas(&self) -> Vec<Arc<DeltaSchema>>;
+    /// Every DeltaSchema of the other namespaces the cache holds (none when it
+    /// watches one namespace): a catalog schema is one across namespaces, so
+    /// a lookalike of it is refused whichever namespace declares it.
+    fn schemas_elsewhere(&self) -> Vec<Arc<DeltaSchema>>;
     /// The DeltaTables whose declared table name (`spec.name`, else the resource
     /// name) has the comparison key `key` (`name_key`). More is harmless: every
     /// answer is checked again.
@@ -81,7 +85,9 @@ pub enum Dependent<'a> {
 pub struct Dependencies {
     /// The schemas its validation reads: a table's own and those of `tables`;
     /// every schema of the namespace when its own is missing (the reconcile's
-    /// message lists them) and for a DeltaSchema.
+    /// message lists them) and for a DeltaSchema, with, for a DeltaSchema, those
+    /// of other namespaces whose catalog or schema name is its own to a reader
+    /// (`elsewhere_alike`).
     pub schemas: Vec<Arc<DeltaSchema>>,
     /// The tables its validation reads, by resource name: with `Claims::Validate`
     /// those declaring the same table or one whose name looks the same in its
@@ -100,17 +106,36 @@ pub fn dependencies(resource: Dependent, lookup: &dyn Lookup, claims: Claims) ->
     match resource {
         Dependent::Schema(s) => {
             let name = s.name_any();
-            Dependencies {
-                schemas: lookup
-                    .schemas()
+            let mut schemas: Vec<_> = lookup
+                .schemas()
+                .into_iter()
+                .filter(|c| c.name_any() != name)
+                .collect();
+            schemas.extend(
+                lookup
+                    .schemas_elsewhere()
                     .into_iter()
-                    .filter(|c| c.name_any() != name)
-                    .collect(),
+                    .filter(|c| elsewhere_alike(s, c)),
+            );
+            Dependencies {
+                schemas,
                 ..Default::default()
             }
         }
         Dependent::Table(t) => table_dependencies(t, lookup, claims),
     }
+}
+
+/// Whether `other` (a DeltaSchema of another namespace) can clash with `s` by
+/// name (`validate`'s lookalike schemas): its catalog is `s`'s to a reader and
+/// either is another string (lookalike catalogs) or holds a schema whose name
+/// is `s`'s to a reader. Only those are read: what else another namespace
+/// declares is its own.
+fn elsewhere_alike(s: &DeltaSchema, other: &DeltaSchema) -> bool {
+    let name = |x: &DeltaSchema| x.spec.name.clone().unwrap_or_else(|| x.name_any());
+    comparison_key(&s.spec.catalog) == comparison_key(&other.spec.catalog)
+        && (s.spec.catalog != other.spec.catalog
+            || comparison_key(&name(s)) == comparison_key(&name(other)))
 }
 
 /// The table a DeltaSchema and a table name in it make.
@@ -237,8 +262,25 @@ pub fn with_table(d: &Dependencies, table: Loaded<DeltaTable>) -> Manifests {
     m
 }
 
-/// The manifests a DeltaSchema's validation depends on, `schema` last.
-pub fn schema_inputs(lookup: &dyn Lookup, schema: Loaded<DeltaSchema>) -> Manifests {
+/// Where a DeltaSchema stands among those its validation reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arrival {
+    /// Being created (admission of a CREATE): after every stored schema, so the
+    /// newcomer is the one refused for a clash.
+    New,
+    /// Stored (a reconcile, an UPDATE): by creation time, then namespace and name,
+    /// the same order whoever asks, so of two lookalikes only the later one is
+    /// refused, by both reconciles alike.
+    Stored,
+}
+
+/// The manifests a DeltaSchema's validation depends on, in the order `validate`
+/// reads them (`Arrival`): of two schemas that clash, it refuses the later.
+pub fn schema_inputs(
+    lookup: &dyn Lookup,
+    schema: Loaded<DeltaSchema>,
+    arrival: Arrival,
+) -> Manifests {
     let d = dependencies(
         Dependent::Schema(&schema.resource),
         lookup,
@@ -246,6 +288,17 @@ pub fn schema_inputs(lookup: &dyn Lookup, schema: Loaded<DeltaSchema>) -> Manife
     );
     let mut m = manifests(&d);
     m.schemas.push(schema);
+    let age = |s: &Loaded<DeltaSchema>| {
+        let created = s.resource.metadata.creation_timestamp.clone();
+        (created.is_none(), created, s.namespace(), s.name())
+    };
+    match arrival {
+        Arrival::New => {
+            let last = m.schemas.len() - 1;
+            m.schemas[..last].sort_by_key(age);
+        }
+        Arrival::Stored => m.schemas.sort_by_key(age),
+    }
     m
 }
 
@@ -287,6 +340,10 @@ impl Lookup for Listed {
     }
     fn schemas(&self) -> Vec<Arc<DeltaSchema>> {
         self.schemas.clone()
+    }
+    /// A list is one namespace's.
+    fn schemas_elsewhere(&self) -> Vec<Arc<DeltaSchema>> {
+        Vec::new()
     }
     fn tables_named(&self, key: &str) -> Vec<Arc<DeltaTable>> {
         self.tables
@@ -481,8 +538,124 @@ mod tests {
         let d = dependencies(Dependent::Schema(&me), &cached, Claims::Validate);
         assert_eq!(names_of(&d.schemas), ["crm"]);
         assert!(d.tables.is_empty() && d.parents.is_empty());
-        let m = schema_inputs(&cached, super::cached(me.as_ref().clone()));
+        let m = schema_inputs(&cached, super::cached(me.as_ref().clone()), Arrival::Stored);
         assert_eq!(m.schemas.len(), 2);
+    }
+
+    /// One namespace's list, with the schemas of other namespaces beside it.
+    struct WithElsewhere(Listed, Vec<Arc<DeltaSchema>>);
+
+    impl Lookup for WithElsewhere {
+        fn schema(&self, name: &str) -> Option<Arc<DeltaSchema>> {
+            self.0.schema(name)
+        }
+        fn schemas(&self) -> Vec<Arc<DeltaSchema>> {
+            self.0.schemas()
+        }
+        fn schemas_elsewhere(&self) -> Vec<Arc<DeltaSchema>> {
+            self.1.clone()
+        }
+        fn tables_named(&self, key: &str) -> Vec<Arc<DeltaTable>> {
+            self.0.tables_named(key)
+        }
+        fn referrers(&self, key: &str) -> Vec<Arc<DeltaTable>> {
+            self.0.referrers(key)
+        }
+    }
+
+    /// DeltaSchema `ns/name` declaring `catalog.schema`, created at `created`.
+    fn schema_at(
+        ns: &str,
+        name: &str,
+        catalog: &str,
+        schema: &str,
+        created: &str,
+    ) -> Arc<DeltaSchema> {
+        Arc::new(
+            serde_json::from_value(serde_json::json!({
+                "apiVersion": "delta-operator.io/v1alpha1", "kind": "DeltaSchema",
+                "metadata": {"name": name, "namespace": ns, "creationTimestamp": created},
+                "spec": {"catalog": catalog, "name": schema}
+            }))
+            .unwrap(),
+        )
+    }
+
+    // A catalog schema is one across namespaces: a DeltaSchema reads the other namespaces'
+    // schemas whose catalog or schema name looks like its own, and of two that clash only
+    // the later-created is refused, whichever of them is reconciled (a CREATE: the newcomer).
+    #[test]
+    fn lookalike_schemas_of_other_namespaces_are_read_and_only_the_later_refused() {
+        use delta_operator_api::spec::validate::validate;
+        let older = schema_at("team-a", "sales", "main", "sales", "2026-01-01T00:00:00Z");
+        let younger = schema_at(
+            "team-b",
+            "sales",
+            "main",
+            "s\u{430}les",
+            "2026-01-02T00:00:00Z",
+        );
+        let elsewhere = vec![
+            older.clone(),
+            schema_at("team-a", "crm", "main", "crm", "2026-01-01T00:00:00Z"),
+            schema_at(
+                "team-a",
+                "other",
+                "other",
+                "s\u{430}les",
+                "2026-01-01T00:00:00Z",
+            ),
+            schema_at(
+                "team-c",
+                "ledger",
+                "m\u{430}in",
+                "ledger",
+                "2026-01-03T00:00:00Z",
+            ),
+        ];
+        let b = WithElsewhere(
+            Listed {
+                schemas: vec![younger.clone()],
+                tables: vec![],
+            },
+            elsewhere,
+        );
+        let d = dependencies(Dependent::Schema(&younger), &b, Claims::Validate);
+        let read: Vec<String> = d
+            .schemas
+            .iter()
+            .map(|s| format!("{}/{}", s.namespace().unwrap(), s.name_any()))
+            .collect();
+        assert_eq!(read, ["team-a/sales", "team-c/ledger"]);
+        let errors_of = |m: &Manifests, label: &str| -> Vec<String> {
+            validate(m)
+                .into_iter()
+                .filter(|e| e.resource.as_deref() == Some(label))
+                .map(|e| format!("{}: {} (fix: {})", e.path, e.message, e.fix))
+                .collect()
+        };
+        let m = schema_inputs(&b, super::cached(younger.as_ref().clone()), Arrival::Stored);
+        let refused = errors_of(&m, "DeltaSchema team-b/sales");
+        assert_eq!(refused.len(), 1, "{refused:?}");
+        assert!(
+            refused[0].contains("of DeltaSchema team-a/sales")
+                && refused[0].contains("same catalog")
+                && refused[0].contains("rename one of them"),
+            "{refused:?}"
+        );
+        // the older one's reconcile, with the younger elsewhere: not refused
+        let a = WithElsewhere(
+            Listed {
+                schemas: vec![older.clone()],
+                tables: vec![],
+            },
+            vec![younger.clone()],
+        );
+        let m = schema_inputs(&a, super::cached(older.as_ref().clone()), Arrival::Stored);
+        assert!(errors_of(&m, "DeltaSchema team-a/sales").is_empty());
+        // a CREATE of the older one beside the stored younger: the newcomer is refused
+        let m = schema_inputs(&a, super::cached(older.as_ref().clone()), Arrival::New);
+        assert_eq!(errors_of(&m, "DeltaSchema team-a/sales").len(), 1);
     }
 
     #[test]

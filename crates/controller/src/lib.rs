@@ -174,11 +174,16 @@ impl Context {
     }
 
     /// The manifest set a schema's reconcile validates: the schema itself (when
-    /// cached) and what `depends::dependencies` says it depends on.
+    /// cached) and what `depends::dependencies` says it depends on (the lookalikes
+    /// of other namespaces too), oldest first: of two that clash, the later is refused.
     pub fn schema_manifests(&self, namespace: &str, name: &str) -> Manifests {
         let cached = self.cached(namespace);
         match cached.schema(name) {
-            Some(s) => depends::schema_inputs(&cached, depends::cached(s.as_ref().clone())),
+            Some(s) => depends::schema_inputs(
+                &cached,
+                depends::cached(s.as_ref().clone()),
+                depends::Arrival::Stored,
+            ),
             None => Manifests::default(),
         }
     }

@@ -159,6 +159,15 @@ impl Lookup for Cached<'_> {
             .collect()
     }
 
+    fn schemas_elsewhere(&self) -> Vec<Arc<DeltaSchema>> {
+        // schemas are few (one per catalog schema), and this is asked only for a DeltaSchema
+        self.schemas
+            .state()
+            .into_iter()
+            .filter(|s| namespace_of(s.as_ref()) != self.namespace)
+            .collect()
+    }
+
     fn tables_named(&self, key: &str) -> Vec<Arc<DeltaTable>> {
         self.tables(self.index.declared(self.namespace, key))
             .into_iter()

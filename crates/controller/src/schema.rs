@@ -231,7 +231,12 @@ struct Resolved {
 /// reason and message of the report that stops the reconcile there.
 fn resolve(ctx: &Context, ns: &str, name: &str) -> Result<Resolved, (Reason, String)> {
     let m = ctx.schema_manifests(ns, name);
-    let Some(me) = m.schemas.iter().find(|s| s.name() == name) else {
+    // another namespace's schema of the same name may be there too (a lookalike's)
+    let Some(me) = m
+        .schemas
+        .iter()
+        .find(|s| s.name() == name && s.namespace() == ns)
+    else {
         return Err((
             Reason::NotCached,
             "the resource is not in the operator's cache yet".into(),

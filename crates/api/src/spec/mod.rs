@@ -6,7 +6,9 @@ pub mod error;
 pub use delta_operator_expression as expression;
 pub mod load;
 pub mod lower;
-pub mod names;
+/// Names that are one name to a reader (their own crate: the engine compares
+/// declared tables with live ones by them too).
+pub use delta_operator_names as names;
 pub mod schema_check;
 pub mod validate;
 

@@ -150,6 +150,16 @@ pub fn column_name_problem(name: &str) -> Option<(String, String)> {
 /// suggestion helpers.
 pub use super::suggest::edit_distance;
 
+/// How two names are compared as a reader sees them (Unicode normalisation,
+/// case, lookalike letters): implemented outside the pure core, which cannot
+/// depend on the Unicode tables (`delta_operator_names::Reader`).
+pub trait Lookalikes {
+    /// What two names that may be one to a reader share (compared first: cheap to index).
+    fn key(&self, name: &str) -> String;
+    /// Why `a` and `b`, different strings, are one name to a reader, if they are.
+    fn clash(&self, a: &str, b: &str) -> Option<String>;
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

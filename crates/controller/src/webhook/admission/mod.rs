@@ -12,7 +12,7 @@ use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview
 use serde_json::Value;
 
 use super::caches::Caches;
-use crate::depends::{Listed, Lookup};
+use crate::depends::{Arrival, Listed, Lookup};
 use delta_operator_api::config::Config;
 use delta_operator_api::spec::SpecError;
 use delta_operator_api::spec::load::{DEFAULT_NAMESPACE, Manifests, load_value};
@@ -61,7 +61,12 @@ pub fn admit(
     if let Some(meta) = doc.get_mut("metadata").and_then(Value::as_object_mut) {
         meta.insert("namespace".into(), Value::String(ns.clone()));
     }
-    match check(doc, &ns, cached, config) {
+    // a CREATE's object is not stored yet: it comes after every stored one
+    let arrival = match req.operation {
+        Operation::Create => Arrival::New,
+        _ => Arrival::Stored,
+    };
+    match check(doc, &ns, cached, config, arrival) {
         Ok(warnings) if warnings.is_empty() => allowed,
         Ok(warnings) => {
             let mut r = allowed;
@@ -92,7 +97,7 @@ pub fn refusal(errors: &[SpecError]) -> String {
 type Verdict = Result<Vec<String>, Vec<SpecError>>;
 
 /// Loads `doc` as `validate` loads a document, then hands it to its kind's check.
-fn check(doc: Value, ns: &str, cached: &dyn Lookup, config: &Config) -> Verdict {
+fn check(doc: Value, ns: &str, cached: &dyn Lookup, config: &Config, arrival: Arrival) -> Verdict {
     let mut incoming = Manifests::default();
     let mut errors = Vec::new();
     load_value(FILE, doc, &mut incoming, &mut errors);
@@ -100,7 +105,7 @@ fn check(doc: Value, ns: &str, cached: &dyn Lookup, config: &Config) -> Verdict 
         return Err(errors);
     }
     if let Some(s) = incoming.schemas.pop() {
-        schema::check(s, ns, cached)
+        schema::check(s, ns, cached, arrival)
     } else if let Some(t) = incoming.tables.pop() {
         table::check(t, ns, cached, config)
     } else {

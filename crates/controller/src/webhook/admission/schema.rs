@@ -1,15 +1,22 @@
 //! Admission of a DeltaSchema: validated with the namespace's other schemas
-//! (two schemas of one namespace may not declare one catalog schema).
+//! (two schemas of one namespace may not declare one catalog schema) and the
+//! other namespaces' schemas whose names look like its own (a catalog schema
+//! is one across namespaces: `depends::dependencies`).
 
 use delta_operator_api::spec::DeltaSchema;
 use delta_operator_api::spec::load::Loaded;
 
 use super::{Verdict, validated};
-use crate::depends::{Lookup, schema_inputs};
+use crate::depends::{Arrival, Lookup, schema_inputs};
 
-pub(super) fn check(s: Loaded<DeltaSchema>, ns: &str, cached: &dyn Lookup) -> Verdict {
+pub(super) fn check(
+    s: Loaded<DeltaSchema>,
+    ns: &str,
+    cached: &dyn Lookup,
+    arrival: Arrival,
+) -> Verdict {
     let label = s.label();
-    let m = schema_inputs(cached, s);
+    let m = schema_inputs(cached, s, arrival);
     validated(&m, &label, ns)
 }
 

@@ -19,6 +19,7 @@ mod rewrite;
 pub use commits::{MAX_CHECK_COMMITS, check_commits};
 
 use changes::{check_create, check_update};
+pub use names::check_lookalike_live_tables;
 use names::{check_mapping_names, check_substitution};
 
 /// Every law and rule, by its stable name (what the plan, the status reason
@@ -71,10 +72,15 @@ pub enum Rule {
     UsingReadsUnknownColumn,
     /// A rewrite of a table with identity or generated columns, a mask or a row filter.
     RewriteRefused,
+    /// The declared table's name is, to a reader, that of a live table of its schema
+    /// that no manifest declares (Unicode normalisation, lookalike letters or
+    /// invisible characters apart): creating it would leave two tables every
+    /// reader takes for one.
+    NameLooksLikeLiveTable,
 }
 
 impl Rule {
-    pub const ALL: [Rule; 20] = [
+    pub const ALL: [Rule; 21] = [
         Rule::ColumnSpellingMustMatchCatalog,
         Rule::OwnedByAnotherResource,
         Rule::UnsupportedTableFeatures,
@@ -95,6 +101,7 @@ impl Rule {
         Rule::ColumnMappingNotWritable,
         Rule::UsingReadsUnknownColumn,
         Rule::RewriteRefused,
+        Rule::NameLooksLikeLiveTable,
     ];
 
     /// A law fires alone: the rules are not checked after it (their findings would be noise).
@@ -133,6 +140,7 @@ impl Rule {
             Rule::ColumnMappingNotWritable => "ColumnMappingNotWritable",
             Rule::UsingReadsUnknownColumn => "UsingReadsUnknownColumn",
             Rule::RewriteRefused => "RewriteRefused",
+            Rule::NameLooksLikeLiveTable => "NameLooksLikeLiveTable",
         }
     }
 }

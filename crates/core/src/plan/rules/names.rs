@@ -1,6 +1,11 @@
-//! Rules about names: what Spark would rewrite or refuse in a column name.
+//! Rules about names: what Spark would rewrite or refuse in a column name, and
+//! a declared table whose name is a live undeclared table's to a reader.
+
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::*;
+use crate::model::TableRef;
+use crate::model::names::{Lookalikes, printable};
 
 /// Every column and nested field name a type holds, as dotted paths.
 pub(super) fn field_names(prefix: &str, t: &DataType, names: &mut Vec<String>) {
@@ -117,5 +122,74 @@ pub(super) fn check_substitution(desired: &DesiredTable, out: &mut Vec<RuleFailu
             format!("'{name}' contains '${{': Spark's variable substitution rewrites it even inside backticks, so the name cannot be written as declared"),
             "choose a name without '${' (comments, tags and properties may contain it: literals are escaped)",
         ));
+    }
+}
+
+/// Declared tables whose name is, to a reader, that of a live table of the same
+/// schema that no manifest declares (`оrders` with a Cyrillic `о` beside a live
+/// `orders` another tool made): refused naming both, so no plan creates a second
+/// table every reader takes for the first; their foreign-key children are
+/// blocked. A declared table that is itself live is compared too: two such
+/// tables already exist, and the plan says so. `names` compares as a reader
+/// does (outside the pure core: `delta_operator_names::Reader`).
+pub fn check_lookalike_live_tables(
+    tables: &mut [crate::plan::TablePlan],
+    observed: &[std::sync::Arc<ObservedTable>],
+    names: &dyn Lookalikes,
+) {
+    let declared: BTreeSet<&TableRef> = tables
+        .iter()
+        .filter(|p| p.desired.is_some())
+        .map(|p| &p.table)
+        .collect();
+    // the undeclared live tables by schema and name key: each declared table looks up its own
+    let mut undeclared: BTreeMap<(&str, &str, String), Vec<&TableRef>> = BTreeMap::new();
+    for o in observed.iter().filter(|o| !declared.contains(&o.table)) {
+        undeclared
+            .entry((&o.table.catalog, &o.table.schema, names.key(&o.table.table)))
+            .or_default()
+            .push(&o.table);
+    }
+    if undeclared.is_empty() {
+        return;
+    }
+    let mut refused = false;
+    for plan in tables.iter_mut().filter(|p| p.desired.is_some()) {
+        let t = &plan.table;
+        let at = (t.catalog.as_str(), t.schema.as_str(), names.key(&t.table));
+        let found: Vec<RuleFailure> = undeclared
+            .get(&at)
+            .into_iter()
+            .flatten()
+            .filter_map(|live| {
+                let why = names.clash(&t.table, &live.table)?;
+                Some(fail(
+                    Rule::NameLooksLikeLiveTable,
+                    "table",
+                    format!(
+                        "table '{}' and the live table '{}' of {}.{}, which no manifest declares, are one name to a reader: {why}",
+                        printable(&t.table),
+                        printable(&live.table),
+                        t.catalog,
+                        t.schema,
+                    ),
+                    format!(
+                        "rename the declared table so it differs from '{}' in plain letters, or declare that table by its own name if it is the one meant (`delta-operator import` writes its manifest)",
+                        printable(&live.table)
+                    ),
+                ))
+            })
+            .collect();
+        if found.is_empty() {
+            continue;
+        }
+        refused = true;
+        match &mut plan.outcome {
+            crate::plan::Outcome::Rejected { failures } => failures.extend(found),
+            other => *other = crate::plan::Outcome::Rejected { failures: found },
+        }
+    }
+    if refused {
+        crate::plan::block_dependents(tables);
     }
 }

@@ -4,7 +4,11 @@
 //! `ο` for Latin `a`, `o`). Within one table's columns, one struct's fields,
 //! one schema's tables, one catalog's schemas and one target's catalogs, such
 //! pairs are refused: an engine would keep both and every reader would pick the
-//! wrong one. (Invisible characters are refused in any name by `model::names`.)
+//! wrong one; and a declared table whose name is a live undeclared table's of its
+//! schema to a reader is refused by the plan (`Reader`, the core's
+//! `model::names::Lookalikes`). (Invisible characters are refused in any name by
+//! `model::names`.) Its own crate: the pure core cannot depend on the Unicode
+//! tables, and validation (api) and the engine (backend) both need them.
 
 use unicode_normalization::UnicodeNormalization;
 use unicode_security::skeleton;
@@ -72,6 +76,20 @@ pub fn clash(a: &str, b: &str) -> Option<String> {
         ));
     }
     None
+}
+
+/// How the engine compares a declared table's name with the live ones: these
+/// functions, behind the core's seam.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Reader;
+
+impl delta_operator_core::model::names::Lookalikes for Reader {
+    fn key(&self, name: &str) -> String {
+        comparison_key(name)
+    }
+    fn clash(&self, a: &str, b: &str) -> Option<String> {
+        clash(a, b)
+    }
 }
 
 /// Every pair of `names` (with their spec paths) that `clash`es: the later
