@@ -481,12 +481,24 @@ fn a_lookalike_schema_in_another_namespace_is_refused_by_controller_and_webhook(
         std::fs::write(&f, yaml).unwrap();
         apply_file(&f)
     };
+    // a schema name of this run's own: the other tests' DeltaSchemas (`sales` among them) are
+    // watched too, and a lookalike of theirs would be refused naming them instead
+    let plain = format!("sales{}", std::process::id());
+    let cyrillic = plain.replacen('a', "\u{430}", 1);
+    let fullwidth: String = plain
+        .chars()
+        .map(|c| match c {
+            'a'..='z' => char::from_u32(0xff41 + (c as u32 - 'a' as u32)).unwrap_or(c),
+            '0'..='9' => char::from_u32(0xff10 + (c as u32 - '0' as u32)).unwrap_or(c),
+            _ => c,
+        })
+        .collect();
 
     // the controller: no webhook yet, so the lookalike is stored, then refused
-    let (ok, out) = apply("a.yaml", &named_schema_yaml(&a, "sales", "sales"));
+    let (ok, out) = apply("a.yaml", &named_schema_yaml(&a, "sales", &plain));
     assert!(ok, "{out}");
     wait_condition(&a, "deltaschema", "sales", "Ready", "True", None);
-    let (ok, out) = apply("b.yaml", &named_schema_yaml(&b, "sales", "s\u{430}les"));
+    let (ok, out) = apply("b.yaml", &named_schema_yaml(&b, "sales", &cyrillic));
     assert!(ok, "{out}");
     let refused = wait_condition(
         &b,
@@ -511,9 +523,12 @@ fn a_lookalike_schema_in_another_namespace_is_refused_by_controller_and_webhook(
         "the older one is not refused: {}",
         older["status"]
     );
-    assert!(lake.join("main/sales").is_dir(), "the older schema is made");
     assert!(
-        !lake.join("main/s\u{430}les").exists(),
+        lake.join("main").join(&plain).is_dir(),
+        "the older schema is made"
+    );
+    assert!(
+        !lake.join("main").join(&cyrillic).exists(),
         "the lookalike schema was made"
     );
 
@@ -529,11 +544,7 @@ fn a_lookalike_schema_in_another_namespace_is_refused_by_controller_and_webhook(
     });
     let (ok, out) = apply(
         "b2.yaml",
-        &named_schema_yaml(
-            &b,
-            "sales-fullwidth",
-            "\u{ff53}\u{ff41}\u{ff4c}\u{ff45}\u{ff53}",
-        ),
+        &named_schema_yaml(&b, "sales-fullwidth", &fullwidth),
     );
     assert!(!ok, "the lookalike was admitted: {out}");
     assert!(
