@@ -539,6 +539,68 @@ print(t.num_rows, pc.min(lengths).as_py(), pc.max(lengths).as_py())",
     assert_eq!(made, "2000 100000 100000");
 }
 
+/// A CHECK being added is a scan of every row (delta-rs's add constraint) and runs in the
+/// rewrite's budget: its batches are sized by what the expression's size-making calls make a
+/// row (`rewrite::session_for`). `repeat(status, 100000) <> ''` over 2,000 rows whose
+/// status is 'new' is 600 MB in delta-rs's own session (one batch of 8,192 rows at most, no
+/// memory limit), peaking past 600 MiB; in the budget's, batches of 335 rows (~100 MB).
+#[test]
+fn a_check_that_makes_large_values_is_added_in_smaller_batches() {
+    let dir = workdir();
+    let d = dir.path();
+    let o = run(d, &["apply", "-f", "examples/"]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let n = py(
+        d,
+        "import deltalake, pyarrow as pa, datetime\n\
+t = deltalake.DeltaTable('lake/main/sales/orders')\n\
+s = t.to_pyarrow_table().schema\n\
+ids = list(range(2000))\n\
+rows = pa.table({'order_id': pa.array(ids, pa.int64()), 'customer_id': pa.array(ids, pa.int64()), 'amount': pa.array(ids, pa.int32()), 'status': ['new'] * 2000, 'items': pa.array([None] * 2000, s.field('items').type), 'order_date': pa.array([datetime.date(2026, 11, 1)] * 2000)}, schema=s)\n\
+deltalake.write_deltalake('lake/main/sales/orders', rows, mode='append')\n\
+print(deltalake.DeltaTable('lake/main/sales/orders').to_pyarrow_table().num_rows)",
+    );
+    assert_eq!(n, "2000");
+    let orders = d.join("examples/orders.yaml");
+    let spec = std::fs::read_to_string(&orders).unwrap();
+    let large = spec.replace(
+        "  constraints:\n",
+        "  constraints:\n    - check:\n        name: status_fits\n        expression: repeat(status, 100000) <> ''\n",
+    );
+    assert_ne!(spec, large);
+    std::fs::write(&orders, large).unwrap();
+    let o = Command::new("/usr/bin/time")
+        .args(["-f", "peak RSS %M KB"])
+        .arg(BIN)
+        .args(["apply", "-f", "examples/"])
+        .current_dir(d)
+        .env_remove("DELTA_OPERATOR_CONFIG")
+        .env_remove("DELTA_OPERATOR_LAKE_MEMORY_MB")
+        .output()
+        .expect("GNU time (/usr/bin/time) and the binary");
+    let out = text(&o);
+    assert_eq!(code(&o), 0, "{out}");
+    let peak_kb: u64 = out
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix("peak RSS "))
+        .and_then(|l| l.trim_end_matches(" KB").trim().parse().ok())
+        .unwrap_or_else(|| panic!("no peak RSS line from GNU time: {out}"));
+    println!("adding the CHECK peaked at {} MiB", peak_kb / 1024);
+    assert!(
+        peak_kb < 450 * 1024,
+        "adding the CHECK peaked at {} MiB: its scan is not in the budget's batches",
+        peak_kb / 1024
+    );
+    let has = py(
+        d,
+        "import deltalake\n\
+c = deltalake.DeltaTable('lake/main/sales/orders').metadata().configuration\n\
+print(c.get('delta.constraints.status_fits'))",
+    );
+    assert!(has.contains("repeat"), "the CHECK is on the table: {has}");
+}
+
 /// The sink's early flush (`lake/rewrite/sink.rs`): a rewrite of a table of many partitions
 /// keeps one open file per partition, and past the files' share of the budget (a quarter:
 /// 4 MiB of 16) it finishes them early. Without it the rewrite writes one file per partition

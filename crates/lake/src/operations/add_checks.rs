@@ -1,11 +1,13 @@
 //! CHECK constraints added: one, or several in one commit and one scan.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use delta_operator_backend::{BackendError, StepOutcome};
 use delta_operator_core::model::{Check, TableRef};
 use delta_operator_core::plan::Step;
 
+use crate::rewrite::{session_for, stream_permit};
 use crate::{LakeBackend, delta_err, observe};
 
 impl LakeBackend {
@@ -17,9 +19,13 @@ impl LakeBackend {
         check: &Check,
     ) -> Result<StepOutcome, BackendError> {
         let table = self.open_table(t).await?;
+        // the scan is a stream like a rewrite's: in the budget, one at a time per process
+        let session = session_for([check.expression.as_str()])?;
+        let _turn = stream_permit().await;
         table
             .add_constraint()
             .with_constraint(check.name.clone(), check.expression.clone())
+            .with_session_state(Arc::new(session.state()))
             .with_commit_properties(self.commit_props(step))
             .await
             .map_err(delta_err)?;
@@ -50,9 +56,13 @@ impl LakeBackend {
             return Ok(StepOutcome::default());
         }
         let n = new.len();
+        // the scan is a stream like a rewrite's: in the budget, one at a time per process
+        let session = session_for(new.values().map(String::as_str))?;
+        let _turn = stream_permit().await;
         table
             .add_constraint()
             .with_constraints(new)
+            .with_session_state(Arc::new(session.state()))
             .with_commit_properties(self.commit_props(step))
             .await
             .map_err(delta_err)?;
