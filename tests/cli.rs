@@ -1015,6 +1015,81 @@ fn validate_and_plan_both_refuse_a_name_that_needs_column_mapping_on_a_lake_targ
     assert!(text(&o).contains("+ unit_price int"), "{}", text(&o));
 }
 
+/// validate = plan = apply on functions (issue 26): a CHECK calling a function the lake's
+/// engine (DataFusion in delta-rs) does not have (`day`), or has only under another name
+/// (`length`, DataFusion's `character_length`, which delta-rs cannot store under the alias),
+/// is refused on a lake target by `validate` and `plan` before anything runs (exit 1), naming
+/// the field, the function and the fix; so is a `using:` calling one. On a Databricks target
+/// the same manifest is valid; with DataFusion's name the lake plans it.
+#[test]
+fn validate_and_plan_refuse_a_function_the_lake_lacks_on_a_lake_target() {
+    let p = support::project::Project::lake("./lake", "");
+    let d = p.path();
+    let config = p.config.as_str();
+    let table = |check: &str, using: &str| {
+        p.manifest(
+            "orders.yaml",
+            &format!("apiVersion: delta-operator.io/v1alpha1\nkind: DeltaTable\nmetadata: {{name: orders}}\nspec:\n  schemaRef: sales\n  columns:\n    - {{name: id, type: bigint}}\n    - {{name: order_date, type: date}}\n    - {{name: status, type: string{using}}}\n  constraints:\n    - check: {{name: c, expression: \"{check}\"}}\n"),
+        );
+    };
+    for (check, using, field, function, says) in [
+        (
+            "day(order_date) > 0",
+            "",
+            "spec.constraints[0].check.expression",
+            "day",
+            "does not have",
+        ),
+        (
+            "length(status) > 0",
+            "",
+            "spec.constraints[0].check.expression",
+            "length",
+            "only under the name character_length",
+        ),
+        (
+            "id > 0",
+            ", using: \"ucase(status)\"",
+            "spec.columns[2].using",
+            "ucase",
+            "does not have",
+        ),
+    ] {
+        table(check, using);
+        for cmd in ["validate", "plan"] {
+            let o = run(d, &[cmd, "-f", "m", "--config", config]);
+            let out = text(&o);
+            assert_eq!(code(&o), 1, "{cmd} {check}: {out}");
+            assert!(
+                out.contains(field)
+                    && out.contains(&format!("calls {function},"))
+                    && out.contains("DataFusion in delta-rs")
+                    && out.contains(says)
+                    && out.contains("fix:"),
+                "{cmd} {check}: {out}"
+            );
+        }
+        // the same manifests on a Databricks target: valid
+        let dbx = d.join("dbx.yaml");
+        std::fs::write(
+            &dbx,
+            "targets:\n  local:\n    databricks: {host: https://x.cloud.databricks.com, warehouseId: abc, auth: {tokenEnv: MY_TOKEN}}\ndefaultTarget: local\n",
+        )
+        .unwrap();
+        let o = run(
+            d,
+            &["validate", "-f", "m", "--config", dbx.to_str().unwrap()],
+        );
+        assert_eq!(code(&o), 0, "databricks {check}: {}", text(&o));
+    }
+    // DataFusion's own name: valid, and planned to create (exit 2)
+    table("character_length(status) > 0", "");
+    let o = run(d, &["validate", "-f", "m", "--config", config]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let o = run(d, &["plan", "-f", "m", "--config", config]);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+}
+
 /// A live table no manifest declares, and a declared table whose name is the same to a
 /// reader (issue 26): `оrders` with a Cyrillic `о` beside a live `orders` that another tool
 /// wrote. `validate` cannot know the live table; `plan` refuses the declared one naming both

@@ -261,6 +261,9 @@ fn validate(config: &Config, files: &[PathBuf]) -> Result<Exit, CliError> {
     // what `plan` would refuse on the backend each schema targets
     let mut errors =
         crate::spec::validate::names_needing_column_mapping(&m, |t| config.cannot_map_names(t));
+    errors.extend(crate::spec::validate::functions_the_lake_lacks(&m, |t| {
+        config.is_lake(t)
+    }));
     // what each schema's target hands off to another tool
     errors.extend(crate::spec::validate::handed_off_by_targets(&m, |target| {
         let name = target
@@ -326,6 +329,13 @@ pub fn check_allowed(
 ) -> Result<(), CliError> {
     let t = config.target(target)?;
     inputs.target_default_mode(t.default_schema_mode);
+    // what the lake's engine cannot run, refused before anything is read (as `validate` does)
+    if config.is_lake(Some(target)) {
+        let errors = crate::spec::validate::functions_the_lake_lacks(m, |_| true);
+        if !errors.is_empty() {
+            return Err(CliError::Manifests(errors));
+        }
+    }
     if let Some(h) = &t.hand_off {
         let errors = crate::spec::validate::handed_off_by_targets(m, |_| {
             Some((target.to_string(), h.clone()))

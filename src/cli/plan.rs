@@ -80,6 +80,13 @@ pub async fn plan(config: &Config, a: PlanArgs) -> Result<Exit, CliError> {
     inputs.clone_before_rewrite(a.clone_before_rewrite);
     let plan = if let Some(path) = &a.observed {
         let caps = Capabilities::of(a.backend.unwrap_or(BackendKind::Lake));
+        if caps.backend == BackendKind::Lake {
+            // what the lake's engine cannot run (as `validate` and admission refuse it)
+            let errors = crate::spec::validate::functions_the_lake_lacks(&m, |_| true);
+            if !errors.is_empty() {
+                return Err(CliError::Manifests(errors));
+            }
+        }
         let text = std::fs::read_to_string(path).map_err(|source| CliError::Io {
             path: path.clone(),
             source,

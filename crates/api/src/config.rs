@@ -432,6 +432,14 @@ impl Config {
     /// `plan` refuses such a name there (`NameNeedsColumnMapping`), and `validate` and
     /// admission refuse it already. An unknown target: false (it is refused elsewhere).
     pub fn cannot_map_names(&self, target: Option<&str>) -> bool {
+        self.is_lake(target)
+    }
+
+    /// Whether the backend of `target` (None: the default target) is the lake, whose
+    /// engine (DataFusion in delta-rs) lacks some functions Delta has: `plan`, `validate`
+    /// and admission refuse a CHECK or `using:` calling one (`functions_the_lake_lacks`).
+    /// An unknown target: false (it is refused elsewhere).
+    pub fn is_lake(&self, target: Option<&str>) -> bool {
         let name = target
             .map(str::to_string)
             .unwrap_or_else(|| self.default_target_name());

@@ -245,8 +245,12 @@ fn resolve(
         return Err(refuse(reason, message));
     }
     let label = me.label();
+    // and what the lake cannot run, as `validate`, `plan` and admission refuse it
+    let lake =
+        delta_operator_api::spec::validate::functions_the_lake_lacks(&m, |t| ctx.config.is_lake(t));
     let errors: Vec<String> = validate(&m)
         .into_iter()
+        .chain(lake)
         .filter(|e| e.resource.as_deref() == Some(label.as_str()))
         .map(|e| format!("{}: {} (fix: {})", e.path, e.message, e.fix))
         .collect();

@@ -29,6 +29,8 @@ pub(super) struct Walk {
     pub(super) repeats: Vec<(usize, u64)>,
     /// The bytes the size-making calls may make for one row, in all (`ParsedExpr::row_bytes`).
     pub(super) row_bytes: u64,
+    /// The functions it calls, lowercase, each once, in order (`ParsedExpr::functions`).
+    pub(super) functions: Vec<String>,
 }
 
 impl Visitor for Walk {
@@ -70,7 +72,16 @@ impl Visitor for Walk {
             )),
             Expr::Function(f) => match function_problem(f, self.kind) {
                 Some(why) => ControlFlow::Break(why),
-                None => self.sized_call(f),
+                None => {
+                    let name = match f.name.0.as_slice() {
+                        [ObjectNamePart::Identifier(i)] => i.value.to_lowercase(),
+                        _ => f.name.to_string().to_lowercase(),
+                    };
+                    if !self.functions.contains(&name) {
+                        self.functions.push(name);
+                    }
+                    self.sized_call(f)
+                }
             },
             Expr::Value(v) => match &v.value {
                 Value::SingleQuotedString(text) if text.contains(['\'', '\\']) => {

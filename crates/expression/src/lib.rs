@@ -12,16 +12,23 @@
 //!
 //! One file per step: parse.rs (one expression, parsed and measured),
 //! allow.rs (the allow list and the lists of what is refused), check.rs (the
-//! walk over the parse tree that applies them), compare.rs (`same_expression`).
+//! walk over the parse tree that applies them), compare.rs (`same_expression`),
+//! lake.rs (what of the allow list the lake's engine, DataFusion, lacks).
 
 mod allow;
 mod check;
 mod compare;
+mod lake;
 mod parse;
 #[cfg(test)]
 mod tests;
 
+pub use allow::ALLOWED_FUNCTIONS;
 pub use compare::same_expression;
+pub use lake::{
+    LAKE_ALIASES, LAKE_EQUIVALENTS, LAKE_MISSING_FUNCTIONS, LakeFunctionProblem, LakeUse,
+    lake_function_problem,
+};
 use parse::{Kind, not_a_condition, parse};
 
 /// The longest expression accepted (bytes).
@@ -58,6 +65,9 @@ pub struct ParsedExpr {
     /// sizes its batches by it, so such an expression never builds a batch over
     /// its memory budget.
     pub row_bytes: u64,
+    /// The functions it calls, lowercase, each once, in the order first called
+    /// (what a lake target refuses by name: `lake_function_problem`).
+    pub functions: Vec<String>,
 }
 
 /// A parsed `using:` expression.

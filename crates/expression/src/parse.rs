@@ -75,6 +75,7 @@ pub(super) fn parse(text: &str, kind: Kind) -> Result<(Expr, ParsedExpr), String
         nodes: 0,
         repeats: Vec::new(),
         row_bytes: 0,
+        functions: Vec::new(),
     };
     if let ControlFlow::Break(why) = Visit::visit(&expr, &mut v) {
         return Err(why);
@@ -97,6 +98,7 @@ pub(super) fn parse(text: &str, kind: Kind) -> Result<(Expr, ParsedExpr), String
             columns,
             bare_column,
             row_bytes: v.row_bytes,
+            functions: v.functions,
         },
     ))
 }

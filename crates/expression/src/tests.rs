@@ -307,3 +307,42 @@ fn row_bytes_bound_what_size_making_calls_make_for_a_row() {
         assert_eq!(parse_using(e).unwrap().row_bytes, bytes, "{e}");
     }
 }
+
+#[test]
+fn the_lake_refuses_by_name_what_its_engine_lacks() {
+    use crate::{LakeFunctionProblem, LakeUse, lake_function_problem};
+    let check = |e: &str| lake_function_problem(&parse_check(e).unwrap(), LakeUse::Check);
+    let using = |e: &str| lake_function_problem(&parse_using(e).unwrap(), LakeUse::Using);
+    assert_eq!(
+        check("abs(x) > 0 AND DAY(d) > 0"),
+        Some(LakeFunctionProblem::Missing {
+            function: "day".into()
+        })
+    );
+    let alias = check("length(s) > 0").unwrap();
+    assert_eq!(
+        alias,
+        LakeFunctionProblem::StoredUnder {
+            function: "length".into(),
+            datafusion: "character_length"
+        }
+    );
+    assert!(
+        alias.fix().contains("character_length(...)"),
+        "{}",
+        alias.fix()
+    );
+    // a `using:` is evaluated, never stored: the alias works there
+    assert_eq!(using("length(s)"), None);
+    assert!(using("ucase(s)").unwrap().fix().contains("upper(x)"));
+    // SQL syntax is not a call: EXTRACT, CAST, trim and substring work on the lake
+    for ok in [
+        "EXTRACT(DAY FROM d) > 0",
+        "CAST(s AS INT) > 0",
+        "trim(s) <> ''",
+        "substring(s, 1, 2) <> ''",
+        "upper(s) <> '' AND character_length(s) > 0",
+    ] {
+        assert_eq!(check(ok), None, "{ok}");
+    }
+}

@@ -5,6 +5,7 @@ mod columns;
 mod constraints;
 mod foreign_keys;
 mod hand_off;
+mod lake_functions;
 mod mapping;
 mod objects;
 mod table;
@@ -13,6 +14,7 @@ pub use columns::{column_type, type_error};
 pub(crate) use constraints::CHECK_FIX;
 pub use foreign_keys::{find_cycles, foreign_key_verdicts};
 pub use hand_off::{declared_hand_offs, handed_off_by_targets};
+pub use lake_functions::functions_the_lake_lacks;
 pub use mapping::names_needing_column_mapping;
 use objects::{
     check_comment, check_grants, check_managed_location, check_name, check_object_name,

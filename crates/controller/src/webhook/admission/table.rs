@@ -7,7 +7,7 @@ use delta_operator_api::config::Config;
 use delta_operator_api::spec::DeltaTable;
 use delta_operator_api::spec::load::Loaded;
 use delta_operator_api::spec::lower::{lower_table, schema_of};
-use delta_operator_api::spec::validate::names_needing_column_mapping;
+use delta_operator_api::spec::validate::{functions_the_lake_lacks, names_needing_column_mapping};
 
 use super::{Verdict, validated};
 use crate::depends::{Claims, Lookup, table_inputs};
@@ -21,9 +21,11 @@ pub(super) fn check(
     let label = t.label();
     let m = table_inputs(cached, t, Claims::Validate);
     let warnings = validated(&m, &label, ns)?;
-    // what `plan` refuses on the lake (`NameNeedsColumnMapping`), as `validate` refuses it
+    // what `plan` refuses on the lake (`NameNeedsColumnMapping`, and functions the
+    // lake's engine lacks), as `validate` refuses it
     let unmappable: Vec<_> = names_needing_column_mapping(&m, |t| config.cannot_map_names(t))
         .into_iter()
+        .chain(functions_the_lake_lacks(&m, |t| config.is_lake(t)))
         .filter(|e| e.resource.as_deref() == Some(label.as_str()))
         .collect();
     if !unmappable.is_empty() {
@@ -42,7 +44,9 @@ mod tests {
     use super::super::testing::*;
     use delta_operator_api::config::Config;
     use delta_operator_api::spec::load::{Manifests, load_value};
-    use delta_operator_api::spec::validate::{names_needing_column_mapping, validate};
+    use delta_operator_api::spec::validate::{
+        functions_the_lake_lacks, names_needing_column_mapping, validate,
+    };
     use serde_json::Value;
 
     #[test]
@@ -200,6 +204,7 @@ mod tests {
         errors.extend(names_needing_column_mapping(&m, |t| {
             config.cannot_map_names(t)
         }));
+        errors.extend(functions_the_lake_lacks(&m, |t| config.is_lake(t)));
         (denied, super::super::refusal(&errors))
     }
 
@@ -248,10 +253,47 @@ mod tests {
                 "using: {using}: {denied}"
             );
         }
-        // a bounded one is admitted
+        // a bounded one is admitted (`character_length`: the default target is the lake,
+        // which stores no CHECK calling its alias `length`)
         let spec = serde_json::json!({"schemaRef": "sales", "columns": columns,
-            "constraints": [{"check": {"name": "c", "expression": "order_id > 0 AND length(repeat('x', 3)) = 3"}}]});
+            "constraints": [{"check": {"name": "c", "expression": "order_id > 0 AND character_length(repeat('x', 3)) = 3"}}]});
         assert_eq!(admission_and_validate(spec, &Config::default()).0, None);
+    }
+
+    // Admission = validate = plan on functions (issue 26): a CHECK or `using:` calling a
+    // function the lake's engine lacks is denied for a lake target with the text `validate`
+    // prints, naming the field and the function; on a Databricks target it is admitted.
+    #[test]
+    fn a_function_the_lake_lacks_is_denied_for_a_lake_target_as_validate_denies_it() {
+        let dbx = Config::parse("targets:\n  dbx:\n    databricks: {host: https://x.cloud.databricks.com, warehouseId: abc, auth: {tokenEnv: MY_TOKEN}}\ndefaultTarget: dbx\n").unwrap();
+        let check = |e: &str| {
+            serde_json::json!({"schemaRef": "sales", "columns": [
+                {"name": "order_id", "type": "bigint"}, {"name": "note", "type": "string"},
+            ], "constraints": [{"check": {"name": "c", "expression": e}}]})
+        };
+        let using = serde_json::json!({"schemaRef": "sales", "columns": [
+            {"name": "order_id", "type": "bigint"},
+            {"name": "note", "type": "string", "using": "ucase(note)"},
+        ]});
+        for (spec, field, says) in [
+            (
+                check("day(order_id) > 0"),
+                "spec.constraints[0].check.expression",
+                "calls day, which the lake's engine (DataFusion in delta-rs) does not have",
+            ),
+            (
+                check("length(note) > 0"),
+                "spec.constraints[0].check.expression",
+                "only under the name character_length",
+            ),
+            (using, "spec.columns[1].using", "calls ucase,"),
+        ] {
+            let (denied, validate_says) = admission_and_validate(spec.clone(), &lake_config());
+            let denied = denied.unwrap_or_else(|| panic!("{spec} was admitted"));
+            assert_eq!(denied, validate_says);
+            assert!(denied.contains(field) && denied.contains(says), "{denied}");
+            assert_eq!(admission_and_validate(spec, &dbx).0, None);
+        }
     }
 
     // Admission = validate = plan on names (issue 26): a column name that needs column
