@@ -44,6 +44,35 @@ fn py(dir: &Path, script: &str) -> String {
     String::from_utf8_lossy(&o.stdout).trim().to_string()
 }
 
+/// Appends 2,000 rows (status 'new') to the example orders table with Python deltalake; the
+/// table's row count after it.
+fn append_2000_orders(d: &Path) -> String {
+    py(
+        d,
+        "import deltalake, pyarrow as pa, datetime\n\
+t = deltalake.DeltaTable('lake/main/sales/orders')\n\
+s = t.to_pyarrow_table().schema\n\
+ids = list(range(2000))\n\
+rows = pa.table({'order_id': pa.array(ids, pa.int64()), 'customer_id': pa.array(ids, pa.int64()), 'amount': pa.array(ids, pa.int32()), 'status': ['new'] * 2000, 'items': pa.array([None] * 2000, s.field('items').type), 'order_date': pa.array([datetime.date(2026, 11, 1)] * 2000)}, schema=s)\n\
+deltalake.write_deltalake('lake/main/sales/orders', rows, mode='append')\n\
+print(deltalake.DeltaTable('lake/main/sales/orders').to_pyarrow_table().num_rows)",
+    )
+}
+
+/// `apply -f examples/` under GNU time (its last line: `peak RSS <n> KB`), with the default
+/// config and memory budget.
+fn apply_under_gnu_time(d: &Path) -> Output {
+    Command::new("/usr/bin/time")
+        .args(["-f", "peak RSS %M KB"])
+        .arg(BIN)
+        .args(["apply", "-f", "examples/"])
+        .current_dir(d)
+        .env_remove("DELTA_OPERATOR_CONFIG")
+        .env_remove("DELTA_OPERATOR_LAKE_MEMORY_MB")
+        .output()
+        .expect("GNU time (/usr/bin/time) and the binary")
+}
+
 fn workdir() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
@@ -497,17 +526,7 @@ fn a_using_expression_that_makes_large_values_is_streamed_in_smaller_batches() {
     let d = dir.path();
     let o = run(d, &["apply", "-f", "examples/"]);
     assert_eq!(code(&o), 0, "{}", text(&o));
-    let n = py(
-        d,
-        "import deltalake, pyarrow as pa, datetime\n\
-t = deltalake.DeltaTable('lake/main/sales/orders')\n\
-s = t.to_pyarrow_table().schema\n\
-ids = list(range(2000))\n\
-rows = pa.table({'order_id': pa.array(ids, pa.int64()), 'customer_id': pa.array(ids, pa.int64()), 'amount': pa.array(ids, pa.int32()), 'status': ['new'] * 2000, 'items': pa.array([None] * 2000, s.field('items').type), 'order_date': pa.array([datetime.date(2026, 11, 1)] * 2000)}, schema=s)\n\
-deltalake.write_deltalake('lake/main/sales/orders', rows, mode='append')\n\
-print(deltalake.DeltaTable('lake/main/sales/orders').to_pyarrow_table().num_rows)",
-    );
-    assert_eq!(n, "2000");
+    assert_eq!(append_2000_orders(d), "2000");
     // 100 KB a row: 2,000 rows in one batch would be 200 MB, over a batch's 64 MiB share of
     // the default budget; the expression's bound sizes the batches instead (335 rows)
     let orders = d.join("examples/orders.yaml");
@@ -518,15 +537,7 @@ print(deltalake.DeltaTable('lake/main/sales/orders').to_pyarrow_table().num_rows
     );
     assert_ne!(spec, large);
     std::fs::write(&orders, large).unwrap();
-    let o = Command::new("/usr/bin/time")
-        .args(["-f", "peak RSS %M KB"])
-        .arg(BIN)
-        .args(["apply", "-f", "examples/"])
-        .current_dir(d)
-        .env_remove("DELTA_OPERATOR_CONFIG")
-        .env_remove("DELTA_OPERATOR_LAKE_MEMORY_MB")
-        .output()
-        .expect("GNU time (/usr/bin/time) and the binary");
+    let o = apply_under_gnu_time(d);
     println!("{}", text(&o).lines().last().unwrap_or_default());
     assert_eq!(code(&o), 0, "{}", text(&o));
     let made = py(
@@ -550,17 +561,7 @@ fn a_check_that_makes_large_values_is_added_in_smaller_batches() {
     let d = dir.path();
     let o = run(d, &["apply", "-f", "examples/"]);
     assert_eq!(code(&o), 0, "{}", text(&o));
-    let n = py(
-        d,
-        "import deltalake, pyarrow as pa, datetime\n\
-t = deltalake.DeltaTable('lake/main/sales/orders')\n\
-s = t.to_pyarrow_table().schema\n\
-ids = list(range(2000))\n\
-rows = pa.table({'order_id': pa.array(ids, pa.int64()), 'customer_id': pa.array(ids, pa.int64()), 'amount': pa.array(ids, pa.int32()), 'status': ['new'] * 2000, 'items': pa.array([None] * 2000, s.field('items').type), 'order_date': pa.array([datetime.date(2026, 11, 1)] * 2000)}, schema=s)\n\
-deltalake.write_deltalake('lake/main/sales/orders', rows, mode='append')\n\
-print(deltalake.DeltaTable('lake/main/sales/orders').to_pyarrow_table().num_rows)",
-    );
-    assert_eq!(n, "2000");
+    assert_eq!(append_2000_orders(d), "2000");
     let orders = d.join("examples/orders.yaml");
     let spec = std::fs::read_to_string(&orders).unwrap();
     let large = spec.replace(
@@ -569,15 +570,7 @@ print(deltalake.DeltaTable('lake/main/sales/orders').to_pyarrow_table().num_rows
     );
     assert_ne!(spec, large);
     std::fs::write(&orders, large).unwrap();
-    let o = Command::new("/usr/bin/time")
-        .args(["-f", "peak RSS %M KB"])
-        .arg(BIN)
-        .args(["apply", "-f", "examples/"])
-        .current_dir(d)
-        .env_remove("DELTA_OPERATOR_CONFIG")
-        .env_remove("DELTA_OPERATOR_LAKE_MEMORY_MB")
-        .output()
-        .expect("GNU time (/usr/bin/time) and the binary");
+    let o = apply_under_gnu_time(d);
     let out = text(&o);
     assert_eq!(code(&o), 0, "{out}");
     let peak_kb: u64 = out
