@@ -345,6 +345,18 @@ pub fn check_allowed(
         }
         inputs.target_hand_off(&h.lower());
     }
+    // the target's maintenance, lowest, under each schema's and table's own
+    if let Some(tm) = &t.maintenance {
+        for lt in &m.tables {
+            let Some(r) = crate::spec::lower::table_ref_of(m, lt) else {
+                continue;
+            };
+            for d in inputs.tables.iter_mut().filter(|d| d.table == r) {
+                std::sync::Arc::make_mut(d).maintenance =
+                    crate::spec::lower::maintenance_with_target(m, lt, Some(tm));
+            }
+        }
+    }
     let mut schemas: Vec<crate::model::SchemaRef> =
         inputs.schemas.iter().map(|s| s.schema.clone()).collect();
     schemas.extend(inputs.tables.iter().map(|t| t.table.schema_ref()));

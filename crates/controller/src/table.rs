@@ -294,6 +294,14 @@ fn resolve(
         }
         desired.hand_off.merge(&h.lower());
     }
+    // the target's maintenance, lowest, under the schema's and the table's own
+    if t.maintenance.is_some() {
+        desired.maintenance = delta_operator_api::spec::lower::maintenance_with_target(
+            &m,
+            me,
+            t.maintenance.as_ref(),
+        );
+    }
     let backend = ctx
         .backend(&target)
         .map_err(|(reason, message)| refuse(reason, message))?;

@@ -178,6 +178,7 @@ pub fn table_from_info(schema: &SchemaRef, info: &Value) -> Result<ObservedTable
         size_bytes: None,
         leftovers: vec![],
         unreadable: None,
+        health: None,
     })
 }
 

@@ -363,6 +363,7 @@ fn observe(t: &TableRef, table: &DeltaTable) -> Result<ObservedTable, BackendErr
         size_bytes: Some(size.max(0) as u64),
         leftovers: vec![],
         unreadable: None,
+        health: None,
     })
 }
 

@@ -177,6 +177,12 @@ pub fn compile_step(
                 action.title()
             )));
         }
+        Action::Compact { .. } | Action::Vacuum { .. } | Action::Checkpoint => {
+            return Err(CompileError::Unsupported(format!(
+                "{} is not supported yet on the lake",
+                action.title()
+            )));
+        }
         other => {
             return Err(CompileError::Unsupported(format!(
                 "the lake has no operation for {} (the planner should not have asked for it)",
