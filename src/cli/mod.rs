@@ -290,7 +290,10 @@ pub fn load_and_lower(files: &[PathBuf]) -> Result<(Manifests, Inputs), CliError
     if !errors.is_empty() {
         return Err(CliError::Manifests(errors));
     }
-    let inputs = lower(&m).map_err(CliError::Manifests)?;
+    // planned at the clock's time: maintenance schedules are measured against it
+    let inputs = lower(&m)
+        .map_err(CliError::Manifests)?
+        .at(chrono::Utc::now().timestamp_millis());
     Ok((m, inputs))
 }
 

@@ -421,10 +421,12 @@ async fn evaluate(
         }
         Err(e) => return Ok((decide::read_failed(&e), table)),
     }
+    // the clock maintenance schedules are measured against, fixed for this reconcile
     let inputs = Inputs {
         tables: vec![desired.into()],
         ..Inputs::default()
-    };
+    }
+    .at(chrono::Utc::now().timestamp_millis());
     // before the read: a statement that ends between a read and this check would leave
     // the plan made of the table as it was before the statement wrote
     // statements an interrupted apply left may still change the table: wait for each to end
