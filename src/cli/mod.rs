@@ -8,6 +8,7 @@ mod approvals;
 mod error;
 mod import;
 pub mod kubectl;
+mod maintain;
 mod plan;
 pub mod undo;
 mod verify;
@@ -47,6 +48,9 @@ pub enum Command {
     Plan(plan::PlanArgs),
     /// Apply the plan. Destructive steps need --approve <plan id>; exit 4 when refused.
     Apply(apply::ApplyArgs),
+    /// Run only the maintenance steps due (compaction, vacuum, checkpoints) for the
+    /// manifests, with apply's flags and exit codes; a Manual table's needs --approve.
+    Maintain(apply::ApplyArgs),
     /// Check manifests offline. Exit 1 on any error.
     Validate {
         /// Manifest files or folders.
@@ -196,6 +200,7 @@ async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
     match cli.command {
         Command::Plan(a) => plan::plan(&config, a).await,
         Command::Apply(a) => apply::apply(&config, a).await,
+        Command::Maintain(a) => apply::run(&config, a, maintain::Runs::Maintenance).await,
         Command::Validate { files } => validate(&config, &files),
         Command::Crds => {
             print!("{}", crds_yaml());

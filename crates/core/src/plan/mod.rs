@@ -356,6 +356,33 @@ pub(crate) fn finish_for(
     }
 }
 
+/// The plan `maintain` runs: of `plan`, only the maintenance steps due, on
+/// the accepted tables `keep` keeps (numbered again from 1; a table with none
+/// due is left out), and no schema step; its totals and id counted again. Every other step waits for an
+/// `apply`; a table refused or deferred has no maintenance planned anyway.
+pub fn maintenance_only(plan: &Plan, keep: impl Fn(&TablePlan) -> bool) -> Plan {
+    let tables = plan
+        .tables
+        .iter()
+        .filter(|t| t.is_accepted() && keep(t))
+        .map(|t| {
+            let mut t = t.clone();
+            if let Outcome::Accepted { steps } = &mut t.outcome {
+                steps.retain(|s| s.class == RiskClass::Maintenance);
+                for (i, s) in steps.iter_mut().enumerate() {
+                    s.number = i + 1;
+                }
+            }
+            // what else differs waits for an apply: not this plan's
+            t.action = TableAction::Unchanged;
+            t.changes.clear();
+            t
+        })
+        .filter(|t| !t.steps().is_empty())
+        .collect();
+    finish_for(plan.backend, tables, vec![], plan.unmanaged.clone())
+}
+
 /// Declared tables ordered so every foreign key's parent comes first; ties by name.
 pub fn resolve_order<D: Borrow<DesiredTable>>(desired: &[D]) -> Vec<&D> {
     let tables: Vec<&DesiredTable> = desired.iter().map(Borrow::borrow).collect();

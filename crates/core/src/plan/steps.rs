@@ -11,7 +11,7 @@ use crate::model::widening::is_lossless_cast;
 use crate::model::{DataType, StructField};
 
 /// What a step does: the actions live in `plan::action`, one file per family.
-pub use super::action::{Action, claim_properties};
+pub use super::action::{Action, claim_properties, size_text};
 
 /// The risk class decides what runs without approval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

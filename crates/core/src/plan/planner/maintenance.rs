@@ -138,7 +138,8 @@ fn due_actions(
         && older_than(h.last_vacuum_ms, v.every_ms)
     {
         let keep = h.restore_points_within(v.keep_restore_points_days, now);
-        let keep_versions: Vec<u64> = keep.iter().map(|r| r.version).collect();
+        let mut keep_versions: Vec<u64> = keep.iter().map(|r| r.version).collect();
+        keep_versions.dedup(); // sorted by version: one restore point stamped on several commits
         let keep_since_ms = keep.iter().map(|r| r.recorded_ms).min();
         let mut notes = vec![match h.last_vacuum_ms {
             None => "no vacuum was recorded on this table".to_string(),
