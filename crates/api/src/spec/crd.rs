@@ -75,6 +75,33 @@ pub struct DeltaSchemaSpec {
     /// the table's own `maintenance` (and over the target's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub maintenance: Option<MaintenanceSpec>,
+    /// The drift policy of this schema (its strict orphans, its metadata) and
+    /// the default of its tables' `driftPolicy`. Omitted: `Report`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drift_policy: Option<DriftPolicy>,
+}
+
+/// `spec.driftPolicy`: what a difference between the live table and the spec
+/// that is not being applied (drift made outside under policy Observe, Manual
+/// or a pause; a plan waiting for its approval) does to the resource's health.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub enum DriftPolicy {
+    /// Shown (condition Drifted, status.plan, an Event), the health unchanged.
+    #[default]
+    Report,
+    /// The resource is degraded (Stalled=True, Ready=False, reason DriftDetected:
+    /// kstatus Failed, Argo CD Degraded) until the drift is applied, the spec
+    /// matches the table again, or the plan is approved
+    /// (`delta-operator.io/approve=<status.plan.id>`; under Observe or a pause
+    /// an approval acknowledges that plan's drift without applying it).
+    Fail,
+}
+
+impl DriftPolicy {
+    /// A table's policy: its own, else its schema's, else `Report`.
+    pub fn resolve(table: Option<DriftPolicy>, schema: Option<DriftPolicy>) -> DriftPolicy {
+        table.or(schema).unwrap_or_default()
+    }
 }
 
 /// Day-two upkeep of a table (`spec.maintenance`): compaction, vacuum and
@@ -301,6 +328,12 @@ pub struct DeltaTableSpec {
     /// schema's and the target's, field by field).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub maintenance: Option<MaintenanceSpec>,
+    /// `Report`: drift is shown and the health is unchanged. `Fail`: drift that
+    /// is not being applied makes the resource degraded (reason DriftDetected)
+    /// until it is applied, resolved or its plan approved. Omitted: the
+    /// DeltaSchema's `driftPolicy`, else `Report`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drift_policy: Option<DriftPolicy>,
 }
 
 /// `spec.scope`.
