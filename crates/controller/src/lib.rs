@@ -10,6 +10,7 @@ mod events;
 mod http;
 mod lock;
 pub mod lookup;
+pub mod maintenance;
 pub mod metrics;
 mod outcome;
 mod parents;
@@ -149,6 +150,8 @@ pub struct Context {
     pub max_step_interruptions: u32,
     /// Per target, the statements asked to cancel at shutdown (each may still run).
     pub cancelled: Arc<Mutex<BTreeMap<String, Vec<String>>>>,
+    /// Since when each table's due maintenance has waited (the overdue gauge).
+    pub maintenance: maintenance::Watch,
 }
 
 impl Context {
@@ -298,6 +301,17 @@ impl Context {
             .unwrap_or_else(PoisonError::into_inner)
             .remove(key);
         Action::requeue(jittered(self.drift_interval))
+    }
+
+    /// `settled`, or sooner: when a maintenance schedule of the table comes
+    /// due (`due_ms`, epoch milliseconds) before the drift pass.
+    pub fn settled_until(&self, key: &str, due_ms: Option<i64>, now_ms: i64) -> Action {
+        self.retries
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(key);
+        let wait = maintenance::requeue_after(jittered(self.drift_interval), due_ms, now_ms);
+        Action::requeue(wait)
     }
 
     /// Both stores have been listed once. Asked without waiting: a reconcile that

@@ -246,6 +246,7 @@ impl Context {
     pub fn forget(&self, key: &str) {
         self.metrics.forget(key);
         self.announced.forget(key);
+        self.maintenance.forget(key);
     }
 }
 

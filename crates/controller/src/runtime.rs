@@ -119,6 +119,7 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
         shutdown_grace: opts.shutdown_grace,
         max_step_interruptions: opts.max_step_interruptions,
         cancelled,
+        maintenance: Default::default(),
     });
     mirror_held_leases(&ctx.locks, &metrics);
     let limit = kube::runtime::controller::Config::default().concurrency(opts.max_reconciles);

@@ -10,6 +10,8 @@ use serde_json::json;
 
 use super::conditions::conditions;
 use super::decide::{self, Next, Report, Seen, applied};
+use super::maintenance;
+use super::metrics::MaintenanceKind;
 use super::{
     Applied, ApplyEnd, ApplyProgress, CACHE_WAIT, Context, Error, FIELD_MANAGER, FINALIZER,
     REQUESTED_AT, depends, parents, tenancy,
@@ -49,6 +51,7 @@ pub async fn reconcile(obj: Arc<DeltaTable>, ctx: Arc<Context>) -> Result<Action
         ctx.forget(&key);
         return Ok(action);
     }
+    let mut upkeep = Upkeep::default();
     let (report, table) = if obj.metadata.deletion_timestamp.is_some() {
         match delete(&obj, &ctx, &api, &ns, &name).await? {
             Some(r) => r,
@@ -58,8 +61,9 @@ pub async fn reconcile(obj: Arc<DeltaTable>, ctx: Arc<Context>) -> Result<Action
             }
         }
     } else {
-        evaluate(&obj, &ctx, &api, &ns, &name).await?
+        evaluate(&obj, &ctx, &api, &ns, &name, &mut upkeep).await?
     };
+    upkeep.tell(&ctx, &key);
     ctx.metrics
         .observe(key.clone(), start.elapsed().as_millis() as u64, &report);
     if report.reason.phase() == Phase::Stalled {
@@ -80,8 +84,37 @@ pub async fn reconcile(obj: Arc<DeltaTable>, ctx: Arc<Context>) -> Result<Action
     Ok(if phase == Phase::Progressing {
         ctx.backoff(&key)
     } else {
-        ctx.settled(&key)
+        // a maintenance schedule due before the drift pass is run when it comes due
+        ctx.settled_until(&key, upkeep.next_due_ms, upkeep.now_ms)
     })
+}
+
+/// What a reconcile found of the table's maintenance: the steps its plan held,
+/// those that ran, and when the next schedule comes due.
+#[derive(Debug, Default)]
+struct Upkeep {
+    /// A plan was read (else nothing below is known, and the gauge is left as it was).
+    read: bool,
+    now_ms: i64,
+    planned: Vec<(MaintenanceKind, Duration)>,
+    ran: Vec<maintenance::Ran>,
+    next_due_ms: Option<i64>,
+}
+
+impl Upkeep {
+    /// Into the metrics: each run by kind and outcome; whether what is due has
+    /// waited too long (planned and not run: awaiting approval, Observe, paused, failing).
+    fn tell(&self, ctx: &Context, key: &str) {
+        for r in &self.ran {
+            ctx.metrics.maintenance_ran(r.kind, r.outcome);
+        }
+        if self.read {
+            let overdue = ctx
+                .maintenance
+                .observe(key, &self.planned, &self.ran, self.now_ms);
+            ctx.metrics.set_maintenance_overdue(key, overdue);
+        }
+    }
 }
 
 /// What status.apply holds after a reconcile: the report's (an apply cut short
@@ -157,6 +190,7 @@ async fn write_status(
         last_applied: r.last_applied.clone().or(previous.last_applied),
         apply,
         approval: r.approval.clone().or(previous.approval),
+        maintenance: r.maintenance.clone().or(previous.maintenance),
         last_handled_reconcile_at: obj.annotations().get(REQUESTED_AT).cloned(),
         reconciled_by: Some(ctx.shards.identity().to_string()),
         shard: ctx.shards.status_of(obj),
@@ -381,6 +415,7 @@ async fn evaluate(
     api: &Api<DeltaTable>,
     ns: &str,
     name: &str,
+    upkeep: &mut Upkeep,
 ) -> Result<(Report, Option<String>), Error> {
     let Resolved {
         desired,
@@ -443,11 +478,12 @@ async fn evaluate(
         Err(e) => return Ok((decide::read_failed(&e), table)),
     }
     // the clock maintenance schedules are measured against, fixed for this reconcile
+    let now_ms = chrono::Utc::now().timestamp_millis();
     let inputs = Inputs {
         tables: vec![desired.into()],
         ..Inputs::default()
     }
-    .at(chrono::Utc::now().timestamp_millis());
+    .at(now_ms);
     // before the read: a statement that ends between a read and this check would leave
     // the plan made of the table as it was before the statement wrote
     // statements an interrupted apply left may still change the table: wait for each to end
@@ -465,6 +501,13 @@ async fn evaluate(
     let plan = match read_telling_waits(ctx, obj, api, name, &backend, &inputs).await {
         Ok(p) => p,
         Err(e) => return Ok((decide::read_failed(&e), table)),
+    };
+    *upkeep = Upkeep {
+        read: true,
+        now_ms,
+        planned: maintenance::planned(&plan),
+        ran: vec![],
+        next_due_ms: maintenance::plan_next_due_ms(&plan, now_ms, &[]),
     };
     let policy = match obj.spec.policy {
         SpecPolicy::Auto => Policy::Auto,
@@ -492,7 +535,7 @@ async fn evaluate(
             .await
             .map(|(p, _)| p)
     };
-    let drifted = Some(plan.summary.short());
+    let drifted = crate::maintenance::spec_drift(&plan).then(|| plan.summary.short());
     let (result, last) = match apply_showing(
         obj,
         ctx,
@@ -511,7 +554,23 @@ async fn evaluate(
         Ok(ran) => ran,
         Err(left) => return Ok((left, table)),
     };
+    if let Ok((ran_plan, ran_report)) = &result {
+        upkeep.ran = maintenance::ran(ran_plan, ran_report);
+        upkeep.next_due_ms = maintenance::plan_next_due_ms(&plan, now_ms, &upkeep.ran);
+    }
     let mut report = applied(&plan, &seen, &result, &now(), None, Reason::ApplyFailed);
+    report.maintenance = maintenance::status_after(
+        status.and_then(|s| s.maintenance.clone()),
+        &upkeep.ran,
+        plan.id.as_str(),
+        &now(),
+    );
+    report.events.extend(
+        upkeep
+            .ran
+            .iter()
+            .map(|r| decide::maintenance_note(r, plan.id.as_str())),
+    );
     let unknown = decide::still_running_steps(&result);
     if !unknown.is_empty() {
         // not failed: a statement whose state could not be read may still change the table

@@ -614,6 +614,41 @@ pub struct LastApplied {
     pub restore_points: Vec<String>,
 }
 
+/// `status.maintenance`: the last run of each maintenance kind the operator
+/// ran on the table (compaction, vacuum, checkpoint), kept until the next.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MaintenanceStatus {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compaction: Option<MaintenanceRun>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vacuum: Option<MaintenanceRun>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<MaintenanceRun>,
+}
+
+/// One maintenance run: when it ended, how, in which plan, what it said.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MaintenanceRun {
+    /// When the run ended (RFC 3339).
+    pub time: String,
+    pub outcome: MaintenanceRunOutcome,
+    /// The plan whose step it was.
+    pub plan_id: String,
+    /// What the step reported (files compacted, files removed), or its error.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+}
+
+/// How a maintenance run ended.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub enum MaintenanceRunOutcome {
+    #[default]
+    Succeeded,
+    Failed,
+}
+
 /// An apply in progress: written before its first step and at every step
 /// boundary (and refreshed while a step runs), removed when it ends. A pod that
 /// starts and finds it knows an apply was cut short and where.
@@ -721,6 +756,9 @@ pub struct DeltaTableStatus {
     /// The last approval spent (and the values spent before it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<ApprovalStatus>,
+    /// The last compaction, vacuum and checkpoint the operator ran (`spec.maintenance`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maintenance: Option<MaintenanceStatus>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_handled_reconcile_at: Option<String>,
     /// The replica (its `--identity`) that wrote this status.

@@ -91,7 +91,7 @@ pub fn applied(
 /// The status of a plan that is still to be applied: its drift and its plan.
 pub(super) fn pending(plan: &Plan, reason: Reason, message: String) -> Report {
     Report {
-        drifted: Some(plan.summary.short()),
+        drifted: crate::maintenance::spec_drift(plan).then(|| plan.summary.short()),
         plan: Some(plan_status(plan, None)),
         whole_plan: whole_plan(plan),
         ..Report::new(reason, message)

@@ -22,13 +22,14 @@ pub use status::{WHOLE_PLAN_NAME, approve_command, plan_status, whole_plan, whol
 
 use delta_operator_api::reason::Reason;
 use delta_operator_api::spec::crd::{
-    ApplyStatus, ApprovalStatus, DriftPolicy, LastApplied, PlanStatus,
+    ApplyStatus, ApprovalStatus, DriftPolicy, LastApplied, MaintenanceStatus, PlanStatus,
 };
 use delta_operator_core::plan::gate::{Decision, Policy, approves, fresh_approval, gate};
 use delta_operator_core::plan::render::text::{schema_step_lines, step_lines};
 use delta_operator_core::plan::schema::SchemaOutcome;
 use delta_operator_core::plan::{Outcome, Plan, RuleFailure};
 
+use crate::metrics::{MaintenanceKind, RunOutcome};
 use crate::{APPROVE, PAUSED};
 
 /// At most this many step lines go into status (the object stays far below etcd's limit).
@@ -58,6 +59,8 @@ pub enum EventReason {
     ApplyResumed,
     TableDropped,
     OrphansDropped,
+    /// A maintenance step (compaction, vacuum, checkpoint) ran: its outcome.
+    MaintenanceRan,
 }
 
 impl std::fmt::Display for EventReason {
@@ -81,6 +84,8 @@ pub struct Report {
     pub apply: Option<ApplyStatus>,
     /// status.approval when this apply spent an approval (with the earlier spent values).
     pub approval: Option<ApprovalStatus>,
+    /// status.maintenance when maintenance steps ran in this reconcile.
+    pub maintenance: Option<MaintenanceStatus>,
     pub events: Vec<Note>,
 }
 
@@ -95,6 +100,7 @@ impl Report {
             last_applied: None,
             apply: None,
             approval: None,
+            maintenance: None,
             events: vec![],
         }
     }
@@ -175,8 +181,9 @@ pub enum Next {
 
 /// The status, or "apply", for a freshly read plan.
 pub fn decide(plan: &Plan, seen: &Seen) -> Next {
-    let drifted = plan.has_changes().then(|| plan.summary.short());
-    let new_plan = drifted.is_some() && seen.previous_plan != Some(plan.id.as_str());
+    // drift is a difference from the spec: maintenance due alone is upkeep, not drift
+    let drifted = crate::maintenance::spec_drift(plan).then(|| plan.summary.short());
+    let new_plan = plan.has_changes() && seen.previous_plan != Some(plan.id.as_str());
     let events = plan_events(plan, seen, drifted.is_some(), new_plan);
     // the value that approves this plan: its id, or `<id>-<n>` once the id was spent
     let value = fresh_approval(plan.id.as_str(), |v| seen.is_spent(v));
@@ -193,6 +200,7 @@ pub fn decide(plan: &Plan, seen: &Seen) -> Next {
         last_applied: None,
         apply: None,
         approval: None,
+        maintenance: None,
         events: events.clone(),
     };
     if let Some((reason, message)) = refusal(plan) {
@@ -252,6 +260,12 @@ pub fn decide(plan: &Plan, seen: &Seen) -> Next {
                     "policy Observe never applies it; to acknowledge the drift, approve plan {}: {cmd}",
                     plan.id
                 ))
+            } else if drifted.is_none() {
+                report(
+                    Reason::Observing,
+                    "policy Observe: the maintenance due is shown, never run".into(),
+                    false,
+                )
             } else {
                 report(
                     Reason::Observing,
@@ -259,7 +273,7 @@ pub fn decide(plan: &Plan, seen: &Seen) -> Next {
                     false,
                 )
             };
-            if new_plan && !seen.was_in_sync {
+            if new_plan && drifted.is_some() && !seen.was_in_sync {
                 r = r.note(
                     false,
                     EventReason::DriftDetected,
@@ -284,6 +298,24 @@ pub fn decide(plan: &Plan, seen: &Seen) -> Next {
             Next::Report(report(Reason::ApprovalRequired, message, true))
         }
         Decision::Apply => Next::Apply { events },
+    }
+}
+
+/// The event of one maintenance step that ran in plan `plan_id` (a Warning when it failed).
+pub fn maintenance_note(r: &crate::maintenance::Ran, plan_id: &str) -> Note {
+    let what = match r.kind {
+        MaintenanceKind::Compact => "compaction",
+        MaintenanceKind::Vacuum => "vacuum",
+        MaintenanceKind::Checkpoint => "checkpoint",
+    };
+    let (warning, how) = match r.outcome {
+        RunOutcome::Ok => (false, "ran"),
+        RunOutcome::Failed => (true, "failed"),
+    };
+    Note {
+        warning,
+        reason: EventReason::MaintenanceRan,
+        message: format!("{what} {how} (plan {plan_id}): {}", r.message),
     }
 }
 

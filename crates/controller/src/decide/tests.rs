@@ -708,3 +708,118 @@ fn drift_policy_fail_degrades_drift_that_is_not_applied_and_report_does_not() {
             .contains("the live schema differs")
     );
 }
+
+/// A plan whose only steps are a compaction that became due (40 small files, 20 make it due).
+fn compaction_due() -> Plan {
+    use delta_operator_core::model::maintenance::{Compaction, Maintenance, TableHealth};
+    let d = DesiredTable {
+        maintenance: Some(Maintenance {
+            compaction: Some(Compaction {
+                when_small_files: 20,
+                target_file_bytes: 128 << 20,
+                z_order_by: vec![],
+                every_ms: None,
+            }),
+            ..Maintenance::default()
+        }),
+        ..desired(&["id"])
+    };
+    let o = ObservedTable {
+        health: Some(TableHealth {
+            files: 40,
+            small_files: 40,
+            ..TableHealth::default()
+        }),
+        ..observed(&["id"])
+    };
+    delta_operator_core::plan::plan_at(&[d], &[o], &[], &caps(), Some(1_000))
+}
+
+#[test]
+fn maintenance_alone_is_not_drift_under_any_policy() {
+    let p = compaction_due();
+    assert!(p.has_changes() && !crate::maintenance::spec_drift(&p));
+    let planned = crate::maintenance::planned(&p);
+    assert_eq!(planned.len(), 1, "{p:?}");
+    assert_eq!(planned[0].0, crate::metrics::MaintenanceKind::Compact);
+    // Auto runs it: its plan is announced, no drift is (even after being in sync)
+    let in_sync = Seen {
+        was_in_sync: true,
+        drift_policy: DriftPolicy::Fail,
+        ..seen()
+    };
+    match decide(&p, &in_sync) {
+        Next::Apply { events } => {
+            assert!(
+                events
+                    .iter()
+                    .all(|e| e.reason != EventReason::DriftDetected),
+                "{events:?}"
+            );
+            assert!(
+                events.iter().any(|e| e.reason == EventReason::PlanCreated
+                    && e.message.contains("OPTIMIZE")
+                    && e.message.contains("[maintenance]")),
+                "{events:?}"
+            );
+        }
+        other => panic!("expected apply, got {other:?}"),
+    }
+    // held back (Manual, Observe, a pause) under driftPolicy Fail: never DriftDetected, never drifted
+    let held = [
+        (Policy::Manual, false, Reason::ApprovalRequired),
+        (Policy::Observe, false, Reason::Observing),
+        (Policy::Auto, true, Reason::Paused),
+    ];
+    for (policy, paused, want) in held {
+        let s = Seen {
+            policy,
+            paused,
+            ..in_sync.clone()
+        };
+        let r = report(decide(&p, &s));
+        assert_eq!(r.reason, want, "{}", r.message);
+        assert!(r.drifted.is_none(), "{want}: not drift");
+        assert!(r.plan.is_some(), "{want}: the plan is shown");
+        if want == Reason::Observing {
+            assert!(r.message.contains("maintenance due"), "{}", r.message);
+            assert!(
+                r.events
+                    .iter()
+                    .all(|e| e.reason != EventReason::DriftDetected),
+                "{:?}",
+                r.events
+            );
+        }
+    }
+    // run: in sync, and the run is found by kind
+    let result = ran_all(&p);
+    let r = applied(&p, &seen(), &result, "t", None, Reason::ApplyFailed);
+    assert_eq!(r.reason, Reason::InSync);
+    let (done, rep) = result.as_ref().unwrap();
+    let runs = crate::maintenance::ran(done, rep);
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].kind, crate::metrics::MaintenanceKind::Compact);
+    assert_eq!(runs[0].outcome, crate::metrics::RunOutcome::Ok);
+    let note = maintenance_note(&runs[0], p.id.as_str());
+    assert!(!note.warning && note.message.starts_with("compaction ran (plan "));
+    // a failed compaction: failed, still no drift
+    let (plan_ran, mut failed) = ran_all(&p).unwrap();
+    failed.steps[0].status = StepStatus::Failed {
+        error: "disk full".into(),
+    };
+    let runs = crate::maintenance::ran(&plan_ran, &failed);
+    assert_eq!(runs[0].outcome, crate::metrics::RunOutcome::Failed);
+    assert_eq!(runs[0].message, "disk full");
+    assert!(maintenance_note(&runs[0], "p").warning);
+    let r = applied(
+        &p,
+        &seen(),
+        &Ok((plan_ran, failed)),
+        "t",
+        None,
+        Reason::ApplyFailed,
+    );
+    assert_eq!(r.reason, Reason::ApplyFailed);
+    assert!(r.drifted.is_none());
+}
