@@ -70,12 +70,7 @@ fn a_lake_table_with_small_files_is_compacted_by_the_operator_visibly() {
     wait_condition(&ns, "deltatable", "events", "Ready", "True", None);
     let path = op.table_dir("events");
     // 40 small appends from outside the operator: 40 commits, 40 files of 10 rows
-    py(&format!(
-        "import deltalake, pyarrow as pa\n\
-for i in range(40):\n    \
-deltalake.write_deltalake({:?}, pa.table({{'id': pa.array(range(i*10, i*10+10), pa.int64()), 'v': pa.array(['a%d' % j for j in range(10)])}}), mode='append')",
-        path.to_str().unwrap()
-    ));
+    append(&path, 0, 40);
     const ROWS: u64 = 400;
     const SUM: u64 = 400 * 399 / 2;
     let (rows, sum, distinct, files_before) = outside_view(&path);
@@ -221,4 +216,80 @@ deltalake.write_deltalake({:?}, pa.table({{'id': pa.array(range(i*10, i*10+10), 
         "{metrics}"
     );
     assert_eq!(outside_view(&path).3, files_after);
+}
+
+/// Appends `n` one-file commits of 10 rows, ids from `first`.
+fn append(table: &Path, first: u64, n: u64) {
+    py(&format!(
+        "import deltalake, pyarrow as pa\n\
+for i in range({first}, {first} + {n}):\n    \
+deltalake.write_deltalake({:?}, pa.table({{'id': pa.array(range(i*10, i*10+10), pa.int64()), 'v': pa.array(['a%d' % j for j in range(10)])}}), mode='append')",
+        table.to_str().unwrap()
+    ));
+}
+
+/// A schedule shorter than the drift pass runs on time: after a compaction the
+/// table is requeued at its next `every:` deadline, so files appended since
+/// are compacted again without a spec change and long before the drift
+/// re-check (10 minutes here).
+#[test]
+fn a_compaction_schedule_runs_again_at_its_deadline_not_at_the_drift_pass() {
+    let ns = namespace("maintsched");
+    let op = Operator::start(&ns, ALL, &["--drift-interval", "600s"]);
+    apply_yaml(&ns, support::SCHEMA);
+    apply_yaml(&ns, &support::table("events", COLUMNS));
+    wait_condition(&ns, "deltatable", "events", "Ready", "True", None);
+    let path = op.table_dir("events");
+    append(&path, 0, 5);
+    // a threshold that is never crossed: only the schedule makes it due
+    apply_yaml(
+        &ns,
+        &support::table(
+            "events",
+            &format!(
+                "{COLUMNS}\n  maintenance: {{compaction: {{whenSmallFiles: 1000, every: 20s}}}}"
+            ),
+        ),
+    );
+    let runs = |op: &Operator| {
+        sample(
+            &op.http("/metrics"),
+            "delta_operator_maintenance_runs_total{kind=\"compact\",outcome=\"ok\"}",
+        )
+    };
+    wait_until(
+        "the first scheduled compaction",
+        Duration::from_secs(60),
+        || match runs(&op) {
+            n if n >= 1.0 => Ok(()),
+            n => Err(format!(
+                "{n} runs; status {}",
+                get(&ns, "deltatable", "events")["status"]
+            )),
+        },
+    );
+    let first = get(&ns, "deltatable", "events")["status"]["maintenance"]["compaction"].clone();
+    assert_eq!(first["outcome"], "Succeeded", "{first}");
+    assert!(outside_view(&path).3 <= 1, "compacted into one file");
+    // more small files, no spec change: the next run comes at the deadline (20 s after the
+    // first, and at least 30 s after that reconcile), not at the drift pass 10 minutes away
+    append(&path, 5, 5);
+    assert!(outside_view(&path).3 >= 5);
+    wait_until(
+        "the second scheduled compaction",
+        Duration::from_secs(120),
+        || match runs(&op) {
+            n if n >= 2.0 => Ok(()),
+            n => Err(format!("{n} runs")),
+        },
+    );
+    let (rows, sum, distinct, files) = outside_view(&path);
+    assert_eq!((rows, sum, distinct), (100, 100 * 99 / 2, 100));
+    assert!(files <= 1, "compacted again: {files} files");
+    let second = get(&ns, "deltatable", "events")["status"]["maintenance"]["compaction"].clone();
+    assert_ne!(second["time"], first["time"], "{second}");
+    assert_ne!(
+        condition(&get(&ns, "deltatable", "events"), "Drifted").map(|(s, _)| s),
+        Some("True".into())
+    );
 }
