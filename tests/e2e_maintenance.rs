@@ -293,3 +293,83 @@ fn a_compaction_schedule_runs_again_at_its_deadline_not_at_the_drift_pass() {
         Some("True".into())
     );
 }
+
+/// Maintenance planned and not run (policy Observe) past its interval is
+/// overdue on /metrics, and not drift; once it runs (policy Auto) it clears.
+#[test]
+fn maintenance_held_back_past_its_interval_is_overdue_until_it_runs() {
+    let ns = namespace("maintoverdue");
+    let op = Operator::start(&ns, ALL, &[]);
+    apply_yaml(&ns, support::SCHEMA);
+    apply_yaml(&ns, &support::table("events", COLUMNS));
+    wait_condition(&ns, "deltatable", "events", "Ready", "True", None);
+    append(&op.table_dir("events"), 0, 3);
+    let with = |policy: &str| {
+        support::table(
+            "events",
+            &format!("{COLUMNS}\n  policy: {policy}\n  maintenance: {{vacuum: {{every: 15s}}}}"),
+        )
+    };
+    // never vacuumed: due at once; Observe shows it and never runs it
+    apply_yaml(&ns, &with("Observe"));
+    let observed = wait_condition(
+        &ns,
+        "deltatable",
+        "events",
+        "Ready",
+        "True",
+        Some("Observing"),
+    );
+    let message = condition(&observed, "Ready").unwrap_or_default();
+    let text = observed["status"]["plan"]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.contains("VACUUM"), "the plan shows the vacuum: {text}");
+    assert_ne!(
+        condition(&observed, "Drifted").map(|(s, _)| s),
+        Some("True".into()),
+        "{message:?}"
+    );
+    let metric = |name: &str| sample(&op.http("/metrics"), name);
+    assert_eq!(metric("delta_operator_maintenance_overdue"), 0.0, "not yet");
+    // planned and not run for longer than its 15 s: overdue (the drift pass runs every 2 s)
+    wait_until(
+        "the vacuum to be overdue",
+        Duration::from_secs(60),
+        || match metric("delta_operator_maintenance_overdue") {
+            1.0 => Ok(()),
+            n => Err(format!("{n}")),
+        },
+    );
+    assert_eq!(metric("delta_operator_tables_drifted"), 0.0);
+    assert_eq!(
+        metric("delta_operator_maintenance_runs_total{kind=\"vacuum\",outcome=\"ok\"}"),
+        0.0,
+        "Observe never runs it"
+    );
+    // Auto: it runs, and the gauge clears
+    apply_yaml(&ns, &with("Auto"));
+    wait_until("the vacuum to run", Duration::from_secs(60), || {
+        let runs = metric("delta_operator_maintenance_runs_total{kind=\"vacuum\",outcome=\"ok\"}");
+        let overdue = metric("delta_operator_maintenance_overdue");
+        if runs >= 1.0 && overdue == 0.0 {
+            Ok(())
+        } else {
+            Err(format!("{runs} runs, overdue {overdue}"))
+        }
+    });
+    let s = get(&ns, "deltatable", "events");
+    assert_eq!(
+        s["status"]["maintenance"]["vacuum"]["outcome"], "Succeeded",
+        "{}",
+        s["status"]
+    );
+    assert!(
+        events_about(&ns, "events", "MaintenanceRan")
+            .iter()
+            .any(|e| e["note"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("vacuum ran"))),
+        "a MaintenanceRan event for the vacuum"
+    );
+}
