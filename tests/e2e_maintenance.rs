@@ -7,6 +7,9 @@
 //! operator compacts it: fewer files, every row kept (read by the outside
 //! reader), status.maintenance, a MaintenanceRan Event, and
 //! `delta_operator_maintenance_runs_total{kind="compact",outcome="ok"}` on /metrics.
+//! Also: a schedule shorter than the drift pass runs at its deadline (the
+//! requeue), and maintenance held back past its interval is overdue on
+//! /metrics until it runs.
 
 mod support;
 
