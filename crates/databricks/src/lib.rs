@@ -28,6 +28,7 @@ use delta_operator_backend::lock as table_lock;
 use delta_operator_backend::{
     Backend, BackendError, Extras, StepOutcome, StepProgress, TableExtras, TableRun,
 };
+use delta_operator_core::model::history::{HISTORY_DEPTH, TableHistory};
 use delta_operator_core::model::{ObservedSchema, ObservedTable, SchemaRef, TableRef};
 use delta_operator_core::plan::compile::Compiled;
 use delta_operator_core::plan::{Capabilities, Compiler, SchemaStep, Step, TablePlan};
@@ -525,6 +526,23 @@ impl Backend for DatabricksBackend {
             })
             .await?;
         Ok(read::history_version(&r.columns, &r.rows))
+    }
+
+    async fn history(&self, t: &TableRef) -> Result<Option<TableHistory>, BackendError> {
+        if self.live(t).await?.is_none() {
+            return Ok(None);
+        }
+        let read_at_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64);
+        let r = self
+            .client
+            .execute(
+                &sql::history_recent(&sql::Names::Catalog, t, HISTORY_DEPTH),
+                &|m: &str| self.notice(m),
+            )
+            .await?;
+        Ok(Some(read::history_of(&r.columns, &r.rows, read_at_ms)))
     }
 
     async fn begin(&self, t: &TableRef, wait: Duration) -> Result<TableRun, BackendError> {

@@ -17,7 +17,9 @@
 //! statement. Pure functions only; the fixtures in the tests are shaped as
 //! the public API reference shows.
 
+use delta_operator_core::model::history::{TableHistory, VacuumCommit};
 use delta_operator_core::model::property;
+use delta_operator_core::plan::undo_window::parse_utc_ms;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
@@ -178,6 +180,7 @@ pub fn table_from_info(schema: &SchemaRef, info: &Value) -> Result<ObservedTable
         size_bytes: None,
         leftovers: vec![],
         unreadable: None,
+        history: None,
     })
 }
 
@@ -382,6 +385,48 @@ pub fn history_version(columns: &[String], rows: &[Vec<Option<String>>]) -> Opti
         .position(|c| c.eq_ignore_ascii_case("version"))
         .unwrap_or(0);
     rows.first()?.get(i)?.as_deref()?.parse().ok()
+}
+
+/// A table's history from a `DESCRIBE HISTORY … LIMIT n` answer (newest
+/// first, as it comes): each version's `timestamp` and whether it is a
+/// VACUUM's commit (`operation`, with its `operationParameters`, a JSON object
+/// of text values). Rows without a version are left out.
+pub fn history_of(
+    columns: &[String],
+    rows: &[Vec<Option<String>>],
+    read_at_ms: i64,
+) -> TableHistory {
+    let col = |name: &str| columns.iter().position(|c| c.eq_ignore_ascii_case(name));
+    let (version, timestamp, operation, params) = (
+        col("version"),
+        col("timestamp"),
+        col("operation"),
+        col("operationParameters"),
+    );
+    let cell = |row: &Vec<Option<String>>, i: Option<usize>| -> Option<String> {
+        row.get(i?).cloned().flatten()
+    };
+    let mut read: Vec<(u64, Option<i64>, Option<VacuumCommit>)> = rows
+        .iter()
+        .filter_map(|row| {
+            let v = cell(row, version)?.parse::<u64>().ok()?;
+            let at = cell(row, timestamp).and_then(|t| parse_utc_ms(&t));
+            let p: Value = cell(row, params)
+                .and_then(|p| serde_json::from_str(&p).ok())
+                .unwrap_or(Value::Null);
+            let vacuum = cell(row, operation).and_then(|op| {
+                VacuumCommit::of_operation(&op, |name| {
+                    p.get(name).and_then(|x| {
+                        x.as_i64()
+                            .or_else(|| x.as_str().and_then(|s| s.trim().parse().ok()))
+                    })
+                })
+            });
+            Some((v, at, vacuum))
+        })
+        .collect();
+    read.sort_by_key(|r| r.0);
+    TableHistory::from_commits(read_at_ms, read)
 }
 
 /// `sizeInBytes` of a `DESCRIBE DETAIL` answer.
@@ -765,6 +810,60 @@ mod tests {
             ]
         );
         assert!(grants_from_permissions(&json!({})).is_empty());
+    }
+
+    #[test]
+    fn a_history_with_a_vacuum() {
+        let cols: Vec<String> = [
+            "version",
+            "timestamp",
+            "userId",
+            "operation",
+            "operationParameters",
+        ]
+        .iter()
+        .map(|c| c.to_string())
+        .collect();
+        let row = |v: &str, ts: &str, op: &str, p: &str| {
+            vec![
+                Some(v.into()),
+                Some(ts.into()),
+                None,
+                Some(op.into()),
+                Some(p.into()),
+            ]
+        };
+        let rows = vec![
+            row(
+                "5",
+                "2026-12-04T14:00:01.000Z",
+                "VACUUM END",
+                r#"{"status":"COMPLETED"}"#,
+            ),
+            row(
+                "4",
+                "2026-12-04T14:00:00.000Z",
+                "VACUUM START",
+                r#"{"retentionCheckEnabled":"false","specifiedRetentionMillis":"0","defaultRetentionMillis":"604800000"}"#,
+            ),
+            row(
+                "3",
+                "2026-12-01T10:00:00.000Z",
+                "WRITE",
+                r#"{"mode":"Append"}"#,
+            ),
+            vec![None, None, None, None, None],
+        ];
+        let h = history_of(&cols, &rows, 9);
+        assert_eq!(h.read_at_ms, 9);
+        assert_eq!(
+            h.commits.iter().map(|c| c.version).collect::<Vec<_>>(),
+            [3, 4, 5]
+        );
+        assert_eq!(h.committed(4), parse_utc_ms("2026-12-04T14:00:00Z"));
+        assert_eq!(h.vacuums.len(), 1);
+        assert_eq!(h.vacuums[0].retention_ms, Some(0));
+        assert!(h.commits[1].vacuum && h.commits[2].vacuum && !h.commits[0].vacuum);
     }
 
     #[test]

@@ -328,6 +328,13 @@ impl Backend for SparkConnectBackend {
         self.lake.measure(tables).await
     }
 
+    async fn history(
+        &self,
+        t: &TableRef,
+    ) -> Result<Option<delta_operator_core::model::history::TableHistory>, BackendError> {
+        self.lake.history(t).await
+    }
+
     async fn read_schema(&self, s: &SchemaRef) -> Result<Option<ObservedSchema>, BackendError> {
         self.lake.read_schema(s).await
     }

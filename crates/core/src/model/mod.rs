@@ -8,9 +8,11 @@ pub mod widening;
 
 pub use types::{DataType, StructField};
 pub mod hand_off;
+pub mod history;
 pub mod names;
 pub mod privilege;
 pub mod property;
+pub mod retention;
 pub mod schema;
 pub mod scope;
 pub mod table;

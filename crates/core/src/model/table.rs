@@ -442,6 +442,11 @@ pub struct ObservedTable {
     /// it is refused, and nothing is planned for it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unreadable: Option<String>,
+    /// The table's recent history (commit times, VACUUMs), where the backend
+    /// reads it: the windows of its restore points. Not hashed into the plan
+    /// id (every append moves it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history: Option<super::history::TableHistory>,
 }
 
 impl ObservedTable {
@@ -475,6 +480,7 @@ impl ObservedTable {
             size_bytes: None,
             leftovers: vec![],
             unreadable: None,
+            history: None,
         }
     }
 

@@ -7,7 +7,9 @@
 //! writer, and an approval that a writer voids every second approves nothing
 //! ever. A rewrite is guarded against those appends where it commits (it
 //! commits only against the version it read), and the restore point is the
-//! version recorded just before the step.
+//! version recorded just before the step. The table's history (commit times,
+//! VACUUMs: the windows of its restore points, shown beside the undo) is not
+//! hashed either: it moves with every commit.
 
 use std::fmt;
 
@@ -107,9 +109,9 @@ pub fn plan_id_all(backend: BackendKind, tables: &[TablePlan], schemas: &[Schema
         match (&t.desired, &t.observed) {
             (Some(d), Some(o)) if !d.scope.is_full() => h.value_blanking(
                 &Some(super::scope::governed_view(d, o)),
-                &["version", "size_bytes"],
+                &["version", "size_bytes", "history"],
             ),
-            _ => h.value_blanking(&t.observed, &["version", "size_bytes"]),
+            _ => h.value_blanking(&t.observed, &["version", "size_bytes", "history"]),
         }
         h.value(&t.action);
         // what runs: approving the id approves exactly these statements and checks

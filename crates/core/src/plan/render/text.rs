@@ -185,7 +185,13 @@ fn steps_with(out: &mut String, steps: &[Step], statements: bool) {
             }
         }
         if let Some(u) = &s.undo {
-            let _ = writeln!(out, "        undo: {u}");
+            // the window of a restore: until when it works (display only, not in the plan id)
+            let window = s
+                .undo_window
+                .as_ref()
+                .map(|w| format!(" ({})", w.describe(None)))
+                .unwrap_or_default();
+            let _ = writeln!(out, "        undo: {u}{window}");
         }
     }
 }
