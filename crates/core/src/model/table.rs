@@ -443,9 +443,10 @@ pub struct ObservedTable {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unreadable: Option<String>,
     /// The table's recent history (commit times, VACUUMs), where the backend
-    /// reads it: the windows of its restore points. Not hashed into the plan
-    /// id (every append moves it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// read it (`Backend::history`): the windows of its restore points, which
+    /// the steps carry. Never serialized: not in the plan id (every commit
+    /// moves it), nor in a plan's JSON (up to `HISTORY_DEPTH` commits).
+    #[serde(skip)]
     pub history: Option<super::history::TableHistory>,
 }
 

@@ -89,7 +89,8 @@ pub struct PointTimes {
 
 /// The window of a restore point (see the module's words). `vacuums` are the
 /// VACUUMs seen in the history, oldest first (those at or before the restore
-/// point only lend their retention); `now_ms` is when the history was read.
+/// point only lend their retention); `now_ms` is when the history was read
+/// (taken to the hour below).
 pub fn window(
     point: PointTimes,
     retention: Retention,
@@ -112,7 +113,11 @@ pub fn window(
             };
         }
     }
-    let start = point.next_commit_ms.unwrap_or(now_ms);
+    // nothing after it yet: from now, to the hour below (a plan shown again
+    // within the hour shows the same window; never longer than it is)
+    let start = point
+        .next_commit_ms
+        .unwrap_or(now_ms - now_ms.rem_euclid(3_600_000));
     let (files_ms, files_bound) = match vacuums.last().map(retention_of) {
         Some(r) if r < retention.deleted_file_ms => (r, Bound::VacuumRetention),
         _ => (retention.deleted_file_ms, Bound::DeletedFileRetention),
@@ -244,6 +249,17 @@ impl UndoWindow {
                 }
                 WindowUnknown::BadRetention { message } => format!("window unknown: {message}"),
             },
+        }
+    }
+
+    /// What a plan shows beside its undo line (a fixed text, no "now": the
+    /// same plan renders the same); nothing when the history was not read.
+    pub fn in_plan(&self) -> Option<String> {
+        match self {
+            UndoWindow::Unknown {
+                why: WindowUnknown::NoHistory,
+            } => None,
+            w => Some(w.describe(None)),
         }
     }
 
@@ -408,6 +424,17 @@ mod tests {
         );
         assert_eq!(w.describe(Some(T0)), "works until 2026-12-11 14:00 UTC");
         assert_eq!(w.describe(None), "works until 2026-12-11 14:00 UTC");
+    }
+
+    #[test]
+    fn now_is_taken_to_the_hour_below() {
+        assert_eq!(
+            window(point(3, None, None), Retention::default(), &[], T0 + H - 1),
+            UndoWindow::Until {
+                ms: T0 + 7 * DAY,
+                bound: Bound::DeletedFileRetention
+            }
+        );
     }
 
     #[test]

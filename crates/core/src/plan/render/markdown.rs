@@ -192,7 +192,7 @@ fn table_section(out: &mut String, t: &TablePlan) {
                     warnings: &st.warnings,
                     notes: &st.notes,
                     undo: st.undo.as_deref(),
-                    window: st.undo_window.as_ref().map(|w| w.describe(None)),
+                    window: st.undo_window.as_ref().and_then(|w| w.in_plan()),
                 }),
             );
             for st in steps {

@@ -189,7 +189,8 @@ fn steps_with(out: &mut String, steps: &[Step], statements: bool) {
             let window = s
                 .undo_window
                 .as_ref()
-                .map(|w| format!(" ({})", w.describe(None)))
+                .and_then(|w| w.in_plan())
+                .map(|w| format!(" ({w})"))
                 .unwrap_or_default();
             let _ = writeln!(out, "        undo: {u}{window}");
         }
