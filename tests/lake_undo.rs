@@ -12,7 +12,6 @@ use std::sync::Arc;
 
 use delta_operator::backend::Backend;
 use delta_operator::backend::lake::LakeBackend;
-use delta_operator::model::retention::Retention;
 use delta_operator::plan::undo_window::{self, UndoWindow};
 use deltalake::arrow::array::{ArrayRef, Int64Array, StringArray};
 use serde_json::Value;
@@ -199,7 +198,7 @@ impl World {
             .await
             .unwrap()
             .expect("a table");
-        undo_window::of_history(&h, Retention::default(), version)
+        undo_window::of_read(&h, version)
     }
 }
 

@@ -109,6 +109,7 @@ fn fixed_plan() -> Plan {
             vacuum: false,
         }],
         vacuums: vec![],
+        retention_properties: Default::default(),
     });
 
     // ✗ events: a NOT NULL column without `using:`, and tags the lake cannot store

@@ -529,9 +529,9 @@ impl Backend for DatabricksBackend {
     }
 
     async fn history(&self, t: &TableRef) -> Result<Option<TableHistory>, BackendError> {
-        if self.live(t).await?.is_none() {
+        let Some(live) = self.live(t).await? else {
             return Ok(None);
-        }
+        };
         let read_at_ms = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as i64);
@@ -542,7 +542,9 @@ impl Backend for DatabricksBackend {
                 &|m: &str| self.notice(m),
             )
             .await?;
-        Ok(Some(read::history_of(&r.columns, &r.rows, read_at_ms)))
+        Ok(Some(
+            read::history_of(&r.columns, &r.rows, read_at_ms).with_retention_of(&live.properties),
+        ))
     }
 
     async fn begin(&self, t: &TableRef, wait: Duration) -> Result<TableRun, BackendError> {

@@ -59,6 +59,8 @@ pub async fn read(table: &DeltaTable, read_at_ms: i64) -> Result<TableHistory, B
             ..Default::default()
         });
     };
+    let snapshot = table.snapshot().map_err(delta_err)?;
+    let properties = snapshot.metadata().configuration().clone();
     let oldest = (newest + 1).saturating_sub(HISTORY_DEPTH as u64);
     let store = table.log_store();
     let read: Vec<(u64, Option<i64>, Option<VacuumCommit>)> =
@@ -74,7 +76,7 @@ pub async fn read(table: &DeltaTable, read_at_ms: i64) -> Result<TableHistory, B
             .buffered(READ_AHEAD)
             .try_collect()
             .await?;
-    Ok(TableHistory::from_commits(read_at_ms, read))
+    Ok(TableHistory::from_commits(read_at_ms, read).with_retention_of(properties))
 }
 
 #[cfg(test)]

@@ -48,9 +48,31 @@ pub struct TableHistory {
     /// The VACUUMs among them, oldest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub vacuums: Vec<VacuumSeen>,
+    /// The table's retention properties as set (`retention::DELETED_FILE_RETENTION`,
+    /// `retention::LOG_RETENTION`; absent: Delta's defaults), read with the history.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub retention_properties: std::collections::BTreeMap<String, String>,
 }
 
 impl TableHistory {
+    /// Keeps the retention properties among a table's `properties`.
+    pub fn with_retention_of(
+        mut self,
+        properties: impl IntoIterator<Item = (impl AsRef<str>, impl AsRef<str>)>,
+    ) -> Self {
+        use super::retention::{DELETED_FILE_RETENTION, LOG_RETENTION};
+        for (k, v) in properties {
+            let k = k.as_ref();
+            if k.eq_ignore_ascii_case(DELETED_FILE_RETENTION)
+                || k.eq_ignore_ascii_case(LOG_RETENTION)
+            {
+                self.retention_properties
+                    .insert(k.to_string(), v.as_ref().to_string());
+            }
+        }
+        self
+    }
+
     /// When `version` was committed, if it was read.
     pub fn committed(&self, version: u64) -> Option<i64> {
         self.commits

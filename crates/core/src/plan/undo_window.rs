@@ -159,6 +159,19 @@ pub fn of_version(observed: &ObservedTable, version: u64) -> UndoWindow {
     of_history(history, retention, version)
 }
 
+/// The window of a restore point at `version` from a history read with the
+/// table's retention properties (`Backend::history`).
+pub fn of_read(history: &TableHistory, version: u64) -> UndoWindow {
+    match Retention::of_properties(&history.retention_properties) {
+        Ok(r) => of_history(history, r, version),
+        Err(e) => UndoWindow::Unknown {
+            why: WindowUnknown::BadRetention {
+                message: e.to_string(),
+            },
+        },
+    }
+}
+
 /// The window of a restore point at `version` from a history read.
 pub fn of_history(history: &TableHistory, retention: Retention, version: u64) -> UndoWindow {
     let committed_ms = history.committed(version);
@@ -583,6 +596,7 @@ mod tests {
                 })
                 .collect(),
             vacuums,
+            retention_properties: Default::default(),
         }
     }
 
@@ -626,6 +640,30 @@ mod tests {
         assert!(matches!(
             of_history(&h, r, 7),
             UndoWindow::Until { ms, .. } if ms == T0
+        ));
+    }
+
+    #[test]
+    fn from_a_history_with_its_retention() {
+        let h = history(&[(3, T0 - H, false)], vec![]).with_retention_of([
+            ("delta.deletedFileRetentionDuration", "interval 1 day"),
+            ("team", "x"),
+        ]);
+        assert_eq!(h.retention_properties.len(), 1);
+        assert_eq!(
+            of_read(&h, 3),
+            UndoWindow::Until {
+                ms: T0 + DAY,
+                bound: Bound::DeletedFileRetention
+            }
+        );
+        let bad = history(&[(3, T0 - H, false)], vec![])
+            .with_retention_of([("delta.logRetentionDuration", "forever")]);
+        assert!(matches!(
+            of_read(&bad, 3),
+            UndoWindow::Unknown {
+                why: WindowUnknown::BadRetention { .. }
+            }
         ));
     }
 
