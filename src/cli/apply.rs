@@ -5,9 +5,10 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::maintain::{self, Runs};
 use super::plan::print_plan;
 use super::{CliError, Exit, Format, check_allowed, choose_target, load_and_lower, open_backend};
-use crate::apply::{ApplyError, ApplyReport, Event, Options, StepStatus, apply as run_apply};
+use crate::apply::{ApplyError, ApplyReport, Event, Options, StepStatus, apply_planned};
 use crate::backend::AnyBackend;
 use crate::config::Config;
 use crate::engine::Inputs;
@@ -100,6 +101,12 @@ fn bar(done: f64) -> String {
 }
 
 pub async fn apply(config: &Config, a: ApplyArgs) -> Result<Exit, CliError> {
+    run(config, a, Runs::Everything).await
+}
+
+/// An apply of every step (`apply`), or of the maintenance steps due alone
+/// (`maintain`): the same progress, report and exit codes.
+pub async fn run(config: &Config, a: ApplyArgs, runs: Runs) -> Result<Exit, CliError> {
     let (m, mut inputs) = load_and_lower(&a.files)?;
     inputs.clone_before_rewrite(a.clone_before_rewrite);
     let target = choose_target(config, a.target.as_deref(), &m)?;
@@ -114,18 +121,29 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> Result<Exit, CliError> {
     // can, and the apply ends as usual, releasing its tables' locks (a second Ctrl-C quits at once)
     let interrupted = std::sync::atomic::AtomicBool::new(false);
     let may_continue = || !interrupted.load(std::sync::atomic::Ordering::SeqCst);
+    // maintenance keeps to each table's policy: Observe tables are left out of its
+    // plan, and a Manual one makes the whole plan wait for --approve
+    let policies = maintain::policies(&m);
+    let policy = match runs {
+        Runs::Everything => Policy::Auto,
+        Runs::Maintenance => maintain::policy(&policies),
+    };
     let opts = Options {
-        policy: Policy::Auto,
+        policy,
         lock_wait: a.lock_wait,
         on_event: &on_event,
         may_continue: &may_continue,
         // a lake table's lock is fenced by the lake itself before each commit
         fence: None,
     };
-    let approve = approval(&a, &backend, &inputs).await;
-    let applying = run_apply(
+    let approve = match runs {
+        Runs::Everything => approval(&a, &backend, &inputs).await,
+        Runs::Maintenance => a.approve.clone(),
+    };
+    let read_plan = || maintain::read_plan(&backend, &inputs, runs, &policies);
+    let applying = apply_planned(
         &backend,
-        &inputs,
+        read_plan,
         a.plan_id.as_deref(),
         approve.as_deref(),
         &opts,
@@ -148,8 +166,8 @@ pub async fn apply(config: &Config, a: ApplyArgs) -> Result<Exit, CliError> {
         ));
     }
     match result {
-        Ok((plan, report)) => Ok(conclude(&plan, &report, &a, json)),
-        Err(e) => Err(refusal(e, &backend, &inputs, json).await),
+        Ok((plan, report)) => Ok(conclude(&plan, &report, &a, json, runs)),
+        Err(e) => Err(refusal(e, read_plan().await.ok(), json)),
     }
 }
 
@@ -323,7 +341,7 @@ async fn follow(
 
 /// The closing report of an apply that ran; exit 1 when a step or table failed, 5
 /// when tables were left to another apply.
-fn conclude(plan: &Plan, report: &ApplyReport, a: &ApplyArgs, json: bool) -> Exit {
+fn conclude(plan: &Plan, report: &ApplyReport, a: &ApplyArgs, json: bool, runs: Runs) -> Exit {
     for l in &report.locked {
         eprintln!(
             "locked: {} was not applied, the other tables went on: {}",
@@ -353,10 +371,13 @@ fn conclude(plan: &Plan, report: &ApplyReport, a: &ApplyArgs, json: bool) -> Exi
         return exit;
     }
     if report.is_empty() && !report.any_table_failed() {
-        println!(
-            "No changes. The tables match the manifests. (plan {})",
-            plan.id
-        );
+        match runs {
+            Runs::Everything => println!(
+                "No changes. The tables match the manifests. (plan {})",
+                plan.id
+            ),
+            Runs::Maintenance => println!("No maintenance is due. (plan {})", plan.id),
+        }
         return exit;
     }
     print!("{}", tables_text(&report.tables));
@@ -381,19 +402,19 @@ fn conclude(plan: &Plan, report: &ApplyReport, a: &ApplyArgs, json: bool) -> Exi
     exit
 }
 
-/// Why the apply did not start, with the plan shown where it helps (what needs
-/// approval, what the rules reject).
-async fn refusal(e: ApplyError, backend: &AnyBackend, inputs: &Inputs, json: bool) -> CliError {
+/// Why the apply did not start, with the plan (read again) shown where it
+/// helps (what needs approval, what the rules reject).
+fn refusal(e: ApplyError, plan: Option<Plan>, json: bool) -> CliError {
     match e {
         ApplyError::NeedsApproval { .. } | ApplyError::WrongApproval { .. } => {
-            if let Ok((plan, _)) = crate::engine::read_and_plan(backend, inputs).await {
-                print_plan(&plan, Format::Text, true);
+            if let Some(plan) = &plan {
+                print_plan(plan, Format::Text, true);
             }
             CliError::Refused(e)
         }
         ApplyError::Stale { .. } | ApplyError::Locked(_) => CliError::Refused(e),
         ApplyError::Rejected => {
-            if let Ok((plan, _)) = crate::engine::read_and_plan(backend, inputs).await {
+            if let Some(plan) = plan {
                 let tables = crate::apply::planned_tables(&plan);
                 if json {
                     println!(

@@ -8,6 +8,7 @@ mod approvals;
 mod error;
 mod import;
 pub mod kubectl;
+mod maintain;
 mod plan;
 pub mod undo;
 mod verify;
@@ -47,6 +48,9 @@ pub enum Command {
     Plan(plan::PlanArgs),
     /// Apply the plan. Destructive steps need --approve <plan id>; exit 4 when refused.
     Apply(apply::ApplyArgs),
+    /// Run only the maintenance steps due (compaction, vacuum, checkpoints) for the
+    /// manifests, with apply's flags and exit codes; a Manual table's needs --approve.
+    Maintain(apply::ApplyArgs),
     /// Check manifests offline. Exit 1 on any error.
     Validate {
         /// Manifest files or folders.
@@ -196,6 +200,7 @@ async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
     match cli.command {
         Command::Plan(a) => plan::plan(&config, a).await,
         Command::Apply(a) => apply::apply(&config, a).await,
+        Command::Maintain(a) => apply::run(&config, a, maintain::Runs::Maintenance).await,
         Command::Validate { files } => validate(&config, &files),
         Command::Crds => {
             print!("{}", crds_yaml());
@@ -290,7 +295,10 @@ pub fn load_and_lower(files: &[PathBuf]) -> Result<(Manifests, Inputs), CliError
     if !errors.is_empty() {
         return Err(CliError::Manifests(errors));
     }
-    let inputs = lower(&m).map_err(CliError::Manifests)?;
+    // planned at the clock's time: maintenance schedules are measured against it
+    let inputs = lower(&m)
+        .map_err(CliError::Manifests)?
+        .at(chrono::Utc::now().timestamp_millis());
     Ok((m, inputs))
 }
 
@@ -344,6 +352,18 @@ pub fn check_allowed(
             return Err(CliError::Manifests(errors));
         }
         inputs.target_hand_off(&h.lower());
+    }
+    // the target's maintenance, lowest, under each schema's and table's own
+    if let Some(tm) = &t.maintenance {
+        for lt in &m.tables {
+            let Some(r) = crate::spec::lower::table_ref_of(m, lt) else {
+                continue;
+            };
+            for d in inputs.tables.iter_mut().filter(|d| d.table == r) {
+                std::sync::Arc::make_mut(d).maintenance =
+                    crate::spec::lower::maintenance_with_target(m, lt, Some(tm));
+            }
+        }
     }
     let mut schemas: Vec<crate::model::SchemaRef> =
         inputs.schemas.iter().map(|s| s.schema.clone()).collect();

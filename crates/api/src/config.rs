@@ -47,6 +47,8 @@ struct TargetFile {
     default_schema_mode: delta_operator_core::model::SchemaMode,
     #[serde(default)]
     hand_off: Option<crate::spec::crd::HandOffSpec>,
+    #[serde(default)]
+    maintenance: Option<crate::spec::crd::MaintenanceSpec>,
 }
 
 /// One backend a target can name.
@@ -74,6 +76,9 @@ pub struct Target {
     pub default_schema_mode: delta_operator_core::model::SchemaMode,
     /// Parts of every table on this target another tool owns (`handOff:`).
     pub hand_off: Option<crate::spec::crd::HandOffSpec>,
+    /// The maintenance of every table on this target, under its schema's and
+    /// its own (`maintenance:`, field by field).
+    pub maintenance: Option<crate::spec::crd::MaintenanceSpec>,
 }
 
 /// Applies at once per target, unless `maxConcurrentApplies` says otherwise: a few
@@ -108,6 +113,16 @@ impl TargetFile {
                 ));
             }
         };
+        if let Some(m) = &self.maintenance {
+            let mut errors = Vec::new();
+            crate::spec::maintenance::check(m, "maintenance", None, &mut errors);
+            if let Some(e) = errors.first() {
+                return Err(format!(
+                    "target '{name}': {}: {} ({})",
+                    e.path, e.message, e.fix
+                ));
+            }
+        }
         Ok(Target {
             backend,
             namespaces: self.namespaces,
@@ -115,6 +130,7 @@ impl TargetFile {
             max_concurrent_applies,
             default_schema_mode: self.default_schema_mode,
             hand_off: self.hand_off,
+            maintenance: self.maintenance,
         })
     }
 }
@@ -379,6 +395,7 @@ impl Default for Config {
             max_concurrent_applies: DEFAULT_CONCURRENT_APPLIES,
             default_schema_mode: Default::default(),
             hand_off: None,
+            maintenance: None,
         };
         Config {
             targets: BTreeMap::from([(DEFAULT_TARGET.to_string(), lake)]),

@@ -54,5 +54,6 @@ pub fn lower(m: &Manifests) -> Result<Inputs, Vec<SpecError>> {
         tables,
         schemas,
         mode_declared,
+        now_ms: None,
     })
 }

@@ -1066,6 +1066,7 @@ fn cases() -> Vec<Case> {
         cases_names_issue_26(),
         cases_scopes_issue_30(),
         cases_hand_off_issue_30(),
+        cases_maintenance_issue_34(),
     ]
     .into_iter()
     .flatten()
@@ -2124,6 +2125,96 @@ fn cases_hand_off_issue_30() -> Vec<Case> {
                 "spec.handOff.aspects[0]",
                 &["Columns"],
                 &["Tags"],
+            )],
+        },
+    ])
+}
+
+/// `spec.maintenance` (issue 34): sizes, durations, short retention and
+/// Z-order columns, each error at its field.
+fn cases_maintenance_issue_34() -> Vec<Case> {
+    let with = |m: &str| with_schema(table("orders", &format!("{ORDERS}\nmaintenance: {m}")));
+    Vec::from([
+        Case {
+            name: "maintenance_with_every_field_is_valid",
+            files: with(
+                "{compaction: {whenSmallFiles: 50, targetFileSize: 256Mi, zOrderBy: [amount], every: 12h}, vacuum: {retainHours: 200, keepRestorePointsDays: 3, every: 7d}, checkpoint: {everyVersions: 10}}",
+            ),
+            expect: vec![],
+        },
+        Case {
+            name: "maintenance_short_retention_needs_allowing",
+            files: with("{vacuum: {retainHours: 24}}"),
+            expect: vec![error(
+                "table.yaml",
+                "spec.maintenance.vacuum.retainHours",
+                &["24 hours", "168-hour safety check"],
+                &["allowShortRetention: true"],
+            )],
+        },
+        Case {
+            name: "maintenance_short_retention_allowed",
+            files: with("{vacuum: {retainHours: 24, allowShortRetention: true}}"),
+            expect: vec![],
+        },
+        Case {
+            name: "maintenance_bad_size_and_duration_are_named",
+            files: with("{compaction: {targetFileSize: 12 MB, every: 3w}}"),
+            expect: vec![
+                error(
+                    "table.yaml",
+                    "spec.maintenance.compaction.targetFileSize",
+                    &["'12 MB'"],
+                    &["128Mi"],
+                ),
+                error(
+                    "table.yaml",
+                    "spec.maintenance.compaction.every",
+                    &["'3w' is not a duration"],
+                    &["24h"],
+                ),
+            ],
+        },
+        Case {
+            name: "maintenance_z_order_names_declared_data_columns",
+            files: with_schema(table(
+                "orders",
+                &format!(
+                    "{ORDERS}\npartitionedBy: [order_date]\nmaintenance: {{compaction: {{zOrderBy: [amout, order_date]}}}}"
+                ),
+            )),
+            expect: vec![
+                error(
+                    "table.yaml",
+                    "spec.maintenance.compaction.zOrderBy[0]",
+                    &["'amout', which is not a declared column"],
+                    &["did you mean 'amount'"],
+                ),
+                error(
+                    "table.yaml",
+                    "spec.maintenance.compaction.zOrderBy[1]",
+                    &["partition column"],
+                    &["data columns"],
+                ),
+            ],
+        },
+        Case {
+            name: "maintenance_z_order_on_a_schema_is_refused",
+            files: vec![
+                (
+                    "schema.yaml",
+                    SCHEMA.replace(
+                        "  catalog: main\n",
+                        "  catalog: main\n  maintenance: {compaction: {zOrderBy: [id]}}\n",
+                    ),
+                ),
+                ("table.yaml", table("orders", ORDERS)),
+            ],
+            expect: vec![error(
+                "schema.yaml",
+                "spec.maintenance.compaction.zOrderBy",
+                &["one table's columns"],
+                &["DeltaTable"],
             )],
         },
     ])

@@ -85,8 +85,13 @@ fn plan_tables(
     observed: &[Arc<ObservedTable>],
     caps: &Capabilities,
 ) -> (Vec<TablePlan>, Vec<TableRef>) {
-    let (mut tables, unmanaged) =
-        plan::plan_tables(&inputs.tables, observed, &inputs.schemas, caps);
+    let (mut tables, unmanaged) = plan::plan_tables_at(
+        &inputs.tables,
+        observed,
+        &inputs.schemas,
+        caps,
+        inputs.now_ms,
+    );
     plan::rules::check_lookalike_live_tables(&mut tables, observed, &delta_operator_names::Reader);
     (tables, unmanaged)
 }

@@ -7,6 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use delta_operator_core::model::maintenance::{defaults, small_file_bytes};
 use delta_operator_core::model::{DesiredTable, TableRef};
 
 /// Which column tags a read fetches.
@@ -30,6 +31,9 @@ pub struct TableExtras {
     pub table_tags: bool,
     pub grants: bool,
     pub column_tags: Columns,
+    /// Measure the table's health for maintenance (its spec declares some):
+    /// files smaller than this many bytes count as small.
+    pub health: Option<u64>,
 }
 
 impl TableExtras {
@@ -39,6 +43,7 @@ impl TableExtras {
             table_tags: true,
             grants: true,
             column_tags: Columns::All,
+            health: None,
         }
     }
 
@@ -62,6 +67,13 @@ impl TableExtras {
             table_tags: !d.tags.is_empty(),
             grants: !d.grants.is_empty(),
             column_tags: Columns::Named(columns),
+            health: d.maintenance.as_ref().map(|m| {
+                small_file_bytes(
+                    m.compaction
+                        .as_ref()
+                        .map_or(defaults::TARGET_FILE_BYTES, |c| c.target_file_bytes),
+                )
+            }),
         }
     }
 
@@ -77,6 +89,7 @@ impl TableExtras {
     pub fn is_empty(&self) -> bool {
         !self.table_tags
             && !self.grants
+            && self.health.is_none()
             && matches!(&self.column_tags, Columns::Named(n) if n.is_empty())
     }
 }

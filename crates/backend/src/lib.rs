@@ -136,6 +136,11 @@ pub struct TableRun {
     /// Unique per run: the start time (milliseconds, base 36) and 8 random hex digits.
     pub id: String,
     lock: Option<Box<dyn RunLock>>,
+    /// The restore point the running step recorded (its class is rewrite or
+    /// above), set by the executor before the step: a backend stamps it on
+    /// the step's commits (`delta-operator.restorePoint`), so the table's own
+    /// history says which versions the operator promised to restore.
+    restore_point: std::sync::Mutex<Option<u64>>,
 }
 
 impl TableRun {
@@ -145,6 +150,7 @@ impl TableRun {
             table: table.clone(),
             id,
             lock: Some(lock),
+            restore_point: Default::default(),
         }
     }
 
@@ -159,6 +165,19 @@ impl TableRun {
             table: table.clone(),
             id: new_run_id(),
             lock: None,
+            restore_point: Default::default(),
+        }
+    }
+
+    /// The restore point the running step recorded, if it recorded one.
+    pub fn restore_point(&self) -> Option<u64> {
+        self.restore_point.lock().map(|r| *r).unwrap_or(None)
+    }
+
+    /// Sets (or clears) the running step's restore point.
+    pub fn set_restore_point(&self, version: Option<u64>) {
+        if let Ok(mut r) = self.restore_point.lock() {
+            *r = version;
         }
     }
 

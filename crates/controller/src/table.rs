@@ -294,6 +294,14 @@ fn resolve(
         }
         desired.hand_off.merge(&h.lower());
     }
+    // the target's maintenance, lowest, under the schema's and the table's own
+    if t.maintenance.is_some() {
+        desired.maintenance = delta_operator_api::spec::lower::maintenance_with_target(
+            &m,
+            me,
+            t.maintenance.as_ref(),
+        );
+    }
     let backend = ctx
         .backend(&target)
         .map_err(|(reason, message)| refuse(reason, message))?;
@@ -466,10 +474,12 @@ async fn evaluate_resolved(
         }
         Err(e) => return Ok((decide::read_failed(&e), table)),
     }
+    // the clock maintenance schedules are measured against, fixed for this reconcile
     let inputs = Inputs {
         tables: vec![desired.into()],
         ..Inputs::default()
-    };
+    }
+    .at(chrono::Utc::now().timestamp_millis());
     // before the read: a statement that ends between a read and this check would leave
     // the plan made of the table as it was before the statement wrote
     // statements an interrupted apply left may still change the table: wait for each to end

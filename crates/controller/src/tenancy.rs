@@ -39,6 +39,7 @@ mod tests {
             max_concurrent_applies: 1,
             default_schema_mode: Default::default(),
             hand_off: None,
+            maintenance: None,
         }
     }
 

@@ -181,6 +181,7 @@ pub fn table_from_info(schema: &SchemaRef, info: &Value) -> Result<ObservedTable
         leftovers: vec![],
         unreadable: None,
         history: None,
+        health: None,
     })
 }
 

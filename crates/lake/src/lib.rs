@@ -5,6 +5,7 @@
 
 pub mod compile;
 mod fence;
+mod health;
 pub mod history;
 pub mod lock;
 mod operations;
@@ -152,7 +153,11 @@ impl LakeBackend {
             .map_err(delta_err)
     }
 
-    async fn read_one(&self, t: &TableRef) -> Result<Option<ObservedTable>, BackendError> {
+    async fn read_one(
+        &self,
+        t: &TableRef,
+        extras: &delta_operator_backend::TableExtras,
+    ) -> Result<Option<ObservedTable>, BackendError> {
         if !self.root.is_table(&rel(t)).await? {
             return Ok(None);
         }
@@ -173,6 +178,9 @@ impl LakeBackend {
         };
         let mut observed = observe(t, &table)?;
         observed.leftovers = self.leftovers(t, &table).await?;
+        if let Some(small_below) = extras.health {
+            observed.health = Some(self.health(t, &table, small_below).await?);
+        }
         Ok(Some(observed))
     }
 
@@ -366,12 +374,20 @@ fn observe(t: &TableRef, table: &DeltaTable) -> Result<ObservedTable, BackendErr
         leftovers: vec![],
         unreadable: None,
         history: None,
+        health: None,
     })
 }
 
 /// Now, epoch ms: when a table's history was read.
 fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
+}
+
+tokio::task_local! {
+    /// The restore point the running step recorded (`TableRun::restore_point`),
+    /// set around the step by `run_step` and stamped by `commit_props_with` on
+    /// every commit the step makes.
+    static RESTORE_POINT: Option<u64>;
 }
 
 impl LakeBackend {
@@ -399,6 +415,14 @@ impl LakeBackend {
                 Value::String(self.writer.clone()),
             ),
         ];
+        // the step recorded a restore point: its commits say so, for the vacuum
+        // that must keep that version's files (`health.rs` reads them back)
+        if let Ok(Some(v)) = RESTORE_POINT.try_with(|v| *v) {
+            m.push((
+                delta_operator_core::model::maintenance::RESTORE_POINT_KEY.to_string(),
+                Value::from(v),
+            ));
+        }
         m.extend(extra);
         CommitProperties::default().with_metadata(m)
     }
@@ -419,15 +443,16 @@ impl Backend for LakeBackend {
         &self.caps
     }
 
-    /// A Delta table has no tags or grants: `extras` asks for nothing here.
+    /// A Delta table has no tags or grants: of `extras`, only the health
+    /// (for maintenance) is read here.
     async fn read(
         &self,
         tables: &[TableRef],
-        _extras: &Extras,
+        extras: &Extras,
     ) -> Result<Vec<Option<ObservedTable>>, BackendError> {
         let mut out = Vec::with_capacity(tables.len());
         for t in tables {
-            out.push(self.read_one(t).await?);
+            out.push(self.read_one(t, &extras.of(t)).await?);
         }
         Ok(out)
     }

@@ -71,6 +71,81 @@ pub struct DeltaSchemaSpec {
     /// planned; a table spec that declares one is refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hand_off: Option<HandOffSpec>,
+    /// The maintenance of every table in this schema, field by field under
+    /// the table's own `maintenance` (and over the target's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maintenance: Option<MaintenanceSpec>,
+}
+
+/// Day-two upkeep of a table (`spec.maintenance`): compaction, vacuum and
+/// checkpoints, each planned as a step (class `maintenance`) when it is due.
+/// A block declared on the DeltaSchema (or the target) is the default for
+/// its tables, field by field.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MaintenanceSpec {
+    /// Bin-packing of small files (Z-ordered where declared).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compaction: Option<CompactionSpec>,
+    /// Removal of files no version within the retention needs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vacuum: Option<VacuumSpec>,
+    /// Checkpoints of the log.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<CheckpointSpec>,
+}
+
+/// `maintenance.compaction`.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CompactionSpec {
+    /// Run when at least this many files are smaller than targetFileSize/4 (default 100).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub when_small_files: Option<u64>,
+    /// The size files are compacted to, as a quantity (`128Mi`, `1Gi`; default 128Mi).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 32))]
+    pub target_file_size: Option<String>,
+    /// Z-order the compacted files by these declared columns (not on a clustered table).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub z_order_by: Option<Vec<String>>,
+    /// Also run when the last compaction is older than this (`30m`, `24h`, `7d`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 2, max = 32))]
+    pub every: Option<String>,
+}
+
+/// `maintenance.vacuum`.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct VacuumSpec {
+    /// Files removed longer ago than this are deleted (default 168). Below
+    /// 168 needs `allowShortRetention: true`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retain_hours: Option<u64>,
+    /// Allows `retainHours` below 168: a reader or writer older than the
+    /// retention may then fail, and time travel that far back ends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_short_retention: Option<bool>,
+    /// A vacuum never removes files a restore point the operator recorded
+    /// in the last this many days needs (default 7).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep_restore_points_days: Option<u64>,
+    /// How often to vacuum (`30m`, `24h`, `7d`; default 24h).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 2, max = 32))]
+    pub every: Option<String>,
+}
+
+/// `maintenance.checkpoint`.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CheckpointSpec {
+    /// Write a checkpoint when this many versions passed since the last one (default 100).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub every_versions: Option<u64>,
 }
 
 /// Parts of a table handed to the tool that already owns them. A spec that
@@ -222,6 +297,10 @@ pub struct DeltaTableSpec {
     /// target's): never planned; declaring one here too is refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hand_off: Option<HandOffSpec>,
+    /// Compaction, vacuum and checkpoints, planned when due (over the
+    /// schema's and the target's, field by field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maintenance: Option<MaintenanceSpec>,
 }
 
 /// `spec.scope`.

@@ -199,9 +199,26 @@ pub fn lower_table(m: &Manifests, t: &Loaded<DeltaTable>) -> Result<DesiredTable
             }
             h
         },
+        // the target's block, lowest, is merged in once the target is known
+        // (`maintenance_with_target`)
+        maintenance: maintenance_with_target(m, t, None),
         // the manifest set's foreign-key verdicts are set by `inputs::lower`
         refusals: vec![],
     })
+}
+
+/// The table's `maintenance`: its own block over its schema's over its
+/// target's (`target`), field by field; None when none declares one.
+pub fn maintenance_with_target(
+    m: &Manifests,
+    t: &Loaded<DeltaTable>,
+    target: Option<&super::crd::MaintenanceSpec>,
+) -> Option<delta_operator_core::model::Maintenance> {
+    super::maintenance::merged(
+        t.resource.spec.maintenance.as_ref(),
+        schema_of(m, t).and_then(|s| s.resource.spec.maintenance.as_ref()),
+        target,
+    )
 }
 
 /// One column as declared, with its parsed type; its `using:` as printed from

@@ -6,6 +6,7 @@ pub mod error;
 pub use delta_operator_expression as expression;
 pub mod load;
 pub mod lower;
+pub mod maintenance;
 /// Names that are one name to a reader (their own crate: the engine compares
 /// declared tables with live ones by them too).
 pub use delta_operator_names as names;

@@ -757,10 +757,12 @@ async fn run_step<B: Backend>(
     // the restore point: a version that cannot be read does not stop the step (the
     // reference's promise); its line says it had none, and why
     let mut no_restore_point = None;
+    run.set_restore_point(None);
     if step.class >= RiskClass::Rewrite {
         match backend.version(table).await {
             Ok(v) => {
                 report.restore_point = v;
+                run.set_restore_point(v);
                 if let Some(version) = v {
                     on_event(Event::RestorePoint { table, version });
                 }

@@ -9,6 +9,7 @@ pub mod widening;
 pub use types::{DataType, StructField};
 pub mod hand_off;
 pub mod history;
+pub mod maintenance;
 pub mod names;
 pub mod privilege;
 pub mod property;
@@ -18,6 +19,9 @@ pub mod scope;
 pub mod table;
 
 pub use hand_off::{HandOff, Handed};
+pub use maintenance::{
+    Checkpointing, Compaction, Maintenance, RecordedRestorePoint, TableHealth, Vacuum,
+};
 pub use privilege::Privilege;
 pub use property::ColumnMapping;
 pub use schema::{ObservedSchema, SchemaMeta};

@@ -8,6 +8,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use super::hand_off::HandOff;
+use super::maintenance::{Maintenance, TableHealth};
 use super::privilege::Privilege;
 use super::scope::Scope;
 use super::types::DataType;
@@ -286,6 +287,11 @@ pub struct DesiredTable {
     /// own `handOff`): never planned, still known.
     #[serde(default, skip_serializing_if = "HandOff::is_empty")]
     pub hand_off: HandOff,
+    /// `spec.maintenance`, merged over its schema's and target's: compaction,
+    /// vacuum and checkpoints, planned when due. Left out when none is declared
+    /// (plan ids of tables without it are unchanged).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maintenance: Option<Maintenance>,
     /// What the manifest set refuses about this table alone (its foreign keys:
     /// an undeclared parent, not the parent's key, a type or case mismatch, a
     /// cycle): the table is refused by `ForeignKeyInvalid` and its dependents
@@ -448,6 +454,11 @@ pub struct ObservedTable {
     /// moves it), nor in a plan's JSON (up to `HISTORY_DEPTH` commits).
     #[serde(skip)]
     pub history: Option<super::history::TableHistory>,
+    /// What the backend measured for maintenance (file counts, the last
+    /// compaction, vacuum and checkpoint, recorded restore points); None when
+    /// not read. Moves with every append, so the plan id leaves it out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health: Option<TableHealth>,
 }
 
 impl ObservedTable {
@@ -482,6 +493,7 @@ impl ObservedTable {
             leftovers: vec![],
             unreadable: None,
             history: None,
+            health: None,
         }
     }
 
@@ -560,6 +572,7 @@ impl DesiredTable {
             clone_before_rewrite: false,
             scope: Scope::Full,
             hand_off: HandOff::default(),
+            maintenance: None,
             refusals: vec![],
         }
     }

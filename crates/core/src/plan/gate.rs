@@ -88,11 +88,15 @@ pub fn gate(plan: &Plan, policy: Policy, approved: Option<&str>) -> Decision {
     if policy == Policy::Observe {
         return Decision::Observe;
     }
-    let destructive = plan.risk() == Some(RiskClass::Destructive);
-    let reason = match (policy, destructive) {
-        (_, true) => Some("the plan has destructive steps"),
-        (Policy::Manual, false) => Some("policy Manual approves every plan"),
-        _ => None,
+    // maintenance, the lowest class, runs under Auto like meta steps; under
+    // Manual it waits like everything else (and Observe returned above)
+    let reason = match (policy, plan.risk()) {
+        (_, Some(RiskClass::Destructive)) => Some("the plan has destructive steps"),
+        (Policy::Manual, Some(RiskClass::Maintenance)) => {
+            Some("policy Manual approves every plan, maintenance too")
+        }
+        (Policy::Manual, _) => Some("policy Manual approves every plan"),
+        (Policy::Auto | Policy::Observe, _) => None,
     };
     match (reason, approved) {
         (None, _) => Decision::Apply,

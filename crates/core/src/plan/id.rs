@@ -28,8 +28,9 @@ mod encoding;
 /// writing and hashing their JSON). v5: a declared column says whether the spec
 /// removes its default (`default: null`). v6: a declared table's scope, its
 /// hand-off and a column's unstated shape, and a live relation's kind. v7: a
-/// schema's managed location, and the CREATE of an absent schema.
-const ID_VERSION: &str = "delta-operator plan id v7";
+/// schema's managed location, and the CREATE of an absent schema. v8: a declared
+/// table's maintenance, and a live table's health (always blanked).
+const ID_VERSION: &str = "delta-operator plan id v8";
 
 /// A plan's id, 16 hex characters: what an approval names and an apply checks.
 /// Compared with the text a person typed (`--approve`, the annotation) as is.
@@ -104,14 +105,16 @@ pub fn plan_id_all(backend: BackendKind, tables: &[TablePlan], schemas: &[Schema
         h.byte(1);
         h.value(&t.table);
         h.value(&t.desired);
-        // appends move these two, not what the plan does (see above); a narrow scope's
-        // plan rests on what it governs only (`scope::governed_view`)
+        // appends move these (the health too: file counts, versions since the
+        // checkpoint), not what the plan does (see above; a maintenance step the
+        // health makes due is in the steps); a narrow scope's plan rests on what
+        // it governs only (`scope::governed_view`)
         match (&t.desired, &t.observed) {
             (Some(d), Some(o)) if !d.scope.is_full() => h.value_blanking(
                 &Some(super::scope::governed_view(d, o)),
-                &["version", "size_bytes", "history"],
+                &["version", "size_bytes", "health"],
             ),
-            _ => h.value_blanking(&t.observed, &["version", "size_bytes", "history"]),
+            _ => h.value_blanking(&t.observed, &["version", "size_bytes", "health"]),
         }
         h.value(&t.action);
         // what runs: approving the id approves exactly these statements and checks

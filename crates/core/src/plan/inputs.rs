@@ -15,9 +15,19 @@ pub struct Inputs {
     /// Per schema (same order): whether its spec names its mode; the others
     /// take the target's default (`target_default_mode`).
     pub mode_declared: Vec<bool>,
+    /// The time the plan is made at (epoch milliseconds): maintenance
+    /// schedules and recorded restore points are measured against it. The
+    /// CLI and the controller give the clock's; None plans no schedule.
+    pub now_ms: Option<i64>,
 }
 
 impl Inputs {
+    /// These inputs planned at `now_ms`.
+    pub fn at(mut self, now_ms: i64) -> Self {
+        self.now_ms = Some(now_ms);
+        self
+    }
+
     /// The target's `defaultSchemaMode` for every schema whose spec names no mode.
     pub fn target_default_mode(&mut self, mode: SchemaMode) {
         for (s, declared) in self.schemas.iter_mut().zip(&self.mode_declared) {

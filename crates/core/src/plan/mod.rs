@@ -65,6 +65,9 @@ pub struct Summary {
     /// Tables a narrow-scope spec waits for (absent, not its to create).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub deferred: usize,
+    /// Maintenance steps (compaction, vacuum, checkpoints) among `steps`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub maintenance: usize,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -145,16 +148,30 @@ impl SchemaScope {
 
 /// Plans everything: declared tables in dependency order (a foreign key's
 /// parent first), then orphans. `observed` holds every live table read,
-/// including all tables of the declared schemas (for orphans).
+/// including all tables of the declared schemas (for orphans). No clock:
+/// no maintenance schedule is due (`plan_at` gives the time).
 pub fn plan(
     desired: &[DesiredTable],
     observed: &[ObservedTable],
     schemas: &[SchemaScope],
     caps: &Capabilities,
 ) -> Plan {
+    plan_at(desired, observed, schemas, caps, None)
+}
+
+/// `plan` at `now_ms` (epoch milliseconds): the time maintenance schedules
+/// (`every:`) and recorded restore points are measured against.
+pub fn plan_at(
+    desired: &[DesiredTable],
+    observed: &[ObservedTable],
+    schemas: &[SchemaScope],
+    caps: &Capabilities,
+    now_ms: Option<i64>,
+) -> Plan {
     let desired: Vec<Arc<DesiredTable>> = desired.iter().cloned().map(Arc::new).collect();
     let observed: Vec<Arc<ObservedTable>> = observed.iter().cloned().map(Arc::new).collect();
-    plan_shared(&desired, &observed, schemas, caps)
+    let (tables, unmanaged) = plan_tables_at(&desired, &observed, schemas, caps, now_ms);
+    finish(caps, tables, unmanaged)
 }
 
 /// `plan` over inputs held by `Arc`: the plan shares them instead of copying
@@ -177,11 +194,26 @@ pub fn plan_tables(
     schemas: &[SchemaScope],
     caps: &Capabilities,
 ) -> (Vec<TablePlan>, Vec<TableRef>) {
+    plan_tables_at(desired, observed, schemas, caps, None)
+}
+
+/// `plan_tables` at `now_ms`: with the maintenance steps due then.
+pub fn plan_tables_at(
+    desired: &[Arc<DesiredTable>],
+    observed: &[Arc<ObservedTable>],
+    schemas: &[SchemaScope],
+    caps: &Capabilities,
+    now_ms: Option<i64>,
+) -> (Vec<TablePlan>, Vec<TableRef>) {
     let live: BTreeMap<&TableRef, &Arc<ObservedTable>> =
         observed.iter().map(|o| (&o.table, o)).collect();
     let mut tables: Vec<TablePlan> = resolve_order(desired)
         .into_iter()
-        .map(|d| plan_table_shared(d, live.get(&d.table).copied(), caps))
+        .map(|d| {
+            let mut t = plan_table_shared(d, live.get(&d.table).copied(), caps);
+            planner::add_due_maintenance(&mut t, now_ms);
+            t
+        })
         .collect();
     if caps.primary_and_foreign_keys {
         let all: Vec<&ObservedTable> = observed.iter().map(|o| &**o).collect();
@@ -293,6 +325,10 @@ pub(crate) fn finish_for(
             summary.deferred += 1;
         }
         summary.steps += steps.len();
+        summary.maintenance += steps
+            .iter()
+            .filter(|s| s.class == RiskClass::Maintenance)
+            .count();
         summary.rewrites += steps
             .iter()
             .filter(|s| {
@@ -319,6 +355,33 @@ pub(crate) fn finish_for(
         unmanaged,
         schemas,
     }
+}
+
+/// The plan `maintain` runs: of `plan`, only the maintenance steps due, on
+/// the accepted tables `keep` keeps (numbered again from 1; a table with none
+/// due is left out), and no schema step; its totals and id counted again. Every other step waits for an
+/// `apply`; a table refused or deferred has no maintenance planned anyway.
+pub fn maintenance_only(plan: &Plan, keep: impl Fn(&TablePlan) -> bool) -> Plan {
+    let tables = plan
+        .tables
+        .iter()
+        .filter(|t| t.is_accepted() && keep(t))
+        .map(|t| {
+            let mut t = t.clone();
+            if let Outcome::Accepted { steps } = &mut t.outcome {
+                steps.retain(|s| s.class == RiskClass::Maintenance);
+                for (i, s) in steps.iter_mut().enumerate() {
+                    s.number = i + 1;
+                }
+            }
+            // what else differs waits for an apply: not this plan's
+            t.action = TableAction::Unchanged;
+            t.changes.clear();
+            t
+        })
+        .filter(|t| !t.steps().is_empty())
+        .collect();
+    finish_for(plan.backend, tables, vec![], plan.unmanaged.clone())
 }
 
 /// Declared tables ordered so every foreign key's parent comes first; ties by name.

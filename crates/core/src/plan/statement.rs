@@ -116,6 +116,15 @@ pub enum DeltaOperation {
     RemoveLeftover { location: String, run: String },
     /// Deletes a path table's folder (its DROP TABLE leaves the files).
     RemovePathTable { table: String },
+    /// Deletes the files removed from a table more than `retain_hours` ago,
+    /// except those the versions in `keep_versions` need.
+    DeleteRemovedFiles {
+        table: String,
+        retain_hours: u64,
+        keep_versions: Vec<u64>,
+    },
+    /// Writes a checkpoint of a table's log at its latest version.
+    WriteCheckpoint { table: String },
 }
 
 /// A commit to a table's `_delta_log`.
@@ -139,6 +148,9 @@ pub enum CommitOperation {
     AddConstraint,
     DropConstraint,
     Write,
+    Optimize,
+    VacuumStart,
+    VacuumEnd,
 }
 
 impl CommitOperation {
@@ -151,6 +163,9 @@ impl CommitOperation {
             CommitOperation::AddConstraint => "ADD CONSTRAINT",
             CommitOperation::DropConstraint => "DROP CONSTRAINT",
             CommitOperation::Write => "WRITE",
+            CommitOperation::Optimize => "OPTIMIZE",
+            CommitOperation::VacuumStart => "VACUUM START",
+            CommitOperation::VacuumEnd => "VACUUM END",
         }
     }
 }
@@ -287,6 +302,28 @@ impl fmt::Display for DeltaOperation {
             D::RemovePathTable { table } => write!(
                 f,
                 "delete the folder of {table} (a path table's DROP TABLE leaves its files)"
+            ),
+            D::DeleteRemovedFiles {
+                table,
+                retain_hours,
+                keep_versions,
+            } => {
+                write!(
+                    f,
+                    "delete the files removed from {table} more than {retain_hours} hours ago"
+                )?;
+                match keep_versions.as_slice() {
+                    [] => Ok(()),
+                    v => write!(
+                        f,
+                        ", except those versions {} need",
+                        v.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
+                    ),
+                }
+            }
+            D::WriteCheckpoint { table } => write!(
+                f,
+                "write a checkpoint of {table}'s log at its latest version (_delta_log/_last_checkpoint)"
             ),
         }
     }

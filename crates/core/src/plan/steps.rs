@@ -11,12 +11,16 @@ use crate::model::widening::is_lossless_cast;
 use crate::model::{DataType, StructField};
 
 /// What a step does: the actions live in `plan::action`, one file per family.
-pub use super::action::{Action, claim_properties};
+pub use super::action::{Action, claim_properties, size_text};
 
 /// The risk class decides what runs without approval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RiskClass {
+    /// Upkeep of the table's files and log (compaction, vacuum, checkpoints):
+    /// the data is unchanged. The lowest class: runs under policy Auto, waits
+    /// for approval under Manual, never runs under Observe.
+    Maintenance,
     /// Metadata only: comments, properties, added columns, constraints.
     Meta,
     /// Turns on a table feature (column mapping, type widening): permanent protocol change.
@@ -30,6 +34,7 @@ pub enum RiskClass {
 impl fmt::Display for RiskClass {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
+            RiskClass::Maintenance => "maintenance",
             RiskClass::Meta => "meta",
             RiskClass::Feature => "feature",
             RiskClass::Rewrite => "rewrite",

@@ -31,6 +31,7 @@ mod gate;
 mod hand_off;
 mod holds;
 mod id;
+mod maintenance;
 mod order;
 mod plans;
 mod regressions;

@@ -9,6 +9,7 @@
 
 mod columns;
 mod constraints;
+mod maintenance;
 mod properties;
 mod rewrite;
 mod table;
@@ -177,6 +178,16 @@ pub fn compile_step(
                 action.title()
             )));
         }
+        Action::Compact {
+            target_file_bytes,
+            z_order,
+        } => maintenance::compact(at, *target_file_bytes, z_order, b, &mut out),
+        Action::Vacuum {
+            retain_hours,
+            keep_versions,
+            ..
+        } => maintenance::vacuum(at, *retain_hours, keep_versions, &mut out),
+        Action::Checkpoint => maintenance::checkpoint(at, &mut out),
         other => {
             return Err(CompileError::Unsupported(format!(
                 "the lake has no operation for {} (the planner should not have asked for it)",

@@ -5,13 +5,16 @@
 
 mod add_checks;
 mod add_column;
+mod checkpoint;
 mod clone_table;
 mod create;
 mod drop_checks;
 mod drop_table;
 mod metadata;
+mod optimize;
 mod set_not_null;
 mod set_properties;
+mod vacuum;
 
 use delta_operator_backend::{BackendError, StepOutcome, StepProgress, TableRun};
 use delta_operator_core::model::ObservedTable;
@@ -24,6 +27,19 @@ impl LakeBackend {
     /// Carries out one step: the operation its action names (`now` is the
     /// table as read when the step starts: the version a clone is made from).
     pub(crate) async fn run_step(
+        &self,
+        run: &TableRun,
+        step: &Step,
+        now: Option<&ObservedTable>,
+        progress: StepProgress<'_>,
+    ) -> Result<StepOutcome, BackendError> {
+        // the restore point the step recorded is stamped on each of its commits
+        crate::RESTORE_POINT
+            .scope(run.restore_point(), self.dispatch(run, step, now, progress))
+            .await
+    }
+
+    async fn dispatch(
         &self,
         run: &TableRun,
         step: &Step,
@@ -67,6 +83,19 @@ impl LakeBackend {
                 self.clone_table(t, step, &name).await
             }
             Action::DropTable => self.drop_table(t).await,
+            Action::Compact {
+                target_file_bytes,
+                z_order,
+            } => {
+                self.optimize(t, step, *target_file_bytes, z_order, progress)
+                    .await
+            }
+            Action::Vacuum {
+                retain_hours,
+                keep_versions,
+                ..
+            } => self.vacuum(t, step, *retain_hours, keep_versions).await,
+            Action::Checkpoint => self.checkpoint(t).await,
             other => Err(BackendError::Unsupported {
                 backend: BackendKind::Lake,
                 what: other.title(),

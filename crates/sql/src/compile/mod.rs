@@ -230,6 +230,11 @@ pub fn compile_for(
         | A::AddForeignKey { .. }
         | A::DropForeignKey { .. } => constraints::compile(names, t, action, live),
         A::Rewrite { rewrite, phase } => rewrite::rewrite_sql(names, t, rewrite, *phase, live, run),
+        // the OPTIMIZE and VACUUM statements come with the Spark Connect and
+        // Databricks side of maintenance
+        A::Compact { .. } | A::Vacuum { .. } | A::Checkpoint => Err(SqlError::Unsupported(
+            format!("{} is not supported yet on this backend", action.title()),
+        )),
     }
 }
 

@@ -113,6 +113,9 @@ fn check_schema(s: &Loaded<DeltaSchema>) -> Vec<SpecError> {
     if let Some(h) = &s.resource.spec.hand_off {
         hand_off::check_hand_off(h, "spec.handOff", &mut e);
     }
+    if let Some(m) = &s.resource.spec.maintenance {
+        crate::spec::maintenance::check(m, "spec.maintenance", None, &mut e);
+    }
     e.into_iter()
         .map(|x| x.in_file(&s.file, Some(&s.label())))
         .collect()

@@ -26,6 +26,15 @@ pub(super) fn check_table(t: &Loaded<DeltaTable>, e: &mut Vec<SpecError>) {
     check_constraints(spec, &refs, e);
     check_grants(&t.resource.spec.grants, privilege::KNOWN, "table", e);
     check_scope(spec, e);
+    if let Some(m) = &spec.maintenance {
+        let known = |c: &str| (!refs.known(c)).then(|| refs.missing(String::new(), c));
+        let cols = crate::spec::maintenance::TableColumns {
+            known: &known,
+            partitioned_by: spec.partitioned_by.as_deref().unwrap_or_default(),
+            clustered: spec.cluster_by.as_ref().is_some_and(|k| !k.is_empty()),
+        };
+        crate::spec::maintenance::check(m, "spec.maintenance", Some(&cols), e);
+    }
 }
 
 /// Below `Full`, the spec may not ask for what only a table's maker does:

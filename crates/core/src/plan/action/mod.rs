@@ -11,6 +11,7 @@ mod columns;
 mod constraints;
 mod features;
 mod layout;
+mod maintenance;
 mod properties;
 mod rewrite;
 mod table;
@@ -30,6 +31,7 @@ use crate::model::{
 
 pub use columns::field_at;
 pub use features::has_column_defaults;
+pub use maintenance::size_text;
 
 /// What a step does, with everything a backend needs to do it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -179,6 +181,28 @@ pub enum Action {
     RemoveLeftovers {
         leftovers: Vec<Leftover>,
     },
+    /// Compaction: small files bin-packed into files up to `target_file_bytes`
+    /// (Z-ordered by `z_order` when it names columns), committed against the
+    /// version it read so concurrent appends keep every row.
+    Compact {
+        target_file_bytes: u64,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        z_order: Vec<String>,
+    },
+    /// Deletes files removed from the table more than `retain_hours` ago,
+    /// except those the versions in `keep_versions` (restore points the
+    /// operator recorded) still need. `keep_since_ms`: the oldest of their
+    /// record times, for a backend with no keep-versions option (it raises the
+    /// retention to cover it).
+    Vacuum {
+        retain_hours: u64,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        keep_versions: Vec<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        keep_since_ms: Option<i64>,
+    },
+    /// Writes a checkpoint of the table's log at its latest version.
+    Checkpoint,
 }
 
 /// The properties a claim writes, in one write: the owner marker, and the
@@ -218,6 +242,7 @@ enum Family {
     Layout,
     Rewrite,
     Access,
+    Maintenance,
 }
 
 impl Action {
@@ -263,6 +288,7 @@ impl Action {
             A::SetClustering { .. } => Family::Layout,
             A::Rewrite { .. } => Family::Rewrite,
             A::Grant { .. } | A::Revoke { .. } => Family::Access,
+            A::Compact { .. } | A::Vacuum { .. } | A::Checkpoint => Family::Maintenance,
         }
     }
 
@@ -272,6 +298,7 @@ impl Action {
         match self {
             Action::Rewrite { phase, .. } => *phase != RewritePhase::DropStaging,
             Action::SetNotNull { .. }
+            | Action::Compact { .. }
             | Action::AddCheck { .. }
             | Action::AddChecks { .. }
             | Action::Backfill { .. } => true,
@@ -290,6 +317,7 @@ impl Action {
             Family::Layout => layout::title(self),
             Family::Rewrite => rewrite::title(self),
             Family::Access => access::title(self),
+            Family::Maintenance => maintenance::title(self),
         }
     }
 
@@ -309,6 +337,7 @@ impl Action {
             Family::Layout => layout::holds(self, live),
             Family::Rewrite => rewrite::holds(self, live),
             Family::Access => access::holds(self, live),
+            Family::Maintenance => maintenance::holds(self, live),
         }
     }
 
@@ -322,6 +351,7 @@ impl Action {
             Family::Properties => properties::apply_to(self, live),
             Family::Features => features::apply_to(self, live),
             Family::Constraints => constraints::apply_to(self, live),
+            Family::Maintenance => maintenance::apply_to(self, live),
             // a column default's table feature is its own step (EnableColumnDefaults)
             Family::Columns | Family::Layout | Family::Rewrite | Family::Access => {}
         }
@@ -337,7 +367,9 @@ impl Action {
             Family::Columns => columns::undo(self, version).or_else(inverse),
             Family::Constraints => constraints::undo(self).or_else(inverse),
             Family::Rewrite => rewrite::undo(self, version),
-            Family::Features => None,
+            // a maintenance step changes no data: nothing to put back (a vacuum's
+            // files are gone for good, which its plan line says)
+            Family::Features | Family::Maintenance => None,
             Family::Properties | Family::Layout | Family::Access => inverse(),
         }
     }
@@ -354,6 +386,7 @@ impl Action {
             Family::Constraints => constraints::inverse(self, live),
             Family::Layout => layout::inverse(self, live),
             Family::Access => access::inverse(self),
+            Family::Maintenance => maintenance::inverse(self),
         }?;
         (!steps.is_empty()).then_some(steps)
     }

@@ -5,9 +5,11 @@
 //! (a new table), `update` (one draft per change of a live table, with
 //! `update/columns` and `update/constraints`), `prerequisites` (table features a
 //! step needs first, the safety clone), `rewrite` (the replace that rebuilds a
-//! table) and `put_back` (what that replace loses, restored after it).
+//! table), `put_back` (what that replace loses, restored after it) and
+//! `maintenance` (compaction, vacuum and checkpoints, when due).
 
 mod create;
+mod maintenance;
 mod order;
 mod prerequisites;
 mod put_back;
@@ -27,6 +29,7 @@ use crate::model::{DesiredTable, ObservedTable, TableRef};
 use create::create_steps;
 use update::update_steps;
 
+pub(crate) use maintenance::add_due as add_due_maintenance;
 pub use rewrite::column_source;
 
 /// What happens to a table as a whole.

@@ -10,6 +10,7 @@ use crate::plan::{CheckWhen, Outcome, Plan, RiskClass, TableAction, TablePlan};
 
 fn dot(class: RiskClass) -> &'static str {
     match class {
+        RiskClass::Maintenance => "🔵",
         RiskClass::Meta => "🟢",
         RiskClass::Feature => "🟡",
         RiskClass::Rewrite => "🟠",

@@ -29,10 +29,15 @@ pub fn totals(s: &crate::plan::Summary) -> (String, String) {
             s.add, s.change, s.destroy
         ),
         format!(
-            "{} · {} · {}",
+            "{} · {} · {}{}",
             plural(s.steps, "step"),
             plural(s.rewrites, "rewrite"),
-            plural(s.warnings, "warning")
+            plural(s.warnings, "warning"),
+            if s.maintenance > 0 {
+                format!(" · {} maintenance", s.maintenance)
+            } else {
+                String::new()
+            }
         ),
     )
 }

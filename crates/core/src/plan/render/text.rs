@@ -85,6 +85,7 @@ fn header(t: &TablePlan) -> String {
         TableAction::Create => ("+", "create"),
         TableAction::Update => ("~", "update"),
         TableAction::Destroy => ("-", "destroy"),
+        TableAction::Unchanged if !t.steps().is_empty() => ("=", "unchanged, maintenance due"),
         TableAction::Unchanged => ("=", "unchanged"),
         TableAction::Keep => ("·", "orphan, kept"),
         TableAction::Deferred => ("…", "deferred"),
