@@ -350,6 +350,30 @@ impl DatabricksBackend {
             let name = format!("{full}.{}", c.name);
             c.tags = read::tags_from_assignments(&client.list_entity_tags("columns", &name).await?);
         }
+        // its upkeep, for a spec that declares maintenance (two statements on the
+        // warehouse); none for a table predictive optimization maintains
+        let maintained = t.health.as_ref().is_some_and(|h| h.predictive_optimization);
+        if want.health.is_some() && !maintained && t.kind.is_table() {
+            let notice = |m: &str| self.notice(m);
+            let detail = client
+                .execute(
+                    &sql::describe_detail(&sql::Names::Catalog, &t.table),
+                    &notice,
+                )
+                .await?;
+            let history = client
+                .execute(
+                    &sql::history_recent(&sql::Names::Catalog, &t.table, HISTORY_DEPTH),
+                    &notice,
+                )
+                .await?;
+            t.health = Some(read::health_of(
+                &detail.columns,
+                &detail.rows,
+                &history.columns,
+                &history.rows,
+            ));
+        }
         Ok(())
     }
 

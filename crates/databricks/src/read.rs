@@ -18,6 +18,7 @@
 //! the public API reference shows.
 
 use delta_operator_core::model::history::{TableHistory, VacuumCommit};
+use delta_operator_core::model::maintenance::TableHealth;
 use delta_operator_core::model::property;
 use delta_operator_core::plan::undo_window::parse_utc_ms;
 use std::collections::{BTreeMap, BTreeSet};
@@ -152,6 +153,11 @@ pub fn table_from_info(schema: &SchemaRef, info: &Value) -> Result<ObservedTable
         .transpose()
         .map_err(err)?;
     let (primary_key, foreign_keys) = constraints(info);
+    // predictive optimization maintains the table: nothing else to measure for its upkeep
+    let health = predictive_optimization(info).then(|| TableHealth {
+        predictive_optimization: true,
+        ..TableHealth::default()
+    });
     Ok(ObservedTable {
         table,
         kind: relation_kind(info).unwrap_or_default(),
@@ -181,8 +187,88 @@ pub fn table_from_info(schema: &SchemaRef, info: &Value) -> Result<ObservedTable
         leftovers: vec![],
         unreadable: None,
         history: None,
-        health: None,
+        health,
     })
+}
+
+/// Whether Unity Catalog says predictive optimization is on for the table:
+/// `effective_predictive_optimization_flag.value` is `ENABLE` (set on the
+/// table, or inherited from its schema, catalog or the account).
+pub fn predictive_optimization(info: &Value) -> bool {
+    info.pointer("/effective_predictive_optimization_flag/value")
+        .and_then(Value::as_str)
+        .is_some_and(|v| v.eq_ignore_ascii_case("ENABLE"))
+}
+
+/// A table's upkeep from `DESCRIBE DETAIL` (`numFiles`) and `DESCRIBE HISTORY
+/// … LIMIT n` (newest first: the last `OPTIMIZE` and `VACUUM END`, and the
+/// retention of the `VACUUM START` before it). Restore points are not read
+/// here (the SQL steps stamp none in commitInfo), so a vacuum keeps them by its
+/// retention alone. SQL shows no
+/// file sizes, so no file is counted as small (a compaction is due by its
+/// schedule only), and Databricks writes its checkpoints itself
+/// (`versions_since_checkpoint` unknown).
+pub fn health_of(
+    detail_columns: &[String],
+    detail_rows: &[Vec<Option<String>>],
+    history_columns: &[String],
+    history_rows: &[Vec<Option<String>>],
+) -> TableHealth {
+    let col = |cols: &[String], name: &str| cols.iter().position(|c| c.eq_ignore_ascii_case(name));
+    let cell = |row: &Vec<Option<String>>, i: Option<usize>| -> Option<String> {
+        row.get(i?).cloned().flatten()
+    };
+    let mut h = TableHealth {
+        files: detail_rows
+            .first()
+            .and_then(|r| cell(r, col(detail_columns, "numFiles")))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0),
+        ..TableHealth::default()
+    };
+    let (ts, op, params) = (
+        col(history_columns, "timestamp"),
+        col(history_columns, "operation"),
+        col(history_columns, "operationParameters"),
+    );
+    let mut rows: Vec<(u64, &Vec<Option<String>>)> = history_rows
+        .iter()
+        .filter_map(|r| {
+            let v = cell(r, col(history_columns, "version"))?.parse().ok()?;
+            Some((v, r))
+        })
+        .collect();
+    rows.sort_by_key(|r| std::cmp::Reverse(r.0));
+    let mut pending_retention = false;
+    for (_, r) in rows {
+        let Some(at) = cell(r, ts).and_then(|t| parse_utc_ms(&t)) else {
+            continue;
+        };
+        match cell(r, op).as_deref() {
+            Some("OPTIMIZE") if h.last_compaction_ms.is_none() => h.last_compaction_ms = Some(at),
+            Some("VACUUM END") if h.last_vacuum_ms.is_none() => {
+                h.last_vacuum_ms = Some(at);
+                pending_retention = true;
+            }
+            Some("VACUUM START") if pending_retention => {
+                let p: Value = cell(r, params)
+                    .and_then(|p| serde_json::from_str(&p).ok())
+                    .unwrap_or(Value::Null);
+                let ms = |name: &str| {
+                    p.get(name).and_then(|x| {
+                        x.as_u64()
+                            .or_else(|| x.as_str().and_then(|s| s.trim().parse().ok()))
+                    })
+                };
+                h.last_vacuum_retention_hours = ms("specifiedRetentionMillis")
+                    .or_else(|| ms("defaultRetentionMillis"))
+                    .map(|ms| ms / 3_600_000);
+                pending_retention = false;
+            }
+            _ => {}
+        }
+    }
+    h
 }
 
 /// One `ColumnInfo`: `type_json` when present (it carries nested types and
@@ -811,6 +897,68 @@ mod tests {
             ]
         );
         assert!(grants_from_permissions(&json!({})).is_empty());
+    }
+
+    #[test]
+    fn predictive_optimization_as_unity_catalog_shows_it() {
+        let on = serde_json::json!({"effective_predictive_optimization_flag": {"value": "ENABLE", "inherited_from_type": "CATALOG", "inherited_from_name": "main"}});
+        let off =
+            serde_json::json!({"effective_predictive_optimization_flag": {"value": "DISABLE"}});
+        assert!(predictive_optimization(&on));
+        assert!(!predictive_optimization(&off));
+        assert!(!predictive_optimization(&serde_json::json!({})));
+    }
+
+    #[test]
+    fn health_from_detail_and_history() {
+        let s = |v: &[&str]| v.iter().map(|c| c.to_string()).collect::<Vec<_>>();
+        let dcols = s(&["format", "numFiles", "sizeInBytes"]);
+        let drows = vec![vec![
+            Some("delta".into()),
+            Some("42".into()),
+            Some("1000".into()),
+        ]];
+        let hcols = s(&["version", "timestamp", "operation", "operationParameters"]);
+        let row = |v: &str, ts: &str, op: &str, p: &str| {
+            vec![
+                Some(v.into()),
+                Some(ts.into()),
+                Some(op.into()),
+                Some(p.into()),
+            ]
+        };
+        let hrows = vec![
+            row("9", "2026-12-04T12:00:00.000Z", "WRITE", "{}"),
+            row(
+                "8",
+                "2026-12-04T11:00:01.000Z",
+                "VACUUM END",
+                r#"{"status":"COMPLETED"}"#,
+            ),
+            row(
+                "7",
+                "2026-12-04T11:00:00.000Z",
+                "VACUUM START",
+                r#"{"retentionCheckEnabled":"true","specifiedRetentionMillis":"608400000","defaultRetentionMillis":"604800000"}"#,
+            ),
+            row(
+                "6",
+                "2026-12-04T10:00:00.000Z",
+                "OPTIMIZE",
+                r#"{"predicate":"[]"}"#,
+            ),
+            row("5", "2026-12-03T10:00:00.000Z", "OPTIMIZE", "{}"),
+        ];
+        let h = health_of(&dcols, &drows, &hcols, &hrows);
+        assert_eq!(h.files, 42);
+        assert_eq!(h.small_files, 0);
+        assert_eq!(h.versions_since_checkpoint, None);
+        assert_eq!(h.last_compaction_ms, parse_utc_ms("2026-12-04T10:00:00Z"));
+        assert_eq!(h.last_vacuum_ms, parse_utc_ms("2026-12-04T11:00:01Z"));
+        assert_eq!(h.last_vacuum_retention_hours, Some(169));
+        assert!(!h.predictive_optimization);
+        // nothing read: nothing known
+        assert_eq!(health_of(&[], &[], &[], &[]), TableHealth::default());
     }
 
     #[test]
