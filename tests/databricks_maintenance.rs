@@ -189,3 +189,68 @@ async fn a_table_predictive_optimization_maintains_gets_no_maintenance_step() {
         plan.tables[0].notes
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_restore_undo_shows_its_window_and_an_outside_vacuum_is_read() {
+    use delta_operator::backend::Backend;
+    use delta_operator::plan::undo_window;
+    let wh = Wh::new("dm", "window").await;
+    wh.apply_ok(&wh.manifests(None, &orders(true, "")), false)
+        .await;
+    for i in 0..3 {
+        wh.sql(&format!(
+            "INSERT INTO {} VALUES ({i}, 'eu', 'x')",
+            wh.q("orders")
+        ))
+        .await;
+    }
+    // the drop's undo is a RESTORE, shown with until when it works (DESCRIBE HISTORY read)
+    let drop: Inputs = wh.manifests(None, &orders(false, ""));
+    let plan = wh.plan(&drop).await;
+    let text = render(&plan);
+    let undo_line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("undo: RESTORE TABLE"))
+        .unwrap_or_else(|| panic!("a restore undo:\n{text}"));
+    assert!(undo_line.contains(" (works until "), "{undo_line}");
+    let report = wh.apply_ok(&drop, true).await;
+    let restore_point = report
+        .steps
+        .iter()
+        .find_map(|s| s.restore_point)
+        .expect("a restore point");
+    let t = wh.t("orders");
+    let h = wh.b.history(&t).await.unwrap().expect("a history");
+    assert!(
+        matches!(
+            undo_window::of_read(&h, restore_point),
+            undo_window::UndoWindow::Until { .. }
+        ),
+        "{h:?}"
+    );
+    // an outside VACUUM that honours the retention is seen in the history (with the
+    // retention it ran with) and leaves the window open: a warehouse runs each
+    // statement alone, so the 168-hour check cannot be turned off for a shorter one
+    // (the lake's test vacuums with 0 hours: tests/lake_undo.rs)
+    wh.sql(&format!(
+        "UPDATE {} SET region = 'us' WHERE id = 0",
+        wh.q("orders")
+    ))
+    .await;
+    wh.sql(&format!("VACUUM {} RETAIN 168 HOURS", wh.q("orders")))
+        .await;
+    let h = wh.b.history(&t).await.unwrap().expect("a history");
+    assert!(
+        h.vacuums
+            .iter()
+            .any(|v| v.retention_ms == Some(168 * 3_600_000)),
+        "{h:?}"
+    );
+    let w = undo_window::of_read(&h, restore_point);
+    assert!(matches!(w, undo_window::UndoWindow::Until { .. }), "{w:?}");
+    assert!(
+        w.describe(None).starts_with("works until "),
+        "{}",
+        w.describe(None)
+    );
+}

@@ -556,6 +556,11 @@ impl Backend for DatabricksBackend {
         let Some(live) = self.live(t).await? else {
             return Ok(None);
         };
+        // a read never wakes a stopped warehouse for a window: unknown (and not
+        // shown) until it runs, as it does for the apply
+        if self.client.warehouse_state().await? != "RUNNING" {
+            return Ok(None);
+        }
         let read_at_ms = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as i64);

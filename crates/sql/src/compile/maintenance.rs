@@ -63,18 +63,31 @@ pub fn compile(
                 keep_versions,
                 keep_days.unwrap_or(KEEP_RESTORE_POINTS_DAYS),
             );
-            let mut out = vec![
-                // so the history shows the vacuum (VACUUM START/END) and its schedule runs from it
-                "SET spark.databricks.delta.vacuum.logging.enabled = true".to_string(),
-            ];
-            if n < SAFE_RETAIN_HOURS {
-                // allowed by the spec's allowShortRetention only (validation refuses it otherwise)
-                out.push(
-                    "SET spark.databricks.delta.retentionDurationCheck.enabled = false".into(),
-                );
+            let vacuum = format!("VACUUM {table} RETAIN {n} HOURS");
+            match names {
+                // a warehouse runs each statement alone (no session): no SET reaches the
+                // VACUUM, so its 168-hour check cannot be turned off (Databricks logs vacuums)
+                Names::Catalog if n < SAFE_RETAIN_HOURS => Err(SqlError::Unsupported(format!(
+                    "VACUUM RETAIN {n} HOURS: a Databricks SQL warehouse runs each statement in its own session, so Delta's 168-hour retention check cannot be turned off for it; set retainHours to 168 or more on this target"
+                ))),
+                Names::Catalog => Ok(vec![vacuum]),
+                // Spark Connect: one session, so its SETs hold for the VACUUM
+                Names::Paths { .. } => {
+                    let mut out = vec![
+                        // so the history shows the vacuum (VACUUM START/END) and its schedule runs from it
+                        "SET spark.databricks.delta.vacuum.logging.enabled = true".to_string(),
+                    ];
+                    if n < SAFE_RETAIN_HOURS {
+                        // allowed by the spec's allowShortRetention only (validation refuses it otherwise)
+                        out.push(
+                            "SET spark.databricks.delta.retentionDurationCheck.enabled = false"
+                                .into(),
+                        );
+                    }
+                    out.push(vacuum);
+                    Ok(out)
+                }
             }
-            out.push(format!("VACUUM {table} RETAIN {n} HOURS"));
-            Ok(out)
         }
         // Databricks writes checkpoints itself; Spark Connect's are the lake's (the backend routes them)
         Action::Checkpoint => match names {
@@ -161,41 +174,33 @@ mod tests {
 
     #[test]
     fn vacuum_retain_covers_the_restore_points() {
+        let paths = Names::Paths { root: "/l".into() };
         // no restore point to keep: its own retention
         let s = compile(&Names::Catalog, &t(), &vacuum(200, vec![]), None).unwrap();
-        assert_eq!(
-            s.last().unwrap(),
-            "VACUUM `main`.`sales`.`orders` RETAIN 200 HOURS"
-        );
+        assert_eq!(s, ["VACUUM `main`.`sales`.`orders` RETAIN 200 HOURS"]);
+        // restore points of the last 7 days (default): 169 hours
+        let s = compile(&Names::Catalog, &t(), &vacuum(168, vec![4, 9]), None).unwrap();
+        assert_eq!(s, ["VACUUM `main`.`sales`.`orders` RETAIN 169 HOURS"]);
+        // the spec's days; a longer retention of its own wins
+        let s = compile(&Names::Catalog, &t(), &vacuum(500, vec![4]), Some(2)).unwrap();
+        assert_eq!(s, ["VACUUM `main`.`sales`.`orders` RETAIN 500 HOURS"]);
+        // below 168 hours: Spark Connect turns the check off in its session; a warehouse cannot
+        let s = compile(&paths, &t(), &vacuum(24, vec![4]), Some(2)).unwrap();
         assert_eq!(
             s[0],
             "SET spark.databricks.delta.vacuum.logging.enabled = true"
         );
-        // restore points of the last 7 days (default): 169 hours
-        let s = compile(&Names::Catalog, &t(), &vacuum(168, vec![4, 9]), None).unwrap();
         assert_eq!(
-            s.last().unwrap(),
-            "VACUUM `main`.`sales`.`orders` RETAIN 169 HOURS"
+            s[1],
+            "SET spark.databricks.delta.retentionDurationCheck.enabled = false"
         );
-        // the spec's days; a longer retention of its own wins
-        let s = compile(&Names::Catalog, &t(), &vacuum(24, vec![4]), Some(2)).unwrap();
-        assert_eq!(
-            s.last().unwrap(),
-            "VACUUM `main`.`sales`.`orders` RETAIN 49 HOURS"
-        );
-        assert!(s.contains(
-            &"SET spark.databricks.delta.retentionDurationCheck.enabled = false".to_string()
+        assert!(s[2].ends_with(" RETAIN 49 HOURS"), "{s:?}");
+        let s = compile(&paths, &t(), &vacuum(168, vec![]), None).unwrap();
+        assert_eq!(s.len(), 2, "no safety-check override at 168 hours: {s:?}");
+        assert!(matches!(
+            compile(&Names::Catalog, &t(), &vacuum(24, vec![4]), Some(2)),
+            Err(SqlError::Unsupported(m)) if m.contains("168")
         ));
-        let s = compile(&Names::Catalog, &t(), &vacuum(500, vec![4]), Some(2)).unwrap();
-        assert_eq!(
-            s.last().unwrap(),
-            "VACUUM `main`.`sales`.`orders` RETAIN 500 HOURS"
-        );
-        assert_eq!(
-            s.len(),
-            2,
-            "no safety-check override at or above 168 hours: {s:?}"
-        );
         // the note says why and which restore points
         let n = notes(&Names::Catalog, &vacuum(24, vec![4, 9]), Some(2));
         assert!(
