@@ -81,6 +81,7 @@ node: controlplane
 # Every Go program the tests use, one after another (each Go build already uses every core).
 go-tools: controlplane
 	e2e/ship/tools.sh >/dev/null
+	e2e/promrules/build.sh >/dev/null
 
 # etcd + kube-apiserver built from the Go module proxy (cached in $(CACHE)/bin).
 controlplane:

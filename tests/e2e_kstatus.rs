@@ -790,3 +790,127 @@ fn a_step_that_keeps_killing_the_operator_is_failed() {
     assert_verdict(&r, "Failed");
     assert_argo(&r, "Degraded", &["CrashLoop: ", "resources.limits.memory"]);
 }
+
+/// Changes a lake table's comment with delta-rs, behind the operator's back.
+fn change_comment_outside(table: &Path, comment: &str) {
+    let url = url::Url::from_directory_path(table).unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let t = deltalake::open_table(url).await.unwrap();
+        let update = deltalake::operations::update_table_metadata::TableMetadataUpdate {
+            name: None,
+            description: Some(comment.into()),
+        };
+        t.update_table_metadata().with_update(update).await.unwrap();
+    });
+}
+
+/// The value of an unlabelled gauge in a scrape of the operator's /metrics.
+fn gauge(op: &Operator, name: &str) -> Option<String> {
+    op.http("/metrics")
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{name} ")).map(str::to_string))
+}
+
+/// `driftPolicy: Fail` (here the DeltaSchema's, the default of its tables): drift made
+/// outside the operator under policy Observe is Stalled with reason DriftDetected, so
+/// Failed for kstatus and Degraded for Argo CD, and counted by the metric the alert
+/// uses, until its plan is approved (acknowledged: Observe never applies); then it is
+/// applied once the policy allows. The same drift on a table that says `driftPolicy:
+/// Report` is shown and stays Current and Healthy, as before drift policies.
+#[test]
+fn drift_under_policy_fail_is_failed_until_approved_and_under_report_is_not() {
+    let ns = namespace("ks-driftfail");
+    let op = Operator::start(&ns, ALL, &[]);
+    apply_examples(&ns);
+    for name in ["orders", "customers"] {
+        wait_read(&ns, "deltatable", name, "Ready", "True", None);
+    }
+    let patch = |what: &str, body: &str| {
+        kubectl_ok(&["patch", "-n", &ns, what, "--type=merge", "-p", body]);
+    };
+    patch("deltaschema/sales", r#"{"spec":{"driftPolicy":"Fail"}}"#);
+    patch("deltatable/orders", r#"{"spec":{"policy":"Observe"}}"#);
+    patch(
+        "deltatable/customers",
+        r#"{"spec":{"policy":"Observe","driftPolicy":"Report"}}"#,
+    );
+    for name in ["orders", "customers"] {
+        let r = wait_read(&ns, "deltatable", name, "Ready", "True", None);
+        assert_verdict(&r, "Current");
+    }
+    assert_eq!(
+        gauge(&op, "delta_operator_tables_drift_failing").as_deref(),
+        Some("0")
+    );
+    for name in ["orders", "customers"] {
+        change_comment_outside(&op.table_dir(name), "changed by hand");
+    }
+    // Fail: degraded, saying why and how to approve
+    let r = wait_read(
+        &ns,
+        "deltatable",
+        "orders",
+        "Stalled",
+        "True",
+        Some("DriftDetected"),
+    );
+    assert_verdict(&r, "Failed");
+    assert_eq!(condition(&r.0, "Ready").unwrap().0, "False");
+    assert_eq!(condition(&r.0, "Drifted").unwrap().0, "True");
+    let id = r.0["status"]["plan"]["id"].as_str().unwrap().to_string();
+    let approve = format!("delta-operator.io/approve={id}");
+    assert_argo(
+        &r,
+        "Degraded",
+        &[
+            "DriftDetected: ",
+            "driftPolicy Fail",
+            "policy Observe",
+            &approve,
+        ],
+    );
+    // Report: shown, healthy
+    let r = wait_read(&ns, "deltatable", "customers", "Drifted", "True", None);
+    assert_eq!(
+        condition(&r.0, "Ready").unwrap(),
+        ("True".to_string(), "Observing".to_string())
+    );
+    assert_verdict(&r, "Current");
+    assert_argo(&r, "Healthy", &["policy Observe", "drift: "]);
+    wait_until(
+        "the metric the DeltaTableDriftFailing alert uses to count orders",
+        Duration::from_secs(30),
+        || match gauge(&op, "delta_operator_tables_drift_failing").as_deref() {
+            Some("1") => Ok(()),
+            other => Err(format!("{other:?}")),
+        },
+    );
+    // approving the plan acknowledges the drift: Current and Healthy, nothing applied
+    kubectl_ok(&["annotate", "-n", &ns, "deltatable/orders", &approve]);
+    let r = wait_read(
+        &ns,
+        "deltatable",
+        "orders",
+        "Ready",
+        "True",
+        Some("Observing"),
+    );
+    assert_eq!(condition(&r.0, "Drifted").unwrap().0, "True");
+    assert_verdict(&r, "Current");
+    assert_argo(&r, "Healthy", &["drift: "]);
+    wait_until(
+        "the drift-failing gauge back to 0",
+        Duration::from_secs(30),
+        || match gauge(&op, "delta_operator_tables_drift_failing").as_deref() {
+            Some("0") => Ok(()),
+            other => Err(format!("{other:?}")),
+        },
+    );
+    // the drift resolved by an apply: policy Auto corrects the comment, in sync
+    patch("deltatable/orders", r#"{"spec":{"policy":"Auto"}}"#);
+    let r = wait_read(&ns, "deltatable", "orders", "Ready", "True", Some("InSync"));
+    assert_eq!(condition(&r.0, "Drifted").unwrap().0, "False");
+    assert_verdict(&r, "Current");
+    assert_argo(&r, "Healthy", &["the table matches the spec"]);
+}

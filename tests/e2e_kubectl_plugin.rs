@@ -638,3 +638,92 @@ fn a_plan_too_long_for_status_is_shown_whole_by_plan_full() {
     ]);
     assert_eq!(cm.trim(), "DeltaTable");
 }
+
+/// `kubectl delta approve --wait` on a resource degraded by drift (`driftPolicy: Fail`,
+/// reason DriftDetected) waits for the apply as it does for ApprovalRequired (policy
+/// Manual), and under policy Observe says the approval acknowledged the drift.
+#[test]
+fn approve_waits_through_drift_detected_and_acknowledges_under_observe() {
+    let plugins = plugin_dir();
+    let p = plugins.path();
+    let ns = namespace("plugin-driftfail");
+    let op = Operator::start(&ns, ALL, &[]);
+    kubectl_ok(&["apply", "-n", &ns, "-f", examples().to_str().unwrap()]);
+    kubectl_ok(&[
+        "wait",
+        "-n",
+        &ns,
+        "--for=condition=Ready",
+        "deltatable/orders",
+        "deltatable/customers",
+        "--timeout=60s",
+    ]);
+    for (name, policy) in [("orders", "Manual"), ("customers", "Observe")] {
+        kubectl_ok(&[
+            "patch",
+            "-n",
+            &ns,
+            &format!("deltatable/{name}"),
+            "--type=merge",
+            "-p",
+            &format!(r#"{{"spec":{{"policy":"{policy}","driftPolicy":"Fail"}}}}"#),
+        ]);
+        // a spec change the policy holds back: the live table differs from the spec
+        kubectl_ok(&[
+            "patch",
+            "-n",
+            &ns,
+            &format!("deltatable/{name}"),
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"comment":"changed in the spec"}}"#,
+        ]);
+        wait_condition(
+            &ns,
+            "deltatable",
+            name,
+            "Stalled",
+            "True",
+            Some("DriftDetected"),
+        );
+    }
+    let approve = |name: &str| {
+        kubectl_delta(
+            p,
+            &[
+                "approve",
+                name,
+                "-n",
+                &ns,
+                "--yes",
+                "--wait",
+                "--timeout",
+                "60s",
+            ],
+            "",
+        )
+    };
+    let before = delta_versions(&op.table_dir("orders"));
+    let (code, out, err) = approve("orders");
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("Applied plan"), "{out}");
+    assert_eq!(delta_versions(&op.table_dir("orders")), before + 1);
+    wait_condition(&ns, "deltatable", "orders", "Ready", "True", Some("InSync"));
+    let before = delta_versions(&op.table_dir("customers"));
+    let (code, out, err) = approve("customers");
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("Acknowledged the drift of plan"), "{out}");
+    wait_condition(
+        &ns,
+        "deltatable",
+        "customers",
+        "Ready",
+        "True",
+        Some("Observing"),
+    );
+    assert_eq!(
+        delta_versions(&op.table_dir("customers")),
+        before,
+        "Observe never applies"
+    );
+}

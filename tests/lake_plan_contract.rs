@@ -69,7 +69,11 @@ fn shown_commits(plan: &Plan, rel: &str) -> Vec<Commit> {
             let (to, _) = rest.split_once(": ")?;
             (to == rel).then(|| Commit {
                 operation: op.to_string(),
-                actions: actions.split(", ").map(str::to_string).collect(),
+                actions: actions
+                    .split(", ")
+                    .filter(|a| !a.is_empty())
+                    .map(str::to_string)
+                    .collect(),
             })
         })
         .collect()
@@ -227,5 +231,61 @@ async fn every_commit_a_lake_plan_shows_is_the_commit_delta_records() {
         std::fs::read_dir(&trash).unwrap().count(),
         1,
         "one dropped copy"
+    );
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+}
+
+/// Maintenance (issue 34): a compaction's OPTIMIZE, and a vacuum's VACUUM START and
+/// END, whether it deletes files or finds none (the operator then commits the two
+/// itself), are the commits the plan shows; a checkpoint is no commit.
+#[tokio::test]
+async fn maintenance_commits_are_the_ones_the_plan_shows() {
+    let lake = Lake::new();
+    let m = |maintenance: &str| {
+        manifests(&format!(
+            "{SCHEMA}{}",
+            table("t", &body(&format!("  maintenance: {maintenance}\n")))
+        ))
+        .at(now_ms())
+    };
+    let all = m(
+        "{compaction: {whenSmallFiles: 3}, vacuum: {retainHours: 0, allowShortRetention: true}, checkpoint: {everyVersions: 3}}",
+    );
+    lake.apply(&all, false).await.unwrap();
+    for i in 0..4i64 {
+        let ids: ArrayRef = std::sync::Arc::new(Int64Array::from(vec![i]));
+        lake.append(&tref("t"), vec![("id", ids)]).await;
+    }
+    // compaction, a vacuum that deletes the files it compacted away, a checkpoint
+    let plan = apply_and_compare(&lake, &all, "t").await;
+    assert_eq!(
+        plan.tables[0].steps().len(),
+        3,
+        "{}",
+        delta_operator::plan::render::text::render(&plan)
+    );
+    // a vacuum with nothing to delete (its schedule made it due: `now` is two days later)
+    let vacuum = manifests(&format!(
+        "{SCHEMA}{}",
+        table(
+            "t",
+            &body("  maintenance: {vacuum: {retainHours: 0, allowShortRetention: true}}\n")
+        )
+    ))
+    .at(now_ms() + 2 * 86_400_000);
+    let plan = apply_and_compare(&lake, &vacuum, "t").await;
+    assert_eq!(
+        plan.tables[0]
+            .steps()
+            .iter()
+            .map(|s| s.action.title())
+            .collect::<Vec<_>>(),
+        vec!["VACUUM RETAIN 0 HOURS"]
     );
 }

@@ -8,7 +8,8 @@
 #   2. helm lint --strict, with the defaults and other value sets
 #   3. kubeconform -strict of every rendering and of the kustomize builds, with JSON
 #      schemas made from this apiserver's /openapi/v2 and from crds/ (no network),
-#      and e2e/ship/schemas/ for the ServiceMonitor
+#      and e2e/ship/schemas/ for the ServiceMonitor and the PrometheusRule; the alerting
+#      rules and the Grafana dashboard loaded by Prometheus' parsers (e2e/promrules)
 #   4. policy.py: RBAC exactly the operator's API calls; pod security, probes, flags
 #   5. the Dockerfile, as read: its default bases are the public rust and distroless images,
 #      it builds with e2e/ship/build-binary.sh (release unless PROFILE says otherwise) and
@@ -18,7 +19,8 @@
 #   6. kubectl apply --dry-run=server of every rendering and kustomize build
 #   7. the operator runs as the chart's ServiceAccount, under the chart's RBAC only,
 #      and takes two tables to Ready, adds and removes its finalizer, drops a table
-#      after approval, writes events and Leases; no request is forbidden
+#      after approval, writes events and Leases; no request is forbidden; every metric
+#      the alerting rules and the dashboard use is in a scrape of its /metrics
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
@@ -64,7 +66,7 @@ fi
 # value sets: name | release namespace | replicas | watch namespace | helm flags
 SETS=(
   "default|$NS|1||"
-  "ha|ops|2||--set replicaCount=2 --set shards=4 --set serviceMonitor.enabled=true --set webhook.certManager.enabled=true"
+  "ha|ops|2||--set replicaCount=2 --set shards=4 --set serviceMonitor.enabled=true --set webhook.certManager.enabled=true --set prometheusRule.enabled=true --set grafanaDashboard.enabled=true --set prometheusRule.alertLabels.team=data"
   "scoped|ops|1|team-a|--set watchNamespace=team-a --set databricks.existingSecret=databricks --set lakeVolume.existingClaim=lake --set logLevel=debug"
 )
 for s in "${SETS[@]}"; do
@@ -101,6 +103,19 @@ for f in default ha scoped kustomize-default kustomize-samples; do
   kubeconform "$work/$f.yaml" >&2 || fail "kubeconform: $f does not validate (above)"
 done
 grep -q '^kind: ServiceMonitor' "$work/ha.yaml" || fail "serviceMonitor.enabled=true rendered no ServiceMonitor"
+grep -q '^kind: PrometheusRule' "$work/ha.yaml" || fail "prometheusRule.enabled=true rendered no PrometheusRule"
+grep -q 'grafana_dashboard: "1"' "$work/ha.yaml" || fail "grafanaDashboard.enabled=true rendered no dashboard ConfigMap"
+step "the alerting rules and the dashboard load (e2e/promrules: Prometheus' rulefmt and PromQL parser)"
+PROMRULES=$("$repo/e2e/promrules/build.sh" 2>"$work/promrules-build.log") \
+  || { cat "$work/promrules-build.log" >&2; fail "e2e/promrules/build.sh"; }
+"$PROMRULES" "$work/ha.yaml" >&2 || fail "the chart's alerting rules or dashboard do not load (above)"
+# and the checker can fail: a broken expression and a broken annotation template are refused
+sed 's/^\(\s*expr: .*\) > 0$/\1 >/' "$work/ha.yaml" >"$work/broken-rules.yaml"
+sed 's/{{ \$value }}/{{ $value/' "$work/ha.yaml" >"$work/broken-template.yaml"
+for b in broken-rules broken-template; do
+  ! cmp -s "$work/$b.yaml" "$work/ha.yaml" || fail "$b: the deliberate break did not apply"
+  if "$PROMRULES" "$work/$b.yaml" >"$work/$b.log" 2>&1; then cat "$work/$b.log" >&2; fail "promrules accepted $b"; fi
+done
 grep -q '^kind: Certificate' "$work/ha.yaml" || fail "webhook.certManager.enabled=true rendered no Certificate"
 grep -q -- '- --shards=4$' "$work/ha.yaml" || fail "shards=4 rendered no --shards=4"
 # every check must be able to fail: a broken document must be refused by the same schemas
@@ -198,10 +213,10 @@ step "kubectl apply --dry-run=server"
 for n in "$NS" ops team-a; do
   kubectl create namespace "$n" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
 done
-# the ServiceMonitor and cert-manager kinds are not served here: dry-run everything else of the `ha` set
+# the ServiceMonitor, PrometheusRule and cert-manager kinds are not served here: dry-run everything else of the `ha` set
 "$PYTHON" -c '
 import sys, yaml
-docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d["kind"] not in ("ServiceMonitor", "Certificate", "Issuer")]
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d["kind"] not in ("ServiceMonitor", "PrometheusRule", "Certificate", "Issuer")]
 yaml.safe_dump_all(docs, open(sys.argv[2], "w"))' "$work/ha.yaml" "$work/ha-noservicemonitor.yaml"
 for f in default ha-noservicemonitor scoped kustomize-default kustomize-samples; do
   kubectl apply --dry-run=server -f "$work/$f.yaml" >"$work/dry-$f.log" 2>&1 \
@@ -268,6 +283,10 @@ kubectl get events.v1.events.k8s.io -n $TNS -o jsonpath='{range .items[*]}{.repo
 grep -q '^delta-operator TableDropped$' "$work/events.txt" || { cat "$work/events.txt" >&2; opfail "no TableDropped event"; }
 kubectl get lease -n $RNS delta-operator-leader >/dev/null || opfail "no leader Lease in $RNS"
 kubectl get lease -n $RNS delta-operator-target-lake >/dev/null || opfail "no apply Lease in $RNS"
+# every metric the alerts and the dashboard use is one this operator exports
+curl -fs "http://$addr/metrics" >"$work/metrics.txt" || opfail "GET /metrics"
+"$PROMRULES" -metrics "$work/metrics.txt" "$work/ha.yaml" >&2 \
+  || opfail "the alerting rules or the dashboard use a metric the operator does not export (above)"
 if grep -E 'is forbidden: User|code: 403' "$work/operator.log" >"$work/forbidden.log"; then
   head -n 20 "$work/forbidden.log" >&2; opfail "a request of the operator was forbidden under the chart's RBAC"
 fi

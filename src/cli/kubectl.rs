@@ -652,11 +652,27 @@ async fn wait_applied(
             println!("Applied plan {id}.");
             return Ok(Exit::Ok);
         }
+        // DriftDetected (driftPolicy Fail) waits for this approval as ApprovalRequired does
+        let waits = [Reason::ApprovalRequired, Reason::DriftDetected].map(|r| r.to_string());
         if let Some(c) = v
             .condition("Stalled")
-            .filter(|c| c.reason != Reason::ApprovalRequired.to_string())
+            .filter(|c| !waits.contains(&c.reason))
         {
             return Err(format!("the operator stopped: {}: {}", c.reason, c.message));
+        }
+        // under policy Observe or a pause, the approval acknowledges the drift: nothing applies
+        let held = [Reason::Observing, Reason::Paused].map(|r| r.to_string());
+        if let Some(c) = v
+            .conditions
+            .iter()
+            .find(|c| c.type_ == "Ready" && held.contains(&c.reason))
+            && v.plan.as_ref().is_some_and(|p| p.id == id)
+        {
+            println!(
+                "Acknowledged the drift of plan {id} ({}): nothing is applied; the resource is healthy until its plan changes.",
+                c.reason
+            );
+            return Ok(Exit::Ok);
         }
         if v.plan.as_ref().is_some_and(|p| p.id != id) {
             return Err(format!(

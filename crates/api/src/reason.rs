@@ -77,13 +77,16 @@ pub enum Reason {
     Blocked,
     /// A DeltaTable it references by foreign key failed (is Stalled): named, transitively.
     ParentFailed,
+    /// `driftPolicy: Fail`: the live table differs from the spec and the plan is
+    /// not being applied (policy Observe or Manual, a pause, an approval awaited).
+    DriftDetected,
     /// The planner refused a change: the rule's name is the reason.
     Refused(Rule),
 }
 
 impl Reason {
     /// Every reason but `Refused`, whose rules are `Rule::ALL`.
-    pub const FIXED: [Reason; 25] = [
+    pub const FIXED: [Reason; 26] = [
         Reason::InSync,
         Reason::Observing,
         Reason::Paused,
@@ -109,6 +112,7 @@ impl Reason {
         Reason::DeleteFailed,
         Reason::Blocked,
         Reason::ParentFailed,
+        Reason::DriftDetected,
     ];
 
     pub fn phase(self) -> Phase {
@@ -122,7 +126,7 @@ impl Reason {
             }
             ApprovalRequired | InvalidSpec | UnknownTarget | TargetUnavailable | Forbidden
             | ReadFailed | ApplyFailed | CrashLoop | DeleteFailed | Blocked | ParentFailed
-            | Refused(_) => Phase::Stalled,
+            | DriftDetected | Refused(_) => Phase::Stalled,
         }
     }
 

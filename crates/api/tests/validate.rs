@@ -1201,6 +1201,16 @@ fn cases_against_the_crd_schema() -> Vec<Case> {
             )],
         },
         Case {
+            name: "bad_drift_policy",
+            files: with_schema(table("orders", &format!("{ORDERS}\ndriftPolicy: Alert"))),
+            expect: vec![error(
+                "table.yaml",
+                "spec.driftPolicy",
+                &["'Alert'", "Report", "Fail"],
+                &["Report"],
+            )],
+        },
+        Case {
             name: "bad_enum_value_in_the_wrong_case_suggests_the_right_one",
             files: with_schema(table(
                 "orders",
@@ -2218,4 +2228,34 @@ fn cases_maintenance_issue_34() -> Vec<Case> {
             )],
         },
     ])
+}
+
+/// `driftPolicy`: a table's own, else its DeltaSchema's, else Report.
+#[test]
+fn a_tables_drift_policy_defaults_to_its_schemas_then_report() {
+    use delta_operator_api::spec::crd::DriftPolicy;
+    let schema = SCHEMA.replace("catalog: main", "catalog: main\n  driftPolicy: Fail");
+    let (m, errs) = load(&[
+        ("schema.yaml", &schema),
+        ("orders.yaml", &table("orders", ORDERS)),
+        (
+            "customers.yaml",
+            &table("customers", &format!("{CUSTOMERS}\ndriftPolicy: Report")),
+        ),
+    ]);
+    assert!(errs.is_empty(), "{}", show(&errs));
+    assert!(validate(&m).is_empty());
+    let from_schema = m.schemas[0].resource.spec.drift_policy;
+    assert_eq!(from_schema, Some(DriftPolicy::Fail));
+    let of = |name: &str| {
+        let t = m
+            .tables
+            .iter()
+            .find(|t| t.resource.metadata.name.as_deref() == Some(name))
+            .unwrap();
+        DriftPolicy::resolve(t.resource.spec.drift_policy, from_schema)
+    };
+    assert_eq!(of("orders"), DriftPolicy::Fail);
+    assert_eq!(of("customers"), DriftPolicy::Report);
+    assert_eq!(DriftPolicy::resolve(None, None), DriftPolicy::Report);
 }

@@ -98,6 +98,8 @@ struct Release {
     generation: usize,
     held: Arc<std::sync::Mutex<Vec<String>>>,
     in_flight: Arc<InFlight>,
+    /// This apply's id in `in_flight` (its start time).
+    apply: u64,
     _objects: Vec<OwnedMutexGuard<()>>,
     _permit: OwnedSemaphorePermit,
 }
@@ -201,8 +203,7 @@ impl Locks {
             }
         };
         drop(lease);
-        let now = self.in_flight.now.fetch_add(1, Ordering::SeqCst) + 1;
-        self.in_flight.max.fetch_max(now, Ordering::SeqCst);
+        let apply = self.in_flight.begin();
         self.forget_idle_objects();
         Ok(Held {
             fence: LeaseFence {
@@ -218,6 +219,7 @@ impl Locks {
                 generation,
                 held: self.held.clone(),
                 in_flight: self.in_flight.clone(),
+                apply,
                 _objects: objects,
                 _permit: permit,
             }),
@@ -373,7 +375,7 @@ impl LeaseFence {
 
 impl Release {
     async fn leave(self) {
-        self.in_flight.now.fetch_sub(1, Ordering::SeqCst);
+        self.in_flight.end(self.apply);
         let mut lease = self.lock.lease.lock().await;
         let last = match lease.as_mut() {
             // a Lease lost and taken anew since is not this apply's to count down

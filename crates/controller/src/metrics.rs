@@ -1,15 +1,21 @@
 //! Prometheus metrics and the health endpoints, on one port: GET /metrics,
-//! /healthz, /readyz.
+//! /healthz, /readyz. The chart's alerting rules and Grafana dashboard
+//! (charts/delta-operator/templates/prometheusrule.yaml, dashboards/) use
+//! these names: e2e/ship/check.sh loads them and checks each name against a
+//! scrape of a running operator.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 // a panic while a lock is held leaves counters that are still counters: never poison every reconcile
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
 
 use hyper::StatusCode;
 use tokio::net::TcpListener;
 
+use crate::decide::Report;
 use crate::http;
+use delta_operator_api::reason::{Phase, Reason};
 
 /// The content type of every answer (Prometheus' text format).
 const CONTENT_TYPE: &str = "text/plain; version=0.0.4";
@@ -24,6 +30,103 @@ pub type StatementCounter = Box<dyn Fn() -> u64 + Send + Sync>;
 pub struct InFlight {
     pub now: AtomicUsize,
     pub max: AtomicUsize,
+    /// When each running apply began, by the id `begin` gave it.
+    started: Mutex<BTreeMap<u64, Instant>>,
+    next: AtomicU64,
+}
+
+impl InFlight {
+    /// An apply begins: counted, and timed until `end` with the id returned.
+    pub fn begin(&self) -> u64 {
+        let now = self.now.fetch_add(1, Ordering::SeqCst) + 1;
+        self.max.fetch_max(now, Ordering::SeqCst);
+        let id = self.next.fetch_add(1, Ordering::SeqCst);
+        self.started
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id, Instant::now());
+        id
+    }
+
+    /// The apply `begin` numbered `id` ended.
+    pub fn end(&self, id: u64) {
+        self.now.fetch_sub(1, Ordering::SeqCst);
+        self.started
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&id);
+    }
+
+    /// How long the longest-running apply has run at `now`, in seconds (0: none runs).
+    fn oldest_seconds(&self, now: Instant) -> f64 {
+        self.started
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .values()
+            .map(|t| now.saturating_duration_since(*t).as_secs_f64())
+            .fold(0.0, f64::max)
+    }
+}
+
+/// A maintenance run's kind (the `kind` label of `delta_operator_maintenance_runs_total`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum MaintenanceKind {
+    Compact,
+    Vacuum,
+    Checkpoint,
+}
+
+impl MaintenanceKind {
+    pub const ALL: [MaintenanceKind; 3] = [
+        MaintenanceKind::Compact,
+        MaintenanceKind::Vacuum,
+        MaintenanceKind::Checkpoint,
+    ];
+
+    fn label(self) -> &'static str {
+        match self {
+            MaintenanceKind::Compact => "compact",
+            MaintenanceKind::Vacuum => "vacuum",
+            MaintenanceKind::Checkpoint => "checkpoint",
+        }
+    }
+}
+
+/// How a maintenance run ended (the `outcome` label).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum RunOutcome {
+    Ok,
+    Failed,
+}
+
+impl RunOutcome {
+    pub const ALL: [RunOutcome; 2] = [RunOutcome::Ok, RunOutcome::Failed];
+
+    fn label(self) -> &'static str {
+        match self {
+            RunOutcome::Ok => "ok",
+            RunOutcome::Failed => "failed",
+        }
+    }
+}
+
+/// What the gauges count of one resource (`Kind/namespace/name`), as its last
+/// reconcile found it; the times are when this process first saw the state.
+#[derive(Debug, Default, Clone)]
+struct State {
+    drifted_since: Option<Instant>,
+    awaiting_since: Option<Instant>,
+    /// Stalled for a fix (any reason but an approval awaited).
+    failing: bool,
+    /// Reason DriftDetected: drift not applied under `driftPolicy: Fail`.
+    drift_failing: bool,
+    /// Its maintenance is overdue (set by the maintenance planning).
+    maintenance_overdue: bool,
+}
+
+/// A state's start: kept while it lasts, `now` when it begins, none once it ends.
+fn since(on: bool, was: Option<Instant>, now: Instant) -> Option<Instant> {
+    on.then(|| was.unwrap_or(now))
 }
 
 #[derive(Default)]
@@ -34,8 +137,10 @@ pub struct Metrics {
     failures: Mutex<BTreeMap<String, u64>>,
     /// Sum and count of reconcile durations, in seconds.
     duration_sum_ms: AtomicU64,
-    /// Per resource (`kind/ns/name`): drifted?, awaiting approval?
-    states: Mutex<BTreeMap<String, (bool, bool)>>,
+    /// Per resource (`Kind/ns/name`): what its last reconcile found.
+    states: Mutex<BTreeMap<String, State>>,
+    /// Maintenance runs by kind and outcome.
+    maintenance_runs: Mutex<BTreeMap<(MaintenanceKind, RunOutcome), u64>>,
     pub ready: AtomicBool,
     /// The admission webhook is started but cannot answer yet (caches not synced,
     /// or its CA not yet in the webhook configuration): /readyz waits for it too.
@@ -56,13 +161,41 @@ impl Metrics {
             .or_default() += 1;
     }
 
-    pub fn observe(&self, key: String, millis: u64, drifted: bool, awaiting: bool) {
+    /// A reconcile of `key` (`Kind/namespace/name`) took `millis` and found `report`.
+    pub fn observe(&self, key: String, millis: u64, report: &Report) {
+        self.observe_at(key, millis, report, Instant::now());
+    }
+
+    fn observe_at(&self, key: String, millis: u64, report: &Report, now: Instant) {
         self.reconciles.fetch_add(1, Ordering::Relaxed);
         self.duration_sum_ms.fetch_add(millis, Ordering::Relaxed);
+        let mut states = self.states.lock().unwrap_or_else(PoisonError::into_inner);
+        let s = states.entry(key).or_default();
+        s.drifted_since = since(report.drifted.is_some(), s.drifted_since, now);
+        s.awaiting_since = since(report.awaiting(), s.awaiting_since, now);
+        s.failing = report.reason.phase() == Phase::Stalled && !report.reason.awaits_approval();
+        s.drift_failing = report.reason == Reason::DriftDetected;
+    }
+
+    /// Whether `key`'s (`Kind/namespace/name`) maintenance is overdue: due,
+    /// planned and not run for longer than its interval.
+    pub fn set_maintenance_overdue(&self, key: &str, overdue: bool) {
         self.states
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(key, (drifted, awaiting));
+            .entry(key.to_string())
+            .or_default()
+            .maintenance_overdue = overdue;
+    }
+
+    /// A maintenance run ended.
+    pub fn maintenance_ran(&self, kind: MaintenanceKind, outcome: RunOutcome) {
+        *self
+            .maintenance_runs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry((kind, outcome))
+            .or_default() += 1;
     }
 
     pub fn forget(&self, key: &str) {
@@ -73,11 +206,73 @@ impl Metrics {
     }
 
     pub fn render(&self) -> String {
+        self.render_at(Instant::now())
+    }
+
+    fn render_at(&self, now: Instant) -> String {
         let n = self.reconciles.load(Ordering::Relaxed);
         let states = self.states.lock().unwrap_or_else(PoisonError::into_inner);
-        let drifted = states.values().filter(|s| s.0).count();
-        let awaiting = states.values().filter(|s| s.1).count();
+        let count = |f: fn(&State) -> bool| states.values().filter(|s| f(s)).count();
+        let drifted = count(|s| s.drifted_since.is_some());
+        let awaiting = count(|s| s.awaiting_since.is_some());
+        let oldest = |f: fn(&State) -> Option<Instant>| {
+            states
+                .values()
+                .filter_map(f)
+                .map(|t| now.saturating_duration_since(t).as_secs_f64())
+                .fold(0.0, f64::max)
+        };
         let mut out = String::new();
+        let mut gauge = |name: &str, help: &str, value: String| {
+            out.push_str(&format!(
+                "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}\n"
+            ));
+        };
+        gauge(
+            "delta_operator_tables_failing",
+            "Resources stalled for a fix: any Stalled reason but an approval awaited (DriftDetected included).",
+            count(|s| s.failing).to_string(),
+        );
+        gauge(
+            "delta_operator_tables_drift_failing",
+            "Resources degraded by drift under driftPolicy Fail (reason DriftDetected).",
+            count(|s| s.drift_failing).to_string(),
+        );
+        gauge(
+            "delta_operator_drift_oldest_seconds",
+            "How long the resource drifted longest has differed from its spec, as this process saw it (0: none).",
+            format!("{:.0}", oldest(|s| s.drifted_since)),
+        );
+        gauge(
+            "delta_operator_approval_oldest_seconds",
+            "How long the plan waiting longest for an approval has waited, as this process saw it (0: none).",
+            format!("{:.0}", oldest(|s| s.awaiting_since)),
+        );
+        gauge(
+            "delta_operator_apply_oldest_seconds",
+            "How long the longest-running apply of this process has run (0: none runs).",
+            format!("{:.0}", self.applies.oldest_seconds(now)),
+        );
+        gauge(
+            "delta_operator_maintenance_overdue",
+            "Tables whose maintenance has been due, planned and not run for longer than its interval.",
+            count(|s| s.maintenance_overdue).to_string(),
+        );
+        out.push_str("# HELP delta_operator_maintenance_runs_total Maintenance runs (compact, vacuum, checkpoint) by outcome.\n# TYPE delta_operator_maintenance_runs_total counter\n");
+        let runs = self
+            .maintenance_runs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        for kind in MaintenanceKind::ALL {
+            for outcome in RunOutcome::ALL {
+                out.push_str(&format!(
+                    "delta_operator_maintenance_runs_total{{kind=\"{}\",outcome=\"{}\"}} {}\n",
+                    kind.label(),
+                    outcome.label(),
+                    runs.get(&(kind, outcome)).copied().unwrap_or(0)
+                ));
+            }
+        }
         out.push_str("# HELP delta_operator_reconciles_total Reconciles run.\n# TYPE delta_operator_reconciles_total counter\n");
         out.push_str(&format!("delta_operator_reconciles_total {n}\n"));
         out.push_str("# HELP delta_operator_reconcile_failures_total Failed reconciles by reason.\n# TYPE delta_operator_reconcile_failures_total counter\n");
@@ -176,7 +371,151 @@ fn route(path: &str, metrics: &Metrics) -> http::Reply {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// The value of an unlabelled sample in a rendering.
+    fn value(text: &str, name: &str) -> f64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no {name} in:\n{text}"))
+            .parse()
+            .unwrap()
+    }
+
+    #[test]
+    fn the_gauges_count_each_resource_by_its_last_reconcile_and_time_its_state() {
+        let m = Metrics::default();
+        let t0 = Instant::now();
+        let drifted = |reason: Reason| Report {
+            drifted: Some("+0 ~1 -0".into()),
+            ..Report::new(reason, "m")
+        };
+        m.observe_at(
+            "DeltaTable/ns/a".into(),
+            5,
+            &drifted(Reason::DriftDetected),
+            t0,
+        );
+        m.observe_at(
+            "DeltaTable/ns/b".into(),
+            5,
+            &drifted(Reason::ApprovalRequired),
+            t0,
+        );
+        m.observe_at(
+            "DeltaTable/ns/c".into(),
+            5,
+            &Report::new(Reason::ApplyFailed, "m"),
+            t0,
+        );
+        m.observe_at(
+            "DeltaTable/ns/d".into(),
+            5,
+            &Report::new(Reason::InSync, "m"),
+            t0,
+        );
+        let t1 = t0 + Duration::from_secs(90);
+        // a's drift goes on: its start is kept
+        m.observe_at(
+            "DeltaTable/ns/a".into(),
+            5,
+            &drifted(Reason::DriftDetected),
+            t1,
+        );
+        let out = m.render_at(t1);
+        assert_eq!(value(&out, "delta_operator_tables_drifted"), 2.0, "{out}");
+        assert_eq!(value(&out, "delta_operator_plans_awaiting_approval"), 1.0);
+        assert_eq!(value(&out, "delta_operator_tables_failing"), 2.0, "a and c");
+        assert_eq!(value(&out, "delta_operator_tables_drift_failing"), 1.0);
+        assert_eq!(value(&out, "delta_operator_drift_oldest_seconds"), 90.0);
+        assert_eq!(value(&out, "delta_operator_approval_oldest_seconds"), 90.0);
+        assert_eq!(value(&out, "delta_operator_maintenance_overdue"), 0.0);
+        // resolved: nothing failing, drifted or awaited any more
+        for k in ["a", "b", "c"] {
+            m.observe_at(
+                format!("DeltaTable/ns/{k}"),
+                5,
+                &Report::new(Reason::InSync, "m"),
+                t1,
+            );
+        }
+        let out = m.render_at(t1 + Duration::from_secs(10));
+        for gauge in [
+            "delta_operator_tables_drifted",
+            "delta_operator_tables_failing",
+            "delta_operator_tables_drift_failing",
+            "delta_operator_drift_oldest_seconds",
+            "delta_operator_approval_oldest_seconds",
+        ] {
+            assert_eq!(value(&out, gauge), 0.0, "{gauge}: {out}");
+        }
+        // the maintenance flag survives reconciles and goes with the resource
+        m.set_maintenance_overdue("DeltaTable/ns/a", true);
+        m.observe_at(
+            "DeltaTable/ns/a".into(),
+            5,
+            &Report::new(Reason::InSync, "m"),
+            t1,
+        );
+        assert_eq!(
+            value(&m.render(), "delta_operator_maintenance_overdue"),
+            1.0
+        );
+        m.set_maintenance_overdue("DeltaTable/ns/a", false);
+        assert_eq!(
+            value(&m.render(), "delta_operator_maintenance_overdue"),
+            0.0
+        );
+        m.set_maintenance_overdue("DeltaTable/ns/a", true);
+        m.forget("DeltaTable/ns/a");
+        assert_eq!(
+            value(&m.render(), "delta_operator_maintenance_overdue"),
+            0.0
+        );
+    }
+
+    #[test]
+    fn maintenance_runs_are_counted_by_kind_and_outcome_every_series_present() {
+        let m = Metrics::default();
+        m.maintenance_ran(MaintenanceKind::Vacuum, RunOutcome::Ok);
+        m.maintenance_ran(MaintenanceKind::Vacuum, RunOutcome::Ok);
+        m.maintenance_ran(MaintenanceKind::Compact, RunOutcome::Failed);
+        let out = m.render();
+        let series = |k: &str, o: &str| {
+            value(
+                &out,
+                &format!("delta_operator_maintenance_runs_total{{kind=\"{k}\",outcome=\"{o}\"}}"),
+            )
+        };
+        assert_eq!(series("vacuum", "ok"), 2.0, "{out}");
+        assert_eq!(series("compact", "failed"), 1.0);
+        assert_eq!(
+            series("checkpoint", "ok"),
+            0.0,
+            "every series is there from the start"
+        );
+        assert!(out.contains("# TYPE delta_operator_maintenance_runs_total counter"));
+    }
+
+    #[test]
+    fn the_oldest_apply_is_timed_until_it_ends() {
+        let f = InFlight::default();
+        let t0 = Instant::now();
+        assert_eq!(f.oldest_seconds(t0), 0.0);
+        let first = f.begin();
+        let second = f.begin();
+        assert_eq!(f.now.load(Ordering::SeqCst), 2);
+        assert!(f.oldest_seconds(Instant::now() + Duration::from_secs(30)) >= 30.0);
+        f.end(first);
+        f.end(second);
+        assert_eq!(f.now.load(Ordering::SeqCst), 0);
+        assert_eq!(f.max.load(Ordering::SeqCst), 2);
+        assert_eq!(
+            f.oldest_seconds(Instant::now() + Duration::from_secs(30)),
+            0.0
+        );
+    }
 
     /// A request head split over several segments is read whole before the
     /// answer: answering after "GET " would give 404 and reset the client.

@@ -40,7 +40,7 @@ pub fn announced_as(reason: Reason) -> Option<EventType> {
         // ApprovalRequired: a destructive plan refused until a person approves it
         ApprovalRequired | ReadRetrying | LeaseLost | Interrupted | InvalidSpec | UnknownTarget
         | TargetUnavailable | Forbidden | ReadFailed | ApplyFailed | CrashLoop | DeleteFailed
-        | Blocked | ParentFailed | Refused(_) => Some(EventType::Warning),
+        | Blocked | ParentFailed | DriftDetected | Refused(_) => Some(EventType::Warning),
     }
 }
 

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use delta_operator_api::reason::Reason;
 use delta_operator_api::spec::DeltaTable;
+use delta_operator_api::spec::crd::Policy;
 use delta_operator_api::spec::lower::qualified_reference;
 use delta_operator_core::model::TableRef;
 use kube::ResourceExt;
@@ -82,17 +83,20 @@ fn is_true(t: &DeltaTable, type_: &str) -> bool {
 
 /// A parent is usable once Ready, or when its table exists and only a new
 /// change of it waits for an approval (the child's key needs the table, not the change).
+/// Drift under `driftPolicy: Fail` (DriftDetected) is only the parent's health: it is
+/// as usable as under `Report` (policy Observe is Ready there; otherwise its table exists).
 fn usable(parent: &DeltaTable) -> bool {
     if is_true(parent, READY) {
         return true;
     }
-    let approval =
-        reason_of(parent).is_some_and(|(r, _)| r == Reason::ApprovalRequired.to_string());
-    approval
-        && parent
-            .status
-            .as_ref()
-            .is_some_and(|s| s.last_applied.is_some())
+    let reason = reason_of(parent).map(|(r, _)| r);
+    let is = |r: Reason| reason.as_deref() == Some(r.to_string().as_str());
+    let applied = parent
+        .status
+        .as_ref()
+        .is_some_and(|s| s.last_applied.is_some());
+    (is(Reason::ApprovalRequired) && applied)
+        || (is(Reason::DriftDetected) && (applied || parent.spec.policy == Policy::Observe))
 }
 
 /// What `me`'s foreign-key parents allow, from the DeltaTables of its namespace.
@@ -232,6 +236,11 @@ mod tests {
         // a parent whose table exists and whose new change awaits approval is usable
         assert_eq!(
             check(&me, &[parent("ApprovalRequired", false, true, true)]),
+            Parents::Usable
+        );
+        // so is one degraded by drift under driftPolicy Fail: its table is there as under Report
+        assert_eq!(
+            check(&me, &[parent("DriftDetected", false, true, true)]),
             Parents::Usable
         );
     }

@@ -58,12 +58,8 @@ pub async fn reconcile(obj: Arc<DeltaSchema>, ctx: Arc<Context>) -> Result<Actio
         return Ok(action);
     }
     let (report, orphans, schema, unmanaged) = evaluate(&obj, &ctx, &ns, &name).await?;
-    ctx.metrics.observe(
-        key.clone(),
-        start.elapsed().as_millis() as u64,
-        report.drifted.is_some(),
-        report.awaiting(),
-    );
+    ctx.metrics
+        .observe(key.clone(), start.elapsed().as_millis() as u64, &report);
     if report.reason.phase() == Phase::Stalled {
         ctx.metrics.failed(&report.reason.to_string());
     }
@@ -333,6 +329,7 @@ fn schema_seen<'a>(obj: &'a DeltaSchema, ns: &'a str, name: &'a str, names: &[St
         namespace: ns,
         name,
         policy: Policy::Auto,
+        drift_policy: obj.spec.drift_policy.unwrap_or_default(),
         approval,
         spent: obj.status.as_ref().and_then(|s| s.approval.as_ref()),
         paused,

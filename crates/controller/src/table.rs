@@ -18,7 +18,7 @@ use delta_operator_api::inputs::Inputs;
 use delta_operator_api::reason::{Phase, Reason};
 use delta_operator_api::spec::DeltaTable;
 use delta_operator_api::spec::crd::{
-    ApplyStatus, DeletionPolicy, DeltaTableStatus, LastApplied, Policy as SpecPolicy,
+    ApplyStatus, DeletionPolicy, DeltaTableStatus, DriftPolicy, LastApplied, Policy as SpecPolicy,
 };
 use delta_operator_api::spec::lower::{lower_table, schema_of};
 use delta_operator_api::spec::validate::validate;
@@ -60,12 +60,8 @@ pub async fn reconcile(obj: Arc<DeltaTable>, ctx: Arc<Context>) -> Result<Action
     } else {
         evaluate(&obj, &ctx, &api, &ns, &name).await?
     };
-    ctx.metrics.observe(
-        key.clone(),
-        start.elapsed().as_millis() as u64,
-        report.drifted.is_some(),
-        report.awaiting(),
-    );
+    ctx.metrics
+        .observe(key.clone(), start.elapsed().as_millis() as u64, &report);
     if report.reason.phase() == Phase::Stalled {
         ctx.metrics.failed(&report.reason.to_string());
     }
@@ -207,11 +203,7 @@ async fn read_telling_waits(
 }
 
 /// Resolves a table's desired state, target and backend, or says why not.
-fn resolve(
-    obj: &DeltaTable,
-    ctx: &Context,
-    ns: &str,
-) -> Result<(DesiredTable, String, Arc<AnyBackend>), Box<Report>> {
+fn resolve(obj: &DeltaTable, ctx: &Context, ns: &str) -> Result<Resolved, Box<Report>> {
     let refuse = |reason: Reason, message: String| Box::new(Report::new(reason, message));
     let deps = ctx.table_dependencies(ns, obj);
     let m = depends::with_table(&deps, depends::cached(obj.clone()));
@@ -305,7 +297,24 @@ fn resolve(
     let backend = ctx
         .backend(&target)
         .map_err(|(reason, message)| refuse(reason, message))?;
-    Ok((desired, target, backend))
+    Ok(Resolved {
+        desired,
+        target,
+        backend,
+        drift_policy: DriftPolicy::resolve(
+            obj.spec.drift_policy,
+            schema.resource.spec.drift_policy,
+        ),
+    })
+}
+
+/// Where a table is applied, and how its drift counts.
+struct Resolved {
+    desired: DesiredTable,
+    target: String,
+    backend: Arc<AnyBackend>,
+    /// Its own `driftPolicy`, else its DeltaSchema's.
+    drift_policy: DriftPolicy,
 }
 
 async fn set_finalizer(api: &Api<DeltaTable>, obj: &DeltaTable, want: bool) -> Result<(), Error> {
@@ -334,7 +343,13 @@ async fn set_finalizer(api: &Api<DeltaTable>, obj: &DeltaTable, want: bool) -> R
 }
 
 /// What the resource says beside its plan: policy, annotations, previous status.
-fn seen<'a>(obj: &'a DeltaTable, ns: &'a str, name: &'a str, policy: Policy) -> Seen<'a> {
+fn seen<'a>(
+    obj: &'a DeltaTable,
+    ns: &'a str,
+    name: &'a str,
+    policy: Policy,
+    drift_policy: DriftPolicy,
+) -> Seen<'a> {
     let (approval, paused) = Seen::annotations(obj.annotations());
     let status = obj.status.as_ref();
     let was_drifted = status.is_some_and(|s| {
@@ -347,6 +362,7 @@ fn seen<'a>(obj: &'a DeltaTable, ns: &'a str, name: &'a str, policy: Policy) -> 
         namespace: ns,
         name,
         policy,
+        drift_policy,
         approval,
         spent: status.and_then(|s| s.approval.as_ref()),
         paused,
@@ -366,7 +382,12 @@ async fn evaluate(
     ns: &str,
     name: &str,
 ) -> Result<(Report, Option<String>), Error> {
-    let (desired, target, backend) = match resolve(obj, ctx, ns) {
+    let Resolved {
+        desired,
+        target,
+        backend,
+        drift_policy,
+    } = match resolve(obj, ctx, ns) {
         Ok(x) => x,
         Err(r) => return Ok((*r, None)),
     };
@@ -503,7 +524,7 @@ async fn evaluate_resolved(
         SpecPolicy::Manual => Policy::Manual,
         SpecPolicy::Observe => Policy::Observe,
     };
-    let seen = seen(obj, ns, name, policy);
+    let seen = seen(obj, ns, name, policy, drift_policy);
     let mut events = match decide::decide(&plan, &seen) {
         Next::Report(r) => return Ok((r, table)),
         Next::Apply { events } => events,
@@ -604,7 +625,12 @@ async fn delete(
     if !obj.finalizers().iter().any(|f| f == FINALIZER) {
         return Ok(None);
     }
-    let (desired, target, backend) = match resolve(obj, ctx, ns) {
+    let Resolved {
+        desired,
+        target,
+        backend,
+        ..
+    } = match resolve(obj, ctx, ns) {
         Ok(x) => x,
         Err(r) => return deletion_blocked(obj, ctx, api, *r).await,
     };
@@ -639,7 +665,7 @@ async fn delete(
     let seen = Seen {
         context: Some(format!("deletionPolicy Delete drops {}", desired.table)),
         was_in_sync: false,
-        ..seen(obj, ns, name, Policy::Auto)
+        ..seen(obj, ns, name, Policy::Auto, DriftPolicy::Report)
     };
     match decide::decide(&plan, &seen) {
         Next::Report(r) => return Ok(Some((r, table))),

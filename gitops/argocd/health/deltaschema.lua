@@ -5,7 +5,7 @@
 --   Progressing  no status yet; status.observedGeneration behind metadata.generation;
 --                Reconciling=True
 --   Degraded     Stalled=True for any reason but ApprovalRequired (Forbidden, an invalid
---                spec, ApplyFailed...)
+--                spec, ApplyFailed...; DriftDetected: driftPolicy Fail and drift not applied)
 --   Suspended    Stalled=True reason ApprovalRequired (strict mode: dropping orphan tables
 --                waits for delta-operator.io/approve=<status.plan.id>); or
 --                delta-operator.io/paused=true
@@ -13,7 +13,7 @@
 -- BEGIN generated from the Reason enum (crates/api/src/reason.rs): do not edit; DELTA_OPERATOR_BLESS=1 cargo test -p delta-operator-api rewrites it
 -- Progressing: NotCached, SchemaNotFound, WarehouseStarting, Locked, PlanStale, LeaseLost, ReadRetrying, WaitingForParent, Deferred, Applying, Interrupted
 -- Holding: Observing, Paused
--- Stalled: ApprovalRequired, InvalidSpec, UnknownTarget, TargetUnavailable, Forbidden, ReadFailed, ApplyFailed, CrashLoop, DeleteFailed, Blocked, ParentFailed, ColumnSpellingMustMatchCatalog, OwnedByAnotherResource, UnsupportedTableFeatures, TableUnreadable, ScopeTooWideForKind, UnmanagedAspectDrift, ForeignKeyInvalid, PrimaryKeyReferenced, AmbiguousColumnRename, ColumnKindCannotChange, NameWouldBeSubstituted, NameNeedsColumnMapping, NotSupportedByBackend, NonNullableColumnAdd, ConversionNeedsUsing, NestedNotNullNeedsInPlaceAlter, PropertyTransitionNotSupported, ColumnMappingNotWritable, UsingReadsUnknownColumn, RewriteRefused, NameLooksLikeLiveTable
+-- Stalled: ApprovalRequired, InvalidSpec, UnknownTarget, TargetUnavailable, Forbidden, ReadFailed, ApplyFailed, CrashLoop, DeleteFailed, Blocked, ParentFailed, DriftDetected, ColumnSpellingMustMatchCatalog, OwnedByAnotherResource, UnsupportedTableFeatures, TableUnreadable, ScopeTooWideForKind, UnmanagedAspectDrift, ForeignKeyInvalid, PrimaryKeyReferenced, AmbiguousColumnRename, ColumnKindCannotChange, NameWouldBeSubstituted, NameNeedsColumnMapping, NotSupportedByBackend, NonNullableColumnAdd, ConversionNeedsUsing, NestedNotNullNeedsInPlaceAlter, PropertyTransitionNotSupported, ColumnMappingNotWritable, UsingReadsUnknownColumn, RewriteRefused, NameLooksLikeLiveTable
 -- Stalled reasons that wait for an approval, not a fix (Suspended, not Degraded):
 local AWAITING_APPROVAL = {ApprovalRequired = true}
 -- END generated

@@ -5,14 +5,15 @@
 --   Progressing  no status yet; status.observedGeneration behind metadata.generation;
 --                Reconciling=True (planning, applying, waiting for its DeltaSchema)
 --   Degraded     Stalled=True for any reason but ApprovalRequired (Forbidden, a refused
---                change, ApplyFailed, ReadFailed, OwnedByAnotherResource...)
+--                change, ApplyFailed, ReadFailed, OwnedByAnotherResource...; DriftDetected:
+--                driftPolicy Fail and drift not applied, until applied or approved)
 --   Suspended    Stalled=True reason ApprovalRequired (a plan waits for the annotation
 --                delta-operator.io/approve=<status.plan.id>); or delta-operator.io/paused=true
 --   Healthy      Ready=True; with policy Observe and Drifted=True the message says so
 -- BEGIN generated from the Reason enum (crates/api/src/reason.rs): do not edit; DELTA_OPERATOR_BLESS=1 cargo test -p delta-operator-api rewrites it
 -- Progressing: NotCached, SchemaNotFound, WarehouseStarting, Locked, PlanStale, LeaseLost, ReadRetrying, WaitingForParent, Deferred, Applying, Interrupted
 -- Holding: Observing, Paused
--- Stalled: ApprovalRequired, InvalidSpec, UnknownTarget, TargetUnavailable, Forbidden, ReadFailed, ApplyFailed, CrashLoop, DeleteFailed, Blocked, ParentFailed, ColumnSpellingMustMatchCatalog, OwnedByAnotherResource, UnsupportedTableFeatures, TableUnreadable, ScopeTooWideForKind, UnmanagedAspectDrift, ForeignKeyInvalid, PrimaryKeyReferenced, AmbiguousColumnRename, ColumnKindCannotChange, NameWouldBeSubstituted, NameNeedsColumnMapping, NotSupportedByBackend, NonNullableColumnAdd, ConversionNeedsUsing, NestedNotNullNeedsInPlaceAlter, PropertyTransitionNotSupported, ColumnMappingNotWritable, UsingReadsUnknownColumn, RewriteRefused, NameLooksLikeLiveTable
+-- Stalled: ApprovalRequired, InvalidSpec, UnknownTarget, TargetUnavailable, Forbidden, ReadFailed, ApplyFailed, CrashLoop, DeleteFailed, Blocked, ParentFailed, DriftDetected, ColumnSpellingMustMatchCatalog, OwnedByAnotherResource, UnsupportedTableFeatures, TableUnreadable, ScopeTooWideForKind, UnmanagedAspectDrift, ForeignKeyInvalid, PrimaryKeyReferenced, AmbiguousColumnRename, ColumnKindCannotChange, NameWouldBeSubstituted, NameNeedsColumnMapping, NotSupportedByBackend, NonNullableColumnAdd, ConversionNeedsUsing, NestedNotNullNeedsInPlaceAlter, PropertyTransitionNotSupported, ColumnMappingNotWritable, UsingReadsUnknownColumn, RewriteRefused, NameLooksLikeLiveTable
 -- Stalled reasons that wait for an approval, not a fix (Suspended, not Degraded):
 local AWAITING_APPROVAL = {ApprovalRequired = true}
 -- END generated

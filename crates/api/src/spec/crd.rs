@@ -71,6 +71,10 @@ pub struct DeltaSchemaSpec {
     /// planned; a table spec that declares one is refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hand_off: Option<HandOffSpec>,
+    /// The drift policy of this schema (its strict orphans, its metadata) and
+    /// the default of its tables' `driftPolicy`. Omitted: `Report`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drift_policy: Option<DriftPolicy>,
     /// The maintenance of every table in this schema, field by field under
     /// the table's own `maintenance` (and over the target's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -146,6 +150,29 @@ pub struct CheckpointSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub every_versions: Option<u64>,
+}
+
+/// `spec.driftPolicy`: what a difference between the live table and the spec
+/// that is not being applied (drift made outside under policy Observe, Manual
+/// or a pause; a plan waiting for its approval) does to the resource's health.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub enum DriftPolicy {
+    /// Shown (condition Drifted, status.plan, an Event), the health unchanged.
+    #[default]
+    Report,
+    /// The resource is degraded (Stalled=True, Ready=False, reason DriftDetected:
+    /// kstatus Failed, Argo CD Degraded) until the drift is applied, the spec
+    /// matches the table again, or the plan is approved
+    /// (`delta-operator.io/approve=<status.plan.id>`; under Observe or a pause
+    /// an approval acknowledges that plan's drift without applying it).
+    Fail,
+}
+
+impl DriftPolicy {
+    /// A table's policy: its own, else its schema's, else `Report`.
+    pub fn resolve(table: Option<DriftPolicy>, schema: Option<DriftPolicy>) -> DriftPolicy {
+        table.or(schema).unwrap_or_default()
+    }
 }
 
 /// Parts of a table handed to the tool that already owns them. A spec that
@@ -297,6 +324,12 @@ pub struct DeltaTableSpec {
     /// target's): never planned; declaring one here too is refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hand_off: Option<HandOffSpec>,
+    /// `Report`: drift is shown and the health is unchanged. `Fail`: drift that
+    /// is not being applied makes the resource degraded (reason DriftDetected)
+    /// until it is applied, resolved or its plan approved. Omitted: the
+    /// DeltaSchema's `driftPolicy`, else `Report`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drift_policy: Option<DriftPolicy>,
     /// Compaction, vacuum and checkpoints, planned when due (over the
     /// schema's and the target's, field by field).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -22,7 +22,9 @@ pub use applied::{
 pub use status::{WHOLE_PLAN_NAME, approve_command, plan_status, whole_plan, whole_plan_configmap};
 
 use delta_operator_api::reason::Reason;
-use delta_operator_api::spec::crd::{ApplyStatus, ApprovalStatus, LastApplied, PlanStatus};
+use delta_operator_api::spec::crd::{
+    ApplyStatus, ApprovalStatus, DriftPolicy, LastApplied, PlanStatus,
+};
 use delta_operator_core::plan::gate::{Decision, Policy, approves, fresh_approval, gate};
 use delta_operator_core::plan::render::text::{schema_step_lines, step_lines};
 use delta_operator_core::plan::schema::SchemaOutcome;
@@ -121,6 +123,9 @@ pub struct Seen<'a> {
     pub namespace: &'a str,
     pub name: &'a str,
     pub policy: Policy,
+    /// `spec.driftPolicy` (a table's own, else its schema's): under `Fail`,
+    /// drift that is not being applied makes the resource degraded.
+    pub drift_policy: DriftPolicy,
     /// The `delta-operator.io/approve` annotation.
     pub approval: Option<&'a str>,
     /// status.approval: the approvals already spent on this resource.
@@ -200,7 +205,32 @@ pub fn decide(plan: &Plan, seen: &Seen) -> Next {
     {
         return Next::Report(Report::new(Reason::Deferred, why.clone()));
     }
+    // driftPolicy Fail: drift held back (a pause, policy Observe, an approval awaited)
+    // degrades the resource; an approval of the plan acknowledges a drift that is never applied
+    let acknowledged = seen.in_force().is_some_and(|a| approves(a, &plan.id));
+    let fails = seen.drift_policy == DriftPolicy::Fail && drifted.is_some();
+    let fail = |why: String| {
+        let live = if seen.kind == "deltaschema" {
+            "schema"
+        } else {
+            "table"
+        };
+        report(
+            Reason::DriftDetected,
+            format!(
+                "driftPolicy Fail: the live {live} differs from the spec ({}) and {why}",
+                plan.summary.short()
+            ),
+            true,
+        )
+    };
     if seen.paused {
+        if fails && !acknowledged {
+            return Next::Report(fail(format!(
+                "writes are paused ({PAUSED}); to acknowledge the drift, approve plan {}: {cmd}",
+                plan.id
+            )));
+        }
         return Next::Report(report(
             Reason::Paused,
             format!("{PAUSED} is \"true\": no writes"),
@@ -218,11 +248,18 @@ pub fn decide(plan: &Plan, seen: &Seen) -> Next {
             false,
         )),
         Decision::Observe => {
-            let mut r = report(
-                Reason::Observing,
-                "policy Observe: drift is shown, never applied".into(),
-                false,
-            );
+            let mut r = if fails && !acknowledged {
+                fail(format!(
+                    "policy Observe never applies it; to acknowledge the drift, approve plan {}: {cmd}",
+                    plan.id
+                ))
+            } else {
+                report(
+                    Reason::Observing,
+                    "policy Observe: drift is shown, never applied".into(),
+                    false,
+                )
+            };
             if new_plan && !seen.was_in_sync {
                 r = r.note(
                     false,
@@ -242,6 +279,9 @@ pub fn decide(plan: &Plan, seen: &Seen) -> Next {
         } => {
             // its Event and log line are the outcome's (`Context::announce`), said once per message
             let message = approval_message(seen, &id, &reason, &cmd);
+            if fails {
+                return Next::Report(fail(format!("its plan is not applied: {message}")));
+            }
             Next::Report(report(Reason::ApprovalRequired, message, true))
         }
         Decision::Apply => Next::Apply { events },

@@ -2,6 +2,7 @@
 
 use super::status::cut_text;
 use super::*;
+use delta_operator_api::reason::Phase;
 use delta_operator_api::spec::crd::ApprovalState;
 use delta_operator_backend::BackendError;
 use delta_operator_backend::apply::StepReport;
@@ -244,6 +245,7 @@ fn seen<'a>() -> Seen<'a> {
         namespace: "team",
         name: "orders",
         policy: Policy::Auto,
+        drift_policy: DriftPolicy::Report,
         approval: None,
         spent: None,
         paused: false,
@@ -589,4 +591,121 @@ fn long_plan_text_is_cut_at_a_line_and_says_so() {
         "{cut}"
     );
     assert_eq!(cut_text("short\n".into(), 100), "short\n");
+}
+
+/// Drift held back (policy Manual, Observe, a pause): under driftPolicy Report the
+/// resource's phase is what it always was; under Fail it is Stalled with reason
+/// DriftDetected (kstatus Failed, Argo CD Degraded), saying how to approve.
+#[test]
+fn drift_policy_fail_degrades_drift_that_is_not_applied_and_report_does_not() {
+    let add = plan(
+        &[desired(&["id", "note"])],
+        &[observed(&["id"])],
+        &[],
+        &caps(),
+    );
+    let held = [
+        Seen {
+            policy: Policy::Manual,
+            ..seen()
+        },
+        Seen {
+            policy: Policy::Observe,
+            ..seen()
+        },
+        Seen {
+            paused: true,
+            ..seen()
+        },
+    ];
+    let reported = [Reason::ApprovalRequired, Reason::Observing, Reason::Paused];
+    for (s, want) in held.iter().zip(reported) {
+        let r = report(decide(&add, s));
+        assert_eq!(r.reason, want, "Report keeps today's reason: {}", r.message);
+        assert_eq!(r.reason.awaits_approval(), want == Reason::ApprovalRequired);
+        let fail = Seen {
+            drift_policy: DriftPolicy::Fail,
+            ..s.clone()
+        };
+        let r = report(decide(&add, &fail));
+        assert_eq!(r.reason, Reason::DriftDetected, "{want}: {}", r.message);
+        assert_eq!(r.reason.phase(), Phase::Stalled);
+        assert!(!r.awaiting(), "Degraded, not Suspended");
+        assert!(warned(&r), "{}", r.message);
+        assert_eq!(r.drifted.as_deref(), Some("+0 ~1 -0"));
+        let status = r.plan.as_ref().unwrap();
+        assert_eq!(status.approval.as_deref(), Some(add.id.as_str()));
+        let cmd = status.approve_command.as_deref().unwrap();
+        assert!(
+            cmd.ends_with(&format!("delta-operator.io/approve={} --overwrite", add.id)),
+            "{cmd}"
+        );
+        for said in ["driftPolicy Fail", "+0 ~1 -0", cmd] {
+            assert!(r.message.contains(said), "{said}: {}", r.message);
+        }
+    }
+    // Manual: approving the plan applies it (then InSync, nothing drifted)
+    let approved = Seen {
+        policy: Policy::Manual,
+        drift_policy: DriftPolicy::Fail,
+        approval: Some(add.id.as_str()),
+        ..seen()
+    };
+    assert!(matches!(decide(&add, &approved), Next::Apply { .. }));
+    // Observe and a pause never apply: approving the plan acknowledges its drift
+    for s in [
+        Seen {
+            policy: Policy::Observe,
+            ..approved.clone()
+        },
+        Seen {
+            paused: true,
+            ..approved.clone()
+        },
+    ] {
+        let r = report(decide(&add, &s));
+        assert!(
+            matches!(r.reason, Reason::Observing | Reason::Paused),
+            "{}: {}",
+            r.reason,
+            r.message
+        );
+    }
+    // an approval of another plan acknowledges nothing
+    let other = Seen {
+        policy: Policy::Observe,
+        drift_policy: DriftPolicy::Fail,
+        approval: Some("0000000000000000"),
+        ..seen()
+    };
+    assert_eq!(report(decide(&add, &other)).reason, Reason::DriftDetected);
+    // Auto applies drift at once: Fail changes nothing there, nor for a table in sync
+    let auto = Seen {
+        drift_policy: DriftPolicy::Fail,
+        ..seen()
+    };
+    assert!(matches!(decide(&add, &auto), Next::Apply { .. }));
+    let same = plan(&[desired(&["id"])], &[observed(&["id"])], &[], &caps());
+    assert_eq!(report(decide(&same, &auto)).reason, Reason::InSync);
+    // a destructive plan under Auto waits for approval: under Fail that drift degrades too
+    let drop = plan(
+        &[desired(&["id"])],
+        &[observed(&["id", "note"])],
+        &[],
+        &caps(),
+    );
+    let r = report(decide(&drop, &auto));
+    assert_eq!(r.reason, Reason::DriftDetected);
+    assert!(r.message.contains("destructive"), "{}", r.message);
+    // a schema's drift says schema
+    let schema = Seen {
+        kind: "deltaschema",
+        policy: Policy::Observe,
+        ..auto.clone()
+    };
+    assert!(
+        report(decide(&add, &schema))
+            .message
+            .contains("the live schema differs")
+    );
 }

@@ -38,7 +38,7 @@ pub(super) fn vacuum(at: &str, retain_hours: u64, keep_versions: &[u64], out: &m
         Op::VacuumStart,
         &[],
         at,
-        format!("retention {retain_hours} hours (only when there are files to delete)"),
+        format!("retention {retain_hours} hours"),
     ));
     out.statements.push(Statement::Delta(D::DeleteRemovedFiles {
         table: at.to_string(),

@@ -9,12 +9,14 @@
 //! which validation lets through only with `allowShortRetention: true`.
 //!
 //! delta-rs commits VACUUM START and VACUUM END only when it deletes
-//! something; when there is nothing to delete the operator commits the
-//! VACUUM END alone (no file actions), so the table's history records the
-//! vacuum and its schedule runs from it.
+//! something; when there is nothing to delete the operator commits the two
+//! itself (no file actions), so the table's history records every vacuum,
+//! its schedule runs from it, and the plan's commits are always the log's.
 
 use deltalake::kernel::transaction::CommitBuilder;
+use deltalake::operations::vacuum::VacuumMode;
 use deltalake::protocol::DeltaOperation;
+use deltalake::table::config::TablePropertiesExt;
 use serde_json::Value;
 
 use delta_operator_backend::{BackendError, StepOutcome};
@@ -48,6 +50,9 @@ impl LakeBackend {
         let mut builder = table
             .clone()
             .vacuum()
+            // Lite: only files a commit removed; never a file no commit names (a
+            // running rewrite's, which its own run or the leftovers step removes)
+            .with_mode(VacuumMode::Lite)
             .with_retention_period(chrono::Duration::hours(hours))
             // below 168 hours only when the spec allowed it (validation refuses it otherwise)
             .with_enforce_retention_duration(retain_hours >= SAFE_RETAIN_HOURS)
@@ -63,18 +68,32 @@ impl LakeBackend {
         })?;
         let deleted = metrics.files_deleted.len();
         if deleted == 0 {
-            let snap = table.snapshot().map_err(delta_err)?;
-            CommitBuilder::from(props())
-                .with_actions(vec![])
-                .build(
-                    Some(snap),
-                    table.log_store(),
-                    DeltaOperation::VacuumEnd {
-                        status: "COMPLETED".into(),
-                    },
-                )
-                .await
-                .map_err(delta_err)?;
+            let table = self.open_table(t).await?;
+            let retention_ms = hours.saturating_mul(3_600_000);
+            let default_ms = table
+                .snapshot()
+                .map_err(delta_err)?
+                .table_config()
+                .deleted_file_retention_duration()
+                .as_millis();
+            for op in [
+                DeltaOperation::VacuumStart {
+                    retention_check_enabled: retain_hours >= SAFE_RETAIN_HOURS,
+                    specified_retention_millis: Some(retention_ms),
+                    default_retention_millis: i64::try_from(default_ms).unwrap_or(i64::MAX),
+                },
+                DeltaOperation::VacuumEnd {
+                    status: "COMPLETED".into(),
+                },
+            ] {
+                let table = self.open_table(t).await?;
+                let snap = table.snapshot().map_err(delta_err)?;
+                CommitBuilder::from(props())
+                    .with_actions(vec![])
+                    .build(Some(snap), table.log_store(), op)
+                    .await
+                    .map_err(delta_err)?;
+            }
         }
         let kept = match keep_versions {
             [] => String::new(),
