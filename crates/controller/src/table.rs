@@ -391,8 +391,18 @@ async fn evaluate(
         Ok(x) => x,
         Err(r) => return Ok((*r, None)),
     };
-    let (mut report, table) =
-        evaluate_resolved(obj, ctx, api, ns, name, desired, target, &backend).await?;
+    let (mut report, table) = evaluate_resolved(
+        obj,
+        ctx,
+        api,
+        ns,
+        name,
+        desired,
+        target,
+        &backend,
+        drift_policy,
+    )
+    .await?;
     check_undo_windows(obj, &mut report, backend.as_ref()).await;
     Ok((report, table))
 }
@@ -442,6 +452,7 @@ async fn evaluate_resolved(
     desired: DesiredTable,
     target: String,
     backend: &Arc<AnyBackend>,
+    drift_policy: DriftPolicy,
 ) -> Result<(Report, Option<String>), Error> {
     let backend = backend.clone();
     set_finalizer(api, obj, obj.spec.deletion_policy == DeletionPolicy::Delete).await?;
