@@ -204,6 +204,12 @@ fn a_second_apply_of_the_same_plan_is_refused_and_a_recurring_plan_needs_approvi
         .find_map(|l| l.trim().strip_prefix("undo: delta-operator "))
         .unwrap_or_else(|| panic!("an undo command: {out}"))
         .to_string();
+    // the command, then until when it works
+    let (undo, window) = undo
+        .split_once(" (")
+        .unwrap_or_else(|| panic!("the undo shows its window: {undo}"));
+    assert!(window.starts_with("works until "), "{window}");
+    let undo = undo.to_string();
     let o = run(
         d,
         &[

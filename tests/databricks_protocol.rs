@@ -904,6 +904,7 @@ async fn a_step_runs_as_its_sql_and_refreshes_the_next_read() {
         warnings: vec![],
         notes: vec![],
         undo: None,
+        undo_window: None,
         est_bytes: None,
         statements: vec![],
         checks: vec![],

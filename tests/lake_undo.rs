@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use delta_operator::backend::Backend;
 use delta_operator::backend::lake::LakeBackend;
+use delta_operator::plan::undo_window::{self, UndoWindow};
 use deltalake::arrow::array::{ArrayRef, Int64Array, StringArray};
 use serde_json::Value;
 use support::{Lake, tref};
@@ -187,6 +188,18 @@ impl World {
     async fn version(&self) -> u64 {
         self.lake.version(&tref("orders")).await
     }
+
+    /// The window of a restore point of `orders` at `version`, from its history.
+    async fn window(&self, version: u64) -> UndoWindow {
+        let h = self
+            .lake
+            .backend
+            .history(&tref("orders"))
+            .await
+            .unwrap()
+            .expect("a table");
+        undo_window::of_read(&h, version)
+    }
 }
 
 #[derive(Debug, PartialEq)]
@@ -216,6 +229,8 @@ fn undo_of(plan: &str, title: &str) -> Vec<String> {
         .take_while(|l| step_title(l).is_none())
         .find_map(|l| l.trim().strip_prefix("undo: "))
         .unwrap_or_else(|| panic!("step {title:?} has no undo line:\n{plan}"));
+    // the window beside it is not part of the command
+    let undo = undo.split(" (").next().unwrap_or(undo);
     let words: Vec<String> = undo.split_whitespace().map(str::to_string).collect();
     assert_eq!(
         words.first().map(String::as_str),
@@ -337,6 +352,129 @@ except Exception as e:\n    print('refused', 'failed validation check' in str(e)
     );
     assert!(out.contains("nothing to restore"), "{out}");
     assert_eq!(w.version().await, v);
+}
+
+/// The `(…)` beside the undo line of the step whose title starts with `title`.
+fn window_of(plan: &str, title: &str) -> String {
+    let lines: Vec<&str> = plan.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| step_title(l).is_some_and(|t| t.starts_with(title)))
+        .unwrap_or_else(|| panic!("no step {title:?} in:\n{plan}"));
+    let undo = lines[at + 1..]
+        .iter()
+        .take_while(|l| step_title(l).is_none())
+        .find_map(|l| l.trim().strip_prefix("undo: "))
+        .unwrap_or_else(|| panic!("step {title:?} has no undo line:\n{plan}"));
+    undo.split_once(" (")
+        .and_then(|(_, w)| w.strip_suffix(')'))
+        .unwrap_or_else(|| panic!("the undo line shows no window: {undo}"))
+        .to_string()
+}
+
+/// `works until 2026-12-11 14:00 UTC` → epoch ms.
+fn until_ms(window: &str) -> i64 {
+    let when = window
+        .strip_prefix("works until ")
+        .and_then(|w| w.strip_suffix(" UTC"))
+        .unwrap_or_else(|| panic!("not an open window: {window}"));
+    undo_window::parse_utc_ms(&format!("{when}:00")).unwrap_or_else(|| panic!("{window}"))
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_undo_line_shows_its_window_and_a_vacuum_ends_or_shrinks_it() {
+    const H: i64 = 3_600_000;
+    let w = World::new();
+    w.manifests(&[SCHEMA, &orders("int", true)]);
+    expect(w.d(), &["apply", "-f", "m/"], 0);
+    w.append(&[1, 2, 3], &[100, 250, 0], &["eu", "us", "eu"])
+        .await;
+    w.append(&[4], &[7], &["apac"]).await;
+    let v_original = w.version().await;
+
+    // a rewrite: its restore undo works a week (Delta's default deleted-file
+    // retention) after the next commit, at the earliest now (to the hour below)
+    w.manifests(&[SCHEMA, &orders("bigint", true)]);
+    let before = now_ms();
+    let plan = w.apply_approved();
+    let until = until_ms(&window_of(&plan, "REPLACE TABLE"));
+    let week = 7 * 24 * H;
+    assert!(
+        until <= before + week && until > before + week - H - 60_000,
+        "a week from now, to the hour below: {until} vs {before}\n{plan}"
+    );
+    // the same plan shown again shows the same window, and the same id
+    let (_, again) = {
+        w.manifests(&[SCHEMA, &orders("bigint", false)]);
+        w.plan()
+    };
+    let v_widened = w.version().await;
+    assert!(
+        window_of(&again, "REPLACE TABLE").starts_with("works until "),
+        "{again}"
+    );
+    let (_, again2) = w.plan();
+    assert_eq!(
+        again.lines().find(|l| l.starts_with("Plan id: ")),
+        again2.lines().find(|l| l.starts_with("Plan id: "))
+    );
+
+    // the window of the applied rewrite's restore point, from the table's history
+    let open = w.window(v_original).await;
+    assert!(
+        matches!(open, UndoWindow::Until { ms, .. } if ms > now_ms() + week - 2 * H),
+        "{open:?}"
+    );
+
+    // an outside VACUUM with retention 0 removes the files the rewrite replaced
+    let o = py(
+        w.d(),
+        "import deltalake\n\
+t = deltalake.DeltaTable('lake/main/sales/orders')\n\
+print(len(t.vacuum(retention_hours=0, enforce_retention_duration=False, dry_run=False)) > 0)",
+    );
+    assert_eq!(o, "True");
+    // that restore point's window has ended, and says when and why
+    let ended = w.window(v_original).await;
+    assert!(ended.is_ended(), "{ended:?}");
+    let said = ended.describe(Some(now_ms()));
+    assert!(
+        said.starts_with("no longer works: vacuumed at ") && said.ends_with("(retention 0 hours)"),
+        "{said}"
+    );
+    // and it is true: the restore refuses, the files are gone
+    let out = expect(
+        w.d(),
+        &[
+            "restore",
+            "main.sales.orders",
+            "--version",
+            &v_original.to_string(),
+        ],
+        1,
+    );
+    assert!(out.contains("are gone"), "{out}");
+    // the restore point the table is at now: whoever vacuums with 0 hours may again
+    // right after the next commit, so the next plan's window shrinks to now (the hour below)
+    let (_, shrunk) = w.plan();
+    let now = now_ms();
+    let until = until_ms(&window_of(&shrunk, "REPLACE TABLE"));
+    assert!(
+        until <= now && until > now - H - 60_000,
+        "shrunk to now: {until} vs {now}\n{shrunk}"
+    );
+    assert_eq!(
+        undo_of(&shrunk, "REPLACE TABLE")[3],
+        w.version().await.to_string()
+    );
+    assert!(w.version().await > v_widened, "the vacuum committed");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -1346,3 +1346,132 @@ async fn a_lock_broken_after_a_steps_checks_sends_none_of_its_statements() {
     assert!(s.read(&t).await.unwrap().partitioned_by.is_empty());
     assert_eq!(s.count(&t).await, 50);
 }
+
+/// The table's `numFiles` as Spark's `DESCRIBE DETAIL` shows it.
+async fn num_files(s: &Spark, t: &delta_operator::model::TableRef) -> u64 {
+    let r = s.sql(&format!("DESCRIBE DETAIL {}", s.name(t))).await;
+    let i = r
+        .columns
+        .iter()
+        .position(|c| c == "numFiles")
+        .expect("numFiles");
+    r.rows[0][i].as_deref().unwrap_or("0").parse().unwrap()
+}
+
+#[tokio::test]
+async fn maintenance_statements_are_in_the_plan_and_run_as_shown_on_spark_connect() {
+    use delta_operator::plan::steps::Action;
+    let s = Spark::new();
+    let t = tref("m");
+    let body = |note: bool, maintenance: &str| {
+        format!(
+            "  columns:\n    - {{name: id, type: bigint}}\n    - {{name: region, type: string}}\n{}{maintenance}",
+            if note {
+                "    - {name: note, type: string}\n"
+            } else {
+                ""
+            }
+        )
+    };
+    s.apply(
+        &manifests(&format!("{SCHEMA}{}", table("m", &body(true, "")))),
+        false,
+    )
+    .await;
+    for i in 0..6 {
+        s.sql(&format!(
+            "INSERT INTO {} VALUES ({i}, '{}', 'n{i}')",
+            s.name(&t),
+            if i % 2 == 0 { "eu" } else { "us" }
+        ))
+        .await;
+    }
+    // a destructive step records a restore point
+    let report = s
+        .apply(
+            &manifests(&format!("{SCHEMA}{}", table("m", &body(false, "")))),
+            true,
+        )
+        .await;
+    let restore_point = report
+        .steps
+        .iter()
+        .find_map(|st| st.restore_point)
+        .expect("the drop recorded a restore point");
+    let before = num_files(&s, &t).await;
+    assert!(before >= 2, "{before} files");
+
+    let maintain = "  maintenance: {compaction: {whenSmallFiles: 2, zOrderBy: [region]}, vacuum: {retainHours: 168}, checkpoint: {everyVersions: 2}}\n";
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let inputs = manifests(&format!("{SCHEMA}{}", table("m", &body(false, maintain)))).at(now);
+    let plan = s.plan(&inputs).await;
+    let steps = plan.tables[0].steps();
+    let text = delta_operator::plan::render::text::render(&plan);
+    assert!(
+        steps.iter().all(|st| st.class == RiskClass::Maintenance) && steps.len() == 3,
+        "{text}"
+    );
+    let statements: Vec<String> = steps
+        .iter()
+        .flat_map(|st| st.statements.iter().map(|x| x.to_string()))
+        .collect();
+    let name = s.name(&t);
+    assert!(
+        statements.contains(&format!("OPTIMIZE {name} ZORDER BY (`region`)")),
+        "{statements:?}"
+    );
+    assert!(
+        statements
+            .iter()
+            .any(|x| x.starts_with(&format!("VACUUM {name} RETAIN ")) && x.ends_with(" HOURS")),
+        "{statements:?}"
+    );
+    // the checkpoint is the lake's (Spark SQL has no statement for it)
+    assert!(
+        steps
+            .iter()
+            .any(|st| matches!(st.action, Action::Checkpoint) && !st.statements.is_empty()),
+        "{text}"
+    );
+    for x in &statements {
+        assert!(
+            text.contains(x.lines().next().unwrap()),
+            "shown: {x}\n{text}"
+        );
+    }
+    let report = s.apply(&inputs, false).await;
+    assert!(
+        report
+            .steps
+            .iter()
+            .all(|st| matches!(st.status, StepStatus::Applied)),
+        "{report:?}"
+    );
+    let after = num_files(&s, &t).await;
+    assert!(after < before, "compacted: {before} → {after} files");
+    assert!(
+        s.path(&t).join("_delta_log/_last_checkpoint").exists(),
+        "a checkpoint was written"
+    );
+    let history = s.sql(&format!("DESCRIBE HISTORY {name}")).await;
+    let op = history
+        .columns
+        .iter()
+        .position(|c| c == "operation")
+        .expect("operation");
+    let ops: Vec<String> = history.rows.iter().filter_map(|r| r[op].clone()).collect();
+    assert!(
+        ops.iter().any(|o| o == "OPTIMIZE") && ops.iter().any(|o| o == "VACUUM END"),
+        "{ops:?}"
+    );
+    // the restore point still restores after the vacuum: the dropped column comes back
+    s.sql(&format!(
+        "RESTORE TABLE {name} TO VERSION AS OF {restore_point}"
+    ))
+    .await;
+    let back = s.rows(&format!("SELECT count(note) FROM {name}")).await;
+    assert_eq!(back, ["6"]);
+}

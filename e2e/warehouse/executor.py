@@ -576,6 +576,15 @@ class Ctx:
                 m.row_filter = None
                 m.touch(self.who)
             return [], []
+        for flag in ("ENABLE", "DISABLE", "INHERIT"):
+            if c.kw(flag, "PREDICTIVE", "OPTIMIZATION"):
+                c.expect_end()
+                ct, cs, tt = self.need_table(parts)
+                m = self.meta(ct, cs, tt)
+                with store.lock:
+                    m.predictive_optimization = None if flag == "INHERIT" else flag
+                    m.touch(self.who)
+                return [], []
         if c.kw("SET", "OWNER", "TO") or c.kw("OWNER", "TO"):
             principal = self.principal(c)
             c.expect_end()

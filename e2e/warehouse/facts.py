@@ -161,6 +161,15 @@ class TableFacts:
         if m.row_filter:
             ti["row_filter"] = {"function_name": m.row_filter["function_name"],
                                 "input_column_names": list(m.row_filter["input_column_names"])}
+        if self.table_type != "VIEW":
+            # as the Tables API shows it: the table's own setting, or inherited (here from
+            # the metastore, which leaves it disabled)
+            po = getattr(m, "predictive_optimization", None)
+            ti["enable_predictive_optimization"] = po or "INHERIT"
+            ti["effective_predictive_optimization_flag"] = (
+                {"value": po} if po else
+                {"value": "DISABLE", "inherited_from_type": "METASTORE",
+                 "inherited_from_name": "00000000-0000-0000-0000-000000000000"})
         return {k: v for k, v in ti.items() if v is not None}
 
     def describe_json(self):

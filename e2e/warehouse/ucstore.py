@@ -28,6 +28,9 @@ class TableMeta:
         self.fks = []             # [{name, columns, parent: (c,s,t), parent_columns, rely}]
         self.masks = {}           # column -> {function_name, using_column_names}
         self.row_filter = None    # {function_name, input_column_names}
+        # ALTER TABLE ... {ENABLE|DISABLE|INHERIT} PREDICTIVE OPTIMIZATION; INHERIT (None) is
+        # the account's default here, DISABLE (no metastore enables it)
+        self.predictive_optimization = None
         # what a pipeline made: STREAMING_TABLE or MATERIALIZED_VIEW (a Delta table in
         # Spark underneath); None for a table or view, whose type Spark knows
         self.kind = None

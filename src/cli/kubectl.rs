@@ -479,7 +479,44 @@ async fn undo(client: &Client, ns: &str, name: &str) -> Result<String, String> {
             (s.status.and_then(|s| s.last_applied), s.spec.target)
         }
     };
-    undo_text(kind, n, ns, last.as_ref(), target.as_deref())
+    undo_text(
+        kind,
+        n,
+        ns,
+        last.as_ref(),
+        target.as_deref(),
+        chrono::Utc::now().timestamp_millis(),
+    )
+}
+
+/// The window status recorded for a restore point, as a line under its
+/// command: until when it works (past: it may no longer), or that a VACUUM
+/// ended it. None: no window recorded.
+fn window_line(last: &LastApplied, point: &str, now_ms: i64) -> Option<(String, bool)> {
+    let w = last
+        .undo_windows
+        .iter()
+        .find(|w| w.restore_point == point)?;
+    let printable = crate::model::names::printable;
+    if w.ended_at.is_some() {
+        return Some((printable(&w.window), true));
+    }
+    let past = w
+        .works_until
+        .as_deref()
+        .and_then(|u| chrono::DateTime::parse_from_rfc3339(u).ok())
+        .filter(|u| u.timestamp_millis() <= now_ms);
+    let text = match past {
+        Some(u) => format!(
+            "may no longer work: its retention ended at {}; the next VACUUM may remove its files",
+            u.with_timezone(&chrono::Utc).format("%Y-%m-%d %H:%M UTC")
+        ),
+        None => printable(&w.window),
+    };
+    Some((
+        format!("{text} (checked {})", printable(&w.checked_at)),
+        false,
+    ))
 }
 
 /// The undo of a last applied plan: for a DeltaTable, `delta-operator restore`
@@ -492,6 +529,7 @@ pub fn undo_text(
     ns: &str,
     last: Option<&LastApplied>,
     target: Option<&str>,
+    now_ms: i64,
 ) -> Result<String, String> {
     let who = format!("{kind}/{name} -n {ns}");
     let Some(last) = last else {
@@ -527,10 +565,23 @@ pub fn undo_text(
         ));
     }
     let flag = target.map(|t| format!(" --target {t}")).unwrap_or_default();
+    // a restore's window, where status recorded one: a line under the command
+    let mut ended = Vec::new();
     let commands: Vec<String> = points
         .iter()
         .map(|(t, v)| match kind {
-            "deltatable" => format!("delta-operator restore {t} --version {v}{flag}"),
+            "deltatable" => {
+                let command = format!("delta-operator restore {t} --version {v}{flag}");
+                match window_line(last, &format!("{t}@{v}"), now_ms) {
+                    Some((w, is_ended)) => {
+                        if is_ended {
+                            ended.push(format!("{t}@{v}: {w}"));
+                        }
+                        format!("{command}\n       # {w}")
+                    }
+                    None => command,
+                }
+            }
             _ => format!("delta-operator undrop {t}{flag}"),
         })
         .collect();
@@ -568,6 +619,11 @@ pub fn undo_text(
         "4. Resume:\n     kubectl annotate {kind} {name} -n {ns} {PAUSED}-\n"
     ));
     out.push_str("On a Databricks target these commands refuse and print the SQL to run in the workspace (RESTORE TABLE … TO VERSION AS OF … / UNDROP TABLE …).\n");
+    for e in ended {
+        out.push_str(&format!(
+            "warning: restore point {e}: the restore refuses (its files are gone); restore a later version, or bring the data back from a copy\n"
+        ));
+    }
     for u in unreadable {
         out.push_str(&format!(
             "warning: restore point '{u}' cannot be read; left out\n"
@@ -754,6 +810,7 @@ mod tests {
             time: "2026-12-01T10:00:00Z".into(),
             steps_applied: 2,
             restore_points: points.iter().map(|s| s.to_string()).collect(),
+            undo_windows: vec![],
         }
     }
 
@@ -764,7 +821,7 @@ mod tests {
             "main.sales.orders@5",
             "main.sales.x@1",
         ]);
-        let out = undo_text("deltatable", "orders", "data", Some(&last), Some("prod")).unwrap();
+        let out = undo_text("deltatable", "orders", "data", Some(&last), Some("prod"), 0).unwrap();
         assert!(
             out.contains(
                 "     delta-operator restore main.sales.orders --version 5 --target prod\n"
@@ -779,7 +836,7 @@ mod tests {
             ),
             "{out}"
         );
-        let out = undo_text("deltaschema", "sales", "data", Some(&last), None).unwrap();
+        let out = undo_text("deltaschema", "sales", "data", Some(&last), None, 0).unwrap();
         assert!(
             out.contains("     delta-operator undrop main.sales.orders\n")
                 && !out.contains("--target"),
@@ -792,10 +849,65 @@ mod tests {
     }
 
     #[test]
+    fn undo_shows_each_restore_points_window() {
+        use delta_operator_api::spec::crd::UndoWindowStatus;
+        let mut last = applied(&["main.sales.orders@5", "main.sales.x@1", "main.sales.y@2"]);
+        last.undo_windows = vec![
+            UndoWindowStatus {
+                restore_point: "main.sales.orders@5".into(),
+                window: "works until 2026-12-11 14:00 UTC".into(),
+                works_until: Some("2026-12-11T14:00:00Z".into()),
+                ended_at: None,
+                checked_at: "2026-12-04T14:00:00Z".into(),
+            },
+            UndoWindowStatus {
+                restore_point: "main.sales.x@1".into(),
+                window:
+                    "no longer works: vacuumed at 2026-12-04 15:00 UTC (retention 0 hours)\u{1b}[2J"
+                        .into(),
+                works_until: None,
+                ended_at: Some("2026-12-04T15:00:00Z".into()),
+                checked_at: "2026-12-04T16:00:00Z".into(),
+            },
+        ];
+        // 2026-12-05 14:00 UTC
+        let now = 1_796_479_200_000;
+        let out = undo_text("deltatable", "orders", "data", Some(&last), None, now).unwrap();
+        assert!(
+            out.contains(
+                "     delta-operator restore main.sales.orders --version 5\n       # works until 2026-12-11 14:00 UTC (checked 2026-12-04T14:00:00Z)\n"
+            ),
+            "{out}"
+        );
+        assert!(
+            out.contains(
+                "     delta-operator restore main.sales.x --version 1\n       # no longer works: vacuumed at 2026-12-04 15:00 UTC (retention 0 hours)"
+            ) && out.contains("warning: restore point main.sales.x@1: no longer works: vacuumed at 2026-12-04 15:00 UTC")
+                && out.contains("the restore refuses"),
+            "{out}"
+        );
+        // none recorded: the command alone
+        assert!(
+            out.contains("     delta-operator restore main.sales.y --version 2\n     4.")
+                || out.contains("     delta-operator restore main.sales.y --version 2\n4."),
+            "{out}"
+        );
+        assert!(!out.contains('\u{1b}'), "{out}");
+        // past its window: it may no longer work
+        let later = 1_797_084_000_000; // 2026-12-12 14:00 UTC
+        let out = undo_text("deltatable", "orders", "data", Some(&last), None, later).unwrap();
+        assert!(
+            out.contains("# may no longer work: its retention ended at 2026-12-11 14:00 UTC; the next VACUUM may remove its files"),
+            "{out}"
+        );
+    }
+
+    #[test]
     fn undo_without_restore_points_says_why_and_hostile_points_are_left_out() {
-        let e = undo_text("deltatable", "orders", "data", None, None).unwrap_err();
+        let e = undo_text("deltatable", "orders", "data", None, None, 0).unwrap_err();
         assert!(e.contains("no applied plan"), "{e}");
-        let e = undo_text("deltatable", "orders", "data", Some(&applied(&[])), None).unwrap_err();
+        let e =
+            undo_text("deltatable", "orders", "data", Some(&applied(&[])), None, 0).unwrap_err();
         assert!(e.contains("recorded no restore point"), "{e}");
         let hostile = applied(&[
             "main.sales.orders; rm -rf /@1",
@@ -804,7 +916,7 @@ mod tests {
             "main.sales.t@\u{1b}[2J",
             "main.sales.ok@3",
         ]);
-        let out = undo_text("deltatable", "orders", "data", Some(&hostile), None).unwrap();
+        let out = undo_text("deltatable", "orders", "data", Some(&hostile), None, 0).unwrap();
         let commands: Vec<&str> = out
             .lines()
             .filter(|l| l.trim_start().starts_with("delta-operator "))

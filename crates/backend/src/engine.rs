@@ -6,6 +6,7 @@ use std::sync::Arc;
 use delta_operator_core::model::{Check, ObservedSchema, ObservedTable, TableRef};
 use delta_operator_core::plan::Inputs;
 use delta_operator_core::plan::compile::compile_parts;
+use delta_operator_core::plan::undo_window;
 use delta_operator_core::plan::{self, Capabilities, Compiler, Plan, SchemaScope, TablePlan};
 use delta_operator_expression::same_expression;
 
@@ -124,7 +125,9 @@ pub fn plan_against_all(
 /// Reads and plans (tables and the declared schemas' metadata). A table the
 /// plan scans or rewrites whose read gave no size is measured
 /// (`Backend::measure`) and planned again, so its steps show what they will
-/// read; the size is not part of the plan id.
+/// read; the size is not part of the plan id. Likewise a table whose plan
+/// shows a restore has its history read (`Backend::history`) and is planned
+/// again, so the restore shows until when it works (not in the plan id either).
 pub async fn read_and_plan<B: Backend>(
     backend: &B,
     inputs: &Inputs,
@@ -140,16 +143,35 @@ pub async fn read_and_plan<B: Backend>(
         .filter(|t| t.steps().iter().any(|s| s.action.scans_table()))
         .map(|t| t.table.clone())
         .collect();
-    if unmeasured.is_empty() {
+    // a restore shown in the plan carries its window, from the table's history
+    let unwindowed: Vec<TableRef> = plan
+        .tables
+        .iter()
+        .filter(|t| t.observed.as_ref().is_some_and(|o| o.history.is_none()))
+        .filter(|t| undo_window::needs_history(t))
+        .map(|t| t.table.clone())
+        .collect();
+    if unmeasured.is_empty() && unwindowed.is_empty() {
         return Ok((plan, observed));
     }
     let sizes = backend.measure(&unmeasured).await?;
+    let mut histories = Vec::with_capacity(unwindowed.len());
+    for t in &unwindowed {
+        // a history that cannot be read leaves the window unknown (not shown): never the plan's failure
+        histories.push(backend.history(t).await.ok().flatten());
+    }
     drop(plan); // it shares the observed tables: sized below in place, not copied
     for (t, size) in unmeasured.iter().zip(sizes) {
         if let Some(o) = observed.iter_mut().find(|o| &o.table == t) {
             Arc::make_mut(o).size_bytes = size;
         }
     }
+    for (t, history) in unwindowed.iter().zip(histories) {
+        if let Some(o) = observed.iter_mut().find(|o| &o.table == t) {
+            Arc::make_mut(o).history = history;
+        }
+    }
+    // neither the size nor the history is in the plan id: the same plan, shown with them
     let plan = plan_against_all(inputs, &observed, &schemas, caps, compiler);
     Ok((plan, observed))
 }

@@ -11,6 +11,7 @@ pub mod lock;
 
 use std::future::Future;
 
+use delta_operator_core::model::history::TableHistory;
 use delta_operator_core::model::{ObservedSchema, ObservedTable, SchemaRef, TableRef};
 use delta_operator_core::plan::compile::Compiled;
 use delta_operator_core::plan::{BackendKind, Capabilities, Compiler, SchemaStep, Step, TablePlan};
@@ -414,6 +415,18 @@ pub trait Backend: Send + Sync {
         &self,
         table: &TableRef,
     ) -> impl Future<Output = Result<Option<u64>, BackendError>> + Send;
+
+    /// The table's recent history (commit times, VACUUMs): the windows of its
+    /// restore points (`core::plan::undo_window`). Read only for a table a plan
+    /// may restore, or whose recorded restore points are shown. None: not a
+    /// table, or a backend that reads no history (the windows are unknown).
+    fn history(
+        &self,
+        table: &TableRef,
+    ) -> impl Future<Output = Result<Option<TableHistory>, BackendError>> + Send {
+        let _ = table;
+        async move { Ok(None) }
+    }
 }
 
 #[cfg(test)]

@@ -426,6 +426,72 @@ async fn evaluate(
         Ok(x) => x,
         Err(r) => return Ok((*r, None)),
     };
+    let (mut report, table) = evaluate_resolved(
+        obj,
+        ctx,
+        api,
+        ns,
+        name,
+        desired,
+        target,
+        &backend,
+        drift_policy,
+        upkeep,
+    )
+    .await?;
+    check_undo_windows(obj, &mut report, backend.as_ref()).await;
+    Ok((report, table))
+}
+
+/// The windows of lastApplied's restore points (the one this reconcile
+/// recorded, else the one in status), read again when due (`decide::windows`).
+/// A history that cannot be read leaves the windows as they were.
+async fn check_undo_windows(obj: &DeltaTable, report: &mut Report, backend: &AnyBackend) {
+    let Some(last) = report
+        .last_applied
+        .clone()
+        .or_else(|| obj.status.as_ref().and_then(|s| s.last_applied.clone()))
+    else {
+        return;
+    };
+    let now_ms = chrono::Utc::now().timestamp_millis();
+    let due = decide::windows::due(&last, now_ms);
+    if due.is_empty() {
+        return;
+    }
+    let mut read = Vec::with_capacity(due.len());
+    for t in due {
+        match backend.history(&t).await {
+            Ok(h) => read.push((t, h)),
+            Err(e) => {
+                tracing::debug!(table = %t, error = %e, "the history for the undo windows could not be read")
+            }
+        }
+    }
+    if read.is_empty() {
+        return;
+    }
+    let undo_windows = decide::windows::windows(&last, &read, now_ms);
+    report.last_applied = Some(LastApplied {
+        undo_windows,
+        ..last
+    });
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn evaluate_resolved(
+    obj: &DeltaTable,
+    ctx: &Context,
+    api: &Api<DeltaTable>,
+    ns: &str,
+    name: &str,
+    desired: DesiredTable,
+    target: String,
+    backend: &Arc<AnyBackend>,
+    drift_policy: DriftPolicy,
+    upkeep: &mut Upkeep,
+) -> Result<(Report, Option<String>), Error> {
+    let backend = backend.clone();
     set_finalizer(api, obj, obj.spec.deletion_policy == DeletionPolicy::Delete).await?;
     let table = Some(desired.table.to_string());
     let status = obj.status.as_ref();

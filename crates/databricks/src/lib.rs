@@ -28,6 +28,7 @@ use delta_operator_backend::lock as table_lock;
 use delta_operator_backend::{
     Backend, BackendError, Extras, StepOutcome, StepProgress, TableExtras, TableRun,
 };
+use delta_operator_core::model::history::{HISTORY_DEPTH, TableHistory};
 use delta_operator_core::model::{ObservedSchema, ObservedTable, SchemaRef, TableRef};
 use delta_operator_core::plan::compile::Compiled;
 use delta_operator_core::plan::{Capabilities, Compiler, SchemaStep, Step, TablePlan};
@@ -349,6 +350,30 @@ impl DatabricksBackend {
             let name = format!("{full}.{}", c.name);
             c.tags = read::tags_from_assignments(&client.list_entity_tags("columns", &name).await?);
         }
+        // its upkeep, for a spec that declares maintenance (two statements on the
+        // warehouse); none for a table predictive optimization maintains
+        let maintained = t.health.as_ref().is_some_and(|h| h.predictive_optimization);
+        if want.health.is_some() && !maintained && t.kind.is_table() {
+            let notice = |m: &str| self.notice(m);
+            let detail = client
+                .execute(
+                    &sql::describe_detail(&sql::Names::Catalog, &t.table),
+                    &notice,
+                )
+                .await?;
+            let history = client
+                .execute(
+                    &sql::history_recent(&sql::Names::Catalog, &t.table, HISTORY_DEPTH),
+                    &notice,
+                )
+                .await?;
+            t.health = Some(read::health_of(
+                &detail.columns,
+                &detail.rows,
+                &history.columns,
+                &history.rows,
+            ));
+        }
         Ok(())
     }
 
@@ -525,6 +550,30 @@ impl Backend for DatabricksBackend {
             })
             .await?;
         Ok(read::history_version(&r.columns, &r.rows))
+    }
+
+    async fn history(&self, t: &TableRef) -> Result<Option<TableHistory>, BackendError> {
+        let Some(live) = self.live(t).await? else {
+            return Ok(None);
+        };
+        // a read never wakes a stopped warehouse for a window: unknown (and not
+        // shown) until it runs, as it does for the apply
+        if self.client.warehouse_state().await? != "RUNNING" {
+            return Ok(None);
+        }
+        let read_at_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64);
+        let r = self
+            .client
+            .execute(
+                &sql::history_recent(&sql::Names::Catalog, t, HISTORY_DEPTH),
+                &|m: &str| self.notice(m),
+            )
+            .await?;
+        Ok(Some(
+            read::history_of(&r.columns, &r.rows, read_at_ms).with_retention_of(&live.properties),
+        ))
     }
 
     async fn begin(&self, t: &TableRef, wait: Duration) -> Result<TableRun, BackendError> {

@@ -17,7 +17,10 @@
 //! statement. Pure functions only; the fixtures in the tests are shaped as
 //! the public API reference shows.
 
+use delta_operator_core::model::history::{TableHistory, VacuumCommit};
+use delta_operator_core::model::maintenance::TableHealth;
 use delta_operator_core::model::property;
+use delta_operator_core::plan::undo_window::parse_utc_ms;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
@@ -150,6 +153,11 @@ pub fn table_from_info(schema: &SchemaRef, info: &Value) -> Result<ObservedTable
         .transpose()
         .map_err(err)?;
     let (primary_key, foreign_keys) = constraints(info);
+    // predictive optimization maintains the table: nothing else to measure for its upkeep
+    let health = predictive_optimization(info).then(|| TableHealth {
+        predictive_optimization: true,
+        ..TableHealth::default()
+    });
     Ok(ObservedTable {
         table,
         kind: relation_kind(info).unwrap_or_default(),
@@ -178,8 +186,89 @@ pub fn table_from_info(schema: &SchemaRef, info: &Value) -> Result<ObservedTable
         size_bytes: None,
         leftovers: vec![],
         unreadable: None,
-        health: None,
+        history: None,
+        health,
     })
+}
+
+/// Whether Unity Catalog says predictive optimization is on for the table:
+/// `effective_predictive_optimization_flag.value` is `ENABLE` (set on the
+/// table, or inherited from its schema, catalog or the account).
+pub fn predictive_optimization(info: &Value) -> bool {
+    info.pointer("/effective_predictive_optimization_flag/value")
+        .and_then(Value::as_str)
+        .is_some_and(|v| v.eq_ignore_ascii_case("ENABLE"))
+}
+
+/// A table's upkeep from `DESCRIBE DETAIL` (`numFiles`) and `DESCRIBE HISTORY
+/// … LIMIT n` (newest first: the last `OPTIMIZE` and `VACUUM END`, and the
+/// retention of the `VACUUM START` before it). Restore points are not read
+/// here (the SQL steps stamp none in commitInfo), so a vacuum keeps them by its
+/// retention alone. SQL shows no
+/// file sizes, so no file is counted as small (a compaction is due by its
+/// schedule only), and Databricks writes its checkpoints itself
+/// (`versions_since_checkpoint` unknown).
+pub fn health_of(
+    detail_columns: &[String],
+    detail_rows: &[Vec<Option<String>>],
+    history_columns: &[String],
+    history_rows: &[Vec<Option<String>>],
+) -> TableHealth {
+    let col = |cols: &[String], name: &str| cols.iter().position(|c| c.eq_ignore_ascii_case(name));
+    let cell = |row: &Vec<Option<String>>, i: Option<usize>| -> Option<String> {
+        row.get(i?).cloned().flatten()
+    };
+    let mut h = TableHealth {
+        files: detail_rows
+            .first()
+            .and_then(|r| cell(r, col(detail_columns, "numFiles")))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0),
+        ..TableHealth::default()
+    };
+    let (ts, op, params) = (
+        col(history_columns, "timestamp"),
+        col(history_columns, "operation"),
+        col(history_columns, "operationParameters"),
+    );
+    let mut rows: Vec<(u64, &Vec<Option<String>>)> = history_rows
+        .iter()
+        .filter_map(|r| {
+            let v = cell(r, col(history_columns, "version"))?.parse().ok()?;
+            Some((v, r))
+        })
+        .collect();
+    rows.sort_by_key(|r| std::cmp::Reverse(r.0));
+    let mut pending_retention = false;
+    for (_, r) in rows {
+        let Some(at) = cell(r, ts).and_then(|t| parse_utc_ms(&t)) else {
+            continue;
+        };
+        match cell(r, op).as_deref() {
+            Some("OPTIMIZE") if h.last_compaction_ms.is_none() => h.last_compaction_ms = Some(at),
+            Some("VACUUM END") if h.last_vacuum_ms.is_none() => {
+                h.last_vacuum_ms = Some(at);
+                pending_retention = true;
+            }
+            Some("VACUUM START") if pending_retention => {
+                let p: Value = cell(r, params)
+                    .and_then(|p| serde_json::from_str(&p).ok())
+                    .unwrap_or(Value::Null);
+                let ms = |name: &str| {
+                    p.get(name).and_then(|x| {
+                        x.as_u64()
+                            .or_else(|| x.as_str().and_then(|s| s.trim().parse().ok()))
+                    })
+                };
+                h.last_vacuum_retention_hours = ms("specifiedRetentionMillis")
+                    .or_else(|| ms("defaultRetentionMillis"))
+                    .map(|ms| ms / 3_600_000);
+                pending_retention = false;
+            }
+            _ => {}
+        }
+    }
+    h
 }
 
 /// One `ColumnInfo`: `type_json` when present (it carries nested types and
@@ -383,6 +472,48 @@ pub fn history_version(columns: &[String], rows: &[Vec<Option<String>>]) -> Opti
         .position(|c| c.eq_ignore_ascii_case("version"))
         .unwrap_or(0);
     rows.first()?.get(i)?.as_deref()?.parse().ok()
+}
+
+/// A table's history from a `DESCRIBE HISTORY … LIMIT n` answer (newest
+/// first, as it comes): each version's `timestamp` and whether it is a
+/// VACUUM's commit (`operation`, with its `operationParameters`, a JSON object
+/// of text values). Rows without a version are left out.
+pub fn history_of(
+    columns: &[String],
+    rows: &[Vec<Option<String>>],
+    read_at_ms: i64,
+) -> TableHistory {
+    let col = |name: &str| columns.iter().position(|c| c.eq_ignore_ascii_case(name));
+    let (version, timestamp, operation, params) = (
+        col("version"),
+        col("timestamp"),
+        col("operation"),
+        col("operationParameters"),
+    );
+    let cell = |row: &Vec<Option<String>>, i: Option<usize>| -> Option<String> {
+        row.get(i?).cloned().flatten()
+    };
+    let mut read: Vec<(u64, Option<i64>, Option<VacuumCommit>)> = rows
+        .iter()
+        .filter_map(|row| {
+            let v = cell(row, version)?.parse::<u64>().ok()?;
+            let at = cell(row, timestamp).and_then(|t| parse_utc_ms(&t));
+            let p: Value = cell(row, params)
+                .and_then(|p| serde_json::from_str(&p).ok())
+                .unwrap_or(Value::Null);
+            let vacuum = cell(row, operation).and_then(|op| {
+                VacuumCommit::of_operation(&op, |name| {
+                    p.get(name).and_then(|x| {
+                        x.as_i64()
+                            .or_else(|| x.as_str().and_then(|s| s.trim().parse().ok()))
+                    })
+                })
+            });
+            Some((v, at, vacuum))
+        })
+        .collect();
+    read.sort_by_key(|r| r.0);
+    TableHistory::from_commits(read_at_ms, read)
 }
 
 /// `sizeInBytes` of a `DESCRIBE DETAIL` answer.
@@ -766,6 +897,122 @@ mod tests {
             ]
         );
         assert!(grants_from_permissions(&json!({})).is_empty());
+    }
+
+    #[test]
+    fn predictive_optimization_as_unity_catalog_shows_it() {
+        let on = serde_json::json!({"effective_predictive_optimization_flag": {"value": "ENABLE", "inherited_from_type": "CATALOG", "inherited_from_name": "main"}});
+        let off =
+            serde_json::json!({"effective_predictive_optimization_flag": {"value": "DISABLE"}});
+        assert!(predictive_optimization(&on));
+        assert!(!predictive_optimization(&off));
+        assert!(!predictive_optimization(&serde_json::json!({})));
+    }
+
+    #[test]
+    fn health_from_detail_and_history() {
+        let s = |v: &[&str]| v.iter().map(|c| c.to_string()).collect::<Vec<_>>();
+        let dcols = s(&["format", "numFiles", "sizeInBytes"]);
+        let drows = vec![vec![
+            Some("delta".into()),
+            Some("42".into()),
+            Some("1000".into()),
+        ]];
+        let hcols = s(&["version", "timestamp", "operation", "operationParameters"]);
+        let row = |v: &str, ts: &str, op: &str, p: &str| {
+            vec![
+                Some(v.into()),
+                Some(ts.into()),
+                Some(op.into()),
+                Some(p.into()),
+            ]
+        };
+        let hrows = vec![
+            row("9", "2026-12-04T12:00:00.000Z", "WRITE", "{}"),
+            row(
+                "8",
+                "2026-12-04T11:00:01.000Z",
+                "VACUUM END",
+                r#"{"status":"COMPLETED"}"#,
+            ),
+            row(
+                "7",
+                "2026-12-04T11:00:00.000Z",
+                "VACUUM START",
+                r#"{"retentionCheckEnabled":"true","specifiedRetentionMillis":"608400000","defaultRetentionMillis":"604800000"}"#,
+            ),
+            row(
+                "6",
+                "2026-12-04T10:00:00.000Z",
+                "OPTIMIZE",
+                r#"{"predicate":"[]"}"#,
+            ),
+            row("5", "2026-12-03T10:00:00.000Z", "OPTIMIZE", "{}"),
+        ];
+        let h = health_of(&dcols, &drows, &hcols, &hrows);
+        assert_eq!(h.files, 42);
+        assert_eq!(h.small_files, 0);
+        assert_eq!(h.versions_since_checkpoint, None);
+        assert_eq!(h.last_compaction_ms, parse_utc_ms("2026-12-04T10:00:00Z"));
+        assert_eq!(h.last_vacuum_ms, parse_utc_ms("2026-12-04T11:00:01Z"));
+        assert_eq!(h.last_vacuum_retention_hours, Some(169));
+        assert!(!h.predictive_optimization);
+        // nothing read: nothing known
+        assert_eq!(health_of(&[], &[], &[], &[]), TableHealth::default());
+    }
+
+    #[test]
+    fn a_history_with_a_vacuum() {
+        let cols: Vec<String> = [
+            "version",
+            "timestamp",
+            "userId",
+            "operation",
+            "operationParameters",
+        ]
+        .iter()
+        .map(|c| c.to_string())
+        .collect();
+        let row = |v: &str, ts: &str, op: &str, p: &str| {
+            vec![
+                Some(v.into()),
+                Some(ts.into()),
+                None,
+                Some(op.into()),
+                Some(p.into()),
+            ]
+        };
+        let rows = vec![
+            row(
+                "5",
+                "2026-12-04T14:00:01.000Z",
+                "VACUUM END",
+                r#"{"status":"COMPLETED"}"#,
+            ),
+            row(
+                "4",
+                "2026-12-04T14:00:00.000Z",
+                "VACUUM START",
+                r#"{"retentionCheckEnabled":"false","specifiedRetentionMillis":"0","defaultRetentionMillis":"604800000"}"#,
+            ),
+            row(
+                "3",
+                "2026-12-01T10:00:00.000Z",
+                "WRITE",
+                r#"{"mode":"Append"}"#,
+            ),
+            vec![None, None, None, None, None],
+        ];
+        let h = history_of(&cols, &rows, 9);
+        assert_eq!(h.read_at_ms, 9);
+        assert_eq!(
+            h.commits.iter().map(|c| c.version).collect::<Vec<_>>(),
+            [3, 4, 5]
+        );
+        assert_eq!(h.committed(4), parse_utc_ms("2026-12-04T14:00:00Z"));
+        assert_eq!(h.vacuums.len(), 1);
+        assert_eq!(h.vacuums[0].retention_ms, Some(0));
+        assert!(h.commits[1].vacuum && h.commits[2].vacuum && !h.commits[0].vacuum);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 pub mod compile;
 mod fence;
 mod health;
+pub mod history;
 pub mod lock;
 mod operations;
 mod phases;
@@ -25,6 +26,7 @@ use url::Url;
 
 use delta_operator_backend::{Backend, BackendError, Extras, StepOutcome, StepProgress, TableRun};
 use delta_operator_core::model::delta_schema as schema;
+use delta_operator_core::model::history::TableHistory;
 use delta_operator_core::model::{
     Check, ObservedSchema, ObservedTable, SchemaRef, StructField, TableRef,
 };
@@ -371,8 +373,14 @@ fn observe(t: &TableRef, table: &DeltaTable) -> Result<ObservedTable, BackendErr
         size_bytes: Some(size.max(0) as u64),
         leftovers: vec![],
         unreadable: None,
+        history: None,
         health: None,
     })
+}
+
+/// Now, epoch ms: when a table's history was read.
+fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
 }
 
 tokio::task_local! {
@@ -502,6 +510,14 @@ impl Backend for LakeBackend {
             return Ok(None);
         }
         Ok(self.open_table(t).await?.version())
+    }
+
+    async fn history(&self, t: &TableRef) -> Result<Option<TableHistory>, BackendError> {
+        if !self.root.is_table(&rel(t)).await? {
+            return Ok(None);
+        }
+        let table = self.open_table(t).await?;
+        Ok(Some(history::read(&table, now_ms()).await?))
     }
 
     async fn begin(

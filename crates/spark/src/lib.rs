@@ -53,7 +53,9 @@ impl SparkCompiler {
 
 /// Steps the lake carries out on a Spark target.
 fn by_the_lake(a: &Action) -> bool {
-    matches!(a, Action::DropTable)
+    // a checkpoint too: Spark SQL has no statement that writes one, and delta-rs's
+    // is a standard checkpoint on the same path, which Spark reads
+    matches!(a, Action::DropTable | Action::Checkpoint)
 }
 
 /// The staging copies a step deletes (their folders), for the run `run`.
@@ -326,6 +328,13 @@ impl Backend for SparkConnectBackend {
 
     async fn measure(&self, tables: &[TableRef]) -> Result<Vec<Option<u64>>, BackendError> {
         self.lake.measure(tables).await
+    }
+
+    async fn history(
+        &self,
+        t: &TableRef,
+    ) -> Result<Option<delta_operator_core::model::history::TableHistory>, BackendError> {
+        self.lake.history(t).await
     }
 
     async fn read_schema(&self, s: &SchemaRef) -> Result<Option<ObservedSchema>, BackendError> {

@@ -21,7 +21,7 @@ pub mod undo;
 pub use compile::{Binding, SqlCompiler, compile, compile_for, compile_step};
 pub use ddl::{DEFAULTS_FEATURE, create_table};
 pub use quote::{Names, PRIVILEGES, dotted, field_path, ident, literal, privilege, table_name};
-pub use readonly::{describe_detail, history_head, is_read_only};
+pub use readonly::{describe_detail, history_head, history_recent, is_read_only};
 pub use refusal::Refusal;
 pub use rewrite::{
     CastMode, checked_query, projection, source_expr, stage_check, stage_problem, staging_table,

@@ -16,6 +16,11 @@ pub fn history_head(names: &Names, t: &TableRef) -> String {
     format!("DESCRIBE HISTORY {} LIMIT 1", names.table(t))
 }
 
+/// The table's newest `limit` versions, for the windows of its restore points.
+pub fn history_recent(names: &Names, t: &TableRef, limit: usize) -> String {
+    format!("DESCRIBE HISTORY {} LIMIT {limit}", names.table(t))
+}
+
 /// A statement that only reads: safe to send again when a connection drops.
 pub fn is_read_only(statement: &str) -> bool {
     let first = statement

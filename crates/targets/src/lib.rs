@@ -211,6 +211,17 @@ impl Backend for AnyBackend {
         }
     }
 
+    async fn history(
+        &self,
+        t: &TableRef,
+    ) -> Result<Option<delta_operator_core::model::history::TableHistory>, BackendError> {
+        match self {
+            AnyBackend::Lake(b) => b.history(t).await,
+            AnyBackend::Databricks(b) => b.history(t).await,
+            AnyBackend::Spark(b) => b.history(t).await,
+        }
+    }
+
     async fn read_schema(
         &self,
         schema: &SchemaRef,

@@ -612,6 +612,30 @@ pub struct LastApplied {
     /// `catalog.schema.table@version` recorded before each rewrite or destructive step.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub restore_points: Vec<String>,
+    /// Until when each restore point works (the table's retention and the
+    /// VACUUMs seen in its history), checked after the apply and again at
+    /// most hourly while the table is reconciled.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub undo_windows: Vec<UndoWindowStatus>,
+}
+
+/// The window of one restore point.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UndoWindowStatus {
+    /// The restore point, `catalog.schema.table@version`, as in `restorePoints`.
+    pub restore_point: String,
+    /// In words: `works until 2026-12-11 14:00 UTC`, `no longer works: vacuumed
+    /// at … (retention 0 hours)`, `window unknown: …`.
+    pub window: String,
+    /// Until when a restore to it works (RFC 3339), while it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub works_until: Option<String>,
+    /// When a VACUUM ended it (RFC 3339): a restore to it no longer works.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_at: Option<String>,
+    /// When the window was checked (RFC 3339).
+    pub checked_at: String,
 }
 
 /// `status.maintenance`: the last run of each maintenance kind the operator

@@ -54,6 +54,7 @@ pub fn applied(
         time: now.into(),
         steps_applied: report.applied() as i32,
         restore_points: report.restore_points(),
+        undo_windows: vec![],
     };
     let approval = spent(plan, seen, report, now);
     if let Some(failure) = step_statuses(report).find_map(|(number, title, status)| match status {
@@ -257,6 +258,7 @@ pub fn keep_restore_points(
         // the steps before the one that was running ended
         steps_applied: (earlier.step - 1).max(0),
         restore_points: vec![],
+        undo_windows: vec![],
     });
     let newer = std::mem::take(&mut last.restore_points);
     last.restore_points = earlier.restore_points.clone();

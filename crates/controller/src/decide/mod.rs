@@ -12,6 +12,7 @@ mod applied;
 mod status;
 #[cfg(test)]
 mod tests;
+pub mod windows;
 
 pub use applied::{
     abandoned, applied, apply_started, carried_interruptions, crash_loop, found_cut_short,

@@ -192,6 +192,7 @@ fn restore_points_of_an_apply_cut_short_stay_in_last_applied() {
         time: "t9".into(),
         steps_applied: 1,
         restore_points: vec!["main.sales.orders@6".into(), "main.sales.orders@4".into()],
+        undo_windows: vec![],
     };
     let last = keep_restore_points(Some(newer), &cut_short(), "t9");
     assert_eq!(last.plan_id, "p2");

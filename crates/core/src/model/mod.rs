@@ -8,10 +8,12 @@ pub mod widening;
 
 pub use types::{DataType, StructField};
 pub mod hand_off;
+pub mod history;
 pub mod maintenance;
 pub mod names;
 pub mod privilege;
 pub mod property;
+pub mod retention;
 pub mod schema;
 pub mod scope;
 pub mod table;

@@ -448,6 +448,12 @@ pub struct ObservedTable {
     /// it is refused, and nothing is planned for it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unreadable: Option<String>,
+    /// The table's recent history (commit times, VACUUMs), where the backend
+    /// read it (`Backend::history`): the windows of its restore points, which
+    /// the steps carry. Never serialized: not in the plan id (every commit
+    /// moves it), nor in a plan's JSON (up to `HISTORY_DEPTH` commits).
+    #[serde(skip)]
+    pub history: Option<super::history::TableHistory>,
     /// What the backend measured for maintenance (file counts, the last
     /// compaction, vacuum and checkpoint, recorded restore points); None when
     /// not read. Moves with every append, so the plan id leaves it out.
@@ -486,6 +492,7 @@ impl ObservedTable {
             size_bytes: None,
             leftovers: vec![],
             unreadable: None,
+            history: None,
             health: None,
         }
     }

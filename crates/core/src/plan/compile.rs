@@ -210,6 +210,8 @@ fn compile_table(mut t: TablePlan, compiler: &dyn Compiler) -> TablePlan {
                 s.checks = c.checks;
                 s.notes.extend(c.notes);
                 s.undo = c.undo;
+                s.undo_window =
+                    super::undo_window::of_step(t.observed.as_deref(), &would_run[..i], &s);
             }
             compiled.push(s);
         }
@@ -231,6 +233,7 @@ fn compile_table(mut t: TablePlan, compiler: &dyn Compiler) -> TablePlan {
                 s.checks = c.checks;
                 s.notes.extend(c.notes);
                 s.undo = c.undo;
+                s.undo_window = super::undo_window::of_step(t.observed.as_deref(), &steps[..i], &s);
                 compiled.push(s);
             }
             Err(why) => failures.push(RuleFailure {

@@ -7,7 +7,9 @@
 //! writer, and an approval that a writer voids every second approves nothing
 //! ever. A rewrite is guarded against those appends where it commits (it
 //! commits only against the version it read), and the restore point is the
-//! version recorded just before the step.
+//! version recorded just before the step. The table's history (commit times,
+//! VACUUMs: the windows of its restore points, shown beside the undo) is not
+//! hashed either: it moves with every commit.
 
 use std::fmt;
 

@@ -23,6 +23,7 @@ pub mod scope;
 pub mod statement;
 pub mod steps;
 pub mod undo;
+pub mod undo_window;
 
 use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet};

@@ -227,6 +227,11 @@ pub struct Step {
     /// shown, never run. None before compiling, or when no undo is known.
     #[serde(default)]
     pub undo: Option<String>,
+    /// Until when `undo` works, when it is a restore to a version of the
+    /// table's history (`undo_window`): shown beside it, never hashed into the
+    /// plan id. None before compiling, or for any other undo.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undo_window: Option<super::undo_window::UndoWindow>,
     /// Bytes the step reads or rewrites, when known.
     #[serde(default)]
     pub est_bytes: Option<u64>,

@@ -8,6 +8,7 @@ mod access;
 mod columns;
 mod constraints;
 mod features;
+pub mod maintenance;
 mod relation;
 mod table;
 #[cfg(test)]
@@ -52,6 +53,24 @@ impl Compiler for SqlCompiler {
         step: &Step,
         binding: &RunBinding<'_>,
     ) -> Result<Compiled, CompileError> {
+        if matches!(
+            step.action,
+            Action::Compact { .. } | Action::Vacuum { .. } | Action::Checkpoint
+        ) {
+            let keep_days = plan
+                .desired
+                .as_ref()
+                .and_then(|d| d.maintenance.as_ref())
+                .and_then(|m| m.vacuum.as_ref())
+                .map(|v| v.keep_restore_points_days);
+            let statements =
+                maintenance::compile(&self.names, &plan.table, &step.action, keep_days)?;
+            return Ok(Compiled {
+                statements: statements.into_iter().map(Statement::Sql).collect(),
+                notes: maintenance::notes(&self.names, &step.action, keep_days),
+                ..Default::default()
+            });
+        }
         Ok(compile_step(
             &self.names,
             &plan.table,
@@ -230,11 +249,10 @@ pub fn compile_for(
         | A::AddForeignKey { .. }
         | A::DropForeignKey { .. } => constraints::compile(names, t, action, live),
         A::Rewrite { rewrite, phase } => rewrite::rewrite_sql(names, t, rewrite, *phase, live, run),
-        // the OPTIMIZE and VACUUM statements come with the Spark Connect and
-        // Databricks side of maintenance
-        A::Compact { .. } | A::Vacuum { .. } | A::Checkpoint => Err(SqlError::Unsupported(
-            format!("{} is not supported yet on this backend", action.title()),
-        )),
+        // the spec's keepRestorePointsDays is the plan's: `SqlCompiler::bind` passes it
+        A::Compact { .. } | A::Vacuum { .. } | A::Checkpoint => {
+            maintenance::compile(names, t, action, None)
+        }
     }
 }
 

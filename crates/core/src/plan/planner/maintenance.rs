@@ -68,6 +68,7 @@ pub(crate) fn add_due(plan: &mut TablePlan, now_ms: Option<i64>) {
         steps.push(Step {
             number: steps.len() + 1,
             class: RiskClass::Maintenance,
+            undo_window: None,
             est_bytes: match action {
                 Action::Compact { .. } => live.size_bytes,
                 _ => None,

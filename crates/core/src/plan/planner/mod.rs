@@ -288,6 +288,7 @@ fn drop_table_step(live: &ObservedTable) -> Step {
         )],
         notes: vec![],
         undo: None,
+        undo_window: None,
         est_bytes: live.size_bytes,
         statements: vec![],
         checks: vec![],

@@ -26,6 +26,7 @@ pub(super) fn draft(
             warnings: vec![],
             notes: vec![],
             undo: None,
+            undo_window: None,
             est_bytes: None,
             statements: vec![],
             checks: vec![],

@@ -107,6 +107,7 @@ pub(super) fn insert_clone(steps: &mut Vec<Step>, live: &ObservedTable) {
         ],
         // what undoes it is the backend's to say (`plan::undo`), when the plan is compiled
         undo: None,
+        undo_window: None,
         est_bytes: None,
         statements: vec![],
         checks: vec![],

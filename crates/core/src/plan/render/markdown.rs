@@ -78,6 +78,8 @@ struct Row<'a> {
     warnings: &'a [String],
     notes: &'a [String],
     undo: Option<&'a str>,
+    /// Until when the undo works (a restore's window).
+    window: Option<String>,
 }
 
 /// The `| # | step | risk | notes |` table.
@@ -87,7 +89,10 @@ fn step_table<'a>(out: &mut String, rows: impl Iterator<Item = Row<'a>>) {
         let mut notes: Vec<String> = r.warnings.iter().map(|w| format!("⚠ {w}")).collect();
         notes.extend(r.notes.iter().cloned());
         if let Some(u) = r.undo {
-            notes.push(format!("undo: `{u}`"));
+            match &r.window {
+                Some(w) => notes.push(format!("undo: `{u}` ({w})")),
+                None => notes.push(format!("undo: `{u}`")),
+            }
         }
         let _ = writeln!(
             out,
@@ -132,6 +137,7 @@ fn schema_section(out: &mut String, sp: &SchemaPlan) {
                     warnings: &st.warnings,
                     notes: &st.notes,
                     undo: st.undo.as_deref(),
+                    window: None,
                 }),
             );
             let sql: Vec<&String> = steps.iter().flat_map(|st| &st.statements).collect();
@@ -187,6 +193,7 @@ fn table_section(out: &mut String, t: &TablePlan) {
                     warnings: &st.warnings,
                     notes: &st.notes,
                     undo: st.undo.as_deref(),
+                    window: st.undo_window.as_ref().and_then(|w| w.in_plan()),
                 }),
             );
             for st in steps {

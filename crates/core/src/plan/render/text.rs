@@ -186,7 +186,14 @@ fn steps_with(out: &mut String, steps: &[Step], statements: bool) {
             }
         }
         if let Some(u) = &s.undo {
-            let _ = writeln!(out, "        undo: {u}");
+            // the window of a restore: until when it works (display only, not in the plan id)
+            let window = s
+                .undo_window
+                .as_ref()
+                .and_then(|w| w.in_plan())
+                .map(|w| format!(" ({w})"))
+                .unwrap_or_default();
+            let _ = writeln!(out, "        undo: {u}{window}");
         }
     }
 }
