@@ -6,6 +6,8 @@ mod support;
 
 use std::path::Path;
 use std::process::{Command, Output};
+use support::output_text as text;
+use support::py;
 
 const BIN: &str = env!("CARGO_BIN_EXE_delta-operator");
 
@@ -20,28 +22,6 @@ fn run(dir: &Path, args: &[&str]) -> Output {
 
 fn code(o: &Output) -> i32 {
     o.status.code().unwrap_or(-1)
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn py(dir: &Path, script: &str) -> String {
-    // exit without interpreter teardown: deltalake's runtime can abort there ("terminate called
-    // without an active exception") after the script's work is done and printed
-    let script = format!("{script}\nimport os, sys\nsys.stdout.flush()\nos._exit(0)");
-    let o = Command::new(support::python())
-        .arg("-c")
-        .arg(&script)
-        .current_dir(dir)
-        .output()
-        .expect("python");
-    assert!(o.status.success(), "python failed:\n{}", text(&o));
-    String::from_utf8_lossy(&o.stdout).trim().to_string()
 }
 
 /// Appends 2,000 rows (status 'new') to the example orders table with Python deltalake; the

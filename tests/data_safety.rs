@@ -27,6 +27,7 @@ use deltalake::arrow::array::{
 use deltalake::arrow::datatypes::{Field, Schema};
 use deltalake::protocol::SaveMode;
 
+use support::output_text as text;
 use support::*;
 use url::Url;
 
@@ -545,14 +546,6 @@ fn run(dir: &Path, args: &[&str], failpoint: Option<&str>) -> std::process::Outp
         None => c.env_remove("DELTA_OPERATOR_FAILPOINT"),
     };
     c.output().expect("run the binary")
-}
-
-fn text(o: &std::process::Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 /// Kills `apply` of `spec` at `failpoint`, then runs it again: converged,

@@ -14,7 +14,6 @@
 mod support;
 
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -22,20 +21,7 @@ use support::e2e::*;
 
 /// Runs a Python script (the venv's `deltalake`); its stdout.
 fn py(script: &str) -> String {
-    // exit without interpreter teardown: deltalake's runtime can abort there
-    let script = format!("{script}\nimport os, sys\nsys.stdout.flush()\nos._exit(0)");
-    let o = Command::new(support::python())
-        .arg("-c")
-        .arg(&script)
-        .output()
-        .expect("python");
-    assert!(
-        o.status.success(),
-        "python failed:\n{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).trim().to_string()
+    support::py(Path::new("."), script)
 }
 
 /// Rows, the sum of ids, distinct ids and data files, as Python `deltalake` reads the table.

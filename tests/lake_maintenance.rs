@@ -23,7 +23,7 @@ use delta_operator::plan::gate::Policy;
 use delta_operator::plan::{Action, RiskClass};
 use deltalake::arrow::array::{ArrayRef, Int32Array, Int64Array};
 
-use support::{Lake, SCHEMA, manifests, table, tref};
+use support::{Lake, SCHEMA, manifests, output_text as text, py, table, tref};
 
 const BIN: &str = env!("CARGO_BIN_EXE_delta-operator");
 
@@ -32,28 +32,6 @@ fn now_ms() -> i64 {
         .duration_since(UNIX_EPOCH)
         .unwrap()
         .as_millis() as i64
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-/// Runs a Python script (the venv's `deltalake`) in `dir`; its stdout.
-fn py(dir: &Path, script: &str) -> String {
-    // exit without interpreter teardown: deltalake's runtime can abort there
-    let script = format!("{script}\nimport os, sys\nsys.stdout.flush()\nos._exit(0)");
-    let o = Command::new(support::python())
-        .arg("-c")
-        .arg(&script)
-        .current_dir(dir)
-        .output()
-        .expect("python");
-    assert!(o.status.success(), "python failed:\n{}", text(&o));
-    String::from_utf8_lossy(&o.stdout).trim().to_string()
 }
 
 /// Rows, the sum of ids, distinct ids and data files, as Python `deltalake` reads the table.

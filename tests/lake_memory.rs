@@ -9,6 +9,8 @@ mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use support::output_text as text;
+use support::py;
 
 const BIN: &str = env!("CARGO_BIN_EXE_delta-operator");
 const MIB: u64 = 1024 * 1024;
@@ -108,26 +110,6 @@ impl Drop for MemoryCgroup {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir(&self.dir);
     }
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn py(dir: &Path, script: &str) -> String {
-    let script = format!("{script}\nimport os, sys\nsys.stdout.flush()\nos._exit(0)");
-    let o = Command::new(support::python())
-        .arg("-c")
-        .arg(&script)
-        .current_dir(dir)
-        .output()
-        .expect("python");
-    assert!(o.status.success(), "python failed:\n{}", text(&o));
-    String::from_utf8_lossy(&o.stdout).trim().to_string()
 }
 
 const TABLE: &str = "lake/main/bench/wide";

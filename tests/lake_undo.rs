@@ -15,6 +15,8 @@ use delta_operator::backend::lake::LakeBackend;
 use delta_operator::plan::undo_window::{self, UndoWindow};
 use deltalake::arrow::array::{ArrayRef, Int64Array, StringArray};
 use serde_json::Value;
+use support::output_text as text;
+use support::py;
 use support::{Lake, tref};
 
 const BIN: &str = env!("CARGO_BIN_EXE_delta-operator");
@@ -32,14 +34,6 @@ fn code(o: &Output) -> i32 {
     o.status.code().unwrap_or(-1)
 }
 
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
 /// Runs and asserts the exit code; never a panic, whatever the input.
 fn expect(dir: &Path, args: &[&str], want: i32) -> String {
     let o = run(dir, args);
@@ -47,18 +41,6 @@ fn expect(dir: &Path, args: &[&str], want: i32) -> String {
     assert_eq!(code(&o), want, "{args:?}:\n{out}");
     assert!(!out.contains("panicked"), "{args:?} panicked:\n{out}");
     out
-}
-
-fn py(dir: &Path, script: &str) -> String {
-    let script = format!("{script}\nimport os, sys\nsys.stdout.flush()\nos._exit(0)");
-    let o = Command::new(support::python())
-        .arg("-c")
-        .arg(&script)
-        .current_dir(dir)
-        .output()
-        .expect("python");
-    assert!(o.status.success(), "python failed:\n{}", text(&o));
-    String::from_utf8_lossy(&o.stdout).trim().to_string()
 }
 
 const SCHEMA: &str = "apiVersion: delta-operator.io/v1alpha1

@@ -41,6 +41,30 @@ pub fn python() -> std::path::PathBuf {
     p
 }
 
+/// A finished process's stdout and stderr, as one text.
+pub fn output_text(o: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Runs a Python script (the venv's `deltalake`) in `dir`; its stdout, trimmed.
+pub fn py(dir: &std::path::Path, script: &str) -> String {
+    // exit without interpreter teardown: deltalake's runtime can abort there ("terminate called
+    // without an active exception") after the script's work is done and printed
+    let script = format!("{script}\nimport os, sys\nsys.stdout.flush()\nos._exit(0)");
+    let o = std::process::Command::new(python())
+        .arg("-c")
+        .arg(&script)
+        .current_dir(dir)
+        .output()
+        .expect("python");
+    assert!(o.status.success(), "python failed:\n{}", output_text(&o));
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
 /// A batch in `table`'s schema: the named columns cast to their types, NULL in the others.
 pub fn batch_for(table: &deltalake::DeltaTable, columns: Vec<(&str, ArrayRef)>) -> RecordBatch {
     use deltalake::kernel::engine::arrow_conversion::TryIntoArrow;
