@@ -21,25 +21,8 @@ use sqlparser::ast::{
     Visit, Visitor,
 };
 
+pub use delta_operator_core::model::object::{ColumnRead, Reads};
 use delta_operator_core::model::{SchemaRef, TableRef};
-
-/// One column a query reads of one relation (`*`: every column).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ColumnRead {
-    pub relation: TableRef,
-    pub column: String,
-}
-
-/// What a query or body names, three-part resolved, each list sorted and
-/// without duplicates.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-pub struct Reads {
-    /// Tables or views.
-    pub relations: Vec<TableRef>,
-    /// User functions (`catalog.schema.function`); built-ins left out.
-    pub functions: Vec<TableRef>,
-    pub columns: Vec<ColumnRead>,
-}
 
 /// What `query` reads.
 pub(crate) fn of_query(query: &Query, default: &SchemaRef) -> Result<Reads, String> {
@@ -325,7 +308,7 @@ impl<'a> Walk<'a> {
             }
         }
         for t in hits {
-            self.read(&t, "*");
+            self.read(&t, ColumnRead::ALL);
         }
     }
 
@@ -339,7 +322,7 @@ impl<'a> Walk<'a> {
             .map(|s| s.tables().cloned().collect())
             .unwrap_or_default();
         for t in hits {
-            self.read(&t, "*");
+            self.read(&t, ColumnRead::ALL);
         }
     }
 
