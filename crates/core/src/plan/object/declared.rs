@@ -136,11 +136,8 @@ fn check(
             .refusals
             .iter()
             .map(|r| RuleFailure {
-                rule: if r.message.contains(" → ") {
-                    Rule::DependencyCycle
-                } else {
-                    Rule::NotSupportedByBackend
-                },
+                // what lowering found the manifest set cannot hold for this object
+                rule: Rule::NotSupportedByBackend,
                 subject: r.path.clone(),
                 message: r.message.clone(),
                 fix: r.fix.clone(),
