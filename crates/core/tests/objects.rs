@@ -838,3 +838,81 @@ fn the_plan_id_and_summary_count_objects() {
         "[delta-operator.io/owner=a/b]"
     );
 }
+
+#[test]
+fn a_step_holds_once_the_live_object_shows_its_effect() {
+    let d = view("v", "SELECT 1", Reads::default());
+    let mut o = observed(&d);
+    let create = ObjectAction::CreateView {
+        query: "SELECT 1".into(),
+        comment: None,
+        column_comments: BTreeMap::new(),
+        properties: BTreeMap::new(),
+    };
+    assert!(!create.holds(None));
+    assert!(create.holds(Some(&o)));
+    assert!(ObjectAction::Drop.holds(None));
+    assert!(!ObjectAction::Drop.holds(Some(&o)));
+    let g = ObjectAction::Grant {
+        principal: "analysts".into(),
+        privileges: vec![Privilege::new("SELECT")],
+    };
+    assert!(!g.holds(Some(&o)));
+    o.grants = vec![grant("analysts", &["select"])];
+    assert!(g.holds(Some(&o)));
+    let c = ObjectAction::SetComment {
+        comment: with_marker(Some("files"), &ResourceId::new("sales", "files")),
+    };
+    let mut vol = observed(&declared(volref("files"), ObjectBody::Volume));
+    assert!(!c.holds(Some(&vol)));
+    vol.comment = Some("files".into());
+    assert!(c.holds(Some(&vol)));
+    let replace = ObjectAction::ReplaceView {
+        query: "SELECT 1".into(),
+        comment: None,
+        column_comments: BTreeMap::new(),
+        properties: BTreeMap::new(),
+    };
+    assert!(!replace.holds(Some(&o)), "a replace always runs");
+}
+
+#[test]
+fn a_replace_leaves_the_catalogs_own_view_properties_to_the_catalog() {
+    let d = view("v", "SELECT 2", Reads::default());
+    let mut o = observed(&view("v", "SELECT 1", Reads::default()));
+    o.properties
+        .insert("view.catalogAndNamespace.numParts".into(), "2".into());
+    o.properties
+        .insert("transient_lastDdlTime".into(), "1".into());
+    o.properties.insert("team".into(), "x".into());
+    let p = one(d, Some(o));
+    let ObjectAction::ReplaceView { properties, .. } = &p.steps()[0].action else {
+        panic!();
+    };
+    assert_eq!(
+        properties.keys().collect::<Vec<_>>(),
+        [OWNER_PROPERTY, "team"]
+    );
+}
+
+#[test]
+fn a_schemas_orphan_objects_are_those_of_deleted_resources_of_its_namespace() {
+    let mine = observed(&view("gone", "SELECT 1", Reads::default()));
+    let kept = observed(&view("kept", "SELECT 1", Reads::default()));
+    let mut elsewhere = observed(&view("theirs", "SELECT 1", Reads::default()));
+    elsewhere
+        .properties
+        .insert(OWNER_PROPERTY.into(), "other/theirs".into());
+    let unmarked = ObservedObject::new(vref("plain"), view_body("SELECT 1"));
+    let live: Vec<_> = [mine, kept, elsewhere, unmarked]
+        .into_iter()
+        .map(Arc::new)
+        .collect();
+    let existing = [ResourceId::new("sales", "kept")].into_iter().collect();
+    let plans = plan::plan_orphan_objects(&scope(SchemaMode::Strict), &live, "sales", &existing);
+    assert_eq!(plans.len(), 1);
+    assert_eq!(plans[0].object, vref("gone"));
+    assert_eq!(plans[0].action, TableAction::Destroy);
+    let plans = plan::plan_orphan_objects(&scope(SchemaMode::Additive), &live, "sales", &existing);
+    assert_eq!(plans[0].action, TableAction::Keep);
+}

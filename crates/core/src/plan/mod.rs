@@ -41,7 +41,9 @@ pub use compile::{
 pub use graph::Node;
 pub use id::PlanId;
 pub use inputs::Inputs;
-pub use object::{ObjectAction, ObjectOutcome, ObjectPlan, ObjectStep, plan_objects};
+pub use object::{
+    ObjectAction, ObjectOutcome, ObjectPlan, ObjectStep, plan_objects, plan_orphan_objects,
+};
 
 pub use planner::{
     Outcome, TableAction, TablePlan, plan_delete, plan_orphan, plan_orphan_shared, plan_table,

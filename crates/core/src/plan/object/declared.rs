@@ -293,7 +293,13 @@ fn updated(d: &DesiredObject, o: &ObservedObject) -> (Vec<ObjectStep>, Vec<Strin
             if replace {
                 // CREATE OR REPLACE drops tags, grants and properties: the
                 // properties go in the statement, the rest is put back after it
-                let mut properties = o.properties.clone();
+                // what the catalog writes itself (`view.*`, the DDL time) is its own to write again
+                let mut properties: BTreeMap<String, String> = o
+                    .properties
+                    .iter()
+                    .filter(|(k, _)| !is_catalog_view_property(k))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
                 for (k, v) in &d.properties {
                     match v {
                         Some(v) => properties.insert(k.clone(), v.clone()),
@@ -654,4 +660,10 @@ fn same_parameters(a: &[crate::model::FunctionParam], b: &[crate::model::Functio
                 && x.data_type.eq_ignore_ascii_case(&y.data_type)
                 && x.comment.as_deref().unwrap_or("") == y.comment.as_deref().unwrap_or("")
         })
+}
+
+/// A property Spark or Unity Catalog writes on every view by itself (its
+/// query's context and output columns, the DDL time): never set by a statement.
+pub fn is_catalog_view_property(key: &str) -> bool {
+    key.starts_with("view.") || key == "transient_lastDdlTime"
 }
