@@ -751,7 +751,7 @@ impl plan::Compiler for Echo {
                 plan.object
             )],
             undo: (step.action == ObjectAction::Drop)
-                .then(|| format!("CREATE VIEW {} AS SELECT 1", plan.object)),
+                .then(|| format!("CREATE {} {} (its old DDL)", plan.object.kind, plan.object)),
         })
     }
 }
@@ -790,7 +790,7 @@ fn compiling_fills_statements_and_undo_and_a_step_that_does_not_compile_refuses_
     assert_eq!(drop.statements, ["DROP VIEW main.sales.gone"]);
     assert_eq!(
         drop.undo.as_deref(),
-        Some("CREATE VIEW main.sales.gone AS SELECT 1")
+        Some("CREATE VIEW main.sales.gone (its old DDL)")
     );
     assert_eq!(rules(by("uncompilable")), [Rule::NotSupportedByBackend]);
     assert!(matches!(
@@ -915,4 +915,54 @@ fn a_schemas_orphan_objects_are_those_of_deleted_resources_of_its_namespace() {
     assert_eq!(plans[0].action, TableAction::Destroy);
     let plans = plan::plan_orphan_objects(&scope(SchemaMode::Additive), &live, "sales", &existing);
     assert_eq!(plans[0].action, TableAction::Keep);
+}
+
+/// The text and markdown of one plan with objects of every kind of outcome:
+/// `UPDATE_SNAPSHOTS=1` rewrites `tests/snapshots/objects.{txt,md}`.
+#[test]
+fn objects_render_like_schema_plans_snapshot() {
+    let (t, f, v) = masked_orders();
+    let mut replaced = view("report", "SELECT id FROM orders", reads(&["orders"], &[]));
+    replaced.grants = vec![grant("analysts", &["SELECT"])];
+    let mut was = observed(&view(
+        "report",
+        "SELECT * FROM orders",
+        reads(&["orders"], &[]),
+    ));
+    was.tags = BTreeMap::from([("tier".into(), "gold".into())]);
+    was.grants = vec![grant("auditors", &["SELECT"])];
+    was.owner = Some("data-eng".into());
+    let a = view("a", "SELECT * FROM b", reads(&["b"], &[]));
+    let b = view("b", "SELECT * FROM a", reads(&["a"], &[]));
+    let gone = observed(&declared(volref("old_files"), ObjectBody::Volume));
+    let plain = ObservedObject::new(fref("by_hand"), function_body("s"));
+    let caps = dbx();
+    let parts = plan::plan_all_at(
+        &[Arc::new(t)],
+        &[],
+        &[f, v, replaced, a, b].map(Arc::new),
+        &[was, gone, plain].map(Arc::new),
+        &[scope(SchemaMode::Strict)],
+        &caps,
+        None,
+    );
+    let plan = plan::compile::compile_all(caps.backend, parts, &Echo);
+    for (name, actual) in [
+        ("objects.txt", text::render(&plan)),
+        ("objects.md", markdown::render(&plan)),
+    ] {
+        let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/snapshots")
+            .join(name);
+        if std::env::var("UPDATE_SNAPSHOTS").is_ok_and(|v| v == "1") {
+            std::fs::write(&path, &actual).unwrap();
+            continue;
+        }
+        let expected = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("{}: {e}; UPDATE_SNAPSHOTS=1 writes it", path.display()));
+        assert!(
+            expected == actual,
+            "{name} differs from its snapshot; rendered:\n{actual}"
+        );
+    }
 }

@@ -504,6 +504,9 @@ fn put_back(d: &DesiredObject, o: &ObservedObject, tags: bool) -> Vec<ObjectStep
             d.object,
             g.principal
         );
+        let was_live = o.grants.iter().any(|l| {
+            l.principal == g.principal && privileges.iter().all(|p| l.privileges.contains(p))
+        });
         let mut s = step(
             ObjectAction::Grant {
                 principal: g.principal.clone(),
@@ -511,7 +514,11 @@ fn put_back(d: &DesiredObject, o: &ObservedObject, tags: bool) -> Vec<ObjectStep
             },
             Some(undo),
         );
-        note(&mut s);
+        if was_live {
+            note(&mut s);
+        } else {
+            s.notes.push("granted as the spec declares".into());
+        }
         out.push(s);
     }
     if let Some(owner) = d.owner.as_deref().or(o.owner.as_deref()) {
