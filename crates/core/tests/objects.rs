@@ -832,6 +832,10 @@ fn the_plan_id_and_summary_count_objects() {
     let none = plan::plan(&[], &[], &[], &dbx());
     let json = serde_json::to_value(&none).unwrap();
     assert!(json.get("objects").is_none() && json.get("order").is_none());
+    assert!(none.apply_order().is_empty());
+    let (d, o) = delta_operator_core::testing::orders();
+    let tables_only = plan::plan(&[d], &[o], &[], &dbx());
+    assert_eq!(tables_only.apply_order(), [Node::Table(tref("orders"))]);
     let _: Parts = none.into_parts();
     assert_eq!(
         with_marker(None, &ResourceId::new("a", "b")),

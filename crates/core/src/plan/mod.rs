@@ -163,6 +163,18 @@ impl Plan {
             order: self.order,
         }
     }
+    /// The order the executor runs tables and objects in: `order`, or for a
+    /// plan made without objects (whose `order` is empty) its tables as planned.
+    pub fn apply_order(&self) -> Vec<Node> {
+        if !self.order.is_empty() {
+            return self.order.clone();
+        }
+        self.tables
+            .iter()
+            .map(|t| Node::Table(t.table.clone()))
+            .chain(self.objects.iter().map(|o| Node::Object(o.object.clone())))
+            .collect()
+    }
     /// Object steps that wait for approval (a strict orphan's drop).
     pub fn destructive_object_steps(&self) -> impl Iterator<Item = (&ObjectPlan, &ObjectStep)> {
         self.objects
