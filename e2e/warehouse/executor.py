@@ -422,7 +422,7 @@ class Ctx:
                 # EMULATED: a read of a table with column masks / a row filter applies them
                 import objects
                 key = tuple(lparts) if len(parts) == 3 else self.resolve(parts)
-                sub = objects.masked_relation(self, key, repl)
+                sub = None if objects.qualified_read(toks, j) else objects.masked_relation(self, key, repl)
                 if sub is not None:
                     repl = sub if objects.alias_follows(toks, j) else sub + " AS " + quote(enc(key[2]))
             if repl is None:
@@ -541,6 +541,14 @@ class Ctx:
             parts = c.name()
         except SqlSyntaxError:
             return None
+        if c.t[1].up == "VIEW" and (c.at_kw("SET", "TAGS") or c.at_kw("UNSET", "TAGS") or c.at_kw("OWNER", "TO")
+                                    or c.at_kw("SET", "OWNER")):
+            import objects
+            key = self.resolve(parts)
+            if self.table_exists(*key) and not objects.is_view(self, key):
+                # as Spark words it for ALTER VIEW ... SET TBLPROPERTIES on a table
+                raise SqlError("EXPECT_VIEW_NOT_TABLE.USE_ALTER_TABLE", "The table %s does not support ALTER VIEW. "
+                               "Please use ALTER TABLE instead." % _q3(key), "42809")
         store = self.emu.store
         if c.kw("SET", "TAGS") or c.kw("UNSET", "TAGS"):
             unset = c.t[c.i - 2].up == "UNSET"
