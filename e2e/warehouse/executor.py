@@ -178,6 +178,9 @@ class Ctx:
             key, _replace = target
             existed = objects.is_view(self, key)
             view_text = objects.view_query_text(self.toks)
+        if kind == "alter_view_as" and target is not None:
+            import objects
+            view_text = objects.view_query_text(self.toks)
         if kind == "drop_schema" and target is not None:
             import objects
             objects.drop_schema_objects(*target, cascade=any(t.up == "CASCADE" for t in s))
@@ -197,6 +200,12 @@ class Ctx:
         if kind == "create_view":
             import objects
             objects.view_created(self, target[0], existed, target[1], view_text)
+        if kind == "alter_view_as":
+            # ALTER VIEW v AS query: a new definition, grants and tags kept (sql-ref-syntax-ddl-alter-view)
+            m = self.meta(*target)
+            with self.emu.store.lock:
+                m.view_definition = view_text
+                m.touch(self.who)
         self.post(kind, target, existed)
         if managed is not None and not existed:
             with self.emu.store.lock:
@@ -244,6 +253,12 @@ class Ctx:
             if c.kw("CREATE", "OR", "REPLACE", "TABLE") or c.kw("REPLACE", "TABLE") or c.kw("CREATE", "TABLE"):
                 c.kw("IF", "NOT", "EXISTS")
                 return "create_table", self.resolve(c.name())
+            c.i = 0
+            if c.kw("ALTER", "VIEW"):
+                tgt = self.resolve(c.name())
+                if c.at_kw("AS"):
+                    return "alter_view_as", tgt
+                return None, None
             c.i = 0
             if c.kw("ALTER", "TABLE"):
                 tgt = self.resolve(c.name())

@@ -74,6 +74,13 @@ def test_create_or_replace_view_drops_grants_tags_and_properties_and_keeps_the_o
     assert "p" not in ti["properties"]
     assert ti["owner"] == "data-eng"
     assert ti["view_definition"] == "SELECT a, b FROM main.%s.t" % sch
+    # ALTER VIEW ... AS keeps grants and tags and changes the definition
+    wh.sql("GRANT SELECT ON VIEW %s TO `auditors`" % v)
+    wh.sql("ALTER VIEW %s AS SELECT b FROM main.%s.t" % (v, sch))
+    assert grants(wh, "table", v) == {"auditors": ["SELECT"]}
+    assert wh.call("GET", UC + "tables/" + v)[1]["view_definition"] == "SELECT b FROM main.%s.t" % sch
+    wh.sql("REVOKE SELECT ON VIEW %s FROM `auditors`" % v)
+    wh.sql("CREATE OR REPLACE VIEW %s AS SELECT a, b FROM main.%s.t" % (v, sch))
     # IF NOT EXISTS on an existing view changes nothing
     wh.sql("GRANT SELECT ON VIEW %s TO `analysts`" % v)
     wh.sql("CREATE VIEW IF NOT EXISTS %s AS SELECT 1 AS one" % v)
