@@ -342,6 +342,32 @@ fn a_changed_function_body_replaces_it_and_puts_back_its_grants_only() {
 }
 
 #[test]
+fn a_new_signature_drops_the_function_first_and_waits_for_approval() {
+    // Databricks: "You cannot replace an existing function with a different signature"
+    let mut body = function_body("lower(s)");
+    if let ObjectBody::Function { parameters, .. } = &mut body {
+        parameters[0].data_type = "INT".into();
+    }
+    let d = declared(fref("f"), body);
+    let mut o = observed(&declared(fref("f"), function_body("lower(s)")));
+    o.grants = vec![grant("analysts", &["EXECUTE"])];
+    let p = one(d, Some(o));
+    assert_eq!(
+        titles(&p),
+        [
+            "1. DROP FUNCTION [destructive]",
+            "2. CREATE OR REPLACE FUNCTION [meta]",
+            "3. GRANT EXECUTE ON FUNCTION TO analysts [meta]"
+        ]
+    );
+    assert!(p.steps()[0].warnings[0].contains("fails until the next step"));
+    // the body alone changed: no drop
+    let d = declared(fref("f"), function_body("upper(s)"));
+    let o = observed(&declared(fref("f"), function_body("lower(s)")));
+    assert!(!titles(&one(d, Some(o)))[0].contains("DROP"));
+}
+
+#[test]
 fn in_place_changes_are_comment_properties_tags_grants_and_owner() {
     let mut d = view("v", "SELECT 1", Reads::default());
     d.comment = Some("new".into());

@@ -408,6 +408,22 @@ fn updated(d: &DesiredObject, o: &ObservedObject) -> (Vec<ObjectStep>, Vec<Strin
                 why.push("its owner marker (a comment line)");
             }
             if !why.is_empty() {
+                // Databricks: "You cannot replace an existing function with a different
+                // signature" (CREATE FUNCTION): the old one is dropped first, which breaks
+                // its callers until the new one exists, so the pair waits for approval
+                let signature = !same_parameters(parameters, live_parameters);
+                if signature {
+                    let mut drop = step(ObjectAction::Drop, None);
+                    drop.class = RiskClass::Destructive;
+                    drop.warnings.push(format!(
+                        "{name} is dropped and created again with its new parameters: a view, mask or row filter calling it fails until the next step has run"
+                    ));
+                    drop.notes.push(
+                        "Databricks refuses CREATE OR REPLACE FUNCTION with another signature"
+                            .into(),
+                    );
+                    out.push(drop);
+                }
                 let mut s = step(
                     ObjectAction::ReplaceFunction {
                         parameters: parameters.clone(),
