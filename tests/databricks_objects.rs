@@ -60,10 +60,7 @@ async fn read_object(wh: &Wh, kind: ObjectKind, name: &str) -> Option<ObservedOb
 
 fn orders(wh: &Wh, amount_name: &str, mask: bool) -> String {
     let mask = if mask {
-        format!(
-            ", mask: {{function: main.{}.mask_email}}",
-            wh.schema
-        )
+        format!(", mask: {{function: main.{}.mask_email}}", wh.schema)
     } else {
         String::new()
     };
@@ -85,7 +82,10 @@ async fn a_function_a_masked_table_and_a_view_apply_in_dependency_order_then_con
         // declared view first and function last: the order must come from the graph
         view(
             "recent",
-            &query(&wh, "SELECT id, email FROM main.{s}.orders WHERE amount > 10")
+            &query(
+                &wh,
+                "SELECT id, email FROM main.{s}.orders WHERE amount > 10"
+            )
         ),
         orders(&wh, "amount", true),
         function("mask_email", MASK_EMAIL),
@@ -143,10 +143,11 @@ async fn a_function_a_masked_table_and_a_view_apply_in_dependency_order_then_con
     let f = read_object(&wh, ObjectKind::Function, "mask_email")
         .await
         .expect("the function exists");
-    assert!(f.marker.is_some(), "the function carries our marker: {f:#?}");
-    let rows = wh
-        .col(&format!("SELECT id FROM {}", wh.q("recent")))
-        .await;
+    assert!(
+        f.marker.is_some(),
+        "the function carries our marker: {f:#?}"
+    );
+    let rows = wh.col(&format!("SELECT id FROM {}", wh.q("recent"))).await;
     assert!(rows.is_empty(), "{rows:?}");
     let t = wh.read("orders").await.expect("the table exists");
     let email = t.columns.iter().find(|c| c.name == "email").unwrap();
@@ -162,7 +163,8 @@ async fn a_function_a_masked_table_and_a_view_apply_in_dependency_order_then_con
 #[tokio::test(flavor = "multi_thread")]
 async fn a_replaced_view_keeps_its_grants_and_tags() {
     let wh = Wh::new("dobj", "keep").await;
-    let grants_tags = "  grants: [{principal: analysts, privileges: [SELECT]}]\n  tags: {domain: sales}\n";
+    let grants_tags =
+        "  grants: [{principal: analysts, privileges: [SELECT]}]\n  tags: {domain: sales}\n";
     let v1 = view(
         "recent",
         &format!(
@@ -173,8 +175,11 @@ async fn a_replaced_view_keeps_its_grants_and_tags() {
     let inputs = wh.manifests(None, &format!("{}{v1}", orders(&wh, "amount", false)));
     wh.converge(&inputs, false).await;
     // someone grants more by hand: kept too (a replace drops every grant)
-    wh.sql(&format!("GRANT SELECT ON VIEW {} TO `auditors`", wh.q("recent")))
-        .await;
+    wh.sql(&format!(
+        "GRANT SELECT ON VIEW {} TO `auditors`",
+        wh.q("recent")
+    ))
+    .await;
     let v2 = view(
         "recent",
         &format!(
@@ -197,9 +202,9 @@ async fn a_replaced_view_keeps_its_grants_and_tags() {
     // the put-back steps, numbered after the replace
     for principal in ["analysts", "auditors"] {
         assert!(
-            steps.iter().any(
-                |a| matches!(a, ObjectAction::Grant { principal: p, .. } if p == principal)
-            ),
+            steps
+                .iter()
+                .any(|a| matches!(a, ObjectAction::Grant { principal: p, .. } if p == principal)),
             "a grant to {principal} is put back:\n{text}"
         );
     }
@@ -246,7 +251,10 @@ async fn renaming_a_column_a_view_reads_waits_for_approval_naming_the_view() {
     let wh = Wh::new("dobj", "rename").await;
     let v = view(
         "big",
-        &query(&wh, "SELECT id, amount FROM main.{s}.orders WHERE amount > 100"),
+        &query(
+            &wh,
+            "SELECT id, amount FROM main.{s}.orders WHERE amount > 100",
+        ),
     );
     let inputs = wh.manifests(None, &format!("{}{v}", orders(&wh, "amount", false)));
     wh.converge(&inputs, false).await;
@@ -329,14 +337,18 @@ async fn an_orphan_view_is_dropped_only_after_approval_and_its_undo_is_its_ddl()
     assert_eq!(drop.class, RiskClass::Destructive);
     let undo = drop.undo.as_deref().expect("the drop has an undo");
     assert!(undo.contains("CREATE VIEW"), "{undo}");
-    assert!(undo.contains(&format!("`{}`.`old_view`", wh.schema)), "{undo}");
+    assert!(
+        undo.contains(&format!("`{}`.`old_view`", wh.schema)),
+        "{undo}"
+    );
     assert!(undo.contains(r"COMMENT 'it\'s old'"), "{undo}");
     assert!(undo.contains("GRANT SELECT ON VIEW"), "{undo}");
     assert!(undo.contains("delta-operator.io/owner"), "{undo}");
     // the unmarked view is in no step
     assert!(
-        plan.objects.iter().all(|o| o.object.name != "theirs"
-            || o.steps().is_empty()),
+        plan.objects
+            .iter()
+            .all(|o| o.object.name != "theirs" || o.steps().is_empty()),
         "{text}"
     );
     // unapproved: refused
@@ -347,7 +359,11 @@ async fn an_orphan_view_is_dropped_only_after_approval_and_its_undo_is_its_ddl()
         ),
         "the drop waits for approval"
     );
-    assert!(read_object(&wh, ObjectKind::View, "old_view").await.is_some());
+    assert!(
+        read_object(&wh, ObjectKind::View, "old_view")
+            .await
+            .is_some()
+    );
     // approved: dropped; the other view is still there
     let report = wh.apply_ok(&without, true).await;
     assert!(
@@ -358,7 +374,11 @@ async fn an_orphan_view_is_dropped_only_after_approval_and_its_undo_is_its_ddl()
         "{:#?}",
         report.object_steps
     );
-    assert!(read_object(&wh, ObjectKind::View, "old_view").await.is_none());
+    assert!(
+        read_object(&wh, ObjectKind::View, "old_view")
+            .await
+            .is_none()
+    );
     assert!(read_object(&wh, ObjectKind::View, "theirs").await.is_some());
     // the undo, run as printed, makes it again with its grant and comment
     for s in undo.split(";\n") {
@@ -368,7 +388,10 @@ async fn an_orphan_view_is_dropped_only_after_approval_and_its_undo_is_its_ddl()
         .await
         .expect("made again by the undo");
     assert_eq!(back.comment.as_deref(), Some("it's old"));
-    assert!(back.grants.iter().any(|g| g.principal == "analysts"), "{back:#?}");
+    assert!(
+        back.grants.iter().any(|g| g.principal == "analysts"),
+        "{back:#?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -379,7 +402,10 @@ async fn a_cycle_between_two_views_is_refused_by_name() {
         orders(&wh, "amount", false),
         view(
             "va",
-            &query(&wh, "SELECT id FROM main.{s}.vb UNION ALL SELECT id FROM main.{s}.orders")
+            &query(
+                &wh,
+                "SELECT id FROM main.{s}.vb UNION ALL SELECT id FROM main.{s}.orders"
+            )
         ),
         view("vb", &query(&wh, "SELECT id FROM main.{s}.va")),
     );

@@ -3,12 +3,15 @@
 
 use std::sync::Arc;
 
-use delta_operator_core::model::{Check, ObservedSchema, ObservedTable, TableRef};
+use delta_operator_core::model::{
+    Check, ObjectBody, ObjectRef, ObservedObject, ObservedSchema, ObservedTable, SchemaRef,
+    TableRef,
+};
 use delta_operator_core::plan::Inputs;
 use delta_operator_core::plan::compile::compile_parts;
 use delta_operator_core::plan::undo_window;
 use delta_operator_core::plan::{self, Capabilities, Compiler, Plan, SchemaScope, TablePlan};
-use delta_operator_expression::same_expression;
+use delta_operator_expression::{parse_body, parse_query, same_expression};
 
 use crate::{Backend, BackendError, Extras};
 
@@ -39,6 +42,60 @@ pub async fn observe<B: Backend>(
             Arc::new(o)
         })
         .collect())
+}
+
+/// Reads every view, function and volume of the declared schemas and the
+/// declared objects (none on a backend without a metastore: its rules refuse
+/// the declared ones), each parsed (`parse_live`).
+pub async fn observe_objects<B: Backend>(
+    backend: &B,
+    inputs: &Inputs,
+) -> Result<Vec<Arc<ObservedObject>>, BackendError> {
+    if !backend.capabilities().catalog_objects {
+        return Ok(vec![]);
+    }
+    let schemas: Vec<SchemaRef> = inputs.schemas.iter().map(|s| s.schema.clone()).collect();
+    let declared: Vec<ObjectRef> = inputs.objects.iter().map(|o| o.object.clone()).collect();
+    if schemas.is_empty() && declared.is_empty() {
+        return Ok(vec![]);
+    }
+    let mut live = backend.read_objects(&schemas, &declared).await?;
+    for o in &mut live {
+        parse_live(o);
+    }
+    Ok(live.into_iter().map(Arc::new).collect())
+}
+
+/// A live view's text or function's body parsed as lowering parses the
+/// declared ones: its normalised form (what the plan compares) and what it
+/// reads, names resolved against the object's own schema. Text that does not
+/// parse keeps an empty normalised form and reads nothing known (the plan
+/// then replaces a declared one; an undeclared one orders nothing).
+pub fn parse_live(o: &mut ObservedObject) {
+    let default = o.object.schema_ref();
+    match &mut o.body {
+        ObjectBody::View {
+            query, normalized, ..
+        } => {
+            if let Ok(p) = parse_query(query) {
+                o.reads = p.reads(&default).unwrap_or_default();
+                *normalized = p.normalized;
+            }
+        }
+        ObjectBody::Function {
+            parameters,
+            body,
+            normalized,
+            ..
+        } => {
+            let names: Vec<String> = parameters.iter().map(|p| p.name.clone()).collect();
+            if let Ok(p) = parse_body(body, &names) {
+                o.reads = p.reads(&default).unwrap_or_default();
+                *normalized = p.normalized;
+            }
+        }
+        ObjectBody::Volume => {}
+    }
 }
 
 /// A live CHECK that is the declared one in the engine's own spelling (delta-rs
