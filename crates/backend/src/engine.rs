@@ -8,9 +8,11 @@ use delta_operator_core::model::{
     TableRef,
 };
 use delta_operator_core::plan::Inputs;
-use delta_operator_core::plan::compile::compile_parts;
+use delta_operator_core::plan::compile::{compile_all, compile_parts};
 use delta_operator_core::plan::undo_window;
-use delta_operator_core::plan::{self, Capabilities, Compiler, Plan, SchemaScope, TablePlan};
+use delta_operator_core::plan::{
+    self, Capabilities, Compiler, Parts, Plan, SchemaScope, TablePlan,
+};
 use delta_operator_expression::{parse_body, parse_query, same_expression};
 
 use crate::{Backend, BackendError, Extras};
@@ -165,7 +167,9 @@ pub fn plan_against(
     compile_parts(caps.backend, tables, vec![], unmanaged, compiler)
 }
 
-/// The plan for these inputs against the observed tables and schemas, compiled.
+/// The plan for these inputs against the observed tables and schemas, compiled
+/// (the declared views, functions and volumes planned against none live:
+/// `plan_with_objects` plans them against what was read).
 pub fn plan_against_all(
     inputs: &Inputs,
     observed: &[Arc<ObservedTable>],
@@ -173,10 +177,37 @@ pub fn plan_against_all(
     caps: &Capabilities,
     compiler: &dyn Compiler,
 ) -> Plan {
-    let (tables, unmanaged) = plan_tables(inputs, observed, caps);
+    plan_with_objects(inputs, observed, schemas, &[], caps, compiler)
+}
+
+/// The plan for these inputs against the observed tables, schemas and
+/// objects (views, functions, volumes), compiled: the objects' plans, the
+/// table steps that break views classed, and the order of the apply.
+pub fn plan_with_objects(
+    inputs: &Inputs,
+    observed: &[Arc<ObservedTable>],
+    schemas: &[ObservedSchema],
+    objects: &[Arc<ObservedObject>],
+    caps: &Capabilities,
+    compiler: &dyn Compiler,
+) -> Plan {
+    let (mut tables, unmanaged) = plan_tables(inputs, observed, caps);
+    let (objects, unmanaged_objects, order) =
+        plan::plan_objects(&inputs.objects, objects, &inputs.schemas, caps, &mut tables);
     let schemas = plan::plan_schemas(&inputs.schemas, schemas, caps);
     // one id, over the compiled statements (not one for the tables, then the schemas, then these)
-    compile_parts(caps.backend, tables, schemas, unmanaged, compiler)
+    compile_all(
+        caps.backend,
+        Parts {
+            tables,
+            schemas,
+            objects,
+            unmanaged,
+            unmanaged_objects,
+            order,
+        },
+        compiler,
+    )
 }
 
 /// Reads and plans (tables and the declared schemas' metadata). A table the
@@ -191,8 +222,9 @@ pub async fn read_and_plan<B: Backend>(
 ) -> Result<(Plan, Vec<Arc<ObservedTable>>), BackendError> {
     let mut observed = observe(backend, inputs).await?;
     let schemas = observe_schemas(backend, &inputs.schemas).await?;
+    let objects = observe_objects(backend, inputs).await?;
     let (caps, compiler) = (backend.capabilities(), backend.compiler());
-    let plan = plan_against_all(inputs, &observed, &schemas, caps, compiler);
+    let plan = plan_with_objects(inputs, &observed, &schemas, &objects, caps, compiler);
     let unmeasured: Vec<TableRef> = plan
         .tables
         .iter()
@@ -229,7 +261,7 @@ pub async fn read_and_plan<B: Backend>(
         }
     }
     // neither the size nor the history is in the plan id: the same plan, shown with them
-    let plan = plan_against_all(inputs, &observed, &schemas, caps, compiler);
+    let plan = plan_with_objects(inputs, &observed, &schemas, &objects, caps, compiler);
     Ok((plan, observed))
 }
 
