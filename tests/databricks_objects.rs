@@ -25,15 +25,18 @@ use delta_operator::plan::{ObjectAction, ObjectOutcome, ObjectPlan, Plan, RiskCl
 use support::table;
 use support::warehouse::Wh;
 
+/// A DeltaView named `name` in Unity Catalog (its resource named with `-` for `_`).
 fn view(name: &str, body: &str) -> String {
     format!(
-        "---\napiVersion: delta-operator.io/v1alpha1\nkind: DeltaView\nmetadata: {{name: {name}}}\nspec:\n  schemaRef: sales\n{body}\n"
+        "---\napiVersion: delta-operator.io/v1alpha1\nkind: DeltaView\nmetadata: {{name: {}}}\nspec:\n  schemaRef: sales\n  name: {name}\n{body}\n",
+        name.replace('_', "-")
     )
 }
 
 fn function(name: &str, body: &str) -> String {
     format!(
-        "---\napiVersion: delta-operator.io/v1alpha1\nkind: DeltaFunction\nmetadata: {{name: {name}}}\nspec:\n  schemaRef: sales\n{body}\n"
+        "---\napiVersion: delta-operator.io/v1alpha1\nkind: DeltaFunction\nmetadata: {{name: {}}}\nspec:\n  schemaRef: sales\n  name: {name}\n{body}\n",
+        name.replace('_', "-")
     )
 }
 
@@ -427,12 +430,8 @@ async fn a_cycle_between_two_views_is_refused_by_name() {
             f.message
         );
     }
-    assert!(
-        matches!(
-            wh.apply_may_fail(&inputs, false).await,
-            Err(ApplyError::Rejected)
-        ),
-        "a refused plan does not apply"
-    );
+    // the refused views are left alone while the table goes on, as a refused table is
+    let report = wh.apply_ok(&inputs, false).await;
+    assert!(report.object_steps.is_empty(), "{:#?}", report.object_steps);
     assert!(read_object(&wh, ObjectKind::View, "va").await.is_none());
 }
