@@ -15,7 +15,9 @@
 
 mod support;
 
-use delta_operator::apply::{ApplyError, StepStatus};
+use std::sync::Mutex;
+
+use delta_operator::apply::{ApplyError, Event, Options, StepStatus, apply};
 use delta_operator::backend::Backend;
 use delta_operator::engine::Inputs;
 use delta_operator::model::{ObjectKind, ObjectRef, ObservedObject};
@@ -94,10 +96,37 @@ async fn a_function_a_masked_table_and_a_view_apply_in_dependency_order_then_con
         function("mask_email", MASK_EMAIL),
     );
     let inputs: Inputs = wh.manifests(None, &docs);
-    let (plan, report) = wh.converge(&inputs, false).await;
+    let plan = wh.plan(&inputs).await;
     let text = render(&plan);
     assert!(text.contains("mask_email"), "{text}");
-    // the function before the table, the table before the view, as they ran
+    // applied with a log of every step as it ends: the function's, the table's, the view's
+    let ran: Mutex<Vec<String>> = Mutex::new(vec![]);
+    let on_event = |e: Event<'_>| match e {
+        Event::Finished(r) => ran.lock().unwrap().push(r.table.table.clone()),
+        Event::ObjectFinished(r) => ran.lock().unwrap().push(r.object.name.clone()),
+        _ => {}
+    };
+    let opts = Options {
+        on_event: &on_event,
+        ..support::options()
+    };
+    let (_, report) = apply(&wh.b, &inputs, Some(plan.id.as_str()), None, &opts)
+        .await
+        .expect("applies");
+    let ran = ran.into_inner().unwrap();
+    let first = |name: &str| {
+        ran.iter()
+            .position(|n| n == name)
+            .unwrap_or_else(|| panic!("{name} ran no step: {ran:?}"))
+    };
+    let last = |name: &str| ran.iter().rposition(|n| n == name).unwrap();
+    assert!(
+        last("mask_email") < first("orders") && last("orders") < first("recent"),
+        "function, table, view: {ran:?}"
+    );
+    let again = wh.plan(&inputs).await;
+    assert!(!again.has_changes(), "{}", render(&again));
+    // the function before the view in the report too
     let f = report
         .object_steps
         .iter()
