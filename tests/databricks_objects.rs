@@ -95,6 +95,10 @@ async fn a_function_a_masked_table_and_a_view_apply_in_dependency_order_then_con
         orders(&wh, "amount", true),
         function("mask_email", MASK_EMAIL),
     );
+    // and a managed volume beside them (no edges): its comment carries our marker line
+    let docs = format!(
+        "{docs}---\napiVersion: delta-operator.io/v1alpha1\nkind: DeltaVolume\nmetadata: {{name: landing}}\nspec:\n  schemaRef: sales\n  comment: \"raw files, it's\"\n  tags: {{domain: sales}}\n  grants: [{{principal: loaders, privileges: [READ VOLUME, WRITE VOLUME]}}]\n"
+    );
     let inputs: Inputs = wh.manifests(None, &docs);
     let plan = wh.plan(&inputs).await;
     let text = render(&plan);
@@ -181,6 +185,23 @@ async fn a_function_a_masked_table_and_a_view_apply_in_dependency_order_then_con
     );
     let rows = wh.col(&format!("SELECT id FROM {}", wh.q("recent"))).await;
     assert!(rows.is_empty(), "{rows:?}");
+    let vol = read_object(&wh, ObjectKind::Volume, "landing")
+        .await
+        .expect("the volume exists");
+    assert_eq!(vol.comment.as_deref(), Some("raw files, it's"), "{vol:#?}");
+    assert!(
+        vol.marker
+            .as_deref()
+            .is_some_and(|m| m.ends_with("/landing")),
+        "{vol:#?}"
+    );
+    assert_eq!(vol.tags.get("domain").map(String::as_str), Some("sales"));
+    assert!(
+        vol.grants
+            .iter()
+            .any(|g| g.principal == "loaders" && g.privileges.len() == 2),
+        "{vol:#?}"
+    );
     let t = wh.read("orders").await.expect("the table exists");
     let email = t.columns.iter().find(|c| c.name == "email").unwrap();
     assert!(
