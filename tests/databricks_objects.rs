@@ -351,6 +351,20 @@ async fn renaming_a_column_a_view_reads_waits_for_approval_naming_the_view() {
         .await
         .columns;
     assert!(cols.contains(&"total".to_string()), "{cols:?}");
+    // the view no longer reads (as Databricks would say); the schema still lists and plans
+    let again = wh.plan(&inputs).await;
+    assert!(!again.has_changes(), "{}", render(&again));
+    // fixed by its own spec: replaced to read the new name, and nothing is classed destructive
+    let fixed = view(
+        "big",
+        &query(
+            &wh,
+            "SELECT id, total FROM main.{s}.orders WHERE total > 100",
+        ),
+    );
+    let inputs = wh.manifests(None, &format!("{renamed}{fixed}"));
+    wh.converge(&inputs, false).await;
+    wh.col(&format!("SELECT id FROM {}", wh.q("big"))).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
