@@ -751,7 +751,7 @@ impl plan::Compiler for Echo {
                 plan.object
             )],
             undo: (step.action == ObjectAction::Drop)
-                .then(|| format!("CREATE VIEW {} AS SELECT 1", plan.object)),
+                .then(|| format!("CREATE {} {} (its old DDL)", plan.object.kind, plan.object)),
         })
     }
 }
@@ -790,7 +790,7 @@ fn compiling_fills_statements_and_undo_and_a_step_that_does_not_compile_refuses_
     assert_eq!(drop.statements, ["DROP VIEW main.sales.gone"]);
     assert_eq!(
         drop.undo.as_deref(),
-        Some("CREATE VIEW main.sales.gone AS SELECT 1")
+        Some("CREATE VIEW main.sales.gone (its old DDL)")
     );
     assert_eq!(rules(by("uncompilable")), [Rule::NotSupportedByBackend]);
     assert!(matches!(
@@ -832,9 +832,141 @@ fn the_plan_id_and_summary_count_objects() {
     let none = plan::plan(&[], &[], &[], &dbx());
     let json = serde_json::to_value(&none).unwrap();
     assert!(json.get("objects").is_none() && json.get("order").is_none());
+    assert!(none.apply_order().is_empty());
+    let (d, o) = delta_operator_core::testing::orders();
+    let tables_only = plan::plan(&[d], &[o], &[], &dbx());
+    assert_eq!(tables_only.apply_order(), [Node::Table(tref("orders"))]);
     let _: Parts = none.into_parts();
     assert_eq!(
         with_marker(None, &ResourceId::new("a", "b")),
         "[delta-operator.io/owner=a/b]"
     );
+}
+
+#[test]
+fn a_step_holds_once_the_live_object_shows_its_effect() {
+    let d = view("v", "SELECT 1", Reads::default());
+    let mut o = observed(&d);
+    let create = ObjectAction::CreateView {
+        query: "SELECT 1".into(),
+        comment: None,
+        column_comments: BTreeMap::new(),
+        properties: BTreeMap::new(),
+    };
+    assert!(!create.holds(None));
+    assert!(create.holds(Some(&o)));
+    assert!(ObjectAction::Drop.holds(None));
+    assert!(!ObjectAction::Drop.holds(Some(&o)));
+    let g = ObjectAction::Grant {
+        principal: "analysts".into(),
+        privileges: vec![Privilege::new("SELECT")],
+    };
+    assert!(!g.holds(Some(&o)));
+    o.grants = vec![grant("analysts", &["select"])];
+    assert!(g.holds(Some(&o)));
+    let c = ObjectAction::SetComment {
+        comment: with_marker(Some("files"), &ResourceId::new("sales", "files")),
+    };
+    let mut vol = observed(&declared(volref("files"), ObjectBody::Volume));
+    assert!(!c.holds(Some(&vol)));
+    vol.comment = Some("files".into());
+    assert!(c.holds(Some(&vol)));
+    let replace = ObjectAction::ReplaceView {
+        query: "SELECT 1".into(),
+        comment: None,
+        column_comments: BTreeMap::new(),
+        properties: BTreeMap::new(),
+    };
+    assert!(!replace.holds(Some(&o)), "a replace always runs");
+}
+
+#[test]
+fn a_replace_leaves_the_catalogs_own_view_properties_to_the_catalog() {
+    let d = view("v", "SELECT 2", Reads::default());
+    let mut o = observed(&view("v", "SELECT 1", Reads::default()));
+    o.properties
+        .insert("view.catalogAndNamespace.numParts".into(), "2".into());
+    o.properties
+        .insert("transient_lastDdlTime".into(), "1".into());
+    o.properties.insert("team".into(), "x".into());
+    let p = one(d, Some(o));
+    let ObjectAction::ReplaceView { properties, .. } = &p.steps()[0].action else {
+        panic!();
+    };
+    assert_eq!(
+        properties.keys().collect::<Vec<_>>(),
+        [OWNER_PROPERTY, "team"]
+    );
+}
+
+#[test]
+fn a_schemas_orphan_objects_are_those_of_deleted_resources_of_its_namespace() {
+    let mine = observed(&view("gone", "SELECT 1", Reads::default()));
+    let kept = observed(&view("kept", "SELECT 1", Reads::default()));
+    let mut elsewhere = observed(&view("theirs", "SELECT 1", Reads::default()));
+    elsewhere
+        .properties
+        .insert(OWNER_PROPERTY.into(), "other/theirs".into());
+    let unmarked = ObservedObject::new(vref("plain"), view_body("SELECT 1"));
+    let live: Vec<_> = [mine, kept, elsewhere, unmarked]
+        .into_iter()
+        .map(Arc::new)
+        .collect();
+    let existing = [ResourceId::new("sales", "kept")].into_iter().collect();
+    let plans = plan::plan_orphan_objects(&scope(SchemaMode::Strict), &live, "sales", &existing);
+    assert_eq!(plans.len(), 1);
+    assert_eq!(plans[0].object, vref("gone"));
+    assert_eq!(plans[0].action, TableAction::Destroy);
+    let plans = plan::plan_orphan_objects(&scope(SchemaMode::Additive), &live, "sales", &existing);
+    assert_eq!(plans[0].action, TableAction::Keep);
+}
+
+/// The text and markdown of one plan with objects of every kind of outcome:
+/// `UPDATE_SNAPSHOTS=1` rewrites `tests/snapshots/objects.{txt,md}`.
+#[test]
+fn objects_render_like_schema_plans_snapshot() {
+    let (t, f, v) = masked_orders();
+    let mut replaced = view("report", "SELECT id FROM orders", reads(&["orders"], &[]));
+    replaced.grants = vec![grant("analysts", &["SELECT"])];
+    let mut was = observed(&view(
+        "report",
+        "SELECT * FROM orders",
+        reads(&["orders"], &[]),
+    ));
+    was.tags = BTreeMap::from([("tier".into(), "gold".into())]);
+    was.grants = vec![grant("auditors", &["SELECT"])];
+    was.owner = Some("data-eng".into());
+    let a = view("a", "SELECT * FROM b", reads(&["b"], &[]));
+    let b = view("b", "SELECT * FROM a", reads(&["a"], &[]));
+    let gone = observed(&declared(volref("old_files"), ObjectBody::Volume));
+    let plain = ObservedObject::new(fref("by_hand"), function_body("s"));
+    let caps = dbx();
+    let parts = plan::plan_all_at(
+        &[Arc::new(t)],
+        &[],
+        &[f, v, replaced, a, b].map(Arc::new),
+        &[was, gone, plain].map(Arc::new),
+        &[scope(SchemaMode::Strict)],
+        &caps,
+        None,
+    );
+    let plan = plan::compile::compile_all(caps.backend, parts, &Echo);
+    for (name, actual) in [
+        ("objects.txt", text::render(&plan)),
+        ("objects.md", markdown::render(&plan)),
+    ] {
+        let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/snapshots")
+            .join(name);
+        if std::env::var("UPDATE_SNAPSHOTS").is_ok_and(|v| v == "1") {
+            std::fs::write(&path, &actual).unwrap();
+            continue;
+        }
+        let expected = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("{}: {e}; UPDATE_SNAPSHOTS=1 writes it", path.display()));
+        assert!(
+            expected == actual,
+            "{name} differs from its snapshot; rendered:\n{actual}"
+        );
+    }
 }

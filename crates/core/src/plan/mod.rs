@@ -41,7 +41,9 @@ pub use compile::{
 pub use graph::Node;
 pub use id::PlanId;
 pub use inputs::Inputs;
-pub use object::{ObjectAction, ObjectOutcome, ObjectPlan, ObjectStep, plan_objects};
+pub use object::{
+    ObjectAction, ObjectOutcome, ObjectPlan, ObjectStep, plan_objects, plan_orphan_objects,
+};
 
 pub use planner::{
     Outcome, TableAction, TablePlan, plan_delete, plan_orphan, plan_orphan_shared, plan_table,
@@ -160,6 +162,18 @@ impl Plan {
             unmanaged_objects: self.unmanaged_objects,
             order: self.order,
         }
+    }
+    /// The order the executor runs tables and objects in: `order`, or for a
+    /// plan made without objects (whose `order` is empty) its tables as planned.
+    pub fn apply_order(&self) -> Vec<Node> {
+        if !self.order.is_empty() {
+            return self.order.clone();
+        }
+        self.tables
+            .iter()
+            .map(|t| Node::Table(t.table.clone()))
+            .chain(self.objects.iter().map(|o| Node::Object(o.object.clone())))
+            .collect()
     }
     /// Object steps that wait for approval (a strict orphan's drop).
     pub fn destructive_object_steps(&self) -> impl Iterator<Item = (&ObjectPlan, &ObjectStep)> {

@@ -136,11 +136,8 @@ fn check(
             .refusals
             .iter()
             .map(|r| RuleFailure {
-                rule: if r.message.contains(" → ") {
-                    Rule::DependencyCycle
-                } else {
-                    Rule::NotSupportedByBackend
-                },
+                // what lowering found the manifest set cannot hold for this object
+                rule: Rule::NotSupportedByBackend,
                 subject: r.path.clone(),
                 message: r.message.clone(),
                 fix: r.fix.clone(),
@@ -296,7 +293,13 @@ fn updated(d: &DesiredObject, o: &ObservedObject) -> (Vec<ObjectStep>, Vec<Strin
             if replace {
                 // CREATE OR REPLACE drops tags, grants and properties: the
                 // properties go in the statement, the rest is put back after it
-                let mut properties = o.properties.clone();
+                // what the catalog writes itself (`view.*`, the DDL time) is its own to write again
+                let mut properties: BTreeMap<String, String> = o
+                    .properties
+                    .iter()
+                    .filter(|(k, _)| !is_catalog_view_property(k))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
                 for (k, v) in &d.properties {
                     match v {
                         Some(v) => properties.insert(k.clone(), v.clone()),
@@ -501,6 +504,9 @@ fn put_back(d: &DesiredObject, o: &ObservedObject, tags: bool) -> Vec<ObjectStep
             d.object,
             g.principal
         );
+        let was_live = o.grants.iter().any(|l| {
+            l.principal == g.principal && privileges.iter().all(|p| l.privileges.contains(p))
+        });
         let mut s = step(
             ObjectAction::Grant {
                 principal: g.principal.clone(),
@@ -508,7 +514,11 @@ fn put_back(d: &DesiredObject, o: &ObservedObject, tags: bool) -> Vec<ObjectStep
             },
             Some(undo),
         );
-        note(&mut s);
+        if was_live {
+            note(&mut s);
+        } else {
+            s.notes.push("granted as the spec declares".into());
+        }
         out.push(s);
     }
     if let Some(owner) = d.owner.as_deref().or(o.owner.as_deref()) {
@@ -657,4 +667,10 @@ fn same_parameters(a: &[crate::model::FunctionParam], b: &[crate::model::Functio
                 && x.data_type.eq_ignore_ascii_case(&y.data_type)
                 && x.comment.as_deref().unwrap_or("") == y.comment.as_deref().unwrap_or("")
         })
+}
+
+/// A property Spark or Unity Catalog writes on every view by itself (its
+/// query's context and output columns, the DDL time): never set by a statement.
+pub fn is_catalog_view_property(key: &str) -> bool {
+    key.starts_with("view.") || key == "transient_lastDdlTime"
 }

@@ -6,6 +6,7 @@
 
 mod breaks;
 mod declared;
+mod holds;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -25,6 +26,7 @@ use crate::model::{
 
 pub use breaks::{changed_columns, class_breaks};
 pub use declared::{plan_declared, plan_orphan};
+pub use holds::holds;
 
 /// What an object step does.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -142,6 +144,11 @@ impl ObjectAction {
             ObjectAction::SetOwner { owner } => format!("OWNER TO {owner}"),
             ObjectAction::Drop => format!("DROP {kind}"),
         }
+    }
+
+    /// Whether its effect is already true on the live object (`holds`).
+    pub fn holds(&self, live: Option<&ObservedObject>) -> bool {
+        holds::holds(self, live)
     }
 
     /// Whether it replaces the object (what put-back steps follow).
@@ -290,4 +297,29 @@ pub fn plan_objects(
     graph::block(tables, &mut objects);
     let order = graph::Graph::of(tables, &objects).order();
     (objects, unmanaged, order)
+}
+
+/// A schema's orphan objects as the cluster knows them (the objects'
+/// `plan_orphans`): its live views, functions and volumes carrying the marker
+/// of a resource in `namespace` that no longer exists (`existing` holds the
+/// resources that do). Additive scopes list them (no steps); strict ones drop them.
+pub fn plan_orphan_objects(
+    scope: &SchemaScope,
+    observed: &[Arc<ObservedObject>],
+    namespace: &str,
+    existing: &BTreeSet<crate::model::ResourceId>,
+) -> Vec<ObjectPlan> {
+    let mut live: Vec<&Arc<ObservedObject>> = observed
+        .iter()
+        .filter(|o| o.object.schema_ref() == scope.schema)
+        .filter(|o| {
+            o.owner()
+                .is_some_and(|r| r.namespace == namespace && !existing.contains(&r))
+        })
+        .collect();
+    live.sort_by(|a, b| a.object.cmp(&b.object));
+    live.dedup_by(|a, b| a.object == b.object);
+    live.into_iter()
+        .map(|o| declared::plan_orphan(o, scope.mode == SchemaMode::Strict))
+        .collect()
 }
