@@ -499,14 +499,14 @@ enum Ran<'p> {
     Object(&'p ObjectPlan),
 }
 
-/// The plan's dependency order (`Plan::order`: functions before the tables
-/// whose masks call them, views after what they read), then whatever it does
-/// not name in the plan's own order.
+/// The plan's dependency order (`Plan::apply_order`: functions before the
+/// tables whose masks call them, views after what they read), then whatever
+/// it does not name, in the plan's own order.
 fn run_order(plan: &Plan) -> Vec<Ran<'_>> {
     let mut out = Vec::with_capacity(plan.tables.len() + plan.objects.len());
     let mut tables_done = vec![false; plan.tables.len()];
     let mut objects_done = vec![false; plan.objects.len()];
-    for node in &plan.order {
+    for node in &plan.apply_order() {
         match node {
             Node::Table(r) => {
                 if let Some(i) = plan.tables.iter().position(|t| &t.table == r)

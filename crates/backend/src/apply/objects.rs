@@ -1,13 +1,13 @@
 //! The steps of views, SQL functions and volumes, run in the plan's
 //! dependency order between the tables' (`Plan::order`): each step re-reads its
 //! object, is skipped when it already holds, and is checked to be what the plan
-//! shows before it runs. A failed step stops its object, and blocks every
+//! shows before it runs (`ObjectAction::holds`, the core's). A failed step stops its object, and blocks every
 //! object and table that needs it (a view over it, a table whose mask calls it).
 
 use serde::Serialize;
 
-use delta_operator_core::model::{ObjectRef, ObservedObject, TableRef};
-use delta_operator_core::plan::{ObjectAction, ObjectOutcome, ObjectPlan, ObjectStep, RiskClass};
+use delta_operator_core::model::{ObjectRef, TableRef};
+use delta_operator_core::plan::{ObjectOutcome, ObjectPlan, ObjectStep, RiskClass};
 
 use super::{Event, Options, StepStatus, bind};
 use crate::{Backend, BackendError};
@@ -119,47 +119,10 @@ async fn run_object_step<B: Backend>(
         .await?
         .into_iter()
         .find(|o| o.object == p.object);
-    if holds(&step.action, live.as_ref()) {
+    if step.action.holds(live.as_ref()) {
         return Ok((StepStatus::Skipped, None));
     }
     let statements = bind::bind_object_step(backend, p, step)?;
     let outcome = backend.run_object(p, step, &statements).await?;
     Ok((StepStatus::Applied, outcome.detail))
-}
-
-/// Whether the live object already is as the step leaves it (a rerun after a
-/// failure skips what the first run did). A replace or a comment always runs:
-/// running it again changes nothing.
-pub fn holds(action: &ObjectAction, live: Option<&ObservedObject>) -> bool {
-    use ObjectAction as A;
-    let Some(o) = live else {
-        return matches!(action, A::Drop);
-    };
-    match action {
-        A::CreateView { .. } | A::CreateFunction { .. } | A::CreateVolume { .. } => true,
-        A::Drop | A::ReplaceView { .. } | A::ReplaceFunction { .. } | A::SetComment { .. } => false,
-        A::SetProperties { properties } => properties
-            .iter()
-            .all(|(k, v)| o.properties.get(k) == Some(v)),
-        A::UnsetProperties { keys } => keys.iter().all(|k| !o.properties.contains_key(k)),
-        A::SetTags { tags } => tags.iter().all(|(k, v)| o.tags.get(k) == Some(v)),
-        A::UnsetTags { keys } => keys.iter().all(|k| !o.tags.contains_key(k)),
-        A::Grant {
-            principal,
-            privileges,
-        } => o
-            .grants
-            .iter()
-            .find(|g| &g.principal == principal)
-            .is_some_and(|g| privileges.iter().all(|p| g.privileges.contains(p))),
-        A::Revoke {
-            principal,
-            privileges,
-        } => o
-            .grants
-            .iter()
-            .find(|g| &g.principal == principal)
-            .is_none_or(|g| privileges.iter().all(|p| !g.privileges.contains(p))),
-        A::SetOwner { owner } => o.owner.as_deref() == Some(owner.as_str()),
-    }
 }
