@@ -132,10 +132,12 @@ def route(h, method, rest, qv):
         out = {rest: items}
         if nxt:
             out["next_page_token"] = nxt
-        return h._send(200, out)
+        h._send(200, out)
+        return True  # handled (`_send` returns None: the caller would answer 404 after it)
     m = re.fullmatch(r"(functions|volumes)/([^/]+)", rest)
     if m and method == "GET":
         key, meta = lookup(m.group(1)[:-1], urllib.parse.unquote(m.group(2)))
         with emu.store.lock:
-            return h._send(200, KINDS[m.group(1)][1](key, meta))
+            h._send(200, KINDS[m.group(1)][1](key, meta))
+        return True
     return None
