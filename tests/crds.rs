@@ -77,12 +77,15 @@ fn the_staleness_check_reports_where() {
 }
 
 #[test]
-fn both_crds_are_in_the_group_at_v1alpha1() {
+fn every_crd_is_in_the_group_at_v1alpha1() {
     let docs = parse(&crds_yaml());
-    assert_eq!(docs.len(), 2, "one CRD per kind");
+    assert_eq!(docs.len(), 5, "one CRD per kind");
     for (kind, plural) in [
         ("DeltaSchema", "deltaschemas"),
         ("DeltaTable", "deltatables"),
+        ("DeltaView", "deltaviews"),
+        ("DeltaFunction", "deltafunctions"),
+        ("DeltaVolume", "deltavolumes"),
     ] {
         let c = crd(&docs, kind);
         assert_eq!(str_at(c, "/apiVersion"), "apiextensions.k8s.io/v1");
@@ -119,6 +122,17 @@ fn short_names() {
         crd(&docs, "DeltaSchema")["spec"]["names"]["shortNames"],
         serde_json::json!(["ds"])
     );
+    for (kind, short) in [
+        ("DeltaView", "dv"),
+        ("DeltaFunction", "dfn"),
+        ("DeltaVolume", "dvol"),
+    ] {
+        assert_eq!(
+            crd(&docs, kind)["spec"]["names"]["shortNames"],
+            serde_json::json!([short]),
+            "{kind}"
+        );
+    }
 }
 
 #[test]
@@ -138,6 +152,13 @@ fn printer_columns() {
         ["TABLE", "READY", "PLAN", "RISK", "SCOPE", "APPLYING", "AGE"]
     );
     assert_eq!(names("DeltaSchema"), ["SCHEMA", "READY", "MODE", "AGE"]);
+    for kind in ["DeltaView", "DeltaFunction", "DeltaVolume"] {
+        assert_eq!(
+            names(kind),
+            ["OBJECT", "READY", "PLAN", "RISK", "AGE"],
+            "{kind}"
+        );
+    }
     // the scope only with -o wide (priority 1), from the spec the API server defaults
     let scope = &crd(&docs, "DeltaTable")["spec"]["versions"][0]["additionalPrinterColumns"][4];
     assert_eq!(

@@ -2259,3 +2259,74 @@ fn a_tables_drift_policy_defaults_to_its_schemas_then_report() {
     assert_eq!(of("customers"), DriftPolicy::Report);
     assert_eq!(DriftPolicy::resolve(None, None), DriftPolicy::Report);
 }
+
+// ---------------------------------------------------------------------------
+// Views, functions and volumes
+
+const OBJECTS: &str = "\
+apiVersion: delta-operator.io/v1alpha1
+kind: DeltaView
+metadata:
+  name: recent_orders
+spec:
+  schemaRef: sales
+  query: SELECT id, amount FROM orders WHERE ts > now() - INTERVAL 7 DAYS
+  columnComments:
+    id: the order
+---
+apiVersion: delta-operator.io/v1alpha1
+kind: DeltaFunction
+metadata:
+  name: mask-email
+spec:
+  schemaRef: sales
+  name: mask_email
+  parameters:
+  - name: email
+    type: string
+  returns: string
+  body: CASE WHEN is_account_group_member('admins') THEN email ELSE '***' END
+  deterministic: true
+---
+apiVersion: delta-operator.io/v1alpha1
+kind: DeltaVolume
+metadata:
+  name: landing
+spec:
+  schemaRef: sales
+  comment: raw files
+  tags:
+    team: sales
+";
+
+#[test]
+fn a_file_holds_views_functions_and_volumes() {
+    let (m, errs) = load(&[("schema.yaml", SCHEMA), ("objects.yaml", OBJECTS)]);
+    assert!(errs.is_empty(), "{}", show(&errs));
+    assert_eq!(
+        (m.views.len(), m.functions.len(), m.volumes.len()),
+        (1, 1, 1)
+    );
+    let f = &m.functions[0].resource.spec;
+    assert_eq!(f.parameters[0].data_type, "string");
+    assert_eq!(f.deterministic, Some(true));
+}
+
+#[test]
+fn an_unknown_field_of_a_view_is_named() {
+    let text = "\
+apiVersion: delta-operator.io/v1alpha1
+kind: DeltaView
+metadata:
+  name: v
+spec:
+  schemaRef: sales
+  querry: SELECT 1
+";
+    let (_, errs) = load(&[("view.yaml", text)]);
+    assert!(
+        errs.iter().any(|e| e.path.contains("querry")),
+        "{}",
+        show(&errs)
+    );
+}

@@ -315,6 +315,7 @@ fn manifests(d: &Dependencies) -> Manifests {
             .iter()
             .map(|t| cached(t.as_ref().clone()))
             .collect(),
+        ..Manifests::default()
     }
 }
 

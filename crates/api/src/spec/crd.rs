@@ -1,5 +1,6 @@
 //! The custom resources users write: `DeltaSchema` and `DeltaTable`
-//! (group `delta-operator.io`, version `v1alpha1`). Field names are part of
+//! (group `delta-operator.io`, version `v1alpha1`; the views, functions and
+//! volumes are in `spec::objects`). Field names are part of
 //! the public contract; change them only with a new API version.
 
 use std::collections::BTreeMap;
@@ -854,7 +855,8 @@ pub fn with_status_default(
     crd
 }
 
-/// Both CRDs as installed: DeltaSchema, then DeltaTable.
+/// Every CRD as installed: DeltaSchema, DeltaTable, then DeltaView,
+/// DeltaFunction and DeltaVolume.
 pub fn all()
 -> Vec<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition>
 {
@@ -862,6 +864,9 @@ pub fn all()
     vec![
         with_status_default(DeltaSchema::crd()),
         with_status_default(DeltaTable::crd()),
+        with_status_default(super::objects::DeltaView::crd()),
+        with_status_default(super::objects::DeltaFunction::crd()),
+        with_status_default(super::objects::DeltaVolume::crd()),
     ]
 }
 

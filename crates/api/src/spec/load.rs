@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::crd::{DeltaSchema, DeltaTable};
 use super::error::SpecError;
+use super::objects::{DeltaFunction, DeltaView, DeltaVolume};
 use super::schema_check;
 
 pub const GROUP: &str = "delta-operator.io";
@@ -50,7 +51,19 @@ impl<T: kube::Resource<DynamicType = ()>> Loaded<T> {
 pub struct Manifests {
     pub schemas: Vec<Loaded<DeltaSchema>>,
     pub tables: Vec<Loaded<DeltaTable>>,
+    pub views: Vec<Loaded<DeltaView>>,
+    pub functions: Vec<Loaded<DeltaFunction>>,
+    pub volumes: Vec<Loaded<DeltaVolume>>,
 }
+
+/// Every kind a manifest may declare.
+pub const KINDS: [&str; 5] = [
+    "DeltaSchema",
+    "DeltaTable",
+    "DeltaView",
+    "DeltaFunction",
+    "DeltaVolume",
+];
 
 /// Loads every `.yaml`/`.yml` file under `paths` (folders recursively, in name
 /// order). Returns what parsed and every error found; a document with errors is left out.
@@ -237,10 +250,13 @@ fn load_document(file: &str, doc: Value, out: &mut Manifests, errors: &mut Vec<S
     let crd = match kind {
         "DeltaSchema" => DeltaSchema::crd(),
         "DeltaTable" => DeltaTable::crd(),
+        "DeltaView" => DeltaView::crd(),
+        "DeltaFunction" => DeltaFunction::crd(),
+        "DeltaVolume" => DeltaVolume::crd(),
         other => {
-            let fix = match schema_check::nearest(other, &["DeltaSchema", "DeltaTable"]) {
+            let fix = match schema_check::nearest(other, &KINDS) {
                 Some(n) => format!("did you mean '{n}'?"),
-                None => "use DeltaSchema or DeltaTable".to_string(),
+                None => format!("use one of {}", KINDS.join(", ")),
             };
             errors.push(
                 SpecError::new("kind", format!("unknown kind '{other}'"), fix)
@@ -271,19 +287,18 @@ fn load_document(file: &str, doc: Value, out: &mut Manifests, errors: &mut Vec<S
         }
     }
     if found.is_empty() {
+        let file = file.to_string();
         let parsed = match kind {
-            "DeltaSchema" => serde_json::from_value(doc).map(|r| {
-                out.schemas.push(Loaded {
-                    file: file.to_string(),
-                    resource: r,
-                })
-            }),
-            _ => serde_json::from_value(doc).map(|r| {
-                out.tables.push(Loaded {
-                    file: file.to_string(),
-                    resource: r,
-                })
-            }),
+            "DeltaSchema" => serde_json::from_value(doc)
+                .map(|resource| out.schemas.push(Loaded { file, resource })),
+            "DeltaView" => serde_json::from_value(doc)
+                .map(|resource| out.views.push(Loaded { file, resource })),
+            "DeltaFunction" => serde_json::from_value(doc)
+                .map(|resource| out.functions.push(Loaded { file, resource })),
+            "DeltaVolume" => serde_json::from_value(doc)
+                .map(|resource| out.volumes.push(Loaded { file, resource })),
+            _ => serde_json::from_value(doc)
+                .map(|resource| out.tables.push(Loaded { file, resource })),
         };
         if let Err(e) = parsed {
             found.push(SpecError::new(

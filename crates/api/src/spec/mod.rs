@@ -7,6 +7,7 @@ pub use delta_operator_expression as expression;
 pub mod load;
 pub mod lower;
 pub mod maintenance;
+pub mod objects;
 /// Names that are one name to a reader (their own crate: the engine compares
 /// declared tables with live ones by them too).
 pub use delta_operator_names as names;
@@ -16,3 +17,4 @@ pub mod validate;
 pub use crd::{DeltaSchema, DeltaSchemaSpec, DeltaTable, DeltaTableSpec};
 pub use error::SpecError;
 pub use load::{Loaded, Manifests, load_paths};
+pub use objects::{DeltaFunction, DeltaObjectStatus, DeltaView, DeltaVolume};

@@ -1,0 +1,319 @@
+//! The custom resources for a schema's other objects: `DeltaView`,
+//! `DeltaFunction` (a SQL scalar function) and `DeltaVolume` (a managed
+//! volume). Databricks (Unity Catalog) only. Like `DeltaTable`'s, the field
+//! names are part of the public contract.
+
+use std::collections::BTreeMap;
+
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::crd::{
+    ApplyStatus, ApprovalStatus, Condition, GrantSpec, LastApplied, NullableMap, PlanStatus, Policy,
+};
+
+/// The longest view query or function body (bytes).
+pub const MAX_QUERY_BYTES: usize = 64 * 1024;
+
+/// A view, declared: `CREATE VIEW … AS <query>`.
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[kube(
+    group = "delta-operator.io",
+    version = "v1alpha1",
+    kind = "DeltaView",
+    namespaced,
+    status = "DeltaObjectStatus",
+    shortname = "dv",
+    printcolumn = r#"{"name":"OBJECT","type":"string","jsonPath":".status.object"}"#,
+    printcolumn = r#"{"name":"READY","type":"string","jsonPath":".status.conditions[?(@.type==\"Ready\")].status"}"#,
+    printcolumn = r#"{"name":"PLAN","type":"string","jsonPath":".status.plan.summary"}"#,
+    printcolumn = r#"{"name":"RISK","type":"string","jsonPath":".status.plan.risk"}"#,
+    printcolumn = r#"{"name":"AGE","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+)]
+#[serde(rename_all = "camelCase")]
+pub struct DeltaViewSpec {
+    /// The name of a DeltaSchema in the same namespace.
+    #[schemars(length(min = 1, max = 253))]
+    pub schema_ref: String,
+    /// The view's name; defaults to metadata.name. Views and tables share
+    /// a schema's names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 255))]
+    #[schemars(extend("x-kubernetes-validations" = [
+        {"rule": "!self.matches(r'[./ \\\\]')", "message": "must not contain '.', spaces, '/' or '\\': use a name without them"}
+    ]))]
+    pub name: Option<String>,
+    /// The view's query: one `SELECT` (or `WITH … SELECT`), the text after
+    /// `AS`. One- and two-part names resolve against the view's own catalog
+    /// and schema. Compared normalised (parsed and printed back): formatting
+    /// and keyword case never make a plan.
+    #[schemars(length(min = 1, max = 65536))]
+    pub query: String,
+    /// The view comment. Omitted: left alone; `""`: cleared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 16384))]
+    pub comment: Option<String>,
+    /// Comments of the view's columns, by column name (set with the view).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub column_comments: BTreeMap<String, String>,
+    /// View tags; `key: null` removes one. Tags not named are left alone.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tags: NullableMap,
+    /// View properties (TBLPROPERTIES); `key: null` removes one. Keys not named are left alone.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub properties: NullableMap,
+    /// A named principal gets exactly these privileges (`SELECT`, `ALL
+    /// PRIVILEGES`, `MANAGE`); principals not named are left alone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub grants: Vec<GrantSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+    /// `Auto` (default): applies all but destructive steps, which wait for approval.
+    /// `Manual`: every non-empty plan waits for approval. `Observe`: never applies.
+    #[serde(default)]
+    pub policy: Policy,
+}
+
+/// A SQL scalar function, declared:
+/// `CREATE FUNCTION f(<parameters>) RETURNS <returns> RETURN <body>`.
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[kube(
+    group = "delta-operator.io",
+    version = "v1alpha1",
+    kind = "DeltaFunction",
+    namespaced,
+    status = "DeltaObjectStatus",
+    shortname = "dfn",
+    printcolumn = r#"{"name":"OBJECT","type":"string","jsonPath":".status.object"}"#,
+    printcolumn = r#"{"name":"READY","type":"string","jsonPath":".status.conditions[?(@.type==\"Ready\")].status"}"#,
+    printcolumn = r#"{"name":"PLAN","type":"string","jsonPath":".status.plan.summary"}"#,
+    printcolumn = r#"{"name":"RISK","type":"string","jsonPath":".status.plan.risk"}"#,
+    printcolumn = r#"{"name":"AGE","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+)]
+#[serde(rename_all = "camelCase")]
+pub struct DeltaFunctionSpec {
+    /// The name of a DeltaSchema in the same namespace.
+    #[schemars(length(min = 1, max = 253))]
+    pub schema_ref: String,
+    /// The function's name; defaults to metadata.name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 255))]
+    #[schemars(extend("x-kubernetes-validations" = [
+        {"rule": "!self.matches(r'[./ \\\\]')", "message": "must not contain '.', spaces, '/' or '\\': use a name without them"}
+    ]))]
+    pub name: Option<String>,
+    /// The parameters, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 256))]
+    pub parameters: Vec<FunctionParameterSpec>,
+    /// The return type (`string`, `decimal(18,2)`): a scalar function.
+    #[schemars(length(min = 1, max = 4096))]
+    pub returns: String,
+    /// The body: a SQL expression or a scalar subquery, the text after
+    /// `RETURN`. It may name the parameters. Compared normalised.
+    #[schemars(length(min = 1, max = 65536))]
+    pub body: String,
+    /// `true`: DETERMINISTIC; `false`: NOT DETERMINISTIC. Omitted: not stated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deterministic: Option<bool>,
+    /// The function comment. Omitted: left alone; `""`: cleared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 16384))]
+    pub comment: Option<String>,
+    /// A named principal gets exactly these privileges (`EXECUTE`, `ALL
+    /// PRIVILEGES`, `MANAGE`); principals not named are left alone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub grants: Vec<GrantSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+    /// `Auto` (default): applies all but destructive steps, which wait for approval.
+    /// `Manual`: every non-empty plan waits for approval. `Observe`: never applies.
+    #[serde(default)]
+    pub policy: Policy,
+}
+
+/// One parameter of a function.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FunctionParameterSpec {
+    #[schemars(length(min = 1, max = 255))]
+    pub name: String,
+    /// A type in string notation (`int`, `decimal(18,2)`, `array<string>`).
+    #[serde(rename = "type")]
+    #[schemars(length(min = 1, max = 4096))]
+    pub data_type: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 16384))]
+    pub comment: Option<String>,
+}
+
+/// A managed volume, declared: `CREATE VOLUME`.
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[kube(
+    group = "delta-operator.io",
+    version = "v1alpha1",
+    kind = "DeltaVolume",
+    namespaced,
+    status = "DeltaObjectStatus",
+    shortname = "dvol",
+    printcolumn = r#"{"name":"OBJECT","type":"string","jsonPath":".status.object"}"#,
+    printcolumn = r#"{"name":"READY","type":"string","jsonPath":".status.conditions[?(@.type==\"Ready\")].status"}"#,
+    printcolumn = r#"{"name":"PLAN","type":"string","jsonPath":".status.plan.summary"}"#,
+    printcolumn = r#"{"name":"RISK","type":"string","jsonPath":".status.plan.risk"}"#,
+    printcolumn = r#"{"name":"AGE","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+)]
+#[serde(rename_all = "camelCase")]
+pub struct DeltaVolumeSpec {
+    /// The name of a DeltaSchema in the same namespace.
+    #[schemars(length(min = 1, max = 253))]
+    pub schema_ref: String,
+    /// The volume's name; defaults to metadata.name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 255))]
+    #[schemars(extend("x-kubernetes-validations" = [
+        {"rule": "!self.matches(r'[./ \\\\]')", "message": "must not contain '.', spaces, '/' or '\\': use a name without them"}
+    ]))]
+    pub name: Option<String>,
+    /// The volume comment. Omitted: left alone; `""`: cleared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 16384))]
+    pub comment: Option<String>,
+    /// Volume tags; `key: null` removes one. Tags not named are left alone.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tags: NullableMap,
+    /// A named principal gets exactly these privileges (`READ VOLUME`,
+    /// `WRITE VOLUME`, `ALL PRIVILEGES`, `MANAGE`); principals not named are left alone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub grants: Vec<GrantSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+    /// `Auto` (default): applies all but destructive steps, which wait for approval.
+    /// `Manual`: every non-empty plan waits for approval. `Observe`: never applies.
+    #[serde(default)]
+    pub policy: Policy,
+}
+
+/// The status of a DeltaView, DeltaFunction or DeltaVolume (the shape of
+/// DeltaTableStatus, without what only tables have).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DeltaObjectStatus {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+    /// The fully qualified name (`catalog.schema.name`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<PlanStatus>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_applied: Option<LastApplied>,
+    /// The apply running now, or cut short (see the Reconciling condition).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub apply: Option<ApplyStatus>,
+    /// The last approval spent (and the values spent before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<ApprovalStatus>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_handled_reconcile_at: Option<String>,
+    /// The replica (its `--identity`) that wrote this status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reconciled_by: Option<String>,
+    /// The shard the resource is in (`run --shards` above 1): by its namespace,
+    /// or its label `delta-operator.io/shard`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<i64>,
+}
+
+/// The kinds a manifest may declare besides schemas and tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ObjectKindSpec {
+    View,
+    Function,
+    Volume,
+}
+
+impl ObjectKindSpec {
+    /// `DeltaView`, `DeltaFunction`, `DeltaVolume`.
+    pub fn kind(self) -> &'static str {
+        match self {
+            ObjectKindSpec::View => "DeltaView",
+            ObjectKindSpec::Function => "DeltaFunction",
+            ObjectKindSpec::Volume => "DeltaVolume",
+        }
+    }
+    /// `view`, `function`, `volume`.
+    pub fn noun(self) -> &'static str {
+        match self {
+            ObjectKindSpec::View => "view",
+            ObjectKindSpec::Function => "function",
+            ObjectKindSpec::Volume => "volume",
+        }
+    }
+}
+
+/// What the three kinds share, for loading, validation and lowering.
+pub trait ObjectResource: kube::Resource<DynamicType = ()> {
+    const KIND: ObjectKindSpec;
+    fn schema_ref(&self) -> &str;
+    /// `spec.name`, if set.
+    fn spec_name(&self) -> Option<&str>;
+    fn comment(&self) -> Option<&str>;
+    fn grants(&self) -> &[GrantSpec];
+    fn owner(&self) -> Option<&str>;
+    fn policy(&self) -> Policy;
+    /// Tags (views, volumes; empty for functions).
+    fn tags(&self) -> &NullableMap;
+    /// The object's name: `spec.name`, else `metadata.name`.
+    fn object_name(&self) -> String {
+        self.spec_name()
+            .map(str::to_string)
+            .unwrap_or_else(|| self.meta().name.clone().unwrap_or_default())
+    }
+    /// The field that names the object (`spec.name` or `metadata.name`).
+    fn name_field(&self) -> &'static str {
+        if self.spec_name().is_some() {
+            "spec.name"
+        } else {
+            "metadata.name"
+        }
+    }
+}
+
+static NO_TAGS: NullableMap = BTreeMap::new();
+
+macro_rules! object_resource {
+    ($ty:ty, $kind:expr, |$s:ident| $tags:expr) => {
+        impl ObjectResource for $ty {
+            const KIND: ObjectKindSpec = $kind;
+            fn schema_ref(&self) -> &str {
+                &self.spec.schema_ref
+            }
+            fn spec_name(&self) -> Option<&str> {
+                self.spec.name.as_deref()
+            }
+            fn comment(&self) -> Option<&str> {
+                self.spec.comment.as_deref()
+            }
+            fn grants(&self) -> &[GrantSpec] {
+                &self.spec.grants
+            }
+            fn owner(&self) -> Option<&str> {
+                self.spec.owner.as_deref()
+            }
+            fn policy(&self) -> Policy {
+                self.spec.policy
+            }
+            fn tags(&self) -> &NullableMap {
+                let $s = self;
+                $tags
+            }
+        }
+    };
+}
+
+object_resource!(DeltaView, ObjectKindSpec::View, |s| &s.spec.tags);
+object_resource!(DeltaFunction, ObjectKindSpec::Function, |_s| &NO_TAGS);
+object_resource!(DeltaVolume, ObjectKindSpec::Volume, |s| &s.spec.tags);
