@@ -53,6 +53,7 @@ pub fn lower(m: &Manifests) -> Result<Inputs, Vec<SpecError>> {
     Ok(Inputs {
         tables,
         schemas,
+        objects: vec![],
         mode_declared,
         now_ms: None,
     })

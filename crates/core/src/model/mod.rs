@@ -11,6 +11,7 @@ pub mod hand_off;
 pub mod history;
 pub mod maintenance;
 pub mod names;
+pub mod object;
 pub mod privilege;
 pub mod property;
 pub mod retention;
@@ -21,6 +22,10 @@ pub mod table;
 pub use hand_off::{HandOff, Handed};
 pub use maintenance::{
     Checkpointing, Compaction, Maintenance, RecordedRestorePoint, TableHealth, Vacuum,
+};
+pub use object::{
+    ColumnRead, DesiredObject, FunctionParam, ObjectBody, ObjectKind, ObjectRef, ObservedObject,
+    Reads,
 };
 pub use privilege::Privilege;
 pub use property::ColumnMapping;

@@ -37,7 +37,7 @@ pub fn foreign_key_entry(fk: &ForeignKey) -> String {
 }
 
 /// `catalog.schema.table`, compared case-insensitively (Unity Catalog lower-cases them).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct TableRef {
     pub catalog: String,
     pub schema: String,

@@ -131,6 +131,11 @@ pub struct Capabilities {
     /// all the table's constraints: one commit per CHECK made the log grow
     /// quadratically). Without it, one statement per CHECK.
     pub checks_in_one_commit: bool,
+    /// Views, SQL functions and volumes (Unity Catalog objects beside the
+    /// tables of a schema). Without it a declared one is refused by
+    /// `NotSupportedByBackend`: the lake and Spark Connect have no metastore
+    /// to hold them.
+    pub catalog_objects: bool,
 }
 
 impl Capabilities {
@@ -174,6 +179,7 @@ impl Capabilities {
             column_mapping_on_existing_tables: false,
             backfill_in_place: false,
             checks_in_one_commit: true,
+            catalog_objects: false,
         }
     }
 
@@ -213,6 +219,7 @@ impl Capabilities {
             column_mapping_on_existing_tables: true,
             backfill_in_place: true,
             checks_in_one_commit: false,
+            catalog_objects: true,
         }
     }
 
@@ -262,6 +269,7 @@ impl Capabilities {
             column_mapping_on_existing_tables: true,
             backfill_in_place: false,
             checks_in_one_commit: false,
+            catalog_objects: false,
         }
     }
 

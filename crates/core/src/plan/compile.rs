@@ -16,6 +16,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::capabilities::BackendKind;
+use super::object::{ObjectPlan, ObjectStep};
 use super::planner::{Outcome, TablePlan};
 use super::rules::{Rule, RuleFailure};
 use super::schema::{SchemaOutcome, SchemaPlan, SchemaStep};
@@ -102,6 +103,14 @@ pub struct Compiled {
     pub undo: Option<String>,
 }
 
+/// What a backend runs for one object step, and how to undo it in its own
+/// terms (a drop's undo: the object's old DDL).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CompiledObject {
+    pub statements: Vec<String>,
+    pub undo: Option<String>,
+}
+
 /// A backend's compiler: pure, from the plan's inputs alone. `earlier` are the
 /// table's steps before this one (a statement may depend on what they set).
 pub trait Compiler: Send + Sync {
@@ -136,6 +145,19 @@ pub trait Compiler: Send + Sync {
         Err(CompileError::Unsupported(format!(
             "this backend has no statement for {}",
             step.action.title()
+        )))
+    }
+
+    /// A view, function or volume step's statements (a backend without
+    /// catalog objects never gets one: `NotSupportedByBackend` refuses them).
+    fn compile_object(
+        &self,
+        plan: &ObjectPlan,
+        step: &ObjectStep,
+    ) -> Result<CompiledObject, CompileError> {
+        Err(CompileError::Unsupported(format!(
+            "this backend has no statement for {}",
+            step.action.title(&plan.object)
         )))
     }
 }

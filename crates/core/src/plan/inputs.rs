@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use crate::model::{DesiredTable, HandOff, SchemaMode};
+use crate::model::{DesiredObject, DesiredTable, HandOff, SchemaMode};
 use crate::plan::SchemaScope;
 
 /// What the manifests declare, lowered. The tables are shared with every
@@ -12,6 +12,8 @@ use crate::plan::SchemaScope;
 pub struct Inputs {
     pub tables: Vec<Arc<DesiredTable>>,
     pub schemas: Vec<SchemaScope>,
+    /// The declared views, functions and volumes.
+    pub objects: Vec<Arc<DesiredObject>>,
     /// Per schema (same order): whether its spec names its mode; the others
     /// take the target's default (`target_default_mode`).
     pub mode_declared: Vec<bool>,

@@ -10,10 +10,12 @@ pub mod change;
 pub mod compile;
 pub mod diff;
 pub mod gate;
+pub mod graph;
 pub mod hand_off;
 pub mod holds;
 pub mod id;
 pub mod inputs;
+pub mod object;
 pub mod planner;
 pub mod projection;
 pub mod render;
@@ -33,9 +35,13 @@ use serde::{Deserialize, Serialize};
 
 pub use capabilities::{BackendKind, Capabilities, Strategy};
 pub use change::{Change, Difference};
-pub use compile::{CheckWhen, CompileError, Compiled, Compiler, RunBinding, StepCheck};
+pub use compile::{
+    CheckWhen, CompileError, Compiled, CompiledObject, Compiler, RunBinding, StepCheck,
+};
+pub use graph::Node;
 pub use id::PlanId;
 pub use inputs::Inputs;
+pub use object::{ObjectAction, ObjectOutcome, ObjectPlan, ObjectStep, plan_objects};
 pub use planner::{
     Outcome, TableAction, TablePlan, plan_delete, plan_orphan, plan_orphan_shared, plan_table,
     plan_table_shared,
@@ -95,6 +101,13 @@ pub struct Plan {
     /// The declared schemas' own metadata (comment, properties, owner, grants).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub schemas: Vec<SchemaPlan>,
+    /// Views, functions and volumes: the declared ones, and the orphans of
+    /// declared schemas.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub objects: Vec<ObjectPlan>,
+    /// Every table and object plan, dependencies first: the apply's order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub order: Vec<Node>,
 }
 
 impl Plan {
@@ -354,6 +367,8 @@ pub(crate) fn finish_for(
         tables,
         unmanaged,
         schemas,
+        objects: vec![],
+        order: vec![],
     }
 }
 

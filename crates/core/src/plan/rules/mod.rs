@@ -77,10 +77,15 @@ pub enum Rule {
     /// invisible characters apart): creating it would leave two tables every
     /// reader takes for one.
     NameLooksLikeLiveTable,
+    /// Law: tables, views and functions that depend on each other in a
+    /// circle (a view reading itself through another, a mask function reading
+    /// the table it masks): no order can create them. Each member is refused,
+    /// naming the cycle.
+    DependencyCycle,
 }
 
 impl Rule {
-    pub const ALL: [Rule; 21] = [
+    pub const ALL: [Rule; 22] = [
         Rule::ColumnSpellingMustMatchCatalog,
         Rule::OwnedByAnotherResource,
         Rule::UnsupportedTableFeatures,
@@ -102,6 +107,7 @@ impl Rule {
         Rule::UsingReadsUnknownColumn,
         Rule::RewriteRefused,
         Rule::NameLooksLikeLiveTable,
+        Rule::DependencyCycle,
     ];
 
     /// A law fires alone: the rules are not checked after it (their findings would be noise).
@@ -115,6 +121,7 @@ impl Rule {
                 | Rule::UnmanagedAspectDrift
                 | Rule::ScopeTooWideForKind
                 | Rule::ForeignKeyInvalid
+                | Rule::DependencyCycle
         )
     }
 
@@ -141,6 +148,7 @@ impl Rule {
             Rule::UsingReadsUnknownColumn => "UsingReadsUnknownColumn",
             Rule::RewriteRefused => "RewriteRefused",
             Rule::NameLooksLikeLiveTable => "NameLooksLikeLiveTable",
+            Rule::DependencyCycle => "DependencyCycle",
         }
     }
 }
