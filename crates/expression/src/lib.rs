@@ -14,12 +14,21 @@
 //! allow.rs (the allow list and the lists of what is refused), check.rs (the
 //! walk over the parse tree that applies them), compare.rs (`same_expression`),
 //! lake.rs (what of the allow list the lake's engine, DataFusion, lacks).
+//!
+//! A view's query and a SQL function's body are held to other rules
+//! (query.rs: one query or one expression, no statement, bounded; printed
+//! back as the normalised form plans compare) and say what they read
+//! (reads.rs: relations, user functions and columns, three-part resolved).
 
 mod allow;
 mod check;
 mod compare;
 mod lake;
 mod parse;
+mod query;
+#[cfg(test)]
+mod query_tests;
+mod reads;
 #[cfg(test)]
 mod tests;
 
@@ -30,6 +39,11 @@ pub use lake::{
     lake_function_problem,
 };
 use parse::{Kind, not_a_condition, parse};
+pub use query::{
+    MAX_QUERY_BYTES, MAX_QUERY_NODES, ParsedBody, ParsedQuery, QUERY_RECURSION_LIMIT,
+    normalize_expression, normalize_query, parse_body, parse_query,
+};
+pub use reads::{ColumnRead, Reads};
 
 /// The longest expression accepted (bytes).
 pub const MAX_EXPRESSION_BYTES: usize = 4096;
