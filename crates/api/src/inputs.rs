@@ -7,6 +7,7 @@ pub use delta_operator_core::plan::Inputs;
 use delta_operator_core::plan::SchemaScope;
 
 use crate::spec::lower::{lower_schema, lower_table};
+use crate::spec::lower_objects::lower_objects;
 use crate::spec::validate::{foreign_key_verdicts, validate_each};
 use crate::spec::{Manifests, SpecError};
 
@@ -37,6 +38,13 @@ pub fn lower(m: &Manifests) -> Result<Inputs, Vec<SpecError>> {
             }
         }
     }
+    let mut objects = Vec::new();
+    if errors.is_empty() {
+        match lower_objects(m) {
+            Ok(o) => objects = o.into_iter().map(Arc::new).collect(),
+            Err(e) => errors.extend(e),
+        }
+    }
     if !errors.is_empty() {
         return Err(errors);
     }
@@ -53,7 +61,7 @@ pub fn lower(m: &Manifests) -> Result<Inputs, Vec<SpecError>> {
     Ok(Inputs {
         tables,
         schemas,
-        objects: vec![],
+        objects,
         mode_declared,
         now_ms: None,
     })

@@ -1067,6 +1067,7 @@ fn cases() -> Vec<Case> {
         cases_scopes_issue_30(),
         cases_hand_off_issue_30(),
         cases_maintenance_issue_34(),
+        cases_objects_issue_33(),
     ]
     .into_iter()
     .flatten()
@@ -2267,9 +2268,10 @@ const OBJECTS: &str = "\
 apiVersion: delta-operator.io/v1alpha1
 kind: DeltaView
 metadata:
-  name: recent_orders
+  name: recent-orders
 spec:
   schemaRef: sales
+  name: recent_orders
   query: SELECT id, amount FROM orders WHERE ts > now() - INTERVAL 7 DAYS
   columnComments:
     id: the order
@@ -2329,4 +2331,299 @@ spec:
         "{}",
         show(&errs)
     );
+}
+
+/// A DeltaView named `name` in schema `sales`; `spec` is the rest of its spec.
+fn view(name: &str, spec: &str) -> String {
+    object("DeltaView", name, spec)
+}
+
+fn function(name: &str, spec: &str) -> String {
+    object("DeltaFunction", name, spec)
+}
+
+fn volume(name: &str, spec: &str) -> String {
+    object("DeltaVolume", name, spec)
+}
+
+fn object(kind: &str, name: &str, spec: &str) -> String {
+    let body: String = spec.lines().map(|l| format!("  {l}\n")).collect();
+    format!(
+        "apiVersion: delta-operator.io/v1alpha1\nkind: {kind}\nmetadata:\n  name: {name}\nspec:\n  schemaRef: sales\n{body}"
+    )
+}
+
+const MASK: &str = "\
+parameters:
+- name: email
+  type: string
+returns: string
+body: CASE WHEN is_account_group_member('admins') THEN email ELSE '***' END";
+
+/// Views, functions and volumes (issue 33)
+fn cases_objects_issue_33() -> Vec<Case> {
+    Vec::from([
+        Case {
+            name: "objects_the_fixtures_are_valid",
+            files: with_schema(stream(&[
+                &table("orders", ORDERS),
+                &view(
+                    "recent",
+                    "query: SELECT id, sales.mask(amount) FROM orders\ncolumnComments:\n  id: the order\ngrants:\n- principal: analysts\n  privileges: [SELECT]",
+                ),
+                &function(
+                    "mask",
+                    &format!("{MASK}\ngrants:\n- principal: analysts\n  privileges: [EXECUTE]"),
+                ),
+                &volume(
+                    "landing",
+                    "grants:\n- principal: loaders\n  privileges: [READ VOLUME, write_volume]",
+                ),
+            ])),
+            expect: vec![],
+        },
+        Case {
+            name: "a_query_that_is_not_one_query",
+            files: with_schema(view("v", "query: SELECT 1; DROP TABLE orders")),
+            expect: vec![error(
+                "table.yaml",
+                "spec.query",
+                &["';'"],
+                &["one query", "without ';'"],
+            )],
+        },
+        Case {
+            name: "a_query_that_changes_data",
+            files: with_schema(view(
+                "v",
+                "query: WITH x AS (SELECT 1) INSERT INTO t SELECT * FROM x",
+            )),
+            expect: vec![error(
+                "table.yaml",
+                "spec.query",
+                &["changes data"],
+                &["SELECT"],
+            )],
+        },
+        Case {
+            name: "a_query_naming_four_parts",
+            files: with_schema(view("v", "query: SELECT * FROM a.b.c.d")),
+            expect: vec![error(
+                "table.yaml",
+                "spec.query",
+                &["at most three"],
+                &["three parts"],
+            )],
+        },
+        Case {
+            name: "a_view_named_like_a_declared_table",
+            files: with_schema(stream(&[
+                &table("orders", ORDERS),
+                &view("orders", "query: SELECT 1"),
+            ])),
+            expect: vec![
+                error(
+                    "table.yaml",
+                    "metadata.name",
+                    &["table DeltaTable default/orders"],
+                    &["rename"],
+                )
+                .naming("DeltaView default/orders"),
+            ],
+        },
+        Case {
+            name: "one_view_declared_twice",
+            files: with_schema(stream(&[
+                &view("a", "name: v\nquery: SELECT 1"),
+                &view("b", "name: V\nquery: SELECT 2"),
+            ])),
+            expect: vec![
+                error(
+                    "table.yaml",
+                    "spec.name",
+                    &["main.sales.v", "DeltaView default/a"],
+                    &["exactly one"],
+                )
+                .naming("DeltaView default/b"),
+            ],
+        },
+        Case {
+            name: "an_object_without_its_schema",
+            files: vec![("v.yaml", view("v", "query: SELECT 1"))],
+            expect: vec![error(
+                "v.yaml",
+                "spec.schemaRef",
+                &["no DeltaSchema 'sales'"],
+                &["add a DeltaSchema"],
+            )],
+        },
+        Case {
+            name: "a_function_privilege_on_a_view",
+            files: with_schema(view(
+                "v",
+                "query: SELECT 1\ngrants:\n- principal: a\n  privileges: [EXECUTE]",
+            )),
+            expect: vec![
+                error(
+                    "table.yaml",
+                    "spec.grants[0].privileges[0]",
+                    &["'EXECUTE' is not a view privilege"],
+                    &["SELECT"],
+                )
+                .naming("DeltaView default/v"),
+            ],
+        },
+        Case {
+            name: "a_table_privilege_on_a_function",
+            files: with_schema(function(
+                "f",
+                &format!("{MASK}\ngrants:\n- principal: a\n  privileges: [SELECT]"),
+            )),
+            expect: vec![error(
+                "table.yaml",
+                "spec.grants[0].privileges[0]",
+                &["'SELECT' is not a function privilege"],
+                &["EXECUTE"],
+            )],
+        },
+        Case {
+            name: "a_misspelt_volume_privilege",
+            files: with_schema(volume(
+                "vol",
+                "grants:\n- principal: a\n  privileges: [READ_VOLUMES]",
+            )),
+            expect: vec![error(
+                "table.yaml",
+                "spec.grants[0].privileges[0]",
+                &["not a volume privilege"],
+                &["READ VOLUME"],
+            )],
+        },
+        Case {
+            name: "function_parameters_twice_and_bad_types",
+            files: with_schema(function(
+                "f",
+                "parameters:\n- name: x\n  type: int\n- name: X\n  type: strin\nreturns: bigint\nbody: x + 1",
+            )),
+            expect: vec![
+                error(
+                    "table.yaml",
+                    "spec.parameters[1].name",
+                    &["spec.parameters[0]"],
+                    &["own name"],
+                ),
+                error(
+                    "table.yaml",
+                    "spec.parameters[1].type",
+                    &["strin"],
+                    &["string"],
+                ),
+            ],
+        },
+        Case {
+            name: "a_function_return_type_and_body",
+            files: with_schema(function("f", "returns: integr\nbody: x +")),
+            expect: vec![
+                error("table.yaml", "spec.returns", &["integr"], &[]),
+                error(
+                    "table.yaml",
+                    "spec.body",
+                    &["not one SQL expression"],
+                    &["RETURN"],
+                ),
+            ],
+        },
+        Case {
+            name: "a_body_with_a_statement_after_it",
+            files: with_schema(function("f", "returns: int\nbody: 1; DROP TABLE orders")),
+            expect: vec![error("table.yaml", "spec.body", &["';'"], &["RETURN"])],
+        },
+        Case {
+            name: "a_reserved_view_property",
+            files: with_schema(view(
+                "v",
+                "query: SELECT 1\nproperties:\n  delta-operator.io/owner: someone",
+            )),
+            expect: vec![error(
+                "table.yaml",
+                "spec.properties.delta-operator.io/owner",
+                &["managed"],
+                &["remove"],
+            )],
+        },
+    ])
+}
+
+#[test]
+fn objects_lower_with_normalised_text_and_what_they_read() {
+    use delta_operator_core::model::object::{ObjectBody, ObjectKind};
+    let (m, errs) = load(&[("schema.yaml", SCHEMA), ("objects.yaml", OBJECTS)]);
+    assert!(errs.is_empty(), "{}", show(&errs));
+    let inputs = engine::lower(&m).unwrap_or_else(|e| panic!("{}", show(&e)));
+    assert_eq!(inputs.objects.len(), 3);
+    let by_kind = |k: ObjectKind| {
+        inputs
+            .objects
+            .iter()
+            .find(|o| o.object.kind == k)
+            .unwrap_or_else(|| panic!("no {k:?}"))
+    };
+    let v = by_kind(ObjectKind::View);
+    assert_eq!(v.object.to_string(), "main.sales.recent_orders");
+    assert_eq!(v.owner_marker.to_string(), "default/recent-orders");
+    let ObjectBody::View {
+        query, normalized, ..
+    } = &v.body
+    else {
+        panic!("{:?}", v.body)
+    };
+    assert!(
+        query.starts_with("SELECT id, amount FROM orders"),
+        "{query}"
+    );
+    assert!(
+        normalized.starts_with("SELECT id, amount FROM orders WHERE"),
+        "{normalized}"
+    );
+    let read: Vec<String> = v
+        .reads
+        .columns
+        .iter()
+        .map(|c| format!("{}.{}", c.relation, c.column))
+        .collect();
+    assert_eq!(
+        read,
+        [
+            "main.sales.orders.amount",
+            "main.sales.orders.id",
+            "main.sales.orders.ts"
+        ]
+    );
+    let f = by_kind(ObjectKind::Function);
+    assert_eq!(f.object.to_string(), "main.sales.mask_email");
+    let ObjectBody::Function {
+        parameters,
+        returns,
+        deterministic,
+        ..
+    } = &f.body
+    else {
+        panic!("{:?}", f.body)
+    };
+    assert_eq!(
+        (
+            parameters[0].name.as_str(),
+            parameters[0].data_type.as_str()
+        ),
+        ("email", "string")
+    );
+    assert_eq!((returns.as_str(), *deterministic), ("string", Some(true)));
+    assert!(
+        f.reads.is_empty(),
+        "a parameter is no column: {:?}",
+        f.reads
+    );
+    let vol = by_kind(ObjectKind::Volume);
+    assert_eq!(vol.tags.get("team"), Some(&Some("sales".to_string())));
+    assert_eq!(vol.comment.as_deref(), Some("raw files"));
 }

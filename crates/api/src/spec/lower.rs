@@ -83,7 +83,7 @@ pub fn lower_schema(s: &Loaded<DeltaSchema>) -> DesiredSchema {
 }
 
 /// Grants in the model's one spelling of a privilege.
-fn lower_grants(grants: &[GrantSpec]) -> Vec<Grant> {
+pub(crate) fn lower_grants(grants: &[GrantSpec]) -> Vec<Grant> {
     grants
         .iter()
         .map(|g| Grant {

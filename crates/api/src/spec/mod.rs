@@ -6,6 +6,7 @@ pub mod error;
 pub use delta_operator_expression as expression;
 pub mod load;
 pub mod lower;
+pub mod lower_objects;
 pub mod maintenance;
 pub mod objects;
 /// Names that are one name to a reader (their own crate: the engine compares

@@ -1,6 +1,7 @@
 //! Offline validation: every rule a manifest set can break without looking at
 //! a live table. All errors are collected; nothing stops at the first.
 
+mod catalog_objects;
 mod columns;
 mod constraints;
 mod foreign_keys;
@@ -10,6 +11,10 @@ mod mapping;
 mod objects;
 mod table;
 
+pub use catalog_objects::{
+    BODY_FIX, FUNCTION_PRIVILEGES, QUERY_FIX, VIEW_PRIVILEGES, VOLUME_PRIVILEGES, check_function,
+    check_objects, check_view, check_volume,
+};
 pub use columns::{column_type, type_error};
 pub(crate) use constraints::CHECK_FIX;
 pub use foreign_keys::{find_cycles, foreign_key_verdicts};
@@ -76,6 +81,7 @@ pub fn validate(m: &Manifests) -> Vec<SpecError> {
     errors.extend(lookalike_tables(m));
     errors.extend(lookalike_schemas(m));
     errors.extend(duplicate_schemas(m));
+    errors.extend(check_objects(m));
     errors.extend(foreign_key_verdicts(m).into_iter().map(|(_, e)| e));
     errors
 }
