@@ -67,7 +67,10 @@ pub fn waiting_for(
                 Some(c) => format!("{}: {}", c.reason, clip(&c.message, 200)),
                 None => "not reconciled yet".into(),
             };
-            let line = format!("{} '{}' ({}) is not Ready ({state})", d.kind, d.name, d.object);
+            let line = format!(
+                "{} '{}' ({}) is not Ready ({state})",
+                d.kind, d.name, d.object
+            );
             if !waiting.contains(&line) {
                 waiting.push(line);
             }
@@ -125,7 +128,9 @@ mod tests {
         let (reason, message) = waiting_for(&t("v"), &[t("ORDERS")], &declared).unwrap();
         assert_eq!(reason, Reason::WaitingForDependency);
         assert!(
-            message.contains("DeltaTable 'orders' (main.sales.orders) is not Ready (Applying: step 1/2)"),
+            message.contains(
+                "DeltaTable 'orders' (main.sales.orders) is not Ready (Applying: step 1/2)"
+            ),
             "{message}"
         );
     }
