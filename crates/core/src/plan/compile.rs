@@ -16,13 +16,13 @@
 use serde::{Deserialize, Serialize};
 
 use super::capabilities::BackendKind;
-use super::object::{ObjectPlan, ObjectStep};
+use super::object::{ObjectOutcome, ObjectPlan, ObjectStep};
 use super::planner::{Outcome, TablePlan};
 use super::rules::{Rule, RuleFailure};
 use super::schema::{SchemaOutcome, SchemaPlan, SchemaStep};
 use super::statement::Statement;
 use super::steps::{Action, RewritePhase, Step};
-use super::{Plan, finish_for};
+use super::{Parts, Plan, finish_parts};
 use crate::model::{ObservedTable, SchemaRef, TableRef};
 
 /// The run id of the apply, bound when the step starts.
@@ -166,14 +166,8 @@ pub trait Compiler: Send + Sync {
 /// refuses its table (nothing of it runs), naming the step; the id is
 /// recomputed over the statements.
 pub fn compile(plan: Plan, compiler: &dyn Compiler) -> Plan {
-    let Plan {
-        backend,
-        tables,
-        unmanaged,
-        schemas,
-        ..
-    } = plan;
-    compile_parts(backend, tables, schemas, unmanaged, compiler)
+    let backend = plan.backend;
+    compile_all(backend, plan.into_parts(), compiler)
 }
 
 /// `compile` of plans not yet numbered (`plan_tables`, `plan_schemas`): the
@@ -185,17 +179,102 @@ pub fn compile_parts(
     unmanaged: Vec<TableRef>,
     compiler: &dyn Compiler,
 ) -> Plan {
+    let parts = Parts {
+        tables,
+        schemas,
+        unmanaged,
+        ..Parts::default()
+    };
+    compile_all(backend, parts, compiler)
+}
+
+/// `compile_parts` of every part, objects included: a step that does not
+/// compile refuses its table or object, and what depends on it is blocked;
+/// the totals and the id are made once, over the compiled statements.
+pub fn compile_all(backend: BackendKind, parts: Parts, compiler: &dyn Compiler) -> Plan {
+    let Parts {
+        tables,
+        schemas,
+        objects,
+        unmanaged,
+        unmanaged_objects,
+        order,
+    } = parts;
     let mut tables: Vec<TablePlan> = tables
         .into_iter()
         .map(|t| compile_table(t, compiler))
         .collect();
-    // a table its compiler refused blocks its dependents, as a rule's refusal does
-    super::block_dependents(&mut tables);
+    let mut objects: Vec<ObjectPlan> = objects
+        .into_iter()
+        .map(|o| compile_object(o, compiler))
+        .collect();
+    // a table or object its compiler refused blocks its dependents, as a rule's refusal does
+    super::graph::block(&mut tables, &mut objects);
     let schemas = schemas
         .into_iter()
         .map(|s| compile_schema(s, compiler))
         .collect();
-    finish_for(backend, tables, schemas, unmanaged)
+    finish_parts(
+        backend,
+        Parts {
+            tables,
+            schemas,
+            objects,
+            unmanaged,
+            unmanaged_objects,
+            order,
+        },
+    )
+}
+
+/// An object's steps compiled; one that does not compile refuses the object.
+/// A blocked object's would-run steps are compiled for the dry run.
+fn compile_object(mut p: ObjectPlan, compiler: &dyn Compiler) -> ObjectPlan {
+    let compiled = |p: &ObjectPlan, s: &ObjectStep| -> Result<ObjectStep, CompileError> {
+        let c = compiler.compile_object(p, s)?;
+        let mut s = s.clone();
+        s.statements = c.statements;
+        if c.undo.is_some() {
+            s.undo = c.undo;
+        }
+        Ok(s)
+    };
+    match &p.outcome {
+        ObjectOutcome::Rejected { .. } => p,
+        ObjectOutcome::Blocked { would_run, by } => {
+            let would_run = would_run
+                .iter()
+                .map(|s| compiled(&p, s).unwrap_or_else(|_| s.clone()))
+                .collect();
+            p.outcome = ObjectOutcome::Blocked {
+                by: by.clone(),
+                would_run,
+            };
+            p
+        }
+        ObjectOutcome::Accepted { steps } => {
+            let mut out = Vec::with_capacity(steps.len());
+            let mut failures = vec![];
+            for s in steps {
+                match compiled(&p, s) {
+                    Ok(s) => out.push(s),
+                    Err(why) => failures.push(RuleFailure {
+                        rule: Rule::NotSupportedByBackend,
+                        subject: format!("step {} {}", s.number, s.action.title(&p.object)),
+                        message: format!("the backend cannot compile this step: {why}"),
+                        fix: "change the spec so the plan does not need this step, or apply it by hand"
+                            .into(),
+                    }),
+                }
+            }
+            p.outcome = if failures.is_empty() {
+                ObjectOutcome::Accepted { steps: out }
+            } else {
+                ObjectOutcome::Rejected { failures }
+            };
+            p
+        }
+    }
 }
 
 fn compile_schema(mut p: SchemaPlan, compiler: &dyn Compiler) -> SchemaPlan {

@@ -78,7 +78,7 @@ pub fn gate(plan: &Plan, policy: Policy, approved: Option<&str>) -> Decision {
             }
             Outcome::Blocked { .. } => true,
             Outcome::Accepted { .. } | Outcome::Deferred { .. } => false,
-        });
+        }) || plan.objects.iter().any(|o| o.is_refused());
         return if refused {
             Decision::Rejected
         } else {

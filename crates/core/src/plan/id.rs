@@ -16,6 +16,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use super::capabilities::BackendKind;
+use super::object::ObjectPlan;
 use super::planner::TablePlan;
 use super::schema::SchemaPlan;
 use encoding::IdHasher;
@@ -29,8 +30,10 @@ mod encoding;
 /// removes its default (`default: null`). v6: a declared table's scope, its
 /// hand-off and a column's unstated shape, and a live relation's kind. v7: a
 /// schema's managed location, and the CREATE of an absent schema. v8: a declared
-/// table's maintenance, and a live table's health (always blanked).
-const ID_VERSION: &str = "delta-operator plan id v8";
+/// table's maintenance, and a live table's health (always blanked). v9: views,
+/// functions and volumes (each object's declared and live state, its action and
+/// its steps' statements, after the schemas).
+const ID_VERSION: &str = "delta-operator plan id v9";
 
 /// A plan's id, 16 hex characters: what an approval names and an apply checks.
 /// Compared with the text a person typed (`--approve`, the annotation) as is.
@@ -98,6 +101,17 @@ pub fn plan_id(backend: BackendKind, tables: &[TablePlan]) -> PlanId {
 /// metadata. Each record starts with its kind (1 a table, 2 a schema) and a 0
 /// ends the plan, so no two plans' bytes run into each other.
 pub fn plan_id_all(backend: BackendKind, tables: &[TablePlan], schemas: &[SchemaPlan]) -> PlanId {
+    plan_id_parts(backend, tables, schemas, &[])
+}
+
+/// `plan_id_all`, and after the schemas each view, function and volume
+/// (record kind 3): its name, declared and live state, action and statements.
+pub fn plan_id_parts(
+    backend: BackendKind,
+    tables: &[TablePlan],
+    schemas: &[SchemaPlan],
+    objects: &[ObjectPlan],
+) -> PlanId {
     let mut h = IdHasher::new();
     h.str(ID_VERSION);
     h.str(backend.as_str());
@@ -133,6 +147,18 @@ pub fn plan_id_all(backend: BackendKind, tables: &[TablePlan], schemas: &[Schema
         h.value(&s.desired);
         h.value(&s.observed);
         for st in s.steps() {
+            h.byte(1);
+            h.value(&st.statements);
+        }
+        h.byte(0);
+    }
+    for o in objects {
+        h.byte(3);
+        h.value(&o.object);
+        h.value(&o.desired);
+        h.value(&o.observed);
+        h.value(&o.action);
+        for st in o.steps() {
             h.byte(1);
             h.value(&st.statements);
         }

@@ -41,7 +41,10 @@ pub use compile::{
 pub use graph::Node;
 pub use id::PlanId;
 pub use inputs::Inputs;
-pub use object::{ObjectAction, ObjectOutcome, ObjectPlan, ObjectStep, plan_objects};
+pub use object::{
+    ObjectAction, ObjectOutcome, ObjectPlan, ObjectStep, plan_objects, plan_orphan_objects,
+};
+
 pub use planner::{
     Outcome, TableAction, TablePlan, plan_delete, plan_orphan, plan_orphan_shared, plan_table,
     plan_table_shared,
@@ -52,7 +55,8 @@ pub use statement::{DeltaOperation, Statement};
 pub use steps::{Action, RiskClass, Step};
 
 use crate::model::{
-    DesiredTable, ObservedTable, ResourceId, SchemaMeta, SchemaMode, SchemaRef, TableRef,
+    DesiredObject, DesiredTable, ObjectRef, ObservedObject, ObservedTable, ResourceId, SchemaMeta,
+    SchemaMode, SchemaRef, TableRef,
 };
 
 /// The JSON format's version; bump on any incompatible change.
@@ -108,6 +112,24 @@ pub struct Plan {
     /// Every table and object plan, dependencies first: the apply's order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub order: Vec<Node>,
+    /// Live views, functions and volumes in declared schemas without an
+    /// owner marker and without a spec: never touched.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unmanaged_objects: Vec<ObjectRef>,
+}
+
+/// The plans of a whole plan before its totals and id are made (once, over
+/// the compiled statements: `compile::compile_all`, `finish_parts`).
+#[derive(Debug, Clone, Default)]
+pub struct Parts {
+    pub tables: Vec<TablePlan>,
+    pub schemas: Vec<SchemaPlan>,
+    pub objects: Vec<ObjectPlan>,
+    pub unmanaged: Vec<TableRef>,
+    pub unmanaged_objects: Vec<ObjectRef>,
+    /// Every table and object, dependencies first (`plan_objects`); empty
+    /// when no object was planned (the tables' own order then).
+    pub order: Vec<Node>,
 }
 
 impl Plan {
@@ -119,11 +141,49 @@ impl Plan {
         let tables = self.tables.iter().filter_map(TablePlan::risk);
         tables
             .chain(self.schemas.iter().filter_map(SchemaPlan::risk))
+            .chain(self.objects.iter().filter_map(ObjectPlan::risk))
             .max()
     }
     /// The plan with these schema plans, its totals and id counted again.
     pub fn with_schemas(self, schemas: Vec<SchemaPlan>, caps: &Capabilities) -> Plan {
-        finish_all(caps, self.tables, schemas, self.unmanaged)
+        let parts = Parts {
+            schemas,
+            ..self.into_parts()
+        };
+        finish_parts(caps.backend, parts)
+    }
+    /// Its plans, to be finished again.
+    pub fn into_parts(self) -> Parts {
+        Parts {
+            tables: self.tables,
+            schemas: self.schemas,
+            objects: self.objects,
+            unmanaged: self.unmanaged,
+            unmanaged_objects: self.unmanaged_objects,
+            order: self.order,
+        }
+    }
+    /// The order the executor runs tables and objects in: `order`, or for a
+    /// plan made without objects (whose `order` is empty) its tables as planned.
+    pub fn apply_order(&self) -> Vec<Node> {
+        if !self.order.is_empty() {
+            return self.order.clone();
+        }
+        self.tables
+            .iter()
+            .map(|t| Node::Table(t.table.clone()))
+            .chain(self.objects.iter().map(|o| Node::Object(o.object.clone())))
+            .collect()
+    }
+    /// Object steps that wait for approval (a strict orphan's drop).
+    pub fn destructive_object_steps(&self) -> impl Iterator<Item = (&ObjectPlan, &ObjectStep)> {
+        self.objects
+            .iter()
+            .flat_map(|o| o.steps().iter().map(move |s| (o, s)))
+            .filter(|(_, s)| s.class == RiskClass::Destructive)
+    }
+    pub fn rejected_objects(&self) -> impl Iterator<Item = &ObjectPlan> {
+        self.objects.iter().filter(|o| o.is_refused())
     }
     pub fn destructive_steps(&self) -> impl Iterator<Item = (&TablePlan, &Step)> {
         self.tables
@@ -260,6 +320,39 @@ pub fn plan_tables_at(
     (tables, unmanaged)
 }
 
+/// Tables and objects planned together at `now_ms`: the table plans of
+/// `plan_tables_at`, then the views, functions and volumes against
+/// `observed_objects` (every live one of the declared schemas, and the
+/// declared ones), the graph's cycles refused, the table steps that break
+/// views classed, dependants blocked, and the order. Not yet compiled or
+/// numbered (`compile::compile_all`, or `finish_parts`).
+pub fn plan_all_at(
+    desired: &[Arc<DesiredTable>],
+    observed: &[Arc<ObservedTable>],
+    desired_objects: &[Arc<DesiredObject>],
+    observed_objects: &[Arc<ObservedObject>],
+    schemas: &[SchemaScope],
+    caps: &Capabilities,
+    now_ms: Option<i64>,
+) -> Parts {
+    let (mut tables, unmanaged) = plan_tables_at(desired, observed, schemas, caps, now_ms);
+    let (objects, unmanaged_objects, order) = plan_objects(
+        desired_objects,
+        observed_objects,
+        schemas,
+        caps,
+        &mut tables,
+    );
+    Parts {
+        tables,
+        schemas: vec![],
+        objects,
+        unmanaged,
+        unmanaged_objects,
+        order,
+    }
+}
+
 /// A schema's orphans as the cluster knows them: its live tables carrying the
 /// marker of a resource in `namespace` that no longer exists (`existing` holds
 /// the resources that do). `plan` finds orphans by the tables a manifest set
@@ -311,6 +404,27 @@ pub(crate) fn finish_for(
     schemas: Vec<SchemaPlan>,
     unmanaged: Vec<TableRef>,
 ) -> Plan {
+    finish_parts(
+        backend,
+        Parts {
+            tables,
+            schemas,
+            unmanaged,
+            ..Parts::default()
+        },
+    )
+}
+
+/// Numbers the totals and the id for every part of a plan.
+pub fn finish_parts(backend: BackendKind, parts: Parts) -> Plan {
+    let Parts {
+        tables,
+        schemas,
+        objects,
+        unmanaged,
+        unmanaged_objects,
+        order,
+    } = parts;
     let mut summary = Summary::default();
     for s in &schemas {
         match s.is_accepted() {
@@ -358,7 +472,19 @@ pub(crate) fn finish_for(
             .count();
         summary.warnings += steps.iter().map(|s| s.warnings.len()).sum::<usize>();
     }
-    let id = id::plan_id_all(backend, &tables, &schemas);
+    for o in &objects {
+        let steps = o.steps();
+        match o.action {
+            _ if !o.is_accepted() => summary.rejected += 1,
+            TableAction::Create => summary.add += 1,
+            TableAction::Destroy => summary.destroy += 1,
+            TableAction::Update if !steps.is_empty() => summary.change += 1,
+            _ => {}
+        }
+        summary.steps += steps.len();
+        summary.warnings += steps.iter().map(|s| s.warnings.len()).sum::<usize>();
+    }
+    let id = id::plan_id_parts(backend, &tables, &schemas, &objects);
     Plan {
         format_version: FORMAT_VERSION,
         id,
@@ -367,8 +493,9 @@ pub(crate) fn finish_for(
         tables,
         unmanaged,
         schemas,
-        objects: vec![],
-        order: vec![],
+        objects,
+        order,
+        unmanaged_objects,
     }
 }
 
@@ -441,69 +568,11 @@ fn order_of(desired: &[&DesiredTable]) -> Vec<usize> {
     out
 }
 
-/// A table whose foreign-key parent was rejected or blocked is blocked too,
+/// A table whose foreign-key parent (or mask function) was rejected or blocked is blocked too,
 /// naming every such parent (to a fixed point: a parent blocked later in the
 /// same pass is named as well); the steps it would run are kept for the dry run.
 /// Run after planning and again after compiling (a step the backend cannot
 /// compile refuses its table then).
 pub(crate) fn block_dependents(tables: &mut [TablePlan]) {
-    let parents: Vec<Vec<TableRef>> = tables
-        .iter()
-        .map(|t| {
-            t.desired
-                .iter()
-                .flat_map(|d| d.foreign_keys.iter())
-                .map(|fk| fk.references.clone())
-                .filter(|r| *r != t.table)
-                .collect()
-        })
-        .collect();
-    if parents.iter().all(Vec::is_empty) {
-        return; // nothing depends on anything
-    }
-    loop {
-        let failed: BTreeSet<TableRef> = tables
-            .iter()
-            .filter(|t| !t.is_accepted())
-            .map(|t| t.table.clone())
-            .collect();
-        if failed.is_empty() {
-            return;
-        }
-        let mut changed = false;
-        for (t, parents) in tables.iter_mut().zip(&parents) {
-            if matches!(t.outcome, Outcome::Rejected { .. }) {
-                continue;
-            }
-            let mut by: Vec<TableRef> = parents
-                .iter()
-                .filter(|p| failed.contains(*p))
-                .cloned()
-                .collect();
-            by.sort();
-            by.dedup();
-            if by.is_empty() {
-                continue;
-            }
-            match &mut t.outcome {
-                Outcome::Blocked { by: known, .. } if *known == by => {}
-                Outcome::Blocked { by: known, .. } => {
-                    *known = by;
-                    changed = true;
-                }
-                outcome => {
-                    let would_run =
-                        match std::mem::replace(outcome, Outcome::Accepted { steps: vec![] }) {
-                            Outcome::Accepted { steps } => steps,
-                            _ => vec![],
-                        };
-                    *outcome = Outcome::Blocked { by, would_run };
-                    changed = true;
-                }
-            }
-        }
-        if !changed {
-            return;
-        }
-    }
+    graph::block(tables, &mut []);
 }

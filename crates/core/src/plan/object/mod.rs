@@ -4,16 +4,29 @@
 //! schemas that no resource declares (orphans, or unmanaged when unmarked).
 //! Statements are compiled at plan time (`compile.rs`), like a table's.
 
-use std::collections::BTreeMap;
+mod breaks;
+mod declared;
+mod holds;
+
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::planner::TableAction;
+use super::SchemaScope;
+use super::capabilities::Capabilities;
+use super::graph::{self, Node};
+use super::planner::{TableAction, TablePlan};
 use super::rules::RuleFailure;
 use super::steps::RiskClass;
 use crate::model::privilege::{self, Privilege};
-use crate::model::{DesiredObject, FunctionParam, ObjectRef, ObservedObject};
+use crate::model::{
+    DesiredObject, FunctionParam, ObjectKind, ObjectRef, ObservedObject, SchemaMode, TableRef,
+};
+
+pub use breaks::{changed_columns, class_breaks};
+pub use declared::{plan_declared, plan_orphan};
+pub use holds::holds;
 
 /// What an object step does.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -133,6 +146,11 @@ impl ObjectAction {
         }
     }
 
+    /// Whether its effect is already true on the live object (`holds`).
+    pub fn holds(&self, live: Option<&ObservedObject>) -> bool {
+        holds::holds(self, live)
+    }
+
     /// Whether it replaces the object (what put-back steps follow).
     pub fn is_replace(&self) -> bool {
         matches!(
@@ -227,22 +245,81 @@ impl ObjectPlan {
 }
 
 /// Plans every declared object against the live ones, and the live objects
-/// of declared schemas no resource declares. Returns the plans (sorted by
-/// object), the unmanaged live objects (no marker: never touched) and the
-/// order of every table and object (dependencies first).
-///
-/// Seams only for now: no object is planned yet.
+/// of declared schemas no resource declares (`observed`: every view,
+/// function and volume of the declared schemas, and the declared ones).
+/// Returns the plans (sorted by object), the unmanaged live objects (no
+/// marker: never touched, listed) and the order of every table and object
+/// (dependencies first). It also refuses cycles (`DependencyCycle`, tables
+/// too), classes the table steps that break views (`breaks`), and blocks
+/// what depends on anything refused, tables by a failed mask function too.
 pub fn plan_objects(
     desired: &[Arc<DesiredObject>],
     observed: &[Arc<ObservedObject>],
-    scopes: &[super::SchemaScope],
-    caps: &super::Capabilities,
-    tables: &mut [super::TablePlan],
-) -> (Vec<ObjectPlan>, Vec<ObjectRef>, Vec<super::graph::Node>) {
-    let _ = (desired, observed, scopes, caps);
-    let order = tables
+    scopes: &[SchemaScope],
+    caps: &Capabilities,
+    tables: &mut [TablePlan],
+) -> (Vec<ObjectPlan>, Vec<ObjectRef>, Vec<Node>) {
+    let live: BTreeMap<&ObjectRef, &Arc<ObservedObject>> =
+        observed.iter().map(|o| (&o.object, o)).collect();
+    let mut desired: Vec<&Arc<DesiredObject>> = desired.iter().collect();
+    desired.sort_by(|a, b| a.object.cmp(&b.object));
+    desired.dedup_by(|a, b| a.object == b.object);
+    let mut objects: Vec<ObjectPlan> = desired
         .iter()
-        .map(|t| super::graph::Node::Table(t.table.clone()))
+        .map(|d| declared::plan_declared(d, live.get(&d.object).copied(), caps))
         .collect();
-    (vec![], vec![], order)
+    let declared: BTreeSet<&ObjectRef> = desired.iter().map(|d| &d.object).collect();
+    // a relation a table plan covers (a view a DeltaTable governs) is the table plan's
+    let relations: BTreeSet<&TableRef> = tables.iter().map(|t| &t.table).collect();
+    let mut unmanaged = vec![];
+    let mut live: Vec<&Arc<ObservedObject>> = observed.iter().collect();
+    live.sort_by(|a, b| a.object.cmp(&b.object));
+    live.dedup_by(|a, b| a.object == b.object);
+    for o in live {
+        if declared.contains(&o.object) {
+            continue;
+        }
+        if o.object.kind == ObjectKind::View && relations.contains(&o.object.as_table_ref()) {
+            continue;
+        }
+        let Some(scope) = scopes.iter().find(|s| s.schema == o.object.schema_ref()) else {
+            continue;
+        };
+        if o.owner_marker().is_some() {
+            objects.push(declared::plan_orphan(o, scope.mode == SchemaMode::Strict));
+        } else {
+            unmanaged.push(o.object.clone());
+        }
+    }
+    objects.sort_by(|a, b| a.object.cmp(&b.object));
+    graph::refuse_cycles(tables, &mut objects);
+    breaks::class_breaks(tables, &objects, observed);
+    graph::block(tables, &mut objects);
+    let order = graph::Graph::of(tables, &objects).order();
+    (objects, unmanaged, order)
+}
+
+/// A schema's orphan objects as the cluster knows them (the objects'
+/// `plan_orphans`): its live views, functions and volumes carrying the marker
+/// of a resource in `namespace` that no longer exists (`existing` holds the
+/// resources that do). Additive scopes list them (no steps); strict ones drop them.
+pub fn plan_orphan_objects(
+    scope: &SchemaScope,
+    observed: &[Arc<ObservedObject>],
+    namespace: &str,
+    existing: &BTreeSet<crate::model::ResourceId>,
+) -> Vec<ObjectPlan> {
+    let mut live: Vec<&Arc<ObservedObject>> = observed
+        .iter()
+        .filter(|o| o.object.schema_ref() == scope.schema)
+        .filter(|o| {
+            o.owner()
+                .is_some_and(|r| r.namespace == namespace && !existing.contains(&r))
+        })
+        .collect();
+    live.sort_by(|a, b| a.object.cmp(&b.object));
+    live.dedup_by(|a, b| a.object == b.object);
+    live.into_iter()
+        .map(|o| declared::plan_orphan(o, scope.mode == SchemaMode::Strict))
+        .collect()
 }

@@ -6,7 +6,9 @@ use std::fmt::Write;
 use super::{human_bytes, plural, refused, totals};
 use crate::plan::rules::RuleFailure;
 use crate::plan::schema::{SchemaOutcome, SchemaPlan};
-use crate::plan::{CheckWhen, Outcome, Plan, RiskClass, TableAction, TablePlan};
+use crate::plan::{
+    CheckWhen, ObjectOutcome, ObjectPlan, Outcome, Plan, RiskClass, TableAction, TablePlan,
+};
 
 fn dot(class: RiskClass) -> &'static str {
     match class {
@@ -33,13 +35,85 @@ pub fn render(plan: &Plan) -> String {
         }
         table_section(&mut out, t);
     }
+    for o in &plan.objects {
+        if o.action == TableAction::Unchanged && o.steps().is_empty() && o.is_accepted() {
+            continue;
+        }
+        object_section(&mut out, o);
+    }
     if !plan.unmanaged.is_empty() {
         out.push_str("#### Unmanaged tables, left untouched\n\n");
         for u in &plan.unmanaged {
             let _ = writeln!(out, "- `{u}`");
         }
     }
+    if !plan.unmanaged_objects.is_empty() {
+        out.push_str("#### Unmanaged views, functions and volumes, left untouched\n\n");
+        for u in &plan.unmanaged_objects {
+            let _ = writeln!(out, "- {} `{u}`", u.kind.word());
+        }
+    }
     out
+}
+
+fn object_section(out: &mut String, o: &ObjectPlan) {
+    let word = match o.action {
+        TableAction::Create => "create",
+        TableAction::Update => "update",
+        TableAction::Destroy => "destroy",
+        TableAction::Keep => "orphan, kept",
+        TableAction::Unchanged | TableAction::Deferred => "unchanged",
+    };
+    let _ = writeln!(
+        out,
+        "#### {} `{}` — {word}\n",
+        o.object.kind.word(),
+        o.object
+    );
+    for n in &o.notes {
+        let _ = writeln!(out, "- _{n}_");
+    }
+    out.push('\n');
+    let steps = match &o.outcome {
+        ObjectOutcome::Accepted { steps } => steps,
+        ObjectOutcome::Rejected { failures: f } => return failures(out, f),
+        ObjectOutcome::Blocked { by, would_run } => {
+            let _ = writeln!(
+                out,
+                "- ✗ blocked: it depends on {}, which cannot be applied\n",
+                by.iter()
+                    .map(|b| format!("`{b}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            would_run
+        }
+    };
+    if steps.is_empty() {
+        return;
+    }
+    step_table(
+        out,
+        steps.iter().map(|st| Row {
+            number: st.number,
+            title: st.action.title(&o.object),
+            class: st.class,
+            warnings: &st.warnings,
+            notes: &st.notes,
+            undo: st.undo.as_deref(),
+            window: None,
+        }),
+    );
+    let sql: Vec<&String> = steps.iter().flat_map(|st| &st.statements).collect();
+    if !sql.is_empty() {
+        let body: String = sql.iter().map(|x| format!("{x}\n")).collect();
+        let fence = fence_for(&body);
+        let _ = writeln!(
+            out,
+            "<details><summary>statements: {}</summary>\n\n{fence}sql\n{body}{fence}\n\n</details>\n",
+            plural(sql.len(), "statement")
+        );
+    }
 }
 
 /// The plan's id, its totals, and the callouts a reviewer must not miss.
@@ -55,10 +129,13 @@ fn header(out: &mut String, plan: &Plan) {
             refused(plan)
         );
     }
-    let destructive: Vec<String> = plan
-        .destructive_steps()
-        .map(|(t, st)| format!("`{}` step {}", t.table, st.number))
-        .collect();
+    let destructive: Vec<String> =
+        plan.destructive_steps()
+            .map(|(t, st)| format!("`{}` step {}", t.table, st.number))
+            .chain(plan.destructive_object_steps().map(|(o, st)| {
+                format!("{} `{}` step {}", o.object.kind.word(), o.object, st.number)
+            }))
+            .collect();
     if !destructive.is_empty() {
         let _ = writeln!(
             out,

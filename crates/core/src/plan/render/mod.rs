@@ -42,16 +42,23 @@ pub fn totals(s: &crate::plan::Summary) -> (String, String) {
     )
 }
 
-/// What was refused: `2 tables`, `1 schema and 1 table`.
+/// What was refused: `2 tables`, `1 schema and 1 table`, `1 table and 2 views, functions or volumes`.
 pub fn refused(plan: &crate::plan::Plan) -> String {
     let schemas = plan.schemas.iter().filter(|s| !s.is_accepted()).count();
-    let tables = plan.summary.rejected.saturating_sub(schemas);
+    let objects = plan.objects.iter().filter(|o| o.is_refused()).count();
+    let tables = plan.summary.rejected.saturating_sub(schemas + objects);
     let mut parts = vec![];
     if schemas > 0 {
         parts.push(plural(schemas, "schema"));
     }
-    if tables > 0 || schemas == 0 {
+    if tables > 0 || schemas + objects == 0 {
         parts.push(plural(tables, "table"));
+    }
+    if objects > 0 {
+        parts.push(
+            plural(objects, "view, function or volume")
+                .replace("view, function or volumes", "views, functions or volumes"),
+        );
     }
     parts.join(" and ")
 }

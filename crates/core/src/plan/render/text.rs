@@ -4,7 +4,10 @@ use std::fmt::Write;
 
 use super::{human_bytes, plural, refused, totals};
 use crate::plan::schema::SchemaOutcome;
-use crate::plan::{CheckWhen, Outcome, Plan, SchemaPlan, Step, TableAction, TablePlan, gate};
+use crate::plan::{
+    CheckWhen, ObjectOutcome, ObjectPlan, ObjectStep, Outcome, Plan, SchemaPlan, Step, TableAction,
+    TablePlan, gate,
+};
 
 /// The whole plan with every step's statements and checks.
 pub fn render(plan: &Plan) -> String {
@@ -28,10 +31,24 @@ pub fn render_with(plan: &Plan, statements: bool) -> String {
         table_with(&mut out, t, statements);
         out.push('\n');
     }
+    for o in &plan.objects {
+        if o.action == TableAction::Unchanged && o.steps().is_empty() && o.is_accepted() {
+            continue;
+        }
+        object_with(&mut out, o, statements);
+        out.push('\n');
+    }
     for u in &plan.unmanaged {
         let _ = writeln!(
             out,
             "{u}   unmanaged — no owner marker and no spec, left untouched\n"
+        );
+    }
+    for u in &plan.unmanaged_objects {
+        let _ = writeln!(
+            out,
+            "{u}   unmanaged {} — no owner marker and no spec, left untouched\n",
+            u.kind.word()
         );
     }
     let s = &plan.summary;
@@ -66,6 +83,10 @@ pub fn render_with(plan: &Plan, statements: bool) -> String {
     let destructive: Vec<String> = plan
         .destructive_steps()
         .map(|(t, st)| format!("{} step {}", t.table, st.number))
+        .chain(
+            plan.destructive_object_steps()
+                .map(|(o, st)| format!("{} {} step {}", o.object.kind.word(), o.object, st.number)),
+        )
         .collect();
     if !destructive.is_empty() {
         let _ = writeln!(
@@ -137,9 +158,20 @@ pub fn table_with(out: &mut String, t: &TablePlan, statements: bool) {
         }
         Outcome::Blocked { by, would_run } => {
             let names: Vec<String> = by.iter().map(ToString::to_string).collect();
+            let parents_only = by.iter().all(|b| {
+                t.desired
+                    .iter()
+                    .flat_map(|d| &d.foreign_keys)
+                    .any(|fk| fk.references == *b)
+            });
             let _ = writeln!(
                 out,
-                "  ✗ blocked: its foreign keys depend on {}, which cannot be applied",
+                "  ✗ blocked: {} {}, which cannot be applied",
+                if parents_only {
+                    "its foreign keys depend on"
+                } else {
+                    "it depends on"
+                },
                 names.join(", ")
             );
             if !would_run.is_empty() {
@@ -256,6 +288,89 @@ pub fn schema(out: &mut String, s: &SchemaPlan) {
             }
         }
     }
+}
+
+/// One view, function or volume: header, its numbered steps (or why there are none).
+pub fn object(out: &mut String, o: &ObjectPlan) {
+    object_with(out, o, true)
+}
+
+/// `object`, with or without the statements.
+pub fn object_with(out: &mut String, o: &ObjectPlan, statements: bool) {
+    let word = o.object.kind.word();
+    let (mark, what) = match o.action {
+        TableAction::Create => ("+", "create"),
+        TableAction::Update => ("~", "update"),
+        TableAction::Destroy => ("-", "destroy"),
+        TableAction::Keep => ("·", "orphan, kept"),
+        TableAction::Unchanged | TableAction::Deferred => ("=", "unchanged"),
+    };
+    let _ = writeln!(out, "{}   {mark} {word} {what}", o.object);
+    for n in &o.notes {
+        let _ = writeln!(out, "  · {n}");
+    }
+    match &o.outcome {
+        ObjectOutcome::Accepted { steps } => object_steps(out, o, steps, statements),
+        ObjectOutcome::Rejected { failures } => {
+            let _ = writeln!(out, "  ✗ refused — nothing of this {word} will be applied:");
+            for f in failures {
+                let _ = writeln!(out, "    ✗ {} ({}): {}", f.rule, f.subject, f.message);
+                let _ = writeln!(out, "        fix: {}", f.fix);
+            }
+        }
+        ObjectOutcome::Blocked { by, would_run } => {
+            let _ = writeln!(
+                out,
+                "  ✗ blocked: it depends on {}, which cannot be applied",
+                by.join(", ")
+            );
+            if !would_run.is_empty() {
+                let _ = writeln!(out, "  what would run once they are fixed (not run now):");
+                object_steps(out, o, would_run, statements);
+            }
+        }
+    }
+}
+
+fn object_steps(out: &mut String, o: &ObjectPlan, steps: &[ObjectStep], statements: bool) {
+    for st in steps {
+        let _ = writeln!(
+            out,
+            "    {:>2}. {:<36} [{}]",
+            st.number,
+            st.action.title(&o.object),
+            st.class
+        );
+        for w in &st.warnings {
+            let _ = writeln!(out, "        ⚠ {w}");
+        }
+        for n in &st.notes {
+            let _ = writeln!(out, "        · {n}");
+        }
+        if statements {
+            for x in &st.statements {
+                indented(out, "> ", x);
+            }
+        }
+        if let Some(u) = &st.undo {
+            indented(out, "undo: ", u);
+        }
+    }
+}
+
+/// One line per object step, for status fields: `1. CREATE VIEW [meta]`.
+pub fn object_step_lines(o: &ObjectPlan) -> Vec<String> {
+    o.steps()
+        .iter()
+        .map(|st| {
+            format!(
+                "{}. {} [{}]",
+                st.number,
+                st.action.title(&o.object),
+                st.class
+            )
+        })
+        .collect()
 }
 
 /// One line per schema step, for status fields: `1. COMMENT ON SCHEMA [meta]`.

@@ -1,0 +1,676 @@
+//! One object's plan: a declared view, function or volume against its live
+//! state (created, updated in place, or replaced with its grants, tags,
+//! properties and owner put back), and the live objects of declared schemas
+//! no resource declares (orphans: kept or dropped; unmarked ones unmanaged).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use super::{ObjectAction, ObjectOutcome, ObjectPlan, ObjectStep};
+use crate::model::object::with_marker;
+use crate::model::privilege::{self, Privilege};
+use crate::model::{DesiredObject, Grant, OWNER_PROPERTY, ObjectBody, ObjectKind, ObservedObject};
+use crate::plan::capabilities::Capabilities;
+use crate::plan::planner::TableAction;
+use crate::plan::rules::{Rule, RuleFailure};
+use crate::plan::steps::RiskClass;
+
+/// Plans one declared object against its live state (None: absent).
+pub fn plan_declared(
+    desired: &Arc<DesiredObject>,
+    observed: Option<&Arc<ObservedObject>>,
+    caps: &Capabilities,
+) -> ObjectPlan {
+    let d: &DesiredObject = desired;
+    let live: Option<&ObservedObject> = observed.map(|o| &**o);
+    let failures = check(d, live, caps);
+    let (action, outcome, notes) = if !failures.is_empty() {
+        let action = if live.is_some() {
+            TableAction::Update
+        } else {
+            TableAction::Create
+        };
+        (action, ObjectOutcome::Rejected { failures }, vec![])
+    } else {
+        match live {
+            None => (
+                TableAction::Create,
+                ObjectOutcome::Accepted {
+                    steps: numbered(created(d)),
+                },
+                vec![],
+            ),
+            Some(o) => {
+                let (steps, notes) = updated(d, o);
+                let action = if steps.is_empty() {
+                    TableAction::Unchanged
+                } else {
+                    TableAction::Update
+                };
+                (
+                    action,
+                    ObjectOutcome::Accepted {
+                        steps: numbered(steps),
+                    },
+                    notes,
+                )
+            }
+        }
+    };
+    ObjectPlan {
+        object: d.object.clone(),
+        action,
+        outcome,
+        notes,
+        desired: Some(Arc::clone(desired)),
+        observed: observed.cloned(),
+    }
+}
+
+/// A live object of a declared schema that no resource declares, carrying
+/// an owner marker: kept (additive) or dropped (strict, destructive; its undo,
+/// the old DDL, is the compiler's to render).
+pub fn plan_orphan(observed: &Arc<ObservedObject>, strict: bool) -> ObjectPlan {
+    let o: &ObservedObject = observed;
+    let word = o.object.kind.word();
+    let (action, outcome, notes) = if strict {
+        let step = ObjectStep {
+            number: 1,
+            class: RiskClass::Destructive,
+            action: ObjectAction::Drop,
+            warnings: vec![format!(
+                "drops the {word} {}: its spec is gone and the schema is strict",
+                o.object
+            )],
+            notes: vec![],
+            undo: None,
+            statements: vec![],
+        };
+        (
+            TableAction::Destroy,
+            ObjectOutcome::Accepted { steps: vec![step] },
+            vec![],
+        )
+    } else {
+        (
+            TableAction::Keep,
+            ObjectOutcome::Accepted { steps: vec![] },
+            vec![format!(
+                "its spec is gone; the schema is additive, so the {word} is kept"
+            )],
+        )
+    };
+    ObjectPlan {
+        object: o.object.clone(),
+        action,
+        outcome,
+        notes,
+        desired: None,
+        observed: Some(Arc::clone(observed)),
+    }
+}
+
+/// What refuses the object: lowering's findings, the backend, another
+/// resource's marker, a live object of another shape.
+fn check(
+    d: &DesiredObject,
+    live: Option<&ObservedObject>,
+    caps: &Capabilities,
+) -> Vec<RuleFailure> {
+    let word = d.object.kind.word();
+    if !caps.catalog_objects {
+        return vec![RuleFailure {
+            rule: Rule::NotSupportedByBackend,
+            subject: d.object.to_string(),
+            message: format!(
+                "views, functions and volumes need a Unity Catalog metastore; the {} target has none",
+                caps.backend
+            ),
+            fix: format!(
+                "remove the {word}'s resource, or declare it for a target whose backend has a metastore (databricks)"
+            ),
+        }];
+    }
+    if !d.refusals.is_empty() {
+        return d
+            .refusals
+            .iter()
+            .map(|r| RuleFailure {
+                // what lowering found the manifest set cannot hold for this object
+                rule: Rule::NotSupportedByBackend,
+                subject: r.path.clone(),
+                message: r.message.clone(),
+                fix: r.fix.clone(),
+            })
+            .collect();
+    }
+    let Some(o) = live else {
+        return vec![];
+    };
+    if let Some(marker) = o.owner_marker()
+        && d.owner_marker != *marker
+    {
+        return vec![RuleFailure {
+            rule: Rule::OwnedByAnotherResource,
+            subject: d.object.to_string(),
+            message: format!(
+                "the live {word} {} carries the owner marker '{marker}', not '{}'",
+                d.object, d.owner_marker
+            ),
+            fix: format!(
+                "declare it in one resource only: remove this one, or delete '{marker}' (its marker goes with it)"
+            ),
+        }];
+    }
+    if o.body.kind() != d.body.kind() {
+        return vec![RuleFailure {
+            rule: Rule::NotSupportedByBackend,
+            subject: d.object.to_string(),
+            message: format!(
+                "the live object {} is a {}, not a {word}",
+                d.object,
+                o.body.kind().word()
+            ),
+            fix: "choose another name".into(),
+        }];
+    }
+    vec![]
+}
+
+fn numbered(mut steps: Vec<ObjectStep>) -> Vec<ObjectStep> {
+    for (i, s) in steps.iter_mut().enumerate() {
+        s.number = i + 1;
+    }
+    steps
+}
+
+fn step(action: ObjectAction, undo: Option<String>) -> ObjectStep {
+    ObjectStep {
+        number: 0,
+        class: RiskClass::Meta,
+        action,
+        warnings: vec![],
+        notes: vec![],
+        undo,
+        statements: vec![],
+    }
+}
+
+/// The declared values of a map whose `None` removes a key.
+fn set_values(m: &BTreeMap<String, Option<String>>) -> BTreeMap<String, String> {
+    m.iter()
+        .filter_map(|(k, v)| v.as_ref().map(|v| (k.clone(), v.clone())))
+        .collect()
+}
+
+/// A view's properties as its spec makes them: the declared ones and the marker.
+fn view_properties(d: &DesiredObject) -> BTreeMap<String, String> {
+    let mut p = set_values(&d.properties);
+    p.insert(OWNER_PROPERTY.into(), d.owner_marker.to_string());
+    p
+}
+
+/// The steps of an absent object.
+fn created(d: &DesiredObject) -> Vec<ObjectStep> {
+    let name = &d.object;
+    let kind = name.kind;
+    let user = d.comment.as_deref().filter(|c| !c.is_empty());
+    let drop = Some(format!("DROP {kind} {name}"));
+    let mut out = vec![match &d.body {
+        ObjectBody::View {
+            query,
+            column_comments,
+            ..
+        } => step(
+            ObjectAction::CreateView {
+                query: query.clone(),
+                comment: user.map(str::to_string),
+                column_comments: column_comments.clone(),
+                properties: view_properties(d),
+            },
+            drop,
+        ),
+        ObjectBody::Function {
+            parameters,
+            returns,
+            body,
+            deterministic,
+            ..
+        } => step(
+            ObjectAction::CreateFunction {
+                parameters: parameters.clone(),
+                returns: returns.clone(),
+                body: body.clone(),
+                deterministic: *deterministic,
+                comment: with_marker(user, &d.owner_marker),
+            },
+            drop,
+        ),
+        ObjectBody::Volume => step(
+            ObjectAction::CreateVolume {
+                comment: with_marker(user, &d.owner_marker),
+            },
+            drop,
+        ),
+    }];
+    let tags = set_values(&d.tags);
+    if !tags.is_empty() && kind != ObjectKind::Function {
+        out.push(step(ObjectAction::SetTags { tags }, None));
+    }
+    out.extend(grant_steps(d, &[], &d.grants));
+    if let Some(owner) = &d.owner {
+        out.push(owner_step(d, owner, None));
+    }
+    out
+}
+
+/// The steps of a live object: in place, or a replace and what it loses put back.
+fn updated(d: &DesiredObject, o: &ObservedObject) -> (Vec<ObjectStep>, Vec<String>) {
+    let name = &d.object;
+    let mut out = vec![];
+    let mut notes = vec![];
+    // the user part of the comment the object keeps: the declared one, else the live one
+    let user = d.comment.clone().or_else(|| o.comment.clone());
+    let comment_differs = d
+        .comment
+        .as_deref()
+        .is_some_and(|c| c != o.comment.as_deref().unwrap_or(""));
+    let marked = o.owner_marker().is_some();
+    match (&d.body, &o.body) {
+        (
+            ObjectBody::View {
+                query,
+                normalized,
+                column_comments,
+            },
+            ObjectBody::View {
+                normalized: live_normalized,
+                column_comments: live_comments,
+                query: live_query,
+            },
+        ) => {
+            let replace = normalized != live_normalized || column_comments != live_comments;
+            if replace {
+                // CREATE OR REPLACE drops tags, grants and properties: the
+                // properties go in the statement, the rest is put back after it
+                // what the catalog writes itself (`view.*`, the DDL time) is its own to write again
+                let mut properties: BTreeMap<String, String> = o
+                    .properties
+                    .iter()
+                    .filter(|(k, _)| !is_catalog_view_property(k))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                for (k, v) in &d.properties {
+                    match v {
+                        Some(v) => properties.insert(k.clone(), v.clone()),
+                        None => properties.remove(k),
+                    };
+                }
+                properties.insert(OWNER_PROPERTY.into(), d.owner_marker.to_string());
+                let mut s = step(
+                    ObjectAction::ReplaceView {
+                        query: query.clone(),
+                        comment: user.clone().filter(|c| !c.is_empty()),
+                        column_comments: column_comments.clone(),
+                        properties,
+                    },
+                    Some(format!("CREATE OR REPLACE VIEW {name} AS {live_query}")),
+                );
+                s.notes.push(if normalized != live_normalized {
+                    "the query changed: the view is replaced".into()
+                } else {
+                    "a column comment changed: the view is replaced".into()
+                });
+                out.push(s);
+                out.extend(put_back(d, o, true));
+                notes.push(
+                    "CREATE OR REPLACE VIEW drops the view's tags, grants and properties: the properties are in its statement, the tags, grants and owner are put back by the steps after it"
+                        .into(),
+                );
+                return (out, notes);
+            }
+            if comment_differs {
+                out.push(comment_step(d, o, d.comment.clone().unwrap_or_default()));
+            }
+            let mut set: BTreeMap<String, String> = set_values(&d.properties)
+                .into_iter()
+                .filter(|(k, v)| o.properties.get(k) != Some(v))
+                .collect();
+            if !marked {
+                set.insert(OWNER_PROPERTY.into(), d.owner_marker.to_string());
+            }
+            if !set.is_empty() {
+                let was = set
+                    .keys()
+                    .map(|k| match o.properties.get(k) {
+                        Some(v) => format!("'{k}'='{v}'"),
+                        None => format!("'{k}' unset"),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                out.push(step(
+                    ObjectAction::SetProperties { properties: set },
+                    Some(format!("was: {was}")),
+                ));
+            }
+            let unset: Vec<String> = d
+                .properties
+                .iter()
+                .filter(|(k, v)| v.is_none() && o.properties.contains_key(*k))
+                .map(|(k, _)| k.clone())
+                .collect();
+            if !unset.is_empty() {
+                let was = unset
+                    .iter()
+                    .map(|k| format!("'{k}'='{}'", o.properties[k]))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                out.push(step(
+                    ObjectAction::UnsetProperties { keys: unset },
+                    Some(format!("was: {was}")),
+                ));
+            }
+            out.extend(tag_steps(d, o));
+        }
+        (
+            ObjectBody::Function {
+                parameters,
+                returns,
+                body,
+                normalized,
+                deterministic,
+            },
+            ObjectBody::Function {
+                parameters: live_parameters,
+                returns: live_returns,
+                normalized: live_normalized,
+                deterministic: live_deterministic,
+                ..
+            },
+        ) => {
+            let mut why = vec![];
+            if normalized != live_normalized {
+                why.push("its body");
+            }
+            if !same_parameters(parameters, live_parameters) {
+                why.push("its parameters");
+            }
+            if !returns.eq_ignore_ascii_case(live_returns) {
+                why.push("its return type");
+            }
+            if deterministic.is_some() && deterministic != live_deterministic {
+                why.push("DETERMINISTIC");
+            }
+            if comment_differs {
+                why.push("its comment");
+            }
+            if !marked {
+                why.push("its owner marker (a comment line)");
+            }
+            if !why.is_empty() {
+                let mut s = step(
+                    ObjectAction::ReplaceFunction {
+                        parameters: parameters.clone(),
+                        returns: returns.clone(),
+                        body: body.clone(),
+                        deterministic: deterministic.or(*live_deterministic),
+                        comment: with_marker(user.as_deref(), &d.owner_marker),
+                    },
+                    Some(format!(
+                        "CREATE OR REPLACE FUNCTION {name} as it was (its old definition)"
+                    )),
+                );
+                s.notes.push(format!(
+                    "{} changed: the function is replaced",
+                    why.join(", ")
+                ));
+                out.push(s);
+                out.extend(put_back(d, o, false));
+                notes.push(
+                    "CREATE OR REPLACE FUNCTION drops the function's grants: they and the owner are put back by the steps after it"
+                        .into(),
+                );
+                return (out, notes);
+            }
+        }
+        (ObjectBody::Volume, ObjectBody::Volume) => {
+            if comment_differs || !marked {
+                out.push(comment_step(
+                    d,
+                    o,
+                    with_marker(user.as_deref(), &d.owner_marker),
+                ));
+            }
+            out.extend(tag_steps(d, o));
+        }
+        _ => {} // another kind: refused by `check`
+    }
+    out.extend(grant_steps(d, &o.grants, &d.grants));
+    if let Some(owner) = &d.owner
+        && o.owner.as_deref() != Some(owner.as_str())
+    {
+        out.push(owner_step(d, owner, o.owner.as_deref()));
+    }
+    (out, notes)
+}
+
+/// After a replace: the tags (views), grants and owner the replace dropped,
+/// with the spec's changes. `tags`: the object has tags (a view).
+fn put_back(d: &DesiredObject, o: &ObservedObject, tags: bool) -> Vec<ObjectStep> {
+    let mut out = vec![];
+    let note = |s: &mut ObjectStep| {
+        s.notes
+            .push("put back after the replace, which dropped it".into());
+    };
+    if tags {
+        let mut all = o.tags.clone();
+        for (k, v) in &d.tags {
+            match v {
+                Some(v) => all.insert(k.clone(), v.clone()),
+                None => all.remove(k),
+            };
+        }
+        if !all.is_empty() {
+            let mut s = step(ObjectAction::SetTags { tags: all }, None);
+            note(&mut s);
+            out.push(s);
+        }
+    }
+    // every live grant, the declared principals' as declared
+    let declared: BTreeSet<&str> = d.grants.iter().map(|g| g.principal.as_str()).collect();
+    let mut grants: Vec<Grant> = o
+        .grants
+        .iter()
+        .filter(|g| !declared.contains(g.principal.as_str()))
+        .cloned()
+        .chain(d.grants.iter().cloned())
+        .collect();
+    grants.sort_by(|a, b| a.principal.cmp(&b.principal));
+    for g in grants {
+        let privileges: Vec<Privilege> = g
+            .privileges
+            .iter()
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .cloned()
+            .collect();
+        if privileges.is_empty() {
+            continue;
+        }
+        let undo = format!(
+            "REVOKE {} ON {} {} FROM {}",
+            privilege::list(&privileges),
+            d.object.kind,
+            d.object,
+            g.principal
+        );
+        let was_live = o.grants.iter().any(|l| {
+            l.principal == g.principal && privileges.iter().all(|p| l.privileges.contains(p))
+        });
+        let mut s = step(
+            ObjectAction::Grant {
+                principal: g.principal.clone(),
+                privileges,
+            },
+            Some(undo),
+        );
+        if was_live {
+            note(&mut s);
+        } else {
+            s.notes.push("granted as the spec declares".into());
+        }
+        out.push(s);
+    }
+    if let Some(owner) = d.owner.as_deref().or(o.owner.as_deref()) {
+        let mut s = owner_step(d, owner, o.owner.as_deref());
+        note(&mut s);
+        out.push(s);
+    }
+    out
+}
+
+fn comment_step(d: &DesiredObject, o: &ObservedObject, comment: String) -> ObjectStep {
+    let name = &d.object;
+    let kind = name.kind;
+    let undo = match (&o.comment, o.owner_marker(), kind) {
+        (Some(old), None, _) | (Some(old), _, ObjectKind::View) => {
+            format!("COMMENT ON {kind} {name} IS '{old}'")
+        }
+        (None, None, _) | (None, _, ObjectKind::View) => {
+            format!("COMMENT ON {kind} {name} IS NULL")
+        }
+        (old, Some(_), _) => format!(
+            "COMMENT ON {kind} {name} IS '{}' (with its owner line)",
+            old.as_deref().unwrap_or("")
+        ),
+    };
+    step(ObjectAction::SetComment { comment }, Some(undo))
+}
+
+fn tag_steps(d: &DesiredObject, o: &ObservedObject) -> Vec<ObjectStep> {
+    let mut out = vec![];
+    let set: BTreeMap<String, String> = set_values(&d.tags)
+        .into_iter()
+        .filter(|(k, v)| o.tags.get(k) != Some(v))
+        .collect();
+    if !set.is_empty() {
+        let was = set
+            .keys()
+            .map(|k| match o.tags.get(k) {
+                Some(v) => format!("'{k}'='{v}'"),
+                None => format!("'{k}' unset"),
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        out.push(step(
+            ObjectAction::SetTags { tags: set },
+            Some(format!("was: {was}")),
+        ));
+    }
+    let unset: Vec<String> = d
+        .tags
+        .iter()
+        .filter(|(k, v)| v.is_none() && o.tags.contains_key(*k))
+        .map(|(k, _)| k.clone())
+        .collect();
+    if !unset.is_empty() {
+        let was = unset
+            .iter()
+            .map(|k| format!("'{k}'='{}'", o.tags[k]))
+            .collect::<Vec<_>>()
+            .join(", ");
+        out.push(step(
+            ObjectAction::UnsetTags { keys: unset },
+            Some(format!("was: {was}")),
+        ));
+    }
+    out
+}
+
+/// A named principal gets exactly its declared privileges (like a table's
+/// grants); principals the spec does not name are left alone.
+fn grant_steps(d: &DesiredObject, live: &[Grant], declared: &[Grant]) -> Vec<ObjectStep> {
+    let name = &d.object;
+    let kind = name.kind;
+    let mut out = vec![];
+    for g in declared {
+        let have: BTreeSet<&Privilege> = live
+            .iter()
+            .filter(|l| l.principal == g.principal)
+            .flat_map(|l| l.privileges.iter())
+            .collect();
+        let want: BTreeSet<&Privilege> = g.privileges.iter().collect();
+        let add: Vec<Privilege> = want.difference(&have).map(|p| (*p).clone()).collect();
+        let remove: Vec<Privilege> = have.difference(&want).map(|p| (*p).clone()).collect();
+        let principal = &g.principal;
+        if !add.is_empty() {
+            let undo = format!(
+                "REVOKE {} ON {kind} {name} FROM {principal}",
+                privilege::list(&add)
+            );
+            out.push(step(
+                ObjectAction::Grant {
+                    principal: principal.clone(),
+                    privileges: add,
+                },
+                Some(undo),
+            ));
+        }
+        if !remove.is_empty() {
+            let undo = format!(
+                "GRANT {} ON {kind} {name} TO {principal}",
+                privilege::list(&remove)
+            );
+            let mut s = step(
+                ObjectAction::Revoke {
+                    principal: principal.clone(),
+                    privileges: remove.clone(),
+                },
+                Some(undo),
+            );
+            s.warnings.push(format!(
+                "{principal} loses {} on {name}",
+                privilege::list(&remove)
+            ));
+            out.push(s);
+        }
+    }
+    out
+}
+
+fn owner_step(d: &DesiredObject, owner: &str, live: Option<&str>) -> ObjectStep {
+    let name = &d.object;
+    let mut s = step(
+        ObjectAction::SetOwner {
+            owner: owner.to_string(),
+        },
+        Some(format!(
+            "ALTER {} {name} OWNER TO {}",
+            name.kind,
+            live.unwrap_or("(the owner was not known)")
+        )),
+    );
+    if live != Some(owner) {
+        s.warnings.push(format!(
+            "the operator may lose the right to change the {}",
+            name.kind.word()
+        ));
+    }
+    s
+}
+
+/// Parameters compared as the catalog keeps them: names and types case-insensitively.
+fn same_parameters(a: &[crate::model::FunctionParam], b: &[crate::model::FunctionParam]) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(x, y)| {
+            x.name.eq_ignore_ascii_case(&y.name)
+                && x.data_type.eq_ignore_ascii_case(&y.data_type)
+                && x.comment.as_deref().unwrap_or("") == y.comment.as_deref().unwrap_or("")
+        })
+}
+
+/// A property Spark or Unity Catalog writes on every view by itself (its
+/// query's context and output columns, the DDL time): never set by a statement.
+pub fn is_catalog_view_property(key: &str) -> bool {
+    key.starts_with("view.") || key == "transient_lastDdlTime"
+}
