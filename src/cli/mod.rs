@@ -251,7 +251,7 @@ async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
     }
 }
 
-/// Both CRDs as one YAML stream, exactly as committed under crds/.
+/// Every CRD as one YAML stream, exactly as committed under crds/.
 pub fn crds_yaml() -> String {
     let mut out = String::new();
     for crd in crate::spec::crd::all() {

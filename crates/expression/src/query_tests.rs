@@ -264,3 +264,53 @@ fn junk_never_panics() {
         let _ = parse_body(junk, &[]);
     }
 }
+
+#[test]
+fn set_operations_windows_and_order_by_read_their_relations() {
+    let r = reads(
+        "SELECT id, row_number() OVER (PARTITION BY region ORDER BY ts) FROM a UNION ALL SELECT id, 1 FROM b ORDER BY id",
+    );
+    assert_eq!(names(&r.relations), ["main.sales.a", "main.sales.b"]);
+    let c = cols(&r);
+    for want in [
+        "main.sales.a.id",
+        "main.sales.a.region",
+        "main.sales.a.ts",
+        "main.sales.b.id",
+    ] {
+        assert!(c.contains(&want.to_string()), "{want} in {c:?}");
+    }
+}
+
+#[test]
+fn comments_with_semicolons_and_quoted_names_are_one_query() {
+    let q = parse_query("SELECT `Order Id` /* ; DROP TABLE t */ FROM `my schema`.`Orders` -- ;\n")
+        .unwrap();
+    assert_eq!(q.normalized, "SELECT `Order Id` FROM `my schema`.`Orders`");
+    let r = q.reads(&here()).unwrap();
+    assert_eq!(names(&r.relations), ["main.my schema.orders"]);
+    assert_eq!(cols(&r), ["main.my schema.orders.order id"]);
+}
+
+#[test]
+fn a_cte_shadows_a_table_only_by_its_one_part_name() {
+    let r =
+        reads("WITH orders AS (SELECT 1 AS id) SELECT * FROM orders JOIN sales.orders s ON true");
+    assert_eq!(names(&r.relations), ["main.sales.orders"]);
+}
+
+#[test]
+fn lateral_view_aliases_are_not_columns() {
+    let r = reads("SELECT id, item FROM orders LATERAL VIEW explode(items) t AS item");
+    assert_eq!(
+        cols(&r),
+        ["main.sales.orders.id", "main.sales.orders.items"]
+    );
+}
+
+#[test]
+fn table_functions_in_from_are_functions() {
+    let r = reads("SELECT * FROM main.util.recent(7) r JOIN range(10) x ON true");
+    assert_eq!(names(&r.functions), ["main.util.recent"]);
+    assert!(r.relations.is_empty(), "{:?}", r.relations);
+}
