@@ -21,7 +21,8 @@ pub use delta_operator_core::{model, plan};
 pub mod engine {
     pub use delta_operator_api::inputs::{Inputs, lower};
     pub use delta_operator_backend::engine::{
-        observe, observe_schemas, plan_against, plan_against_all, read_and_plan,
+        observe, observe_objects, observe_schemas, plan_against, plan_against_all,
+        plan_with_objects, read_and_plan,
     };
 }
 

@@ -1337,3 +1337,28 @@ async fn apply_with_one_table_held_elsewhere_applies_the_other_and_exits_5() {
     let o = run(d, &["plan", "-f", "examples/"]);
     assert_eq!(code(&o), 0, "{}", text(&o));
 }
+
+/// Views, functions and volumes need a Unity Catalog metastore (issue 33): on a lake target a
+/// DeltaView is refused by `plan` (exit 1) with `NotSupportedByBackend`, naming the view and
+/// that the target has no metastore; `apply` creates nothing.
+#[test]
+fn a_view_on_a_lake_target_is_refused_as_not_supported() {
+    let p = support::project::Project::lake("./lake", "");
+    let d = p.path();
+    let config = p.config.as_str();
+    p.manifest(
+        "recent.yaml",
+        "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaView\nmetadata: {name: recent}\nspec:\n  schemaRef: sales\n  query: SELECT 1 AS one\n",
+    );
+    let o = run(d, &["plan", "-f", "m", "--config", config]);
+    let out = text(&o);
+    assert_eq!(code(&o), 1, "{out}");
+    assert!(
+        out.contains("NotSupportedByBackend")
+            && out.contains("recent")
+            && out.contains("Unity Catalog metastore"),
+        "{out}"
+    );
+    let o = run(d, &["apply", "-f", "m", "--config", config]);
+    assert_eq!(code(&o), 1, "{}", text(&o));
+}

@@ -58,6 +58,9 @@ fn col<'a>(t: &'a ObservedTable, name: &str) -> &'a delta_operator::model::Obser
 #[tokio::test]
 async fn create_with_every_inline_and_follow_up_step_reads_back_and_plans_clean() {
     let wh = Wh::new("dw", "create").await;
+    for f in support::warehouse::MASK_FUNCTIONS {
+        wh.sql(f).await;
+    }
     let sch = wh.schema.clone();
     let customers = table(
         "customers",
@@ -244,6 +247,9 @@ const PEOPLE_V2: &str = "  comment: new
 #[tokio::test]
 async fn every_in_place_change_applies_reads_back_and_plans_clean() {
     let wh = Wh::new("dw", "alter").await;
+    for f in support::warehouse::MASK_FUNCTIONS {
+        wh.sql(f).await;
+    }
     let sch = wh.schema.clone();
     let v1 = wh.m("additive", &[table("people", PEOPLE_V1)]);
     wh.converge(&v1, false).await;

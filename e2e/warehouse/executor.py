@@ -20,6 +20,8 @@ TABLE_PRIVS = {"SELECT", "MODIFY", "ALL_PRIVILEGES", "APPLY_TAG", "MANAGE", "BRO
 SCHEMA_PRIVS = {"ALL_PRIVILEGES", "APPLY_TAG", "CREATE_FUNCTION", "CREATE_MATERIALIZED_VIEW", "CREATE_MODEL",
                 "CREATE_TABLE", "CREATE_VOLUME", "EXECUTE", "EXTERNAL_USE_SCHEMA", "MANAGE", "MODIFY",
                 "READ_VOLUME", "REFRESH", "SELECT", "USE_SCHEMA", "WRITE_VOLUME"}
+# the securable kinds GRANT / REVOKE / SHOW GRANTS take after ON
+OBJECT_KINDS = ("TABLE", "VIEW", "SCHEMA", "DATABASE", "CATALOG", "FUNCTION", "VOLUME")
 INFO_VIEWS = None
 NOT_NAMES = {"DETAIL", "HISTORY", "TABLE", "EXTENDED", "FORMATTED", "SCHEMA", "DATABASE", "NAMESPACE", "FUNCTION",
              "QUERY", "CATALOG", "IF", "SELECT", "VALUES", "WITH", "LATERAL", "TO", "AS", "COLUMN", "COLUMNS",
@@ -146,7 +148,7 @@ class Ctx:
 
     def dispatch(self):
         c = Cursor(self.toks)
-        for fn in (self.uc_alter_table, self.uc_alter_securable, self.uc_grant, self.uc_show_grants,
+        for fn in (self.uc_objects, self.uc_alter_table, self.uc_alter_securable, self.uc_grant, self.uc_show_grants,
                    self.uc_set_tag_on, self.uc_catalog_stmts, self.uc_undrop, self.uc_drop_table,
                    self.uc_describe_json, self.uc_comment_on_column, self.uc_show_schemas, self.uc_show_policies):
             c.i = 0
@@ -154,6 +156,10 @@ class Ctx:
             if r is not None:
                 return r
         return self.passthrough()
+
+    def uc_objects(self, c):
+        import objects
+        return objects.dispatch(self, c)
 
     # -------------------------------------------------------------- pass-through to Spark
     def passthrough(self):
@@ -166,6 +172,15 @@ class Ctx:
             if kind == "create_table":
                 existed = self.table_exists(*target) if target[0] in self.emu.store.catalogs else False
         managed = None
+        view_text = None
+        if kind == "create_view" and target is not None:
+            import objects
+            key, _replace = target
+            existed = objects.is_view(self, key)
+            view_text = objects.view_query_text(self.toks)
+        if kind == "drop_schema" and target is not None:
+            import objects
+            objects.drop_schema_objects(*target, cascade=any(t.up == "CASCADE" for t in s))
         if kind == "create_schema" and target is not None:
             existed = self.emu.spark.db_exists(db_name(*target))
             managed = self.take_managed_location()
@@ -179,6 +194,9 @@ class Ctx:
             self.purge_trash(*target)
         show_tables = head.startswith("SHOW TABLES") or head.startswith("SHOW VIEWS")
         cols, rows = self.spark(text, raw=show_tables)
+        if kind == "create_view":
+            import objects
+            objects.view_created(self, target[0], existed, target[1], view_text)
         self.post(kind, target, existed)
         if managed is not None and not existed:
             with self.emu.store.lock:
@@ -218,6 +236,11 @@ class Ctx:
         """(kind, target) for the statements whose success changes UC metadata."""
         c = Cursor(self.toks)
         try:
+            if c.kw("CREATE", "OR", "REPLACE", "VIEW") or c.kw("CREATE", "VIEW"):
+                replace = c.t[1].up == "OR"
+                c.kw("IF", "NOT", "EXISTS")
+                return "create_view", (self.resolve(c.name()), replace)
+            c.i = 0
             if c.kw("CREATE", "OR", "REPLACE", "TABLE") or c.kw("REPLACE", "TABLE") or c.kw("CREATE", "TABLE"):
                 c.kw("IF", "NOT", "EXISTS")
                 return "create_table", self.resolve(c.name())
@@ -282,6 +305,8 @@ class Ctx:
             with store.lock:
                 store.schemas.setdefault("%s.%s" % target, SecurableMeta(self.who))
         elif kind == "drop_schema":
+            import objects
+            objects.forget_schema_objects(*target)
             pre = "%s.%s." % target
             with store.lock:
                 store.schemas.pop("%s.%s" % target, None)
@@ -392,6 +417,14 @@ class Ctx:
                     not (prevkw == "VIEW" and prev2 == "LATERAL"):
                 c, s, tb = self.resolve(parts)
                 repl = spark_table(c, s, tb)
+            if repl is not None and stmt in ("SELECT", "WITH") and prevkw in ("FROM", "JOIN") and \
+                    len(parts) <= 3 and not (nxt is not None and nxt.text == "(") and not repl.startswith("`__uc_info"):
+                # EMULATED: a read of a table with column masks / a row filter applies them
+                import objects
+                key = tuple(lparts) if len(parts) == 3 else self.resolve(parts)
+                sub = objects.masked_relation(self, key, repl)
+                if sub is not None:
+                    repl = sub if objects.alias_follows(toks, j) else sub + " AS " + quote(enc(key[2]))
             if repl is None:
                 out.append(render(toks[i:j]))
             else:
@@ -541,6 +574,8 @@ class Ctx:
                 if c.kw("USING", "COLUMNS"):
                     using = [self.column(ct, cs, tt, x).name for x in c.ident_list()]
                 c.expect_end()
+                import objects
+                objects.check_mask_function(self, fn, 1 + len(using))
                 m = self.meta(ct, cs, tt)
                 with store.lock:
                     m.masks[f.name] = {"function_name": fn, "using_column_names": using}
@@ -563,6 +598,8 @@ class Ctx:
             c.expect_kw("ON")
             cols = [self.column(ct, cs, tt, x).name for x in c.ident_list()] if not (c.peek(1) and c.peek(1).text == ")") else (c.expect_op("("), c.expect_op(")"), [])[2]
             c.expect_end()
+            import objects
+            objects.check_mask_function(self, fn, len(cols))
             m = self.meta(ct, cs, tt)
             with store.lock:
                 m.row_filter = {"function_name": fn, "input_column_names": cols}
@@ -792,6 +829,9 @@ class Ctx:
 
     def securable(self, kind, parts):
         store = self.emu.store
+        if kind in ("FUNCTION", "VOLUME"):
+            import objects
+            return (objects.need_function if kind == "FUNCTION" else objects.need_volume)(self, parts)[1]
         if kind == "CATALOG":
             cat = parts[0].lower()
             if cat not in store.catalogs:
@@ -822,7 +862,7 @@ class Ctx:
         privs = ["ALL_PRIVILEGES" if p in ("ALL", "ALL_PRIVILEGES") else p for p in privs]
         c.expect_kw("ON")
         kind = "TABLE"
-        if c.peek() is not None and c.peek().up in ("TABLE", "VIEW", "SCHEMA", "DATABASE", "CATALOG") and \
+        if c.peek() is not None and c.peek().up in OBJECT_KINDS and \
                 c.peek(1) is not None and c.peek(1).kind in ("ident", "qident"):
             kind = {"VIEW": "TABLE", "DATABASE": "SCHEMA"}.get(c.peek().up, c.peek().up)
             c.i += 1
@@ -838,10 +878,12 @@ class Ctx:
                                "Privilege %s is not valid for TABLE." % bad[0].replace("_", " "), "22023")
         else:
             sec = self.securable(kind, parts)
-            bad = [p for p in privs if kind == "SCHEMA" and p not in SCHEMA_PRIVS]
+            import objects
+            valid = {"SCHEMA": SCHEMA_PRIVS, "FUNCTION": objects.FUNCTION_PRIVS, "VOLUME": objects.VOLUME_PRIVS}.get(kind)
+            bad = [p for p in privs if valid is not None and p not in valid]
             if bad:
                 raise SqlError("INVALID_PARAMETER_VALUE.PRIVILEGE",
-                               "Privilege %s is not valid for SCHEMA." % bad[0].replace("_", " "), "22023")
+                               "Privilege %s is not valid for %s." % (bad[0].replace("_", " "), kind), "22023")
         with self.emu.store.lock:
             cur = sec.grants.setdefault(principal, set())
             if revoke:
@@ -860,7 +902,7 @@ class Ctx:
             principal = self.principal(c)
         c.expect_kw("ON")
         kind = "TABLE"
-        if c.peek() is not None and c.peek().up in ("TABLE", "VIEW", "SCHEMA", "DATABASE", "CATALOG") and \
+        if c.peek() is not None and c.peek().up in OBJECT_KINDS and \
                 c.peek(1) is not None and c.peek(1).kind in ("ident", "qident"):
             kind = {"VIEW": "TABLE", "DATABASE": "SCHEMA"}.get(c.peek().up, c.peek().up)
             c.i += 1
@@ -871,7 +913,8 @@ class Ctx:
             okey = ".".join(key)
         else:
             sec = self.securable(kind, parts)
-            okey = ".".join(self.resolve_schema(parts)) if kind == "SCHEMA" else parts[0].lower()
+            okey = ".".join(self.resolve_schema(parts)) if kind == "SCHEMA" else \
+                ".".join(self.resolve(parts)) if kind in ("FUNCTION", "VOLUME") else parts[0].lower()
         from pyspark.sql.types import StringType
         cols = [("Principal", StringType()), ("ActionType", StringType()), ("ObjectType", StringType()), ("ObjectKey", StringType())]
         rows = []
@@ -934,9 +977,11 @@ class Ctx:
             schemas = facts.list_schemas(self.emu, cat)
             if not cascade and [s for s in schemas if s != "default" or facts.list_tables(self.emu, cat, s)]:
                 raise SqlError("SCHEMA_NOT_EMPTY" if False else "CATALOG_NOT_EMPTY", "Catalog %s is not empty. Use CASCADE." % quote(cat), "2BP01")
+            import objects
             for s in schemas:
                 self.purge_trash(cat, s)
                 self.session().sql("DROP DATABASE %s CASCADE" % quote(db_name(cat, s))).collect()
+                objects.forget_schema_objects(cat, s)
             with store.lock:
                 store.catalogs.pop(cat, None)
                 for d in (store.schemas, store.tables):

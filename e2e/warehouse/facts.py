@@ -4,7 +4,7 @@ Used by the UC REST handlers (TableInfo), information_schema and DESCRIBE ... AS
 """
 import json
 
-from sqltext import db_name, db_parts, dec, enc, quote, spark_table
+from sqltext import db_name, db_parts, dec, enc, quote, spark_table, unspark
 
 _UC_TYPE = {"integer": "INT", "long": "LONG", "short": "SHORT", "byte": "BYTE", "string": "STRING",
             "boolean": "BOOLEAN", "double": "DOUBLE", "float": "FLOAT", "date": "DATE",
@@ -42,8 +42,16 @@ class TableFacts:
         self.uc_properties = {}   # what UC adds to TableInfo.properties (see table_info)
         if (self.provider or "").lower() == "delta":
             self.detail = self._delta_facts(sp)
+        raw_props = {} if self.detail else _scala_map(ct.properties())
         self.properties = dict(self.detail["properties"]) if self.detail else \
-            {k: v for k, v in _scala_map(ct.properties()).items()}
+            {k: unspark(v) for k, v in raw_props.items()}
+        if self.table_type == "VIEW":
+            # Spark's view.catalogAndNamespace.part.N: the current catalog and schema at
+            # creation, as Unity Catalog names them
+            ns = db_parts(raw_props.get("view.catalogAndNamespace.part.1") or "")
+            if ns and self.properties.get("view.catalogAndNamespace.part.0") == "spark_catalog":
+                self.properties["view.catalogAndNamespace.part.0"] = ns[0]
+                self.properties["view.catalogAndNamespace.part.1"] = ns[1]
         self.comment = (self.detail or {}).get("description") if self.detail else \
             (ct.comment().get() if ct.comment().isDefined() else None)
         self.partition_columns = list((self.detail or {}).get("partitionColumns") or [])
@@ -150,7 +158,9 @@ class TableFacts:
         if self.comment:
             ti["comment"] = self.comment
         if self.view_text:
-            ti["view_definition"] = self.view_text
+            # the query as the caller wrote it (CREATE VIEW ... AS <query>); Spark's text has
+            # the emulator's Spark-side names
+            ti["view_definition"] = m.view_definition or unspark(self.view_text)
         if not omit_columns:
             ti["columns"] = self.columns()
         if not omit_properties:

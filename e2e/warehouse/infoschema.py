@@ -46,6 +46,29 @@ VIEWS = {
                           ("privilege_type", S), ("is_grantable", S), ("inherited_from", S)],
     "column_masks": [("table_catalog", S), ("table_schema", S), ("table_name", S), ("column_name", S),
                      ("mask_catalog", S), ("mask_schema", S), ("mask_name", S), ("using_columns", S)],
+    # views, routines, volumes, volume_tags (information-schema/views, .../routines,
+    # .../volumes, .../volume_tags): the emulated UC objects (objects.py)
+    "views": [("table_catalog", S), ("table_schema", S), ("table_name", S), ("view_definition", S),
+              ("check_option", S), ("is_updatable", S), ("is_insertable_into", S), ("sql_path", S)],
+    "routines": [("specific_catalog", S), ("specific_schema", S), ("specific_name", S), ("routine_catalog", S),
+                 ("routine_schema", S), ("routine_name", S), ("routine_type", S), ("data_type", S),
+                 ("full_data_type", S), ("character_maximum_length", I), ("character_octet_length", I),
+                 ("numeric_precision", I), ("numeric_precision_radix", I), ("numeric_scale", I),
+                 ("datetime_precision", I), ("interval_type", S), ("interval_precision", I),
+                 ("maximum_cardinality", I), ("routine_body", S), ("routine_definition", S), ("external_name", S),
+                 ("external_language", S), ("parameter_style", S), ("is_deterministic", S),
+                 ("sql_data_access", S), ("is_null_call", S), ("sql_path", S), ("security_type", S),
+                 ("as_locator", S), ("comment", S), ("created", T), ("created_by", S), ("last_altered", T),
+                 ("last_altered_by", S)],
+    "volumes": [("volume_catalog", S), ("volume_schema", S), ("volume_name", S), ("volume_type", S),
+                ("volume_owner", S), ("comment", S), ("created", T), ("created_by", S), ("last_altered", T),
+                ("last_altered_by", S), ("storage_location", S)],
+    "volume_tags": [("catalog_name", S), ("schema_name", S), ("volume_name", S), ("tag_name", S), ("tag_value", S)],
+    "routine_privileges": [("grantor", S), ("grantee", S), ("specific_catalog", S), ("specific_schema", S),
+                           ("specific_name", S), ("routine_catalog", S), ("routine_schema", S), ("routine_name", S),
+                           ("privilege_type", S), ("is_grantable", S), ("inherited_from", S)],
+    "volume_privileges": [("grantor", S), ("grantee", S), ("volume_catalog", S), ("volume_schema", S),
+                          ("volume_name", S), ("privilege_type", S), ("is_grantable", S), ("inherited_from", S)],
     "row_filters": [("table_catalog", S), ("table_schema", S), ("table_name", S), ("filter_catalog", S),
                     ("filter_schema", S), ("filter_name", S), ("target_columns", S)],
 }
@@ -83,6 +106,34 @@ def rows_for(emu, ctx, cat, view):
                 m = store.schemas.get("%s.%s" % (cat, s))
                 if m:
                     out += [(cat, s, k, v) for k, v in sorted(m.tags.items())]
+        elif view in ("routines", "routine_privileges"):
+            import uc_objects
+            for s in schemas:
+                for k in store.in_schema(store.functions, cat, s):
+                    m, fn = store.functions[k], k.split(".", 2)[2]
+                    if view == "routine_privileges":
+                        for p, privs in sorted(m.grants.items()):
+                            out += [(m.owner, p, cat, s, fn, cat, s, fn, pr.replace("_", " "), "NO", "NONE")
+                                    for pr in sorted(privs)]
+                        continue
+                    fi = uc_objects.function_info((cat, s, fn), m)
+                    out.append((cat, s, fn, cat, s, fn, "FUNCTION", fi.get("data_type"), fi.get("full_data_type"),
+                                None, None, None, None, None, None, None, None, None, "SQL", m.body, None, None,
+                                "SQL", "YES" if m.deterministic else "NO", m.data_access.replace("_", " "), "NO",
+                                None, "DEFINER", "NO", m.comment, _ts(m.created_at), m.created_by,
+                                _ts(m.updated_at), m.updated_by))
+        elif view in ("volumes", "volume_tags", "volume_privileges"):
+            for s in schemas:
+                for k in store.in_schema(store.volumes, cat, s):
+                    m, vol = store.volumes[k], k.split(".", 2)[2]
+                    if view == "volumes":
+                        out.append((cat, s, vol, "MANAGED", m.owner, m.comment, _ts(m.created_at), m.created_by,
+                                    _ts(m.updated_at), m.updated_by, m.storage_location))
+                    elif view == "volume_tags":
+                        out += [(cat, s, vol, tk, tv) for tk, tv in sorted(m.tags.items())]
+                    else:
+                        for p, privs in sorted(m.grants.items()):
+                            out += [(m.owner, p, cat, s, vol, pr.replace("_", " "), "NO", "NONE") for pr in sorted(privs)]
         elif view == "schema_privileges":
             for s in schemas:
                 m = store.schemas.get("%s.%s" % (cat, s))
@@ -111,7 +162,10 @@ def rows_for(emu, ctx, cat, view):
             m = store.tables.get("%s.%s.%s" % (cat, s, t))
             if m is None:
                 continue
-            if view == "table_tags":
+            if view == "views":
+                if m.view_definition is not None:
+                    out.append((cat, s, t, m.view_definition, "NONE", "NO", "NO", None))
+            elif view == "table_tags":
                 out += [(cat, s, t, k, v) for k, v in sorted(m.tags.items())]
             elif view == "column_tags":
                 for col, tags in sorted(m.column_tags.items()):

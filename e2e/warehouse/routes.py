@@ -6,6 +6,7 @@ import time
 import urllib.parse
 
 import facts
+import uc_objects
 import workspace
 from server import ApiError, chunk_json, parse_wait, statement_json
 from sqltext import db_name, enc
@@ -265,8 +266,12 @@ def unity(h, method, rest, qv, body, who):
                 raise ApiError(404, "CATALOG_DOES_NOT_EXIST", "Catalog '%s' does not exist." % c)
             return h._send(200, ci(c))
         return h._send(200, {"catalogs": [ci(c) for c in sorted(store.catalogs)]})
+    # functions and volumes (uc_objects.py)
+    r = uc_objects.route(h, method, rest, qv)
+    if r is not None:
+        return r
     # permissions
-    m = re.fullmatch(r"permissions/(table|schema|catalog)/([^/]+)", rest)
+    m = re.fullmatch(r"permissions/(table|schema|catalog|function|volume)/([^/]+)", rest)
     if m:
         kind, name = m.group(1), urllib.parse.unquote(m.group(2))
         sec = securable(kind, name)
@@ -354,6 +359,8 @@ def securable(kind, name):
         from ucstore import SecurableMeta
         with store.lock:
             return store.schemas.setdefault("%s.%s" % (cat, sch), SecurableMeta(EMU.cfg.user))
+    if kind in ("function", "volume"):
+        return uc_objects.securable(kind, name)
     cat = name.lower()
     if cat not in store.catalogs:
         raise ApiError(404, "CATALOG_DOES_NOT_EXIST", "Catalog '%s' does not exist." % cat)
@@ -380,6 +387,8 @@ def tag_map(et, en):
         return securable("schema", en).tags
     if et == "catalogs":
         return securable("catalog", en).tags
+    if et in ("volumes", "functions"):
+        return securable(et[:-1], en).tags
     raise ApiError(400, "INVALID_PARAMETER_VALUE", "entity_type %s is not emulated" % et)
 
 

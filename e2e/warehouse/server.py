@@ -788,6 +788,8 @@ def main():
     routes.EMU = EMU
     import executor
     executor.EMU = EMU
+    import objects
+    objects.EMU = EMU
     srv = ThreadingHTTPServer((args.host, cfg.port), Handler)
     srv.daemon_threads = True
     srv.handle_error = lambda request, client_address: None   # clients hanging up are normal

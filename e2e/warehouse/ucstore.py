@@ -34,6 +34,9 @@ class TableMeta:
         # what a pipeline made: STREAMING_TABLE or MATERIALIZED_VIEW (a Delta table in
         # Spark underneath); None for a table or view, whose type Spark knows
         self.kind = None
+        # a view's query as the caller wrote it (TableInfo.view_definition); Spark keeps the
+        # text with the emulator's Spark-side names
+        self.view_definition = None
 
     def touch(self, who):
         self.updated_at = now_ms()
@@ -57,6 +60,54 @@ class SecurableMeta:
         self.managed_location = None
 
 
+class FunctionMeta:
+    """A SQL function in Unity Catalog (FunctionInfo). The function itself is a real Spark 4
+    SQL function (CREATE FUNCTION ... RETURN, run by Spark); this is what UC adds and what
+    the caller wrote: parameters [{name, type_text, comment, default}], the return type, the
+    body after RETURN, the characteristics."""
+
+    def __init__(self, owner):
+        self.function_id = str(uuid.uuid4())
+        self.owner = owner
+        self.created_by = owner
+        self.created_at = now_ms()
+        self.updated_at = self.created_at
+        self.updated_by = owner
+        self.grants = {}
+        self.tags = {}
+        self.params = []          # [{name, type_text, comment, default}]
+        self.returns = None       # the RETURNS type text, None for RETURNS TABLE
+        self.returns_table = None  # RETURNS TABLE (...) text
+        self.body = ""            # routine_definition: the text after RETURN, as written
+        self.deterministic = True
+        self.data_access = "CONTAINS_SQL"
+        self.comment = None
+
+    def touch(self, who):
+        self.updated_at = now_ms()
+        self.updated_by = who
+
+
+class VolumeMeta:
+    """A managed volume (VolumeInfo): a folder in the emulator's directory."""
+
+    def __init__(self, owner, storage_location, comment=None):
+        self.volume_id = str(uuid.uuid4())
+        self.owner = owner
+        self.created_by = owner
+        self.created_at = now_ms()
+        self.updated_at = self.created_at
+        self.updated_by = owner
+        self.grants = {}
+        self.tags = {}
+        self.comment = comment
+        self.storage_location = storage_location
+
+    def touch(self, who):
+        self.updated_at = now_ms()
+        self.updated_by = who
+
+
 class Store:
     def __init__(self):
         self.lock = threading.RLock()
@@ -64,6 +115,8 @@ class Store:
         self.schemas = {}     # 'cat.sch' -> SecurableMeta
         self.tables = {}      # 'cat.sch.tbl' -> TableMeta
         self.dropped = []     # [{table_id, full_name, db, trash, meta, dropped_at, dropped_by}]
+        self.functions = {}   # 'cat.sch.fn' -> FunctionMeta
+        self.volumes = {}     # 'cat.sch.vol' -> VolumeMeta
         self._trash_seq = 0
 
     @staticmethod
@@ -81,6 +134,12 @@ class Store:
             if m is None and owner_if_new is not None:
                 m = self.tables[full] = TableMeta(owner_if_new)
             return m
+
+    def in_schema(self, d, cat, sch):
+        """The keys of d ('cat.sch.name') in one schema, sorted."""
+        pre = "%s.%s." % (cat, sch)
+        with self.lock:
+            return sorted(k for k in d if k.startswith(pre) and "." not in k[len(pre):])
 
     def rename_table(self, old, new):
         with self.lock:

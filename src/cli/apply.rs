@@ -254,6 +254,25 @@ fn show_event(e: Event<'_>, running: &std::sync::Mutex<Option<Running>>, tty: bo
                 ),
             );
         }
+        Event::ObjectFinished(r) => {
+            let status = status_text(&r.status);
+            let detail = r
+                .detail
+                .as_ref()
+                .map(|d| format!(" — {d}"))
+                .unwrap_or_default();
+            say(
+                json,
+                format!(
+                    "{} ({})  {:>2}. {} [{}] {status}{detail}",
+                    r.object,
+                    r.object.kind.word(),
+                    r.number,
+                    r.title,
+                    r.class
+                ),
+            );
+        }
     }
 }
 
@@ -386,6 +405,7 @@ fn conclude(plan: &Plan, report: &ApplyReport, a: &ApplyArgs, json: bool, runs: 
         .iter()
         .map(|s| &s.status)
         .chain(report.schema_steps.iter().map(|s| &s.status))
+        .chain(report.object_steps.iter().map(|s| &s.status))
         .filter(|s| **s == StepStatus::NotRun)
         .count();
     println!(

@@ -280,9 +280,19 @@ fn validate(config: &Config, files: &[PathBuf]) -> Result<Exit, CliError> {
     if !errors.is_empty() {
         return Err(CliError::Manifests(errors));
     }
+    let objects = [
+        (m.views.len(), "DeltaView"),
+        (m.functions.len(), "DeltaFunction"),
+        (m.volumes.len(), "DeltaVolume"),
+    ];
+    let more: String = objects
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, kind)| format!(", {n} {kind}"))
+        .collect();
     println!(
-        "{} manifests valid ({} DeltaSchema, {} DeltaTable)",
-        m.schemas.len() + m.tables.len(),
+        "{} manifests valid ({} DeltaSchema, {} DeltaTable{more})",
+        m.schemas.len() + m.tables.len() + objects.iter().map(|(n, _)| n).sum::<usize>(),
         m.schemas.len(),
         m.tables.len()
     );

@@ -90,6 +90,15 @@ pub async fn sql(b: &DatabricksBackend, statements: &[String]) {
     }
 }
 
+/// The mask functions the suites' manifests name (`main.sec.mask_email`, `main.sec.mask_id`):
+/// a mask naming a function that does not exist fails (ROUTINE_NOT_FOUND), on Databricks and
+/// on the emulator. Idempotent, and safe from tests running at once.
+pub const MASK_FUNCTIONS: [&str; 3] = [
+    "CREATE SCHEMA IF NOT EXISTS main.sec",
+    "CREATE FUNCTION IF NOT EXISTS main.sec.mask_email(email STRING) RETURNS STRING RETURN email",
+    "CREATE FUNCTION IF NOT EXISTS main.sec.mask_id(id BIGINT, num BIGINT) RETURNS BIGINT RETURN id",
+];
+
 /// A fresh catalog with a `sales` schema: each test its own on the shared emulator.
 pub async fn catalog_with_sales(b: &DatabricksBackend, catalog: &str) {
     sql(

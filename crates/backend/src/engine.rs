@@ -3,12 +3,17 @@
 
 use std::sync::Arc;
 
-use delta_operator_core::model::{Check, ObservedSchema, ObservedTable, TableRef};
+use delta_operator_core::model::{
+    Check, ObjectBody, ObjectRef, ObservedObject, ObservedSchema, ObservedTable, SchemaRef,
+    TableRef,
+};
 use delta_operator_core::plan::Inputs;
-use delta_operator_core::plan::compile::compile_parts;
+use delta_operator_core::plan::compile::{compile_all, compile_parts};
 use delta_operator_core::plan::undo_window;
-use delta_operator_core::plan::{self, Capabilities, Compiler, Plan, SchemaScope, TablePlan};
-use delta_operator_expression::same_expression;
+use delta_operator_core::plan::{
+    self, Capabilities, Compiler, Parts, Plan, SchemaScope, TablePlan,
+};
+use delta_operator_expression::{parse_body, parse_query, same_expression};
 
 use crate::{Backend, BackendError, Extras};
 
@@ -39,6 +44,60 @@ pub async fn observe<B: Backend>(
             Arc::new(o)
         })
         .collect())
+}
+
+/// Reads every view, function and volume of the declared schemas and the
+/// declared objects (none on a backend without a metastore: its rules refuse
+/// the declared ones), each parsed (`parse_live`).
+pub async fn observe_objects<B: Backend>(
+    backend: &B,
+    inputs: &Inputs,
+) -> Result<Vec<Arc<ObservedObject>>, BackendError> {
+    if !backend.capabilities().catalog_objects {
+        return Ok(vec![]);
+    }
+    let schemas: Vec<SchemaRef> = inputs.schemas.iter().map(|s| s.schema.clone()).collect();
+    let declared: Vec<ObjectRef> = inputs.objects.iter().map(|o| o.object.clone()).collect();
+    if schemas.is_empty() && declared.is_empty() {
+        return Ok(vec![]);
+    }
+    let mut live = backend.read_objects(&schemas, &declared).await?;
+    for o in &mut live {
+        parse_live(o);
+    }
+    Ok(live.into_iter().map(Arc::new).collect())
+}
+
+/// A live view's text or function's body parsed as lowering parses the
+/// declared ones: its normalised form (what the plan compares) and what it
+/// reads, names resolved against the object's own schema. Text that does not
+/// parse keeps an empty normalised form and reads nothing known (the plan
+/// then replaces a declared one; an undeclared one orders nothing).
+pub fn parse_live(o: &mut ObservedObject) {
+    let default = o.object.schema_ref();
+    match &mut o.body {
+        ObjectBody::View {
+            query, normalized, ..
+        } => {
+            if let Ok(p) = parse_query(query) {
+                o.reads = p.reads(&default).unwrap_or_default();
+                *normalized = p.normalized;
+            }
+        }
+        ObjectBody::Function {
+            parameters,
+            body,
+            normalized,
+            ..
+        } => {
+            let names: Vec<String> = parameters.iter().map(|p| p.name.clone()).collect();
+            if let Ok(p) = parse_body(body, &names) {
+                o.reads = p.reads(&default).unwrap_or_default();
+                *normalized = p.normalized;
+            }
+        }
+        ObjectBody::Volume => {}
+    }
 }
 
 /// A live CHECK that is the declared one in the engine's own spelling (delta-rs
@@ -108,7 +167,9 @@ pub fn plan_against(
     compile_parts(caps.backend, tables, vec![], unmanaged, compiler)
 }
 
-/// The plan for these inputs against the observed tables and schemas, compiled.
+/// The plan for these inputs against the observed tables and schemas, compiled
+/// (the declared views, functions and volumes planned against none live:
+/// `plan_with_objects` plans them against what was read).
 pub fn plan_against_all(
     inputs: &Inputs,
     observed: &[Arc<ObservedTable>],
@@ -116,10 +177,37 @@ pub fn plan_against_all(
     caps: &Capabilities,
     compiler: &dyn Compiler,
 ) -> Plan {
-    let (tables, unmanaged) = plan_tables(inputs, observed, caps);
+    plan_with_objects(inputs, observed, schemas, &[], caps, compiler)
+}
+
+/// The plan for these inputs against the observed tables, schemas and
+/// objects (views, functions, volumes), compiled: the objects' plans, the
+/// table steps that break views classed, and the order of the apply.
+pub fn plan_with_objects(
+    inputs: &Inputs,
+    observed: &[Arc<ObservedTable>],
+    schemas: &[ObservedSchema],
+    objects: &[Arc<ObservedObject>],
+    caps: &Capabilities,
+    compiler: &dyn Compiler,
+) -> Plan {
+    let (mut tables, unmanaged) = plan_tables(inputs, observed, caps);
+    let (objects, unmanaged_objects, order) =
+        plan::plan_objects(&inputs.objects, objects, &inputs.schemas, caps, &mut tables);
     let schemas = plan::plan_schemas(&inputs.schemas, schemas, caps);
     // one id, over the compiled statements (not one for the tables, then the schemas, then these)
-    compile_parts(caps.backend, tables, schemas, unmanaged, compiler)
+    compile_all(
+        caps.backend,
+        Parts {
+            tables,
+            schemas,
+            objects,
+            unmanaged,
+            unmanaged_objects,
+            order,
+        },
+        compiler,
+    )
 }
 
 /// Reads and plans (tables and the declared schemas' metadata). A table the
@@ -134,8 +222,9 @@ pub async fn read_and_plan<B: Backend>(
 ) -> Result<(Plan, Vec<Arc<ObservedTable>>), BackendError> {
     let mut observed = observe(backend, inputs).await?;
     let schemas = observe_schemas(backend, &inputs.schemas).await?;
+    let objects = observe_objects(backend, inputs).await?;
     let (caps, compiler) = (backend.capabilities(), backend.compiler());
-    let plan = plan_against_all(inputs, &observed, &schemas, caps, compiler);
+    let plan = plan_with_objects(inputs, &observed, &schemas, &objects, caps, compiler);
     let unmeasured: Vec<TableRef> = plan
         .tables
         .iter()
@@ -172,7 +261,7 @@ pub async fn read_and_plan<B: Backend>(
         }
     }
     // neither the size nor the history is in the plan id: the same plan, shown with them
-    let plan = plan_against_all(inputs, &observed, &schemas, caps, compiler);
+    let plan = plan_with_objects(inputs, &observed, &schemas, &objects, caps, compiler);
     Ok((plan, observed))
 }
 

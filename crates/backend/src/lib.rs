@@ -12,9 +12,13 @@ pub mod lock;
 use std::future::Future;
 
 use delta_operator_core::model::history::TableHistory;
-use delta_operator_core::model::{ObservedSchema, ObservedTable, SchemaRef, TableRef};
+use delta_operator_core::model::{
+    ObjectRef, ObservedObject, ObservedSchema, ObservedTable, SchemaRef, TableRef,
+};
 use delta_operator_core::plan::compile::Compiled;
-use delta_operator_core::plan::{BackendKind, Capabilities, Compiler, SchemaStep, Step, TablePlan};
+use delta_operator_core::plan::{
+    BackendKind, Capabilities, Compiler, ObjectPlan, ObjectStep, SchemaStep, Step, TablePlan,
+};
 
 pub use extras::{Extras, TableExtras};
 
@@ -409,6 +413,41 @@ pub trait Backend: Send + Sync {
         step: &SchemaStep,
         statements: &[String],
     ) -> impl Future<Output = Result<StepOutcome, BackendError>> + Send;
+
+    /// Every view, SQL function and volume of `schemas`, and the `declared`
+    /// objects wherever they are (absent ones left out), with their grants and
+    /// tags where they may be changed (declared, or carrying our marker).
+    /// `reads` and `normalized` are left for the engine to parse. Default: none
+    /// (a backend without a metastore: its rules refuse declared objects).
+    fn read_objects(
+        &self,
+        schemas: &[SchemaRef],
+        declared: &[ObjectRef],
+    ) -> impl Future<Output = Result<Vec<ObservedObject>, BackendError>> + Send {
+        let _ = (schemas, declared);
+        async { Ok(vec![]) }
+    }
+
+    /// Carries out one step of an object's plan: `statements`, which the
+    /// executor checked are the ones the plan shows. Default: not supported.
+    fn run_object(
+        &self,
+        plan: &ObjectPlan,
+        step: &ObjectStep,
+        statements: &[String],
+    ) -> impl Future<Output = Result<StepOutcome, BackendError>> + Send {
+        let _ = (step, statements);
+        let backend = self.capabilities().backend;
+        let what = format!("{} {}", plan.object.kind, plan.object);
+        async move {
+            Err(BackendError::Unsupported {
+                backend,
+                what: format!(
+                    "{what}: views, functions and volumes need a Unity Catalog metastore"
+                ),
+            })
+        }
+    }
 
     /// The table's current Delta version: the restore point before a risky step.
     fn version(

@@ -89,7 +89,7 @@ impl ApplyProgress {
                 self.rows = Some(*rows);
                 false
             }
-            Event::Progress { .. } | Event::SchemaFinished(_) => false,
+            Event::Progress { .. } | Event::SchemaFinished(_) | Event::ObjectFinished(_) => false,
         }
     }
 

@@ -15,6 +15,7 @@ pub mod auth;
 pub mod client;
 pub mod error;
 pub mod lock;
+pub mod objects;
 pub mod read;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -29,9 +30,13 @@ use delta_operator_backend::{
     Backend, BackendError, Extras, StepOutcome, StepProgress, TableExtras, TableRun,
 };
 use delta_operator_core::model::history::{HISTORY_DEPTH, TableHistory};
-use delta_operator_core::model::{ObservedSchema, ObservedTable, SchemaRef, TableRef};
+use delta_operator_core::model::{
+    ObjectRef, ObservedObject, ObservedSchema, ObservedTable, SchemaRef, TableRef,
+};
 use delta_operator_core::plan::compile::Compiled;
-use delta_operator_core::plan::{Capabilities, Compiler, SchemaStep, Step, TablePlan};
+use delta_operator_core::plan::{
+    Capabilities, Compiler, ObjectPlan, ObjectStep, SchemaStep, Step, TablePlan,
+};
 use delta_operator_sql::{self as sql, Cancel, SqlCompiler};
 use futures::{StreamExt, TryStreamExt};
 
@@ -51,6 +56,8 @@ struct Snapshot {
     /// The write epoch the read began in: a write since makes it stale.
     epoch: u64,
     tables: SchemaState,
+    /// The schema's views, from the same listing (`objects::view_from_info`).
+    views: Arc<Vec<ObservedObject>>,
     /// False when the schema does not exist (its tables then read as absent).
     exists: bool,
 }
@@ -208,6 +215,15 @@ impl DatabricksBackend {
 
     /// The schema's tables and whether it exists, read once and shared.
     async fn listing(&self, s: &SchemaRef) -> Result<(SchemaState, bool), BackendError> {
+        let (tables, _, exists) = self.full_listing(s).await?;
+        Ok((tables, exists))
+    }
+
+    /// The schema's tables, its views and whether it exists, read once and shared.
+    async fn full_listing(
+        &self,
+        s: &SchemaRef,
+    ) -> Result<(SchemaState, Arc<Vec<ObservedObject>>, bool), BackendError> {
         let lock = self.schema_lock(s);
         let mut guard = lock.lock().await;
         let epoch = self.epoch.load(Ordering::SeqCst);
@@ -215,18 +231,20 @@ impl DatabricksBackend {
             .as_ref()
             .filter(|snap| snap.epoch == epoch && snap.at.elapsed() < self.share_window)
         {
-            return Ok((snap.tables.clone(), snap.exists));
+            return Ok((snap.tables.clone(), snap.views.clone(), snap.exists));
         }
-        let (tables, exists) = self.list_schema_tables(s).await?;
+        let (tables, views, exists) = self.list_schema_tables(s).await?;
+        let views = Arc::new(views);
         // the window runs from the answer: a read slower than the window (a cold warehouse)
         // is still shared by the caller right behind it (listing, then reading, the same schema)
         *guard = Some(Snapshot {
             at: Instant::now(),
             epoch,
             tables: tables.clone(),
+            views: views.clone(),
             exists,
         });
-        Ok((tables, exists))
+        Ok((tables, views, exists))
     }
 
     /// Whether a schema the workspace answered 404 for is absent: `Ok(false)`
@@ -248,14 +266,17 @@ impl DatabricksBackend {
         Ok(true)
     }
 
-    async fn list_schema_tables(&self, s: &SchemaRef) -> Result<(SchemaState, bool), BackendError> {
+    async fn list_schema_tables(
+        &self,
+        s: &SchemaRef,
+    ) -> Result<(SchemaState, Vec<ObservedObject>, bool), BackendError> {
         let infos = match self.client.list_tables(&s.catalog, &s.schema).await {
             Ok(infos) => infos,
             // the listing of an absent schema is a 404: told apart from a refusal by
             // asking for the schema itself; its tables then read as absent
             Err(client::ClientError::Workspace(w)) if w.http_status == Some(404) => {
                 if self.absent_schema(s).await? {
-                    return Ok((Arc::new(BTreeMap::new()), false));
+                    return Ok((Arc::new(BTreeMap::new()), vec![], false));
                 }
                 return Err(client::ClientError::Workspace(w).into());
             }
@@ -306,7 +327,11 @@ impl DatabricksBackend {
             }
         }
         read::attach_leftovers(s, &mut tables, &copies, &alive);
-        Ok((Arc::new(tables), true))
+        let views = infos
+            .iter()
+            .filter_map(|i| objects::view_from_info(s, i))
+            .collect();
+        Ok((Arc::new(tables), views, true))
     }
 
     /// The tags and grants `want` asks for, read onto the table (REST).
@@ -373,6 +398,46 @@ impl DatabricksBackend {
                 &history.columns,
                 &history.rows,
             ));
+        }
+        Ok(())
+    }
+
+    /// Every view, SQL function and managed volume of a schema (none when the
+    /// schema does not exist): the views from the shared tables listing, the
+    /// functions and volumes from their own listings (REST: no warehouse).
+    async fn schema_objects(&self, s: &SchemaRef) -> Result<Vec<ObservedObject>, BackendError> {
+        let (_, views, exists) = self.full_listing(s).await?;
+        if !exists {
+            return Ok(vec![]);
+        }
+        let mut out: Vec<ObservedObject> = views.iter().cloned().collect();
+        let functions = self.client.list_functions(&s.catalog, &s.schema).await?;
+        out.extend(
+            functions
+                .iter()
+                .filter_map(|f| objects::function_from_info(s, f)),
+        );
+        let volumes = self.client.list_volumes(&s.catalog, &s.schema).await?;
+        out.extend(
+            volumes
+                .iter()
+                .filter_map(|v| objects::volume_from_info(s, v)),
+        );
+        Ok(out)
+    }
+
+    /// An object's grants, and its tags where it has any (REST).
+    async fn object_extras(&self, o: &mut ObservedObject) -> Result<(), BackendError> {
+        let full = o.object.to_string();
+        o.grants = read::grants_from_permissions(
+            &self
+                .client
+                .get_permissions(objects::securable(o.object.kind), &full)
+                .await?,
+        );
+        if let Some(entity) = objects::tag_entity(o.object.kind) {
+            o.tags =
+                read::tags_from_assignments(&self.client.list_entity_tags(entity, &full).await?);
         }
         Ok(())
     }
@@ -527,6 +592,56 @@ impl Backend for DatabricksBackend {
         let mut ids = Vec::new();
         for statement in statements {
             tracing::info!(schema = %s, step = step.number, statement = %statement, "running");
+            let ran = self
+                .client
+                .execute(statement, &|m: &str| self.notice(m))
+                .await;
+            self.invalidate();
+            ids.push(ran?.statement_id);
+        }
+        Ok(StepOutcome {
+            detail: Some(format!("statement {}", ids.join(", "))),
+        })
+    }
+
+    async fn read_objects(
+        &self,
+        schemas: &[SchemaRef],
+        declared: &[ObjectRef],
+    ) -> Result<Vec<ObservedObject>, BackendError> {
+        // every schema once: the declared schemas whole, the others for their declared objects
+        let mut listed: BTreeSet<SchemaRef> = schemas.iter().cloned().collect();
+        listed.extend(declared.iter().map(ObjectRef::schema_ref));
+        let mut out = Vec::new();
+        for s in &listed {
+            let whole = schemas.contains(s);
+            for o in self.schema_objects(s).await? {
+                if whole || declared.contains(&o.object) {
+                    out.push(o);
+                }
+            }
+        }
+        // grants and tags of what may be changed: declared, or carrying our marker (an
+        // orphan whose drop's undo puts them back); an unmarked object is only listed
+        for o in out
+            .iter_mut()
+            .filter(|o| o.marker.is_some() || declared.contains(&o.object))
+        {
+            self.object_extras(o).await?;
+        }
+        out.sort_by(|a, b| a.object.cmp(&b.object));
+        Ok(out)
+    }
+
+    async fn run_object(
+        &self,
+        plan: &ObjectPlan,
+        step: &ObjectStep,
+        statements: &[String],
+    ) -> Result<StepOutcome, BackendError> {
+        let mut ids = Vec::new();
+        for statement in statements {
+            tracing::info!(object = %plan.object, step = step.number, statement = %statement, "running");
             let ran = self
                 .client
                 .execute(statement, &|m: &str| self.notice(m))

@@ -6,9 +6,13 @@ pub mod open;
 
 use delta_operator_api::config::{Target, TargetBackend};
 use delta_operator_backend::{Backend, BackendError, Extras, StepOutcome, StepProgress, TableRun};
-use delta_operator_core::model::{ObservedSchema, ObservedTable, SchemaRef, TableRef};
+use delta_operator_core::model::{
+    ObjectRef, ObservedObject, ObservedSchema, ObservedTable, SchemaRef, TableRef,
+};
 use delta_operator_core::plan::compile::Compiled;
-use delta_operator_core::plan::{BackendKind, Capabilities, Compiler, SchemaStep, Step, TablePlan};
+use delta_operator_core::plan::{
+    BackendKind, Capabilities, Compiler, ObjectPlan, ObjectStep, SchemaStep, Step, TablePlan,
+};
 use delta_operator_databricks as databricks;
 use delta_operator_lake as lake;
 use delta_operator_spark as spark;
@@ -251,6 +255,31 @@ impl Backend for AnyBackend {
             AnyBackend::Lake(b) => b.run_schema(schema, step, statements).await,
             AnyBackend::Databricks(b) => b.run_schema(schema, step, statements).await,
             AnyBackend::Spark(b) => b.run_schema(schema, step, statements).await,
+        }
+    }
+
+    async fn read_objects(
+        &self,
+        schemas: &[SchemaRef],
+        declared: &[ObjectRef],
+    ) -> Result<Vec<ObservedObject>, BackendError> {
+        match self {
+            AnyBackend::Lake(b) => b.read_objects(schemas, declared).await,
+            AnyBackend::Databricks(b) => b.read_objects(schemas, declared).await,
+            AnyBackend::Spark(b) => b.read_objects(schemas, declared).await,
+        }
+    }
+
+    async fn run_object(
+        &self,
+        plan: &ObjectPlan,
+        step: &ObjectStep,
+        statements: &[String],
+    ) -> Result<StepOutcome, BackendError> {
+        match self {
+            AnyBackend::Lake(b) => b.run_object(plan, step, statements).await,
+            AnyBackend::Databricks(b) => b.run_object(plan, step, statements).await,
+            AnyBackend::Spark(b) => b.run_object(plan, step, statements).await,
         }
     }
 

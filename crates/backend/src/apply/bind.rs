@@ -6,7 +6,7 @@
 
 use delta_operator_core::model::{ObservedTable, SchemaRef};
 use delta_operator_core::plan::compile::{CompileError, Compiled, RunBinding, pins_version};
-use delta_operator_core::plan::{SchemaStep, Step, TablePlan};
+use delta_operator_core::plan::{ObjectPlan, ObjectStep, SchemaStep, Step, TablePlan};
 
 use crate::{Backend, BackendError, TableRun};
 
@@ -66,6 +66,25 @@ pub fn bind_schema_step<B: Backend>(
         )));
     }
     Ok(statements)
+}
+
+/// An object step's statements, once they are checked to be the plan's.
+pub fn bind_object_step<B: Backend>(
+    backend: &B,
+    plan: &ObjectPlan,
+    step: &ObjectStep,
+) -> Result<Vec<String>, BackendError> {
+    let compiled = backend
+        .compiler()
+        .compile_object(plan, step)
+        .map_err(|e| compile_error(backend, e))?;
+    if compiled.statements != step.statements {
+        return Err(not_as_shown(format!(
+            "{} {} step {}",
+            plan.object.kind, plan.object, step.number
+        )));
+    }
+    Ok(compiled.statements)
 }
 
 fn not_as_shown(what: String) -> BackendError {

@@ -4,6 +4,9 @@
 //! rewrite or destructive step.
 
 pub mod bind;
+pub mod objects;
+
+pub use objects::ObjectStepReport;
 
 use futures::future::BoxFuture;
 use serde::Serialize;
@@ -15,11 +18,13 @@ use crate::{Backend, BackendError, Extras, TableRun, failpoint};
 use delta_operator_core::model::{SchemaRef, TableRef};
 use delta_operator_core::plan::Inputs;
 use delta_operator_core::plan::gate::{Decision, Policy, gate};
+use delta_operator_core::plan::graph::Node;
 use delta_operator_core::plan::holds::holds;
 use delta_operator_core::plan::rules::{Rule, RuleFailure};
 use delta_operator_core::plan::schema::holds as schema_holds;
 use delta_operator_core::plan::{
-    Outcome, Plan, PlanId, RiskClass, SchemaAction, SchemaStep, Step, TableAction, TablePlan,
+    ObjectPlan, Outcome, Plan, PlanId, RiskClass, SchemaAction, SchemaStep, Step, TableAction,
+    TablePlan,
 };
 
 /// What happened to one step.
@@ -71,6 +76,10 @@ pub struct ApplyReport {
     /// The declared schemas' metadata steps (run before the tables').
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub schema_steps: Vec<SchemaStepReport>,
+    /// The steps of views, functions and volumes, in the order they ran
+    /// (the plan's dependency order, between the tables').
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub object_steps: Vec<ObjectStepReport>,
     /// Tables of the plan another apply held (their steps were not run; the
     /// other tables went on): each with who holds it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -153,7 +162,9 @@ pub struct LockedTable {
 impl ApplyReport {
     fn statuses(&self) -> impl Iterator<Item = &StepStatus> {
         let tables = self.steps.iter().map(|s| &s.status);
-        tables.chain(self.schema_steps.iter().map(|s| &s.status))
+        tables
+            .chain(self.schema_steps.iter().map(|s| &s.status))
+            .chain(self.object_steps.iter().map(|s| &s.status))
     }
     /// Some step failed (a locked table is not a failure: see `locked`).
     pub fn failed(&self) -> bool {
@@ -174,9 +185,9 @@ impl ApplyReport {
     pub fn any_table_failed(&self) -> bool {
         self.tables.iter().any(|t| t.status.is_failure())
     }
-    /// True when no step of a table or a schema was reported.
+    /// True when no step of a table, a schema or an object was reported.
     pub fn is_empty(&self) -> bool {
-        self.steps.is_empty() && self.schema_steps.is_empty()
+        self.steps.is_empty() && self.schema_steps.is_empty() && self.object_steps.is_empty()
     }
     /// `catalog.schema.table@version` for every restore point taken.
     pub fn restore_points(&self) -> Vec<String> {
@@ -237,6 +248,8 @@ pub enum Event<'a> {
     Finished(&'a StepReport),
     /// A schema step ended (applied, skipped, failed or not run).
     SchemaFinished(&'a SchemaStepReport),
+    /// An object's step ended (applied, skipped or failed).
+    ObjectFinished(&'a ObjectStepReport),
 }
 
 /// How an apply runs: the policy, how long to wait for a table another apply
@@ -312,6 +325,7 @@ where
                     plan_id: plan.id,
                     steps: vec![],
                     schema_steps: vec![],
+                    object_steps: vec![],
                     locked: vec![],
                     tables,
                 },
@@ -400,7 +414,25 @@ async fn run_locked<B: Backend>(
     // apply, or blocked in turn): a table whose foreign keys need one is blocked
     let mut failed_tables: Vec<TableRef> = locked.iter().map(|l| l.table.clone()).collect();
     let mut blocked_tables: Vec<(TableRef, Vec<TableRef>)> = Vec::new();
+    // tables refused or blocked at plan time do not reach their spec either: objects over them wait
     for t in &plan.tables {
+        if matches!(
+            t.outcome,
+            Outcome::Rejected { .. } | Outcome::Blocked { .. }
+        ) {
+            failed_tables.push(t.table.clone());
+        }
+    }
+    let mut object_steps = Vec::new();
+    for node in run_order(plan) {
+        let t = match node {
+            Ran::Object(p) => {
+                object_steps
+                    .extend(objects::run_object(backend, p, &mut failed_tables, opts).await);
+                continue;
+            }
+            Ran::Table(t) => t,
+        };
         let Outcome::Accepted { steps: planned } = &t.outcome else {
             continue;
         };
@@ -455,9 +487,56 @@ async fn run_locked<B: Backend>(
         plan_id: plan.id.clone(),
         steps,
         schema_steps,
+        object_steps,
         locked,
         tables,
     }
+}
+
+/// A table's or an object's plan, in the order they run.
+enum Ran<'p> {
+    Table(&'p TablePlan),
+    Object(&'p ObjectPlan),
+}
+
+/// The plan's dependency order (`Plan::order`: functions before the tables
+/// whose masks call them, views after what they read), then whatever it does
+/// not name in the plan's own order.
+fn run_order(plan: &Plan) -> Vec<Ran<'_>> {
+    let mut out = Vec::with_capacity(plan.tables.len() + plan.objects.len());
+    let mut tables_done = vec![false; plan.tables.len()];
+    let mut objects_done = vec![false; plan.objects.len()];
+    for node in &plan.order {
+        match node {
+            Node::Table(r) => {
+                if let Some(i) = plan.tables.iter().position(|t| &t.table == r)
+                    && !tables_done[i]
+                {
+                    tables_done[i] = true;
+                    out.push(Ran::Table(&plan.tables[i]));
+                }
+            }
+            Node::Object(r) => {
+                if let Some(i) = plan.objects.iter().position(|o| &o.object == r)
+                    && !objects_done[i]
+                {
+                    objects_done[i] = true;
+                    out.push(Ran::Object(&plan.objects[i]));
+                }
+            }
+        }
+    }
+    for (i, t) in plan.tables.iter().enumerate() {
+        if !tables_done[i] {
+            out.push(Ran::Table(t));
+        }
+    }
+    for (i, o) in plan.objects.iter().enumerate() {
+        if !objects_done[i] {
+            out.push(Ran::Object(o));
+        }
+    }
+    out
 }
 
 /// The tables `t`'s foreign keys reference that did not reach their spec in
@@ -470,9 +549,37 @@ fn blocked_by(t: &TablePlan, failed_tables: &[TableRef]) -> Vec<TableRef> {
         .filter(|fk| fk.references != t.table && failed_tables.contains(&fk.references))
         .map(|fk| fk.references.clone())
         .collect();
+    // the functions its column masks call (an object of this apply that failed)
+    let functions = t.desired.iter().flat_map(|d| {
+        d.columns
+            .iter()
+            .filter_map(|c| c.mask.as_ref().map(|m| m.function.as_str()))
+    });
+    for f in functions {
+        if let Some(r) = function_ref(f, &t.table)
+            && failed_tables.contains(&r)
+        {
+            blocked_by.push(r);
+        }
+    }
     blocked_by.sort();
     blocked_by.dedup();
     blocked_by
+}
+
+/// A function named in a mask or row filter (`f`, `s.f`, `c.s.f`, parts maybe
+/// backticked), resolved against the table's catalog and schema.
+fn function_ref(name: &str, table: &TableRef) -> Option<TableRef> {
+    let parts: Vec<String> = name
+        .split('.')
+        .map(|p| p.trim().trim_matches('`').to_lowercase())
+        .collect();
+    match parts.as_slice() {
+        [f] => Some(TableRef::new(&table.catalog, &table.schema, f)),
+        [s, f] => Some(TableRef::new(&table.catalog, s, f)),
+        [c, s, f] => Some(TableRef::new(c, s, f)),
+        _ => None,
+    }
 }
 
 /// A step's report before it runs: not run, failed with `stop_reason` (the

@@ -1,4 +1,5 @@
-//! Unity Catalog reads: tables, schemas, permissions and tags.
+//! Unity Catalog reads: tables (views among them), functions, volumes,
+//! schemas, permissions and tags.
 
 use super::{ClientError, DatabricksClient};
 use serde_json::{Value, json};
@@ -85,5 +86,46 @@ impl DatabricksClient {
             "tags",
         ];
         self.pages(&path, &[], "tag_assignments").await
+    }
+
+    /// Every SQL function of a schema, page by page (`GET …/functions?catalog_name&schema_name`).
+    pub async fn list_functions(
+        &self,
+        catalog: &str,
+        schema: &str,
+    ) -> Result<Vec<Value>, ClientError> {
+        let q = [("catalog_name", catalog), ("schema_name", schema)];
+        self.pages(
+            &["api", "2.1", "unity-catalog", "functions"],
+            &q,
+            "functions",
+        )
+        .await
+    }
+
+    /// One function, `None` when it does not exist (`GET …/functions/{full_name}`).
+    pub async fn get_function(&self, full_name: &str) -> Result<Option<Value>, ClientError> {
+        match self
+            .get(
+                &["api", "2.1", "unity-catalog", "functions", full_name],
+                &[],
+            )
+            .await
+        {
+            Ok(v) => Ok(Some(v)),
+            Err(ClientError::Workspace(w)) if w.http_status == Some(404) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Every volume of a schema, page by page (`GET …/volumes?catalog_name&schema_name`).
+    pub async fn list_volumes(
+        &self,
+        catalog: &str,
+        schema: &str,
+    ) -> Result<Vec<Value>, ClientError> {
+        let q = [("catalog_name", catalog), ("schema_name", schema)];
+        self.pages(&["api", "2.1", "unity-catalog", "volumes"], &q, "volumes")
+            .await
     }
 }

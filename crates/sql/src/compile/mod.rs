@@ -9,6 +9,7 @@ mod columns;
 mod constraints;
 mod features;
 pub mod maintenance;
+pub mod objects;
 mod relation;
 mod table;
 #[cfg(test)]
@@ -16,11 +17,11 @@ mod tests;
 
 use delta_operator_core::model::{ObservedTable, SchemaRef, TableKind, TableRef};
 use delta_operator_core::plan::compile::{
-    self, CheckWhen, CompileError, Compiled, Compiler, RunBinding, StepCheck,
+    self, CheckWhen, CompileError, Compiled, CompiledObject, Compiler, RunBinding, StepCheck,
 };
 use delta_operator_core::plan::statement::Statement;
 use delta_operator_core::plan::steps::{Action, RewritePhase};
-use delta_operator_core::plan::{SchemaStep, Step, TablePlan};
+use delta_operator_core::plan::{ObjectPlan, ObjectStep, SchemaStep, Step, TablePlan};
 
 use crate::quote::{Names, field_path};
 use crate::{SqlError, rewrite};
@@ -87,6 +88,22 @@ impl Compiler for SqlCompiler {
         step: &SchemaStep,
     ) -> Result<Vec<String>, CompileError> {
         Ok(vec![crate::schema::compile_schema(schema, &step.action)?])
+    }
+
+    /// Views, functions and volumes have three-part names only (Unity
+    /// Catalog): a compiler naming tables by path has none.
+    fn compile_object(
+        &self,
+        plan: &ObjectPlan,
+        step: &ObjectStep,
+    ) -> Result<CompiledObject, CompileError> {
+        if self.names != Names::Catalog {
+            return Err(CompileError::Unsupported(format!(
+                "{} needs a Unity Catalog metastore; tables named by path have none",
+                step.action.title(&plan.object)
+            )));
+        }
+        objects::compile(plan, step)
     }
 }
 
