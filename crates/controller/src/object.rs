@@ -7,6 +7,7 @@
 //! plan id) → apply under the target's Lease → status and events. Orphans (our
 //! marker, no resource) are the DeltaSchema's (`schema.rs`), as for tables.
 
+use std::collections::BTreeSet;
 use std::fmt::Debug;
 use std::sync::Arc;
 use std::time::Instant;
@@ -42,12 +43,16 @@ use delta_operator_api::spec::objects::{
 use delta_operator_api::spec::validate::validate;
 use delta_operator_api::spec::{SpecError, validate::functions_the_lake_lacks};
 use delta_operator_backend::Backend;
-use delta_operator_backend::engine::read_and_plan;
+use delta_operator_backend::engine::{parse_live, read_and_plan};
+use delta_operator_core::model::ResourceId;
 use delta_operator_core::model::object::DesiredObject;
+use delta_operator_core::model::object::{ObjectRef, ObservedObject};
 use delta_operator_core::model::{SchemaMode, TableRef};
+use delta_operator_core::plan::compile::compile_all;
 use delta_operator_core::plan::gate::Policy;
+use delta_operator_core::plan::object::plan_orphan_objects;
 use delta_operator_core::plan::rules::Rule;
-use delta_operator_core::plan::{Capabilities, Plan};
+use delta_operator_core::plan::{Capabilities, Compiler, Parts, Plan, SchemaScope};
 use delta_operator_targets::AnyBackend;
 
 /// The finalizer a view, function or volume with `deletionPolicy: Delete` carries.
@@ -663,19 +668,59 @@ async fn delete<K: Kind>(
 }
 
 /// The drop of the object, if it is live and its marker names this resource
-/// (never another resource's, never an unmarked one).
+/// (never another resource's, never an unmarked one): planned as a strict
+/// orphan's drop (Destructive: it waits for the approval of this plan's id).
 async fn plan_drop(
     backend: &AnyBackend,
     desired: &DesiredObject,
     ns: &str,
     name: &str,
 ) -> Result<Plan, delta_operator_backend::BackendError> {
-    let _ = (backend, desired, ns, name);
-    Ok(delta_operator_core::plan::finish(
-        backend.capabilities(),
-        vec![],
-        vec![],
+    let caps = backend.capabilities();
+    let live = if caps.catalog_objects {
+        backend
+            .read_objects(&[], std::slice::from_ref(&desired.object))
+            .await?
+    } else {
+        vec![]
+    };
+    let marker = ResourceId::new(ns, name);
+    let live: Vec<Arc<ObservedObject>> = live
+        .into_iter()
+        .filter(|o| o.object == desired.object && o.owner().as_ref() == Some(&marker))
+        .map(|mut o| {
+            parse_live(&mut o);
+            Arc::new(o)
+        })
+        .collect();
+    Ok(drop_plan(
+        &desired.object,
+        &live,
+        ns,
+        caps,
+        backend.compiler(),
     ))
+}
+
+/// (pure) The plan dropping `object` from `live` (already filtered to this
+/// resource's), as a strict schema drops an orphan.
+pub fn drop_plan(
+    object: &ObjectRef,
+    live: &[Arc<ObservedObject>],
+    ns: &str,
+    caps: &Capabilities,
+    compiler: &dyn Compiler,
+) -> Plan {
+    let scope = SchemaScope::new(object.schema_ref(), SchemaMode::Strict);
+    let objects = plan_orphan_objects(&scope, live, ns, &BTreeSet::new());
+    compile_all(
+        caps.backend,
+        Parts {
+            objects,
+            ..Parts::default()
+        },
+        compiler,
+    )
 }
 
 #[cfg(test)]

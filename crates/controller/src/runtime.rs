@@ -142,6 +142,7 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
     let schemas = schema_controller(
         watches.schemas_api,
         watches.tables_api,
+        object_deletions(&client, opts.namespace.as_deref()),
         schemas_again,
         limit.clone(),
         ctx.clone(),
@@ -453,6 +454,7 @@ fn table_controller(
 fn schema_controller(
     schemas: Api<DeltaSchema>,
     tables: Api<DeltaTable>,
+    objects: BoxStream<'static, Result<ObjectRef<DeltaSchema>, watcher::Error>>,
     again: futures::channel::mpsc::UnboundedReceiver<()>,
     limit: kube::runtime::controller::Config,
     ctx: Arc<Context>,
@@ -474,6 +476,7 @@ fn schema_controller(
                     .within(&t.namespace().unwrap_or_else(|| DEFAULT_NAMESPACE.into())),
             )
         })
+        .reconcile_on(objects.filter_map(|r| async move { r.ok() }))
         .reconcile_all_on(again)
         .shutdown_on_signal()
         .run(schema::reconcile, schema::error_policy, ctx)
@@ -503,6 +506,51 @@ fn object_controller<K: object::Kind>(
                 tracing::debug!(error = %e, kind = K::KIND.kind(), "object reconcile");
             }
         })
+}
+
+/// The DeltaSchema of every DeltaView, DeltaFunction and DeltaVolume deleted:
+/// only a deletion can make an orphan object, as for tables.
+fn object_deletions(
+    client: &Client,
+    namespace: Option<&str>,
+) -> BoxStream<'static, Result<ObjectRef<DeltaSchema>, watcher::Error>> {
+    fn deleted<K>(
+        client: &Client,
+        namespace: Option<&str>,
+    ) -> BoxStream<'static, Result<ObjectRef<DeltaSchema>, watcher::Error>>
+    where
+        K: delta_operator_api::spec::objects::ObjectResource
+            + kube::Resource<Scope = kube::core::NamespaceResourceScope>
+            + Clone
+            + std::fmt::Debug
+            + k8s_openapi::serde::de::DeserializeOwned
+            + Send
+            + Sync
+            + 'static,
+    {
+        let api: Api<K> = match namespace {
+            Some(ns) => Api::namespaced(client.clone(), ns),
+            None => Api::all(client.clone()),
+        };
+        watcher(api, watcher::Config::default())
+            .default_backoff()
+            .try_filter_map(|ev| async move {
+                Ok(match ev {
+                    watcher::Event::Delete(o) => Some(
+                        ObjectRef::<DeltaSchema>::new(o.schema_ref())
+                            .within(&o.namespace().unwrap_or_else(|| DEFAULT_NAMESPACE.into())),
+                    ),
+                    _ => None,
+                })
+            })
+            .boxed()
+    }
+    futures::stream::select_all([
+        deleted::<DeltaView>(client, namespace),
+        deleted::<DeltaFunction>(client, namespace),
+        deleted::<DeltaVolume>(client, namespace),
+    ])
+    .boxed()
 }
 
 /// SIGTERM or Ctrl-C (the signals the controllers shut down on).

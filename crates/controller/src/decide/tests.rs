@@ -361,6 +361,7 @@ fn ran_all(p: &Plan) -> Result<(Plan, ApplyReport), ApplyError> {
             plan_id: p.id.clone(),
             steps,
             schema_steps: vec![],
+            object_steps: vec![],
             locked: vec![],
             tables: vec![],
         },
