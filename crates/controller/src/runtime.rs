@@ -142,7 +142,7 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
     let schemas = schema_controller(
         watches.schemas_api,
         watches.tables_api,
-        object_deletions(&client, opts.namespace.as_deref()),
+        watches.objects_deleted,
         schemas_again,
         limit.clone(),
         ctx.clone(),
@@ -317,6 +317,9 @@ struct Watches {
     views: ObjectWatch<DeltaView>,
     functions: ObjectWatch<DeltaFunction>,
     volumes: ObjectWatch<DeltaVolume>,
+    /// The DeltaSchema of each view, function or volume deleted, sent once its store
+    /// has dropped it (only a deletion makes an orphan object, as for tables).
+    objects_deleted: futures::channel::mpsc::UnboundedReceiver<ObjectRef<DeltaSchema>>,
 }
 
 /// One object kind's store and the changes its controller is triggered by.
@@ -330,7 +333,8 @@ where
 
 impl<K> ObjectWatch<K>
 where
-    K: kube::Resource<DynamicType = (), Scope = kube::core::NamespaceResourceScope>
+    K: delta_operator_api::spec::objects::ObjectResource
+        + kube::Resource<DynamicType = (), Scope = kube::core::NamespaceResourceScope>
         + Clone
         + std::fmt::Debug
         + k8s_openapi::serde::de::DeserializeOwned
@@ -338,7 +342,11 @@ where
         + Sync
         + 'static,
 {
-    fn start(client: &Client, namespace: Option<&str>) -> Self {
+    fn start(
+        client: &Client,
+        namespace: Option<&str>,
+        deleted: futures::channel::mpsc::UnboundedSender<ObjectRef<DeltaSchema>>,
+    ) -> Self {
         let api: Api<K> = match namespace {
             Some(ns) => Api::namespaced(client.clone(), ns),
             None => Api::all(client.clone()),
@@ -348,6 +356,14 @@ where
             .default_backoff()
             .modify(strip_managed_fields)
             .reflect(writer)
+            // after the store dropped it: the schema's reconcile no longer counts it as existing
+            .inspect_ok(move |e| {
+                if let watcher::Event::Delete(o) = e {
+                    let ns = o.namespace().unwrap_or_else(|| DEFAULT_NAMESPACE.into());
+                    let _ = deleted
+                        .unbounded_send(ObjectRef::<DeltaSchema>::new(o.schema_ref()).within(&ns));
+                }
+            })
             .applied_objects()
             .predicate_filter(
                 predicates::generation.combine(predicates::annotations),
@@ -386,6 +402,7 @@ impl Watches {
                 Default::default(),
             )
             .boxed();
+        let (deleted, objects_deleted) = futures::channel::mpsc::unbounded();
         let (schemas_store, schemas_writer) = reflector::store();
         let schemas = watcher(schemas_api.clone(), wc)
             .default_backoff()
@@ -405,9 +422,10 @@ impl Watches {
             tables_index,
             tables,
             schemas,
-            views: ObjectWatch::start(client, namespace),
-            functions: ObjectWatch::start(client, namespace),
-            volumes: ObjectWatch::start(client, namespace),
+            views: ObjectWatch::start(client, namespace, deleted.clone()),
+            functions: ObjectWatch::start(client, namespace, deleted.clone()),
+            volumes: ObjectWatch::start(client, namespace, deleted),
+            objects_deleted,
         }
     }
 }
@@ -454,7 +472,7 @@ fn table_controller(
 fn schema_controller(
     schemas: Api<DeltaSchema>,
     tables: Api<DeltaTable>,
-    objects: BoxStream<'static, Result<ObjectRef<DeltaSchema>, watcher::Error>>,
+    objects: futures::channel::mpsc::UnboundedReceiver<ObjectRef<DeltaSchema>>,
     again: futures::channel::mpsc::UnboundedReceiver<()>,
     limit: kube::runtime::controller::Config,
     ctx: Arc<Context>,
@@ -476,7 +494,7 @@ fn schema_controller(
                     .within(&t.namespace().unwrap_or_else(|| DEFAULT_NAMESPACE.into())),
             )
         })
-        .reconcile_on(objects.filter_map(|r| async move { r.ok() }))
+        .reconcile_on(objects)
         .reconcile_all_on(again)
         .shutdown_on_signal()
         .run(schema::reconcile, schema::error_policy, ctx)
@@ -506,51 +524,6 @@ fn object_controller<K: object::Kind>(
                 tracing::debug!(error = %e, kind = K::KIND.kind(), "object reconcile");
             }
         })
-}
-
-/// The DeltaSchema of every DeltaView, DeltaFunction and DeltaVolume deleted:
-/// only a deletion can make an orphan object, as for tables.
-fn object_deletions(
-    client: &Client,
-    namespace: Option<&str>,
-) -> BoxStream<'static, Result<ObjectRef<DeltaSchema>, watcher::Error>> {
-    fn deleted<K>(
-        client: &Client,
-        namespace: Option<&str>,
-    ) -> BoxStream<'static, Result<ObjectRef<DeltaSchema>, watcher::Error>>
-    where
-        K: delta_operator_api::spec::objects::ObjectResource
-            + kube::Resource<Scope = kube::core::NamespaceResourceScope>
-            + Clone
-            + std::fmt::Debug
-            + k8s_openapi::serde::de::DeserializeOwned
-            + Send
-            + Sync
-            + 'static,
-    {
-        let api: Api<K> = match namespace {
-            Some(ns) => Api::namespaced(client.clone(), ns),
-            None => Api::all(client.clone()),
-        };
-        watcher(api, watcher::Config::default())
-            .default_backoff()
-            .try_filter_map(|ev| async move {
-                Ok(match ev {
-                    watcher::Event::Delete(o) => Some(
-                        ObjectRef::<DeltaSchema>::new(o.schema_ref())
-                            .within(&o.namespace().unwrap_or_else(|| DEFAULT_NAMESPACE.into())),
-                    ),
-                    _ => None,
-                })
-            })
-            .boxed()
-    }
-    futures::stream::select_all([
-        deleted::<DeltaView>(client, namespace),
-        deleted::<DeltaFunction>(client, namespace),
-        deleted::<DeltaVolume>(client, namespace),
-    ])
-    .boxed()
 }
 
 /// SIGTERM or Ctrl-C (the signals the controllers shut down on).
