@@ -2466,6 +2466,22 @@ fn cases_objects_issue_33() -> Vec<Case> {
             ],
         },
         Case {
+            name: "a_view_named_like_a_table_to_a_reader",
+            files: with_schema(stream(&[
+                &table("orders", ORDERS),
+                &view("orders-view", "name: \"\u{43e}rders\"\nquery: SELECT 1"),
+            ])),
+            expect: vec![
+                error(
+                    "table.yaml",
+                    "spec.name",
+                    &["one name to a reader", "DeltaTable default/orders"],
+                    &["rename"],
+                )
+                .naming("DeltaView default/orders-view"),
+            ],
+        },
+        Case {
             name: "one_view_declared_twice",
             files: with_schema(stream(&[
                 &view("a", "name: v\nquery: SELECT 1"),

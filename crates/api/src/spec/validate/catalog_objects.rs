@@ -46,7 +46,61 @@ pub fn check_objects(m: &Manifests) -> Vec<SpecError> {
     let mut e: Vec<SpecError> = m.views.iter().flat_map(|v| check_view(m, v)).collect();
     e.extend(m.functions.iter().flat_map(|f| check_function(m, f)));
     e.extend(m.volumes.iter().flat_map(|v| check_volume(m, v)));
+    e.extend(lookalike_views(m));
     e
+}
+
+/// A view whose name is one name to a reader with a declared table's or an
+/// earlier view's of its schema (`spec::names`, as `lookalike_tables`).
+fn lookalike_views(m: &Manifests) -> Vec<SpecError> {
+    // per schema: the tables, then the views
+    type Listed = (String, String, Option<usize>);
+    let mut by_schema: BTreeMap<(String, String), Vec<Listed>> = BTreeMap::new();
+    for t in &m.tables {
+        if let Some(r) = table_ref_of(m, t) {
+            let name = t.resource.spec.name.clone().unwrap_or_else(|| t.name());
+            by_schema.entry((r.catalog, r.schema)).or_default().push((
+                name,
+                format!("{} in {}", t.label(), t.file),
+                None,
+            ));
+        }
+    }
+    for (i, v) in m.views.iter().enumerate() {
+        if let Some(r) = object_ref_of(m, v) {
+            by_schema.entry((r.catalog, r.schema)).or_default().push((
+                v.resource.object_name(),
+                format!("{} in {}", v.label(), v.file),
+                Some(i),
+            ));
+        }
+    }
+    let mut errors = Vec::new();
+    for listed in by_schema.values() {
+        let names: Vec<(&str, String)> = listed
+            .iter()
+            .map(|(n, at, _)| (n.as_str(), at.clone()))
+            .collect();
+        for (i, j, why) in crate::spec::names::clashes(&names) {
+            let Some(view) = listed[i].2.map(|k| &m.views[k]) else {
+                continue;
+            };
+            errors.push(
+                SpecError::new(
+                    view.resource.name_field(),
+                    format!(
+                        "view '{}' and '{}' ({}) of the same schema are one name to a reader: {why}",
+                        printable(listed[i].0.as_str()),
+                        printable(listed[j].0.as_str()),
+                        listed[j].1
+                    ),
+                    super::columns::LOOKALIKE_FIX,
+                )
+                .in_file(&view.file, Some(&view.label())),
+            );
+        }
+    }
+    errors
 }
 
 /// One DeltaView, in the manifest set `m` (which holds it).
