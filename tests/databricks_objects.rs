@@ -15,7 +15,9 @@
 
 mod support;
 
-use delta_operator::apply::{ApplyError, StepStatus};
+use std::sync::Mutex;
+
+use delta_operator::apply::{ApplyError, Event, Options, StepStatus, apply};
 use delta_operator::backend::Backend;
 use delta_operator::engine::Inputs;
 use delta_operator::model::{ObjectKind, ObjectRef, ObservedObject};
@@ -25,15 +27,18 @@ use delta_operator::plan::{ObjectAction, ObjectOutcome, ObjectPlan, Plan, RiskCl
 use support::table;
 use support::warehouse::Wh;
 
+/// A DeltaView named `name` in Unity Catalog (its resource named with `-` for `_`).
 fn view(name: &str, body: &str) -> String {
     format!(
-        "---\napiVersion: delta-operator.io/v1alpha1\nkind: DeltaView\nmetadata: {{name: {name}}}\nspec:\n  schemaRef: sales\n{body}\n"
+        "---\napiVersion: delta-operator.io/v1alpha1\nkind: DeltaView\nmetadata: {{name: {}}}\nspec:\n  schemaRef: sales\n  name: {name}\n{body}\n",
+        name.replace('_', "-")
     )
 }
 
 fn function(name: &str, body: &str) -> String {
     format!(
-        "---\napiVersion: delta-operator.io/v1alpha1\nkind: DeltaFunction\nmetadata: {{name: {name}}}\nspec:\n  schemaRef: sales\n{body}\n"
+        "---\napiVersion: delta-operator.io/v1alpha1\nkind: DeltaFunction\nmetadata: {{name: {}}}\nspec:\n  schemaRef: sales\n  name: {name}\n{body}\n",
+        name.replace('_', "-")
     )
 }
 
@@ -90,11 +95,42 @@ async fn a_function_a_masked_table_and_a_view_apply_in_dependency_order_then_con
         orders(&wh, "amount", true),
         function("mask_email", MASK_EMAIL),
     );
+    // and a managed volume beside them (no edges): its comment carries our marker line
+    let docs = format!(
+        "{docs}---\napiVersion: delta-operator.io/v1alpha1\nkind: DeltaVolume\nmetadata: {{name: landing}}\nspec:\n  schemaRef: sales\n  comment: \"raw files, it's\"\n  tags: {{domain: sales}}\n  grants: [{{principal: loaders, privileges: [READ VOLUME, WRITE VOLUME]}}]\n"
+    );
     let inputs: Inputs = wh.manifests(None, &docs);
-    let (plan, report) = wh.converge(&inputs, false).await;
+    let plan = wh.plan(&inputs).await;
     let text = render(&plan);
     assert!(text.contains("mask_email"), "{text}");
-    // the function before the table, the table before the view, as they ran
+    // applied with a log of every step as it ends: the function's, the table's, the view's
+    let ran: Mutex<Vec<String>> = Mutex::new(vec![]);
+    let on_event = |e: Event<'_>| match e {
+        Event::Finished(r) => ran.lock().unwrap().push(r.table.table.clone()),
+        Event::ObjectFinished(r) => ran.lock().unwrap().push(r.object.name.clone()),
+        _ => {}
+    };
+    let opts = Options {
+        on_event: &on_event,
+        ..support::options()
+    };
+    let (_, report) = apply(&wh.b, &inputs, Some(plan.id.as_str()), None, &opts)
+        .await
+        .expect("applies");
+    let ran = ran.into_inner().unwrap();
+    let first = |name: &str| {
+        ran.iter()
+            .position(|n| n == name)
+            .unwrap_or_else(|| panic!("{name} ran no step: {ran:?}"))
+    };
+    let last = |name: &str| ran.iter().rposition(|n| n == name).unwrap();
+    assert!(
+        last("mask_email") < first("orders") && last("orders") < first("recent"),
+        "function, table, view: {ran:?}"
+    );
+    let again = wh.plan(&inputs).await;
+    assert!(!again.has_changes(), "{}", render(&again));
+    // the function before the view in the report too
     let f = report
         .object_steps
         .iter()
@@ -149,6 +185,23 @@ async fn a_function_a_masked_table_and_a_view_apply_in_dependency_order_then_con
     );
     let rows = wh.col(&format!("SELECT id FROM {}", wh.q("recent"))).await;
     assert!(rows.is_empty(), "{rows:?}");
+    let vol = read_object(&wh, ObjectKind::Volume, "landing")
+        .await
+        .expect("the volume exists");
+    assert_eq!(vol.comment.as_deref(), Some("raw files, it's"), "{vol:#?}");
+    assert!(
+        vol.marker
+            .as_deref()
+            .is_some_and(|m| m.ends_with("/landing")),
+        "{vol:#?}"
+    );
+    assert_eq!(vol.tags.get("domain").map(String::as_str), Some("sales"));
+    assert!(
+        vol.grants
+            .iter()
+            .any(|g| g.principal == "loaders" && g.privileges.len() == 2),
+        "{vol:#?}"
+    );
     let t = wh.read("orders").await.expect("the table exists");
     let email = t.columns.iter().find(|c| c.name == "email").unwrap();
     assert!(
@@ -298,6 +351,20 @@ async fn renaming_a_column_a_view_reads_waits_for_approval_naming_the_view() {
         .await
         .columns;
     assert!(cols.contains(&"total".to_string()), "{cols:?}");
+    // the view no longer reads (as Databricks would say); the schema still lists and plans
+    let again = wh.plan(&inputs).await;
+    assert!(!again.has_changes(), "{}", render(&again));
+    // fixed by its own spec: replaced to read the new name, and nothing is classed destructive
+    let fixed = view(
+        "big",
+        &query(
+            &wh,
+            "SELECT id, total FROM main.{s}.orders WHERE total > 100",
+        ),
+    );
+    let inputs = wh.manifests(None, &format!("{renamed}{fixed}"));
+    wh.converge(&inputs, false).await;
+    wh.col(&format!("SELECT id FROM {}", wh.q("big"))).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -427,12 +494,8 @@ async fn a_cycle_between_two_views_is_refused_by_name() {
             f.message
         );
     }
-    assert!(
-        matches!(
-            wh.apply_may_fail(&inputs, false).await,
-            Err(ApplyError::Rejected)
-        ),
-        "a refused plan does not apply"
-    );
+    // the refused views are left alone while the table goes on, as a refused table is
+    let report = wh.apply_ok(&inputs, false).await;
+    assert!(report.object_steps.is_empty(), "{:#?}", report.object_steps);
     assert!(read_object(&wh, ObjectKind::View, "va").await.is_none());
 }

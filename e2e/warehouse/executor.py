@@ -178,6 +178,9 @@ class Ctx:
             key, _replace = target
             existed = objects.is_view(self, key)
             view_text = objects.view_query_text(self.toks)
+        if kind == "alter_view_as" and target is not None:
+            import objects
+            view_text = objects.view_query_text(self.toks)
         if kind == "drop_schema" and target is not None:
             import objects
             objects.drop_schema_objects(*target, cascade=any(t.up == "CASCADE" for t in s))
@@ -197,6 +200,12 @@ class Ctx:
         if kind == "create_view":
             import objects
             objects.view_created(self, target[0], existed, target[1], view_text)
+        if kind == "alter_view_as":
+            # ALTER VIEW v AS query: a new definition, grants and tags kept (sql-ref-syntax-ddl-alter-view)
+            m = self.meta(*target)
+            with self.emu.store.lock:
+                m.view_definition = view_text
+                m.touch(self.who)
         self.post(kind, target, existed)
         if managed is not None and not existed:
             with self.emu.store.lock:
@@ -244,6 +253,12 @@ class Ctx:
             if c.kw("CREATE", "OR", "REPLACE", "TABLE") or c.kw("REPLACE", "TABLE") or c.kw("CREATE", "TABLE"):
                 c.kw("IF", "NOT", "EXISTS")
                 return "create_table", self.resolve(c.name())
+            c.i = 0
+            if c.kw("ALTER", "VIEW"):
+                tgt = self.resolve(c.name())
+                if c.at_kw("AS"):
+                    return "alter_view_as", tgt
+                return None, None
             c.i = 0
             if c.kw("ALTER", "TABLE"):
                 tgt = self.resolve(c.name())
@@ -422,7 +437,7 @@ class Ctx:
                 # EMULATED: a read of a table with column masks / a row filter applies them
                 import objects
                 key = tuple(lparts) if len(parts) == 3 else self.resolve(parts)
-                sub = objects.masked_relation(self, key, repl)
+                sub = None if objects.qualified_read(toks, j) else objects.masked_relation(self, key, repl)
                 if sub is not None:
                     repl = sub if objects.alias_follows(toks, j) else sub + " AS " + quote(enc(key[2]))
             if repl is None:
@@ -541,6 +556,14 @@ class Ctx:
             parts = c.name()
         except SqlSyntaxError:
             return None
+        if c.t[1].up == "VIEW" and (c.at_kw("SET", "TAGS") or c.at_kw("UNSET", "TAGS") or c.at_kw("OWNER", "TO")
+                                    or c.at_kw("SET", "OWNER")):
+            import objects
+            key = self.resolve(parts)
+            if self.table_exists(*key) and not objects.is_view(self, key):
+                # as Spark words it for ALTER VIEW ... SET TBLPROPERTIES on a table
+                raise SqlError("EXPECT_VIEW_NOT_TABLE.USE_ALTER_TABLE", "The table %s does not support ALTER VIEW. "
+                               "Please use ALTER TABLE instead." % _q3(key), "42809")
         store = self.emu.store
         if c.kw("SET", "TAGS") or c.kw("UNSET", "TAGS"):
             unset = c.t[c.i - 2].up == "UNSET"

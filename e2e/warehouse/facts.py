@@ -36,7 +36,15 @@ class TableFacts:
         self.created_ms = int(ct.createTime())
         self.view_text = ct.viewText().get() if ct.viewText().isDefined() else None
         sess = sp.session
-        self.schema = sess.table(spark_table(cat, sch, tbl)).schema
+        try:
+            self.schema = sess.table(spark_table(cat, sch, tbl)).schema
+        except Exception:
+            # a view whose query no longer resolves (a column of its table renamed or dropped):
+            # Unity Catalog still lists it, with the columns it was created with
+            if self.table_type != "VIEW":
+                raise
+            from pyspark.sql.types import StructType
+            self.schema = StructType.fromJson(json.loads(ct.schema().json()))
         self.detail = None
         self.raw_fields = {}      # Delta's own StructFields (metadata kept), by column name
         self.uc_properties = {}   # what UC adds to TableInfo.properties (see table_info)

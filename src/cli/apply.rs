@@ -367,7 +367,11 @@ fn conclude(plan: &Plan, report: &ApplyReport, a: &ApplyArgs, json: bool, runs: 
             l.table, l.by
         );
     }
+    // views, functions and volumes the rules refused (or that wait for one) count as tables do
+    let refused_objects: Vec<&crate::plan::ObjectPlan> =
+        plan.objects.iter().filter(|o| o.is_refused()).collect();
     let finished = !report.failed()
+        && refused_objects.is_empty()
         && report.locked.is_empty()
         && report.tables.iter().all(|t| {
             matches!(
@@ -378,7 +382,7 @@ fn conclude(plan: &Plan, report: &ApplyReport, a: &ApplyArgs, json: bool, runs: 
     if let (true, Some(x)) = (finished, &a.approve) {
         super::approvals::done(x);
     }
-    let exit = if report.failed() || report.any_table_failed() {
+    let exit = if report.failed() || report.any_table_failed() || !refused_objects.is_empty() {
         Exit::Failed
     } else if !report.locked.is_empty() {
         Exit::Locked
@@ -389,7 +393,10 @@ fn conclude(plan: &Plan, report: &ApplyReport, a: &ApplyArgs, json: bool, runs: 
         println!("{}", report_json(report));
         return exit;
     }
-    if report.is_empty() && !report.any_table_failed() {
+    for o in &refused_objects {
+        eprintln!("{}", object_refusal(o));
+    }
+    if report.is_empty() && !report.any_table_failed() && refused_objects.is_empty() {
         match runs {
             Runs::Everything => println!(
                 "No changes. The tables match the manifests. (plan {})",
@@ -566,6 +573,28 @@ fn tables_text(tables: &[crate::apply::TableReport]) -> String {
         let _ = writeln!(out, "  {unchanged} unchanged");
     }
     out
+}
+
+/// One line for a view, function or volume the plan refused or blocked: left untouched.
+fn object_refusal(o: &crate::plan::ObjectPlan) -> String {
+    use crate::plan::ObjectOutcome;
+    let why = match &o.outcome {
+        ObjectOutcome::Rejected { failures } => format!(
+            "rejected by {}",
+            failures
+                .iter()
+                .map(|f| format!("{} ({})", f.rule, f.message))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        ObjectOutcome::Blocked { by, .. } => format!("blocked by {}", by.join(", ")),
+        ObjectOutcome::Accepted { .. } => "accepted".into(),
+    };
+    format!(
+        "{} {}: {why}, left untouched",
+        o.object.kind.word(),
+        o.object
+    )
 }
 
 /// How a step ended, as the apply log shows it.

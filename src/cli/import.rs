@@ -287,6 +287,24 @@ pub async fn import(config: &Config, a: ImportArgs) -> Result<Exit, CliError> {
             .into_iter()
             .map(|(name, _)| crate::model::TableRef::new(&sref.catalog, &sref.schema, &name)),
     );
+    // SQL functions and volumes are not written (yet): named, so nothing is silently left out
+    for o in backend
+        .read_objects(std::slice::from_ref(&sref), &[])
+        .await?
+    {
+        if o.object.kind != crate::model::ObjectKind::View {
+            eprintln!(
+                "note {}: a {} is not imported; declare it as a Delta{} to manage it",
+                o.object,
+                o.object.kind.word(),
+                if o.object.kind == crate::model::ObjectKind::Function {
+                    "Function"
+                } else {
+                    "Volume"
+                }
+            );
+        }
+    }
     let dlt_schema = tables
         .iter()
         .any(|t| DLT_BOOKKEEPING.contains(&t.table.as_str()));

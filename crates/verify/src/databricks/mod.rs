@@ -17,7 +17,7 @@
 //! `sql::compile` itself, so the probe tests what apply would send.
 //!
 //! The checks live by family: `replace` (rewrites, clones, views and functions
-//! replaced), `columns` (nested fields, identity, CHECK, type changes), `layout`
+//! replaced), `objects` (views, functions and masks as their plans assume), `columns` (nested fields, identity, CHECK, type changes), `layout`
 //! (clustering, partitioning, overwrite, undrop, session behaviour), `grants`,
 //! `policies` (materialized views and ABAC), `features` (table features and
 //! in-place changes our plans make), `statements` (quoting, keys, history, clones).
@@ -32,6 +32,7 @@ mod columns;
 mod features;
 mod grants;
 mod layout;
+mod objects;
 mod policies;
 mod registry;
 mod replace;

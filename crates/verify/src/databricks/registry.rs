@@ -5,6 +5,7 @@ use super::columns::*;
 use super::features::*;
 use super::grants::*;
 use super::layout::*;
+use super::objects::*;
 use super::policies::*;
 use super::replace::*;
 use super::statements::*;
@@ -99,6 +100,38 @@ pub fn all() -> Vec<Probe> {
             "Mask and row-filter functions are named, not managed; replacing one outside the operator removes EXECUTE, which breaks reads of masked tables.",
             NONE,
             replace_function_drops_grants
+        ),
+        probe!(
+            "view_definition_as_written",
+            "https://docs.databricks.com/aws/en/sql/language-manual/information-schema/views",
+            "a view's VIEW_DEFINITION is its query as the CREATE VIEW sent it",
+            "A DeltaView's plan compares the live definition (normalised) with the declared query; a rewritten definition would make every plan replace the view.",
+            NONE,
+            view_definition_as_written
+        ),
+        probe!(
+            "comment_on_table_names_a_view",
+            "https://docs.databricks.com/aws/en/sql/language-manual/sql-ref-syntax-ddl-comment",
+            "COMMENT ON TABLE sets and clears a view's comment (the statement has TABLE relation_name and no VIEW form)",
+            "A DeltaView's comment change is one COMMENT ON TABLE step, not a replace of the view.",
+            NONE,
+            comment_on_table_names_a_view
+        ),
+        probe!(
+            "mask_needs_existing_function",
+            "https://docs.databricks.com/aws/en/sql/language-manual/sql-ref-syntax-ddl-column-mask",
+            "ALTER COLUMN … SET MASK naming a function that does not exist is refused, and accepted once it exists",
+            "A table whose mask or row filter calls a declared function is ordered after it in one dependency graph.",
+            NONE,
+            mask_needs_existing_function
+        ),
+        probe!(
+            "replace_function_keeps_signature",
+            "https://docs.databricks.com/aws/en/sql/language-manual/sql-ref-syntax-ddl-create-sql-function",
+            "CREATE OR REPLACE FUNCTION with other parameter types is refused (\"You cannot replace an existing function with a different signature\")",
+            "A DeltaFunction whose parameters change cannot be one CREATE OR REPLACE: it is a DROP and a CREATE, with its grants put back.",
+            NONE,
+            replace_function_keeps_signature
         ),
         probe!(
             "nested_not_null_alter",

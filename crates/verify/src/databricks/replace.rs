@@ -219,6 +219,24 @@ pub(super) async fn replace_view_drops_governance(b: &Bench) -> Verdict {
         sql::literal("view")
     ))
     .await?;
+    // the control: all three are there before the replace
+    let tagged = b
+        .table_tags(&v)
+        .await?
+        .iter()
+        .any(|(k, _)| k == "verify_probe");
+    let granted = b
+        .grants("VIEW", &v.q)
+        .await?
+        .iter()
+        .any(|(p, _)| p == &b.principal);
+    let before = b.setup(&format!("SHOW TBLPROPERTIES {}", v.q)).await?;
+    let property = before.rows.iter().any(|r| cell(r, 0) == "verify.probe");
+    if !(tagged && granted && property) {
+        return Err(unknown(format!(
+            "before the replace: tag {tagged}, grant {granted}, property {property}"
+        )));
+    }
     b.must(
         &format!("CREATE OR REPLACE VIEW {} AS SELECT 2 AS x", v.q),
         "the view can be replaced",
