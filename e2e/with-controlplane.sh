@@ -15,10 +15,10 @@ kubectl apply -f "$here/../crds/" >/dev/null
 # kubectl wait errors out (".status.conditions accessor error") on a CRD the API server has
 # not given a status yet, instead of waiting: try again until the deadline
 for _ in $(seq 60); do
-  kubectl wait --for=condition=Established crd/deltatables.delta-operator.io crd/deltaschemas.delta-operator.io --timeout=60s >/dev/null 2>&1 && break
+  kubectl wait --for=condition=Established crd/deltatables.delta-operator.io crd/deltaschemas.delta-operator.io crd/deltaviews.delta-operator.io crd/deltafunctions.delta-operator.io crd/deltavolumes.delta-operator.io --timeout=60s >/dev/null 2>&1 && break
   sleep 1
 done
-kubectl wait --for=condition=Established crd/deltatables.delta-operator.io crd/deltaschemas.delta-operator.io --timeout=5s >/dev/null
+kubectl wait --for=condition=Established crd/deltatables.delta-operator.io crd/deltaschemas.delta-operator.io crd/deltaviews.delta-operator.io crd/deltafunctions.delta-operator.io crd/deltavolumes.delta-operator.io --timeout=5s >/dev/null
 # the operators the tests start run as the chart's ServiceAccount, under its RBAC
 "$here/chart-identity.sh" "$dir"
 "$@"

@@ -781,3 +781,211 @@ fn two_rewrites_at_once_each_name_only_their_own_statement() {
         );
     }
 }
+
+/// Views, functions and volumes on the warehouse emulator, each reconciled on its own:
+/// a function, a table, a view over it and a volume become Ready (the view waiting for
+/// the table when it comes first), each with its `status.object` and `lastApplied`.
+#[test]
+fn objects_become_ready_on_a_databricks_target() {
+    let (_rt, _b, _catalog, _ns, _op) = objects_ready();
+}
+
+/// The setup both tests share: the five resources applied and Ready.
+fn objects_ready() -> (
+    tokio::runtime::Runtime,
+    DatabricksBackend,
+    String,
+    String,
+    Operator,
+) {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let b = backend();
+    let catalog = format!("obj_{}", std::process::id());
+    rt.block_on(catalog_with_sales(&b, &catalog));
+    let ns = namespace("dbx-obj");
+    let op = Operator::start_databricks(&ns, "    namespaces: ['*']\n    schemas: ['obj_*']", &[]);
+    apply_yaml(
+        &ns,
+        &format!(
+            "apiVersion: delta-operator.io/v1alpha1
+kind: DeltaSchema
+metadata: {{name: sales, namespace: {ns}}}
+spec: {{catalog: {catalog}, mode: strict}}
+---
+apiVersion: delta-operator.io/v1alpha1
+kind: DeltaView
+metadata: {{name: recent, namespace: {ns}}}
+spec:
+  schemaRef: sales
+  query: SELECT order_id, amount FROM orders WHERE amount > 0
+  comment: paid orders
+---
+apiVersion: delta-operator.io/v1alpha1
+kind: DeltaFunction
+metadata: {{name: redact, namespace: {ns}}}
+spec:
+  schemaRef: sales
+  parameters: [{{name: s, type: string}}]
+  returns: string
+  body: \"'***'\"
+---
+apiVersion: delta-operator.io/v1alpha1
+kind: DeltaVolume
+metadata: {{name: raw, namespace: {ns}}}
+spec: {{schemaRef: sales, comment: landing files}}
+---
+apiVersion: delta-operator.io/v1alpha1
+kind: DeltaTable
+metadata: {{name: orders, namespace: {ns}}}
+spec:
+  schemaRef: sales
+  columns:
+    - {{name: order_id, type: bigint}}
+    - {{name: amount, type: int}}
+"
+        ),
+    );
+    let (ok, out, err) = kubectl(&[
+        "wait",
+        "-n",
+        &ns,
+        "--for=condition=Ready",
+        "deltatable/orders",
+        "deltaview/recent",
+        "deltafunction/redact",
+        "deltavolume/raw",
+        "--timeout=240s",
+    ]);
+    assert!(
+        ok,
+        "not Ready: {out}{err}\n{}\n--- operator log (tail)\n{}",
+        kubectl_ok(&[
+            "get",
+            "deltaviews,deltafunctions,deltavolumes",
+            "-n",
+            &ns,
+            "-o",
+            "yaml"
+        ]),
+        op.log()
+    );
+    let view = get(&ns, "deltaview", "recent");
+    assert_eq!(
+        view["status"]["object"],
+        format!("{catalog}.sales.recent"),
+        "{}",
+        view["status"]
+    );
+    assert!(
+        view["status"]["lastApplied"]["planId"].is_string(),
+        "{}",
+        view["status"]
+    );
+    (rt, b, catalog, ns, op)
+}
+
+/// A DeltaView deleted (Retain) leaves its view, which the strict DeltaSchema lists as
+/// an orphan and drops only after the approval of that plan's id.
+#[test]
+#[ignore = "the whole-schema read (Backend::read_objects with a schema) lists no views on the emulator yet: objdbx/objwh"]
+fn a_strict_schema_drops_an_orphan_view_after_approval() {
+    let (rt, b, catalog, ns, _op) = objects_ready();
+    // all three are live, each carrying the marker of its resource
+    let live = rt
+        .block_on(b.read_objects(
+            &[delta_operator::model::SchemaRef {
+                catalog: catalog.clone(),
+                schema: "sales".into(),
+            }],
+            &[],
+        ))
+        .unwrap();
+    for name in ["recent", "redact", "raw"] {
+        let marker = format!("{ns}/{name}");
+        assert!(
+            live.iter()
+                .any(|o| o.object.name == name && o.owner_marker() == Some(marker.as_str())),
+            "{name} is not live with the marker {marker}: {live:?}"
+        );
+    }
+    // the DeltaView goes (Retain): its view stays, an orphan the strict schema waits to drop
+    kubectl_ok(&["delete", "deltaview", "recent", "-n", &ns, "--wait=true"]);
+    let mut s = serde_json::Value::Null;
+    wait_until(
+        "the orphan view awaiting approval",
+        Duration::from_secs(60),
+        || {
+            s = get(&ns, "deltaschema", "sales");
+            match condition(&s, "Stalled") {
+                Some((st, r)) if st == "True" && r == "ApprovalRequired" => Ok(()),
+                other => {
+                    let live = rt.block_on(b.read_objects(
+                        &[delta_operator::model::SchemaRef {
+                            catalog: catalog.clone(),
+                            schema: "sales".into(),
+                        }],
+                        &[],
+                    ));
+                    Err(format!("{other:?} in {}; live: {live:?}", s["status"]))
+                }
+            }
+        },
+    );
+    let orphans = s["status"]["orphans"].to_string();
+    assert!(
+        orphans.contains(&format!("{catalog}.sales.recent")),
+        "{}",
+        s["status"]
+    );
+    let id = s["status"]["plan"]["id"].as_str().unwrap().to_string();
+    // still there until approved
+    let live = rt.block_on(b.read_objects(
+        &[],
+        &[delta_operator::model::object::ObjectRef::new(
+            delta_operator::model::object::ObjectKind::View,
+            &catalog,
+            "sales",
+            "recent",
+        )],
+    ));
+    assert_eq!(
+        live.map(|l| l.len()).unwrap_or(0),
+        1,
+        "the orphan view was dropped before approval"
+    );
+    kubectl_ok(&[
+        "annotate",
+        "deltaschema",
+        "sales",
+        "-n",
+        &ns,
+        &format!("delta-operator.io/approve={id}"),
+    ]);
+    let s = wait_condition(&ns, "deltaschema", "sales", "Ready", "True", None);
+    assert!(
+        !s["status"]["orphans"].to_string().contains("recent"),
+        "{}",
+        s["status"]
+    );
+    let live = rt
+        .block_on(b.read_objects(
+            &[],
+            &[delta_operator::model::object::ObjectRef::new(
+                delta_operator::model::object::ObjectKind::View,
+                &catalog,
+                "sales",
+                "recent",
+            )],
+        ))
+        .unwrap();
+    assert!(live.is_empty(), "the orphan view is still there: {live:?}");
+    // the function and the volume stayed Ready all along
+    for (kind, name) in [("deltafunction", "redact"), ("deltavolume", "raw")] {
+        let o = get(&ns, kind, name);
+        assert_eq!(
+            condition(&o, "Ready").map(|c| c.0),
+            Some("True".into()),
+            "{o}"
+        );
+    }
+}

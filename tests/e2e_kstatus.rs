@@ -914,3 +914,126 @@ fn drift_under_policy_fail_is_failed_until_approved_and_under_report_is_not() {
     assert_verdict(&r, "Current");
     assert_argo(&r, "Healthy", &["the table matches the spec"]);
 }
+
+/// DeltaView, DeltaFunction and DeltaVolume on the lake: the chart's RBAC lets the
+/// operator watch them and write their status; a view reading a DeltaTable that is not
+/// Ready waits for it by name (WaitingForDependency: kstatus InProgress, Argo CD
+/// Progressing), and every object on a target without a Unity Catalog metastore is
+/// refused by name (NotSupportedByBackend: Failed, Degraded), the view once its table is Ready.
+#[test]
+fn objects_wait_for_what_they_read_then_the_lake_refuses_them_by_name() {
+    let ns = namespace("ks-objects");
+    let _op = Operator::start(&ns, ALL, &[]);
+    apply_yaml(
+        &ns,
+        &format!(
+            "apiVersion: delta-operator.io/v1alpha1
+kind: DeltaSchema
+metadata: {{name: sales, namespace: {ns}}}
+spec: {{catalog: main}}
+---
+apiVersion: delta-operator.io/v1alpha1
+kind: DeltaTable
+metadata:
+  name: orders
+  namespace: {ns}
+  annotations: {{delta-operator.io/paused: 'true'}}
+spec:
+  schemaRef: sales
+  columns:
+    - {{name: order_id, type: bigint}}
+    - {{name: amount, type: int}}
+---
+apiVersion: delta-operator.io/v1alpha1
+kind: DeltaView
+metadata: {{name: recent, namespace: {ns}}}
+spec:
+  schemaRef: sales
+  query: SELECT order_id, amount FROM orders WHERE amount > 0
+---
+apiVersion: delta-operator.io/v1alpha1
+kind: DeltaFunction
+metadata: {{name: mask, namespace: {ns}}}
+spec:
+  schemaRef: sales
+  parameters: [{{name: s, type: string}}]
+  returns: string
+  body: \"'***'\"
+---
+apiVersion: delta-operator.io/v1alpha1
+kind: DeltaVolume
+metadata: {{name: raw, namespace: {ns}}}
+spec: {{schemaRef: sales}}
+"
+        ),
+    );
+    // the table is paused (not Ready): the view waits for it, naming it
+    let r = wait_read(
+        &ns,
+        "deltaview",
+        "recent",
+        "Reconciling",
+        "True",
+        Some("WaitingForDependency"),
+    );
+    assert_verdict(&r, "InProgress");
+    assert_argo(
+        &r,
+        "Progressing",
+        &["WaitingForDependency", "DeltaTable 'orders'"],
+    );
+    assert_eq!(
+        r.0["status"]["object"], "main.sales.recent",
+        "{}",
+        r.0["status"]
+    );
+    // the function and the volume read nothing declared: refused at once on the lake
+    for (kind, name) in [("deltafunction", "mask"), ("deltavolume", "raw")] {
+        let r = wait_read(
+            &ns,
+            kind,
+            name,
+            "Stalled",
+            "True",
+            Some("NotSupportedByBackend"),
+        );
+        assert_verdict(&r, "Failed");
+        assert_argo(
+            &r,
+            "Degraded",
+            &["NotSupportedByBackend", "Unity Catalog metastore"],
+        );
+        assert_eq!(
+            r.0["status"]["object"],
+            format!("main.sales.{name}"),
+            "{}",
+            r.0["status"]
+        );
+    }
+    // the table resumes and becomes Ready: the view goes on, and is refused by name too
+    kubectl_ok(&[
+        "annotate",
+        "deltatable",
+        "orders",
+        "-n",
+        &ns,
+        "delta-operator.io/paused-",
+    ]);
+    wait_read(&ns, "deltatable", "orders", "Ready", "True", None);
+    let r = wait_read(
+        &ns,
+        "deltaview",
+        "recent",
+        "Stalled",
+        "True",
+        Some("NotSupportedByBackend"),
+    );
+    assert_verdict(&r, "Failed");
+    assert_argo(&r, "Degraded", &["Unity Catalog metastore"]);
+    // kubectl get shows the printer columns: OBJECT and READY
+    let table = kubectl_ok(&["get", "deltaviews,deltafunctions,deltavolumes", "-n", &ns]);
+    assert!(
+        table.contains("OBJECT") && table.contains("main.sales.recent") && table.contains("RISK"),
+        "{table}"
+    );
+}

@@ -284,6 +284,33 @@ fn kubectl_apply_is_refused_with_what_validate_prints() {
         );
     }
 
+    // a DeltaView whose query does not parse: refused with what validate prints (spec.query)
+    let view = |query: &str| {
+        format!(
+            "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaView\nmetadata: {{name: recent, namespace: {ns}}}\nspec:\n  schemaRef: sales\n  query: \"{query}\"\n"
+        )
+    };
+    let recent = dir.path().join("recent.yaml");
+    std::fs::write(&recent, view("SELEC order_id FROM orders")).unwrap();
+    let expected = validate_errors(&[&sales, &recent], &recent);
+    let (ok, out) = apply_file(&recent);
+    assert!(!ok, "the bad DeltaView was applied: {out}");
+    assert!(
+        out.contains("denied the request") && out.contains("spec.query"),
+        "{out}"
+    );
+    for e in &expected {
+        assert!(
+            out.contains(e.as_str()),
+            "kubectl's error lacks\n{e}\nin\n{out}"
+        );
+    }
+    let (exists, _, _) = kubectl(&["get", "deltaview", "recent", "-n", &ns]);
+    assert!(!exists, "a refused view exists");
+    std::fs::write(&recent, view("SELECT order_id FROM orders")).unwrap();
+    let (ok, out) = apply_file(&recent);
+    assert!(ok, "a good DeltaView was refused: {out}");
+
     // a schema that hands its tables' tags to dbt: a table declaring tags is refused
     let shared = dir.path().join("shared.yaml");
     std::fs::write(

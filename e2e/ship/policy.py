@@ -35,8 +35,15 @@ def expected_rbac(release_ns, watch_ns, webhook_config=None):
     return extra | {
         (scope, "delta-operator.io", "deltatables"): {"list", "watch", "patch"},
         (scope, "delta-operator.io", "deltaschemas"): {"list", "watch"},
+        # views, functions, volumes: finalizers (deletionPolicy Delete) like tables
+        (scope, "delta-operator.io", "deltaviews"): {"list", "watch", "patch"},
+        (scope, "delta-operator.io", "deltafunctions"): {"list", "watch", "patch"},
+        (scope, "delta-operator.io", "deltavolumes"): {"list", "watch", "patch"},
         (scope, "delta-operator.io", "deltatables/status"): {"patch"},
         (scope, "delta-operator.io", "deltaschemas/status"): {"patch"},
+        (scope, "delta-operator.io", "deltaviews/status"): {"patch"},
+        (scope, "delta-operator.io", "deltafunctions/status"): {"patch"},
+        (scope, "delta-operator.io", "deltavolumes/status"): {"patch"},
         (scope, "events.k8s.io", "events"): {"create", "patch"},
         # the whole plan when status holds a cut (server-side apply: patch, and create the first time)
         (scope, "", "configmaps"): {"create", "patch"},

@@ -11,7 +11,7 @@ render() {
 # generate.sh: edit the Lua files, then run it (`generate.sh --check` fails when this
 # file is stale). Merge the keys into a running Argo CD (other keys are kept):
 #   kubectl -n argocd patch configmap argocd-cm --patch-file argocd-cm-health.yaml
-# With the argo-cd Helm chart, put the two keys under `configs.cm` instead.
+# With the argo-cd Helm chart, put the keys under `configs.cm` instead.
 apiVersion: v1
 kind: ConfigMap
 metadata:
@@ -22,7 +22,7 @@ metadata:
     app.kubernetes.io/part-of: argocd
 data:
 HEAD
-  for kind in DeltaSchema DeltaTable; do
+  for kind in DeltaSchema DeltaTable DeltaView DeltaFunction DeltaVolume; do
     lower=$(echo "$kind" | tr '[:upper:]' '[:lower:]')
     file=$here/health/$lower.lua
     if grep -qP '[ \t]$' "$file"; then echo "generate.sh: $file has trailing whitespace (a YAML block scalar would not keep it)" >&2; exit 1; fi

@@ -16,6 +16,7 @@ use crate::controller::{APPROVE, PAUSED};
 use crate::spec::crd::{ApprovalStatus, Condition, LastApplied, PlanStatus};
 use crate::spec::{DeltaSchema, DeltaTable};
 use delta_operator_api::reason::Reason;
+use delta_operator_api::spec::objects::{DeltaFunction, DeltaObjectStatus, DeltaView, DeltaVolume};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -40,7 +41,8 @@ pub struct KubectlArgs {
 
 #[derive(Subcommand, Debug)]
 pub enum KubectlCommand {
-    /// Print the plan the operator wrote into status. NAME is a DeltaTable, or `deltaschema/NAME`.
+    /// Print the plan the operator wrote into status. NAME is a DeltaTable, or `deltaschema/NAME`,
+    /// `deltaview/NAME` (dv), `deltafunction/NAME` (dfn), `deltavolume/NAME` (dvol).
     Plan {
         name: String,
         /// The whole plan, when status holds a cut of it (from the ConfigMap the operator keeps).
@@ -62,7 +64,8 @@ pub enum KubectlCommand {
     },
     /// Print the commands that undo the last applied plan (from its restore points). Changes nothing.
     Undo { name: String },
-    /// List every DeltaTable and DeltaSchema with a pending plan. Exit 2 when there is one.
+    /// List every DeltaTable, DeltaSchema, DeltaView, DeltaFunction and DeltaVolume with a
+    /// pending plan. Exit 2 when there is one.
     Drift {
         /// In every namespace.
         #[arg(short = 'A', long)]
@@ -126,6 +129,23 @@ impl View {
                 "deltaschema",
                 t,
                 s.schema,
+                s.observed_generation,
+                s.conditions,
+                s.plan,
+            )
+        }
+    }
+
+    /// A DeltaView, DeltaFunction or DeltaVolume (`kind` as `parse_name` names it).
+    fn of_object<K: ResourceExt>(kind: &'static str, o: &K, s: Option<&DeltaObjectStatus>) -> Self {
+        let s = s.cloned().unwrap_or_default();
+        View {
+            last_applied: s.last_applied.map(|l| (l.plan_id, l.time)),
+            spent: s.approval,
+            ..View::new(
+                kind,
+                o,
+                s.object,
                 s.observed_generation,
                 s.conditions,
                 s.plan,
@@ -279,8 +299,18 @@ fn parse_name(name: &str) -> Result<(&'static str, &str), String> {
         Some(("ds" | "deltaschema" | "deltaschemas" | "deltaschema.delta-operator.io", n)) => {
             Ok(("deltaschema", n))
         }
+        Some(("dv" | "deltaview" | "deltaviews" | "deltaview.delta-operator.io", n)) => {
+            Ok(("deltaview", n))
+        }
+        Some((
+            "dfn" | "deltafunction" | "deltafunctions" | "deltafunction.delta-operator.io",
+            n,
+        )) => Ok(("deltafunction", n)),
+        Some(("dvol" | "deltavolume" | "deltavolumes" | "deltavolume.delta-operator.io", n)) => {
+            Ok(("deltavolume", n))
+        }
         Some((kind, _)) => Err(format!(
-            "unknown kind '{kind}' in '{name}': use NAME (a DeltaTable), deltatable/NAME or deltaschema/NAME"
+            "unknown kind '{kind}' in '{name}': use NAME (a DeltaTable), deltatable/NAME, deltaschema/NAME, deltaview/NAME, deltafunction/NAME or deltavolume/NAME"
         )),
     }
 }
@@ -305,6 +335,27 @@ async fn get(client: &Client, ns: &str, name: &str) -> Result<View, String> {
                 .await
                 .map_err(missing)?,
         ),
+        "deltaview" => {
+            let o = Api::<DeltaView>::namespaced(client.clone(), ns)
+                .get(n)
+                .await
+                .map_err(missing)?;
+            View::of_object(kind, &o, o.status.as_ref())
+        }
+        "deltafunction" => {
+            let o = Api::<DeltaFunction>::namespaced(client.clone(), ns)
+                .get(n)
+                .await
+                .map_err(missing)?;
+            View::of_object(kind, &o, o.status.as_ref())
+        }
+        "deltavolume" => {
+            let o = Api::<DeltaVolume>::namespaced(client.clone(), ns)
+                .get(n)
+                .await
+                .map_err(missing)?;
+            View::of_object(kind, &o, o.status.as_ref())
+        }
         _ => View::of_schema(
             &Api::<DeltaSchema>::namespaced(client.clone(), ns)
                 .get(n)
@@ -418,6 +469,18 @@ async fn approve(
             .patch(n, &params, &Patch::Merge(&patch))
             .await
             .map(|_| ()),
+        "deltaview" => Api::<DeltaView>::namespaced(client.clone(), ns)
+            .patch(n, &params, &Patch::Merge(&patch))
+            .await
+            .map(|_| ()),
+        "deltafunction" => Api::<DeltaFunction>::namespaced(client.clone(), ns)
+            .patch(n, &params, &Patch::Merge(&patch))
+            .await
+            .map(|_| ()),
+        "deltavolume" => Api::<DeltaVolume>::namespaced(client.clone(), ns)
+            .patch(n, &params, &Patch::Merge(&patch))
+            .await
+            .map(|_| ()),
         _ => Api::<DeltaSchema>::namespaced(client.clone(), ns)
             .patch(n, &params, &Patch::Merge(&patch))
             .await
@@ -456,6 +519,11 @@ async fn approve(
 async fn undo(client: &Client, ns: &str, name: &str) -> Result<String, String> {
     let (kind, n) = parse_name(name)?;
     let missing = |e: kube::Error| read_error(kind, n, ns, e);
+    if !matches!(kind, "deltatable" | "deltaschema") {
+        return Err(format!(
+            "{kind}/{n}: undo covers tables (restore points) and schemas; a view, function or volume has no data to restore: the undo of each step is in its plan (kubectl delta plan {kind}/{n}), or revert its manifest in Git"
+        ));
+    }
     let (last, target) = match kind {
         "deltatable" => {
             let t = Api::<DeltaTable>::namespaced(client.clone(), ns)
@@ -717,6 +785,7 @@ async fn drift(client: &Client, ns: Option<&str>) -> Result<Exit, String> {
             .iter()
             .map(View::of_table),
     );
+    views.extend(list_objects(client, ns).await?);
     let pending: Vec<&View> = views
         .iter()
         .filter(|v| v.pending().is_some() || v.observed_generation < v.generation)
@@ -761,6 +830,37 @@ async fn drift(client: &Client, ns: Option<&str>) -> Result<Exit, String> {
     Ok(Exit::Changes)
 }
 
+/// Every DeltaView, DeltaFunction and DeltaVolume (of `ns`, or everywhere).
+async fn list_objects(client: &Client, ns: Option<&str>) -> Result<Vec<View>, String> {
+    async fn list<K>(client: &Client, ns: Option<&str>) -> Result<Vec<K>, String>
+    where
+        K: kube::Resource<Scope = kube::core::NamespaceResourceScope, DynamicType = ()>
+            + Clone
+            + std::fmt::Debug
+            + serde::de::DeserializeOwned,
+    {
+        let api = match ns {
+            Some(ns) => Api::<K>::namespaced(client.clone(), ns),
+            None => Api::<K>::all(client.clone()),
+        };
+        api.list(&ListParams::default())
+            .await
+            .map(|l| l.items)
+            .map_err(|e| format!("cannot list {}: {e}", K::plural(&())))
+    }
+    let mut out = Vec::new();
+    for o in list::<DeltaView>(client, ns).await? {
+        out.push(View::of_object("deltaview", &o, o.status.as_ref()));
+    }
+    for o in list::<DeltaFunction>(client, ns).await? {
+        out.push(View::of_object("deltafunction", &o, o.status.as_ref()));
+    }
+    for o in list::<DeltaVolume>(client, ns).await? {
+        out.push(View::of_object("deltavolume", &o, o.status.as_ref()));
+    }
+    Ok(out)
+}
+
 /// Left-aligned columns, as kubectl prints them.
 fn columns<const N: usize>(header: [&str; N], rows: &[[String; N]]) -> String {
     let mut width = header.map(str::len);
@@ -797,6 +897,13 @@ mod tests {
             ("deltaschema", "sales")
         );
         assert_eq!(parse_name("ds/sales").unwrap(), ("deltaschema", "sales"));
+        assert_eq!(parse_name("dv/recent").unwrap(), ("deltaview", "recent"));
+        assert_eq!(
+            parse_name("deltafunction/mask").unwrap(),
+            ("deltafunction", "mask")
+        );
+        assert_eq!(parse_name("dvol/raw").unwrap(), ("deltavolume", "raw"));
+        assert_eq!(parse_name("dfn/mask").unwrap(), ("deltafunction", "mask"));
         let e = parse_name("pod/x").unwrap_err();
         assert!(
             e.contains("unknown kind 'pod'") && e.contains("deltaschema/NAME"),

@@ -46,6 +46,9 @@ pub enum Reason {
     ReadRetrying,
     /// A table it references by foreign key is not declared or not Ready yet.
     WaitingForParent,
+    /// A view, function or table it depends on in the dependency graph (a relation a
+    /// view's query reads, a function it calls) is declared and not Ready yet: named.
+    WaitingForDependency,
     /// The table does not exist and the spec's scope does not create it: it is
     /// governed once the tool that owns it creates it (requeued, never Stalled).
     Deferred,
@@ -86,7 +89,7 @@ pub enum Reason {
 
 impl Reason {
     /// Every reason but `Refused`, whose rules are `Rule::ALL`.
-    pub const FIXED: [Reason; 26] = [
+    pub const FIXED: [Reason; 27] = [
         Reason::InSync,
         Reason::Observing,
         Reason::Paused,
@@ -98,6 +101,7 @@ impl Reason {
         Reason::LeaseLost,
         Reason::ReadRetrying,
         Reason::WaitingForParent,
+        Reason::WaitingForDependency,
         Reason::Deferred,
         Reason::Applying,
         Reason::Interrupted,
@@ -121,9 +125,8 @@ impl Reason {
             InSync => Phase::InSync,
             Observing | Paused => Phase::Holding,
             NotCached | SchemaNotFound | WarehouseStarting | Locked | PlanStale | LeaseLost
-            | ReadRetrying | WaitingForParent | Deferred | Applying | Interrupted => {
-                Phase::Progressing
-            }
+            | ReadRetrying | WaitingForParent | WaitingForDependency | Deferred | Applying
+            | Interrupted => Phase::Progressing,
             ApprovalRequired | InvalidSpec | UnknownTarget | TargetUnavailable | Forbidden
             | ReadFailed | ApplyFailed | CrashLoop | DeleteFailed | Blocked | ParentFailed
             | DriftDetected | Refused(_) => Phase::Stalled,
@@ -203,6 +206,11 @@ mod tests {
             "OwnedByAnotherResource"
         );
         assert_eq!(Reason::NotCached.phase(), Phase::Progressing);
+        assert_eq!(Reason::WaitingForDependency.phase(), Phase::Progressing);
+        assert_eq!(
+            Reason::WaitingForDependency.to_string(),
+            "WaitingForDependency"
+        );
         assert_eq!(
             Reason::Refused(Rule::RewriteRefused).phase(),
             Phase::Stalled
@@ -215,7 +223,13 @@ mod tests {
         let dir =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../gitops/argocd/health");
         let block = Reason::lua_block();
-        for kind in ["deltatable", "deltaschema"] {
+        for kind in [
+            "deltatable",
+            "deltaschema",
+            "deltaview",
+            "deltafunction",
+            "deltavolume",
+        ] {
             let path = dir.join(format!("{kind}.lua"));
             let lua = std::fs::read_to_string(&path)
                 .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));

@@ -5,6 +5,7 @@
 mod applying;
 mod conditions;
 pub mod decide;
+mod dependency;
 pub mod depends;
 mod events;
 mod http;
@@ -12,6 +13,7 @@ mod lock;
 pub mod lookup;
 pub mod maintenance;
 pub mod metrics;
+pub mod object;
 mod outcome;
 mod parents;
 mod progress;
@@ -37,6 +39,7 @@ use decide::Note;
 use delta_operator_api::config::Config;
 use delta_operator_api::reason::Reason;
 use delta_operator_api::spec::load::{DEFAULT_NAMESPACE, Manifests};
+use delta_operator_api::spec::objects::{DeltaFunction, DeltaView, DeltaVolume};
 use delta_operator_api::spec::{DeltaSchema, DeltaTable};
 use delta_operator_core::model::ResourceId;
 use delta_operator_targets::AnyBackend;
@@ -134,6 +137,8 @@ pub struct Context {
     pub drift_interval: Duration,
     pub tables: Store<DeltaTable>,
     pub schemas: Store<DeltaSchema>,
+    /// The DeltaViews, DeltaFunctions and DeltaVolumes.
+    pub objects: ObjectStores,
     /// The tables of `tables` by the names they declare and reference (`lookup`).
     pub index: lookup::TableIndex,
     /// Retries in a row per resource (`Kind/ns/name`), for the backoff.
@@ -321,6 +326,46 @@ impl Context {
         use futures::FutureExt;
         self.tables.wait_until_ready().now_or_never().is_some()
             && self.schemas.wait_until_ready().now_or_never().is_some()
+            && self
+                .objects
+                .views
+                .wait_until_ready()
+                .now_or_never()
+                .is_some()
+            && self
+                .objects
+                .functions
+                .wait_until_ready()
+                .now_or_never()
+                .is_some()
+            && self
+                .objects
+                .volumes
+                .wait_until_ready()
+                .now_or_never()
+                .is_some()
+    }
+
+    /// The owner markers of every DeltaView, DeltaFunction and DeltaVolume of a namespace.
+    pub fn object_markers(&self, namespace: &str) -> Vec<ResourceId> {
+        let in_ns = |n: Option<String>| n.as_deref().unwrap_or(DEFAULT_NAMESPACE) == namespace;
+        let mut out = Vec::new();
+        for v in self.objects.views.state() {
+            if in_ns(v.namespace()) {
+                out.push(ResourceId::new(namespace, &v.name_any()));
+            }
+        }
+        for f in self.objects.functions.state() {
+            if in_ns(f.namespace()) {
+                out.push(ResourceId::new(namespace, &f.name_any()));
+            }
+        }
+        for v in self.objects.volumes.state() {
+            if in_ns(v.namespace()) {
+                out.push(ResourceId::new(namespace, &v.name_any()));
+            }
+        }
+        out
     }
 
     /// What a reconcile of `obj` does when this process does not hold its shard: `None`
@@ -361,6 +406,14 @@ impl Context {
                 .unbounded_send(ObjectRef::from_obj(child.as_ref()));
         }
     }
+}
+
+/// The caches of the three object kinds (their controllers' stores).
+#[derive(Clone)]
+pub struct ObjectStores {
+    pub views: Store<DeltaView>,
+    pub functions: Store<DeltaFunction>,
+    pub volumes: Store<DeltaVolume>,
 }
 
 /// The n-th retry's wait (n from 1): 1 s doubling, at most MAX_BACKOFF.

@@ -34,9 +34,8 @@ pub fn announced_as(reason: Reason) -> Option<EventType> {
         // a stopped warehouse starting is said in status while the read waits; it is
         // how serverless warehouses work, not something to fix
         InSync | Observing | Paused | Applying | WarehouseStarting => None,
-        NotCached | SchemaNotFound | WaitingForParent | Deferred | Locked | PlanStale => {
-            Some(EventType::Normal)
-        }
+        NotCached | SchemaNotFound | WaitingForParent | WaitingForDependency | Deferred
+        | Locked | PlanStale => Some(EventType::Normal),
         // ApprovalRequired: a destructive plan refused until a person approves it
         ApprovalRequired | ReadRetrying | LeaseLost | Interrupted | InvalidSpec | UnknownTarget
         | TargetUnavailable | Forbidden | ReadFailed | ApplyFailed | CrashLoop | DeleteFailed
@@ -310,6 +309,7 @@ mod tests {
         assert_eq!(said(Reason::Refused(Rule::RewriteRefused)), Some(true));
         assert_eq!(said(Reason::SchemaNotFound), Some(false));
         assert_eq!(said(Reason::WaitingForParent), Some(false));
+        assert_eq!(said(Reason::WaitingForDependency), Some(false));
         assert_eq!(said(Reason::Deferred), Some(false));
         for fine in [
             Reason::InSync,

@@ -18,11 +18,13 @@ use crate::lookup::TableIndex;
 use crate::metrics::{self, Metrics};
 use crate::sharding::{self, Shards};
 use crate::{
-    Context, Error, Locks, RunOptions, events, outcome, schema, strip_managed_fields, table,
+    Context, Error, Locks, ObjectStores, RunOptions, events, object, outcome, schema,
+    strip_managed_fields, table,
 };
 use crate::{lock, webhook};
 use delta_operator_api::config::Config;
 use delta_operator_api::spec::load::DEFAULT_NAMESPACE;
+use delta_operator_api::spec::objects::{DeltaFunction, DeltaView, DeltaVolume};
 use delta_operator_api::spec::{DeltaSchema, DeltaTable};
 use delta_operator_targets::AnyBackend;
 
@@ -80,6 +82,9 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
     // a shard gained: both controllers reconcile every object again
     let (tables_all, tables_again) = futures::channel::mpsc::unbounded();
     let (schemas_all, schemas_again) = futures::channel::mpsc::unbounded();
+    let (views_all, views_again) = futures::channel::mpsc::unbounded();
+    let (functions_all, functions_again) = futures::channel::mpsc::unbounded();
+    let (volumes_all, volumes_again) = futures::channel::mpsc::unbounded();
     if shards.sharded() {
         tracing::info!(
             shards = shards.count(),
@@ -89,7 +94,13 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
             client.clone(),
             &opts.lease_namespace,
             shards.clone(),
-            vec![tables_all, schemas_all],
+            vec![
+                tables_all,
+                schemas_all,
+                views_all,
+                functions_all,
+                volumes_all,
+            ],
             metrics.clone(),
         );
     }
@@ -104,6 +115,11 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
         drift_interval: opts.drift_interval,
         tables: watches.tables_store.clone(),
         schemas: watches.schemas_store.clone(),
+        objects: ObjectStores {
+            views: watches.views.store.clone(),
+            functions: watches.functions.store.clone(),
+            volumes: watches.volumes.store.clone(),
+        },
         index: watches.tables_index.clone(),
         locks: Locks::new(
             client.clone(),
@@ -126,10 +142,19 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
     let schemas = schema_controller(
         watches.schemas_api,
         watches.tables_api,
+        watches.objects_deleted,
         schemas_again,
         limit.clone(),
         ctx.clone(),
     );
+    let views = object_controller(watches.views, views_again, limit.clone(), ctx.clone());
+    let functions = object_controller(
+        watches.functions,
+        functions_again,
+        limit.clone(),
+        ctx.clone(),
+    );
+    let volumes = object_controller(watches.volumes, volumes_again, limit.clone(), ctx.clone());
     let tables = table_controller(
         watches.tables,
         watches.schemas,
@@ -141,7 +166,7 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
     );
     metrics.ready.store(true, Ordering::Relaxed);
     tracing::info!("controllers started");
-    futures::join!(tables, schemas);
+    futures::join!(tables, schemas, views, functions, volumes);
     if let Some(leader) = leader {
         leader.release().await;
     }
@@ -289,6 +314,64 @@ struct Watches {
     tables_index: TableIndex,
     tables: Changes<DeltaTable>,
     schemas: Changes<DeltaSchema>,
+    views: ObjectWatch<DeltaView>,
+    functions: ObjectWatch<DeltaFunction>,
+    volumes: ObjectWatch<DeltaVolume>,
+    /// The DeltaSchema of each view, function or volume deleted, sent once its store
+    /// has dropped it (only a deletion makes an orphan object, as for tables).
+    objects_deleted: futures::channel::mpsc::UnboundedReceiver<ObjectRef<DeltaSchema>>,
+}
+
+/// One object kind's store and the changes its controller is triggered by.
+struct ObjectWatch<K: kube::Resource + 'static>
+where
+    K::DynamicType: std::hash::Hash + Eq + Clone,
+{
+    store: Store<K>,
+    changes: Changes<K>,
+}
+
+impl<K> ObjectWatch<K>
+where
+    K: delta_operator_api::spec::objects::ObjectResource
+        + kube::Resource<DynamicType = (), Scope = kube::core::NamespaceResourceScope>
+        + Clone
+        + std::fmt::Debug
+        + k8s_openapi::serde::de::DeserializeOwned
+        + Send
+        + Sync
+        + 'static,
+{
+    fn start(
+        client: &Client,
+        namespace: Option<&str>,
+        deleted: futures::channel::mpsc::UnboundedSender<ObjectRef<DeltaSchema>>,
+    ) -> Self {
+        let api: Api<K> = match namespace {
+            Some(ns) => Api::namespaced(client.clone(), ns),
+            None => Api::all(client.clone()),
+        };
+        let (store, writer) = reflector::store();
+        let changes = watcher(api, watcher::Config::default())
+            .default_backoff()
+            .modify(strip_managed_fields)
+            .reflect(writer)
+            // after the store dropped it: the schema's reconcile no longer counts it as existing
+            .inspect_ok(move |e| {
+                if let watcher::Event::Delete(o) = e {
+                    let ns = o.namespace().unwrap_or_else(|| DEFAULT_NAMESPACE.into());
+                    let _ = deleted
+                        .unbounded_send(ObjectRef::<DeltaSchema>::new(o.schema_ref()).within(&ns));
+                }
+            })
+            .applied_objects()
+            .predicate_filter(
+                predicates::generation.combine(predicates::annotations),
+                Default::default(),
+            )
+            .boxed();
+        ObjectWatch { store, changes }
+    }
 }
 
 impl Watches {
@@ -319,6 +402,7 @@ impl Watches {
                 Default::default(),
             )
             .boxed();
+        let (deleted, objects_deleted) = futures::channel::mpsc::unbounded();
         let (schemas_store, schemas_writer) = reflector::store();
         let schemas = watcher(schemas_api.clone(), wc)
             .default_backoff()
@@ -338,6 +422,10 @@ impl Watches {
             tables_index,
             tables,
             schemas,
+            views: ObjectWatch::start(client, namespace, deleted.clone()),
+            functions: ObjectWatch::start(client, namespace, deleted.clone()),
+            volumes: ObjectWatch::start(client, namespace, deleted),
+            objects_deleted,
         }
     }
 }
@@ -384,6 +472,7 @@ fn table_controller(
 fn schema_controller(
     schemas: Api<DeltaSchema>,
     tables: Api<DeltaTable>,
+    objects: futures::channel::mpsc::UnboundedReceiver<ObjectRef<DeltaSchema>>,
     again: futures::channel::mpsc::UnboundedReceiver<()>,
     limit: kube::runtime::controller::Config,
     ctx: Arc<Context>,
@@ -405,12 +494,34 @@ fn schema_controller(
                     .within(&t.namespace().unwrap_or_else(|| DEFAULT_NAMESPACE.into())),
             )
         })
+        .reconcile_on(objects)
         .reconcile_all_on(again)
         .shutdown_on_signal()
         .run(schema::reconcile, schema::error_policy, ctx)
         .for_each(|r| async move {
             if let Err(e) = r {
                 tracing::debug!(error = %e, "schema reconcile");
+            }
+        })
+}
+
+/// Reconciles one object kind (DeltaView, DeltaFunction, DeltaVolume) on its
+/// own changes; one that waits for a dependency or its schema comes back by
+/// its backoff, and every object again at the drift interval.
+fn object_controller<K: object::Kind>(
+    watch: ObjectWatch<K>,
+    again: futures::channel::mpsc::UnboundedReceiver<()>,
+    limit: kube::runtime::controller::Config,
+    ctx: Arc<Context>,
+) -> impl std::future::Future<Output = ()> {
+    Controller::for_stream(watch.changes, watch.store)
+        .with_config(limit)
+        .reconcile_all_on(again)
+        .shutdown_on_signal()
+        .run(object::reconcile::<K>, object::error_policy::<K>, ctx)
+        .for_each(|r| async move {
+            if let Err(e) = r {
+                tracing::debug!(error = %e, kind = K::KIND.kind(), "object reconcile");
             }
         })
 }

@@ -20,11 +20,13 @@ use delta_operator_api::spec::DeltaSchema;
 use delta_operator_api::spec::crd::DeltaSchemaStatus;
 use delta_operator_api::spec::lower::lower_schema;
 use delta_operator_api::spec::validate::validate;
-use delta_operator_backend::engine::observe_schemas;
+use delta_operator_backend::engine::{observe_schemas, parse_live};
 use delta_operator_backend::{Backend, BackendError, Extras};
+use delta_operator_core::model::object::ObservedObject;
 use delta_operator_core::model::{ResourceId, SchemaMode};
-use delta_operator_core::plan::compile::compile;
+use delta_operator_core::plan::compile::compile_all;
 use delta_operator_core::plan::gate::Policy;
+use delta_operator_core::plan::object::plan_orphan_objects;
 use delta_operator_core::plan::{
     Capabilities, Plan, SchemaScope, TableAction, plan_orphans, plan_schemas,
 };
@@ -113,12 +115,20 @@ pub async fn reconcile(obj: Arc<DeltaSchema>, ctx: Arc<Context>) -> Result<Actio
 /// How many unmanaged tables the status names.
 const UNMANAGED_LISTED: usize = 100;
 
-/// The orphans a plan lists (dropped or kept).
+/// The orphans a plan lists (dropped or kept): tables, then views, functions
+/// and volumes (`VIEW main.sales.v`).
 fn orphan_names(plan: &Plan) -> Vec<String> {
+    let orphan = |a: &TableAction| matches!(a, TableAction::Destroy | TableAction::Keep);
     plan.tables
         .iter()
-        .filter(|t| matches!(t.action, TableAction::Destroy | TableAction::Keep))
+        .filter(|t| orphan(&t.action))
         .map(|t| t.table.to_string())
+        .chain(
+            plan.objects
+                .iter()
+                .filter(|o| orphan(&o.action))
+                .map(|o| format!("{} {}", o.object.kind, o.object)),
+        )
         .collect()
 }
 
@@ -143,7 +153,12 @@ async fn evaluate(
     };
     let schema = Some(scope.schema.to_string());
     let caps = backend.capabilities().clone();
-    let existing: BTreeSet<ResourceId> = ctx.table_markers(ns).into_iter().collect();
+    // a marker names `namespace/name` without a kind: any resource of that name keeps its objects
+    let existing: BTreeSet<ResourceId> = ctx
+        .table_markers(ns)
+        .into_iter()
+        .chain(ctx.object_markers(ns))
+        .collect();
     let read = || plan_schema(&backend, &scope, ns, &existing, &caps);
     // views and other non-Delta objects beside the tables: listed too, never touched
     let views = match backend.list_views(&scope.schema).await {
@@ -290,13 +305,29 @@ async fn plan_schema(
         .collect();
     let schemas = observe_schemas(backend, std::slice::from_ref(scope)).await?;
     let orphans = plan_orphans(scope, &live, ns, existing, caps);
-    let mut plan = compile(
-        orphans.with_schemas(
+    // the schema's views, functions and volumes whose resource is gone: listed, or dropped (strict)
+    let objects = if caps.catalog_objects {
+        backend
+            .read_objects(std::slice::from_ref(&scope.schema), &[])
+            .await?
+    } else {
+        vec![]
+    };
+    let objects: Vec<Arc<ObservedObject>> = objects
+        .into_iter()
+        .map(|mut o| {
+            parse_live(&mut o);
+            Arc::new(o)
+        })
+        .collect();
+    let mut parts = orphans
+        .with_schemas(
             plan_schemas(std::slice::from_ref(scope), &schemas, caps),
             caps,
-        ),
-        backend.compiler(),
-    );
+        )
+        .into_parts();
+    parts.objects = plan_orphan_objects(scope, &objects, ns, existing);
+    let mut plan = compile_all(caps.backend, parts, backend.compiler());
     // listed, never touched (not part of the plan's id)
     plan.unmanaged = live
         .iter()

@@ -11,7 +11,7 @@
 --                delta-operator.io/approve=<status.plan.id>); or delta-operator.io/paused=true
 --   Healthy      Ready=True; with policy Observe and Drifted=True the message says so
 -- BEGIN generated from the Reason enum (crates/api/src/reason.rs): do not edit; DELTA_OPERATOR_BLESS=1 cargo test -p delta-operator-api rewrites it
--- Progressing: NotCached, SchemaNotFound, WarehouseStarting, Locked, PlanStale, LeaseLost, ReadRetrying, WaitingForParent, Deferred, Applying, Interrupted
+-- Progressing: NotCached, SchemaNotFound, WarehouseStarting, Locked, PlanStale, LeaseLost, ReadRetrying, WaitingForParent, WaitingForDependency, Deferred, Applying, Interrupted
 -- Holding: Observing, Paused
 -- Stalled: ApprovalRequired, InvalidSpec, UnknownTarget, TargetUnavailable, Forbidden, ReadFailed, ApplyFailed, CrashLoop, DeleteFailed, Blocked, ParentFailed, DriftDetected, ColumnSpellingMustMatchCatalog, OwnedByAnotherResource, UnsupportedTableFeatures, TableUnreadable, ScopeTooWideForKind, UnmanagedAspectDrift, ForeignKeyInvalid, PrimaryKeyReferenced, AmbiguousColumnRename, ColumnKindCannotChange, NameWouldBeSubstituted, NameNeedsColumnMapping, NotSupportedByBackend, NonNullableColumnAdd, ConversionNeedsUsing, NestedNotNullNeedsInPlaceAlter, PropertyTransitionNotSupported, ColumnMappingNotWritable, UsingReadsUnknownColumn, RewriteRefused, NameLooksLikeLiveTable, DependencyCycle
 -- Stalled reasons that wait for an approval, not a fix (Suspended, not Degraded):

@@ -10,7 +10,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::crd::{
-    ApplyStatus, ApprovalStatus, Condition, GrantSpec, LastApplied, NullableMap, PlanStatus, Policy,
+    ApplyStatus, ApprovalStatus, Condition, DeletionPolicy, GrantSpec, LastApplied, NullableMap,
+    PlanStatus, Policy,
 };
 
 /// The longest view query or function body (bytes).
@@ -73,6 +74,10 @@ pub struct DeltaViewSpec {
     /// `Manual`: every non-empty plan waits for approval. `Observe`: never applies.
     #[serde(default)]
     pub policy: Policy,
+    /// `Retain` (default): deleting the resource leaves the view.
+    /// `Delete`: the view is dropped (a destructive step: after approval).
+    #[serde(default)]
+    pub deletion_policy: DeletionPolicy,
 }
 
 /// A SQL scalar function, declared:
@@ -131,6 +136,11 @@ pub struct DeltaFunctionSpec {
     /// `Manual`: every non-empty plan waits for approval. `Observe`: never applies.
     #[serde(default)]
     pub policy: Policy,
+    /// `Retain` (default): deleting the resource leaves the function.
+    /// `Delete`: the function is dropped, only when its DeltaSchema is strict
+    /// and after approval (otherwise it is kept, and an event says so).
+    #[serde(default)]
+    pub deletion_policy: DeletionPolicy,
 }
 
 /// One parameter of a function.
@@ -192,6 +202,11 @@ pub struct DeltaVolumeSpec {
     /// `Manual`: every non-empty plan waits for approval. `Observe`: never applies.
     #[serde(default)]
     pub policy: Policy,
+    /// `Retain` (default): deleting the resource leaves the volume.
+    /// `Delete`: the volume is dropped, only when its DeltaSchema is strict
+    /// and after approval (otherwise it is kept, and an event says so).
+    #[serde(default)]
+    pub deletion_policy: DeletionPolicy,
 }
 
 /// The status of a DeltaView, DeltaFunction or DeltaVolume (the shape of
@@ -264,6 +279,8 @@ pub trait ObjectResource: kube::Resource<DynamicType = ()> {
     fn grants(&self) -> &[GrantSpec];
     fn owner(&self) -> Option<&str>;
     fn policy(&self) -> Policy;
+    /// What deleting the resource does to the object (`Retain` by default).
+    fn deletion_policy(&self) -> DeletionPolicy;
     /// Tags (views, volumes; empty for functions).
     fn tags(&self) -> &NullableMap;
     /// The object's name: `spec.name`, else `metadata.name`.
@@ -305,6 +322,9 @@ macro_rules! object_resource {
             }
             fn policy(&self) -> Policy {
                 self.spec.policy
+            }
+            fn deletion_policy(&self) -> DeletionPolicy {
+                self.spec.deletion_policy
             }
             fn tags(&self) -> &NullableMap {
                 let $s = self;

@@ -59,6 +59,8 @@ pub enum EventReason {
     ApprovalConsumed,
     ApplyResumed,
     TableDropped,
+    /// A view, function or volume dropped (deletionPolicy Delete).
+    ObjectDropped,
     OrphansDropped,
     /// A maintenance step (compaction, vacuum, checkpoint) ran: its outcome.
     MaintenanceRan,

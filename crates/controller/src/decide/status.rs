@@ -3,7 +3,9 @@
 
 use delta_operator_api::spec::crd::PlanStatus;
 use delta_operator_core::plan::Plan;
-use delta_operator_core::plan::render::text::{render, schema_step_lines, step_lines};
+use delta_operator_core::plan::render::text::{
+    object_step_lines, render, schema_step_lines, step_lines,
+};
 
 use super::{MAX_STATUS_STEPS, MAX_STATUS_TEXT};
 use crate::APPROVE;
@@ -26,6 +28,18 @@ pub fn plan_status(plan: &Plan, approve: Option<String>) -> PlanStatus {
                     format!("{} {l}", t.table)
                 } else {
                     l
+                }
+            })
+        }))
+        .chain(plan.objects.iter().flat_map(|o| {
+            // an object's own plan names it once; beside others each line does
+            let alone =
+                plan.objects.len() == 1 && plan.tables.is_empty() && plan.schemas.is_empty();
+            object_step_lines(o).into_iter().map(move |l| {
+                if alone {
+                    l
+                } else {
+                    format!("{} {l}", o.object)
                 }
             })
         }))

@@ -3,6 +3,7 @@
 //! cached objects of its namespace, one kind per file. A refusal carries the
 //! text `validate` prints (field path, message, fix).
 
+mod object;
 mod schema;
 mod table;
 
@@ -108,6 +109,12 @@ fn check(doc: Value, ns: &str, cached: &dyn Lookup, config: &Config, arrival: Ar
         schema::check(s, ns, cached, arrival)
     } else if let Some(t) = incoming.tables.pop() {
         table::check(t, ns, cached, config)
+    } else if let Some(v) = incoming.views.pop() {
+        object::check(object::Incoming::View(v), ns, cached)
+    } else if let Some(f) = incoming.functions.pop() {
+        object::check(object::Incoming::Function(f), ns, cached)
+    } else if let Some(v) = incoming.volumes.pop() {
+        object::check(object::Incoming::Volume(v), ns, cached)
     } else {
         Ok(vec![]) // not ours (the webhook configuration names only our kinds)
     }
