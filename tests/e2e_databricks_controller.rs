@@ -787,11 +787,13 @@ fn two_rewrites_at_once_each_name_only_their_own_statement() {
 /// the table when it comes first), each with its `status.object` and `lastApplied`.
 #[test]
 fn objects_become_ready_on_a_databricks_target() {
-    let (_rt, _b, _catalog, _ns, _op) = objects_ready();
+    let (_rt, _b, _catalog, _ns, _op) = objects_ready("ready");
 }
 
 /// The setup both tests share: the five resources applied and Ready.
-fn objects_ready() -> (
+fn objects_ready(
+    tag: &str,
+) -> (
     tokio::runtime::Runtime,
     DatabricksBackend,
     String,
@@ -800,9 +802,10 @@ fn objects_ready() -> (
 ) {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let b = backend();
-    let catalog = format!("obj_{}", std::process::id());
+    // one catalog per test: the tests of this file run side by side
+    let catalog = format!("obj_{tag}_{}", std::process::id());
     rt.block_on(catalog_with_sales(&b, &catalog));
-    let ns = namespace("dbx-obj");
+    let ns = namespace(&format!("dbx-obj-{tag}"));
     let op = Operator::start_databricks(&ns, "    namespaces: ['*']\n    schemas: ['obj_*']", &[]);
     apply_yaml(
         &ns,
@@ -887,9 +890,9 @@ spec:
 /// A DeltaView deleted (Retain) leaves its view, which the strict DeltaSchema lists as
 /// an orphan and drops only after the approval of that plan's id.
 #[test]
-#[ignore = "the whole-schema read (Backend::read_objects with a schema) lists no views on the emulator yet: objdbx/objwh"]
+#[ignore = "open: right after the DeltaView is Ready, the whole-schema read lists its function and volume but not the view (the same statements by hand list it); not found this stop"]
 fn a_strict_schema_drops_an_orphan_view_after_approval() {
-    let (rt, b, catalog, ns, _op) = objects_ready();
+    let (rt, b, catalog, ns, _op) = objects_ready("orphan");
     // all three are live, each carrying the marker of its resource
     let live = rt
         .block_on(b.read_objects(

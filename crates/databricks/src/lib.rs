@@ -642,9 +642,11 @@ impl Backend for DatabricksBackend {
         let mut ids = Vec::new();
         for statement in statements {
             tracing::info!(object = %plan.object, step = step.number, statement = %statement, "running");
+            // in the object's own schema: its text's one- and two-part names resolve there
+            let within = (plan.object.catalog.as_str(), plan.object.schema.as_str());
             let ran = self
                 .client
-                .execute(statement, &|m: &str| self.notice(m))
+                .execute_in(statement, Some(within), &|m: &str| self.notice(m))
                 .await;
             self.invalidate();
             ids.push(ran?.statement_id);

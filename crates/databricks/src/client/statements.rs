@@ -67,6 +67,19 @@ impl DatabricksClient {
         statement: &str,
         progress: Progress<'_>,
     ) -> Result<StatementResult, ClientError> {
+        self.execute_in(statement, None, progress).await
+    }
+
+    /// `execute` with the session's current catalog and schema set (the Statement
+    /// Execution API's `catalog` and `schema`): a view's or function's own text,
+    /// run as written, resolves its one- and two-part names there, as validation
+    /// resolved them, and Databricks keeps that context with the view.
+    pub async fn execute_in(
+        &self,
+        statement: &str,
+        within: Option<(&str, &str)>,
+        progress: Progress<'_>,
+    ) -> Result<StatementResult, ClientError> {
         if !self.warehouse_ready.load(Ordering::Relaxed) {
             self.ensure_warehouse(progress).await?;
         }
@@ -86,6 +99,11 @@ impl DatabricksClient {
             "disposition": "INLINE",
             "format": "JSON_ARRAY",
         });
+        let mut body = body;
+        if let Some((catalog, schema)) = within {
+            body["catalog"] = json!(catalog);
+            body["schema"] = json!(schema);
+        }
         let url = self.url(&["api", "2.0", "sql", "statements"])?;
         loop {
             let sent = Instant::now();
