@@ -117,7 +117,9 @@ pub(super) fn apply_failed(plan: &Plan, e: &ApplyError, failed: Reason) -> Repor
     }
 }
 
-/// Each step's number, title and status: the schemas' steps ran first, then the tables'.
+/// Each step's number, title and status: the schemas' steps ran first, then the
+/// tables' and the views', functions' and volumes' (a failed CREATE VIEW fails the
+/// apply as a failed table step does: never Ready over an object that is not there).
 pub(super) fn step_statuses(
     report: &ApplyReport,
 ) -> impl Iterator<Item = (usize, &String, &StepStatus)> {
@@ -125,7 +127,12 @@ pub(super) fn step_statuses(
         .schema_steps
         .iter()
         .map(|s| (s.number, &s.title, &s.status));
-    schemas.chain(report.steps.iter().map(|s| (s.number, &s.title, &s.status)))
+    let tables = report.steps.iter().map(|s| (s.number, &s.title, &s.status));
+    let objects = report
+        .object_steps
+        .iter()
+        .map(|s| (s.number, &s.title, &s.status));
+    schemas.chain(tables).chain(objects)
 }
 
 /// The status of an apply whose every step ran: in sync, with the events of the

@@ -825,3 +825,45 @@ fn maintenance_alone_is_not_drift_under_any_policy() {
     assert_eq!(r.reason, Reason::ApplyFailed);
     assert!(r.drifted.is_none());
 }
+
+/// A failed step of a view, function or volume fails the apply like a table's: the
+/// resource is never Ready over an object that was not made.
+#[test]
+fn a_failed_object_step_fails_the_apply() {
+    use delta_operator_backend::apply::ObjectStepReport;
+    use delta_operator_core::model::{ObjectKind, ObjectRef};
+    use delta_operator_core::plan::RiskClass;
+    let p = plan(&[desired(&["id"])], &[], &[], &caps());
+    let Ok((_, mut report)) = ran_all(&p) else {
+        unreachable!("ran_all reports success");
+    };
+    let ok = applied(
+        &p,
+        &seen(),
+        &Ok((p.clone(), report.clone())),
+        "t1",
+        None,
+        Reason::ApplyFailed,
+    );
+    assert_eq!(ok.reason, Reason::InSync, "{}", ok.message);
+    report.object_steps.push(ObjectStepReport {
+        object: ObjectRef::new(ObjectKind::View, "main", "sales", "recent"),
+        number: 1,
+        title: "CREATE VIEW".into(),
+        class: RiskClass::Meta,
+        status: StepStatus::Failed {
+            error: "[TABLE_OR_VIEW_NOT_FOUND] orders".into(),
+        },
+        detail: None,
+    });
+    let r = applied(
+        &p,
+        &seen(),
+        &Ok((p.clone(), report)),
+        "t1",
+        None,
+        Reason::ApplyFailed,
+    );
+    assert_eq!(r.reason, Reason::ApplyFailed, "{}", r.message);
+    assert!(r.message.contains("CREATE VIEW failed"), "{}", r.message);
+}
