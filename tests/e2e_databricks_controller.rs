@@ -890,7 +890,7 @@ spec:
 /// A DeltaView deleted (Retain) leaves its view, which the strict DeltaSchema lists as
 /// an orphan and drops only after the approval of that plan's id.
 #[test]
-#[ignore = "open: right after the DeltaView is Ready, the whole-schema read lists its function and volume but not the view (the same statements by hand list it); not found this stop"]
+
 fn a_strict_schema_drops_an_orphan_view_after_approval() {
     let (rt, b, catalog, ns, _op) = objects_ready("orphan");
     // all three are live, each carrying the marker of its resource
