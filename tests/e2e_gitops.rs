@@ -206,6 +206,15 @@ fn builtin_kinds_pass_server_side_validation() {
     assert_eq!(n, 2, "a ConfigMap and a Namespace");
 }
 
+/// Every kind with an Argo CD health check (a Lua file each).
+const HEALTH_KINDS: [&str; 5] = [
+    "DeltaTable",
+    "DeltaSchema",
+    "DeltaView",
+    "DeltaFunction",
+    "DeltaVolume",
+];
+
 /// The Lua files are the source; argocd-cm-health.yaml must hold them exactly.
 #[test]
 fn the_argocd_cm_patch_holds_the_lua_files() {
@@ -221,8 +230,8 @@ fn the_argocd_cm_patch_holds_the_lua_files() {
     let cm = std::fs::read_to_string(repo().join("gitops/argocd/argocd-cm-health.yaml")).unwrap();
     let cm: Value = serde_saphyr::from_str(&cm).unwrap();
     let data = cm["data"].as_object().unwrap();
-    assert_eq!(data.len(), 2, "{data:?}");
-    for kind in ["DeltaTable", "DeltaSchema"] {
+    assert_eq!(data.len(), HEALTH_KINDS.len(), "{data:?}");
+    for kind in HEALTH_KINDS {
         let lua = std::fs::read_to_string(
             repo().join(format!("gitops/argocd/health/{}.lua", kind.to_lowercase())),
         )
@@ -272,7 +281,7 @@ fn the_argocd_cm_patch_merges_into_a_live_argocd_cm() {
         live["data"]["url"], "https://argocd.example.com",
         "other keys are kept: {live}"
     );
-    for kind in ["DeltaTable", "DeltaSchema"] {
+    for kind in HEALTH_KINDS {
         let lua = std::fs::read_to_string(
             repo().join(format!("gitops/argocd/health/{}.lua", kind.to_lowercase())),
         )
