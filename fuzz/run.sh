@@ -23,7 +23,7 @@ t0=$(date +%s)
 cargo fuzz build -s none --target-dir "$TD" >&2
 echo "fuzz: built the targets in $(( $(date +%s) - t0 ))s" >&2
 total=0
-for target in parse_type load_manifest databricks_error; do
+for target in parse_type load_manifest databricks_error parse_sql; do
   scratch=$(mktemp -d)
   log=$scratch.log
   status=0
