@@ -1,4 +1,5 @@
-//! `import`: manifests for the live tables of a schema, written so that they
+//! `import`: manifests for the live tables of a schema (and, through
+//! `import_objects`, its views, functions and volumes), written so that they
 //! plan clean against what they were imported from.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -28,7 +29,7 @@ pub struct ImportArgs {
     /// Folder to write the manifests into.
     #[arg(long, short = 'o')]
     pub out: PathBuf,
-    /// Namespace for tables the operator does not own yet.
+    /// Namespace for tables, views, functions and volumes the operator does not own yet.
     #[arg(long, default_value = "default")]
     pub namespace: String,
     /// Tables another tool makes (a glob on the table name, `*` any run of characters;
