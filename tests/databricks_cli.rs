@@ -756,11 +756,12 @@ fn an_import_round_trips_every_field_so_the_first_plan_only_claims() {
 }
 
 /// A shared schema: `import` recognises what another tool makes (a pipeline's table by its
-/// `pipelines.*` properties, a streaming table, a view) and writes governance-only specs for
+/// `pipelines.*` properties, a streaming table) and writes governance-only specs for
 /// them (scope Annotations, only annotated columns, no type), a full spec for the plain table,
-/// and the first plan after the import is only CLAIMs: one for the plain table, one at scope
-/// Annotations for the pipeline's table, none for the streaming table and the view (they take
-/// no table property). After the apply, everything plans clean.
+/// a DeltaView for the view, and the first plan after the import is only claims: one for the
+/// plain table, one at scope Annotations for the pipeline's table, none for the streaming table
+/// (it takes no table property), the view's marker property. After the apply, everything plans
+/// clean.
 #[test]
 fn an_import_of_a_shared_schema_writes_governance_only_specs_and_plans_only_claims() {
     let _shared = warehouse_shared();
@@ -800,7 +801,6 @@ fn an_import_of_a_shared_schema_writes_governance_only_specs_and_plans_only_clai
     for (table, why) in [
         ("bronze", "pipelines.* properties"),
         ("events", "streaming table"),
-        ("recent", "a view"),
     ] {
         assert!(
             err.contains(&format!("governance-only {s}.{table}: ")) && err.contains(why),
@@ -820,6 +820,13 @@ fn an_import_of_a_shared_schema_writes_governance_only_specs_and_plans_only_clai
         "the pipeline's properties are its own: {bronze}"
     );
     assert!(read("events.yaml").contains("source: kafka"));
+    // the view is a DeltaView (a Unity Catalog has them), not a governance-only DeltaTable
+    assert!(
+        !err.contains(&format!("governance-only {s}.recent")),
+        "{err}"
+    );
+    assert!(!imported.join("recent.yaml").exists());
+    assert!(read("recent.view.yaml").contains("kind: DeltaView"));
     let plain = read("plain.yaml");
     assert!(
         !plain.contains("scope:") && plain.contains("type: bigint"),
@@ -837,16 +844,260 @@ fn an_import_of_a_shared_schema_writes_governance_only_specs_and_plans_only_clai
                 .is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
         })
         .collect();
-    assert_eq!(steps.len(), 2, "two claims:\n{out}");
-    assert!(
-        steps.iter().all(|l| l.contains("CLAIM ownership")),
+    assert_eq!(steps.len(), 3, "two claims and the view's marker:\n{out}");
+    assert_eq!(
+        steps
+            .iter()
+            .filter(|l| l.contains("CLAIM ownership"))
+            .count(),
+        2,
         "only CLAIM steps after an import:\n{out}"
+    );
+    assert!(
+        steps
+            .iter()
+            .any(|l| l.contains("SET TBLPROPERTIES (delta-operator.io/owner)")),
+        "the view's only step puts its marker on:\n{out}"
     );
     assert!(out.contains("governance at scope Annotations"), "{out}");
     let (code, out, err) = run(&["apply", "-f", i, "--config", &c]);
     assert_eq!(code, 0, "{out}\n{err}");
     let (code, out, err) = run(&["plan", "-f", i, "--config", &c]);
     assert_eq!(code, 0, "the governed tables plan clean:\n{out}\n{err}");
+}
+
+/// `import` writes a DeltaView, DeltaFunction or DeltaVolume for each live view, SQL function
+/// and volume (never a view as a DeltaTable): every field as live, so the first plan only puts
+/// the owner marker on the unmarked ones (the view's property, the volume's comment line, the
+/// function's replace with the marker line and what the replace drops put back), nothing for
+/// the one a resource already owns; after the apply, everything plans clean. A function named
+/// like a table and a volume with quotes, a backtick and accents in its name round trip.
+#[test]
+fn an_import_writes_views_functions_and_volumes_whose_first_plan_only_claims() {
+    let _shared = warehouse_shared();
+    let catalog = format!("importobj_{}", std::process::id());
+    let dir = tempfile::tempdir().unwrap();
+    let (_, c) = dbx_setup(dir.path(), &catalog, "");
+    let s = format!("{catalog}.sales");
+    // what the operator made before: a table and a volume (its marker names archive-files)
+    let built = dir.path().join("built");
+    std::fs::create_dir(&built).unwrap();
+    std::fs::write(
+        built.join("all.yaml"),
+        format!(
+            "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {{name: sales}}\nspec: {{catalog: {catalog}}}\n---\n{}---\napiVersion: delta-operator.io/v1alpha1\nkind: DeltaVolume\nmetadata: {{name: archive-files}}\nspec:\n  schemaRef: sales\n  name: archive\n  comment: old files\n  tags: {{tier: cold}}\n",
+            table_yaml(
+                "plain",
+                "  columns:\n    - {name: id, type: bigint}\n    - {name: email, type: string}\n"
+            ),
+        ),
+    )
+    .unwrap();
+    let b = built.to_str().unwrap();
+    let (code, out, err) = run(&["apply", "-f", b, "--config", &c]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    // what another tool made: no marker
+    for statement in [
+        format!(
+            "CREATE VIEW {s}.recent (id COMMENT 'the key', email) COMMENT 'recent rows' TBLPROPERTIES ('quality' = 'gold') AS SELECT id, email FROM {s}.plain WHERE id > 10"
+        ),
+        format!("ALTER VIEW {s}.recent SET TAGS ('domain' = 'sales')"),
+        format!("GRANT SELECT ON VIEW {s}.recent TO analysts"),
+        format!(
+            "CREATE FUNCTION {s}.mask_email(email STRING COMMENT 'the address') RETURNS STRING DETERMINISTIC COMMENT 'masks it' RETURN CASE WHEN email IS NULL THEN NULL ELSE '***' END"
+        ),
+        format!("GRANT EXECUTE ON FUNCTION {s}.mask_email TO analysts"),
+        format!("CREATE FUNCTION {s}.plain(x INT) RETURNS INT RETURN x + 1"),
+        format!("CREATE VOLUME {s}.landing COMMENT 'raw files'"),
+        format!("ALTER VOLUME {s}.landing SET TAGS ('domain' = 'sales')"),
+        format!("CREATE VOLUME {s}.`ünï``co'de\"x` COMMENT 'odd'"),
+    ] {
+        sql(&statement);
+    }
+    let hostile = "ünï`co'de\"x";
+    let imported = dir.path().join("imported");
+    let (code, out, err) = run(&[
+        "import",
+        "--schema",
+        &s,
+        "-o",
+        imported.to_str().unwrap(),
+        "--config",
+        &c,
+    ]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        out.contains("1 views, 2 functions, 3 volumes"),
+        "{out}\n{err}"
+    );
+    assert!(!err.contains("skipped"), "{err}");
+    let mut files: Vec<String> = std::fs::read_dir(&imported)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    let docs: Vec<(String, serde_json::Value)> = files
+        .iter()
+        .map(|f| {
+            let text = std::fs::read_to_string(imported.join(f)).unwrap();
+            let v: serde_json::Value =
+                serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{f}: {e}\n{text}"));
+            (f.clone(), v)
+        })
+        .collect();
+    let doc = |kind: &str, name: &str| -> &serde_json::Value {
+        let found: Vec<&(String, serde_json::Value)> = docs
+            .iter()
+            .filter(|(_, d)| {
+                d["kind"] == kind
+                    && (d["spec"]["name"] == name
+                        || (d["spec"]["name"].is_null() && d["metadata"]["name"] == name))
+            })
+            .collect();
+        assert_eq!(found.len(), 1, "one {kind} {name}: {files:?}");
+        &found[0].1
+    };
+    // the view: a DeltaView only, never also a DeltaTable
+    assert!(
+        docs.iter()
+            .all(|(_, d)| !(d["kind"] == "DeltaTable" && d["metadata"]["name"] == "recent")),
+        "{files:?}"
+    );
+    assert!(files.contains(&"recent.view.yaml".to_string()), "{files:?}");
+    let v = &doc("DeltaView", "recent")["spec"];
+    assert!(
+        v["query"]
+            .as_str()
+            .is_some_and(|q| q.contains("WHERE id > 10")),
+        "{v}"
+    );
+    assert_eq!(v["comment"], "recent rows", "{v}");
+    assert_eq!(v["columnComments"], serde_json::json!({"id": "the key"}));
+    assert_eq!(v["tags"], serde_json::json!({"domain": "sales"}));
+    assert_eq!(v["properties"], serde_json::json!({"quality": "gold"}));
+    assert_eq!(
+        v["grants"],
+        serde_json::json!([{"principal": "analysts", "privileges": ["SELECT"]}])
+    );
+    assert!(v["owner"].is_string(), "{v}");
+    let f = &doc("DeltaFunction", "mask_email");
+    assert_eq!(f["metadata"]["name"], "mask-email");
+    let f = &f["spec"];
+    assert_eq!(
+        f["parameters"],
+        serde_json::json!([{"name": "email", "type": "string", "comment": "the address"}])
+    );
+    assert_eq!(f["returns"], "string");
+    assert!(
+        f["body"].as_str().is_some_and(|b| b.contains("'***'")),
+        "{f}"
+    );
+    assert_eq!(f["deterministic"], true);
+    assert_eq!(f["comment"], "masks it");
+    assert_eq!(
+        f["grants"],
+        serde_json::json!([{"principal": "analysts", "privileges": ["EXECUTE"]}])
+    );
+    // a function named like a table: files apart, each its kind's name
+    assert!(
+        files.contains(&"plain.yaml".to_string())
+            && files.contains(&"plain.function.yaml".to_string()),
+        "{files:?}"
+    );
+    assert_eq!(doc("DeltaTable", "plain")["metadata"]["name"], "plain");
+    assert_eq!(doc("DeltaFunction", "plain")["metadata"]["name"], "plain");
+    let l = &doc("DeltaVolume", "landing")["spec"];
+    assert_eq!(l["comment"], "raw files");
+    assert_eq!(l["tags"], serde_json::json!({"domain": "sales"}));
+    // the owned volume keeps its owner's name; its marker is not the user's comment
+    let a = doc("DeltaVolume", "archive");
+    assert_eq!(a["metadata"]["name"], "archive-files", "{a}");
+    assert_eq!(a["spec"]["comment"], "old files", "{a}");
+    assert_eq!(doc("DeltaVolume", hostile)["spec"]["comment"], "odd");
+
+    let i = imported.to_str().unwrap();
+    let (code, out, err) = run(&["plan", "-f", i, "--config", &c, "--format", "json"]);
+    assert_eq!(code, 2, "{out}\n{err}");
+    let plan: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    for t in plan["tables"].as_array().unwrap() {
+        assert!(
+            t["steps"].as_array().is_none_or(|s| s.is_empty()),
+            "the owned table plans clean: {t}"
+        );
+    }
+    let actions = |name: &str| -> Vec<String> {
+        let o = plan["objects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["object"]["name"] == name)
+            .unwrap_or_else(|| panic!("no plan for {name}: {plan}"));
+        assert_eq!(o["outcome"], "accepted", "{o}");
+        o["steps"]
+            .as_array()
+            .map(|s| {
+                s.iter()
+                    .map(|s| s["action"].as_str().unwrap().to_string())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let step = |name: &str, n: usize| -> serde_json::Value {
+        plan["objects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["object"]["name"] == name)
+            .unwrap()["steps"][n]
+            .clone()
+    };
+    assert_eq!(actions("recent"), ["set_properties"], "{plan}");
+    assert_eq!(
+        step("recent", 0)["properties"],
+        serde_json::json!({"delta-operator.io/owner": "default/recent"})
+    );
+    // a function's marker is a comment line: the replace, then its grants and owner put back
+    assert_eq!(
+        actions("mask_email"),
+        ["replace_function", "grant", "set_owner"],
+        "{plan}"
+    );
+    assert_eq!(
+        step("mask_email", 0)["comment"],
+        "masks it\n[delta-operator.io/owner=default/mask-email]"
+    );
+    assert_eq!(
+        actions("plain"),
+        ["replace_function", "set_owner"],
+        "{plan}"
+    );
+    assert_eq!(actions("landing"), ["set_comment"], "{plan}");
+    assert_eq!(
+        step("landing", 0)["comment"],
+        "raw files\n[delta-operator.io/owner=default/landing]"
+    );
+    assert_eq!(actions(hostile), ["set_comment"], "{plan}");
+    assert!(actions("archive").is_empty(), "the owned volume: {plan}");
+
+    let (code, out, err) = run(&["apply", "-f", i, "--config", &c]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let (code, out, err) = run(&["plan", "-f", i, "--config", &c]);
+    assert_eq!(code, 0, "the imported objects plan clean:\n{out}\n{err}");
+    // the marker is on, the user's parts are as they were
+    let (status, vol) = http::blocking_get(
+        &format!(
+            "{}/api/2.1/unity-catalog/volumes/{s}.landing",
+            env("DATABRICKS_HOST")
+        ),
+        &env("DATABRICKS_TOKEN"),
+    );
+    assert_eq!(status, 200, "{vol}");
+    assert_eq!(
+        vol["comment"], "raw files\n[delta-operator.io/owner=default/landing]",
+        "{vol}"
+    );
 }
 
 /// A step whose restore point cannot be read still runs, and its line says it had none and why

@@ -1,16 +1,21 @@
-//! `import`: manifests for the live tables of a schema, written so that they
+//! `import`: manifests for the live tables of a schema (and, through
+//! `import_objects`, its views, functions and volumes), written so that they
 //! plan clean against what they were imported from.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use clap::Args;
 use serde_json::{Map, Value, json};
 
+use super::import_objects::{Names, object_manifest};
 use super::{CliError, Exit, open_backend, write_file};
 use crate::backend::{Backend, Extras};
 use crate::config::Config;
 use crate::model::names::{MAX_NAME_BYTES, object_name_problem, printable};
-use crate::model::{OWNER_PROPERTY, ObservedColumn, ObservedTable, SchemaRef, TableKind};
+use crate::model::{
+    Grant, OWNER_PROPERTY, ObjectKind, ObservedColumn, ObservedTable, SchemaRef, TableKind,
+};
 use crate::plan::diff::is_internal_property;
 use crate::spec::load::API_VERSION;
 
@@ -24,7 +29,7 @@ pub struct ImportArgs {
     /// Folder to write the manifests into.
     #[arg(long, short = 'o')]
     pub out: PathBuf,
-    /// Namespace for tables the operator does not own yet.
+    /// Namespace for tables, views, functions and volumes the operator does not own yet.
     #[arg(long, default_value = "default")]
     pub namespace: String,
     /// Tables another tool makes (a glob on the table name, `*` any run of characters;
@@ -101,31 +106,52 @@ pub fn governance_manifest(t: &ObservedTable, schema_resource: &str, namespace: 
     if !columns.is_empty() {
         spec.insert("columns".into(), Value::Array(columns));
     }
-    annotations(t, &mut spec);
+    Annotations::of_table(t).write(&mut spec);
     json!({"apiVersion": API_VERSION, "kind": "DeltaTable", "metadata": {"name": name, "namespace": ns}, "spec": spec})
 }
 
-/// The table's comment, tags, grants and owner into `spec`.
-fn annotations(t: &ObservedTable, spec: &mut Map<String, Value>) {
-    if let Some(c) = &t.comment {
-        spec.insert("comment".into(), json!(c));
+/// What every imported resource declares of its object's governance: its
+/// comment, tags, grants and owner (a table's, a view's, a function's, a volume's).
+pub struct Annotations<'a> {
+    pub comment: Option<&'a str>,
+    pub tags: &'a BTreeMap<String, String>,
+    pub grants: &'a [Grant],
+    pub owner: Option<&'a str>,
+}
+
+impl<'a> Annotations<'a> {
+    pub fn of_table(t: &'a ObservedTable) -> Self {
+        Annotations {
+            comment: t.comment.as_deref(),
+            tags: &t.tags,
+            grants: &t.grants,
+            owner: t.owner.as_deref(),
+        }
     }
-    if !t.tags.is_empty() {
-        spec.insert("tags".into(), json!(t.tags));
-    }
-    if !t.grants.is_empty() {
-        let grants: Vec<Value> = t
-            .grants
-            .iter()
-            .map(|g| {
-                let privileges: Vec<String> = g.privileges.iter().map(|p| p.to_string()).collect();
-                json!({"principal": g.principal, "privileges": privileges})
-            })
-            .collect();
-        spec.insert("grants".into(), Value::Array(grants));
-    }
-    if let Some(o) = &t.owner {
-        spec.insert("owner".into(), json!(o));
+
+    /// Into `spec`, each only when there is one.
+    pub fn write(&self, spec: &mut Map<String, Value>) {
+        if let Some(c) = self.comment {
+            spec.insert("comment".into(), json!(c));
+        }
+        if !self.tags.is_empty() {
+            spec.insert("tags".into(), json!(self.tags));
+        }
+        if !self.grants.is_empty() {
+            let grants: Vec<Value> = self
+                .grants
+                .iter()
+                .map(|g| {
+                    let privileges: Vec<String> =
+                        g.privileges.iter().map(|p| p.to_string()).collect();
+                    json!({"principal": g.principal, "privileges": privileges})
+                })
+                .collect();
+            spec.insert("grants".into(), Value::Array(grants));
+        }
+        if let Some(o) = self.owner {
+            spec.insert("owner".into(), json!(o));
+        }
     }
 }
 
@@ -264,7 +290,7 @@ pub fn table_manifest(t: &ObservedTable, schema_resource: &str, namespace: &str)
     if !cs.is_empty() {
         spec.insert("constraints".into(), Value::Array(cs));
     }
-    annotations(t, &mut spec);
+    Annotations::of_table(t).write(&mut spec);
     json!({"apiVersion": API_VERSION, "kind": "DeltaTable", "metadata": {"name": name, "namespace": ns}, "spec": spec})
 }
 
@@ -278,33 +304,35 @@ pub async fn import(config: &Config, a: ImportArgs) -> Result<Exit, CliError> {
         }
         .into());
     }
+    // views, SQL functions and volumes (a Unity Catalog's; none on the lake or Spark),
+    // read again as declared so every one comes with its grants and tags
+    let listed: Vec<crate::model::ObjectRef> = backend
+        .read_objects(std::slice::from_ref(&sref), &[])
+        .await?
+        .into_iter()
+        .map(|o| o.object)
+        .collect();
+    let objects = if listed.is_empty() {
+        vec![]
+    } else {
+        backend.read_objects(&[], &listed).await?
+    };
+    let object_views: BTreeSet<&str> = objects
+        .iter()
+        .filter(|o| o.object.kind == ObjectKind::View)
+        .map(|o| o.object.name.as_str())
+        .collect();
     let mut tables = backend.list_schema(&sref).await?;
-    // streaming tables, materialized views and views: governed, never shaped
+    // streaming tables, materialized views and views a DeltaView cannot declare here
+    // (no metastore for it): governed, never shaped
     tables.extend(
         backend
             .list_views(&sref)
             .await?
             .into_iter()
+            .filter(|(name, _)| !object_views.contains(name.to_lowercase().as_str()))
             .map(|(name, _)| crate::model::TableRef::new(&sref.catalog, &sref.schema, &name)),
     );
-    // SQL functions and volumes are not written (yet): named, so nothing is silently left out
-    for o in backend
-        .read_objects(std::slice::from_ref(&sref), &[])
-        .await?
-    {
-        if o.object.kind != crate::model::ObjectKind::View {
-            eprintln!(
-                "note {}: a {} is not imported; declare it as a Delta{} to manage it",
-                o.object,
-                o.object.kind.word(),
-                if o.object.kind == crate::model::ObjectKind::Function {
-                    "Function"
-                } else {
-                    "Volume"
-                }
-            );
-        }
-    }
     let dlt_schema = tables
         .iter()
         .any(|t| DLT_BOOKKEEPING.contains(&t.table.as_str()));
@@ -356,14 +384,38 @@ pub async fn import(config: &Config, a: ImportArgs) -> Result<Exit, CliError> {
         };
         docs.push((format!("{}.yaml", k8s_name(&t.table.table)), m));
     }
+    // the objects: the owned ones first, so they keep their owners' names
+    let mut names = Names::default();
+    for (file, _) in &docs {
+        names.take_file(file);
+    }
+    let mut ordered: Vec<&crate::model::ObservedObject> = objects.iter().collect();
+    ordered.sort_by_key(|o| o.owner().is_none());
+    let mut imported = Vec::new();
+    for o in ordered {
+        match object_manifest(o, &docs[0].1, &schema_resource, &a.namespace, &mut names) {
+            Ok(m) => imported.push((o, m)),
+            Err(why) => eprintln!("skipped {} {}: {why}", o.object.kind.word(), o.object),
+        }
+    }
+    imported.sort_by(|(a, _), (b, _)| a.object.cmp(&b.object));
+    let counts = [ObjectKind::View, ObjectKind::Function, ObjectKind::Volume]
+        .map(|k| imported.iter().filter(|(o, _)| o.object.kind == k).count());
+    docs.extend(imported.into_iter().map(|(_, m)| (m.file, m.doc)));
     for (file, doc) in docs {
         let path = a.out.join(file);
         let text = serde_saphyr::to_string(&doc).expect("a manifest serializes");
         write_file(&path, &text)?;
         written += 1;
     }
+    let [views, functions, volumes] = counts;
+    let objects = if views + functions + volumes == 0 {
+        String::new()
+    } else {
+        format!(", {views} views, {functions} functions, {volumes} volumes")
+    };
     println!(
-        "wrote {written} manifests to {} ({} tables)",
+        "wrote {written} manifests to {} ({} tables{objects})",
         a.out.display(),
         observed.len()
     );

@@ -7,6 +7,7 @@ mod apply;
 mod approvals;
 mod error;
 mod import;
+mod import_objects;
 pub mod kubectl;
 mod maintain;
 mod plan;

@@ -25,7 +25,7 @@ use crate::model::{
 };
 
 pub use breaks::{changed_columns, class_breaks};
-pub use declared::{plan_declared, plan_orphan};
+pub use declared::{is_catalog_view_property, plan_declared, plan_orphan};
 pub use holds::holds;
 
 /// What an object step does.
