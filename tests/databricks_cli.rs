@@ -1098,6 +1098,44 @@ fn an_import_writes_views_functions_and_volumes_whose_first_plan_only_claims() {
         vol["comment"], "raw files\n[delta-operator.io/owner=default/landing]",
         "{vol}"
     );
+    // `read` keeps the live objects, so an offline `plan --observed` is as clean as the live one
+    let state = dir.path().join("state.json");
+    let st = state.to_str().unwrap();
+    let (code, out, err) = run(&["read", "-f", i, "-o", st, "--config", &c]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        out.contains("views, functions or volumes"),
+        "read names the objects it kept: {out}"
+    );
+    let offline = |file: &str| {
+        run(&[
+            "plan",
+            "-f",
+            i,
+            "--observed",
+            file,
+            "--backend",
+            "databricks",
+            "--format",
+            "json",
+        ])
+    };
+    let (code, out, err) = offline(st);
+    assert_eq!(code, 0, "the offline plan is clean too:\n{out}\n{err}");
+    // and it is the objects in the file that make it so: without them, each is created again
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap();
+    assert!(
+        v["objects"].as_array().is_some_and(|o| o.len() >= 6),
+        "{}",
+        v["objects"]
+    );
+    v.as_object_mut().unwrap().remove("objects");
+    let bare = dir.path().join("bare.json");
+    std::fs::write(&bare, v.to_string()).unwrap();
+    let (code, out, _) = offline(bare.to_str().unwrap());
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("create_view"), "{out}");
 }
 
 /// A step whose restore point cannot be read still runs, and its line says it had none and why

@@ -11,8 +11,8 @@ use super::{
     CliError, Exit, Format, check_allowed, choose_target, load_and_lower, open_backend, write_file,
 };
 use crate::config::Config;
-use crate::engine::{observe, observe_schemas, plan_against_all, read_and_plan};
-use crate::model::{ObservedSchema, ObservedTable};
+use crate::engine::{observe, observe_objects, observe_schemas, plan_with_objects, read_and_plan};
+use crate::model::{ObservedObject, ObservedSchema, ObservedTable};
 use crate::plan::render;
 use crate::plan::{BackendKind, Capabilities, Plan};
 
@@ -65,6 +65,10 @@ pub struct StateFile {
     /// The declared schemas' own metadata (comment, properties, owner, grants).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub schemas: Vec<ObservedSchema>,
+    /// The live views, functions and volumes of the declared schemas, and the
+    /// declared ones (Databricks; none elsewhere).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub objects: Vec<Arc<ObservedObject>>,
 }
 
 pub fn print_plan(plan: &Plan, format: Format, statements: bool) {
@@ -95,10 +99,11 @@ pub async fn plan(config: &Config, a: PlanArgs) -> Result<Exit, CliError> {
             path: path.clone(),
             source,
         })?;
-        plan_against_all(
+        plan_with_objects(
             &inputs,
             &state.tables,
             &state.schemas,
+            &state.objects,
             &caps,
             delta_operator_targets::compiler(caps.backend),
         )
@@ -133,20 +138,29 @@ pub async fn read(config: &Config, a: ReadArgs) -> Result<Exit, CliError> {
     let schemas = observe_schemas(&backend, &inputs.schemas)
         .await
         .map_err(CliError::Read)?;
-    let n = tables.len();
+    let objects = observe_objects(&backend, &inputs)
+        .await
+        .map_err(CliError::Read)?;
+    let (n, o) = (tables.len(), objects.len());
     let state = StateFile {
         format_version: crate::plan::FORMAT_VERSION,
         // the target's backend, not always the lake
         backend: crate::backend::Backend::capabilities(&backend).backend,
         tables,
         schemas,
+        objects,
     };
     write_file(
         &a.out,
         &(serde_json::to_string_pretty(&state).expect("serializes") + "\n"),
     )?;
+    let objects = match o {
+        0 => String::new(),
+        1 => " and 1 view, function or volume".into(),
+        o => format!(" and {o} views, functions or volumes"),
+    };
     println!(
-        "wrote the observed state of {n} tables to {}",
+        "wrote the observed state of {n} tables{objects} to {}",
         a.out.display()
     );
     Ok(Exit::Ok)
