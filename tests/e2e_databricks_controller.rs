@@ -1005,7 +1005,12 @@ fn a_table_waits_for_the_function_its_mask_calls_and_starts_when_it_is_ready() {
     let catalog = format!("obj_mask_{}", std::process::id());
     rt.block_on(catalog_with_sales(&b, &catalog));
     let ns = namespace("dbx-obj-mask");
-    let _op = Operator::start_databricks(&ns, "    namespaces: ['*']\n    schemas: ['obj_*']", &[]);
+    // the drift interval caps the retry backoff: long here, so the backoff reaches its minute
+    let op = Operator::start_databricks(
+        &ns,
+        "    namespaces: ['*']\n    schemas: ['obj_*']",
+        &["--drift-interval", "300s"],
+    );
     apply_yaml(
         &ns,
         &format!(
@@ -1023,8 +1028,24 @@ spec:
   parameters: [{{name: s, type: string}}]
   returns: string
   body: \"'***'\"
----
-apiVersion: delta-operator.io/v1alpha1
+"
+        ),
+    );
+    let f = wait_condition(
+        &ns,
+        "deltafunction",
+        "redact",
+        "Ready",
+        "False",
+        Some("ApprovalRequired"),
+    );
+    let id = f["status"]["plan"]["id"].as_str().unwrap().to_string();
+    // the table after its function is known (one applied in the same instant may be reconciled
+    // before the function reaches the operator's cache, and then fails on ROUTINE_NOT_FOUND)
+    apply_yaml(
+        &ns,
+        &format!(
+            "apiVersion: delta-operator.io/v1alpha1
 kind: DeltaTable
 metadata: {{name: people, namespace: {ns}}}
 spec:
@@ -1042,17 +1063,11 @@ spec:
         "WaitingForDependency",
         &["DeltaFunction 'redact'", &format!("{catalog}.sales.redact")],
     );
-    let f = wait_condition(
-        &ns,
-        "deltafunction",
-        "redact",
-        "Ready",
-        "False",
-        Some("ApprovalRequired"),
-    );
-    let id = f["status"]["plan"]["id"].as_str().unwrap().to_string();
     // nothing was created: the table waits, the function waits for its approval
-    let live = rt.block_on(b.read(&[TableRef::new(&catalog, "sales", "people")], &Extras::default()));
+    let live = rt.block_on(b.read(
+        &[TableRef::new(&catalog, "sales", "people")],
+        &Extras::default(),
+    ));
     assert!(
         live.as_ref().is_ok_and(|l| l.iter().all(Option::is_none)),
         "the table was created before its mask's function: {live:?}"
@@ -1068,20 +1083,44 @@ spec:
     ]);
     wait_condition(&ns, "deltafunction", "redact", "Ready", "True", None);
     let ready_at = std::time::Instant::now();
+    // woken: it stops waiting at once (its apply may then take a while on a busy machine)
     wait_until(
-        "the table Ready once its function is",
+        "the table no longer waiting once its function is Ready",
         Duration::from_secs(30),
         || match condition(&get(&ns, "deltatable", "people"), "Ready") {
-            Some((s, _)) if s == "True" => Ok(()),
+            Some((_, r)) if r != "WaitingForDependency" => Ok(()),
             other => Err(format!("{other:?}")),
         },
     );
     eprintln!(
-        "the table was Ready {:?} after its function",
+        "the table stopped waiting {:?} after its function was Ready",
         ready_at.elapsed()
     );
+    wait_until(
+        "the table Ready",
+        Duration::from_secs(180),
+        || match condition(&get(&ns, "deltatable", "people"), "Ready") {
+            Some((s, _)) if s == "True" => Ok(()),
+            other => Err(format!(
+                "{other:?}\n{}\n--- operator log (tail)\n{}",
+                get(&ns, "deltatable", "people")["status"],
+                op.log()
+                    .lines()
+                    .rev()
+                    .take(60)
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .rev()
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            )),
+        },
+    );
     let t = rt
-        .block_on(b.read(&[TableRef::new(&catalog, "sales", "people")], &Extras::default()))
+        .block_on(b.read(
+            &[TableRef::new(&catalog, "sales", "people")],
+            &Extras::default(),
+        ))
         .unwrap()
         .pop()
         .flatten()

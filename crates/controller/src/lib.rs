@@ -435,8 +435,7 @@ impl Context {
     pub fn wake_dependents(&self, ns: &str, finished: Finished) {
         let waits = |conditions: &[delta_operator_api::spec::crd::Condition]| {
             conditions.iter().any(|c| {
-                c.type_ == conditions::READY
-                    && c.reason == Reason::WaitingForDependency.to_string()
+                c.type_ == conditions::READY && c.reason == Reason::WaitingForDependency.to_string()
             })
         };
         let here = |o: &dyn ResourceExtNs| o.ns() == ns;

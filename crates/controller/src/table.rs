@@ -27,9 +27,9 @@ use delta_operator_api::spec::validate::validate;
 use delta_operator_backend::engine::read_and_plan;
 use delta_operator_backend::{Backend, BackendError, Extras};
 use delta_operator_core::model::{DesiredTable, ResourceId, TableRef};
-use delta_operator_core::plan::graph::resolve_function;
 use delta_operator_core::plan::compile::compile;
 use delta_operator_core::plan::gate::Policy;
+use delta_operator_core::plan::graph::resolve_function;
 use delta_operator_core::plan::{Plan, finish, plan_delete};
 use delta_operator_targets::AnyBackend;
 
