@@ -992,3 +992,143 @@ fn a_strict_schema_drops_an_orphan_view_after_approval() {
         );
     }
 }
+
+/// A table whose column mask calls a declared function waits for it (Databricks refuses a mask
+/// naming a missing function), naming it, and starts at once when it becomes Ready: the
+/// function's `Manual` policy holds it until approved, and the table has waited long enough
+/// (70 s) that its retry backoff is at its one-minute ceiling, so only the function's wake-up
+/// brings it within 30 s.
+#[test]
+fn a_table_waits_for_the_function_its_mask_calls_and_starts_when_it_is_ready() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let b = backend();
+    let catalog = format!("obj_mask_{}", std::process::id());
+    rt.block_on(catalog_with_sales(&b, &catalog));
+    let ns = namespace("dbx-obj-mask");
+    // the drift interval caps the retry backoff: long here, so the backoff reaches its minute
+    let op = Operator::start_databricks(
+        &ns,
+        "    namespaces: ['*']\n    schemas: ['obj_*']",
+        &["--drift-interval", "300s"],
+    );
+    apply_yaml(
+        &ns,
+        &format!(
+            "apiVersion: delta-operator.io/v1alpha1
+kind: DeltaSchema
+metadata: {{name: sales, namespace: {ns}}}
+spec: {{catalog: {catalog}}}
+---
+apiVersion: delta-operator.io/v1alpha1
+kind: DeltaFunction
+metadata: {{name: redact, namespace: {ns}}}
+spec:
+  schemaRef: sales
+  policy: Manual
+  parameters: [{{name: s, type: string}}]
+  returns: string
+  body: \"'***'\"
+"
+        ),
+    );
+    let f = wait_condition(
+        &ns,
+        "deltafunction",
+        "redact",
+        "Ready",
+        "False",
+        Some("ApprovalRequired"),
+    );
+    let id = f["status"]["plan"]["id"].as_str().unwrap().to_string();
+    // the table after its function is known (one applied in the same instant may be reconciled
+    // before the function reaches the operator's cache, and then fails on ROUTINE_NOT_FOUND)
+    apply_yaml(
+        &ns,
+        &format!(
+            "apiVersion: delta-operator.io/v1alpha1
+kind: DeltaTable
+metadata: {{name: people, namespace: {ns}}}
+spec:
+  schemaRef: sales
+  columns:
+    - {{name: id, type: bigint}}
+    - {{name: email, type: string, mask: {{function: redact}}}}
+"
+        ),
+    );
+    wait_for(
+        &ns,
+        "people",
+        "Reconciling",
+        "WaitingForDependency",
+        &["DeltaFunction 'redact'", &format!("{catalog}.sales.redact")],
+    );
+    // nothing was created: the table waits, the function waits for its approval
+    let live = rt.block_on(b.read(
+        &[TableRef::new(&catalog, "sales", "people")],
+        &Extras::default(),
+    ));
+    assert!(
+        live.as_ref().is_ok_and(|l| l.iter().all(Option::is_none)),
+        "the table was created before its mask's function: {live:?}"
+    );
+    std::thread::sleep(Duration::from_secs(70));
+    kubectl_ok(&[
+        "annotate",
+        "deltafunction",
+        "redact",
+        "-n",
+        &ns,
+        &format!("delta-operator.io/approve={id}"),
+    ]);
+    wait_condition(&ns, "deltafunction", "redact", "Ready", "True", None);
+    let ready_at = std::time::Instant::now();
+    // woken: it stops waiting at once (its apply may then take a while on a busy machine)
+    wait_until(
+        "the table no longer waiting once its function is Ready",
+        Duration::from_secs(30),
+        || match condition(&get(&ns, "deltatable", "people"), "Ready") {
+            Some((_, r)) if r != "WaitingForDependency" => Ok(()),
+            other => Err(format!("{other:?}")),
+        },
+    );
+    eprintln!(
+        "the table stopped waiting {:?} after its function was Ready",
+        ready_at.elapsed()
+    );
+    wait_until(
+        "the table Ready",
+        Duration::from_secs(180),
+        || match condition(&get(&ns, "deltatable", "people"), "Ready") {
+            Some((s, _)) if s == "True" => Ok(()),
+            other => Err(format!(
+                "{other:?}\n{}\n--- operator log (tail)\n{}",
+                get(&ns, "deltatable", "people")["status"],
+                op.log()
+                    .lines()
+                    .rev()
+                    .take(60)
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .rev()
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            )),
+        },
+    );
+    let t = rt
+        .block_on(b.read(
+            &[TableRef::new(&catalog, "sales", "people")],
+            &Extras::default(),
+        ))
+        .unwrap()
+        .pop()
+        .flatten()
+        .expect("the table exists");
+    let mask = t.column("email").and_then(|c| c.mask.clone());
+    assert!(
+        mask.as_ref()
+            .is_some_and(|m| m.function.to_lowercase().ends_with("redact")),
+        "{mask:?}"
+    );
+}

@@ -2677,3 +2677,32 @@ fn objects_lower_with_normalised_text_and_what_they_read() {
     assert_eq!(vol.tags.get("team"), Some(&Some("sales".to_string())));
     assert_eq!(vol.comment.as_deref(), Some("raw files"));
 }
+
+/// A column mask's function is lowered to three parts, resolved against the table's catalog
+/// and schema as the plan's order resolves it: the statement names the function the plan
+/// waited for, and it compares equal to the three-part name Unity Catalog reads back.
+#[test]
+fn a_mask_function_is_lowered_to_three_parts_in_the_tables_schema() {
+    let doc = table(
+        "people",
+        "columns:\n  - {name: a, type: string, mask: {function: redact}}\n  - {name: b, type: string, mask: {function: Sec.Redact}}\n  - {name: c, type: string, mask: {function: other.sec.redact}}\n  - {name: d, type: string, mask: {function: '`we.ird`'}}",
+    );
+    let files = with_schema(doc);
+    let files: Vec<(&str, &str)> = files.iter().map(|(f, t)| (*f, t.as_str())).collect();
+    let (m, load_errors) = load(&files);
+    assert!(load_errors.is_empty(), "{}", show(&load_errors));
+    let inputs = engine::lower(&m).unwrap_or_else(|e| panic!("{}", show(&e)));
+    let t = &inputs.tables[0];
+    let mask = |c: &str| {
+        t.columns
+            .iter()
+            .find(|x| x.name == c)
+            .and_then(|x| x.mask.as_ref())
+            .map(|m| m.function.clone())
+    };
+    assert_eq!(mask("a").as_deref(), Some("main.sales.redact"));
+    assert_eq!(mask("b").as_deref(), Some("main.sec.redact"));
+    assert_eq!(mask("c").as_deref(), Some("other.sec.redact"));
+    // a part holding a dot is left as written (the statement quotes it)
+    assert_eq!(mask("d").as_deref(), Some("`we.ird`"));
+}

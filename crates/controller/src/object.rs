@@ -152,6 +152,14 @@ pub async fn reconcile<K: Kind>(obj: Arc<K>, ctx: Arc<Context>) -> Result<Action
             .await;
     }
     write_status(&ctx, obj.as_ref(), &api, &name, &report, object).await?;
+    // what waits for this view or function learns at once that it is Ready, or failed
+    if matches!(phase, Phase::InSync | Phase::Stalled) {
+        match K::KIND {
+            ObjectKindSpec::View => ctx.wake_dependents(&ns, super::Finished::View),
+            ObjectKindSpec::Function => ctx.wake_dependents(&ns, super::Finished::Function),
+            ObjectKindSpec::Volume => {}
+        }
+    }
     Ok(if phase == Phase::Progressing {
         ctx.backoff(&key)
     } else {
@@ -298,11 +306,15 @@ fn resolve<K: Kind>(obj: &K, ctx: &Context, ns: &str) -> Result<Resolved, Box<Re
     })
 }
 
-/// What the object reads that a resource of the namespace declares, with its state.
-fn waiting<'a>(
+/// What `me` reads (relations and functions, three-part names) that a resource of
+/// the namespace declares and is not usable yet, as the reason and message it
+/// waits with: a view or function over what its query or body names, a table
+/// over the functions its column masks call (`table.rs`).
+pub(crate) fn waiting<'a>(
     ctx: &Context,
     ns: &str,
-    desired: &DesiredObject,
+    me: &TableRef,
+    reads: &[TableRef],
     found: &'a Candidates,
 ) -> Option<(Reason, String)> {
     let (tables, views, functions) = (&found.tables, &found.views, &found.functions);
@@ -350,14 +362,7 @@ fn waiting<'a>(
         |o: &DeltaFunction| schema_of(o.schema_ref()).map(|s| in_schema(&s, &o.object_name()));
     push_objects(&mut declared, views, &place_view);
     push_objects(&mut declared, functions, &place_fn);
-    let reads: Vec<TableRef> = desired
-        .reads
-        .relations
-        .iter()
-        .chain(desired.reads.functions.iter())
-        .cloned()
-        .collect();
-    dependency::waiting_for(&desired.object.as_table_ref(), &reads, &declared)
+    dependency::waiting_for(me, reads, &declared)
 }
 
 /// The namespace's resources an object's reads may name: the tables by the
@@ -379,25 +384,36 @@ fn candidates(ctx: &Context, ns: &str, desired: &DesiredObject) -> Candidates {
         .into_iter()
         .filter(|v| v.namespace().as_deref().unwrap_or("default") == ns)
         .collect();
-    let functions = ctx
-        .objects
-        .functions
-        .state()
-        .into_iter()
-        .filter(|f| f.namespace().as_deref().unwrap_or("default") == ns)
-        .collect();
     Candidates {
         tables,
         views,
-        functions,
+        ..Candidates::functions(ctx, ns)
     }
 }
 
 /// The namespace's resources an object's reads may name.
-struct Candidates {
+pub(crate) struct Candidates {
     tables: Vec<Arc<delta_operator_api::spec::DeltaTable>>,
     views: Vec<Arc<DeltaView>>,
     functions: Vec<Arc<DeltaFunction>>,
+}
+
+impl Candidates {
+    /// The namespace's DeltaFunctions only: what a table's column masks may call.
+    pub(crate) fn functions(ctx: &Context, ns: &str) -> Candidates {
+        let functions = ctx
+            .objects
+            .functions
+            .state()
+            .into_iter()
+            .filter(|f| f.namespace().as_deref().unwrap_or("default") == ns)
+            .collect();
+        Candidates {
+            tables: vec![],
+            views: vec![],
+            functions,
+        }
+    }
 }
 
 async fn set_finalizer<K: Kind>(api: &Api<K>, obj: &K, want: bool) -> Result<(), Error> {
@@ -472,7 +488,15 @@ async fn evaluate<K: Kind>(
     let object = Some(desired.object.to_string());
     set_finalizer(api, obj, obj.deletion_policy() == DeletionPolicy::Delete).await?;
     let found = candidates(ctx, ns, &desired);
-    if let Some((reason, message)) = waiting(ctx, ns, &desired, &found) {
+    let reads: Vec<TableRef> = desired
+        .reads
+        .relations
+        .iter()
+        .chain(desired.reads.functions.iter())
+        .cloned()
+        .collect();
+    let me = desired.object.as_table_ref();
+    if let Some((reason, message)) = waiting(ctx, ns, &me, &reads, &found) {
         return Ok((Report::new(reason, message), object));
     }
     // no metastore to hold it (the lake, Spark Connect): refused by name, as the CLI's plan refuses it

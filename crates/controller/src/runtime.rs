@@ -18,7 +18,7 @@ use crate::lookup::TableIndex;
 use crate::metrics::{self, Metrics};
 use crate::sharding::{self, Shards};
 use crate::{
-    Context, Error, Locks, ObjectStores, RunOptions, events, object, outcome, schema,
+    Context, Error, Locks, ObjectStores, ObjectWakers, RunOptions, events, object, outcome, schema,
     strip_managed_fields, table,
 };
 use crate::{lock, webhook};
@@ -79,6 +79,8 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
 
     let watches = Watches::start(&client, opts.namespace.as_deref());
     let (wake, woken) = futures::channel::mpsc::unbounded();
+    let (wake_views, views_woken) = futures::channel::mpsc::unbounded();
+    let (wake_functions, functions_woken) = futures::channel::mpsc::unbounded();
     // a shard gained: both controllers reconcile every object again
     let (tables_all, tables_again) = futures::channel::mpsc::unbounded();
     let (schemas_all, schemas_again) = futures::channel::mpsc::unbounded();
@@ -132,6 +134,10 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
         retries: Mutex::new(HashMap::new()),
         shutting_down,
         wake,
+        wake_objects: ObjectWakers {
+            views: wake_views,
+            functions: wake_functions,
+        },
         shutdown_grace: opts.shutdown_grace,
         max_step_interruptions: opts.max_step_interruptions,
         cancelled,
@@ -147,14 +153,28 @@ pub async fn run(config: Config, opts: RunOptions) -> Result<(), Error> {
         limit.clone(),
         ctx.clone(),
     );
-    let views = object_controller(watches.views, views_again, limit.clone(), ctx.clone());
-    let functions = object_controller(
-        watches.functions,
-        functions_again,
+    let views = object_controller(
+        watches.views,
+        views_again,
+        Some(views_woken),
         limit.clone(),
         ctx.clone(),
     );
-    let volumes = object_controller(watches.volumes, volumes_again, limit.clone(), ctx.clone());
+    let functions = object_controller(
+        watches.functions,
+        functions_again,
+        Some(functions_woken),
+        limit.clone(),
+        ctx.clone(),
+    );
+    // a volume reads nothing: it never waits for a dependency
+    let volumes = object_controller(
+        watches.volumes,
+        volumes_again,
+        None,
+        limit.clone(),
+        ctx.clone(),
+    );
     let tables = table_controller(
         watches.tables,
         watches.schemas,
@@ -511,12 +531,19 @@ fn schema_controller(
 fn object_controller<K: object::Kind>(
     watch: ObjectWatch<K>,
     again: futures::channel::mpsc::UnboundedReceiver<()>,
+    woken: Option<futures::channel::mpsc::UnboundedReceiver<ObjectRef<K>>>,
     limit: kube::runtime::controller::Config,
     ctx: Arc<Context>,
 ) -> impl std::future::Future<Output = ()> {
+    // waiting for a dependency: reconciled again when one becomes Ready (`wake_dependents`)
+    let woken = match woken {
+        Some(w) => w.left_stream(),
+        None => futures::stream::empty().right_stream(),
+    };
     Controller::for_stream(watch.changes, watch.store)
         .with_config(limit)
         .reconcile_all_on(again)
+        .reconcile_on(woken)
         .shutdown_on_signal()
         .run(object::reconcile::<K>, object::error_policy::<K>, ctx)
         .for_each(|r| async move {

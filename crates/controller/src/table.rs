@@ -14,7 +14,7 @@ use super::maintenance;
 use super::metrics::MaintenanceKind;
 use super::{
     Applied, ApplyEnd, ApplyProgress, CACHE_WAIT, Context, Error, FIELD_MANAGER, FINALIZER,
-    REQUESTED_AT, depends, parents, tenancy,
+    REQUESTED_AT, depends, object, parents, tenancy,
 };
 use delta_operator_api::inputs::Inputs;
 use delta_operator_api::reason::{Phase, Reason};
@@ -26,9 +26,10 @@ use delta_operator_api::spec::lower::{lower_table, schema_of};
 use delta_operator_api::spec::validate::validate;
 use delta_operator_backend::engine::read_and_plan;
 use delta_operator_backend::{Backend, BackendError, Extras};
-use delta_operator_core::model::{DesiredTable, ResourceId};
+use delta_operator_core::model::{DesiredTable, ResourceId, TableRef};
 use delta_operator_core::plan::compile::compile;
 use delta_operator_core::plan::gate::Policy;
+use delta_operator_core::plan::graph::resolve_function;
 use delta_operator_core::plan::{Plan, finish, plan_delete};
 use delta_operator_targets::AnyBackend;
 
@@ -80,6 +81,7 @@ pub async fn reconcile(obj: Arc<DeltaTable>, ctx: Arc<Context>) -> Result<Action
     // children waiting on this table learn at once that it is Ready, or failed
     if matches!(phase, Phase::InSync | Phase::Stalled) {
         ctx.wake_children(&obj);
+        ctx.wake_dependents(&ns, super::Finished::Table);
     }
     Ok(if phase == Phase::Progressing {
         ctx.backoff(&key)
@@ -292,6 +294,24 @@ fn resolve(obj: &DeltaTable, ctx: &Context, ns: &str) -> Result<Resolved, Box<Re
                 .join("; "),
         )
     })?;
+    // and one whose column masks call a declared function that is not Ready yet
+    // (Databricks refuses a mask naming a missing function: ROUTINE_NOT_FOUND)
+    if obj.metadata.deletion_timestamp.is_none() {
+        let calls: Vec<TableRef> = desired
+            .columns
+            .iter()
+            .filter_map(|c| c.mask.as_ref())
+            .filter_map(|m| resolve_function(&m.function, &desired.table))
+            .collect();
+        if !calls.is_empty() {
+            let found = object::Candidates::functions(ctx, ns);
+            if let Some((reason, message)) =
+                object::waiting(ctx, ns, &desired.table, &calls, &found)
+            {
+                return Err(refuse(reason, message));
+            }
+        }
+    }
     let target = schema
         .resource
         .spec

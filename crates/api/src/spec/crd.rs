@@ -451,7 +451,8 @@ fn any_value_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MaskSpec {
-    /// The masking function, `catalog.schema.function`.
+    /// The masking function, `catalog.schema.function`; `schema.function` or
+    /// `function` name one in the table's catalog or schema.
     pub function: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub using_columns: Vec<String>,

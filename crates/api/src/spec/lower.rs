@@ -93,6 +93,24 @@ pub(crate) fn lower_grants(grants: &[GrantSpec]) -> Vec<Grant> {
         .collect()
 }
 
+/// A mask's function named in three parts, resolved against the table's
+/// catalog and schema, as the plan's order resolves it (`graph::resolve_function`):
+/// Databricks would resolve a shorter name against the session's current
+/// schema, which is not the table's, and reads the mask back in three parts.
+/// A name whose parts hold a `.` or a backtick is left as written.
+fn qualify_mask(column: &mut DesiredColumn, table: &TableRef) {
+    let Some(m) = column.mask.as_mut() else {
+        return;
+    };
+    if let Some(f) = delta_operator_core::plan::graph::resolve_function(&m.function, table)
+        && [&f.catalog, &f.schema, &f.table]
+            .iter()
+            .all(|p| !p.contains(['.', '`']))
+    {
+        m.function = format!("{}.{}.{}", f.catalog, f.schema, f.table);
+    }
+}
+
 /// Lowers one table. Errors carry the file and resource.
 pub fn lower_table(m: &Manifests, t: &Loaded<DeltaTable>) -> Result<DesiredTable, Vec<SpecError>> {
     let spec = &t.resource.spec;
@@ -122,6 +140,7 @@ pub fn lower_table(m: &Manifests, t: &Loaded<DeltaTable>) -> Result<DesiredTable
             },
         };
         let mut column = lower_column(c, data_type);
+        qualify_mask(&mut column, &table);
         column.unstated = Unstated {
             data_type: c.data_type.is_none(),
             nullable: c.nullable.is_none() && !spec.scope.is_full(),
