@@ -8,6 +8,7 @@ pub mod objects;
 
 mod error;
 mod gated;
+mod guard;
 mod options;
 mod report;
 mod run;

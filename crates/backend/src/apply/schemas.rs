@@ -5,6 +5,7 @@ use delta_operator_core::model::SchemaRef;
 use delta_operator_core::plan::schema::holds as schema_holds;
 use delta_operator_core::plan::{Plan, SchemaStep};
 
+use super::guard::run_guarded;
 use super::{Event, Options, SchemaStepReport, StepStatus, bind};
 
 /// Runs each schema's metadata steps in order: re-read, skip what already
@@ -26,24 +27,15 @@ pub(super) async fn run_schemas<B: Backend>(
                 status: StepStatus::NotRun,
                 detail: None,
             };
-            if !stop && !(opts.may_continue)() {
-                stop = true;
-                report.detail =
-                    Some("not run: the apply was stopped (interrupted, or its lease lost)".into());
-            }
-            if !stop {
-                report.status = match run_schema_step(backend, &sp.schema, step).await {
-                    Ok((status, detail)) => {
-                        report.detail = detail;
-                        status
-                    }
-                    Err(e) => {
-                        stop = true;
-                        StepStatus::Failed {
-                            error: e.to_string(),
-                        }
-                    }
-                };
+            let ran = run_guarded(
+                &mut stop,
+                opts,
+                &mut report.status,
+                &mut report.detail,
+                run_schema_step(backend, &sp.schema, step),
+            )
+            .await;
+            if ran {
                 (opts.on_event)(Event::SchemaFinished(&report));
             }
             out.push(report);

@@ -8,6 +8,7 @@ use delta_operator_core::model::TableRef;
 use delta_operator_core::plan::holds::holds;
 use delta_operator_core::plan::{RiskClass, Step, TablePlan};
 
+use super::guard::{STOPPED, blocked_detail};
 use super::{Event, LockedTable, Options, StepReport, StepStatus, bind};
 
 /// The tables `t`'s foreign keys reference that did not reach their spec in
@@ -80,14 +81,7 @@ pub(super) fn not_run_report(
         report.detail = Some(format!("not run: {}", l.by));
     }
     if !blocked_by.is_empty() {
-        report.detail = Some(format!(
-            "not run: blocked by {}, which did not reach its spec in this apply",
-            blocked_by
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
+        report.detail = Some(blocked_detail(blocked_by));
     }
     report
 }
@@ -111,8 +105,7 @@ impl<B: Backend> TableSteps<'_, '_, B> {
         let (t, run, opts) = (self.table, self.run, self.opts);
         if !*self.stop && !(opts.may_continue)() {
             *self.stop = true;
-            report.detail =
-                Some("not run: the apply was stopped (interrupted, or its lease lost)".into());
+            report.detail = Some(STOPPED.into());
         }
         // the table's own lock lost (a renewal found another holder's entry):
         // a failure, not a quiet "not run", so the exit code and status say so
