@@ -51,7 +51,6 @@ use delta_operator_core::model::{SchemaMode, TableRef};
 use delta_operator_core::plan::compile::compile_all;
 use delta_operator_core::plan::gate::Policy;
 use delta_operator_core::plan::object::plan_orphan_objects;
-use delta_operator_core::plan::rules::Rule;
 use delta_operator_core::plan::{Capabilities, Compiler, Parts, Plan, SchemaScope};
 use delta_operator_targets::AnyBackend;
 
@@ -499,10 +498,8 @@ async fn evaluate<K: Kind>(
     if let Some((reason, message)) = waiting(ctx, ns, &me, &reads, &found) {
         return Ok((Report::new(reason, message), object));
     }
-    // no metastore to hold it (the lake, Spark Connect): refused by name, as the CLI's plan refuses it
-    if let Some(r) = no_metastore(backend.capabilities(), &target) {
-        return Ok((r, object));
-    }
+    // on a target without a metastore (the lake, Spark Connect) the plan refuses the object
+    // (`NotSupportedByBackend`, the core's rule, as the CLI's plan does) and `decide` reports it
     let inputs = Inputs {
         objects: vec![Arc::new(desired)],
         ..Inputs::default()
@@ -545,22 +542,6 @@ async fn evaluate<K: Kind>(
     };
     let r = applied(&plan, &seen, &result, &now(), None, Reason::ApplyFailed);
     Ok((in_sync(r, K::KIND), object))
-}
-
-/// A target whose backend has no Unity Catalog metastore refuses every view,
-/// function and volume (`NotSupportedByBackend`, Stalled: the spec or the
-/// schema's target must change).
-pub fn no_metastore(caps: &Capabilities, target: &str) -> Option<Report> {
-    if caps.catalog_objects {
-        return None;
-    }
-    Some(Report::new(
-        Reason::Refused(Rule::NotSupportedByBackend),
-        format!(
-            "views, functions and volumes need a Unity Catalog metastore; the {} target '{target}' has none (fix: point the DeltaSchema at a Databricks target, or remove the resource)",
-            caps.backend
-        ),
-    ))
 }
 
 /// "the view matches the spec" rather than the table's words.
@@ -783,19 +764,6 @@ mod tests {
         assert_eq!(by("Reconciling").reason, "WaitingForDependency");
         assert!(by("Reconciling").message.contains("DeltaTable 'orders'"));
         assert_eq!(by("Stalled").status, "False");
-    }
-
-    #[test]
-    fn the_lake_and_spark_refuse_objects_by_name_and_databricks_does_not() {
-        let r = no_metastore(&Capabilities::lake(), "lake").unwrap();
-        assert_eq!(r.reason, Reason::Refused(Rule::NotSupportedByBackend));
-        assert_eq!(r.reason.to_string(), "NotSupportedByBackend");
-        assert!(
-            r.message.contains("Unity Catalog metastore") && r.message.contains("'lake'"),
-            "{}",
-            r.message
-        );
-        assert!(no_metastore(&Capabilities::databricks(), "prod").is_none());
     }
 
     #[test]

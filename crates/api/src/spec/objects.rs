@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use kube::CustomResource;
-use schemars::JsonSchema;
+use schemars::{JsonSchema, Schema};
 use serde::{Deserialize, Serialize};
 
 use super::crd::{
@@ -16,6 +16,43 @@ use super::crd::{
 
 /// The longest view query or function body (bytes).
 pub const MAX_QUERY_BYTES: usize = 64 * 1024;
+
+/// The fields every object kind declares (`spec.schemaRef`, `spec.name`,
+/// `spec.comment`, `spec.grants`, `spec.owner`, `spec.policy`,
+/// `spec.deletionPolicy`), flattened into each kind's spec. The
+/// descriptions here say "the object"; each kind's spec puts its own words in
+/// the CRD schema (`describe_common`).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectCommonSpec {
+    /// The name of a DeltaSchema in the same namespace.
+    #[schemars(length(min = 1, max = 253))]
+    pub schema_ref: String,
+    /// The object's name; defaults to metadata.name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 255))]
+    #[schemars(extend("x-kubernetes-validations" = [
+        {"rule": "!self.matches(r'[./ \\\\]')", "message": "must not contain '.', spaces, '/' or '\\': use a name without them"}
+    ]))]
+    pub name: Option<String>,
+    /// The object comment. Omitted: left alone; `""`: cleared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 16384))]
+    pub comment: Option<String>,
+    /// A named principal gets exactly these privileges; principals not named
+    /// are left alone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub grants: Vec<GrantSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+    /// `Auto` (default): applies all but destructive steps, which wait for approval.
+    /// `Manual`: every non-empty plan waits for approval. `Observe`: never applies.
+    #[serde(default)]
+    pub policy: Policy,
+    /// `Retain` (default): deleting the resource leaves the object.
+    #[serde(default)]
+    pub deletion_policy: DeletionPolicy,
+}
 
 /// A view, declared: `CREATE VIEW … AS <query>`.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
@@ -33,28 +70,16 @@ pub const MAX_QUERY_BYTES: usize = 64 * 1024;
     printcolumn = r#"{"name":"AGE","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = describe_common(ObjectKindSpec::View))]
 pub struct DeltaViewSpec {
-    /// The name of a DeltaSchema in the same namespace.
-    #[schemars(length(min = 1, max = 253))]
-    pub schema_ref: String,
-    /// The view's name; defaults to metadata.name. Views and tables share
-    /// a schema's names.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(min = 1, max = 255))]
-    #[schemars(extend("x-kubernetes-validations" = [
-        {"rule": "!self.matches(r'[./ \\\\]')", "message": "must not contain '.', spaces, '/' or '\\': use a name without them"}
-    ]))]
-    pub name: Option<String>,
+    #[serde(flatten)]
+    pub common: ObjectCommonSpec,
     /// The view's query: one `SELECT` (or `WITH … SELECT`), the text after
     /// `AS`. One- and two-part names resolve against the view's own catalog
     /// and schema. Compared normalised (parsed and printed back): formatting
     /// and keyword case never make a plan.
     #[schemars(length(min = 1, max = 65536))]
     pub query: String,
-    /// The view comment. Omitted: left alone; `""`: cleared.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 16384))]
-    pub comment: Option<String>,
     /// Comments of the view's columns, by column name (set with the view).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub column_comments: BTreeMap<String, String>,
@@ -64,20 +89,6 @@ pub struct DeltaViewSpec {
     /// View properties (TBLPROPERTIES); `key: null` removes one. Keys not named are left alone.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub properties: NullableMap,
-    /// A named principal gets exactly these privileges (`SELECT`, `ALL
-    /// PRIVILEGES`, `MANAGE`); principals not named are left alone.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub grants: Vec<GrantSpec>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub owner: Option<String>,
-    /// `Auto` (default): applies all but destructive steps, which wait for approval.
-    /// `Manual`: every non-empty plan waits for approval. `Observe`: never applies.
-    #[serde(default)]
-    pub policy: Policy,
-    /// `Retain` (default): deleting the resource leaves the view.
-    /// `Delete`: the view is dropped (a destructive step: after approval).
-    #[serde(default)]
-    pub deletion_policy: DeletionPolicy,
 }
 
 /// A SQL scalar function, declared:
@@ -97,17 +108,10 @@ pub struct DeltaViewSpec {
     printcolumn = r#"{"name":"AGE","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = describe_common(ObjectKindSpec::Function))]
 pub struct DeltaFunctionSpec {
-    /// The name of a DeltaSchema in the same namespace.
-    #[schemars(length(min = 1, max = 253))]
-    pub schema_ref: String,
-    /// The function's name; defaults to metadata.name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(min = 1, max = 255))]
-    #[schemars(extend("x-kubernetes-validations" = [
-        {"rule": "!self.matches(r'[./ \\\\]')", "message": "must not contain '.', spaces, '/' or '\\': use a name without them"}
-    ]))]
-    pub name: Option<String>,
+    #[serde(flatten)]
+    pub common: ObjectCommonSpec,
     /// The parameters, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 256))]
@@ -122,25 +126,6 @@ pub struct DeltaFunctionSpec {
     /// `true`: DETERMINISTIC; `false`: NOT DETERMINISTIC. Omitted: not stated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deterministic: Option<bool>,
-    /// The function comment. Omitted: left alone; `""`: cleared.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 16384))]
-    pub comment: Option<String>,
-    /// A named principal gets exactly these privileges (`EXECUTE`, `ALL
-    /// PRIVILEGES`, `MANAGE`); principals not named are left alone.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub grants: Vec<GrantSpec>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub owner: Option<String>,
-    /// `Auto` (default): applies all but destructive steps, which wait for approval.
-    /// `Manual`: every non-empty plan waits for approval. `Observe`: never applies.
-    #[serde(default)]
-    pub policy: Policy,
-    /// `Retain` (default): deleting the resource leaves the function.
-    /// `Delete`: the function is dropped, only when its DeltaSchema is strict
-    /// and after approval (otherwise it is kept, and an event says so).
-    #[serde(default)]
-    pub deletion_policy: DeletionPolicy,
 }
 
 /// One parameter of a function.
@@ -174,39 +159,53 @@ pub struct FunctionParameterSpec {
     printcolumn = r#"{"name":"AGE","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = describe_common(ObjectKindSpec::Volume))]
 pub struct DeltaVolumeSpec {
-    /// The name of a DeltaSchema in the same namespace.
-    #[schemars(length(min = 1, max = 253))]
-    pub schema_ref: String,
-    /// The volume's name; defaults to metadata.name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(min = 1, max = 255))]
-    #[schemars(extend("x-kubernetes-validations" = [
-        {"rule": "!self.matches(r'[./ \\\\]')", "message": "must not contain '.', spaces, '/' or '\\': use a name without them"}
-    ]))]
-    pub name: Option<String>,
-    /// The volume comment. Omitted: left alone; `""`: cleared.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 16384))]
-    pub comment: Option<String>,
+    #[serde(flatten)]
+    pub common: ObjectCommonSpec,
     /// Volume tags; `key: null` removes one. Tags not named are left alone.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub tags: NullableMap,
-    /// A named principal gets exactly these privileges (`READ VOLUME`,
-    /// `WRITE VOLUME`, `ALL PRIVILEGES`, `MANAGE`); principals not named are left alone.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub grants: Vec<GrantSpec>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub owner: Option<String>,
-    /// `Auto` (default): applies all but destructive steps, which wait for approval.
-    /// `Manual`: every non-empty plan waits for approval. `Observe`: never applies.
-    #[serde(default)]
-    pub policy: Policy,
-    /// `Retain` (default): deleting the resource leaves the volume.
-    /// `Delete`: the volume is dropped, only when its DeltaSchema is strict
-    /// and after approval (otherwise it is kept, and an event says so).
-    #[serde(default)]
-    pub deletion_policy: DeletionPolicy,
+}
+
+/// The CRD schema descriptions of the common fields that name the kind (the
+/// object's noun, its privileges, what deleting the resource does).
+fn describe_common(kind: ObjectKindSpec) -> impl FnMut(&mut Schema) {
+    move |schema: &mut Schema| {
+        let (name, comment, grants, deletion) = match kind {
+            ObjectKindSpec::View => (
+                "The view's name; defaults to metadata.name. Views and tables share\na schema's names.",
+                "The view comment. Omitted: left alone; `\"\"`: cleared.",
+                "A named principal gets exactly these privileges (`SELECT`, `ALL\nPRIVILEGES`, `MANAGE`); principals not named are left alone.",
+                "`Retain` (default): deleting the resource leaves the view.\n`Delete`: the view is dropped (a destructive step: after approval).",
+            ),
+            ObjectKindSpec::Function => (
+                "The function's name; defaults to metadata.name.",
+                "The function comment. Omitted: left alone; `\"\"`: cleared.",
+                "A named principal gets exactly these privileges (`EXECUTE`, `ALL\nPRIVILEGES`, `MANAGE`); principals not named are left alone.",
+                "`Retain` (default): deleting the resource leaves the function.\n`Delete`: the function is dropped, only when its DeltaSchema is strict\nand after approval (otherwise it is kept, and an event says so).",
+            ),
+            ObjectKindSpec::Volume => (
+                "The volume's name; defaults to metadata.name.",
+                "The volume comment. Omitted: left alone; `\"\"`: cleared.",
+                "A named principal gets exactly these privileges (`READ VOLUME`,\n`WRITE VOLUME`, `ALL PRIVILEGES`, `MANAGE`); principals not named are left alone.",
+                "`Retain` (default): deleting the resource leaves the volume.\n`Delete`: the volume is dropped, only when its DeltaSchema is strict\nand after approval (otherwise it is kept, and an event says so).",
+            ),
+        };
+        let Some(properties) = schema.get_mut("properties").and_then(|p| p.as_object_mut()) else {
+            return;
+        };
+        for (field, text) in [
+            ("name", name),
+            ("comment", comment),
+            ("grants", grants),
+            ("deletionPolicy", deletion),
+        ] {
+            if let Some(p) = properties.get_mut(field).and_then(|p| p.as_object_mut()) {
+                p.insert("description".to_string(), text.into());
+            }
+        }
+    }
 }
 
 /// The status of a DeltaView, DeltaFunction or DeltaVolume (the shape of
@@ -269,20 +268,37 @@ impl ObjectKindSpec {
     }
 }
 
-/// What the three kinds share, for loading, validation and lowering.
+/// What the three kinds share, for loading, validation and lowering: the
+/// common fields (one implementation, over `common()`) and the tags.
 pub trait ObjectResource: kube::Resource<DynamicType = ()> {
     const KIND: ObjectKindSpec;
-    fn schema_ref(&self) -> &str;
-    /// `spec.name`, if set.
-    fn spec_name(&self) -> Option<&str>;
-    fn comment(&self) -> Option<&str>;
-    fn grants(&self) -> &[GrantSpec];
-    fn owner(&self) -> Option<&str>;
-    fn policy(&self) -> Policy;
-    /// What deleting the resource does to the object (`Retain` by default).
-    fn deletion_policy(&self) -> DeletionPolicy;
+    /// The fields every kind declares.
+    fn common(&self) -> &ObjectCommonSpec;
     /// Tags (views, volumes; empty for functions).
     fn tags(&self) -> &NullableMap;
+    fn schema_ref(&self) -> &str {
+        &self.common().schema_ref
+    }
+    /// `spec.name`, if set.
+    fn spec_name(&self) -> Option<&str> {
+        self.common().name.as_deref()
+    }
+    fn comment(&self) -> Option<&str> {
+        self.common().comment.as_deref()
+    }
+    fn grants(&self) -> &[GrantSpec] {
+        &self.common().grants
+    }
+    fn owner(&self) -> Option<&str> {
+        self.common().owner.as_deref()
+    }
+    fn policy(&self) -> Policy {
+        self.common().policy
+    }
+    /// What deleting the resource does to the object (`Retain` by default).
+    fn deletion_policy(&self) -> DeletionPolicy {
+        self.common().deletion_policy
+    }
     /// The object's name: `spec.name`, else `metadata.name`.
     fn object_name(&self) -> String {
         self.spec_name()
@@ -301,39 +317,32 @@ pub trait ObjectResource: kube::Resource<DynamicType = ()> {
 
 static NO_TAGS: NullableMap = BTreeMap::new();
 
-macro_rules! object_resource {
-    ($ty:ty, $kind:expr, |$s:ident| $tags:expr) => {
-        impl ObjectResource for $ty {
-            const KIND: ObjectKindSpec = $kind;
-            fn schema_ref(&self) -> &str {
-                &self.spec.schema_ref
-            }
-            fn spec_name(&self) -> Option<&str> {
-                self.spec.name.as_deref()
-            }
-            fn comment(&self) -> Option<&str> {
-                self.spec.comment.as_deref()
-            }
-            fn grants(&self) -> &[GrantSpec] {
-                &self.spec.grants
-            }
-            fn owner(&self) -> Option<&str> {
-                self.spec.owner.as_deref()
-            }
-            fn policy(&self) -> Policy {
-                self.spec.policy
-            }
-            fn deletion_policy(&self) -> DeletionPolicy {
-                self.spec.deletion_policy
-            }
-            fn tags(&self) -> &NullableMap {
-                let $s = self;
-                $tags
-            }
-        }
-    };
+impl ObjectResource for DeltaView {
+    const KIND: ObjectKindSpec = ObjectKindSpec::View;
+    fn common(&self) -> &ObjectCommonSpec {
+        &self.spec.common
+    }
+    fn tags(&self) -> &NullableMap {
+        &self.spec.tags
+    }
 }
 
-object_resource!(DeltaView, ObjectKindSpec::View, |s| &s.spec.tags);
-object_resource!(DeltaFunction, ObjectKindSpec::Function, |_s| &NO_TAGS);
-object_resource!(DeltaVolume, ObjectKindSpec::Volume, |s| &s.spec.tags);
+impl ObjectResource for DeltaFunction {
+    const KIND: ObjectKindSpec = ObjectKindSpec::Function;
+    fn common(&self) -> &ObjectCommonSpec {
+        &self.spec.common
+    }
+    fn tags(&self) -> &NullableMap {
+        &NO_TAGS
+    }
+}
+
+impl ObjectResource for DeltaVolume {
+    const KIND: ObjectKindSpec = ObjectKindSpec::Volume;
+    fn common(&self) -> &ObjectCommonSpec {
+        &self.spec.common
+    }
+    fn tags(&self) -> &NullableMap {
+        &self.spec.tags
+    }
+}

@@ -9,6 +9,7 @@ use serde::Serialize;
 use delta_operator_core::model::{ObjectRef, TableRef};
 use delta_operator_core::plan::{ObjectOutcome, ObjectPlan, ObjectStep, RiskClass};
 
+use super::guard::{blocked_detail, run_guarded};
 use super::{Event, Options, StepStatus, bind};
 use crate::{Backend, BackendError};
 
@@ -74,34 +75,20 @@ pub(super) async fn run_object<B: Backend>(
             detail: None,
         };
         if !blocked_by.is_empty() {
-            report.detail = Some(format!(
-                "not run: blocked by {}, which did not reach its spec in this apply",
-                blocked_by
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
+            report.detail = Some(blocked_detail(&blocked_by));
         }
-        if !stop && !(opts.may_continue)() {
-            stop = true;
-            report.detail =
-                Some("not run: the apply was stopped (interrupted, or its lease lost)".into());
-        }
-        if !stop {
-            report.status = match run_object_step(backend, p, step).await {
-                Ok((status, detail)) => {
-                    report.detail = detail;
-                    status
-                }
-                Err(e) => {
-                    stop = true;
-                    failed.push(p.object.as_table_ref());
-                    StepStatus::Failed {
-                        error: e.to_string(),
-                    }
-                }
-            };
+        let ran = run_guarded(
+            &mut stop,
+            opts,
+            &mut report.status,
+            &mut report.detail,
+            run_object_step(backend, p, step),
+        )
+        .await;
+        if ran {
+            if matches!(report.status, StepStatus::Failed { .. }) {
+                failed.push(p.object.as_table_ref());
+            }
             (opts.on_event)(Event::ObjectFinished(&report));
         }
         out.push(report);

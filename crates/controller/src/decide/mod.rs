@@ -28,7 +28,7 @@ use delta_operator_api::spec::crd::{
 use delta_operator_core::plan::gate::{Decision, Policy, approves, fresh_approval, gate};
 use delta_operator_core::plan::render::text::{schema_step_lines, step_lines};
 use delta_operator_core::plan::schema::SchemaOutcome;
-use delta_operator_core::plan::{Outcome, Plan, RuleFailure};
+use delta_operator_core::plan::{ObjectOutcome, Outcome, Plan, RuleFailure};
 
 use crate::metrics::{MaintenanceKind, RunOutcome};
 use crate::{APPROVE, PAUSED};
@@ -355,8 +355,8 @@ fn plan_events(plan: &Plan, seen: &Seen, drifted: bool, new_plan: bool) -> Vec<N
     events
 }
 
-/// The reason and message when the plan refuses a schema or a table (the
-/// schema's refusal first), or None when nothing is refused.
+/// The reason and message when the plan refuses a schema, a table or a view,
+/// function or volume (in that order), or None when nothing is refused.
 fn refusal(plan: &Plan) -> Option<(Reason, String)> {
     if let Some(SchemaOutcome::Rejected { failures }) = plan
         .schemas
@@ -366,7 +366,9 @@ fn refusal(plan: &Plan) -> Option<(Reason, String)> {
     {
         return Some(refused(failures));
     }
-    let rejected = plan.rejected().next()?;
+    let Some(rejected) = plan.rejected().next() else {
+        return object_refusal(plan);
+    };
     Some(match &rejected.outcome {
         Outcome::Rejected { failures } => refused(failures),
         Outcome::Blocked { by, .. } => (
@@ -380,6 +382,24 @@ fn refusal(plan: &Plan) -> Option<(Reason, String)> {
             ),
         ),
         Outcome::Accepted { .. } | Outcome::Deferred { .. } => (Reason::InvalidSpec, String::new()),
+    })
+}
+
+/// The first view, function or volume the plan refuses: by its rules (on a
+/// target without a metastore, `NotSupportedByBackend`), or blocked by what
+/// it depends on.
+fn object_refusal(plan: &Plan) -> Option<(Reason, String)> {
+    let rejected = plan.rejected_objects().next()?;
+    Some(match &rejected.outcome {
+        ObjectOutcome::Rejected { failures } => refused(failures),
+        ObjectOutcome::Blocked { by, .. } => (
+            Reason::Blocked,
+            format!(
+                "not planned: what it depends on was refused or is blocked: {}",
+                by.join(", ")
+            ),
+        ),
+        ObjectOutcome::Accepted { .. } => (Reason::InvalidSpec, String::new()),
     })
 }
 

@@ -867,3 +867,47 @@ fn a_failed_object_step_fails_the_apply() {
     assert_eq!(r.reason, Reason::ApplyFailed, "{}", r.message);
     assert!(r.message.contains("CREATE VIEW failed"), "{}", r.message);
 }
+
+/// A view, function or volume the plan refuses is reported by the core's rule:
+/// on a target without a metastore, `NotSupportedByBackend` (the one place
+/// that refuses it; the controller does not check it again).
+#[test]
+fn an_object_the_plan_refuses_is_reported_by_its_rule() {
+    use delta_operator_core::model::ResourceId;
+    use delta_operator_core::model::object::{
+        DesiredObject, ObjectBody, ObjectKind, ObjectRef, Reads,
+    };
+    use delta_operator_core::plan::rules::Rule;
+    use delta_operator_core::plan::{finish_parts, plan_all_at};
+    use std::sync::Arc;
+    let volume = Arc::new(DesiredObject {
+        owner_marker: ResourceId::new("shop", "raw"),
+        object: ObjectRef::new(ObjectKind::Volume, "main", "sales", "raw"),
+        body: ObjectBody::Volume,
+        comment: None,
+        tags: BTreeMap::new(),
+        properties: BTreeMap::new(),
+        grants: vec![],
+        owner: None,
+        reads: Reads::default(),
+        refusals: vec![],
+    });
+    let plan_on = |caps: &Capabilities| {
+        let parts = plan_all_at(&[], &[], &[Arc::clone(&volume)], &[], &[], caps, None);
+        finish_parts(caps.backend, parts)
+    };
+    for caps in [Capabilities::lake(), Capabilities::spark_connect()] {
+        let r = report(decide(&plan_on(&caps), &seen()));
+        assert_eq!(r.reason, Reason::Refused(Rule::NotSupportedByBackend));
+        assert_eq!(r.reason.phase(), Phase::Stalled);
+        assert!(
+            r.message.contains("Unity Catalog metastore") && r.message.contains("main.sales.raw"),
+            "{}",
+            r.message
+        );
+    }
+    assert!(matches!(
+        decide(&plan_on(&Capabilities::databricks()), &seen()),
+        Next::Apply { .. }
+    ));
+}
