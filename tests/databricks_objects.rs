@@ -499,3 +499,87 @@ async fn a_cycle_between_two_views_is_refused_by_name() {
     assert!(report.object_steps.is_empty(), "{:#?}", report.object_steps);
     assert!(read_object(&wh, ObjectKind::View, "va").await.is_none());
 }
+
+/// A view's column comments: only the declared ones are the spec's. Another tool's comment on
+/// a column the DeltaView does not declare plans nothing and survives; a changed declared
+/// comment is a COMMENT ON COLUMN (no replace); a replace (the query changed) sets the other
+/// tool's comment again on the column the new query still outputs.
+#[tokio::test(flavor = "multi_thread")]
+async fn another_tools_column_comment_on_a_view_survives_plan_and_apply() {
+    let wh = Wh::new("dobj", "colcomment").await;
+    let docs = |q: &str, id_comment: &str| {
+        let v = view(
+            "recent",
+            &format!(
+                "{}  columnComments: {{id: \"{id_comment}\"}}\n",
+                query(&wh, q)
+            ),
+        );
+        wh.manifests(None, &format!("{}{v}", orders(&wh, "amount", false)))
+    };
+    let q1 = "SELECT id, amount FROM main.{s}.orders";
+    wh.converge(&docs(q1, "the key"), false).await;
+    let comments = |o: &ObservedObject| match &o.body {
+        delta_operator::model::ObjectBody::View {
+            column_comments, ..
+        } => column_comments.clone(),
+        other => panic!("{other:?}"),
+    };
+    let live = read_object(&wh, ObjectKind::View, "recent")
+        .await
+        .expect("the view");
+    assert_eq!(
+        comments(&live).get("id").map(String::as_str),
+        Some("the key"),
+        "{live:#?}"
+    );
+    // another tool documents a column the spec does not declare: nothing to plan
+    wh.sql(&format!(
+        "COMMENT ON COLUMN {}.`amount` IS 'in EUR'",
+        wh.q("recent")
+    ))
+    .await;
+    let plan = wh.plan(&docs(q1, "the key")).await;
+    assert!(!plan.has_changes(), "{}", render(&plan));
+    // a declared comment changes, the query does not: one COMMENT ON COLUMN, no replace
+    let inputs = docs(q1, "the order's key");
+    let plan = wh.plan(&inputs).await;
+    let text = render(&plan);
+    let steps: Vec<&ObjectAction> = object_plan(&plan, "recent")
+        .steps()
+        .iter()
+        .map(|s| &s.action)
+        .collect();
+    assert!(
+        matches!(steps.as_slice(), [ObjectAction::SetColumnComment { column, .. }] if column == "id"),
+        "{text}"
+    );
+    wh.converge(&inputs, false).await;
+    // the query changes: the replace keeps the other tool's comment on `amount`
+    let inputs = docs(
+        "SELECT id, amount, email FROM main.{s}.orders",
+        "the order's key",
+    );
+    let plan = wh.plan(&inputs).await;
+    let text = render(&plan);
+    let p = object_plan(&plan, "recent");
+    assert!(
+        matches!(p.steps().first().map(|s| &s.action), Some(ObjectAction::ReplaceView { column_comments, .. }) if column_comments.get("amount").map(String::as_str) == Some("in EUR")),
+        "{text}"
+    );
+    wh.converge(&inputs, false).await;
+    let live = read_object(&wh, ObjectKind::View, "recent")
+        .await
+        .expect("the view");
+    let c = comments(&live);
+    assert_eq!(
+        c.get("amount").map(String::as_str),
+        Some("in EUR"),
+        "{live:#?}"
+    );
+    assert_eq!(
+        c.get("id").map(String::as_str),
+        Some("the order's key"),
+        "{live:#?}"
+    );
+}

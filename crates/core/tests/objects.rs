@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use delta_operator_core::model::object::with_marker;
+use delta_operator_core::model::object::{QueryOutputs, with_marker};
 use delta_operator_core::model::{
     ColumnRead, DesiredObject, FunctionParam, Grant, Mask, OWNER_PROPERTY, ObjectBody, ObjectKind,
     ObjectRef, ObservedObject, Privilege, Reads, ResourceId, SchemaMode, SchemaRef, SpecRefusal,
@@ -90,6 +90,7 @@ fn declared(object: ObjectRef, body: ObjectBody) -> DesiredObject {
         grants: vec![],
         owner: None,
         reads: Reads::default(),
+        outputs: Default::default(),
         refusals: vec![],
     }
 }
@@ -995,4 +996,143 @@ fn objects_render_like_schema_plans_snapshot() {
             "{name} differs from its snapshot; rendered:\n{actual}"
         );
     }
+}
+
+fn commented_view(query: &str, comments: &[(&str, &str)]) -> ObjectBody {
+    ObjectBody::View {
+        query: query.into(),
+        normalized: norm(query),
+        column_comments: comments
+            .iter()
+            .map(|(c, v)| ((*c).to_string(), (*v).to_string()))
+            .collect(),
+    }
+}
+
+fn outputs(names: &[&str], complete: bool) -> QueryOutputs {
+    QueryOutputs {
+        names: names.iter().map(|n| (*n).to_string()).collect(),
+        complete,
+    }
+}
+
+#[test]
+fn another_tools_comment_on_an_undeclared_column_plans_nothing() {
+    let q = "SELECT id, amount FROM orders";
+    let mut d = declared(vref("v"), commented_view(q, &[("id", "the key")]));
+    d.outputs = outputs(&["id", "amount"], true);
+    let mut o = observed(&d);
+    // another tool documented `amount`; the live catalog spells `ID` its own way
+    o.body = commented_view(q, &[("ID", "the key"), ("amount", "in EUR")]);
+    let p = one(d, Some(o));
+    assert_eq!(p.action, TableAction::Unchanged, "{:#?}", titles(&p));
+}
+
+#[test]
+fn a_changed_declared_column_comment_is_a_comment_on_column_not_a_replace() {
+    let q = "SELECT id, amount FROM orders";
+    let d = declared(
+        vref("v"),
+        commented_view(q, &[("id", "the key"), ("amount", "net")]),
+    );
+    let mut o = observed(&d);
+    o.body = commented_view(q, &[("id", "old"), ("email", "another tool's")]);
+    let p = one(d, Some(o.clone()));
+    assert_eq!(
+        titles(&p),
+        [
+            "1. COMMENT ON COLUMN amount [meta]",
+            "2. COMMENT ON COLUMN id [meta]",
+        ]
+    );
+    assert_eq!(
+        p.steps()[0].undo.as_deref(),
+        Some("COMMENT ON COLUMN main.sales.v.amount IS NULL")
+    );
+    assert_eq!(
+        p.steps()[1].undo.as_deref(),
+        Some("COMMENT ON COLUMN main.sales.v.id IS 'old'")
+    );
+    // it holds once the live view shows it, and not before
+    let ObjectAction::SetColumnComment { .. } = &p.steps()[1].action else {
+        panic!("{:#?}", p.steps()[1]);
+    };
+    assert!(!p.steps()[1].action.holds(Some(&o)));
+    o.body = commented_view(q, &[("ID", "the key")]);
+    assert!(p.steps()[1].action.holds(Some(&o)));
+}
+
+#[test]
+fn a_replace_carries_other_tools_column_comments_the_new_query_still_outputs() {
+    let mut d = declared(
+        vref("v"),
+        commented_view(
+            "SELECT id, amount, upper(email) AS mail FROM orders",
+            &[("id", "the key")],
+        ),
+    );
+    d.outputs = outputs(&["id", "amount", "mail"], true);
+    let mut o = observed(&d);
+    o.body = commented_view(
+        "SELECT id, amount, email, region FROM orders",
+        &[
+            ("id", "old key"),
+            ("Amount", "in EUR"),
+            ("email", "PII"),
+            ("region", "ISO code"),
+        ],
+    );
+    let p = one(d.clone(), Some(o.clone()));
+    let s = &p.steps()[0];
+    let ObjectAction::ReplaceView {
+        column_comments, ..
+    } = &s.action
+    else {
+        panic!("{:#?}", p.steps());
+    };
+    // declared as declared, another tool's on a column still there kept, gone ones noted
+    assert_eq!(
+        column_comments,
+        &BTreeMap::from([
+            ("Amount".to_string(), "in EUR".to_string()),
+            ("id".to_string(), "the key".to_string()),
+        ])
+    );
+    assert!(s.warnings.is_empty(), "{s:#?}");
+    for col in ["email", "region"] {
+        assert!(
+            s.notes
+                .iter()
+                .any(|n| n.contains(&format!("column {col} is no longer in the view"))),
+            "{s:#?}"
+        );
+    }
+    // a query whose outputs cannot all be told: kept where named, else a warning naming it
+    d.body = commented_view(
+        "SELECT *, amount AS Amount FROM orders",
+        &[("id", "the key")],
+    );
+    d.outputs = outputs(&["Amount"], false);
+    let p = one(d, Some(o));
+    let s = &p.steps()[0];
+    let ObjectAction::ReplaceView {
+        column_comments, ..
+    } = &s.action
+    else {
+        panic!("{:#?}", p.steps());
+    };
+    assert_eq!(column_comments.len(), 2, "{column_comments:?}");
+    assert_eq!(s.warnings.len(), 2, "{s:#?}");
+    assert!(
+        s.warnings
+            .iter()
+            .any(|w| w.contains("'PII' on column email") && w.contains("lost")),
+        "{s:#?}"
+    );
+    assert!(
+        s.warnings
+            .iter()
+            .any(|w| w.contains("'ISO code' on column region")),
+        "{s:#?}"
+    );
 }

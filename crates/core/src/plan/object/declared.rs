@@ -6,7 +6,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+use super::holds::column_comment;
 use super::{ObjectAction, ObjectOutcome, ObjectPlan, ObjectStep};
+use crate::model::object::QueryOutputs;
 use crate::model::object::with_marker;
 use crate::model::privilege::{self, Privilege};
 use crate::model::{DesiredObject, Grant, OWNER_PROPERTY, ObjectBody, ObjectKind, ObservedObject};
@@ -289,8 +291,9 @@ fn updated(d: &DesiredObject, o: &ObservedObject) -> (Vec<ObjectStep>, Vec<Strin
                 query: live_query,
             },
         ) => {
-            let replace = normalized != live_normalized || column_comments != live_comments;
-            if replace {
+            // only the declared column comments are the spec's: another tool's
+            // comment on a column the spec does not name is left alone
+            if normalized != live_normalized {
                 // CREATE OR REPLACE drops tags, grants and properties: the
                 // properties go in the statement, the rest is put back after it
                 // what the catalog writes itself (`view.*`, the DDL time) is its own to write again
@@ -307,20 +310,20 @@ fn updated(d: &DesiredObject, o: &ObservedObject) -> (Vec<ObjectStep>, Vec<Strin
                     };
                 }
                 properties.insert(OWNER_PROPERTY.into(), d.owner_marker.to_string());
+                let carried = carry_column_comments(column_comments, live_comments, &d.outputs);
                 let mut s = step(
                     ObjectAction::ReplaceView {
                         query: query.clone(),
                         comment: user.clone().filter(|c| !c.is_empty()),
-                        column_comments: column_comments.clone(),
+                        column_comments: carried.comments,
                         properties,
                     },
                     Some(format!("CREATE OR REPLACE VIEW {name} AS {live_query}")),
                 );
-                s.notes.push(if normalized != live_normalized {
-                    "the query changed: the view is replaced".into()
-                } else {
-                    "a column comment changed: the view is replaced".into()
-                });
+                s.notes
+                    .push("the query changed: the view is replaced".into());
+                s.notes.extend(carried.notes);
+                s.warnings.extend(carried.warnings);
                 out.push(s);
                 out.extend(put_back(d, o, true));
                 notes.push(
@@ -331,6 +334,23 @@ fn updated(d: &DesiredObject, o: &ObservedObject) -> (Vec<ObjectStep>, Vec<Strin
             }
             if comment_differs {
                 out.push(comment_step(d, o, d.comment.clone().unwrap_or_default()));
+            }
+            for (column, comment) in column_comments {
+                let live = column_comment(live_comments, column);
+                if live == Some(comment.as_str()) {
+                    continue;
+                }
+                let undo = match live {
+                    Some(old) => format!("COMMENT ON COLUMN {name}.{column} IS '{old}'"),
+                    None => format!("COMMENT ON COLUMN {name}.{column} IS NULL"),
+                };
+                out.push(step(
+                    ObjectAction::SetColumnComment {
+                        column: column.clone(),
+                        comment: comment.clone(),
+                    },
+                    Some(undo),
+                ));
             }
             let mut set: BTreeMap<String, String> = set_values(&d.properties)
                 .into_iter()
@@ -468,6 +488,49 @@ fn updated(d: &DesiredObject, o: &ObservedObject) -> (Vec<ObjectStep>, Vec<Strin
         out.push(owner_step(d, owner, o.owner.as_deref()));
     }
     (out, notes)
+}
+
+/// The column comments a view's replace carries: the declared ones, and the
+/// live ones on columns the spec does not declare (another tool's) where the
+/// new query still outputs the column. Where that cannot be told from the
+/// query (`*`, an unnamed expression), the comment is lost and a warning
+/// names it: never silently.
+struct Carried {
+    comments: BTreeMap<String, String>,
+    notes: Vec<String>,
+    warnings: Vec<String>,
+}
+
+fn carry_column_comments(
+    declared: &BTreeMap<String, String>,
+    live: &BTreeMap<String, String>,
+    outputs: &QueryOutputs,
+) -> Carried {
+    let mut out = Carried {
+        comments: declared.clone(),
+        notes: vec![],
+        warnings: vec![],
+    };
+    for (column, comment) in live {
+        if column_comment(declared, column).is_some() {
+            continue;
+        }
+        match outputs.outputs(column) {
+            Some(true) => {
+                out.comments.insert(column.clone(), comment.clone());
+                out.notes.push(format!(
+                    "the comment on column {column} (not in the spec: another tool's) is kept: the replace sets it again"
+                ));
+            }
+            Some(false) => out.notes.push(format!(
+                "column {column} is no longer in the view: its comment '{comment}' goes with it"
+            )),
+            None => out.warnings.push(format!(
+                "the comment '{comment}' on column {column} (not in the spec: another tool's) is lost: the new query's output columns cannot all be told from its text (a * or an expression without an alias), so it is not set again; declare it in columnComments to keep it"
+            )),
+        }
+    }
+    out
 }
 
 /// After a replace: the tags (views), grants and owner the replace dropped,
