@@ -302,6 +302,7 @@ fn a_changed_query_replaces_the_view_and_puts_back_its_tags_grants_and_owner() {
             "3. GRANT SELECT ON VIEW TO analysts [meta]",
             "4. GRANT SELECT ON VIEW TO auditors [meta]",
             "5. OWNER TO data-eng [meta]",
+            "6. UNSET TBLPROPERTIES (delta-operator.io/put-back) [meta]",
         ]
     );
     let ObjectAction::ReplaceView { properties, .. } = &p.steps()[0].action else {
@@ -339,7 +340,11 @@ fn a_changed_function_body_replaces_it_and_puts_back_its_grants_only() {
         panic!();
     };
     assert_eq!(body, "lower(s)");
-    assert_eq!(comment, "[delta-operator.io/owner=sales/f]");
+    // what the put-back owes rides in the comment, before the marker line
+    assert_eq!(
+        comment,
+        "[delta-operator.io/put-back={\"grants\":[{\"principal\":\"analysts\",\"privileges\":[\"EXECUTE\"]}]}]\n[delta-operator.io/owner=sales/f]"
+    );
 }
 
 #[test]
@@ -1135,4 +1140,131 @@ fn a_replace_carries_other_tools_column_comments_the_new_query_still_outputs() {
             .any(|w| w.contains("'ISO code' on column region")),
         "{s:#?}"
     );
+}
+
+/// The view as a replace left it when the run stopped right after it: the new
+/// query, the record in its properties, none of the tags and grants.
+fn replaced_without_put_back(d: &DesiredObject, replace: &ObjectStep) -> ObservedObject {
+    let mut o = observed(d);
+    let ObjectAction::ReplaceView { properties, .. } = &replace.action else {
+        panic!("{replace:#?}");
+    };
+    o.properties = properties.clone();
+    o.owner = Some("data-eng".into());
+    o
+}
+
+#[test]
+fn a_view_replace_records_its_put_back_and_a_stopped_run_leaves_the_next_plan_to_finish_it() {
+    let mut d = view("v", "SELECT id, amount FROM orders", Reads::default());
+    d.grants = vec![grant("analysts", &["SELECT"])];
+    let mut o = observed(&view("v", "SELECT id FROM orders", Reads::default()));
+    o.tags = BTreeMap::from([("domain".into(), "sales".into())]);
+    o.grants = vec![grant("auditors", &["SELECT"])];
+    o.owner = Some("data-eng".into());
+    let p = one(d.clone(), Some(o));
+    let ObjectAction::ReplaceView { properties, .. } = &p.steps()[0].action else {
+        panic!();
+    };
+    let record = properties
+        .get(delta_operator_core::model::property::PUT_BACK_PROPERTY)
+        .expect("the replace records its put-back");
+    let record: serde_json::Value = serde_json::from_str(record).unwrap();
+    assert_eq!(record["tags"]["domain"], "sales", "{record}");
+    assert_eq!(record["owner"], "data-eng", "{record}");
+    assert_eq!(
+        record["grants"].as_array().map(Vec::len),
+        Some(2),
+        "{record}"
+    );
+    // killed right after the replace: the next plan reads the record and puts back
+    let stopped = replaced_without_put_back(&d, &p.steps()[0]);
+    let again = one(d.clone(), Some(stopped.clone()));
+    assert_eq!(
+        titles(&again),
+        [
+            "1. GRANT SELECT ON VIEW TO analysts [meta]",
+            "2. SET TAGS (domain) [meta]",
+            "3. GRANT SELECT ON VIEW TO auditors [meta]",
+            "4. UNSET TBLPROPERTIES (delta-operator.io/put-back) [meta]",
+        ]
+    );
+    assert!(
+        again.steps()[1]
+            .notes
+            .iter()
+            .any(|n| n.contains("owed by an earlier replace")),
+        "{:#?}",
+        again.steps()
+    );
+    // part of it done (the tag): the rest; all of it done: only the record goes
+    let mut half = stopped.clone();
+    half.tags.insert("domain".into(), "sales".into());
+    let again = one(d.clone(), Some(half.clone()));
+    assert_eq!(
+        titles(&again),
+        [
+            "1. GRANT SELECT ON VIEW TO analysts [meta]",
+            "2. GRANT SELECT ON VIEW TO auditors [meta]",
+            "3. UNSET TBLPROPERTIES (delta-operator.io/put-back) [meta]",
+        ]
+    );
+    half.grants = vec![
+        grant("analysts", &["SELECT"]),
+        grant("auditors", &["SELECT"]),
+    ];
+    let again = one(d.clone(), Some(half.clone()));
+    assert_eq!(
+        titles(&again),
+        ["1. UNSET TBLPROPERTIES (delta-operator.io/put-back) [meta]"]
+    );
+    half.properties
+        .remove(delta_operator_core::model::property::PUT_BACK_PROPERTY);
+    assert_eq!(one(d.clone(), Some(half)).action, TableAction::Unchanged);
+    // the query changed again before the put-back ran: the new replace carries the owed
+    let mut d2 = d.clone();
+    d2.body = view_body("SELECT id FROM orders WHERE amount > 0");
+    let p2 = one(d2, Some(stopped));
+    let steps = titles(&p2);
+    assert_eq!(steps[0], "1. CREATE OR REPLACE VIEW [meta]", "{steps:#?}");
+    assert!(
+        steps.iter().any(|t| t.contains("SET TAGS (domain)"))
+            && steps.iter().any(|t| t.contains("TO auditors")),
+        "{steps:#?}"
+    );
+    let ObjectAction::ReplaceView { properties, .. } = &p2.steps()[0].action else {
+        panic!();
+    };
+    assert!(
+        properties
+            .get(delta_operator_core::model::property::PUT_BACK_PROPERTY)
+            .is_some_and(|r| r.contains("auditors") && r.contains("domain")),
+        "{properties:#?}"
+    );
+}
+
+#[test]
+fn a_function_replace_records_its_put_back_in_its_comment() {
+    let d = declared(fref("f"), function_body("lower(s)"));
+    let mut o = observed(&declared(fref("f"), function_body("upper(s)")));
+    o.comment = Some("masks".into());
+    o.grants = vec![grant("analysts", &["EXECUTE"])];
+    let p = one(d.clone(), Some(o));
+    let ObjectAction::ReplaceFunction { comment, .. } = &p.steps()[0].action else {
+        panic!();
+    };
+    // as the catalog returns it: the user part (with the record line) and the marker
+    let (user, marker) = delta_operator_core::model::object::split_marker(comment);
+    let mut stopped = observed(&d);
+    stopped.comment = user;
+    stopped.marker = marker;
+    // killed right after the replace: the grant is put back, the user's comment is unchanged
+    let again = one(d.clone(), Some(stopped.clone()));
+    assert_eq!(
+        titles(&again),
+        ["1. GRANT EXECUTE ON FUNCTION TO analysts [meta]"],
+        "{again:#?}"
+    );
+    stopped.grants = vec![grant("analysts", &["EXECUTE"])];
+    assert_eq!(one(d, Some(stopped)).action, TableAction::Unchanged);
 }

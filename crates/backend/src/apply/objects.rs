@@ -92,6 +92,13 @@ pub(super) async fn run_object<B: Backend>(
             report.status = match run_object_step(backend, p, step).await {
                 Ok((status, detail)) => {
                     report.detail = detail;
+                    // test-only crash points: right after an object's step (a replace
+                    // whose put-back has not run yet, say)
+                    crate::failpoint(&format!("after-object-step-{}", step.number));
+                    crate::failpoint(&format!(
+                        "after-object-step-{}-{}",
+                        p.object.name, step.number
+                    ));
                     status
                 }
                 Err(e) => {
@@ -107,6 +114,21 @@ pub(super) async fn run_object<B: Backend>(
         out.push(report);
     }
     out
+}
+
+/// The reports of an object none of whose steps ran (another apply holds it).
+pub(super) fn not_run(p: &ObjectPlan, why: &str) -> Vec<ObjectStepReport> {
+    p.steps()
+        .iter()
+        .map(|step| ObjectStepReport {
+            object: p.object.clone(),
+            number: step.number,
+            title: step.action.title(&p.object),
+            class: step.class,
+            status: StepStatus::NotRun,
+            detail: Some(why.to_string()),
+        })
+        .collect()
 }
 
 async fn run_object_step<B: Backend>(

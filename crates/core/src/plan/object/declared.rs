@@ -7,10 +7,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use super::holds::column_comment;
+use super::record::{self, Record};
 use super::{ObjectAction, ObjectOutcome, ObjectPlan, ObjectStep};
 use crate::model::object::QueryOutputs;
 use crate::model::object::with_marker;
 use crate::model::privilege::{self, Privilege};
+use crate::model::property::PUT_BACK_PROPERTY;
 use crate::model::{DesiredObject, Grant, OWNER_PROPERTY, ObjectBody, ObjectKind, ObservedObject};
 use crate::plan::capabilities::Capabilities;
 use crate::plan::planner::TableAction;
@@ -24,7 +26,15 @@ pub fn plan_declared(
     caps: &Capabilities,
 ) -> ObjectPlan {
     let d: &DesiredObject = desired;
-    let live: Option<&ObservedObject> = observed.map(|o| &**o);
+    // an earlier replace's put-back record, split off what was read (`record.rs`)
+    let (stripped, record) = match observed {
+        Some(o) => {
+            let (o, r) = record::take(o);
+            (Some(o), r)
+        }
+        None => (None, None),
+    };
+    let live: Option<&ObservedObject> = stripped.as_ref();
     let failures = check(d, live, caps);
     let (action, outcome, notes) = if !failures.is_empty() {
         let action = if live.is_some() {
@@ -43,7 +53,7 @@ pub fn plan_declared(
                 vec![],
             ),
             Some(o) => {
-                let (steps, notes) = updated(d, o);
+                let (steps, notes) = updated(d, o, record.as_ref());
                 let action = if steps.is_empty() {
                     TableAction::Unchanged
                 } else {
@@ -266,8 +276,18 @@ fn created(d: &DesiredObject) -> Vec<ObjectStep> {
     out
 }
 
-/// The steps of a live object: in place, or a replace and what it loses put back.
-fn updated(d: &DesiredObject, o: &ObservedObject) -> (Vec<ObjectStep>, Vec<String>) {
+/// The steps of a live object: in place, or a replace and what it loses put
+/// back. `o` is the live object without its put-back record; `record`, an
+/// earlier replace's, is what a run stopped before its put-back left owed.
+fn updated(
+    d: &DesiredObject,
+    live: &ObservedObject,
+    record: Option<&Record>,
+) -> (Vec<ObjectStep>, Vec<String>) {
+    // a replace plans against the object as the owed put-back leaves it
+    let merged_live = record.map(|r| record::merged(live, r));
+    let merged = merged_live.as_ref().unwrap_or(live);
+    let o = live;
     let name = &d.object;
     let mut out = vec![];
     let mut notes = vec![];
@@ -297,7 +317,7 @@ fn updated(d: &DesiredObject, o: &ObservedObject) -> (Vec<ObjectStep>, Vec<Strin
                 // CREATE OR REPLACE drops tags, grants and properties: the
                 // properties go in the statement, the rest is put back after it
                 // what the catalog writes itself (`view.*`, the DDL time) is its own to write again
-                let mut properties: BTreeMap<String, String> = o
+                let mut properties: BTreeMap<String, String> = merged
                     .properties
                     .iter()
                     .filter(|(k, _)| !is_catalog_view_property(k))
@@ -310,6 +330,11 @@ fn updated(d: &DesiredObject, o: &ObservedObject) -> (Vec<ObjectStep>, Vec<Strin
                     };
                 }
                 properties.insert(OWNER_PROPERTY.into(), d.owner_marker.to_string());
+                let back = put_back(d, merged, true);
+                let rec = record_of(&back);
+                if !rec.is_empty() {
+                    properties.insert(PUT_BACK_PROPERTY.into(), rec.to_json());
+                }
                 let carried = carry_column_comments(column_comments, live_comments, &d.outputs);
                 let mut s = step(
                     ObjectAction::ReplaceView {
@@ -324,8 +349,16 @@ fn updated(d: &DesiredObject, o: &ObservedObject) -> (Vec<ObjectStep>, Vec<Strin
                     .push("the query changed: the view is replaced".into());
                 s.notes.extend(carried.notes);
                 s.warnings.extend(carried.warnings);
+                if !rec.is_empty() {
+                    s.notes.push(format!(
+                        "its property {PUT_BACK_PROPERTY} records what the steps after it put back, so a run stopped before them leaves the next plan to do it"
+                    ));
+                }
                 out.push(s);
-                out.extend(put_back(d, o, true));
+                out.extend(back);
+                if !rec.is_empty() {
+                    out.push(unset_record());
+                }
                 notes.push(
                     "CREATE OR REPLACE VIEW drops the view's tags, grants and properties: the properties are in its statement, the tags, grants and owner are put back by the steps after it"
                         .into(),
@@ -444,13 +477,21 @@ fn updated(d: &DesiredObject, o: &ObservedObject) -> (Vec<ObjectStep>, Vec<Strin
                     );
                     out.push(drop);
                 }
+                let back = put_back(d, merged, false);
+                let rec = record_of(&back);
+                // the record rides in the comment, before the marker line (`record.rs`)
+                let commented = match (user.as_deref().filter(|u| !u.is_empty()), rec.is_empty()) {
+                    (u, true) => u.map(str::to_string),
+                    (Some(u), false) => Some(format!("{u}\n{}", rec.to_line())),
+                    (None, false) => Some(rec.to_line()),
+                };
                 let mut s = step(
                     ObjectAction::ReplaceFunction {
                         parameters: parameters.clone(),
                         returns: returns.clone(),
                         body: body.clone(),
                         deterministic: deterministic.or(*live_deterministic),
-                        comment: with_marker(user.as_deref(), &d.owner_marker),
+                        comment: with_marker(commented.as_deref(), &d.owner_marker),
                     },
                     Some(format!(
                         "CREATE OR REPLACE FUNCTION {name} as it was (its old definition)"
@@ -460,8 +501,14 @@ fn updated(d: &DesiredObject, o: &ObservedObject) -> (Vec<ObjectStep>, Vec<Strin
                     "{} changed: the function is replaced",
                     why.join(", ")
                 ));
+                if !rec.is_empty() {
+                    s.notes.push(
+                        "a line of its comment records what the steps after it put back, so a run stopped before them leaves the next plan to do it"
+                            .into(),
+                    );
+                }
                 out.push(s);
-                out.extend(put_back(d, o, false));
+                out.extend(back);
                 notes.push(
                     "CREATE OR REPLACE FUNCTION drops the function's grants: they and the owner are put back by the steps after it"
                         .into(),
@@ -487,7 +534,127 @@ fn updated(d: &DesiredObject, o: &ObservedObject) -> (Vec<ObjectStep>, Vec<Strin
     {
         out.push(owner_step(d, owner, o.owner.as_deref()));
     }
+    if let Some(r) = record {
+        // a replace ran and its put-back did not finish: what is missing of it now
+        let owed = owed(d, o, r);
+        match o.object.kind {
+            ObjectKind::View => {
+                if !owed.is_empty() {
+                    notes.push(format!(
+                        "an earlier replace's put-back did not finish (its record {PUT_BACK_PROPERTY} is on the view): the steps marked so put back what it owed"
+                    ));
+                }
+                out.extend(owed);
+                out.push(unset_record());
+            }
+            _ => {
+                if !owed.is_empty() {
+                    notes.push(
+                        "an earlier replace's put-back did not finish (its record is a line of the function's comment): the steps marked so put back what it owed"
+                            .into(),
+                    );
+                }
+                out.extend(owed);
+            }
+        }
+    }
     (out, notes)
+}
+
+/// What a put-back record owes that the live object lacks: its tags, grants
+/// and owner, those the spec declares left to the spec's own steps.
+fn owed(d: &DesiredObject, o: &ObservedObject, r: &Record) -> Vec<ObjectStep> {
+    let note = |mut s: ObjectStep| {
+        s.notes
+            .push("owed by an earlier replace whose put-back did not finish (its record)".into());
+        s
+    };
+    let mut out = vec![];
+    let tags: BTreeMap<String, String> = r
+        .tags
+        .iter()
+        .filter(|(k, v)| !d.tags.contains_key(*k) && o.tags.get(*k) != Some(*v))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    if !tags.is_empty() && d.object.kind != ObjectKind::Function {
+        out.push(note(step(ObjectAction::SetTags { tags }, None)));
+    }
+    let declared: BTreeSet<&str> = d.grants.iter().map(|g| g.principal.as_str()).collect();
+    for g in &r.grants {
+        if declared.contains(g.principal.as_str()) {
+            continue;
+        }
+        let have: BTreeSet<&Privilege> = o
+            .grants
+            .iter()
+            .filter(|l| l.principal == g.principal)
+            .flat_map(|l| l.privileges.iter())
+            .collect();
+        let missing: Vec<Privilege> = g
+            .privileges
+            .iter()
+            .filter(|p| !have.contains(p))
+            .cloned()
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        if missing.is_empty() {
+            continue;
+        }
+        let undo = format!(
+            "REVOKE {} ON {} {} FROM {}",
+            privilege::list(&missing),
+            d.object.kind,
+            d.object,
+            g.principal
+        );
+        out.push(note(step(
+            ObjectAction::Grant {
+                principal: g.principal.clone(),
+                privileges: missing,
+            },
+            Some(undo),
+        )));
+    }
+    if d.owner.is_none()
+        && let Some(owner) = &r.owner
+        && o.owner.as_deref() != Some(owner.as_str())
+    {
+        out.push(note(owner_step(d, owner, o.owner.as_deref())));
+    }
+    out
+}
+
+/// What the put-back steps after a replace set: the replace's record.
+fn record_of(steps: &[ObjectStep]) -> Record {
+    let mut r = Record::default();
+    for s in steps {
+        match &s.action {
+            ObjectAction::SetTags { tags } => r.tags.extend(tags.clone()),
+            ObjectAction::Grant {
+                principal,
+                privileges,
+            } => r.grants.push(Grant {
+                principal: principal.clone(),
+                privileges: privileges.clone(),
+            }),
+            ObjectAction::SetOwner { owner } => r.owner = Some(owner.clone()),
+            _ => {}
+        }
+    }
+    r
+}
+
+/// The last step after a view's put-back: its record goes.
+fn unset_record() -> ObjectStep {
+    let mut s = step(
+        ObjectAction::UnsetProperties {
+            keys: vec![PUT_BACK_PROPERTY.into()],
+        },
+        None,
+    );
+    s.notes.push("the put-back is done: its record goes".into());
+    s
 }
 
 /// The column comments a view's replace carries: the declared ones, and the

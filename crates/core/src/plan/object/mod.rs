@@ -7,6 +7,7 @@
 mod breaks;
 mod declared;
 mod holds;
+pub mod record;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
