@@ -129,6 +129,8 @@ class TableFacts:
             vc = _ci_get(getattr(self.meta, "view_column_comments", {}), f.name)
             if vc:
                 c["comment"] = vc
+            elif vc == "":
+                c.pop("comment", None)
             if f.name in self.partition_columns:
                 c["partition_index"] = self.partition_columns.index(f.name)
             mk = _ci_get(self.meta.masks, f.name)

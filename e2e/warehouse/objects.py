@@ -187,10 +187,8 @@ def comment_on_view_column(ctx, key, column, val):
                        % (quote(column), ", ".join(quote(f.name) for f in fields)), "42703")
     m = ctx.meta(*key)
     with EMU.store.lock:
-        if val:
-            m.view_column_comments[name] = val
-        else:
-            m.view_column_comments.pop(name, None)
+        # "" clears it, over a comment of the CREATE's column list too
+        m.view_column_comments[name] = val or ""
         m.touch(ctx.who)
 
 

@@ -15,8 +15,14 @@
 //!   owner marker line (`[delta-operator.io/put-back={json}]`), like the
 //!   marker itself. It stays there until the function's next replace writes
 //!   a new one (or none); a plan puts back only what of it is missing live,
-//!   and says so. Kubernetes status would not do: the CLI has none, and a
-//!   status write can be lost with the process that was to make it.
+//!   and says so. The cost, accepted here: a grant it records that another
+//!   tool revokes later, before that next replace, is put back by the next
+//!   plan as a visible numbered step ("owed by an earlier replace"), since
+//!   nothing on a function tells a finished put-back from one that never ran
+//!   (a grant leaves no trace on the function, and its comment cannot change
+//!   without dropping the grants again). Kubernetes status would not do
+//!   instead: the CLI has none, and a status write can be lost with the
+//!   process that was to make it; a schema property needs the schema's owner.
 //!
 //! The planner splits the record off what it read ([`take`]) and plans
 //! against the live object merged with it.
