@@ -1268,3 +1268,36 @@ fn a_function_replace_records_its_put_back_in_its_comment() {
     stopped.grants = vec![grant("analysts", &["EXECUTE"])];
     assert_eq!(one(d, Some(stopped)).action, TableAction::Unchanged);
 }
+
+#[test]
+fn a_replace_records_the_other_tools_column_comments_it_carries() {
+    let mut d = declared(
+        vref("v"),
+        commented_view("SELECT id, amount FROM orders", &[("id", "the key")]),
+    );
+    d.outputs = outputs(&["id", "amount"], true);
+    let mut o = observed(&d);
+    o.body = commented_view("SELECT id FROM orders JOIN x", &[("amount", "in EUR")]);
+    let p = one(d.clone(), Some(o));
+    let ObjectAction::ReplaceView { properties, .. } = &p.steps()[0].action else {
+        panic!("{:#?}", p.steps());
+    };
+    let record = &properties[delta_operator_core::model::property::PUT_BACK_PROPERTY];
+    assert!(
+        record.contains("in EUR") && !record.contains("the key"),
+        "{record}"
+    );
+    // killed after the CREATE, before its COMMENT ON COLUMN statements
+    let mut stopped = observed(&d);
+    stopped.body = commented_view("SELECT id, amount FROM orders", &[]);
+    stopped.properties = properties.clone();
+    let again = one(d, Some(stopped));
+    assert_eq!(
+        titles(&again),
+        [
+            "1. COMMENT ON COLUMN id [meta]",
+            "2. COMMENT ON COLUMN amount [meta]",
+            "3. UNSET TBLPROPERTIES (delta-operator.io/put-back) [meta]",
+        ]
+    );
+}

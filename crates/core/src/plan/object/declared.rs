@@ -331,11 +331,24 @@ fn updated(
                 }
                 properties.insert(OWNER_PROPERTY.into(), d.owner_marker.to_string());
                 let back = put_back(d, merged, true);
-                let rec = record_of(&back);
+                // an owed record's column comments count as live ones
+                let merged_comments = match &merged.body {
+                    ObjectBody::View {
+                        column_comments, ..
+                    } => column_comments,
+                    _ => live_comments,
+                };
+                let carried = carry_column_comments(column_comments, merged_comments, &d.outputs);
+                let mut rec = record_of(&back);
+                rec.column_comments = carried
+                    .comments
+                    .iter()
+                    .filter(|(k, _)| column_comment(column_comments, k).is_none())
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
                 if !rec.is_empty() {
                     properties.insert(PUT_BACK_PROPERTY.into(), rec.to_json());
                 }
-                let carried = carry_column_comments(column_comments, live_comments, &d.outputs);
                 let mut s = step(
                     ObjectAction::ReplaceView {
                         query: query.clone(),
@@ -570,6 +583,31 @@ fn owed(d: &DesiredObject, o: &ObservedObject, r: &Record) -> Vec<ObjectStep> {
         s
     };
     let mut out = vec![];
+    if let (
+        ObjectBody::View {
+            column_comments: declared_comments,
+            ..
+        },
+        ObjectBody::View {
+            column_comments: live_comments,
+            ..
+        },
+    ) = (&d.body, &o.body)
+    {
+        for (column, comment) in &r.column_comments {
+            if column_comment(declared_comments, column).is_none()
+                && column_comment(live_comments, column) != Some(comment.as_str())
+            {
+                out.push(note(step(
+                    ObjectAction::SetColumnComment {
+                        column: column.clone(),
+                        comment: comment.clone(),
+                    },
+                    Some(format!("COMMENT ON COLUMN {}.{column} IS NULL", d.object)),
+                )));
+            }
+        }
+    }
     let tags: BTreeMap<String, String> = r
         .tags
         .iter()

@@ -32,12 +32,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use crate::model::property::PUT_BACK_PROPERTY;
-use crate::model::{Grant, ObjectKind, ObservedObject, Privilege};
+use crate::model::{Grant, ObjectBody, ObjectKind, ObservedObject, Privilege};
 
 /// The first characters of a function's record line in its comment.
 pub const RECORD_LINE_PREFIX: &str = "[delta-operator.io/put-back=";
 
-/// What a replace's put-back steps set.
+/// What a replace's put-back steps set (and a view's, the column comments its
+/// statement sets again).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Record {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -46,11 +47,18 @@ pub struct Record {
     pub grants: Vec<Grant>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<String>,
+    /// A view's: other tools' column comments the replace carries (its
+    /// statements after the CREATE: a run killed between them loses them).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub column_comments: BTreeMap<String, String>,
 }
 
 impl Record {
     pub fn is_empty(&self) -> bool {
-        self.tags.is_empty() && self.grants.is_empty() && self.owner.is_none()
+        self.tags.is_empty()
+            && self.grants.is_empty()
+            && self.owner.is_none()
+            && self.column_comments.is_empty()
     }
 
     /// Compact JSON (what the property holds).
@@ -128,6 +136,16 @@ pub fn merged(o: &ObservedObject, r: &Record) -> ObservedObject {
     }
     if out.owner.is_none() {
         out.owner = r.owner.clone();
+    }
+    if let ObjectBody::View {
+        column_comments, ..
+    } = &mut out.body
+    {
+        for (k, v) in &r.column_comments {
+            if !column_comments.keys().any(|c| c.eq_ignore_ascii_case(k)) {
+                column_comments.insert(k.clone(), v.clone());
+            }
+        }
     }
     out
 }
