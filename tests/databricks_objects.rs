@@ -499,3 +499,340 @@ async fn a_cycle_between_two_views_is_refused_by_name() {
     assert!(report.object_steps.is_empty(), "{:#?}", report.object_steps);
     assert!(read_object(&wh, ObjectKind::View, "va").await.is_none());
 }
+
+/// A view's column comments: only the declared ones are the spec's. Another tool's comment on
+/// a column the DeltaView does not declare plans nothing and survives; a changed declared
+/// comment is a COMMENT ON COLUMN (no replace); a replace (the query changed) sets the other
+/// tool's comment again on the column the new query still outputs.
+#[tokio::test(flavor = "multi_thread")]
+async fn another_tools_column_comment_on_a_view_survives_plan_and_apply() {
+    let wh = Wh::new("dobj", "colcomment").await;
+    let docs = |q: &str, id_comment: &str| {
+        let v = view(
+            "recent",
+            &format!(
+                "{}  columnComments: {{id: \"{id_comment}\"}}\n",
+                query(&wh, q)
+            ),
+        );
+        wh.manifests(None, &format!("{}{v}", orders(&wh, "amount", false)))
+    };
+    let q1 = "SELECT id, amount FROM main.{s}.orders";
+    wh.converge(&docs(q1, "the key"), false).await;
+    let comments = |o: &ObservedObject| match &o.body {
+        delta_operator::model::ObjectBody::View {
+            column_comments, ..
+        } => column_comments.clone(),
+        other => panic!("{other:?}"),
+    };
+    let live = read_object(&wh, ObjectKind::View, "recent")
+        .await
+        .expect("the view");
+    assert_eq!(
+        comments(&live).get("id").map(String::as_str),
+        Some("the key"),
+        "{live:#?}"
+    );
+    // another tool documents a column the spec does not declare: nothing to plan
+    wh.sql(&format!(
+        "COMMENT ON COLUMN {}.`amount` IS 'in EUR'",
+        wh.q("recent")
+    ))
+    .await;
+    let plan = wh.plan(&docs(q1, "the key")).await;
+    assert!(!plan.has_changes(), "{}", render(&plan));
+    // a declared comment changes, the query does not: one COMMENT ON COLUMN, no replace
+    let inputs = docs(q1, "the order's key");
+    let plan = wh.plan(&inputs).await;
+    let text = render(&plan);
+    let steps: Vec<&ObjectAction> = object_plan(&plan, "recent")
+        .steps()
+        .iter()
+        .map(|s| &s.action)
+        .collect();
+    assert!(
+        matches!(steps.as_slice(), [ObjectAction::SetColumnComment { column, .. }] if column == "id"),
+        "{text}"
+    );
+    wh.converge(&inputs, false).await;
+    // the query changes: the replace keeps the other tool's comment on `amount`
+    let inputs = docs(
+        "SELECT id, amount, email FROM main.{s}.orders",
+        "the order's key",
+    );
+    let plan = wh.plan(&inputs).await;
+    let text = render(&plan);
+    let p = object_plan(&plan, "recent");
+    assert!(
+        matches!(p.steps().first().map(|s| &s.action), Some(ObjectAction::ReplaceView { column_comments, .. }) if column_comments.get("amount").map(String::as_str) == Some("in EUR")),
+        "{text}"
+    );
+    wh.converge(&inputs, false).await;
+    let live = read_object(&wh, ObjectKind::View, "recent")
+        .await
+        .expect("the view");
+    let c = comments(&live);
+    assert_eq!(
+        c.get("amount").map(String::as_str),
+        Some("in EUR"),
+        "{live:#?}"
+    );
+    assert_eq!(
+        c.get("id").map(String::as_str),
+        Some("the order's key"),
+        "{live:#?}"
+    );
+}
+
+/// The CLI (`delta-operator apply -f <spec>`) on the emulator, with a failpoint or not.
+struct Cli {
+    dir: tempfile::TempDir,
+}
+
+impl Cli {
+    fn new(wh: &Wh, docs: &str) -> Cli {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("config.yaml"),
+            "targets:\n  dbx:\n    databricks: {}\n",
+        )
+        .unwrap();
+        let cli = Cli { dir };
+        cli.write(wh, docs);
+        cli
+    }
+
+    fn write(&self, wh: &Wh, docs: &str) {
+        let schema = format!(
+            "apiVersion: delta-operator.io/v1alpha1\nkind: DeltaSchema\nmetadata: {{name: sales}}\nspec: {{catalog: main, name: {}}}\n",
+            wh.schema
+        );
+        std::fs::write(self.dir.path().join("spec.yaml"), format!("{schema}{docs}")).unwrap();
+    }
+
+    fn command(&self, failpoint: Option<&str>) -> std::process::Command {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_delta-operator"));
+        c.arg("--config")
+            .arg(self.dir.path().join("config.yaml"))
+            .arg("apply")
+            .arg("-f")
+            .arg(self.dir.path().join("spec.yaml"));
+        match failpoint {
+            Some(f) => c.env("DELTA_OPERATOR_FAILPOINT", f),
+            None => c.env_remove("DELTA_OPERATOR_FAILPOINT"),
+        };
+        c
+    }
+
+    fn apply(&self, failpoint: Option<&str>) -> (bool, String) {
+        let out = self.command(failpoint).output().unwrap();
+        (out.status.success(), output_text(&out))
+    }
+}
+
+fn output_text(o: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn principals(o: &ObservedObject) -> Vec<String> {
+    o.grants.iter().map(|g| g.principal.clone()).collect()
+}
+
+/// Another tool's tag and grant on a view and grant on a function survive a process killed
+/// right after the CREATE OR REPLACE (before its put-back steps): the replace recorded what it
+/// owes (a view's property, a line of a function's comment), the rerun's plan puts it back,
+/// and the plan after that is empty.
+#[tokio::test(flavor = "multi_thread")]
+async fn other_tools_tags_and_grants_survive_a_kill_between_the_replace_and_its_put_back() {
+    let wh = Wh::new("dobj", "putback").await;
+    let docs = |q: &str, body: &str| {
+        format!(
+            "{}{}{}",
+            orders(&wh, "amount", false),
+            view(
+                "recent",
+                &format!(
+                    "{}  grants: [{{principal: analysts, privileges: [SELECT]}}]\n",
+                    query(&wh, q)
+                )
+            ),
+            function(
+                "shout",
+                &format!(
+                    "  parameters: [{{name: s, type: string}}]\n  returns: string\n  body: \"{body}\"\n"
+                )
+            ),
+        )
+    };
+    let q1 = "SELECT id FROM main.{s}.orders";
+    let cli = Cli::new(&wh, &docs(q1, "upper(s)"));
+    let (ok, text) = cli.apply(None);
+    assert!(ok, "{text}");
+    // another tool's tag and grants
+    wh.sql(&format!(
+        "ALTER VIEW {} SET TAGS ('team' = 'bi')",
+        wh.q("recent")
+    ))
+    .await;
+    wh.sql(&format!(
+        "GRANT SELECT ON VIEW {} TO `auditors`",
+        wh.q("recent")
+    ))
+    .await;
+    wh.sql(&format!(
+        "GRANT EXECUTE ON FUNCTION {} TO `auditors`",
+        wh.q("shout")
+    ))
+    .await;
+    // the view's query changes; killed right after its replace
+    let q2 = "SELECT id, amount FROM main.{s}.orders";
+    cli.write(&wh, &docs(q2, "upper(s)"));
+    let (ok, text) = cli.apply(Some("after-object-step-recent-1"));
+    assert!(
+        !ok && text.contains("failpoint after-object-step-recent-1"),
+        "{text}"
+    );
+    let live = read_object(&wh, ObjectKind::View, "recent")
+        .await
+        .expect("the view");
+    assert!(
+        live.grants.is_empty() && live.tags.is_empty(),
+        "the replace dropped them: {live:#?}"
+    );
+    assert!(
+        live.properties
+            .contains_key(delta_operator::model::property::PUT_BACK_PROPERTY),
+        "{live:#?}"
+    );
+    // the next plan puts back what the record owes, as numbered steps
+    let inputs = wh.manifests(None, &docs(q2, "upper(s)"));
+    let plan = wh.plan(&inputs).await;
+    let rendered = render(&plan);
+    assert!(
+        rendered.contains("GRANT SELECT ON VIEW TO auditors")
+            && rendered.contains("SET TAGS (team)")
+            && rendered.contains("owed by an earlier replace"),
+        "{rendered}"
+    );
+    let (ok, text) = cli.apply(None);
+    assert!(ok, "the rerun: {text}");
+    let live = read_object(&wh, ObjectKind::View, "recent")
+        .await
+        .expect("the view");
+    let p = principals(&live);
+    assert!(
+        p.contains(&"auditors".to_string()) && p.contains(&"analysts".to_string()),
+        "{live:#?}"
+    );
+    assert_eq!(
+        live.tags.get("team").map(String::as_str),
+        Some("bi"),
+        "{live:#?}"
+    );
+    assert!(
+        !live
+            .properties
+            .contains_key(delta_operator::model::property::PUT_BACK_PROPERTY),
+        "the record goes once the put-back is done: {live:#?}"
+    );
+    let again = wh.plan(&inputs).await;
+    assert!(!again.has_changes(), "{}", render(&again));
+    // the function's body changes; killed right after its replace
+    cli.write(&wh, &docs(q2, "lower(s)"));
+    let (ok, text) = cli.apply(Some("after-object-step-shout-1"));
+    assert!(
+        !ok && text.contains("failpoint after-object-step-shout-1"),
+        "{text}"
+    );
+    let live = read_object(&wh, ObjectKind::Function, "shout")
+        .await
+        .expect("the function");
+    assert!(live.grants.is_empty(), "the replace dropped it: {live:#?}");
+    let (ok, text) = cli.apply(None);
+    assert!(ok, "the rerun: {text}");
+    let live = read_object(&wh, ObjectKind::Function, "shout")
+        .await
+        .expect("the function");
+    assert_eq!(principals(&live), ["auditors"], "{live:#?}");
+    let inputs = wh.manifests(None, &docs(q2, "lower(s)"));
+    let again = wh.plan(&inputs).await;
+    assert!(!again.has_changes(), "{}", render(&again));
+}
+
+/// Two `apply` processes of the same change started at the same moment: one applies, the other
+/// waits on the view's lock and then says its plan is stale (or succeeds); the view is as
+/// declared and the other tool's grant is intact.
+#[tokio::test(flavor = "multi_thread")]
+async fn two_applies_of_the_same_view_replace_at_once_keep_the_other_tools_grant() {
+    let wh = Wh::new("dobj", "twice").await;
+    let docs = |q: &str| {
+        format!(
+            "{}{}",
+            orders(&wh, "amount", false),
+            view(
+                "recent",
+                &format!(
+                    "{}  grants: [{{principal: analysts, privileges: [SELECT]}}]\n  tags: {{domain: sales}}\n",
+                    query(&wh, q)
+                )
+            ),
+        )
+    };
+    let cli = Cli::new(&wh, &docs("SELECT id FROM main.{s}.orders"));
+    let (ok, text) = cli.apply(None);
+    assert!(ok, "{text}");
+    wh.sql(&format!(
+        "GRANT SELECT ON VIEW {} TO `auditors`",
+        wh.q("recent")
+    ))
+    .await;
+    let q2 = "SELECT id, amount FROM main.{s}.orders";
+    cli.write(&wh, &docs(q2));
+    let a = cli
+        .command(None)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let b = cli
+        .command(None)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    // one apply per object: the other waits for the view's lock, then finds the view changed
+    // (stale) and says so, or is refused naming the holder; never a failed replace
+    let ok = [&a, &b].iter().filter(|o| o.status.success()).count();
+    assert!(ok >= 1, "{}\n{}", output_text(&a), output_text(&b));
+    for o in [&a, &b] {
+        let text = output_text(o);
+        assert!(
+            o.status.success() || text.contains("the plan is stale") || text.contains("lock"),
+            "{text}"
+        );
+        assert!(!text.contains("FAILED"), "{text}");
+    }
+    let live = read_object(&wh, ObjectKind::View, "recent")
+        .await
+        .expect("the view");
+    let p = principals(&live);
+    assert!(
+        p.contains(&"auditors".to_string()) && p.contains(&"analysts".to_string()),
+        "{live:#?}\n{}\n{}",
+        output_text(&a),
+        output_text(&b)
+    );
+    let cols = wh
+        .sql(&format!("SELECT * FROM {}", wh.q("recent")))
+        .await
+        .columns;
+    assert_eq!(cols, vec!["id".to_string(), "amount".to_string()]);
+    let inputs = wh.manifests(None, &docs(q2));
+    let again = wh.plan(&inputs).await;
+    assert!(!again.has_changes(), "{}", render(&again));
+}

@@ -1167,6 +1167,13 @@ class Ctx:
             val = c.string()
         c.expect_end()
         key = self.need_table(parts[:-1])
+        import objects
+        if objects.is_view(self, key):
+            # "relation_name must identify a table, a streaming table, a view, or a materialized
+            # view" (sql-ref-syntax-ddl-comment, DBR 16.1+): Spark cannot alter a view's column,
+            # so Unity Catalog keeps the comment (objects.comment_on_view_column)
+            objects.comment_on_view_column(self, key, parts[-1], val)
+            return [], []
         self.spark("ALTER TABLE %s ALTER COLUMN %s COMMENT %s" % (spark_table(*key), quote(parts[-1]), sql_string(val)))
         return [], []
 

@@ -126,6 +126,11 @@ class TableFacts:
             c.update((self.emu.faults.get("uc_column_types") or {}).get(("%s.%s" % (self.full, f.name)).lower(), {}))
             if f.metadata.get("comment"):
                 c["comment"] = f.metadata["comment"]
+            vc = _ci_get(getattr(self.meta, "view_column_comments", {}), f.name)
+            if vc:
+                c["comment"] = vc
+            elif vc == "":
+                c.pop("comment", None)
             if f.name in self.partition_columns:
                 c["partition_index"] = self.partition_columns.index(f.name)
             mk = _ci_get(self.meta.masks, f.name)

@@ -173,6 +173,25 @@ def drop_view(ctx, c):
     return [], []
 
 
+def comment_on_view_column(ctx, key, column, val):
+    """COMMENT ON COLUMN v.col IS {'c' | NULL} on a view: kept in Unity Catalog (the view's
+    TableMeta.view_column_comments, shown in TableInfo.columns); the column must be one of the
+    view's. A CREATE OR REPLACE VIEW starts a new TableMeta, so the comments go with it (the
+    replace is a DROP and a CREATE, sql-ref-syntax-ddl-create-view)."""
+    fields = ctx.schema_fields(*key)
+    name = next((f.name for f in fields if f.name.lower() == column.lower()), None)
+    if name is None:
+        raise SqlError("UNRESOLVED_COLUMN.WITH_SUGGESTION",
+                       "A column, variable, or function parameter with name %s cannot be resolved. "
+                       "Did you mean one of the following? [%s]."
+                       % (quote(column), ", ".join(quote(f.name) for f in fields)), "42703")
+    m = ctx.meta(*key)
+    with EMU.store.lock:
+        # "" clears it, over a comment of the CREATE's column list too
+        m.view_column_comments[name] = val or ""
+        m.touch(ctx.who)
+
+
 # =============================================================================== functions
 def _split_top(toks, sep=","):
     """Significant tokens split on top-level `sep` (parentheses and <...> nest)."""

@@ -37,6 +37,9 @@ class TableMeta:
         # a view's query as the caller wrote it (TableInfo.view_definition); Spark keeps the
         # text with the emulator's Spark-side names
         self.view_definition = None
+        # a view's column comments set by COMMENT ON COLUMN (Spark cannot alter a view's
+        # column): column name -> comment, over the comments of its CREATE's column list
+        self.view_column_comments = {}
 
     def touch(self, who):
         self.updated_at = now_ms()

@@ -67,7 +67,8 @@ impl BackendError {
 /// Test-only crash points, so tests can kill the process at the worst moments
 /// and prove a rerun converges. Compiled only into debug builds
 /// (`cfg(debug_assertions)`); a release binary ignores the variable.
-/// `DELTA_OPERATOR_FAILPOINT=<name>`: `after-step-<n>`, and in lake rewrites
+/// `DELTA_OPERATOR_FAILPOINT=<name>`: `after-step-<n>`, `after-object-step-<n>` and
+/// `after-object-step-<object name>-<n>` (a view's, function's or volume's step), and in lake rewrites
 /// `during-stage`, `after-stage`, `during-replace`, `before-commit`, `after-fence`, `after-replace`.
 pub fn failpoint(name: &str) {
     #[cfg(debug_assertions)]

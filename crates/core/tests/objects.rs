@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use delta_operator_core::model::object::with_marker;
+use delta_operator_core::model::object::{QueryOutputs, with_marker};
 use delta_operator_core::model::{
     ColumnRead, DesiredObject, FunctionParam, Grant, Mask, OWNER_PROPERTY, ObjectBody, ObjectKind,
     ObjectRef, ObservedObject, Privilege, Reads, ResourceId, SchemaMode, SchemaRef, SpecRefusal,
@@ -90,6 +90,7 @@ fn declared(object: ObjectRef, body: ObjectBody) -> DesiredObject {
         grants: vec![],
         owner: None,
         reads: Reads::default(),
+        outputs: Default::default(),
         refusals: vec![],
     }
 }
@@ -301,6 +302,7 @@ fn a_changed_query_replaces_the_view_and_puts_back_its_tags_grants_and_owner() {
             "3. GRANT SELECT ON VIEW TO analysts [meta]",
             "4. GRANT SELECT ON VIEW TO auditors [meta]",
             "5. OWNER TO data-eng [meta]",
+            "6. UNSET TBLPROPERTIES (delta-operator.io/put-back) [meta]",
         ]
     );
     let ObjectAction::ReplaceView { properties, .. } = &p.steps()[0].action else {
@@ -338,7 +340,11 @@ fn a_changed_function_body_replaces_it_and_puts_back_its_grants_only() {
         panic!();
     };
     assert_eq!(body, "lower(s)");
-    assert_eq!(comment, "[delta-operator.io/owner=sales/f]");
+    // what the put-back owes rides in the comment, before the marker line
+    assert_eq!(
+        comment,
+        "[delta-operator.io/put-back={\"grants\":[{\"principal\":\"analysts\",\"privileges\":[\"EXECUTE\"]}]}]\n[delta-operator.io/owner=sales/f]"
+    );
 }
 
 #[test]
@@ -995,4 +1001,303 @@ fn objects_render_like_schema_plans_snapshot() {
             "{name} differs from its snapshot; rendered:\n{actual}"
         );
     }
+}
+
+fn commented_view(query: &str, comments: &[(&str, &str)]) -> ObjectBody {
+    ObjectBody::View {
+        query: query.into(),
+        normalized: norm(query),
+        column_comments: comments
+            .iter()
+            .map(|(c, v)| ((*c).to_string(), (*v).to_string()))
+            .collect(),
+    }
+}
+
+fn outputs(names: &[&str], complete: bool) -> QueryOutputs {
+    QueryOutputs {
+        names: names.iter().map(|n| (*n).to_string()).collect(),
+        complete,
+    }
+}
+
+#[test]
+fn another_tools_comment_on_an_undeclared_column_plans_nothing() {
+    let q = "SELECT id, amount FROM orders";
+    let mut d = declared(vref("v"), commented_view(q, &[("id", "the key")]));
+    d.outputs = outputs(&["id", "amount"], true);
+    let mut o = observed(&d);
+    // another tool documented `amount`; the live catalog spells `ID` its own way
+    o.body = commented_view(q, &[("ID", "the key"), ("amount", "in EUR")]);
+    let p = one(d, Some(o));
+    assert_eq!(p.action, TableAction::Unchanged, "{:#?}", titles(&p));
+}
+
+#[test]
+fn a_changed_declared_column_comment_is_a_comment_on_column_not_a_replace() {
+    let q = "SELECT id, amount FROM orders";
+    let d = declared(
+        vref("v"),
+        commented_view(q, &[("id", "the key"), ("amount", "net")]),
+    );
+    let mut o = observed(&d);
+    o.body = commented_view(q, &[("id", "old"), ("email", "another tool's")]);
+    let p = one(d, Some(o.clone()));
+    assert_eq!(
+        titles(&p),
+        [
+            "1. COMMENT ON COLUMN amount [meta]",
+            "2. COMMENT ON COLUMN id [meta]",
+        ]
+    );
+    assert_eq!(
+        p.steps()[0].undo.as_deref(),
+        Some("COMMENT ON COLUMN main.sales.v.amount IS NULL")
+    );
+    assert_eq!(
+        p.steps()[1].undo.as_deref(),
+        Some("COMMENT ON COLUMN main.sales.v.id IS 'old'")
+    );
+    // it holds once the live view shows it, and not before
+    let ObjectAction::SetColumnComment { .. } = &p.steps()[1].action else {
+        panic!("{:#?}", p.steps()[1]);
+    };
+    assert!(!p.steps()[1].action.holds(Some(&o)));
+    o.body = commented_view(q, &[("ID", "the key")]);
+    assert!(p.steps()[1].action.holds(Some(&o)));
+}
+
+#[test]
+fn a_replace_carries_other_tools_column_comments_the_new_query_still_outputs() {
+    let mut d = declared(
+        vref("v"),
+        commented_view(
+            "SELECT id, amount, upper(email) AS mail FROM orders",
+            &[("id", "the key")],
+        ),
+    );
+    d.outputs = outputs(&["id", "amount", "mail"], true);
+    let mut o = observed(&d);
+    o.body = commented_view(
+        "SELECT id, amount, email, region FROM orders",
+        &[
+            ("id", "old key"),
+            ("Amount", "in EUR"),
+            ("email", "PII"),
+            ("region", "ISO code"),
+        ],
+    );
+    let p = one(d.clone(), Some(o.clone()));
+    let s = &p.steps()[0];
+    let ObjectAction::ReplaceView {
+        column_comments, ..
+    } = &s.action
+    else {
+        panic!("{:#?}", p.steps());
+    };
+    // declared as declared, another tool's on a column still there kept, gone ones noted
+    assert_eq!(
+        column_comments,
+        &BTreeMap::from([
+            ("Amount".to_string(), "in EUR".to_string()),
+            ("id".to_string(), "the key".to_string()),
+        ])
+    );
+    assert!(s.warnings.is_empty(), "{s:#?}");
+    for col in ["email", "region"] {
+        assert!(
+            s.notes
+                .iter()
+                .any(|n| n.contains(&format!("column {col} is no longer in the view"))),
+            "{s:#?}"
+        );
+    }
+    // a query whose outputs cannot all be told: kept where named, else a warning naming it
+    d.body = commented_view(
+        "SELECT *, amount AS Amount FROM orders",
+        &[("id", "the key")],
+    );
+    d.outputs = outputs(&["Amount"], false);
+    let p = one(d, Some(o));
+    let s = &p.steps()[0];
+    let ObjectAction::ReplaceView {
+        column_comments, ..
+    } = &s.action
+    else {
+        panic!("{:#?}", p.steps());
+    };
+    assert_eq!(column_comments.len(), 2, "{column_comments:?}");
+    assert_eq!(s.warnings.len(), 2, "{s:#?}");
+    assert!(
+        s.warnings
+            .iter()
+            .any(|w| w.contains("'PII' on column email") && w.contains("lost")),
+        "{s:#?}"
+    );
+    assert!(
+        s.warnings
+            .iter()
+            .any(|w| w.contains("'ISO code' on column region")),
+        "{s:#?}"
+    );
+}
+
+/// The view as a replace left it when the run stopped right after it: the new
+/// query, the record in its properties, none of the tags and grants.
+fn replaced_without_put_back(d: &DesiredObject, replace: &ObjectStep) -> ObservedObject {
+    let mut o = observed(d);
+    let ObjectAction::ReplaceView { properties, .. } = &replace.action else {
+        panic!("{replace:#?}");
+    };
+    o.properties = properties.clone();
+    o.owner = Some("data-eng".into());
+    o
+}
+
+#[test]
+fn a_view_replace_records_its_put_back_and_a_stopped_run_leaves_the_next_plan_to_finish_it() {
+    let mut d = view("v", "SELECT id, amount FROM orders", Reads::default());
+    d.grants = vec![grant("analysts", &["SELECT"])];
+    let mut o = observed(&view("v", "SELECT id FROM orders", Reads::default()));
+    o.tags = BTreeMap::from([("domain".into(), "sales".into())]);
+    o.grants = vec![grant("auditors", &["SELECT"])];
+    o.owner = Some("data-eng".into());
+    let p = one(d.clone(), Some(o));
+    let ObjectAction::ReplaceView { properties, .. } = &p.steps()[0].action else {
+        panic!();
+    };
+    let record = properties
+        .get(delta_operator_core::model::property::PUT_BACK_PROPERTY)
+        .expect("the replace records its put-back");
+    let record: serde_json::Value = serde_json::from_str(record).unwrap();
+    assert_eq!(record["tags"]["domain"], "sales", "{record}");
+    assert_eq!(record["owner"], "data-eng", "{record}");
+    assert_eq!(
+        record["grants"].as_array().map(Vec::len),
+        Some(2),
+        "{record}"
+    );
+    // killed right after the replace: the next plan reads the record and puts back
+    let stopped = replaced_without_put_back(&d, &p.steps()[0]);
+    let again = one(d.clone(), Some(stopped.clone()));
+    assert_eq!(
+        titles(&again),
+        [
+            "1. GRANT SELECT ON VIEW TO analysts [meta]",
+            "2. SET TAGS (domain) [meta]",
+            "3. GRANT SELECT ON VIEW TO auditors [meta]",
+            "4. UNSET TBLPROPERTIES (delta-operator.io/put-back) [meta]",
+        ]
+    );
+    assert!(
+        again.steps()[1]
+            .notes
+            .iter()
+            .any(|n| n.contains("owed by an earlier replace")),
+        "{:#?}",
+        again.steps()
+    );
+    // part of it done (the tag): the rest; all of it done: only the record goes
+    let mut half = stopped.clone();
+    half.tags.insert("domain".into(), "sales".into());
+    let again = one(d.clone(), Some(half.clone()));
+    assert_eq!(
+        titles(&again),
+        [
+            "1. GRANT SELECT ON VIEW TO analysts [meta]",
+            "2. GRANT SELECT ON VIEW TO auditors [meta]",
+            "3. UNSET TBLPROPERTIES (delta-operator.io/put-back) [meta]",
+        ]
+    );
+    half.grants = vec![
+        grant("analysts", &["SELECT"]),
+        grant("auditors", &["SELECT"]),
+    ];
+    let again = one(d.clone(), Some(half.clone()));
+    assert_eq!(
+        titles(&again),
+        ["1. UNSET TBLPROPERTIES (delta-operator.io/put-back) [meta]"]
+    );
+    half.properties
+        .remove(delta_operator_core::model::property::PUT_BACK_PROPERTY);
+    assert_eq!(one(d.clone(), Some(half)).action, TableAction::Unchanged);
+    // the query changed again before the put-back ran: the new replace carries the owed
+    let mut d2 = d.clone();
+    d2.body = view_body("SELECT id FROM orders WHERE amount > 0");
+    let p2 = one(d2, Some(stopped));
+    let steps = titles(&p2);
+    assert_eq!(steps[0], "1. CREATE OR REPLACE VIEW [meta]", "{steps:#?}");
+    assert!(
+        steps.iter().any(|t| t.contains("SET TAGS (domain)"))
+            && steps.iter().any(|t| t.contains("TO auditors")),
+        "{steps:#?}"
+    );
+    let ObjectAction::ReplaceView { properties, .. } = &p2.steps()[0].action else {
+        panic!();
+    };
+    assert!(
+        properties
+            .get(delta_operator_core::model::property::PUT_BACK_PROPERTY)
+            .is_some_and(|r| r.contains("auditors") && r.contains("domain")),
+        "{properties:#?}"
+    );
+}
+
+#[test]
+fn a_function_replace_records_its_put_back_in_its_comment() {
+    let d = declared(fref("f"), function_body("lower(s)"));
+    let mut o = observed(&declared(fref("f"), function_body("upper(s)")));
+    o.comment = Some("masks".into());
+    o.grants = vec![grant("analysts", &["EXECUTE"])];
+    let p = one(d.clone(), Some(o));
+    let ObjectAction::ReplaceFunction { comment, .. } = &p.steps()[0].action else {
+        panic!();
+    };
+    // as the catalog returns it: the user part (with the record line) and the marker
+    let (user, marker) = delta_operator_core::model::object::split_marker(comment);
+    let mut stopped = observed(&d);
+    stopped.comment = user;
+    stopped.marker = marker;
+    // killed right after the replace: the grant is put back, the user's comment is unchanged
+    let again = one(d.clone(), Some(stopped.clone()));
+    assert_eq!(
+        titles(&again),
+        ["1. GRANT EXECUTE ON FUNCTION TO analysts [meta]"],
+        "{again:#?}"
+    );
+    stopped.grants = vec![grant("analysts", &["EXECUTE"])];
+    assert_eq!(one(d, Some(stopped)).action, TableAction::Unchanged);
+}
+
+#[test]
+fn a_replace_records_the_other_tools_column_comments_it_carries() {
+    let mut d = declared(
+        vref("v"),
+        commented_view("SELECT id, amount FROM orders", &[("id", "the key")]),
+    );
+    d.outputs = outputs(&["id", "amount"], true);
+    let mut o = observed(&d);
+    o.body = commented_view("SELECT id FROM orders JOIN x", &[("amount", "in EUR")]);
+    let p = one(d.clone(), Some(o));
+    let ObjectAction::ReplaceView { properties, .. } = &p.steps()[0].action else {
+        panic!("{:#?}", p.steps());
+    };
+    let record = &properties[delta_operator_core::model::property::PUT_BACK_PROPERTY];
+    assert!(
+        record.contains("in EUR") && !record.contains("the key"),
+        "{record}"
+    );
+    // killed after the CREATE, before its COMMENT ON COLUMN statements
+    let mut stopped = observed(&d);
+    stopped.body = commented_view("SELECT id, amount FROM orders", &[]);
+    stopped.properties = properties.clone();
+    let again = one(d, Some(stopped));
+    assert_eq!(
+        titles(&again),
+        [
+            "1. COMMENT ON COLUMN id [meta]",
+            "2. COMMENT ON COLUMN amount [meta]",
+            "3. UNSET TBLPROPERTIES (delta-operator.io/put-back) [meta]",
+        ]
+    );
 }

@@ -24,6 +24,7 @@ mod allow;
 mod check;
 mod compare;
 mod lake;
+mod outputs;
 mod parse;
 mod query;
 #[cfg(test)]

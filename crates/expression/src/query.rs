@@ -12,6 +12,7 @@ use sqlparser::tokenizer::Token;
 
 use crate::reads::{self, Reads};
 use delta_operator_core::model::SchemaRef;
+use delta_operator_core::model::object::QueryOutputs;
 
 /// The longest view query or function body accepted (bytes).
 pub const MAX_QUERY_BYTES: usize = 64 * 1024;
@@ -46,6 +47,11 @@ impl ParsedQuery {
     /// own catalog and schema).
     pub fn reads(&self, default: &SchemaRef) -> Result<Reads, String> {
         reads::of_query(&self.query, default)
+    }
+
+    /// Its output column names, as far as the text tells them (`outputs`).
+    pub fn outputs(&self) -> QueryOutputs {
+        crate::outputs::of_query(&self.query)
     }
 }
 

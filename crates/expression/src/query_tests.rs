@@ -314,3 +314,30 @@ fn table_functions_in_from_are_functions() {
     assert_eq!(names(&r.functions), ["main.util.recent"]);
     assert!(r.relations.is_empty(), "{:?}", r.relations);
 }
+
+fn outputs(q: &str) -> (Vec<String>, bool) {
+    let o = parse_query(q)
+        .unwrap_or_else(|e| panic!("{q}: {e}"))
+        .outputs();
+    (o.names, o.complete)
+}
+
+#[test]
+fn a_querys_output_names_are_its_aliases_and_bare_columns() {
+    assert_eq!(
+        outputs("SELECT id, o.Amount, upper(email) AS mail FROM orders o"),
+        (vec!["id".into(), "Amount".into(), "mail".into()], true)
+    );
+    // a set operation's names are its first operand's; a CTE's body is the query
+    assert_eq!(
+        outputs("WITH x AS (SELECT 1 AS a) SELECT a FROM x UNION ALL SELECT b FROM y"),
+        (vec!["a".into()], true)
+    );
+    // `*` and an unnamed expression: the names known so far, incomplete
+    assert_eq!(
+        outputs("SELECT *, id AS k, amount + 1 FROM orders"),
+        (vec!["k".into()], false)
+    );
+    assert_eq!(outputs("SELECT o.* FROM orders o"), (vec![], false));
+    assert_eq!(outputs("VALUES (1, 2)"), (vec![], false));
+}

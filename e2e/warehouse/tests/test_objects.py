@@ -53,6 +53,23 @@ def test_a_view_is_a_spark_view_over_the_table_and_uc_keeps_its_query_as_written
     assert props.get("k2") == "v2" and "team" not in props
 
 
+def test_comment_on_column_of_a_view_is_kept_in_uc_and_a_replace_drops_it(wh):
+    sch = setup_table(wh)
+    v = "main.%s.v" % sch
+    wh.sql("CREATE VIEW %s (a COMMENT 'the key', b) AS SELECT a, b FROM main.%s.t" % (v, sch))
+    # "relation_name must identify a table, ... a view" (sql-ref-syntax-ddl-comment, DBR 16.1+)
+    wh.sql("COMMENT ON COLUMN %s.b IS 'bee'" % v)
+    wh.sql("COMMENT ON COLUMN %s.a IS NULL" % v)
+    cols = wh.call("GET", UC + "tables/" + v)[1]["columns"]
+    assert [(c["name"], c.get("comment")) for c in cols] == [("a", None), ("b", "bee")]
+    st = wh.fail("COMMENT ON COLUMN %s.zz IS 'x'" % v)
+    assert "UNRESOLVED_COLUMN" in st["error"]["message"], st
+    # a replace is a drop and a create: the comments go with it
+    wh.sql("CREATE OR REPLACE VIEW %s AS SELECT a, b FROM main.%s.t" % (v, sch))
+    cols = wh.call("GET", UC + "tables/" + v)[1]["columns"]
+    assert [c.get("comment") for c in cols] == [None, None]
+
+
 def test_create_or_replace_view_drops_grants_tags_and_properties_and_keeps_the_owner(wh):
     sch = setup_table(wh)
     v = "main.%s.v" % sch

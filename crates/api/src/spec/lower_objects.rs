@@ -77,6 +77,7 @@ fn base<T: ObjectResource>(
         grants: lower_grants(o.resource.grants()),
         owner: o.resource.owner().map(str::to_string),
         reads: Reads::default(),
+        outputs: Default::default(),
         refusals: Vec::new(),
     })
 }
@@ -103,6 +104,7 @@ pub fn lower_view(m: &Manifests, v: &Loaded<DeltaView>) -> Result<DesiredObject,
         },
     )?;
     d.properties = spec.properties.clone();
+    d.outputs = parsed.outputs();
     d.reads = parsed
         .reads(&schema_of(&d))
         .map_err(|e| at(v, "spec.query", e, super::validate::QUERY_FIX))?;

@@ -79,14 +79,25 @@ where
         }
         Decision::Apply => {}
     }
-    // locks in table order, so two applies never wait on each other
+    // locks in table order, so two applies never wait on each other; a view,
+    // function or volume with steps is locked by its name too (views and tables
+    // share one namespace): two applies replacing one view at once would race
+    // (a replace is a drop and a create) and each put back what only its own plan read
+    let object_names: Vec<TableRef> = plan
+        .objects
+        .iter()
+        .filter(|o| !o.steps().is_empty())
+        .map(|o| o.object.as_table_ref())
+        .collect();
     let mut tables: Vec<&TableRef> = plan
         .tables
         .iter()
         .filter(|t| !t.steps().is_empty())
         .map(|t| &t.table)
+        .chain(object_names.iter())
         .collect();
     tables.sort();
+    tables.dedup();
     let mut runs = Vec::new();
     // a table another apply holds is left out; the others go on (all held: refused)
     let mut locked = Vec::new();

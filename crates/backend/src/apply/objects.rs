@@ -88,12 +88,35 @@ pub(super) async fn run_object<B: Backend>(
         if ran {
             if matches!(report.status, StepStatus::Failed { .. }) {
                 failed.push(p.object.as_table_ref());
+            } else {
+                // test-only crash points: right after an object's step (a replace
+                // whose put-back has not run yet, say)
+                crate::failpoint(&format!("after-object-step-{}", step.number));
+                crate::failpoint(&format!(
+                    "after-object-step-{}-{}",
+                    p.object.name, step.number
+                ));
             }
             (opts.on_event)(Event::ObjectFinished(&report));
         }
         out.push(report);
     }
     out
+}
+
+/// The reports of an object none of whose steps ran (another apply holds it).
+pub(super) fn not_run(p: &ObjectPlan, why: &str) -> Vec<ObjectStepReport> {
+    p.steps()
+        .iter()
+        .map(|step| ObjectStepReport {
+            object: p.object.clone(),
+            number: step.number,
+            title: step.action.title(&p.object),
+            class: step.class,
+            status: StepStatus::NotRun,
+            detail: Some(why.to_string()),
+        })
+        .collect()
 }
 
 async fn run_object_step<B: Backend>(

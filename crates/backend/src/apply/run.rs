@@ -53,8 +53,18 @@ pub(super) async fn run_locked<B: Backend>(
     for node in run_order(plan) {
         let t = match node {
             Ran::Object(p) => {
-                object_steps
-                    .extend(objects::run_object(backend, p, &mut failed_tables, opts).await);
+                let name = p.object.as_table_ref();
+                match locked.iter().find(|l| l.table == name) {
+                    Some(l) => {
+                        failed_tables.push(name);
+                        object_steps.extend(objects::not_run(
+                            p,
+                            &format!("not run: another apply holds it ({})", l.by),
+                        ));
+                    }
+                    None => object_steps
+                        .extend(objects::run_object(backend, p, &mut failed_tables, opts).await),
+                }
                 continue;
             }
             Ran::Table(t) => t,

@@ -890,6 +890,7 @@ fn an_object_the_plan_refuses_is_reported_by_its_rule() {
         grants: vec![],
         owner: None,
         reads: Reads::default(),
+        outputs: Default::default(),
         refusals: vec![],
     });
     let plan_on = |caps: &Capabilities| {

@@ -187,6 +187,37 @@ impl ObjectBody {
     }
 }
 
+/// The output columns of a view's query as far as its parsed text tells them:
+/// an alias or a bare column names its column; `*`, `t.*` or an expression
+/// without an alias (whose name the engine makes up) do not, and make the
+/// list incomplete. Default: nothing known.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct QueryOutputs {
+    /// The names known, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub names: Vec<String>,
+    /// Every output column is in `names` (no `*`, no unnamed expression).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub complete: bool,
+}
+
+impl QueryOutputs {
+    /// Whether the query outputs `column` (case-insensitively): Some(true)
+    /// known to, Some(false) known not to, None not known.
+    pub fn outputs(&self, column: &str) -> Option<bool> {
+        if self.names.iter().any(|n| n.eq_ignore_ascii_case(column)) {
+            Some(true)
+        } else if self.complete {
+            Some(false)
+        } else {
+            None
+        }
+    }
+    pub fn is_unknown(&self) -> bool {
+        self.names.is_empty() && !self.complete
+    }
+}
+
 /// A view, function or volume as its resource declares it, after lowering.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DesiredObject {
@@ -208,6 +239,10 @@ pub struct DesiredObject {
     pub owner: Option<String>,
     #[serde(default, skip_serializing_if = "Reads::is_empty")]
     pub reads: Reads,
+    /// A view's output columns, from its parsed query (what a replace can
+    /// carry other tools' column comments over to).
+    #[serde(default, skip_serializing_if = "QueryOutputs::is_unknown")]
+    pub outputs: QueryOutputs,
     /// What lowering found wrong with the spec: the object is refused.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub refusals: Vec<SpecRefusal>,

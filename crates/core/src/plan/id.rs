@@ -32,7 +32,7 @@ mod encoding;
 /// schema's managed location, and the CREATE of an absent schema. v8: a declared
 /// table's maintenance, and a live table's health (always blanked). v9: views,
 /// functions and volumes (each object's declared and live state, its action and
-/// its steps' statements, after the schemas).
+/// its steps' statements, after the schemas; a view's `outputs` joined it before any release).
 const ID_VERSION: &str = "delta-operator plan id v9";
 
 /// A plan's id, 16 hex characters: what an approval names and an apply checks.

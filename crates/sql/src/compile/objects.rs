@@ -11,6 +11,9 @@
 //!   COMMENT c RETURN body` (sql-ref-syntax-ddl-create-sql-function);
 //! - `CREATE VOLUME v [COMMENT c]` (sql-ref-syntax-ddl-create-volume, managed);
 //! - `COMMENT ON TABLE v` (a view is a relation: COMMENT ON has no VIEW) and `COMMENT ON VOLUME`;
+//! - `COMMENT ON COLUMN v.col IS c | NULL` (sql-ref-syntax-ddl-comment, DBR 16.1+:
+//!   "relation_name must identify a table, … a view, or a materialized view"; the
+//!   view's owner runs it): a declared column comment changed with the query unchanged;
 //! - `ALTER VIEW … SET|UNSET TBLPROPERTIES`, `ALTER VIEW|VOLUME … SET|UNSET TAGS`,
 //!   `ALTER VIEW|FUNCTION|VOLUME … OWNER TO`, `GRANT|REVOKE … ON VIEW|FUNCTION|VOLUME`,
 //!   `DROP VIEW|FUNCTION|VOLUME IF EXISTS`.
@@ -278,6 +281,19 @@ pub fn compile_object(o: &ObjectRef, action: &ObjectAction) -> Result<Vec<String
             };
             one(format!("COMMENT ON {target} {} IS {value}", object_name(o)))
         }
+        A::SetColumnComment { column, comment } if kind == ObjectKind::View => {
+            let value = if comment.is_empty() {
+                "NULL".to_string()
+            } else {
+                literal(comment)
+            };
+            one(format!(
+                "COMMENT ON COLUMN {}.{} IS {value}",
+                object_name(o),
+                ident(column)
+            ))
+        }
+        A::SetColumnComment { .. } => Err(unsupported(o, "column comments")),
         A::SetProperties { properties } if kind == ObjectKind::View => {
             nonempty(properties.is_empty(), "SET TBLPROPERTIES")?;
             one(alter(
@@ -448,6 +464,26 @@ pub fn object_undo(
             };
             compile_object(o, &A::SetComment { comment: old }).ok()?
         }
+        A::SetColumnComment { column, .. } => {
+            let old = match &observed?.body {
+                ObjectBody::View {
+                    column_comments, ..
+                } => column_comments
+                    .iter()
+                    .find(|(k, _)| k.eq_ignore_ascii_case(column))
+                    .map(|(_, v)| v.clone())
+                    .unwrap_or_default(),
+                _ => return None,
+            };
+            compile_object(
+                o,
+                &A::SetColumnComment {
+                    column: column.clone(),
+                    comment: old,
+                },
+            )
+            .ok()?
+        }
         A::SetProperties { properties } => {
             let live = observed?;
             restore_map(o, properties.keys(), &live.properties, true)?
@@ -616,6 +652,27 @@ mod tests {
         assert_eq!(
             sql(&v(), ObjectAction::Drop),
             vec!["DROP VIEW IF EXISTS `ma``in`.`sa les`.`it's`"]
+        );
+        assert_eq!(
+            sql(
+                &v(),
+                ObjectAction::SetColumnComment {
+                    column: "i`d".into(),
+                    comment: "the 'id'".into()
+                }
+            ),
+            vec![r"COMMENT ON COLUMN `ma``in`.`sa les`.`it's`.`i``d` IS 'the \'id\''"]
+        );
+        // a function has no columns to comment on
+        assert!(
+            compile_object(
+                &f(),
+                &ObjectAction::SetColumnComment {
+                    column: "x".into(),
+                    comment: "y".into()
+                }
+            )
+            .is_err()
         );
         // an empty query is refused, never run as `AS `
         assert!(

@@ -6,9 +6,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+use super::holds::column_comment;
+use super::record::{self, Record};
 use super::{ObjectAction, ObjectOutcome, ObjectPlan, ObjectStep};
+use crate::model::object::QueryOutputs;
 use crate::model::object::with_marker;
 use crate::model::privilege::{self, Privilege};
+use crate::model::property::PUT_BACK_PROPERTY;
 use crate::model::{DesiredObject, Grant, OWNER_PROPERTY, ObjectBody, ObjectKind, ObservedObject};
 use crate::plan::capabilities::Capabilities;
 use crate::plan::planner::TableAction;
@@ -22,7 +26,15 @@ pub fn plan_declared(
     caps: &Capabilities,
 ) -> ObjectPlan {
     let d: &DesiredObject = desired;
-    let live: Option<&ObservedObject> = observed.map(|o| &**o);
+    // an earlier replace's put-back record, split off what was read (`record.rs`)
+    let (stripped, record) = match observed {
+        Some(o) => {
+            let (o, r) = record::take(o);
+            (Some(o), r)
+        }
+        None => (None, None),
+    };
+    let live: Option<&ObservedObject> = stripped.as_ref();
     let failures = check(d, live, caps);
     let (action, outcome, notes) = if !failures.is_empty() {
         let action = if live.is_some() {
@@ -41,7 +53,7 @@ pub fn plan_declared(
                 vec![],
             ),
             Some(o) => {
-                let (steps, notes) = updated(d, o);
+                let (steps, notes) = updated(d, o, record.as_ref());
                 let action = if steps.is_empty() {
                     TableAction::Unchanged
                 } else {
@@ -264,8 +276,18 @@ fn created(d: &DesiredObject) -> Vec<ObjectStep> {
     out
 }
 
-/// The steps of a live object: in place, or a replace and what it loses put back.
-fn updated(d: &DesiredObject, o: &ObservedObject) -> (Vec<ObjectStep>, Vec<String>) {
+/// The steps of a live object: in place, or a replace and what it loses put
+/// back. `o` is the live object without its put-back record; `record`, an
+/// earlier replace's, is what a run stopped before its put-back left owed.
+fn updated(
+    d: &DesiredObject,
+    live: &ObservedObject,
+    record: Option<&Record>,
+) -> (Vec<ObjectStep>, Vec<String>) {
+    // a replace plans against the object as the owed put-back leaves it
+    let merged_live = record.map(|r| record::merged(live, r));
+    let merged = merged_live.as_ref().unwrap_or(live);
+    let o = live;
     let name = &d.object;
     let mut out = vec![];
     let mut notes = vec![];
@@ -289,12 +311,13 @@ fn updated(d: &DesiredObject, o: &ObservedObject) -> (Vec<ObjectStep>, Vec<Strin
                 query: live_query,
             },
         ) => {
-            let replace = normalized != live_normalized || column_comments != live_comments;
-            if replace {
+            // only the declared column comments are the spec's: another tool's
+            // comment on a column the spec does not name is left alone
+            if normalized != live_normalized {
                 // CREATE OR REPLACE drops tags, grants and properties: the
                 // properties go in the statement, the rest is put back after it
                 // what the catalog writes itself (`view.*`, the DDL time) is its own to write again
-                let mut properties: BTreeMap<String, String> = o
+                let mut properties: BTreeMap<String, String> = merged
                     .properties
                     .iter()
                     .filter(|(k, _)| !is_catalog_view_property(k))
@@ -307,22 +330,48 @@ fn updated(d: &DesiredObject, o: &ObservedObject) -> (Vec<ObjectStep>, Vec<Strin
                     };
                 }
                 properties.insert(OWNER_PROPERTY.into(), d.owner_marker.to_string());
+                let back = put_back(d, merged, true);
+                // an owed record's column comments count as live ones
+                let merged_comments = match &merged.body {
+                    ObjectBody::View {
+                        column_comments, ..
+                    } => column_comments,
+                    _ => live_comments,
+                };
+                let carried = carry_column_comments(column_comments, merged_comments, &d.outputs);
+                let mut rec = record_of(&back);
+                rec.column_comments = carried
+                    .comments
+                    .iter()
+                    .filter(|(k, _)| column_comment(column_comments, k).is_none())
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                if !rec.is_empty() {
+                    properties.insert(PUT_BACK_PROPERTY.into(), rec.to_json());
+                }
                 let mut s = step(
                     ObjectAction::ReplaceView {
                         query: query.clone(),
                         comment: user.clone().filter(|c| !c.is_empty()),
-                        column_comments: column_comments.clone(),
+                        column_comments: carried.comments,
                         properties,
                     },
                     Some(format!("CREATE OR REPLACE VIEW {name} AS {live_query}")),
                 );
-                s.notes.push(if normalized != live_normalized {
-                    "the query changed: the view is replaced".into()
-                } else {
-                    "a column comment changed: the view is replaced".into()
-                });
+                s.notes
+                    .push("the query changed: the view is replaced".into());
+                s.notes.extend(carried.notes);
+                s.warnings.extend(carried.warnings);
+                if !rec.is_empty() {
+                    s.notes.push(format!(
+                        "its property {PUT_BACK_PROPERTY} records what the steps after it put back, so a run stopped before them leaves the next plan to do it"
+                    ));
+                }
                 out.push(s);
-                out.extend(put_back(d, o, true));
+                out.extend(back);
+                if !rec.is_empty() {
+                    out.push(unset_record());
+                }
                 notes.push(
                     "CREATE OR REPLACE VIEW drops the view's tags, grants and properties: the properties are in its statement, the tags, grants and owner are put back by the steps after it"
                         .into(),
@@ -331,6 +380,23 @@ fn updated(d: &DesiredObject, o: &ObservedObject) -> (Vec<ObjectStep>, Vec<Strin
             }
             if comment_differs {
                 out.push(comment_step(d, o, d.comment.clone().unwrap_or_default()));
+            }
+            for (column, comment) in column_comments {
+                let live = column_comment(live_comments, column);
+                if live == Some(comment.as_str()) {
+                    continue;
+                }
+                let undo = match live {
+                    Some(old) => format!("COMMENT ON COLUMN {name}.{column} IS '{old}'"),
+                    None => format!("COMMENT ON COLUMN {name}.{column} IS NULL"),
+                };
+                out.push(step(
+                    ObjectAction::SetColumnComment {
+                        column: column.clone(),
+                        comment: comment.clone(),
+                    },
+                    Some(undo),
+                ));
             }
             let mut set: BTreeMap<String, String> = set_values(&d.properties)
                 .into_iter()
@@ -424,13 +490,21 @@ fn updated(d: &DesiredObject, o: &ObservedObject) -> (Vec<ObjectStep>, Vec<Strin
                     );
                     out.push(drop);
                 }
+                let back = put_back(d, merged, false);
+                let rec = record_of(&back);
+                // the record rides in the comment, before the marker line (`record.rs`)
+                let commented = match (user.as_deref().filter(|u| !u.is_empty()), rec.is_empty()) {
+                    (u, true) => u.map(str::to_string),
+                    (Some(u), false) => Some(format!("{u}\n{}", rec.to_line())),
+                    (None, false) => Some(rec.to_line()),
+                };
                 let mut s = step(
                     ObjectAction::ReplaceFunction {
                         parameters: parameters.clone(),
                         returns: returns.clone(),
                         body: body.clone(),
                         deterministic: deterministic.or(*live_deterministic),
-                        comment: with_marker(user.as_deref(), &d.owner_marker),
+                        comment: with_marker(commented.as_deref(), &d.owner_marker),
                     },
                     Some(format!(
                         "CREATE OR REPLACE FUNCTION {name} as it was (its old definition)"
@@ -440,8 +514,14 @@ fn updated(d: &DesiredObject, o: &ObservedObject) -> (Vec<ObjectStep>, Vec<Strin
                     "{} changed: the function is replaced",
                     why.join(", ")
                 ));
+                if !rec.is_empty() {
+                    s.notes.push(
+                        "a line of its comment records what the steps after it put back, so a run stopped before them leaves the next plan to do it"
+                            .into(),
+                    );
+                }
                 out.push(s);
-                out.extend(put_back(d, o, false));
+                out.extend(back);
                 notes.push(
                     "CREATE OR REPLACE FUNCTION drops the function's grants: they and the owner are put back by the steps after it"
                         .into(),
@@ -467,7 +547,195 @@ fn updated(d: &DesiredObject, o: &ObservedObject) -> (Vec<ObjectStep>, Vec<Strin
     {
         out.push(owner_step(d, owner, o.owner.as_deref()));
     }
+    if let Some(r) = record {
+        // a replace ran and its put-back did not finish: what is missing of it now
+        let owed = owed(d, o, r);
+        match o.object.kind {
+            ObjectKind::View => {
+                if !owed.is_empty() {
+                    notes.push(format!(
+                        "an earlier replace's put-back did not finish (its record {PUT_BACK_PROPERTY} is on the view): the steps marked so put back what it owed"
+                    ));
+                }
+                out.extend(owed);
+                out.push(unset_record());
+            }
+            _ => {
+                if !owed.is_empty() {
+                    notes.push(
+                        "an earlier replace's put-back did not finish (its record is a line of the function's comment): the steps marked so put back what it owed"
+                            .into(),
+                    );
+                }
+                out.extend(owed);
+            }
+        }
+    }
     (out, notes)
+}
+
+/// What a put-back record owes that the live object lacks: its tags, grants
+/// and owner, those the spec declares left to the spec's own steps.
+fn owed(d: &DesiredObject, o: &ObservedObject, r: &Record) -> Vec<ObjectStep> {
+    let note = |mut s: ObjectStep| {
+        s.notes
+            .push("owed by an earlier replace whose put-back did not finish (its record)".into());
+        s
+    };
+    let mut out = vec![];
+    if let (
+        ObjectBody::View {
+            column_comments: declared_comments,
+            ..
+        },
+        ObjectBody::View {
+            column_comments: live_comments,
+            ..
+        },
+    ) = (&d.body, &o.body)
+    {
+        for (column, comment) in &r.column_comments {
+            if column_comment(declared_comments, column).is_none()
+                && column_comment(live_comments, column) != Some(comment.as_str())
+            {
+                out.push(note(step(
+                    ObjectAction::SetColumnComment {
+                        column: column.clone(),
+                        comment: comment.clone(),
+                    },
+                    Some(format!("COMMENT ON COLUMN {}.{column} IS NULL", d.object)),
+                )));
+            }
+        }
+    }
+    let tags: BTreeMap<String, String> = r
+        .tags
+        .iter()
+        .filter(|(k, v)| !d.tags.contains_key(*k) && o.tags.get(*k) != Some(*v))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    if !tags.is_empty() && d.object.kind != ObjectKind::Function {
+        out.push(note(step(ObjectAction::SetTags { tags }, None)));
+    }
+    let declared: BTreeSet<&str> = d.grants.iter().map(|g| g.principal.as_str()).collect();
+    for g in &r.grants {
+        if declared.contains(g.principal.as_str()) {
+            continue;
+        }
+        let have: BTreeSet<&Privilege> = o
+            .grants
+            .iter()
+            .filter(|l| l.principal == g.principal)
+            .flat_map(|l| l.privileges.iter())
+            .collect();
+        let missing: Vec<Privilege> = g
+            .privileges
+            .iter()
+            .filter(|p| !have.contains(p))
+            .cloned()
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        if missing.is_empty() {
+            continue;
+        }
+        let undo = format!(
+            "REVOKE {} ON {} {} FROM {}",
+            privilege::list(&missing),
+            d.object.kind,
+            d.object,
+            g.principal
+        );
+        out.push(note(step(
+            ObjectAction::Grant {
+                principal: g.principal.clone(),
+                privileges: missing,
+            },
+            Some(undo),
+        )));
+    }
+    if d.owner.is_none()
+        && let Some(owner) = &r.owner
+        && o.owner.as_deref() != Some(owner.as_str())
+    {
+        out.push(note(owner_step(d, owner, o.owner.as_deref())));
+    }
+    out
+}
+
+/// What the put-back steps after a replace set: the replace's record.
+fn record_of(steps: &[ObjectStep]) -> Record {
+    let mut r = Record::default();
+    for s in steps {
+        match &s.action {
+            ObjectAction::SetTags { tags } => r.tags.extend(tags.clone()),
+            ObjectAction::Grant {
+                principal,
+                privileges,
+            } => r.grants.push(Grant {
+                principal: principal.clone(),
+                privileges: privileges.clone(),
+            }),
+            ObjectAction::SetOwner { owner } => r.owner = Some(owner.clone()),
+            _ => {}
+        }
+    }
+    r
+}
+
+/// The last step after a view's put-back: its record goes.
+fn unset_record() -> ObjectStep {
+    let mut s = step(
+        ObjectAction::UnsetProperties {
+            keys: vec![PUT_BACK_PROPERTY.into()],
+        },
+        None,
+    );
+    s.notes.push("the put-back is done: its record goes".into());
+    s
+}
+
+/// The column comments a view's replace carries: the declared ones, and the
+/// live ones on columns the spec does not declare (another tool's) where the
+/// new query still outputs the column. Where that cannot be told from the
+/// query (`*`, an unnamed expression), the comment is lost and a warning
+/// names it: never silently.
+struct Carried {
+    comments: BTreeMap<String, String>,
+    notes: Vec<String>,
+    warnings: Vec<String>,
+}
+
+fn carry_column_comments(
+    declared: &BTreeMap<String, String>,
+    live: &BTreeMap<String, String>,
+    outputs: &QueryOutputs,
+) -> Carried {
+    let mut out = Carried {
+        comments: declared.clone(),
+        notes: vec![],
+        warnings: vec![],
+    };
+    for (column, comment) in live {
+        if column_comment(declared, column).is_some() {
+            continue;
+        }
+        match outputs.outputs(column) {
+            Some(true) => {
+                out.comments.insert(column.clone(), comment.clone());
+                out.notes.push(format!(
+                    "the comment on column {column} (not in the spec: another tool's) is kept: the replace sets it again"
+                ));
+            }
+            Some(false) => out.notes.push(format!(
+                "column {column} is no longer in the view: its comment '{comment}' goes with it"
+            )),
+            None => out.warnings.push(format!(
+                "the comment '{comment}' on column {column} (not in the spec: another tool's) is lost: the new query's output columns cannot all be told from its text (a * or an expression without an alias), so it is not set again; declare it in columnComments to keep it"
+            )),
+        }
+    }
+    out
 }
 
 /// After a replace: the tags (views), grants and owner the replace dropped,

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use super::ObjectAction;
 use crate::model::object::split_marker;
-use crate::model::{ObservedObject, Privilege};
+use crate::model::{ObjectBody, ObservedObject, Privilege};
 
 /// Whether `action` already holds on the live object (None: absent).
 pub fn holds(action: &ObjectAction, live: Option<&ObservedObject>) -> bool {
@@ -32,6 +32,12 @@ pub fn holds(action: &ObjectAction, live: Option<&ObservedObject>) -> bool {
             let (user, marker) = split_marker(comment);
             live.comment == user && (marker.is_none() || live.marker == marker)
         }
+        ObjectAction::SetColumnComment { column, comment } => match &live.body {
+            ObjectBody::View {
+                column_comments, ..
+            } => column_comment(column_comments, column) == Some(comment.as_str()),
+            _ => false,
+        },
         ObjectAction::SetProperties { properties } => properties
             .iter()
             .all(|(k, v)| live.properties.get(k) == Some(v)),
@@ -57,4 +63,21 @@ pub fn holds(action: &ObjectAction, live: Option<&ObservedObject>) -> bool {
         ObjectAction::SetOwner { owner } => live.owner.as_deref() == Some(owner.as_str()),
         ObjectAction::Drop => false,
     }
+}
+
+/// A column's comment in a view's map, its name matched case-insensitively
+/// (the catalog keeps the query's spelling).
+pub fn column_comment<'a>(
+    comments: &'a std::collections::BTreeMap<String, String>,
+    column: &str,
+) -> Option<&'a str> {
+    comments
+        .get(column)
+        .or_else(|| {
+            comments
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(column))
+                .map(|(_, v)| v)
+        })
+        .map(String::as_str)
 }

@@ -7,6 +7,7 @@
 mod breaks;
 mod declared;
 mod holds;
+pub mod record;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -81,6 +82,12 @@ pub enum ObjectAction {
     SetComment {
         comment: String,
     },
+    /// `COMMENT ON COLUMN view.col` (views): a declared column comment
+    /// changed while the query did not (no replace needed).
+    SetColumnComment {
+        column: String,
+        comment: String,
+    },
     SetProperties {
         properties: BTreeMap<String, String>,
     },
@@ -119,6 +126,7 @@ impl ObjectAction {
             ObjectAction::ReplaceFunction { .. } => "CREATE OR REPLACE FUNCTION".into(),
             ObjectAction::CreateVolume { .. } => "CREATE VOLUME".into(),
             ObjectAction::SetComment { .. } => format!("COMMENT ON {kind}"),
+            ObjectAction::SetColumnComment { column, .. } => format!("COMMENT ON COLUMN {column}"),
             ObjectAction::SetProperties { properties } => {
                 format!("SET TBLPROPERTIES ({})", keys(properties))
             }
