@@ -14,13 +14,16 @@
 //!   record is a line of the comment the replace writes, just before the
 //!   owner marker line (`[delta-operator.io/put-back={json}]`), like the
 //!   marker itself. It stays there until the function's next replace writes
-//!   a new one (or none); a plan puts back only what of it is missing live,
-//!   and says so. The cost, accepted here: a grant it records that another
-//!   tool revokes later, before that next replace, is put back by the next
-//!   plan as a visible numbered step ("owed by an earlier replace"), since
-//!   nothing on a function tells a finished put-back from one that never ran
-//!   (a grant leaves no trace on the function, and its comment cannot change
-//!   without dropping the grants again). Kubernetes status would not do
+//!   a new one (or none). Nothing on a function tells a finished put-back
+//!   from one that never ran (a grant leaves no trace on the function, and
+//!   its comment cannot change without dropping the grants again), so the
+//!   record is honoured only while the live function has no grant at all:
+//!   what a replace leaves (it drops every grant). Once any grant is there —
+//!   the put-back ran, or another tool granted since — the record is split
+//!   off and ignored, so a grant another tool revokes later is never put back
+//!   against it. The window left: a run killed between two put-back grants
+//!   owes the grants after the first; the next plan does not see them (the
+//!   grants it declares it still makes). Kubernetes status would not do
 //!   instead: the CLI has none, and a status write can be lost with the
 //!   process that was to make it; a schema property needs the schema's owner.
 //!
@@ -110,7 +113,9 @@ pub fn take(o: &ObservedObject) -> (ObservedObject, Option<Record>) {
                 .map(|u| u.strip_suffix('\r').unwrap_or(u))
                 .filter(|u| !u.is_empty())
                 .map(str::to_string);
-            (out, Some(r))
+            // owed only while no grant is there (see the module comment)
+            let owed = o.grants.iter().all(|g| g.privileges.is_empty());
+            (out, owed.then_some(r))
         }
         ObjectKind::Volume => (out, None),
     }
