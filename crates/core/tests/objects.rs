@@ -1266,7 +1266,10 @@ fn a_function_replace_records_its_put_back_in_its_comment() {
         "{again:#?}"
     );
     stopped.grants = vec![grant("analysts", &["EXECUTE"])];
-    assert_eq!(one(d.clone(), Some(stopped.clone())).action, TableAction::Unchanged);
+    assert_eq!(
+        one(d.clone(), Some(stopped.clone())).action,
+        TableAction::Unchanged
+    );
     // once any grant is there the record is spent: a grant another tool revokes later (here
     // analysts', with auditors' granted since) is not put back against it
     stopped.grants = vec![grant("auditors", &["EXECUTE"])];
