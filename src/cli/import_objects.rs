@@ -385,12 +385,17 @@ mod tests {
                 ObjectAction::Grant { principal, .. },
                 ObjectAction::SetOwner { owner },
             ] => {
-                assert_eq!(
-                    *comment,
-                    with_marker(
-                        f.comment.as_deref(),
-                        &ResourceId::new("default", "mask-email")
-                    )
+                // the user's comment, then the replace's put-back record, then the marker
+                let marked = with_marker(
+                    f.comment.as_deref(),
+                    &ResourceId::new("default", "mask-email"),
+                );
+                let (user, marker) = marked.rsplit_once('\n').unwrap();
+                assert!(
+                    comment.starts_with(&format!("{user}\n[delta-operator.io/put-back="))
+                        && comment.contains("analysts")
+                        && comment.ends_with(&format!("]\n{marker}")),
+                    "{comment}"
                 );
                 assert_eq!(principal, "analysts");
                 assert_eq!(owner, "someone@example.com");
